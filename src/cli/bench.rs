@@ -1,0 +1,310 @@
+//! `taskbox bench …`: measurements anyone can rerun on their own machine.
+
+use super::format::duration;
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use crate::sandbox::{
+    AttemptRequest, Ending, JobRef, Limits, Metering, Program, Sandbox, SandboxConfig,
+};
+
+#[derive(Debug, Subcommand)]
+pub enum BenchArgs {
+    /// Per-attempt cost, metering overhead and how fast a runaway guest is stopped.
+    Sandbox(SandboxBench),
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxBench {
+    /// Where the built guests are (noop.wasm, wordstats.wasm, hostile-loop.wasm).
+    #[arg(long, default_value = "target/guests")]
+    pub guests: PathBuf,
+    /// Attempts per thread count in the per-attempt measurement.
+    #[arg(long, default_value_t = 50_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
+    pub attempts: u64,
+    /// Runs of the CPU-bound guest per metering mode.
+    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(3..=1000))]
+    pub cpu_runs: u64,
+    /// Print the figures as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    match args {
+        BenchArgs::Sandbox(a) => sandbox(a),
+    }
+}
+
+fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
+    let mut b = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(threads);
+        b
+    };
+    b.enable_all().build().context("cannot start the async runtime")
+}
+
+fn read_guest(dir: &Path, name: &str) -> anyhow::Result<Vec<u8>> {
+    let path = dir.join(name);
+    std::fs::read(&path).with_context(|| {
+        format!("cannot read {} (build the guests first: scripts/build-guests)", path.display())
+    })
+}
+
+fn sandbox_with(metering: Metering) -> anyhow::Result<Sandbox> {
+    Ok(Sandbox::new(SandboxConfig {
+        metering,
+        ..SandboxConfig::default()
+    })?)
+}
+
+fn request(input: &str, limits: Limits) -> AttemptRequest {
+    let job = JobRef {
+        id: "bench".into(),
+        attempt: 1,
+        queue: "default".into(),
+    };
+    AttemptRequest::new(job, input, limits)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    percentile(&v, 0.5)
+}
+
+struct PerAttempt {
+    threads: usize,
+    attempts: u64,
+    p50: Duration,
+    p99: Duration,
+    per_second: f64,
+}
+
+/// Instantiate + call + drop of the no-op guest, sequentially on each thread.
+fn per_attempt(sandbox: &Sandbox, bytes: &[u8], threads: usize, attempts: u64) -> anyhow::Result<PerAttempt> {
+    let rt = runtime(threads)?;
+    rt.block_on(async {
+        let program = sandbox.load(bytes).await?;
+        let limits = Limits::DEFAULT;
+        // Warm the pool's slots and the caches.
+        for _ in 0..1000 {
+            expect_done(sandbox.run(&program, request("{}", limits)).await.ending)?;
+        }
+        let per_thread = attempts / threads as u64;
+        let started = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..threads {
+            let (sandbox, program) = (sandbox.clone(), program.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut times = Vec::with_capacity(per_thread as usize);
+                for _ in 0..per_thread {
+                    let t = Instant::now();
+                    let report = sandbox.run(&program, request("{}", limits)).await;
+                    times.push(t.elapsed());
+                    expect_done(report.ending)?;
+                }
+                anyhow::Ok(times)
+            }));
+        }
+        let mut times = Vec::new();
+        for t in tasks {
+            times.extend(t.await??);
+        }
+        let wall = started.elapsed();
+        times.sort();
+        Ok(PerAttempt {
+            threads,
+            attempts: times.len() as u64,
+            p50: percentile(&times, 0.5),
+            p99: percentile(&times, 0.99),
+            per_second: times.len() as f64 / wall.as_secs_f64(),
+        })
+    })
+}
+
+fn expect_done(ending: Ending) -> anyhow::Result<()> {
+    match ending {
+        Ending::Done(_) => Ok(()),
+        other => bail!("the benchmark guest did not finish: {other:?}"),
+    }
+}
+
+/// A text of about `words` words, varied enough for real hashing work.
+fn sample_text(words: usize) -> String {
+    const VOCAB: &[&str] = &[
+        "queue", "sandbox", "runner", "lease", "fuel", "epoch", "tenant", "digest", "attempt",
+        "retry", "backoff", "schedule", "workflow", "component", "memory", "deadline", "output",
+    ];
+    let mut text = String::with_capacity(words * 8);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in 0..words {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        text.push_str(VOCAB[(x % VOCAB.len() as u64) as usize]);
+        text.push_str(if i % 12 == 11 { ". " } else { " " });
+    }
+    text
+}
+
+/// Median wall time of the CPU-bound guest under each metering mode,
+/// interleaved so drift on a noisy machine hits all three alike.
+fn metering_overhead(bytes: &[u8], runs: u64) -> anyhow::Result<[(Metering, Duration); 3]> {
+    let modes = [Metering::Unmetered, Metering::EpochOnly, Metering::FuelAndEpoch];
+    let rt = runtime(1)?;
+    let input = json!({"text": sample_text(200_000), "top": 10}).to_string();
+    let limits = Limits {
+        timeout_ms: 60_000,
+        fuel: 1_000_000_000_000,
+        memory_mb: 512,
+    };
+    rt.block_on(async {
+        let mut loaded: Vec<(Sandbox, Arc<Program>)> = Vec::new();
+        for m in modes {
+            let s = sandbox_with(m)?;
+            let p = s.load(bytes).await?;
+            expect_done(s.run(&p, request(&input, limits)).await.ending)?;
+            loaded.push((s, p));
+        }
+        let mut times = vec![Vec::new(); modes.len()];
+        for _ in 0..runs {
+            for (i, (s, p)) in loaded.iter().enumerate() {
+                let t = Instant::now();
+                let report = s.run(p, request(&input, limits)).await;
+                times[i].push(t.elapsed());
+                expect_done(report.ending)?;
+            }
+        }
+        let mut out = [(Metering::Unmetered, Duration::ZERO); 3];
+        for (i, t) in times.into_iter().enumerate() {
+            out[i] = (modes[i], median(t));
+        }
+        Ok(out)
+    })
+}
+
+/// How long an infinite loop really runs against its deadline.
+fn runaway(sandbox: &Sandbox, bytes: &[u8]) -> anyhow::Result<Vec<(u64, Duration)>> {
+    let rt = runtime(1)?;
+    rt.block_on(async {
+        let program = sandbox.load(bytes).await?;
+        let mut out = Vec::new();
+        for deadline_ms in [10, 50, 100, 250, 1000] {
+            let mut worst = Duration::ZERO;
+            for _ in 0..3 {
+                let limits = Limits {
+                    timeout_ms: deadline_ms,
+                    fuel: 1_000_000_000_000,
+                    memory_mb: 64,
+                };
+                let report = sandbox.run(&program, request("{}", limits)).await;
+                match report.ending {
+                    Ending::Failed(e) if e.kind == crate::job::ErrorKind::Timeout => {}
+                    other => bail!("the runaway guest ended {other:?}, not in a timeout"),
+                }
+                worst = worst.max(report.duration);
+            }
+            out.push((deadline_ms, worst));
+        }
+        Ok(out)
+    })
+}
+
+fn sandbox(args: SandboxBench) -> anyhow::Result<ExitCode> {
+    let noop = read_guest(&args.guests, "noop.wasm")?;
+    let cpu = read_guest(&args.guests, "wordstats.wasm")?;
+    let hostile = read_guest(&args.guests, "hostile-loop.wasm")?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+
+    eprintln!("bench: per-attempt cost of the no-op guest ({} attempts)…", args.attempts);
+    let sandbox = sandbox_with(Metering::FuelAndEpoch)?;
+    let one = per_attempt(&sandbox, &noop, 1, args.attempts)?;
+    let two = per_attempt(&sandbox, &noop, 2, args.attempts)?;
+    eprintln!("bench: metering overhead on the word-statistics guest ({} runs)…", args.cpu_runs);
+    let overhead = metering_overhead(&cpu, args.cpu_runs)?;
+    eprintln!("bench: stopping an infinite loop…");
+    let stops = runaway(&sandbox, &hostile)?;
+
+    let base = overhead[0].1.as_secs_f64();
+    let ratio = |d: Duration| d.as_secs_f64() / base - 1.0;
+    let worst_stop = stops
+        .iter()
+        .map(|(ms, d)| d.as_secs_f64() * 1000.0 / *ms as f64)
+        .fold(0.0, f64::max);
+
+    if args.json {
+        let pa = |p: &PerAttempt| {
+            json!({"threads": p.threads, "attempts": p.attempts, "p50_us": p.p50.as_secs_f64() * 1e6,
+                   "p99_us": p.p99.as_secs_f64() * 1e6, "attempts_per_s": p.per_second})
+        };
+        let out = json!({
+            "cores": cores,
+            "per_attempt": [pa(&one), pa(&two)],
+            "cpu_guest_ms": {
+                "unmetered": overhead[0].1.as_secs_f64() * 1e3,
+                "epoch": overhead[1].1.as_secs_f64() * 1e3,
+                "fuel_and_epoch": overhead[2].1.as_secs_f64() * 1e3,
+            },
+            "overhead": {"epoch": ratio(overhead[1].1), "fuel_and_epoch": ratio(overhead[2].1)},
+            "runaway": stops.iter().map(|(ms, d)| json!({"deadline_ms": ms, "stopped_after_ms": d.as_secs_f64() * 1e3})).collect::<Vec<_>>(),
+            "runaway_worst_ratio": worst_stop,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    println!("taskbox bench sandbox · {cores} cores");
+    println!();
+    println!("per attempt (instantiate + call + drop, no-op guest, fuel + epoch on)");
+    println!("  threads   attempts      p50       p99    attempts/s   target");
+    for p in [&one, &two] {
+        println!(
+            "  {:>7}  {:>9}  {:>8}  {:>8}  {:>11.0}   p50 ≤ 10 µs, ≥ 150,000/s",
+            p.threads,
+            p.attempts,
+            duration(p.p50),
+            duration(p.p99),
+            p.per_second
+        );
+    }
+    println!();
+    println!("metering overhead (word statistics of a 200,000-word text, median of {})", args.cpu_runs);
+    println!("  neither          {:>10}", duration(overhead[0].1));
+    println!(
+        "  epoch            {:>10}  {:>+6.1} %   target ≤ 10 %",
+        duration(overhead[1].1),
+        ratio(overhead[1].1) * 100.0
+    );
+    println!(
+        "  fuel + epoch     {:>10}  {:>+6.1} %   target ≤ 30 %",
+        duration(overhead[2].1),
+        ratio(overhead[2].1) * 100.0
+    );
+    println!();
+    println!("runaway guest (infinite loop) stopped after, worst of 3");
+    for (ms, d) in &stops {
+        println!(
+            "  deadline {:>5} ms   {:>10}   {:.3}×",
+            ms,
+            duration(*d),
+            d.as_secs_f64() * 1000.0 / *ms as f64
+        );
+    }
+    println!("  worst ratio {worst_stop:.3}×   target ≤ 1.1×");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,215 @@
+//! `taskbox run`: one attempt of a local file, reported like the server would.
+
+use super::format::{bytes, duration, thousands};
+use anyhow::{bail, Context};
+use clap::Args;
+use serde_json::{json, Value};
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+use crate::sandbox::capture::{AttemptLog, Source};
+use crate::sandbox::{AttemptReport, AttemptRequest, Ending, JobRef, Limits, Origin, Sandbox, SandboxConfig};
+
+#[derive(Debug, Args)]
+#[command(after_help = "The default limits are the server's defaults.\n\
+Exit status: 0 when the attempt finished (done, snooze or wait), 1 when it failed, \
+2 when the component or the flags were refused.")]
+pub struct RunArgs {
+    /// The task: a component of the task world, or a WASI command (.wasm).
+    pub file: PathBuf,
+    /// The job's input: JSON text, `@path` to read a file, or `-` for stdin.
+    #[arg(long, short, default_value = "{}")]
+    pub input: String,
+    /// Wall-clock limit of the attempt, in milliseconds.
+    #[arg(long, default_value_t = Limits::DEFAULT.timeout_ms)]
+    pub timeout_ms: u64,
+    /// Fuel budget of the attempt (about one unit per WebAssembly instruction).
+    #[arg(long, default_value_t = Limits::DEFAULT.fuel)]
+    pub fuel: u64,
+    /// Linear memory limit of the attempt, in MiB.
+    #[arg(long, default_value_t = Limits::DEFAULT.memory_mb)]
+    pub memory_mb: u32,
+    /// Which attempt this is, as the guest sees it (test your retry logic).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub attempt: u32,
+    /// The job id the guest sees.
+    #[arg(long, default_value = "local")]
+    pub job_id: String,
+    /// The queue the guest sees.
+    #[arg(long, default_value = "default")]
+    pub queue: String,
+    /// Where compiled components are cached [default: the user cache dir, e.g. ~/.cache/taskbox].
+    #[arg(long, env = "TASKBOX_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Compile in memory only; cache nothing.
+    #[arg(long, conflicts_with = "cache_dir")]
+    pub no_cache: bool,
+    /// Print the whole report (outcome, costs, log) as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let input = read_input(&args.input)?;
+    let wasm = std::fs::read(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let limits = Limits {
+        timeout_ms: args.timeout_ms,
+        fuel: args.fuel,
+        memory_mb: args.memory_mb,
+    };
+    let config = SandboxConfig {
+        cache_dir: if args.no_cache {
+            None
+        } else {
+            args.cache_dir.clone().or_else(default_cache_dir)
+        },
+        max_instances: 4,
+        ..SandboxConfig::default()
+    };
+    if limits.clamped(&config.ceilings) != limits {
+        bail!(
+            "limits above the ceilings: at most {} ms, {} fuel, {} MiB",
+            config.ceilings.max_timeout_ms,
+            config.ceilings.max_fuel,
+            config.ceilings.max_memory_mb
+        );
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async move {
+        let sandbox = Sandbox::new(config)?;
+        let loading = Instant::now();
+        let program = match sandbox.load(&wasm).await {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("taskbox: {} was refused: {e}", args.file.display());
+                return Ok(ExitCode::from(2));
+            }
+        };
+        let how = match &program.origin {
+            Origin::DiskCache => "loaded from cache".to_owned(),
+            Origin::Compiled { .. } => format!("compiled in {}", duration(loading.elapsed())),
+        };
+        eprintln!(
+            "taskbox: {} ({}, {:?} ABI, {}) {how}",
+            args.file.display(),
+            program.digest,
+            program.abi(),
+            bytes(program.size as u64),
+        );
+        let job = JobRef {
+            id: args.job_id.clone(),
+            attempt: args.attempt,
+            queue: args.queue.clone(),
+        };
+        let report = sandbox.run(&program, AttemptRequest::new(job, input, limits)).await;
+        print_report(&report, &limits, args.json)?;
+        Ok(match report.ending {
+            Ending::Done(_) | Ending::Snooze(_) | Ending::Wait(_) => ExitCode::SUCCESS,
+            _ => ExitCode::from(1),
+        })
+    })
+}
+
+fn read_input(arg: &str) -> anyhow::Result<String> {
+    let text = if arg == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).context("cannot read the input from stdin")?;
+        s
+    } else if let Some(path) = arg.strip_prefix('@') {
+        std::fs::read_to_string(path).with_context(|| format!("cannot read the input file {path}"))?
+    } else {
+        arg.to_owned()
+    };
+    if let Err(e) = serde_json::from_str::<Value>(&text) {
+        bail!("--input is not JSON: {e}");
+    }
+    Ok(text)
+}
+
+fn default_cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("taskbox").join("artifacts"))
+}
+
+/// The outcome as JSON: the output itself, or `{"error": …}`, `{"snooze": …}`, `{"wait": …}`.
+fn outcome_json(ending: &Ending) -> Value {
+    let parse = |text: &str| serde_json::from_str(text).unwrap_or(Value::String(text.to_owned()));
+    match ending {
+        Ending::Done(text) => parse(text),
+        Ending::Snooze(ms) => json!({"snooze": {"delay_ms": ms}}),
+        Ending::Wait(text) => json!({"wait": parse(text)}),
+        Ending::Failed(e) => json!({"error": {"kind": e.kind, "code": e.code, "message": e.message}}),
+        Ending::Cancelled => json!({"error": {"kind": "cancelled", "code": "cancelled", "message": "the attempt was cancelled"}}),
+        Ending::Unavailable(why) => json!({"error": {"kind": "unavailable", "code": "unavailable", "message": why}}),
+    }
+}
+
+fn print_report(report: &AttemptReport, limits: &Limits, as_json: bool) -> anyhow::Result<()> {
+    let outcome = outcome_json(&report.ending);
+    if as_json {
+        let whole = json!({
+            "outcome": outcome,
+            "fuel_used": report.fuel_used,
+            "peak_memory_bytes": report.peak_memory_bytes,
+            "duration_ms": report.duration.as_secs_f64() * 1000.0,
+            "progress": report.progress,
+            "log": report.log,
+        });
+        println!("{}", serde_json::to_string_pretty(&whole)?);
+        return Ok(());
+    }
+    print_log(&report.log);
+    let verdict = match &report.ending {
+        Ending::Done(_) => "done".to_owned(),
+        Ending::Snooze(ms) => format!("snooze {ms} ms"),
+        Ending::Wait(_) => "wait".to_owned(),
+        Ending::Failed(e) => format!("failed: {e}"),
+        Ending::Cancelled => "cancelled".to_owned(),
+        Ending::Unavailable(why) => format!("could not run: {why}"),
+    };
+    eprintln!(
+        "taskbox: {verdict} · {} wall · fuel {} of {} · peak memory {} of {} MiB",
+        duration(report.duration),
+        thousands(report.fuel_used),
+        thousands(limits.fuel),
+        bytes(report.peak_memory_bytes),
+        limits.memory_mb,
+    );
+    if let Some(p) = &report.progress {
+        eprintln!("taskbox: last progress {}% {}", p.percent, p.note);
+    }
+    let text = if std::io::stdout().is_terminal() {
+        serde_json::to_string_pretty(&outcome)?
+    } else {
+        serde_json::to_string(&outcome)?
+    };
+    println!("{text}");
+    Ok(())
+}
+
+fn print_log(log: &AttemptLog) {
+    for line in &log.lines {
+        let source = match line.source {
+            Source::Guest => "guest",
+            Source::Stdout => "stdout",
+            Source::Stderr => "stderr",
+            Source::Host => "host",
+        };
+        let level = format!("{:?}", line.level).to_lowercase();
+        eprintln!("[{:>9.3} ms] {level:<5} {source:<6} {}", line.at_ms, line.message);
+    }
+    if log.dropped_lines > 0 || log.dropped_bytes > 0 {
+        eprintln!(
+            "taskbox: log over its budget: {} lines and {} dropped",
+            thousands(log.dropped_lines),
+            bytes(log.dropped_bytes)
+        );
+    }
+}

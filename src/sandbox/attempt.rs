@@ -1,0 +1,386 @@
+//! One attempt, read top to bottom as named steps:
+//! prepare store → instantiate → call → classify.
+
+use super::bindings::{Job, Outcome};
+use super::capture::{AttemptLog, Level, LogBuffer, OutputCapture, Source};
+use super::classify::{self, Circumstances, Interrupted};
+use super::engine::EPOCH_TICK;
+use super::host::{Attempt, ComponentHost, ModuleHost, Progress, ProgressHook};
+use super::limits::{Limits, StoreLimiter};
+use super::{Prepared, Program, Sandbox};
+use crate::job::JobError;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use wasmtime::component::ResourceTable;
+use wasmtime::{Store, UpdateDeadline};
+use wasmtime_wasi::p2::pipe::MemoryInputPipe;
+use wasmtime_wasi::WasiCtxBuilder;
+
+/// How often (in epoch ticks) a running guest yields to the executor and
+/// checks its deadline and cancellation.
+const SLICE_TICKS: u64 = 5;
+
+/// Past the deadline, how long the outer timer waits for the epoch check to
+/// stop the guest before it drops the call (a guest blocked in a host call).
+const OUTER_SLACK: Duration = Duration::from_millis(3);
+
+/// Extra hostcall fuel beyond the output cap, for the job record and framing.
+const HOSTCALL_FUEL_SLACK: usize = 64 * 1024;
+
+/// Which job and attempt is running, as the guest sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobRef {
+    pub id: String,
+    pub attempt: u32,
+    pub queue: String,
+}
+
+/// Everything one attempt needs besides the program.
+#[derive(Clone)]
+pub struct AttemptRequest {
+    pub job: JobRef,
+    /// The job's input, JSON text.
+    pub input: String,
+    /// Clamped by the sandbox's ceilings before use.
+    pub limits: Limits,
+    /// Cancelling stops the guest within an epoch slice.
+    pub cancel: Option<CancellationToken>,
+    pub on_progress: Option<ProgressHook>,
+}
+
+impl AttemptRequest {
+    pub fn new(job: JobRef, input: impl Into<String>, limits: Limits) -> Self {
+        AttemptRequest {
+            job,
+            input: input.into(),
+            limits,
+            cancel: None,
+            on_progress: None,
+        }
+    }
+}
+
+/// How an attempt ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// Finished; the output's JSON text.
+    Done(String),
+    /// Run again after this many milliseconds, without using up an attempt.
+    Snooze(u64),
+    /// Park until resumed; JSON text saying what it waits for.
+    Wait(String),
+    /// Failed, for the reason given.
+    Failed(JobError),
+    /// Stopped because the job was cancelled.
+    Cancelled,
+    /// The host could not run it now (e.g. every instance slot is busy);
+    /// not the guest's doing, so it should not count as an attempt.
+    Unavailable(String),
+}
+
+/// What an attempt did and cost.
+#[derive(Debug, Clone)]
+pub struct AttemptReport {
+    pub ending: Ending,
+    pub fuel_used: u64,
+    pub peak_memory_bytes: u64,
+    pub duration: Duration,
+    pub log: AttemptLog,
+    pub progress: Option<Progress>,
+}
+
+/// What the guest handed back before classification.
+enum Raw {
+    Task(Result<Outcome, super::bindings::Failure>),
+    /// A command returned normally (`Ok`) or via `wasi:cli/run`'s `err`.
+    Command(Result<(), ()>),
+}
+
+/// Where the call failed, which decides who is to blame.
+enum Failure {
+    Instantiate(wasmtime::Error),
+    Call(wasmtime::Error),
+}
+
+impl Sandbox {
+    /// Runs one attempt of `program` in a fresh store. Never panics on guest
+    /// behaviour; every ending is classified.
+    pub async fn run(&self, program: &Program, req: AttemptRequest) -> AttemptReport {
+        let limits = req.limits.clamped(&self.inner.config.ceilings);
+        let started = Instant::now();
+        let deadline = started + Duration::from_millis(limits.timeout_ms);
+        let log = LogBuffer::new(self.inner.config.ceilings.max_log_bytes, started);
+        let attempt = Attempt {
+            limiter: StoreLimiter::new(limits.memory_bytes()),
+            log: log.clone(),
+            progress: None,
+            on_progress: req.on_progress.clone(),
+        };
+        let output_cap = self.inner.config.ceilings.max_output_bytes;
+        let circumstances = |a: &Attempt, output: Option<&OutputCapture>| Circumstances {
+            memory_refused: a.limiter.refused(),
+            memory_limit_bytes: limits.memory_bytes(),
+            output_overflowed: output.is_some_and(|o| o.overflowed()),
+            output_cap,
+            timeout_ms: limits.timeout_ms,
+            fuel: limits.fuel,
+        };
+
+        let (ending, fuel_left, attempt) = match &program.pre {
+            Prepared::Task(pre) => {
+                let mut store = self.component_store(attempt, &log, None, &req, &limits, deadline);
+                let job = Job {
+                    id: req.job.id.clone(),
+                    attempt: req.job.attempt,
+                    queue: req.job.queue.clone(),
+                };
+                let work = async {
+                    let task = pre
+                        .instantiate_async(&mut store)
+                        .await
+                        .map_err(Failure::Instantiate)?;
+                    task.call_run(&mut store, &job, &req.input)
+                        .await
+                        .map(Raw::Task)
+                        .map_err(Failure::Call)
+                };
+                let result = guard(work, deadline, req.cancel.as_ref()).await;
+                let c = circumstances(&store.data().attempt, None);
+                let ending = classify_result(result, &c, &log, None);
+                let fuel = store.get_fuel().unwrap_or(limits.fuel);
+                (ending, fuel, store.into_data().attempt)
+            }
+            Prepared::Command(pre) => {
+                let output = OutputCapture::new(output_cap);
+                let mut store =
+                    self.component_store(attempt, &log, Some(&output), &req, &limits, deadline);
+                let work = async {
+                    let command = pre
+                        .instantiate_async(&mut store)
+                        .await
+                        .map_err(Failure::Instantiate)?;
+                    command
+                        .wasi_cli_run()
+                        .call_run(&mut store)
+                        .await
+                        .map(Raw::Command)
+                        .map_err(Failure::Call)
+                };
+                let result = guard(work, deadline, req.cancel.as_ref()).await;
+                let c = circumstances(&store.data().attempt, Some(&output));
+                let ending = classify_result(result, &c, &log, Some(&output));
+                let fuel = store.get_fuel().unwrap_or(limits.fuel);
+                (ending, fuel, store.into_data().attempt)
+            }
+            Prepared::Module(pre) => {
+                let output = OutputCapture::new(output_cap);
+                let wasi = command_wasi(&log, &output, &req.input).build_p1();
+                let mut store = Store::new(&self.inner.engine, ModuleHost { wasi, attempt });
+                store.limiter(|h| &mut h.attempt.limiter);
+                self.arm(&mut store, &limits, deadline, req.cancel.clone());
+                let work = async {
+                    let instance = pre
+                        .instantiate_async(&mut store)
+                        .await
+                        .map_err(Failure::Instantiate)?;
+                    let start = instance
+                        .get_typed_func::<(), ()>(&mut store, "_start")
+                        .map_err(Failure::Instantiate)?;
+                    start
+                        .call_async(&mut store, ())
+                        .await
+                        .map(|()| Raw::Command(Ok(())))
+                        .map_err(Failure::Call)
+                };
+                let result = guard(work, deadline, req.cancel.as_ref()).await;
+                let c = circumstances(&store.data().attempt, Some(&output));
+                let ending = classify_result(result, &c, &log, Some(&output));
+                let fuel = store.get_fuel().unwrap_or(limits.fuel);
+                (ending, fuel, store.into_data().attempt)
+            }
+        };
+
+        AttemptReport {
+            ending,
+            fuel_used: limits.fuel.saturating_sub(fuel_left),
+            peak_memory_bytes: attempt.limiter.peak_bytes(),
+            duration: started.elapsed(),
+            log: log.finish(),
+            progress: attempt.progress,
+        }
+    }
+
+    /// Step 1: a fresh store for a component, its WASI granting nothing.
+    fn component_store(
+        &self,
+        attempt: Attempt,
+        log: &LogBuffer,
+        command_output: Option<&OutputCapture>,
+        req: &AttemptRequest,
+        limits: &Limits,
+        deadline: Instant,
+    ) -> Store<ComponentHost> {
+        let wasi = match command_output {
+            Some(output) => command_wasi(log, output, &req.input).build(),
+            None => WasiCtxBuilder::new()
+                .stdout(log.stream(Source::Stdout))
+                .stderr(log.stream(Source::Stderr))
+                .build(),
+        };
+        let host = ComponentHost {
+            wasi,
+            table: ResourceTable::new(),
+            attempt,
+        };
+        let mut store = Store::new(&self.inner.engine, host);
+        store.limiter(|h| &mut h.attempt.limiter);
+        store.set_hostcall_fuel(self.inner.config.ceilings.max_output_bytes + HOSTCALL_FUEL_SLACK);
+        self.arm(&mut store, limits, deadline, req.cancel.clone());
+        store
+    }
+
+    /// Sets fuel and the epoch deadline, and the callback that enforces the
+    /// deadline and cancellation at each slice.
+    fn arm<T: Send + 'static>(
+        &self,
+        store: &mut Store<T>,
+        limits: &Limits,
+        deadline: Instant,
+        cancel: Option<CancellationToken>,
+    ) {
+        let metering = self.inner.config.metering;
+        if metering.fuel() {
+            // Cannot fail: the engine has fuel enabled.
+            let _ = store.set_fuel(limits.fuel);
+        }
+        if !metering.epoch() {
+            return;
+        }
+        store.set_epoch_deadline(ticks_until(deadline));
+        store.epoch_deadline_callback(move |_| {
+            if cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+                return Err(Interrupted::Cancelled.into());
+            }
+            if Instant::now() >= deadline {
+                return Err(Interrupted::Timeout.into());
+            }
+            Ok(UpdateDeadline::Yield(ticks_until(deadline)))
+        });
+    }
+}
+
+/// WASI for a command: the input on stdin, stdout captured as the output.
+fn command_wasi(log: &LogBuffer, output: &OutputCapture, input: &str) -> WasiCtxBuilder {
+    let mut b = WasiCtxBuilder::new();
+    b.stdin(MemoryInputPipe::new(input.to_owned()))
+        .stdout(output.clone())
+        .stderr(log.stream(Source::Stderr))
+        .arg("task");
+    b
+}
+
+fn ticks_until(deadline: Instant) -> u64 {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let tick = EPOCH_TICK.as_nanos().max(1);
+    let ticks = left.as_nanos().div_ceil(tick);
+    u64::try_from(ticks).unwrap_or(u64::MAX).clamp(1, SLICE_TICKS)
+}
+
+/// Step 2–3 guard: the call runs until it ends, the job is cancelled, or the
+/// deadline passes while the guest is blocked where epochs cannot reach it.
+async fn guard<F>(work: F, deadline: Instant, cancel: Option<&CancellationToken>) -> Guarded
+where
+    F: std::future::Future<Output = Result<Raw, Failure>>,
+{
+    let cancelled = async {
+        match cancel {
+            Some(c) => c.cancelled().await,
+            None => std::future::pending().await,
+        }
+    };
+    let outer = tokio::time::Instant::from_std(deadline + OUTER_SLACK);
+    tokio::select! {
+        r = work => Guarded::Finished(r),
+        () = cancelled => Guarded::Cancelled,
+        () = tokio::time::sleep_until(outer) => Guarded::TimedOut,
+    }
+}
+
+enum Guarded {
+    Finished(Result<Raw, Failure>),
+    Cancelled,
+    TimedOut,
+}
+
+/// Step 4: one exhaustive match from what happened to how the attempt ended.
+fn classify_result(
+    result: Guarded,
+    c: &Circumstances,
+    log: &LogBuffer,
+    command_output: Option<&OutputCapture>,
+) -> Ending {
+    let command_done = |status: i32| match status {
+        0 => {
+            let bytes = command_output.map(OutputCapture::take).unwrap_or_default();
+            match String::from_utf8(bytes) {
+                Ok(text) if text.trim().is_empty() => Ending::Done("null".into()),
+                Ok(text) => done(text.trim().to_owned(), c.output_cap),
+                Err(_) => Ending::Failed(JobError::new(
+                    crate::job::ErrorKind::InvalidOutput,
+                    "the command's stdout is not UTF-8 text",
+                )),
+            }
+        }
+        n => classify::command_exit(n, &log.stderr_tail()),
+    };
+    match result {
+        Guarded::Cancelled => Ending::Cancelled,
+        Guarded::TimedOut => classify::timeout(c),
+        Guarded::Finished(Ok(Raw::Task(Ok(Outcome::Done(text))))) => done(text, c.output_cap),
+        Guarded::Finished(Ok(Raw::Task(Ok(Outcome::Snooze(ms))))) => Ending::Snooze(ms),
+        Guarded::Finished(Ok(Raw::Task(Ok(Outcome::Wait(text))))) => {
+            match classify::check_output(text, c.output_cap) {
+                Ok(text) => Ending::Wait(text),
+                Err(e) => Ending::Failed(e),
+            }
+        }
+        Guarded::Finished(Ok(Raw::Task(Err(f)))) => {
+            classify::guest_failure(&f.code, &f.message, f.retryable)
+        }
+        Guarded::Finished(Ok(Raw::Command(Ok(())))) => command_done(0),
+        Guarded::Finished(Ok(Raw::Command(Err(())))) => command_done(1),
+        Guarded::Finished(Err(Failure::Call(err))) => {
+            trap_to_log(log, &err);
+            classify::error(&err, c).unwrap_or_else(command_done)
+        }
+        Guarded::Finished(Err(Failure::Instantiate(err))) => {
+            trap_to_log(log, &err);
+            let guest_fault = err.is::<wasmtime::Trap>()
+                || err.is::<Interrupted>()
+                || err.is::<wasmtime_wasi::I32Exit>()
+                || c.memory_refused;
+            if guest_fault {
+                classify::error(&err, c).unwrap_or_else(command_done)
+            } else {
+                Ending::Unavailable(format!("could not instantiate: {err:#}"))
+            }
+        }
+    }
+}
+
+fn done(text: String, cap: usize) -> Ending {
+    match classify::check_output(text, cap) {
+        Ok(text) => Ending::Done(text),
+        Err(e) => Ending::Failed(e),
+    }
+}
+
+/// The full error with its wasm backtrace goes to the attempt log, where the
+/// task's author looks when debugging; the job's error keeps a short message.
+fn trap_to_log(log: &LogBuffer, err: &wasmtime::Error) {
+    if err.is::<wasmtime_wasi::I32Exit>() || err.is::<Interrupted>() {
+        return;
+    }
+    log.line(Level::Error, Source::Host, &format!("{err:?}"));
+}

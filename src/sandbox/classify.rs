@@ -1,0 +1,212 @@
+//! Maps every way an attempt can end to one outcome: the guest's own result,
+//! or one error kind of the contract. No guest behaviour reaches a panic here.
+
+use super::attempt::Ending;
+use crate::job::{ErrorKind, JobError};
+use serde::de::IgnoredAny;
+use wasmtime::Trap;
+use wasmtime_wasi::I32Exit;
+
+/// Longest guest-chosen failure code kept.
+pub const MAX_CODE_BYTES: usize = 128;
+/// Longest failure message kept.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+
+/// Why the host stopped an attempt from its epoch callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Interrupted {
+    #[error("the attempt ran past its time limit")]
+    Timeout,
+    #[error("the job was cancelled")]
+    Cancelled,
+}
+
+/// What the host knew about the attempt when it went wrong.
+#[derive(Debug, Clone, Copy)]
+pub struct Circumstances {
+    pub memory_refused: bool,
+    pub memory_limit_bytes: u64,
+    pub output_overflowed: bool,
+    pub output_cap: usize,
+    pub timeout_ms: u64,
+    pub fuel: u64,
+}
+
+/// Cuts `s` to at most `max` bytes on a character boundary.
+pub fn bounded(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// `UnreachableCodeReached` → `unreachable_code_reached`.
+fn snake(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+pub fn timeout(c: &Circumstances) -> Ending {
+    Ending::Failed(JobError::new(
+        ErrorKind::Timeout,
+        format!("the attempt ran past its time limit of {} ms", c.timeout_ms),
+    ))
+}
+
+/// A task's `done` or `wait` text, or a command's stdout: within the cap and JSON.
+pub fn check_output(text: String, cap: usize) -> Result<String, JobError> {
+    if text.len() > cap {
+        return Err(too_large(text.len(), cap));
+    }
+    match serde_json::from_str::<IgnoredAny>(&text) {
+        Ok(_) => Ok(text),
+        Err(e) => Err(JobError::new(
+            ErrorKind::InvalidOutput,
+            format!("the output is not JSON: {e}; output starts with {:?}", bounded(&text, 80)),
+        )),
+    }
+}
+
+fn too_large(len: usize, cap: usize) -> JobError {
+    JobError::new(
+        ErrorKind::OutputTooLarge,
+        format!("the output is {len} bytes; the cap is {cap} bytes"),
+    )
+}
+
+/// A failure the guest returned itself.
+pub fn guest_failure(code: &str, message: &str, retryable: bool) -> Ending {
+    Ending::Failed(JobError {
+        kind: ErrorKind::TaskFailed,
+        code: bounded(code, MAX_CODE_BYTES),
+        message: bounded(message, MAX_MESSAGE_BYTES),
+        retryable: Some(retryable),
+    })
+}
+
+/// A command's non-zero exit: retryable, `exit:<n>`, the tail of stderr as message.
+pub fn command_exit(status: i32, stderr_tail: &str) -> Ending {
+    let message = if stderr_tail.is_empty() {
+        format!("the command exited with status {status}")
+    } else {
+        bounded(stderr_tail, MAX_MESSAGE_BYTES)
+    };
+    guest_failure(&format!("exit:{status}"), &message, true)
+}
+
+/// An error raised while the guest ran (or was being instantiated).
+/// `Some(exit status)` is returned instead for a WASI `exit`, which is not a failure by itself.
+pub fn error(err: &wasmtime::Error, c: &Circumstances) -> Result<Ending, i32> {
+    if let Some(exit) = err.downcast_ref::<I32Exit>() {
+        return Err(exit.0);
+    }
+    if let Some(i) = err.downcast_ref::<Interrupted>() {
+        return Ok(match i {
+            Interrupted::Timeout => timeout(c),
+            Interrupted::Cancelled => Ending::Cancelled,
+        });
+    }
+    if c.output_overflowed {
+        return Ok(Ending::Failed(JobError::new(
+            ErrorKind::OutputTooLarge,
+            format!("the command wrote more than the output cap of {} bytes to stdout", c.output_cap),
+        )));
+    }
+    if let Some(trap) = err.downcast_ref::<Trap>() {
+        return Ok(Ending::Failed(trap_error(*trap, c)));
+    }
+    if is_hostcall_fuel(err) {
+        return Ok(Ending::Failed(JobError::new(
+            ErrorKind::OutputTooLarge,
+            format!(
+                "the guest tried to pass more than {} bytes to the host at once (its output or a host call)",
+                c.output_cap
+            ),
+        )));
+    }
+    if c.memory_refused {
+        return Ok(Ending::Failed(memory_limit(c)));
+    }
+    Ok(Ending::Failed(JobError::with_code(
+        ErrorKind::Trap,
+        "host_error",
+        bounded(&format!("{err:#}"), MAX_MESSAGE_BYTES),
+    )))
+}
+
+fn memory_limit(c: &Circumstances) -> JobError {
+    JobError::new(
+        ErrorKind::MemoryLimit,
+        format!(
+            "the guest asked for more than its memory limit of {} MiB",
+            c.memory_limit_bytes >> 20
+        ),
+    )
+}
+
+fn trap_error(trap: Trap, c: &Circumstances) -> JobError {
+    match trap {
+        Trap::OutOfFuel => JobError::new(
+            ErrorKind::FuelExhausted,
+            format!("the attempt used up its fuel budget of {}", c.fuel),
+        ),
+        Trap::StackOverflow => JobError::new(
+            ErrorKind::StackOverflow,
+            "the guest overflowed its WebAssembly call stack (unbounded recursion?)",
+        ),
+        Trap::Interrupt => JobError::new(ErrorKind::Timeout, "the attempt was interrupted"),
+        // Language runtimes abort (usually `unreachable`) when an allocation
+        // is refused; the refusal is the cause.
+        _ if c.memory_refused => memory_limit(c),
+        other => JobError::with_code(
+            ErrorKind::Trap,
+            snake(&format!("{other:?}")),
+            format!("the guest trapped: {other}"),
+        ),
+    }
+}
+
+/// wasmtime refuses to copy more than the store's hostcall fuel between guest
+/// and host; its error type is private, so it is recognized by its message.
+fn is_hostcall_fuel(err: &wasmtime::Error) -> bool {
+    err.chain()
+        .any(|e| e.to_string().contains("fuel allocated for hostcalls has been exhausted"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trap_names_are_snake_case() {
+        assert_eq!(snake("UnreachableCodeReached"), "unreachable_code_reached");
+        assert_eq!(snake("MemoryOutOfBounds"), "memory_out_of_bounds");
+    }
+
+    #[test]
+    fn output_checks() {
+        assert!(check_output("{\"a\":1}".into(), 100).is_ok());
+        assert_eq!(check_output("nope".into(), 100).unwrap_err().kind, ErrorKind::InvalidOutput);
+        assert_eq!(check_output("[1,2,3]".into(), 3).unwrap_err().kind, ErrorKind::OutputTooLarge);
+    }
+
+    #[test]
+    fn bounded_respects_char_boundaries() {
+        assert_eq!(bounded("héllo", 2), "h…");
+        assert_eq!(bounded("abc", 5), "abc");
+    }
+}

@@ -1,0 +1,79 @@
+//! The one `Engine` of a process: how guests are compiled and what every
+//! store may hold, plus the epoch ticker thread that drives wall-clock limits.
+
+use super::limits::{Ceilings, MAX_MEMORIES, MAX_TABLE_ELEMENTS};
+use super::Metering;
+use std::thread;
+use std::time::Duration;
+use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
+
+/// How often the epoch advances. Deadlines are checked at this grain, so a
+/// runaway guest stops within about one tick of its deadline.
+pub const EPOCH_TICK: Duration = Duration::from_millis(1);
+
+/// WebAssembly call stack of one attempt. Deep enough for real recursive code,
+/// small enough that unbounded recursion ends quickly as `stack_overflow`.
+pub const MAX_WASM_STACK: usize = 1 << 20;
+
+/// Room on each attempt's native stack above the guest's own, for the host
+/// functions (WASI, log) the guest calls at its deepest point.
+pub const HOST_STACK_HEADROOM: usize = 1 << 20;
+
+/// Most attempts that can be instantiated at once in one process.
+pub const DEFAULT_MAX_INSTANCES: u32 = 512;
+
+/// Builds the engine every attempt of this process runs on.
+pub fn build(ceilings: &Ceilings, max_instances: u32, metering: Metering) -> wasmtime::Result<Engine> {
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .consume_fuel(metering.fuel())
+        .epoch_interruption(metering.epoch())
+        .max_wasm_stack(MAX_WASM_STACK)
+        .async_stack_size(MAX_WASM_STACK + HOST_STACK_HEADROOM)
+        .cranelift_opt_level(OptLevel::Speed)
+        .parallel_compilation(true);
+
+    let n = max_instances.max(1);
+    let memory_bytes = (u64::from(ceilings.max_memory_mb.clamp(1, 4096)) << 20) as usize;
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(n)
+        .total_core_instances(n.saturating_mul(8))
+        .total_memories(n.saturating_mul(2))
+        .total_tables(n.saturating_mul(4))
+        .total_stacks(n)
+        .max_memory_size(memory_bytes)
+        .table_elements(MAX_TABLE_ELEMENTS)
+        .max_memories_per_component(MAX_MEMORIES as u32)
+        .max_tables_per_module(4)
+        // Reset small memories with memset rather than madvise: cheaper for
+        // the many small guests that never touch more than this.
+        .linear_memory_keep_resident(128 * 1024)
+        .table_keep_resident(64 * 1024);
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    Engine::new(&config)
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] until the engine is gone.
+pub fn spawn_ticker(engine: &Engine) -> std::io::Result<()> {
+    let weak: EngineWeak = engine.weak();
+    thread::Builder::new()
+        .name("taskbox-epoch".into())
+        .spawn(move || loop {
+            thread::sleep(EPOCH_TICK);
+            match weak.upgrade() {
+                Some(engine) => engine.increment_epoch(),
+                None => return,
+            }
+        })
+        .map(|_| ())
+}
+
+/// A stable name for the engine's compilation settings, so artifacts built
+/// under other settings (or another wasmtime) are never offered to it.
+pub fn fingerprint(engine: &Engine) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut h);
+    format!("{:016x}", h.finish())
+}

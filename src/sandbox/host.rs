@@ -1,0 +1,96 @@
+//! What lives in an attempt's `Store`: the WASI context that grants nothing,
+//! the limiter, and the task world's `log` and `progress` imports.
+
+use super::bindings::{taskbox::task::host, GuestLevel};
+use super::capture::{Level, LogBuffer, Source};
+use super::limits::StoreLimiter;
+use std::sync::Arc;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// Longest progress note kept.
+pub const MAX_NOTE_BYTES: usize = 256;
+
+/// A progress report from the guest.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Progress {
+    pub percent: u8,
+    pub note: String,
+}
+
+/// Called on each progress report, e.g. to extend the job's lease.
+pub type ProgressHook = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// State shared by both kinds of store.
+pub struct Attempt {
+    pub limiter: StoreLimiter,
+    pub log: LogBuffer,
+    pub progress: Option<Progress>,
+    pub on_progress: Option<ProgressHook>,
+}
+
+impl Attempt {
+    fn progress(&mut self, percent: u8, note: String) {
+        let p = Progress {
+            percent: percent.min(100),
+            note: truncate(note, MAX_NOTE_BYTES),
+        };
+        if let Some(hook) = &self.on_progress {
+            hook(&p);
+        }
+        self.progress = Some(p);
+    }
+}
+
+fn truncate(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
+}
+
+/// Store data for components (task world and preview-2 commands).
+pub struct ComponentHost {
+    pub wasi: WasiCtx,
+    pub table: ResourceTable,
+    pub attempt: Attempt,
+}
+
+/// Store data for preview-1 command modules.
+pub struct ModuleHost {
+    pub wasi: WasiP1Ctx,
+    pub attempt: Attempt,
+}
+
+impl WasiView for ComponentHost {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl host::Host for ComponentHost {
+    fn log(&mut self, level: GuestLevel, message: String) {
+        let level = match level {
+            GuestLevel::Trace => Level::Trace,
+            GuestLevel::Debug => Level::Debug,
+            GuestLevel::Info => Level::Info,
+            GuestLevel::Warn => Level::Warn,
+            GuestLevel::Error => Level::Error,
+        };
+        self.attempt.log.line(level, Source::Guest, &message);
+    }
+
+    fn progress(&mut self, percent: u8, note: String) {
+        self.attempt.progress(percent, note);
+    }
+}
+
+impl super::bindings::taskbox::task::types::Host for ComponentHost {}

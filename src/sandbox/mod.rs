@@ -1,0 +1,401 @@
+//! The sandbox: validates and compiles guests once, then runs each attempt in
+//! a fresh wasmtime store with fuel, wall-clock and memory limits.
+
+mod attempt;
+pub mod bindings;
+mod cache;
+pub mod capture;
+mod classify;
+pub mod engine;
+mod host;
+pub mod inspect;
+pub mod limits;
+
+pub use attempt::{AttemptReport, AttemptRequest, Ending, JobRef};
+pub use cache::ArtifactCache;
+pub use host::{Progress, ProgressHook};
+pub use inspect::{Abi, Invalid, Shape};
+pub use limits::{Ceilings, Limits};
+
+use crate::digest::Digest;
+use bindings::TaskPre;
+use cache::Cached;
+use host::{ComponentHost, ModuleHost};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use wasmtime::component::{Component, HasSelf};
+use wasmtime::{Engine, Module};
+use wasmtime_wasi::p2::bindings::CommandPre;
+
+/// How the sandbox is set up; chosen by whoever runs the process.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    /// Where compiled artifacts are cached; `None` compiles in memory only.
+    pub cache_dir: Option<PathBuf>,
+    pub ceilings: Ceilings,
+    /// Largest component accepted, in bytes.
+    pub max_component_bytes: usize,
+    /// Most attempts instantiated at once.
+    pub max_instances: u32,
+    /// Longest a compile may take before the component is refused.
+    pub compile_timeout: Duration,
+    /// Most compiled programs kept in memory.
+    pub max_programs: usize,
+    /// How guests are metered. Anything but the default exists only to
+    /// measure what metering costs.
+    pub metering: Metering,
+}
+
+/// Which of wasmtime's instrumentation the engine compiles in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Metering {
+    /// Fuel for CPU budgets and epochs for wall-clock limits: what production uses.
+    #[default]
+    FuelAndEpoch,
+    /// Epochs only: wall-clock limits, no fuel budget.
+    EpochOnly,
+    /// Neither: only the outer timer can stop a guest, and only at a host call.
+    Unmetered,
+}
+
+impl Metering {
+    pub fn fuel(self) -> bool {
+        self == Metering::FuelAndEpoch
+    }
+
+    pub fn epoch(self) -> bool {
+        self != Metering::Unmetered
+    }
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            cache_dir: None,
+            ceilings: Ceilings::DEFAULT,
+            max_component_bytes: 64 << 20,
+            max_instances: engine::DEFAULT_MAX_INSTANCES,
+            compile_timeout: Duration::from_secs(300),
+            max_programs: 256,
+            metering: Metering::FuelAndEpoch,
+        }
+    }
+}
+
+/// The sandbox could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("cannot configure the WebAssembly engine: {0}")]
+    Engine(String),
+    #[error("cannot open the compile cache at {path}: {source}")]
+    Cache {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Where a loaded program's machine code came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled now; `rejected` says why a cached artifact was not used.
+    Compiled { rejected: Option<String> },
+    /// Loaded from the on-disk cache after its MAC checked out.
+    DiskCache,
+}
+
+/// A guest ready to run: validated, compiled, linked.
+pub struct Program {
+    pub digest: Digest,
+    pub shape: Shape,
+    pub size: usize,
+    pub origin: Origin,
+    pre: Prepared,
+}
+
+impl Program {
+    pub fn abi(&self) -> Abi {
+        self.shape.abi()
+    }
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program")
+            .field("digest", &self.digest)
+            .field("shape", &self.shape)
+            .field("size", &self.size)
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+enum Prepared {
+    Task(TaskPre<ComponentHost>),
+    Command(CommandPre<ComponentHost>),
+    Module(wasmtime::InstancePre<ModuleHost>),
+}
+
+enum Compiled {
+    Component(Component),
+    Module(Module),
+}
+
+/// Compiled programs in memory, least recently used evicted first.
+#[derive(Default)]
+struct Programs {
+    map: HashMap<Digest, (Arc<Program>, u64)>,
+    clock: u64,
+}
+
+/// One per process: share it by cloning.
+#[derive(Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Engine,
+    config: SandboxConfig,
+    components: wasmtime::component::Linker<ComponentHost>,
+    modules: wasmtime::Linker<ModuleHost>,
+    preview1: HashSet<String>,
+    cache: Option<ArtifactCache>,
+    programs: Mutex<Programs>,
+    /// One compile at a time, so uploads cannot pile up CPU and memory.
+    compile_gate: Arc<Semaphore>,
+}
+
+impl Sandbox {
+    pub fn new(config: SandboxConfig) -> Result<Self, SetupError> {
+        let engine_err = |e: wasmtime::Error| SetupError::Engine(format!("{e:#}"));
+        let engine = engine::build(&config.ceilings, config.max_instances, config.metering).map_err(engine_err)?;
+        engine::spawn_ticker(&engine).map_err(|e| SetupError::Engine(e.to_string()))?;
+
+        let mut components = wasmtime::component::Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut components).map_err(engine_err)?;
+        bindings::Task::add_to_linker::<_, HasSelf<ComponentHost>>(&mut components, |h| h)
+            .map_err(engine_err)?;
+
+        let mut modules = wasmtime::Linker::new(&engine);
+        wasmtime_wasi::p1::add_to_linker_async(&mut modules, |h: &mut ModuleHost| &mut h.wasi)
+            .map_err(engine_err)?;
+        let preview1 = preview1_names(&engine, &modules);
+
+        let cache = match &config.cache_dir {
+            Some(dir) => Some(
+                ArtifactCache::open(dir, &engine::fingerprint(&engine)).map_err(|source| {
+                    SetupError::Cache {
+                        path: dir.clone(),
+                        source,
+                    }
+                })?,
+            ),
+            None => None,
+        };
+        Ok(Sandbox {
+            inner: Arc::new(Inner {
+                engine,
+                config,
+                components,
+                modules,
+                preview1,
+                cache,
+                programs: Mutex::new(Programs::default()),
+                compile_gate: Arc::new(Semaphore::new(1)),
+            }),
+        })
+    }
+
+    pub fn config(&self) -> &SandboxConfig {
+        &self.inner.config
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// The cache of compiled artifacts, if this sandbox has one.
+    pub fn artifact_cache(&self) -> Option<&ArtifactCache> {
+        self.inner.cache.as_ref()
+    }
+
+    /// Checks bytes without compiling them: size, ABI, imports.
+    pub fn inspect(&self, bytes: &[u8]) -> Result<Shape, Invalid> {
+        inspect::inspect(bytes, self.inner.config.max_component_bytes, |m, n| {
+            m == "wasi_snapshot_preview1" && self.inner.preview1.contains(n)
+        })
+    }
+
+    /// A program already loaded in this process.
+    pub fn loaded(&self, digest: &Digest) -> Option<Arc<Program>> {
+        let mut p = self.inner.programs.lock().unwrap_or_else(|e| e.into_inner());
+        p.clock += 1;
+        let now = p.clock;
+        p.map.get_mut(digest).map(|(prog, used)| {
+            *used = now;
+            prog.clone()
+        })
+    }
+
+    /// Validates, compiles (or loads from the cache) and links a guest.
+    /// Compiling happens off the async threads, one at a time, within the
+    /// configured time.
+    pub async fn load(&self, bytes: &[u8]) -> Result<Arc<Program>, Invalid> {
+        let digest = Digest::of(bytes);
+        if let Some(p) = self.loaded(&digest) {
+            return Ok(p);
+        }
+        let shape = self.inspect(bytes)?;
+        let (compiled, origin) = self.compile_cached(&digest, shape, bytes).await?;
+        let pre = self.link(shape, compiled)?;
+        let program = Arc::new(Program {
+            digest,
+            shape,
+            size: bytes.len(),
+            origin,
+            pre,
+        });
+        self.remember(program.clone());
+        Ok(program)
+    }
+
+    fn remember(&self, program: Arc<Program>) {
+        let mut p = self.inner.programs.lock().unwrap_or_else(|e| e.into_inner());
+        p.clock += 1;
+        let now = p.clock;
+        if p.map.len() >= self.inner.config.max_programs.max(1) {
+            if let Some(oldest) = p.map.iter().min_by_key(|(_, (_, used))| *used).map(|(d, _)| *d) {
+                p.map.remove(&oldest);
+            }
+        }
+        p.map.insert(program.digest, (program, now));
+    }
+
+    async fn compile_cached(
+        &self,
+        digest: &Digest,
+        shape: Shape,
+        bytes: &[u8],
+    ) -> Result<(Compiled, Origin), Invalid> {
+        let mut rejected = None;
+        if let Some(cache) = &self.inner.cache {
+            match cache.load(digest) {
+                Cached::Hit(artifact) => match self.deserialize(shape, &artifact) {
+                    Ok(c) => return Ok((c, Origin::DiskCache)),
+                    Err(e) => {
+                        let _ = std::fs::remove_file(cache.artifact_path(digest));
+                        rejected = Some(format!("the engine refused it: {e}"));
+                    }
+                },
+                Cached::Rejected(why) => rejected = Some(why),
+                Cached::Miss => {}
+            }
+            if let Some(why) = &rejected {
+                tracing::warn!(%digest, reason = %why, "cached artifact rejected; compiling again");
+            }
+        }
+        let compiled = self.compile(shape, bytes).await?;
+        if let Some(cache) = &self.inner.cache {
+            let artifact = match &compiled {
+                Compiled::Component(c) => c.serialize(),
+                Compiled::Module(m) => m.serialize(),
+            };
+            match artifact.map_err(|e| e.to_string()).and_then(|a| {
+                cache.store(digest, &a).map_err(|e| e.to_string())
+            }) {
+                Ok(()) => {}
+                Err(e) => tracing::warn!(%digest, error = %e, "could not cache the compiled artifact"),
+            }
+        }
+        Ok((compiled, Origin::Compiled { rejected }))
+    }
+
+    fn deserialize(&self, shape: Shape, artifact: &[u8]) -> wasmtime::Result<Compiled> {
+        // SAFETY: the artifact's MAC was made with this cache's secret key
+        // over exactly these bytes, so this process family produced them with
+        // `serialize` under this engine configuration (the directory is keyed
+        // by the engine's compatibility hash, and wasmtime re-checks it).
+        unsafe {
+            Ok(if shape.is_component() {
+                Compiled::Component(Component::deserialize(&self.inner.engine, artifact)?)
+            } else {
+                Compiled::Module(Module::deserialize(&self.inner.engine, artifact)?)
+            })
+        }
+    }
+
+    async fn compile(&self, shape: Shape, bytes: &[u8]) -> Result<Compiled, Invalid> {
+        let timeout = self.inner.config.compile_timeout;
+        let permit = tokio::time::timeout(timeout, self.inner.compile_gate.clone().acquire_owned())
+            .await
+            .map_err(|_| Invalid::Compile(format!("the compiler stayed busy for {} s; try again", timeout.as_secs())))?
+            .map_err(|_| Invalid::Compile("the compiler is shut down".into()))?;
+        let engine = self.inner.engine.clone();
+        let bytes = bytes.to_vec();
+        let job = tokio::task::spawn_blocking(move || {
+            // The permit is held until the compile really ends, even if the
+            // caller gave up waiting: compiles never run side by side.
+            let _permit = permit;
+            if shape.is_component() {
+                Component::new(&engine, &bytes).map(Compiled::Component)
+            } else {
+                Module::new(&engine, &bytes).map(Compiled::Module)
+            }
+        });
+        match tokio::time::timeout(timeout, job).await {
+            Err(_) => Err(Invalid::Compile(format!(
+                "compiling took longer than {} s; the component is too large or too complex",
+                timeout.as_secs()
+            ))),
+            Ok(Err(join)) => Err(Invalid::Compile(format!("the compiler failed: {join}"))),
+            Ok(Ok(Err(e))) => Err(Invalid::Compile(format!("{e:#}"))),
+            Ok(Ok(Ok(c))) => Ok(c),
+        }
+    }
+
+    fn link(&self, shape: Shape, compiled: Compiled) -> Result<Prepared, Invalid> {
+        let link_err = |e: wasmtime::Error| Invalid::Link(format!("{e:#}"));
+        match (shape, compiled) {
+            (Shape::TaskComponent, Compiled::Component(c)) => {
+                let pre = self.inner.components.instantiate_pre(&c).map_err(link_err)?;
+                TaskPre::new(pre).map(Prepared::Task).map_err(link_err)
+            }
+            (Shape::CommandComponent, Compiled::Component(c)) => {
+                let pre = self.inner.components.instantiate_pre(&c).map_err(link_err)?;
+                CommandPre::new(pre).map(Prepared::Command).map_err(link_err)
+            }
+            (Shape::CommandModule, Compiled::Module(m)) => self
+                .inner
+                .modules
+                .instantiate_pre(&m)
+                .map(Prepared::Module)
+                .map_err(link_err),
+            _ => Err(Invalid::Link("the compiled artifact does not match its kind".into())),
+        }
+    }
+}
+
+/// The preview-1 functions the module linker defines, so an upload can be
+/// told every import it lacks, not just the first.
+fn preview1_names(engine: &Engine, linker: &wasmtime::Linker<ModuleHost>) -> HashSet<String> {
+    let mut store = wasmtime::Store::new(
+        engine,
+        ModuleHost {
+            wasi: wasmtime_wasi::WasiCtxBuilder::new().build_p1(),
+            attempt: host::Attempt {
+                limiter: limits::StoreLimiter::new(0),
+                log: capture::LogBuffer::new(0, std::time::Instant::now()),
+                progress: None,
+                on_progress: None,
+            },
+        },
+    );
+    linker
+        .iter(&mut store)
+        .filter(|(module, _, _)| *module == "wasi_snapshot_preview1")
+        .map(|(_, name, _)| name.to_owned())
+        .collect()
+}
