@@ -1,0 +1,3 @@
+module taskbox.example/stats
+
+go 1.27

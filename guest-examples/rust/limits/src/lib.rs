@@ -1,0 +1,167 @@
+//! limits: one guest that uses as much of one resource as its input asks, for pairs of tests
+//! where a limit is obeyed (a small amount) and violated (a large one). Input `{"op": ..., ...}`:
+//!
+//! - `{"op":"spin","iterations":n}`: a CPU loop of n iterations → `done({"result": <u64>})`
+//! - `{"op":"alloc","mb":n}`: n MiB in 1 MiB chunks, every 4 KiB page written, kept until the
+//!   end → `done({"allocated_mb": n})`
+//! - `{"op":"recurse","depth":n}`: non-tail recursion n deep on the WebAssembly native stack
+//!   (nothing on the shadow stack in linear memory) → `done({"depth": n})`
+//! - `{"op":"output","bytes":n}`: output is a JSON string of n 'x' (n+2 bytes of text)
+//! - `{"op":"log","lines":n}`: n host `log(info, "line i")` calls, i from 1 → `done({"lines": n})`
+//! - `{"op":"stdout","bytes":n}`: n bytes to stdout, in 80-byte lines → `done({"bytes": n})`
+//! - `{"op":"sleep","ms":n}`: blocks n ms inside a WASI host call → `done({"slept_ms": n})`
+//! - `{"op":"fail","code":c,"retryable":b}`: `err(failure{code: c, message: "asked to fail", retryable: b})`
+//! - `{"op":"snooze","ms":n}` → `ok(snooze(n))`; `{"op":"wait","for":v}` → `ok(wait(<json of v>))`
+//! - `{"op":"echo","value":v}` → `done(<json of v>)`; `{"op":"raw","text":s}` → `done(s)` verbatim
+//! - anything else → `err(failure{code: "bad_input", retryable: false})`
+
+wit_bindgen::generate!({ path: "../../../wit", world: "task" });
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::hint::black_box;
+use std::io::Write;
+use taskbox::task::host::{self, Level};
+
+#[derive(Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum Op {
+    Spin { iterations: u64 },
+    Alloc { mb: u64 },
+    Recurse { depth: u64 },
+    Output { bytes: u64 },
+    Log { lines: u64 },
+    Stdout { bytes: u64 },
+    Sleep { ms: u64 },
+    Fail { code: String, #[serde(default)] retryable: bool },
+    Snooze { ms: u64 },
+    Wait { #[serde(rename = "for")] what: Value },
+    Echo { value: Value },
+    Raw { text: String },
+}
+
+const MIB: usize = 1 << 20;
+const PAGE: usize = 4096;
+
+fn bad_input(message: impl Into<String>) -> Failure {
+    Failure { code: "bad_input".into(), message: message.into(), retryable: false }
+}
+
+fn done(value: Value) -> Result<Outcome, Failure> {
+    Ok(Outcome::Done(value.to_string()))
+}
+
+fn spin(iterations: u64) -> u64 {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in 0..iterations {
+        // xorshift step; black_box keeps the loop from being folded away.
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x = black_box(x.wrapping_add(i));
+    }
+    x
+}
+
+fn alloc(mb: u64) -> usize {
+    let mut chunks: Vec<Vec<u8>> = Vec::with_capacity(mb as usize);
+    for _ in 0..mb {
+        let mut chunk: Vec<u8> = Vec::with_capacity(MIB);
+        // SAFETY: u8 has no invalid values; each page is written below before any read.
+        unsafe { chunk.set_len(MIB) };
+        for page in (0..MIB).step_by(PAGE) {
+            chunk[page] = 1;
+        }
+        chunks.push(black_box(chunk));
+    }
+    let chunks = black_box(chunks);
+    chunks.len()
+}
+
+/// Called only through this pointer: LLVM can neither inline the recursion nor turn it into
+/// a loop, and no local has its address taken, so every level is a frame on the WebAssembly
+/// native stack only (`std::hint::black_box` would spill its value to the shadow stack).
+static RECURSE: fn(u64) -> u64 = recurse;
+
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    if depth == 0 {
+        return 0;
+    }
+    // SAFETY: reading an initialized static; volatile so the call target stays opaque.
+    let next = unsafe { std::ptr::read_volatile(&RECURSE) };
+    next(depth - 1) + 1
+}
+
+fn output(bytes: u64) -> String {
+    let n = bytes as usize;
+    let mut text = Vec::with_capacity(n + 2);
+    text.push(b'"');
+    text.resize(n + 1, b'x');
+    text.push(b'"');
+    debug_assert_eq!(text.capacity(), n + 2);
+    // SAFETY: only ASCII was written.
+    unsafe { String::from_utf8_unchecked(text) }
+}
+
+fn stdout(bytes: u64) -> std::io::Result<()> {
+    let line = [b'x'; 80];
+    let mut out = std::io::stdout().lock();
+    let mut left = bytes as usize;
+    while left > 0 {
+        let n = left.min(80);
+        out.write_all(&line[..n - 1])?;
+        out.write_all(b"\n")?;
+        left -= n;
+    }
+    out.flush()
+}
+
+fn run(op: Op) -> Result<Outcome, Failure> {
+    match op {
+        Op::Spin { iterations } => done(json!({ "result": spin(iterations) })),
+        Op::Alloc { mb } => {
+            alloc(mb);
+            done(json!({ "allocated_mb": mb }))
+        }
+        Op::Recurse { depth } => {
+            let reached = recurse(depth);
+            done(json!({ "depth": reached }))
+        }
+        Op::Output { bytes } => Ok(Outcome::Done(output(bytes))),
+        Op::Log { lines } => {
+            for i in 1..=lines {
+                host::log(Level::Info, &format!("line {i}"));
+            }
+            done(json!({ "lines": lines }))
+        }
+        Op::Stdout { bytes } => {
+            stdout(bytes).map_err(|e| Failure {
+                code: "stdout_failed".into(),
+                message: e.to_string(),
+                retryable: false,
+            })?;
+            done(json!({ "bytes": bytes }))
+        }
+        Op::Sleep { ms } => {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            done(json!({ "slept_ms": ms }))
+        }
+        Op::Fail { code, retryable } => Err(Failure { code, message: "asked to fail".into(), retryable }),
+        Op::Snooze { ms } => Ok(Outcome::Snooze(ms)),
+        Op::Wait { what } => Ok(Outcome::Wait(what.to_string())),
+        Op::Echo { value } => done(value),
+        Op::Raw { text } => Ok(Outcome::Done(text)),
+    }
+}
+
+struct Limits;
+
+impl Guest for Limits {
+    fn run(_job: Job, input: String) -> Result<Outcome, Failure> {
+        let op: Op = serde_json::from_str(&input).map_err(|e| bad_input(format!("unknown or malformed op: {e}")))?;
+        run(op)
+    }
+}
+
+export!(Limits);

@@ -1,0 +1,9 @@
+//! The one integration-test binary (so wasmtime is linked once).
+//! Guests come from `target/guests`, built by `scripts/build-guests`.
+
+mod cli_run;
+mod common;
+mod sandbox_abi;
+mod sandbox_cache;
+mod sandbox_hostile;
+mod sandbox_limits;
