@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use crate::sandbox::capture::{AttemptLog, Source};
 use crate::sandbox::{AttemptReport, AttemptRequest, Ending, JobRef, Limits, Origin, Sandbox, SandboxConfig};
 
@@ -45,9 +45,30 @@ pub struct RunArgs {
     /// Compile in memory only; cache nothing.
     #[arg(long, conflicts_with = "cache_dir")]
     pub no_cache: bool,
+    /// Run this many attempts in a row (fresh sandbox each) and report their
+    /// times and the process's memory; the last attempt's outcome is printed.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub repeat: u64,
     /// Print the whole report (outcome, costs, log) as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Times of repeated attempts and the resident memory around them.
+struct Repeat {
+    attempts: u64,
+    p50: Duration,
+    p99: Duration,
+    /// After the first tenth of the attempts (at most 100), once pools are warm.
+    rss_warm_kib: Option<u64>,
+    rss_end_kib: Option<u64>,
+}
+
+/// Resident set size of this process, from /proc (Linux only).
+fn rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -106,8 +127,32 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             attempt: args.attempt,
             queue: args.queue.clone(),
         };
-        let report = sandbox.run(&program, AttemptRequest::new(job, input, limits)).await;
-        print_report(&report, &limits, args.json)?;
+        let request = AttemptRequest::new(job, input, limits);
+        let mut report = sandbox.run(&program, request.clone()).await;
+        let repeat = if args.repeat > 1 {
+            let warm_at = (args.repeat / 10).clamp(1, 100);
+            let mut times = vec![report.duration];
+            let mut rss_warm_kib = None;
+            for i in 1..args.repeat {
+                if i == warm_at {
+                    rss_warm_kib = rss_kib();
+                }
+                report = sandbox.run(&program, request.clone()).await;
+                times.push(report.duration);
+            }
+            times.sort();
+            let at = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+            Some(Repeat {
+                attempts: args.repeat,
+                p50: at(0.5),
+                p99: at(0.99),
+                rss_warm_kib,
+                rss_end_kib: rss_kib(),
+            })
+        } else {
+            None
+        };
+        print_report(&report, &limits, repeat.as_ref(), args.json)?;
         Ok(match report.ending {
             Ending::Done(_) | Ending::Snooze(_) | Ending::Wait(_) => ExitCode::SUCCESS,
             _ => ExitCode::from(1),
@@ -151,10 +196,25 @@ fn outcome_json(ending: &Ending) -> Value {
     }
 }
 
-fn print_report(report: &AttemptReport, limits: &Limits, as_json: bool) -> anyhow::Result<()> {
+fn print_report(
+    report: &AttemptReport,
+    limits: &Limits,
+    repeat: Option<&Repeat>,
+    as_json: bool,
+) -> anyhow::Result<()> {
     let outcome = outcome_json(&report.ending);
+    let repeat_json = repeat.map(|r| {
+        json!({
+            "attempts": r.attempts,
+            "p50_ms": r.p50.as_secs_f64() * 1e3,
+            "p99_ms": r.p99.as_secs_f64() * 1e3,
+            "rss_warm_kib": r.rss_warm_kib,
+            "rss_end_kib": r.rss_end_kib,
+        })
+    });
     if as_json {
         let whole = json!({
+            "repeat": repeat_json,
             "outcome": outcome,
             "fuel_used": report.fuel_used,
             "peak_memory_bytes": report.peak_memory_bytes,
@@ -184,6 +244,17 @@ fn print_report(report: &AttemptReport, limits: &Limits, as_json: bool) -> anyho
     );
     if let Some(p) = &report.progress {
         eprintln!("taskbox: last progress {}% {}", p.percent, p.note);
+    }
+    if let Some(r) = repeat {
+        let kib = |k: Option<u64>| k.map_or("?".to_owned(), |k| bytes(k * 1024));
+        eprintln!(
+            "taskbox: {} attempts · p50 {} · p99 {} · resident memory {} once warm, {} at the end",
+            thousands(r.attempts),
+            duration(r.p50),
+            duration(r.p99),
+            kib(r.rss_warm_kib),
+            kib(r.rss_end_kib),
+        );
     }
     let text = if std::io::stdout().is_terminal() {
         serde_json::to_string_pretty(&outcome)?

@@ -223,10 +223,12 @@ impl Sandbox {
     ) -> Store<ComponentHost> {
         let wasi = match command_output {
             Some(output) => command_wasi(log, output, &req.input).build(),
-            None => WasiCtxBuilder::new()
-                .stdout(log.stream(Source::Stdout))
-                .stderr(log.stream(Source::Stderr))
-                .build(),
+            None => {
+                let mut b = WasiCtxBuilder::new();
+                b.stdout(log.stream(Source::Stdout))
+                    .stderr(log.stream(Source::Stderr));
+                deny_network(&mut b).build()
+            }
         };
         let host = ComponentHost {
             wasi,
@@ -277,7 +279,14 @@ fn command_wasi(log: &LogBuffer, output: &OutputCapture, input: &str) -> WasiCtx
         .stdout(output.clone())
         .stderr(log.stream(Source::Stderr))
         .arg("task");
+    deny_network(&mut b);
     b
+}
+
+/// No sockets at all: WASI's default already denies every address; this
+/// also refuses to create TCP or UDP sockets, so the answer is immediate.
+fn deny_network(b: &mut WasiCtxBuilder) -> &mut WasiCtxBuilder {
+    b.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false)
 }
 
 fn ticks_until(deadline: Instant) -> u64 {

@@ -405,7 +405,8 @@ mod tests {
         let got = log.finish();
         assert_eq!(got.lines.len(), 1);
         assert!(got.lines[0].message.ends_with("bytes cut]"));
-        assert_eq!(log.stderr_tail().len(), STDERR_TAIL_BYTES);
+        // The tail ends with the newline, which is trimmed.
+        assert_eq!(log.stderr_tail().len(), STDERR_TAIL_BYTES - 1);
     }
 
     #[test]
