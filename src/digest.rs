@@ -81,7 +81,12 @@ mod tests {
             "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert_eq!(d.to_string().parse::<Digest>().unwrap(), d);
-        for junk in ["", "sha256:", "md5:00", "sha256:BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD"] {
+        for junk in [
+            "",
+            "sha256:",
+            "md5:00",
+            "sha256:BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD",
+        ] {
             assert!(junk.parse::<Digest>().is_err(), "{junk}");
         }
     }

@@ -1,6 +1,9 @@
 //! `taskbox bench …`: measurements anyone can rerun on their own machine.
 
 use super::format::duration;
+use crate::sandbox::{
+    AttemptRequest, Ending, JobRef, Limits, Metering, Program, Sandbox, SandboxConfig,
+};
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -8,9 +11,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use crate::sandbox::{
-    AttemptRequest, Ending, JobRef, Limits, Metering, Program, Sandbox, SandboxConfig,
-};
 
 #[derive(Debug, Subcommand)]
 pub enum BenchArgs {
@@ -48,13 +48,18 @@ fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
         b.worker_threads(threads);
         b
     };
-    b.enable_all().build().context("cannot start the async runtime")
+    b.enable_all()
+        .build()
+        .context("cannot start the async runtime")
 }
 
 fn read_guest(dir: &Path, name: &str) -> anyhow::Result<Vec<u8>> {
     let path = dir.join(name);
     std::fs::read(&path).with_context(|| {
-        format!("cannot read {} (build the guests first: scripts/build-guests)", path.display())
+        format!(
+            "cannot read {} (build the guests first: scripts/build-guests)",
+            path.display()
+        )
     })
 }
 
@@ -96,7 +101,12 @@ struct PerAttempt {
 }
 
 /// Instantiate + call + drop of the no-op guest, sequentially on each thread.
-fn per_attempt(sandbox: &Sandbox, bytes: &[u8], threads: usize, attempts: u64) -> anyhow::Result<PerAttempt> {
+fn per_attempt(
+    sandbox: &Sandbox,
+    bytes: &[u8],
+    threads: usize,
+    attempts: u64,
+) -> anyhow::Result<PerAttempt> {
     let rt = runtime(threads)?;
     rt.block_on(async {
         let program = sandbox.load(bytes).await?;
@@ -147,8 +157,23 @@ fn expect_done(ending: Ending) -> anyhow::Result<()> {
 /// A text of about `words` words, varied enough for real hashing work.
 fn sample_text(words: usize) -> String {
     const VOCAB: &[&str] = &[
-        "queue", "sandbox", "runner", "lease", "fuel", "epoch", "tenant", "digest", "attempt",
-        "retry", "backoff", "schedule", "workflow", "component", "memory", "deadline", "output",
+        "queue",
+        "sandbox",
+        "runner",
+        "lease",
+        "fuel",
+        "epoch",
+        "tenant",
+        "digest",
+        "attempt",
+        "retry",
+        "backoff",
+        "schedule",
+        "workflow",
+        "component",
+        "memory",
+        "deadline",
+        "output",
     ];
     let mut text = String::with_capacity(words * 8);
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -162,12 +187,62 @@ fn sample_text(words: usize) -> String {
     text
 }
 
-/// Median wall time of the CPU-bound guest under each metering mode,
+/// A CPU-bound workload for the metering comparison.
+struct Workload {
+    name: &'static str,
+    bytes: Vec<u8>,
+    input: String,
+}
+
+/// The workloads: string processing and hashing (word statistics of a long
+/// text), JSON in and out (an invoice of thousands of lines), and an
+/// interpreter (the JavaScript article task on a long body).
+fn workloads(dir: &Path) -> anyhow::Result<Vec<Workload>> {
+    let items: Vec<_> = (0..5000)
+        .map(|i| {
+            json!({"sku": format!("SKU-{i:05}"), "description": format!("item number {i} of the big order"),
+                   "quantity": 1 + i % 7, "unit_price_cents": 100 + (i * 37) % 9000})
+        })
+        .collect();
+    let order = json!({"order_id": "BENCH-1", "customer": {"name": "Bench", "email": "bench@example.com"},
+                       "currency": "EUR", "items": items, "tax_rate_percent": 19, "discount_percent": 5});
+    let body: String = (0..400)
+        .map(|i| {
+            format!(
+                "# Section {i}\n{}\nSee https://example.com/page/{i} for more.\n",
+                sample_text(60)
+            )
+        })
+        .collect();
+    Ok(vec![
+        Workload {
+            name: "wordstats (200,000 words)",
+            bytes: read_guest(dir, "wordstats.wasm")?,
+            input: json!({"text": sample_text(200_000), "top": 10}).to_string(),
+        },
+        Workload {
+            name: "invoice (5,000 lines)",
+            bytes: read_guest(dir, "invoice.wasm")?,
+            input: order.to_string(),
+        },
+        Workload {
+            name: "js-article (24,000 words)",
+            bytes: read_guest(dir, "js-article.wasm")?,
+            input: json!({"title": "A long article", "body": body}).to_string(),
+        },
+    ])
+}
+
+const MODES: [Metering; 3] = [
+    Metering::Unmetered,
+    Metering::EpochOnly,
+    Metering::FuelAndEpoch,
+];
+
+/// Median wall time of a workload under each metering mode, runs
 /// interleaved so drift on a noisy machine hits all three alike.
-fn metering_overhead(bytes: &[u8], runs: u64) -> anyhow::Result<[(Metering, Duration); 3]> {
-    let modes = [Metering::Unmetered, Metering::EpochOnly, Metering::FuelAndEpoch];
+fn metering_overhead(w: &Workload, runs: u64) -> anyhow::Result<[Duration; 3]> {
     let rt = runtime(1)?;
-    let input = json!({"text": sample_text(200_000), "top": 10}).to_string();
     let limits = Limits {
         timeout_ms: 60_000,
         fuel: 1_000_000_000_000,
@@ -175,24 +250,24 @@ fn metering_overhead(bytes: &[u8], runs: u64) -> anyhow::Result<[(Metering, Dura
     };
     rt.block_on(async {
         let mut loaded: Vec<(Sandbox, Arc<Program>)> = Vec::new();
-        for m in modes {
+        for m in MODES {
             let s = sandbox_with(m)?;
-            let p = s.load(bytes).await?;
-            expect_done(s.run(&p, request(&input, limits)).await.ending)?;
+            let p = s.load(&w.bytes).await?;
+            expect_done(s.run(&p, request(&w.input, limits)).await.ending)?;
             loaded.push((s, p));
         }
-        let mut times = vec![Vec::new(); modes.len()];
+        let mut times = vec![Vec::new(); MODES.len()];
         for _ in 0..runs {
             for (i, (s, p)) in loaded.iter().enumerate() {
                 let t = Instant::now();
-                let report = s.run(p, request(&input, limits)).await;
+                let report = s.run(p, request(&w.input, limits)).await;
                 times[i].push(t.elapsed());
                 expect_done(report.ending)?;
             }
         }
-        let mut out = [(Metering::Unmetered, Duration::ZERO); 3];
+        let mut out = [Duration::ZERO; 3];
         for (i, t) in times.into_iter().enumerate() {
-            out[i] = (modes[i], median(t));
+            out[i] = median(t);
         }
         Ok(out)
     })
@@ -227,21 +302,29 @@ fn runaway(sandbox: &Sandbox, bytes: &[u8]) -> anyhow::Result<Vec<(u64, Duration
 
 fn sandbox(args: SandboxBench) -> anyhow::Result<ExitCode> {
     let noop = read_guest(&args.guests, "noop.wasm")?;
-    let cpu = read_guest(&args.guests, "wordstats.wasm")?;
+    let workloads = workloads(&args.guests)?;
     let hostile = read_guest(&args.guests, "hostile-loop.wasm")?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
 
-    eprintln!("bench: per-attempt cost of the no-op guest ({} attempts)…", args.attempts);
+    eprintln!(
+        "bench: per-attempt cost of the no-op guest ({} attempts)…",
+        args.attempts
+    );
     let sandbox = sandbox_with(Metering::FuelAndEpoch)?;
     let one = per_attempt(&sandbox, &noop, 1, args.attempts)?;
     let two = per_attempt(&sandbox, &noop, 2, args.attempts)?;
-    eprintln!("bench: metering overhead on the word-statistics guest ({} runs)…", args.cpu_runs);
-    let overhead = metering_overhead(&cpu, args.cpu_runs)?;
+    let mut overhead = Vec::new();
+    for w in &workloads {
+        eprintln!(
+            "bench: metering overhead on {} ({} runs)…",
+            w.name, args.cpu_runs
+        );
+        overhead.push((w.name, metering_overhead(w, args.cpu_runs)?));
+    }
     eprintln!("bench: stopping an infinite loop…");
     let stops = runaway(&sandbox, &hostile)?;
 
-    let base = overhead[0].1.as_secs_f64();
-    let ratio = |d: Duration| d.as_secs_f64() / base - 1.0;
+    let ratio = |t: &[Duration; 3], i: usize| t[i].as_secs_f64() / t[0].as_secs_f64() - 1.0;
     let worst_stop = stops
         .iter()
         .map(|(ms, d)| d.as_secs_f64() * 1000.0 / *ms as f64)
@@ -255,12 +338,14 @@ fn sandbox(args: SandboxBench) -> anyhow::Result<ExitCode> {
         let out = json!({
             "cores": cores,
             "per_attempt": [pa(&one), pa(&two)],
-            "cpu_guest_ms": {
-                "unmetered": overhead[0].1.as_secs_f64() * 1e3,
-                "epoch": overhead[1].1.as_secs_f64() * 1e3,
-                "fuel_and_epoch": overhead[2].1.as_secs_f64() * 1e3,
-            },
-            "overhead": {"epoch": ratio(overhead[1].1), "fuel_and_epoch": ratio(overhead[2].1)},
+            "metering": overhead.iter().map(|(name, t)| json!({
+                "workload": name,
+                "unmetered_ms": t[0].as_secs_f64() * 1e3,
+                "epoch_ms": t[1].as_secs_f64() * 1e3,
+                "fuel_and_epoch_ms": t[2].as_secs_f64() * 1e3,
+                "epoch_overhead": ratio(t, 1),
+                "fuel_and_epoch_overhead": ratio(t, 2),
+            })).collect::<Vec<_>>(),
             "runaway": stops.iter().map(|(ms, d)| json!({"deadline_ms": ms, "stopped_after_ms": d.as_secs_f64() * 1e3})).collect::<Vec<_>>(),
             "runaway_worst_ratio": worst_stop,
         });
@@ -283,18 +368,21 @@ fn sandbox(args: SandboxBench) -> anyhow::Result<ExitCode> {
         );
     }
     println!();
-    println!("metering overhead (word statistics of a 200,000-word text, median of {})", args.cpu_runs);
-    println!("  neither          {:>10}", duration(overhead[0].1));
     println!(
-        "  epoch            {:>10}  {:>+6.1} %   target ≤ 10 %",
-        duration(overhead[1].1),
-        ratio(overhead[1].1) * 100.0
+        "metering overhead (median of {} runs each; targets: epoch ≤ 10 %, fuel + epoch ≤ 30 %)",
+        args.cpu_runs
     );
-    println!(
-        "  fuel + epoch     {:>10}  {:>+6.1} %   target ≤ 30 %",
-        duration(overhead[2].1),
-        ratio(overhead[2].1) * 100.0
-    );
+    println!("  workload                      neither       epoch            fuel + epoch");
+    for (name, t) in &overhead {
+        println!(
+            "  {name:<27} {:>10} {:>10} {:>+6.1} % {:>10} {:>+6.1} %",
+            duration(t[0]),
+            duration(t[1]),
+            ratio(t, 1) * 100.0,
+            duration(t[2]),
+            ratio(t, 2) * 100.0
+        );
+    }
     println!();
     println!("runaway guest (infinite loop) stopped after, worst of 3");
     for (ms, d) in &stops {

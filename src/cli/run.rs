@@ -1,6 +1,10 @@
 //! `taskbox run`: one attempt of a local file, reported like the server would.
 
 use super::format::{bytes, duration, thousands};
+use crate::sandbox::capture::{AttemptLog, Source};
+use crate::sandbox::{
+    AttemptReport, AttemptRequest, Ending, JobRef, Limits, Origin, Sandbox, SandboxConfig,
+};
 use anyhow::{bail, Context};
 use clap::Args;
 use serde_json::{json, Value};
@@ -8,8 +12,6 @@ use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use crate::sandbox::capture::{AttemptLog, Source};
-use crate::sandbox::{AttemptReport, AttemptRequest, Ending, JobRef, Limits, Origin, Sandbox, SandboxConfig};
 
 #[derive(Debug, Args)]
 #[command(after_help = "The default limits are the server's defaults.\n\
@@ -163,10 +165,13 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
 fn read_input(arg: &str) -> anyhow::Result<String> {
     let text = if arg == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("cannot read the input from stdin")?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("cannot read the input from stdin")?;
         s
     } else if let Some(path) = arg.strip_prefix('@') {
-        std::fs::read_to_string(path).with_context(|| format!("cannot read the input file {path}"))?
+        std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the input file {path}"))?
     } else {
         arg.to_owned()
     };
@@ -190,9 +195,15 @@ fn outcome_json(ending: &Ending) -> Value {
         Ending::Done(text) => parse(text),
         Ending::Snooze(ms) => json!({"snooze": {"delay_ms": ms}}),
         Ending::Wait(text) => json!({"wait": parse(text)}),
-        Ending::Failed(e) => json!({"error": {"kind": e.kind, "code": e.code, "message": e.message}}),
-        Ending::Cancelled => json!({"error": {"kind": "cancelled", "code": "cancelled", "message": "the attempt was cancelled"}}),
-        Ending::Unavailable(why) => json!({"error": {"kind": "unavailable", "code": "unavailable", "message": why}}),
+        Ending::Failed(e) => {
+            json!({"error": {"kind": e.kind, "code": e.code, "message": e.message}})
+        }
+        Ending::Cancelled => {
+            json!({"error": {"kind": "cancelled", "code": "cancelled", "message": "the attempt was cancelled"}})
+        }
+        Ending::Unavailable(why) => {
+            json!({"error": {"kind": "unavailable", "code": "unavailable", "message": why}})
+        }
     }
 }
 
@@ -274,7 +285,10 @@ fn print_log(log: &AttemptLog) {
             Source::Host => "host",
         };
         let level = format!("{:?}", line.level).to_lowercase();
-        eprintln!("[{:>9.3} ms] {level:<5} {source:<6} {}", line.at_ms, line.message);
+        eprintln!(
+            "[{:>9.3} ms] {level:<5} {source:<6} {}",
+            line.at_ms, line.message
+        );
     }
     if log.dropped_lines > 0 || log.dropped_bytes > 0 {
         eprintln!(

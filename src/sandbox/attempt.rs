@@ -286,14 +286,18 @@ fn command_wasi(log: &LogBuffer, output: &OutputCapture, input: &str) -> WasiCtx
 /// No sockets at all: WASI's default already denies every address; this
 /// also refuses to create TCP or UDP sockets, so the answer is immediate.
 fn deny_network(b: &mut WasiCtxBuilder) -> &mut WasiCtxBuilder {
-    b.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false)
+    b.allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false)
 }
 
 fn ticks_until(deadline: Instant) -> u64 {
     let left = deadline.saturating_duration_since(Instant::now());
     let tick = EPOCH_TICK.as_nanos().max(1);
     let ticks = left.as_nanos().div_ceil(tick);
-    u64::try_from(ticks).unwrap_or(u64::MAX).clamp(1, SLICE_TICKS)
+    u64::try_from(ticks)
+        .unwrap_or(u64::MAX)
+        .clamp(1, SLICE_TICKS)
 }
 
 /// Step 2–3 guard: the call runs until it ends, the job is cancelled, or the

@@ -254,7 +254,11 @@ impl OutputStream for LogStream {
 }
 
 impl AsyncWrite for LogStream {
-    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         self.buffer.state().write(self.source, buf);
         Poll::Ready(Ok(buf.len()))
     }
@@ -353,7 +357,11 @@ impl OutputStream for OutputCapture {
 }
 
 impl AsyncWrite for OutputCapture {
-    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         match self.accept(buf) {
             Ok(()) => Poll::Ready(Ok(buf.len())),
             Err(_) => Poll::Ready(Err(io::Error::other("stdout passed the output cap"))),

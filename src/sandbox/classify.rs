@@ -76,7 +76,10 @@ pub fn check_output(text: String, cap: usize) -> Result<String, JobError> {
         Ok(_) => Ok(text),
         Err(e) => Err(JobError::new(
             ErrorKind::InvalidOutput,
-            format!("the output is not JSON: {e}; output starts with {:?}", bounded(&text, 80)),
+            format!(
+                "the output is not JSON: {e}; output starts with {:?}",
+                bounded(&text, 80)
+            ),
         )),
     }
 }
@@ -123,7 +126,10 @@ pub fn error(err: &wasmtime::Error, c: &Circumstances) -> Result<Ending, i32> {
     if c.output_overflowed {
         return Ok(Ending::Failed(JobError::new(
             ErrorKind::OutputTooLarge,
-            format!("the command wrote more than the output cap of {} bytes to stdout", c.output_cap),
+            format!(
+                "the command wrote more than the output cap of {} bytes to stdout",
+                c.output_cap
+            ),
         )));
     }
     if let Some(trap) = err.downcast_ref::<Trap>() {
@@ -183,8 +189,10 @@ fn trap_error(trap: Trap, c: &Circumstances) -> JobError {
 /// wasmtime refuses to copy more than the store's hostcall fuel between guest
 /// and host; its error type is private, so it is recognized by its message.
 fn is_hostcall_fuel(err: &wasmtime::Error) -> bool {
-    err.chain()
-        .any(|e| e.to_string().contains("fuel allocated for hostcalls has been exhausted"))
+    err.chain().any(|e| {
+        e.to_string()
+            .contains("fuel allocated for hostcalls has been exhausted")
+    })
 }
 
 #[cfg(test)]
@@ -200,8 +208,14 @@ mod tests {
     #[test]
     fn output_checks() {
         assert!(check_output("{\"a\":1}".into(), 100).is_ok());
-        assert_eq!(check_output("nope".into(), 100).unwrap_err().kind, ErrorKind::InvalidOutput);
-        assert_eq!(check_output("[1,2,3]".into(), 3).unwrap_err().kind, ErrorKind::OutputTooLarge);
+        assert_eq!(
+            check_output("nope".into(), 100).unwrap_err().kind,
+            ErrorKind::InvalidOutput
+        );
+        assert_eq!(
+            check_output("[1,2,3]".into(), 3).unwrap_err().kind,
+            ErrorKind::OutputTooLarge
+        );
     }
 
     #[test]

@@ -4,9 +4,10 @@
 use super::limits::{Ceilings, MAX_MEMORIES, MAX_TABLE_ELEMENTS};
 use super::Metering;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wasmtime::{
-    Config, Enabled, Engine, EngineWeak, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig,
+    Config, Enabled, Engine, EngineWeak, InstanceAllocationStrategy, OptLevel,
+    PoolingAllocationConfig,
 };
 
 /// How often the epoch advances. Deadlines are checked at this grain, so a
@@ -31,7 +32,11 @@ const KEEP_RESIDENT_WITHOUT_PAGEMAP: usize = 128 << 10;
 pub const DEFAULT_MAX_INSTANCES: u32 = 512;
 
 /// Builds the engine every attempt of this process runs on.
-pub fn build(ceilings: &Ceilings, max_instances: u32, metering: Metering) -> wasmtime::Result<Engine> {
+pub fn build(
+    ceilings: &Ceilings,
+    max_instances: u32,
+    metering: Metering,
+) -> wasmtime::Result<Engine> {
     let mut config = Config::new();
     config
         .wasm_component_model(true)
@@ -72,15 +77,24 @@ pub fn build(ceilings: &Ceilings, max_instances: u32, metering: Metering) -> was
 }
 
 /// Advances the engine's epoch every [`EPOCH_TICK`] until the engine is gone.
+/// Ticks are scheduled on absolute instants, so a late wake-up does not push
+/// every later tick back: a deadline of N ticks stays about N ticks long.
 pub fn spawn_ticker(engine: &Engine) -> std::io::Result<()> {
     let weak: EngineWeak = engine.weak();
     thread::Builder::new()
         .name("taskbox-epoch".into())
-        .spawn(move || loop {
-            thread::sleep(EPOCH_TICK);
-            match weak.upgrade() {
-                Some(engine) => engine.increment_epoch(),
-                None => return,
+        .spawn(move || {
+            let mut next = Instant::now() + EPOCH_TICK;
+            loop {
+                thread::sleep(next.saturating_duration_since(Instant::now()));
+                let Some(engine) = weak.upgrade() else { return };
+                engine.increment_epoch();
+                let now = Instant::now();
+                next += EPOCH_TICK;
+                // After a long stall (e.g. a suspended VM), do not burst to catch up.
+                if next < now {
+                    next = now + EPOCH_TICK;
+                }
             }
         })
         .map(|_| ())

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use wasmtime::wasmparser::{ComponentExternalKind, ComponentTypeRef, ExternalKind, Parser, Payload, TypeRef};
+use wasmtime::wasmparser::{
+    ComponentExternalKind, ComponentTypeRef, ExternalKind, Parser, Payload, TypeRef,
+};
 
 /// How the host calls a guest (DESIGN §3.1–3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -87,7 +89,11 @@ const OFFERED: &[(&str, &str, &[&str])] = &[
     ),
     ("wasi:io", "0.2.", &["error", "poll", "streams"]),
     ("wasi:clocks", "0.2.", &["monotonic-clock", "wall-clock"]),
-    ("wasi:random", "0.2.", &["random", "insecure", "insecure-seed"]),
+    (
+        "wasi:random",
+        "0.2.",
+        &["random", "insecure", "insecure-seed"],
+    ),
     ("wasi:filesystem", "0.2.", &["types", "preopens"]),
     (
         "wasi:sockets",
@@ -138,7 +144,9 @@ pub fn inspect(
     } else if Parser::is_core_wasm(bytes) {
         inspect_module(bytes, module_import_offered)
     } else {
-        Err(Invalid::Malformed("unknown WebAssembly binary version".into()))
+        Err(Invalid::Malformed(
+            "unknown WebAssembly binary version".into(),
+        ))
     }
 }
 
@@ -170,7 +178,9 @@ fn inspect_component(bytes: &[u8]) -> Result<Shape, Invalid> {
                     let name = export.name.name;
                     match export.kind {
                         ComponentExternalKind::Func if name == "run" => task = true,
-                        ComponentExternalKind::Instance if name.starts_with("wasi:cli/run@0.2.") => {
+                        ComponentExternalKind::Instance
+                            if name.starts_with("wasi:cli/run@0.2.") =>
+                        {
                             command = true
                         }
                         _ => {}
@@ -199,7 +209,9 @@ fn inspect_module(bytes: &[u8], offered: impl Fn(&str, &str) -> bool) -> Result<
                 for imports in reader {
                     for import in imports.map_err(malformed)? {
                         let (_, import) = import.map_err(malformed)?;
-                        if !matches!(import.ty, TypeRef::Func(_)) || !offered(import.module, import.name) {
+                        if !matches!(import.ty, TypeRef::Func(_))
+                            || !offered(import.module, import.name)
+                        {
                             forbidden.push(format!("{}::{}", import.module, import.name));
                         }
                     }
@@ -234,7 +246,9 @@ mod tests {
         assert!(component_import_offered("taskbox:task/host@0.1.0"));
         assert!(component_import_offered("wasi:cli/environment@0.2.3"));
         assert!(!component_import_offered("wasi:cli/environment@0.3.0"));
-        assert!(!component_import_offered("wasi:http/outgoing-handler@0.2.0"));
+        assert!(!component_import_offered(
+            "wasi:http/outgoing-handler@0.2.0"
+        ));
         assert!(!component_import_offered("evil:net/raw@0.1.0"));
         assert!(!component_import_offered("run"));
     }
@@ -243,7 +257,10 @@ mod tests {
     fn refuses_non_wasm_and_oversize() {
         let any = |_: &str, _: &str| true;
         assert_eq!(inspect(b"hello", 100, any), Err(Invalid::NotWasm));
-        assert!(matches!(inspect(&[0; 200], 100, any), Err(Invalid::TooLarge { .. })));
+        assert!(matches!(
+            inspect(&[0; 200], 100, any),
+            Err(Invalid::TooLarge { .. })
+        ));
     }
 
     #[test]
@@ -266,6 +283,9 @@ mod tests {
     #[test]
     fn module_without_start_has_no_entry_point() {
         let wasm = wat::parse_str("(module (func (export \"main\")))").unwrap();
-        assert_eq!(inspect(&wasm, 1 << 20, |_, _| true), Err(Invalid::NoEntryPoint));
+        assert_eq!(
+            inspect(&wasm, 1 << 20, |_, _| true),
+            Err(Invalid::NoEntryPoint)
+        );
     }
 }

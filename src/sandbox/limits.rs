@@ -192,7 +192,9 @@ mod tests {
         assert!(l.memory_growing(0, 6 * MIB as usize, None).unwrap());
         assert!(l.memory_growing(0, 4 * MIB as usize, None).unwrap());
         assert!(!l.refused());
-        assert!(!l.memory_growing(4 * MIB as usize, 5 * MIB as usize, None).unwrap());
+        assert!(!l
+            .memory_growing(4 * MIB as usize, 5 * MIB as usize, None)
+            .unwrap());
         assert!(l.refused());
         assert_eq!(l.peak_bytes(), 10 * MIB);
     }

@@ -171,7 +171,8 @@ struct Inner {
 impl Sandbox {
     pub fn new(config: SandboxConfig) -> Result<Self, SetupError> {
         let engine_err = |e: wasmtime::Error| SetupError::Engine(format!("{e:#}"));
-        let engine = engine::build(&config.ceilings, config.max_instances, config.metering).map_err(engine_err)?;
+        let engine = engine::build(&config.ceilings, config.max_instances, config.metering)
+            .map_err(engine_err)?;
         engine::spawn_ticker(&engine).map_err(|e| SetupError::Engine(e.to_string()))?;
 
         let mut components = wasmtime::component::Linker::new(&engine);
@@ -231,7 +232,11 @@ impl Sandbox {
 
     /// A program already loaded in this process.
     pub fn loaded(&self, digest: &Digest) -> Option<Arc<Program>> {
-        let mut p = self.inner.programs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut p = self
+            .inner
+            .programs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         p.clock += 1;
         let now = p.clock;
         p.map.get_mut(digest).map(|(prog, used)| {
@@ -263,11 +268,20 @@ impl Sandbox {
     }
 
     fn remember(&self, program: Arc<Program>) {
-        let mut p = self.inner.programs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut p = self
+            .inner
+            .programs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         p.clock += 1;
         let now = p.clock;
         if p.map.len() >= self.inner.config.max_programs.max(1) {
-            if let Some(oldest) = p.map.iter().min_by_key(|(_, (_, used))| *used).map(|(d, _)| *d) {
+            if let Some(oldest) = p
+                .map
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(d, _)| *d)
+            {
                 p.map.remove(&oldest);
             }
         }
@@ -303,11 +317,14 @@ impl Sandbox {
                 Compiled::Component(c) => c.serialize(),
                 Compiled::Module(m) => m.serialize(),
             };
-            match artifact.map_err(|e| e.to_string()).and_then(|a| {
-                cache.store(digest, &a).map_err(|e| e.to_string())
-            }) {
+            match artifact
+                .map_err(|e| e.to_string())
+                .and_then(|a| cache.store(digest, &a).map_err(|e| e.to_string()))
+            {
                 Ok(()) => {}
-                Err(e) => tracing::warn!(%digest, error = %e, "could not cache the compiled artifact"),
+                Err(e) => {
+                    tracing::warn!(%digest, error = %e, "could not cache the compiled artifact")
+                }
             }
         }
         Ok((compiled, Origin::Compiled { rejected }))
@@ -331,7 +348,12 @@ impl Sandbox {
         let timeout = self.inner.config.compile_timeout;
         let permit = tokio::time::timeout(timeout, self.inner.compile_gate.clone().acquire_owned())
             .await
-            .map_err(|_| Invalid::Compile(format!("the compiler stayed busy for {} s; try again", timeout.as_secs())))?
+            .map_err(|_| {
+                Invalid::Compile(format!(
+                    "the compiler stayed busy for {} s; try again",
+                    timeout.as_secs()
+                ))
+            })?
             .map_err(|_| Invalid::Compile("the compiler is shut down".into()))?;
         let engine = self.inner.engine.clone();
         let bytes = bytes.to_vec();
@@ -360,12 +382,22 @@ impl Sandbox {
         let link_err = |e: wasmtime::Error| Invalid::Link(format!("{e:#}"));
         match (shape, compiled) {
             (Shape::TaskComponent, Compiled::Component(c)) => {
-                let pre = self.inner.components.instantiate_pre(&c).map_err(link_err)?;
+                let pre = self
+                    .inner
+                    .components
+                    .instantiate_pre(&c)
+                    .map_err(link_err)?;
                 TaskPre::new(pre).map(Prepared::Task).map_err(link_err)
             }
             (Shape::CommandComponent, Compiled::Component(c)) => {
-                let pre = self.inner.components.instantiate_pre(&c).map_err(link_err)?;
-                CommandPre::new(pre).map(Prepared::Command).map_err(link_err)
+                let pre = self
+                    .inner
+                    .components
+                    .instantiate_pre(&c)
+                    .map_err(link_err)?;
+                CommandPre::new(pre)
+                    .map(Prepared::Command)
+                    .map_err(link_err)
             }
             (Shape::CommandModule, Compiled::Module(m)) => self
                 .inner
@@ -373,7 +405,9 @@ impl Sandbox {
                 .instantiate_pre(&m)
                 .map(Prepared::Module)
                 .map_err(link_err),
-            _ => Err(Invalid::Link("the compiled artifact does not match its kind".into())),
+            _ => Err(Invalid::Link(
+                "the compiled artifact does not match its kind".into(),
+            )),
         }
     }
 }

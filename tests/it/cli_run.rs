@@ -15,13 +15,19 @@ fn taskbox(args: &[&str]) -> Output {
 }
 
 fn wasm(name: &str) -> String {
-    guests_dir().join(format!("{name}.wasm")).display().to_string()
+    guests_dir()
+        .join(format!("{name}.wasm"))
+        .display()
+        .to_string()
 }
 
 fn stdout_json(out: &Output) -> Value {
     let text = String::from_utf8_lossy(&out.stdout);
     serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!("stdout is not JSON ({e}): {text}\nstderr: {}", String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "stdout is not JSON ({e}): {text}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
     })
 }
 
@@ -32,8 +38,18 @@ fn stderr(out: &Output) -> String {
 #[test]
 fn runs_the_rust_javascript_and_go_examples() {
     let cases = [
-        ("invoice", "@guest-examples/rust/invoice/example.json", "invoice_number", "INV-A-1001"),
-        ("js-article", "@guest-examples/js/example.json", "slug", "sandboxing-jobs-with-webassembly-components"),
+        (
+            "invoice",
+            "@guest-examples/rust/invoice/example.json",
+            "invoice_number",
+            "INV-A-1001",
+        ),
+        (
+            "js-article",
+            "@guest-examples/js/example.json",
+            "slug",
+            "sandboxing-jobs-with-webassembly-components",
+        ),
         ("go-stats", "@guest-examples/go/example.json", "unit", "°C"),
     ];
     for (name, input, field, want) in cases {
@@ -41,13 +57,23 @@ fn runs_the_rust_javascript_and_go_examples() {
         assert!(out.status.success(), "{name}: {}", stderr(&out));
         assert_eq!(stdout_json(&out)[field], want, "{name}");
         let err = stderr(&out);
-        assert!(err.contains("fuel") && err.contains("peak memory"), "{name}: {err}");
+        assert!(
+            err.contains("fuel") && err.contains("peak memory"),
+            "{name}: {err}"
+        );
     }
 }
 
 #[test]
 fn a_failed_attempt_prints_the_error_and_exits_1() {
-    let out = taskbox(&["run", &wasm("hostile-loop"), "--timeout-ms", "200", "--fuel", "1000000000000"]);
+    let out = taskbox(&[
+        "run",
+        &wasm("hostile-loop"),
+        "--timeout-ms",
+        "200",
+        "--fuel",
+        "1000000000000",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let json = stdout_json(&out);
     assert_eq!(json["error"]["kind"], "timeout");
@@ -58,18 +84,30 @@ fn a_failed_attempt_prints_the_error_and_exits_1() {
 fn the_guest_log_goes_to_stderr() {
     let input = repo_file("guest-examples/rust/invoice/example.json");
     let out = taskbox(&["run", &wasm("invoice"), "--input", &input]);
-    assert!(stderr(&out).contains("invoicing order A-1001"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("invoicing order A-1001"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn refusals_exit_2_and_say_why() {
     let out = taskbox(&["run", &wasm("hostile-import")]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("evil:net/raw@0.1.0"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("evil:net/raw@0.1.0"),
+        "{}",
+        stderr(&out)
+    );
 
     let out = taskbox(&["run", &wasm("noop"), "--input", "{not json"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--input is not JSON"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--input is not JSON"),
+        "{}",
+        stderr(&out)
+    );
 
     let out = taskbox(&["run", &wasm("noop"), "--memory-mb", "999999"]);
     assert_eq!(out.status.code(), Some(2));
@@ -77,14 +115,22 @@ fn refusals_exit_2_and_say_why() {
 
     let out = taskbox(&["run", "/nonexistent.wasm"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("cannot read /nonexistent.wasm"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot read /nonexistent.wasm"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn help_shows_the_default_limits() {
     let out = taskbox(&["run", "--help"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    for default in ["[default: 30000]", "[default: 10000000000]", "[default: 256]"] {
+    for default in [
+        "[default: 30000]",
+        "[default: 10000000000]",
+        "[default: 256]",
+    ] {
         assert!(text.contains(default), "{default} missing from:\n{text}");
     }
 }
@@ -102,9 +148,16 @@ fn a_thousand_attempts_leak_no_memory() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let report = stdout_json(&out);
-    let warm = report["repeat"]["rss_warm_kib"].as_u64().expect("RSS after warm-up");
-    let end = report["repeat"]["rss_end_kib"].as_u64().expect("RSS at the end");
+    let warm = report["repeat"]["rss_warm_kib"]
+        .as_u64()
+        .expect("RSS after warm-up");
+    let end = report["repeat"]["rss_end_kib"]
+        .as_u64()
+        .expect("RSS at the end");
     // A store or instance leaked per attempt would be ≥ 1 MiB each: ≥ 1.8 GiB here.
-    assert!(end <= warm + 8 * 1024, "RSS grew from {warm} KiB to {end} KiB over 1,800 attempts");
+    assert!(
+        end <= warm + 8 * 1024,
+        "RSS grew from {warm} KiB to {end} KiB over 1,800 attempts"
+    );
     assert_eq!(report["outcome"]["invoice_number"], "INV-A-1001");
 }

@@ -18,7 +18,10 @@ pub fn guests_dir() -> PathBuf {
 pub fn guest(name: &str) -> Vec<u8> {
     let path = guests_dir().join(format!("{name}.wasm"));
     std::fs::read(&path).unwrap_or_else(|e| {
-        panic!("cannot read {}: {e}; build the guests first with scripts/build-guests", path.display())
+        panic!(
+            "cannot read {}: {e}; build the guests first with scripts/build-guests",
+            path.display()
+        )
     })
 }
 
@@ -34,7 +37,9 @@ pub fn sandbox() -> &'static Sandbox {
     static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
     SANDBOX.get_or_init(|| {
         Sandbox::new(SandboxConfig {
-            cache_dir: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts")),
+            cache_dir: Some(
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts"),
+            ),
             ..SandboxConfig::default()
         })
         .expect("sandbox")
@@ -108,4 +113,3 @@ pub async fn next_attempt_is_fine() {
     let out = expect_done(&report);
     assert_eq!(out["invoice_number"], "INV-A-1001");
 }
-

@@ -25,7 +25,11 @@ async fn rust_invoice_task() {
     assert_eq!(out["total_cents"], 11924);
     assert_eq!(*seen.lock().unwrap(), [50, 100]);
     assert_eq!(report.progress.unwrap().percent, 100);
-    assert!(report.log.lines.iter().any(|l| l.message.contains("A-1001")));
+    assert!(report
+        .log
+        .lines
+        .iter()
+        .any(|l| l.message.contains("A-1001")));
 }
 
 #[tokio::test]
@@ -41,16 +45,26 @@ async fn javascript_task_and_its_thrown_failure() {
     let program = load("js-article").await;
     assert_eq!(program.abi(), Abi::Task);
     let input = repo_file("guest-examples/js/example.json");
-    let report = sandbox().run(&program, request(&input, Limits::DEFAULT)).await;
+    let report = sandbox()
+        .run(&program, request(&input, Limits::DEFAULT))
+        .await;
     let out = expect_done(&report);
     assert_eq!(out["slug"], "sandboxing-jobs-with-webassembly-components");
     assert_eq!(out["words"], 40);
-    assert_eq!(out["headings"], json!(["Why sandbox jobs?", "Limits", "Résumé"]));
+    assert_eq!(
+        out["headings"],
+        json!(["Why sandbox jobs?", "Limits", "Résumé"])
+    );
 
     let bad = json!({"title": "", "body": "x"}).to_string();
-    let report = sandbox().run(&program, request(&bad, Limits::DEFAULT)).await;
+    let report = sandbox()
+        .run(&program, request(&bad, Limits::DEFAULT))
+        .await;
     let err = expect_failed(&report, ErrorKind::TaskFailed);
-    assert_eq!((err.code.as_str(), err.retryable), ("empty_title", Some(false)));
+    assert_eq!(
+        (err.code.as_str(), err.retryable),
+        ("empty_title", Some(false))
+    );
 }
 
 #[tokio::test]
@@ -58,10 +72,16 @@ async fn go_command_module() {
     let program = load("go-stats").await;
     assert_eq!(program.abi(), Abi::Command);
     let input = repo_file("guest-examples/go/example.json");
-    let out = expect_done(&sandbox().run(&program, request(&input, Limits::DEFAULT)).await);
+    let out = expect_done(
+        &sandbox()
+            .run(&program, request(&input, Limits::DEFAULT))
+            .await,
+    );
     assert_eq!(out["count"], 8);
 
-    let report = sandbox().run(&program, request("{\"readings\": \"no\"}", Limits::DEFAULT)).await;
+    let report = sandbox()
+        .run(&program, request("{\"readings\": \"no\"}", Limits::DEFAULT))
+        .await;
     let err = expect_failed(&report, ErrorKind::TaskFailed);
     assert_eq!(err.code, "exit:2");
     assert_eq!(err.retryable, Some(true));
@@ -75,10 +95,16 @@ async fn preview2_and_preview1_commands() {
     for (name, status) in [("command-p2", "exit:1"), ("command-p1", "exit:3")] {
         let program = load(name).await;
         assert_eq!(program.abi(), Abi::Command);
-        let out = expect_done(&sandbox().run(&program, request("{\"a\": 1}", Limits::DEFAULT)).await);
+        let out = expect_done(
+            &sandbox()
+                .run(&program, request("{\"a\": 1}", Limits::DEFAULT))
+                .await,
+        );
         assert_eq!(out["echo"], json!({"a": 1}), "{name}");
 
-        let report = sandbox().run(&program, request("{\"exit\": 3}", Limits::DEFAULT)).await;
+        let report = sandbox()
+            .run(&program, request("{\"exit\": 3}", Limits::DEFAULT))
+            .await;
         let err = expect_failed(&report, ErrorKind::TaskFailed);
         assert_eq!(err.code, status, "{name}");
         assert!(err.message.contains("failing with exit 3"), "{name}: {err}");
@@ -88,18 +114,28 @@ async fn preview2_and_preview1_commands() {
 #[tokio::test]
 async fn outcomes_and_guest_failures() {
     let limits = Limits::DEFAULT;
-    let go = |v: serde_json::Value| async move { run("limits", &v.to_string(), limits).await.ending };
+    let go =
+        |v: serde_json::Value| async move { run("limits", &v.to_string(), limits).await.ending };
 
-    assert_eq!(go(json!({"op": "snooze", "ms": 1500})).await, Ending::Snooze(1500));
+    assert_eq!(
+        go(json!({"op": "snooze", "ms": 1500})).await,
+        Ending::Snooze(1500)
+    );
     match go(json!({"op": "wait", "for": {"approval": "manager"}})).await {
         Ending::Wait(text) => {
-            assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), json!({"approval": "manager"}))
+            assert_eq!(
+                serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+                json!({"approval": "manager"})
+            )
         }
         other => panic!("{other:?}"),
     }
     match go(json!({"op": "fail", "code": "card_declined", "retryable": false})).await {
         Ending::Failed(e) => {
-            assert_eq!((e.kind, e.code.as_str(), e.retryable), (ErrorKind::TaskFailed, "card_declined", Some(false)))
+            assert_eq!(
+                (e.kind, e.code.as_str(), e.retryable),
+                (ErrorKind::TaskFailed, "card_declined", Some(false))
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -141,7 +177,10 @@ async fn cancelling_stops_a_running_guest() {
 #[tokio::test]
 async fn bytes_that_are_not_a_guest_are_refused_clearly() {
     let s = sandbox();
-    assert_eq!(s.load(b"#!/bin/sh\necho hi").await.unwrap_err(), Invalid::NotWasm);
+    assert_eq!(
+        s.load(b"#!/bin/sh\necho hi").await.unwrap_err(),
+        Invalid::NotWasm
+    );
 
     let no_start = wat::parse_str("(module (func (export \"main\")))").unwrap();
     assert_eq!(s.load(&no_start).await.unwrap_err(), Invalid::NoEntryPoint);
@@ -165,11 +204,17 @@ async fn bytes_that_are_not_a_guest_are_refused_clearly() {
                    (func (export "_start")))"#,
     )
     .unwrap();
-    assert!(matches!(s.load(&wrong_sig).await.unwrap_err(), Invalid::Link(_)));
+    assert!(matches!(
+        s.load(&wrong_sig).await.unwrap_err(),
+        Invalid::Link(_)
+    ));
 
     let invalid = wat::parse_str("(module (func (export \"_start\") (result i32)))").unwrap();
     let err = s.load(&invalid).await.unwrap_err();
-    assert!(matches!(err, Invalid::Compile(_) | Invalid::Link(_)), "{err:?}");
+    assert!(
+        matches!(err, Invalid::Compile(_) | Invalid::Link(_)),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]

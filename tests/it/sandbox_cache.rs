@@ -20,7 +20,10 @@ async fn a_corrupted_artifact_is_recompiled_not_executed() {
     let first = small_sandbox(config(dir.path()));
     let program = first.load(&bytes).await.unwrap();
     assert_eq!(program.origin, Origin::Compiled { rejected: None });
-    let path = first.artifact_cache().unwrap().artifact_path(&program.digest);
+    let path = first
+        .artifact_cache()
+        .unwrap()
+        .artifact_path(&program.digest);
     assert!(path.exists());
 
     // A new process (here: a new sandbox) loads it from disk.
@@ -47,15 +50,24 @@ async fn a_corrupted_artifact_is_recompiled_not_executed() {
     std::fs::write(&path, b"").unwrap();
     let fourth = small_sandbox(config(dir.path()));
     let program = fourth.load(&bytes).await.unwrap();
-    assert!(matches!(program.origin, Origin::Compiled { rejected: Some(_) }));
+    assert!(matches!(
+        program.origin,
+        Origin::Compiled { rejected: Some(_) }
+    ));
 
     // Another component's valid artifact swapped in under this digest.
     let other = fourth.load(&guest("noop")).await.unwrap();
-    let other_path = fourth.artifact_cache().unwrap().artifact_path(&other.digest);
+    let other_path = fourth
+        .artifact_cache()
+        .unwrap()
+        .artifact_path(&other.digest);
     std::fs::copy(&other_path, &path).unwrap();
     let fifth = small_sandbox(config(dir.path()));
     let program = fifth.load(&bytes).await.unwrap();
-    assert!(matches!(program.origin, Origin::Compiled { rejected: Some(_) }));
+    assert!(matches!(
+        program.origin,
+        Origin::Compiled { rejected: Some(_) }
+    ));
     let out = expect_done(&fifth.run(&program, request(&input, Limits::DEFAULT)).await);
     assert_eq!(out["invoice_number"], "INV-A-1001");
 }
@@ -66,5 +78,8 @@ async fn the_same_bytes_load_once_per_process() {
     let a = s.load(&guest("noop")).await.unwrap();
     let b = s.load(&guest("noop")).await.unwrap();
     assert!(std::sync::Arc::ptr_eq(&a, &b));
-    assert_eq!(a.digest.to_string(), taskbox::digest::Digest::of(&guest("noop")).to_string());
+    assert_eq!(
+        a.digest.to_string(),
+        taskbox::digest::Digest::of(&guest("noop")).to_string()
+    );
 }

@@ -13,12 +13,28 @@ fn op(v: serde_json::Value) -> String {
 
 #[tokio::test]
 async fn timeout_obeyed_and_violated() {
-    let limits = Limits { timeout_ms: 10_000, ..roomy() };
-    let ok = run("limits", &op(json!({"op": "spin", "iterations": 100_000})), limits).await;
+    let limits = Limits {
+        timeout_ms: 10_000,
+        ..roomy()
+    };
+    let ok = run(
+        "limits",
+        &op(json!({"op": "spin", "iterations": 100_000})),
+        limits,
+    )
+    .await;
     expect_done(&ok);
 
-    let limits = Limits { timeout_ms: 150, ..roomy() };
-    let report = run("limits", &op(json!({"op": "spin", "iterations": u64::MAX})), limits).await;
+    let limits = Limits {
+        timeout_ms: 150,
+        ..roomy()
+    };
+    let report = run(
+        "limits",
+        &op(json!({"op": "spin", "iterations": u64::MAX})),
+        limits,
+    )
+    .await;
     let err = expect_failed(&report, ErrorKind::Timeout);
     assert!(err.message.contains("150 ms"), "{err}");
     assert!(report.duration.as_millis() >= 150);
@@ -26,24 +42,43 @@ async fn timeout_obeyed_and_violated() {
 
 #[tokio::test]
 async fn timeout_reaches_a_guest_blocked_in_a_host_call() {
-    let limits = Limits { timeout_ms: 10_000, ..roomy() };
+    let limits = Limits {
+        timeout_ms: 10_000,
+        ..roomy()
+    };
     let ok = run("limits", &op(json!({"op": "sleep", "ms": 5})), limits).await;
     assert_eq!(expect_done(&ok)["slept_ms"], 5);
 
     // Epochs do not fire while the guest sleeps in WASI; the outer timer does.
-    let limits = Limits { timeout_ms: 150, ..roomy() };
+    let limits = Limits {
+        timeout_ms: 150,
+        ..roomy()
+    };
     let report = run("limits", &op(json!({"op": "sleep", "ms": 600_000})), limits).await;
     expect_failed(&report, ErrorKind::Timeout);
 }
 
 #[tokio::test]
 async fn fuel_obeyed_and_violated() {
-    let limits = Limits { fuel: 50_000_000, ..roomy() };
-    let ok = run("limits", &op(json!({"op": "spin", "iterations": 1000})), limits).await;
+    let limits = Limits {
+        fuel: 50_000_000,
+        ..roomy()
+    };
+    let ok = run(
+        "limits",
+        &op(json!({"op": "spin", "iterations": 1000})),
+        limits,
+    )
+    .await;
     expect_done(&ok);
     assert!(ok.fuel_used > 0 && ok.fuel_used < 50_000_000);
 
-    let report = run("limits", &op(json!({"op": "spin", "iterations": u64::MAX})), limits).await;
+    let report = run(
+        "limits",
+        &op(json!({"op": "spin", "iterations": u64::MAX})),
+        limits,
+    )
+    .await;
     expect_failed(&report, ErrorKind::FuelExhausted);
     assert_eq!(report.fuel_used, 50_000_000);
 }
@@ -63,7 +98,10 @@ async fn fuel_is_deterministic() {
     assert_eq!(a.fuel_used, c.fuel_used);
 
     let budget = a.fuel_used / 2;
-    let limits = Limits { fuel: budget, ..roomy() };
+    let limits = Limits {
+        fuel: budget,
+        ..roomy()
+    };
     let x = run("limits", &input, limits).await;
     let y = other.run(&program, request(&input, limits)).await;
     expect_failed(&x, ErrorKind::FuelExhausted);
@@ -73,7 +111,10 @@ async fn fuel_is_deterministic() {
 
 #[tokio::test]
 async fn memory_obeyed_and_violated() {
-    let limits = Limits { memory_mb: 64, ..roomy() };
+    let limits = Limits {
+        memory_mb: 64,
+        ..roomy()
+    };
     let ok = run("limits", &op(json!({"op": "alloc", "mb": 16})), limits).await;
     assert_eq!(expect_done(&ok)["allocated_mb"], 16);
     assert!(ok.peak_memory_bytes >= 16 << 20 && ok.peak_memory_bytes <= 64 << 20);
@@ -86,10 +127,20 @@ async fn memory_obeyed_and_violated() {
 
 #[tokio::test]
 async fn stack_obeyed_and_violated() {
-    let ok = run("limits", &op(json!({"op": "recurse", "depth": 1000})), roomy()).await;
+    let ok = run(
+        "limits",
+        &op(json!({"op": "recurse", "depth": 1000})),
+        roomy(),
+    )
+    .await;
     assert_eq!(expect_done(&ok)["depth"], 1000);
 
-    let report = run("limits", &op(json!({"op": "recurse", "depth": 100_000_000})), roomy()).await;
+    let report = run(
+        "limits",
+        &op(json!({"op": "recurse", "depth": 100_000_000})),
+        roomy(),
+    )
+    .await;
     expect_failed(&report, ErrorKind::StackOverflow);
 }
 
@@ -97,12 +148,22 @@ async fn stack_obeyed_and_violated() {
 async fn output_size_obeyed_and_violated() {
     let cap = Ceilings::DEFAULT.max_output_bytes as u64;
     // Exactly at the cap: the JSON string is n + 2 bytes.
-    let ok = run("limits", &op(json!({"op": "output", "bytes": cap - 2})), roomy()).await;
+    let ok = run(
+        "limits",
+        &op(json!({"op": "output", "bytes": cap - 2})),
+        roomy(),
+    )
+    .await;
     assert_eq!(expect_done(&ok).as_str().unwrap().len() as u64, cap - 2);
 
     // Just past it (within the copy slack) and far past it fail the same way.
     for bytes in [cap - 1, 8 * cap] {
-        let report = run("limits", &op(json!({"op": "output", "bytes": bytes})), roomy()).await;
+        let report = run(
+            "limits",
+            &op(json!({"op": "output", "bytes": bytes})),
+            roomy(),
+        )
+        .await;
         expect_failed(&report, ErrorKind::OutputTooLarge);
     }
 }
@@ -111,7 +172,12 @@ async fn output_size_obeyed_and_violated() {
 async fn log_is_bounded_and_counts_what_it_drops() {
     let ok = run("limits", &op(json!({"op": "log", "lines": 10})), roomy()).await;
     expect_done(&ok);
-    let guest_lines: Vec<_> = ok.log.lines.iter().filter(|l| l.source == Source::Guest).collect();
+    let guest_lines: Vec<_> = ok
+        .log
+        .lines
+        .iter()
+        .filter(|l| l.source == Source::Guest)
+        .collect();
     assert_eq!(guest_lines.len(), 10);
     assert_eq!(guest_lines[0].message, "line 1");
     assert_eq!(ok.log.dropped_lines, 0);
@@ -121,7 +187,10 @@ async fn log_is_bounded_and_counts_what_it_drops() {
     assert_eq!(expect_done(&chatty)["lines"], lines);
     let kept: usize = chatty.log.lines.iter().map(|l| l.message.len()).sum();
     assert!(kept <= Ceilings::DEFAULT.max_log_bytes);
-    assert_eq!(chatty.log.lines.len() as u64 + chatty.log.dropped_lines, lines);
+    assert_eq!(
+        chatty.log.lines.len() as u64 + chatty.log.dropped_lines,
+        lines
+    );
 }
 
 #[tokio::test]
@@ -134,9 +203,15 @@ async fn limits_above_the_ceilings_are_clamped() {
         ..Default::default()
     });
     let program = sandbox.load(&guest("limits")).await.unwrap();
-    let asked = Limits { memory_mb: 4096, ..roomy() };
+    let asked = Limits {
+        memory_mb: 4096,
+        ..roomy()
+    };
     let report = sandbox
-        .run(&program, request(&op(json!({"op": "alloc", "mb": 48})), asked))
+        .run(
+            &program,
+            request(&op(json!({"op": "alloc", "mb": 48})), asked),
+        )
         .await;
     let err = expect_failed(&report, ErrorKind::MemoryLimit);
     assert!(err.message.contains("32 MiB"), "{err}");
