@@ -8,4 +8,4 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-pub use taskbox::task::host::Level as GuestLevel;
+pub use self::taskbox::task::host::Level as GuestLevel;

@@ -50,7 +50,7 @@ pub fn sandbox() -> &'static Sandbox {
 /// address space for its pool).
 pub fn small_sandbox(config: SandboxConfig) -> Sandbox {
     Sandbox::new(SandboxConfig {
-        max_instances: 8,
+        max_instances: config.max_instances.min(8),
         ..config
     })
     .expect("sandbox")

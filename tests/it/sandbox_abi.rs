@@ -245,3 +245,38 @@ async fn oversized_uploads_are_refused_before_parsing() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_full_instance_pool_is_unavailable_not_a_guest_failure() {
+    let s = small_sandbox(taskbox::sandbox::SandboxConfig {
+        max_instances: 1,
+        ..Default::default()
+    });
+    let sleeper = s.load(&guest("limits")).await.unwrap();
+    let noop = s.load(&guest("noop")).await.unwrap();
+    let cancel = CancellationToken::new();
+    let mut req = request(&json!({"op": "sleep", "ms": 60_000}).to_string(), roomy());
+    req.cancel = Some(cancel.clone());
+    let holder = {
+        let s = s.clone();
+        tokio::spawn(async move { s.run(&sleeper, req).await })
+    };
+    // Once the sleeper holds the only slot, the next attempt cannot get one.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let why = loop {
+        match s.run(&noop, request("{}", Limits::DEFAULT)).await.ending {
+            Ending::Unavailable(why) => break why,
+            Ending::Done(_) => {}
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the pool never filled"
+        );
+        tokio::task::yield_now().await;
+    };
+    assert!(why.contains("concurrent"), "{why}");
+    cancel.cancel();
+    assert_eq!(holder.await.unwrap().ending, Ending::Cancelled);
+    expect_done(&s.run(&noop, request("{}", Limits::DEFAULT)).await);
+}
