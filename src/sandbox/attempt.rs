@@ -18,8 +18,8 @@ use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::WasiCtxBuilder;
 
 /// How often (in epoch ticks) a running guest yields to the executor and
-/// checks its deadline and cancellation.
-const SLICE_TICKS: u64 = 5;
+/// checks its deadline and cancellation: every 5 ms.
+const SLICE_TICKS: u64 = 10;
 
 /// Past the deadline, how long the outer timer waits for the epoch check to
 /// stop the guest before it drops the call (a guest blocked in a host call).
@@ -108,6 +108,7 @@ impl Sandbox {
     /// behaviour; every ending is classified.
     pub async fn run(&self, program: &Program, req: AttemptRequest) -> AttemptReport {
         let limits = req.limits.clamped(&self.inner.config.ceilings);
+        let _ticking = self.inner.ticker.start();
         let started = Instant::now();
         let deadline = started + Duration::from_millis(limits.timeout_ms);
         let log = LogBuffer::new(self.inner.config.ceilings.max_log_bytes, started);

@@ -158,6 +158,7 @@ pub struct Sandbox {
 
 struct Inner {
     engine: Engine,
+    ticker: engine::Ticker,
     config: SandboxConfig,
     components: wasmtime::component::Linker<ComponentHost>,
     modules: wasmtime::Linker<ModuleHost>,
@@ -173,7 +174,8 @@ impl Sandbox {
         let engine_err = |e: wasmtime::Error| SetupError::Engine(format!("{e:#}"));
         let engine = engine::build(&config.ceilings, config.max_instances, config.metering)
             .map_err(engine_err)?;
-        engine::spawn_ticker(&engine).map_err(|e| SetupError::Engine(e.to_string()))?;
+        let ticker =
+            engine::Ticker::spawn(&engine).map_err(|e| SetupError::Engine(e.to_string()))?;
 
         let mut components = wasmtime::component::Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut components).map_err(engine_err)?;
@@ -199,6 +201,7 @@ impl Sandbox {
         Ok(Sandbox {
             inner: Arc::new(Inner {
                 engine,
+                ticker,
                 config,
                 components,
                 modules,
