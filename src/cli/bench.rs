@@ -29,9 +29,20 @@ pub struct SandboxBench {
     /// Runs of the CPU-bound guest per metering mode.
     #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(3..=1000))]
     pub cpu_runs: u64,
+    /// Measure only this part (default: all three).
+    #[arg(long, value_enum)]
+    pub only: Option<Part>,
     /// Print the figures as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A part of the sandbox benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    PerAttempt,
+    Metering,
+    Runaway,
 }
 
 pub fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -107,43 +118,51 @@ fn per_attempt(
     threads: usize,
     attempts: u64,
 ) -> anyhow::Result<PerAttempt> {
-    let rt = runtime(threads)?;
-    rt.block_on(async {
+    let limits = Limits::DEFAULT;
+    let program = runtime(1)?.block_on(async {
         let program = sandbox.load(bytes).await?;
-        let limits = Limits::DEFAULT;
         // Warm the pool's slots and the caches.
         for _ in 0..1000 {
             expect_done(sandbox.run(&program, request("{}", limits)).await.ending)?;
         }
-        let per_thread = attempts / threads as u64;
-        let started = Instant::now();
-        let mut tasks = Vec::new();
-        for _ in 0..threads {
+        anyhow::Ok(program)
+    })?;
+    // One OS thread with its own single-threaded runtime per measured
+    // thread, so this measures the sandbox and not the executor's stealing.
+    let per_thread = attempts / threads as u64;
+    let started = Instant::now();
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
             let (sandbox, program) = (sandbox.clone(), program.clone());
-            tasks.push(tokio::spawn(async move {
-                let mut times = Vec::with_capacity(per_thread as usize);
-                for _ in 0..per_thread {
-                    let t = Instant::now();
-                    let report = sandbox.run(&program, request("{}", limits)).await;
-                    times.push(t.elapsed());
-                    expect_done(report.ending)?;
-                }
-                anyhow::Ok(times)
-            }));
-        }
-        let mut times = Vec::new();
-        for t in tasks {
-            times.extend(t.await??);
-        }
-        let wall = started.elapsed();
-        times.sort();
-        Ok(PerAttempt {
-            threads,
-            attempts: times.len() as u64,
-            p50: percentile(&times, 0.5),
-            p99: percentile(&times, 0.99),
-            per_second: times.len() as f64 / wall.as_secs_f64(),
+            std::thread::spawn(move || {
+                runtime(1)?.block_on(async {
+                    let mut times = Vec::with_capacity(per_thread as usize);
+                    for _ in 0..per_thread {
+                        let t = Instant::now();
+                        let report = sandbox.run(&program, request("{}", limits)).await;
+                        times.push(t.elapsed());
+                        expect_done(report.ending)?;
+                    }
+                    anyhow::Ok(times)
+                })
+            })
         })
+        .collect();
+    let mut times = Vec::new();
+    for w in workers {
+        let joined = w
+            .join()
+            .map_err(|_| anyhow::anyhow!("a benchmark thread panicked"))?;
+        times.extend(joined?);
+    }
+    let wall = started.elapsed();
+    times.sort();
+    Ok(PerAttempt {
+        threads,
+        attempts: times.len() as u64,
+        p50: percentile(&times, 0.5),
+        p99: percentile(&times, 0.99),
+        per_second: times.len() as f64 / wall.as_secs_f64(),
     })
 }
 
@@ -306,23 +325,32 @@ fn sandbox(args: SandboxBench) -> anyhow::Result<ExitCode> {
     let hostile = read_guest(&args.guests, "hostile-loop.wasm")?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
 
-    eprintln!(
-        "bench: per-attempt cost of the no-op guest ({} attempts)…",
-        args.attempts
-    );
+    let wanted = |p: Part| args.only.is_none_or(|o| o == p);
     let sandbox = sandbox_with(Metering::FuelAndEpoch)?;
-    let one = per_attempt(&sandbox, &noop, 1, args.attempts)?;
-    let two = per_attempt(&sandbox, &noop, 2, args.attempts)?;
-    let mut overhead = Vec::new();
-    for w in &workloads {
+    let mut attempts = Vec::new();
+    if wanted(Part::PerAttempt) {
         eprintln!(
-            "bench: metering overhead on {} ({} runs)…",
-            w.name, args.cpu_runs
+            "bench: per-attempt cost of the no-op guest ({} attempts)…",
+            args.attempts
         );
-        overhead.push((w.name, metering_overhead(w, args.cpu_runs)?));
+        attempts.push(per_attempt(&sandbox, &noop, 1, args.attempts)?);
+        attempts.push(per_attempt(&sandbox, &noop, 2, args.attempts)?);
     }
-    eprintln!("bench: stopping an infinite loop…");
-    let stops = runaway(&sandbox, &hostile)?;
+    let mut overhead = Vec::new();
+    if wanted(Part::Metering) {
+        for w in &workloads {
+            eprintln!(
+                "bench: metering overhead on {} ({} runs)…",
+                w.name, args.cpu_runs
+            );
+            overhead.push((w.name, metering_overhead(w, args.cpu_runs)?));
+        }
+    }
+    let mut stops = Vec::new();
+    if wanted(Part::Runaway) {
+        eprintln!("bench: stopping an infinite loop…");
+        stops = runaway(&sandbox, &hostile)?;
+    }
 
     let ratio = |t: &[Duration; 3], i: usize| t[i].as_secs_f64() / t[0].as_secs_f64() - 1.0;
     let worst_stop = stops
@@ -337,7 +365,7 @@ fn sandbox(args: SandboxBench) -> anyhow::Result<ExitCode> {
         };
         let out = json!({
             "cores": cores,
-            "per_attempt": [pa(&one), pa(&two)],
+            "per_attempt": attempts.iter().map(pa).collect::<Vec<_>>(),
             "metering": overhead.iter().map(|(name, t)| json!({
                 "workload": name,
                 "unmetered_ms": t[0].as_secs_f64() * 1e3,
@@ -357,7 +385,7 @@ fn sandbox(args: SandboxBench) -> anyhow::Result<ExitCode> {
     println!();
     println!("per attempt (instantiate + call + drop, no-op guest, fuel + epoch on)");
     println!("  threads   attempts      p50       p99    attempts/s   target");
-    for p in [&one, &two] {
+    for p in &attempts {
         println!(
             "  {:>7}  {:>9}  {:>8}  {:>8}  {:>11.0}   p50 ≤ 10 µs, ≥ 150,000/s",
             p.threads,
