@@ -4,7 +4,6 @@
 use super::bindings::{Job, Outcome};
 use super::capture::{AttemptLog, Level, LogBuffer, OutputCapture, Source};
 use super::classify::{self, Circumstances, Interrupted};
-use super::engine::EPOCH_TICK;
 use super::host::{Attempt, ComponentHost, ModuleHost, Progress, ProgressHook};
 use super::limits::{Limits, StoreLimiter};
 use super::{Prepared, Program, Sandbox};
@@ -16,10 +15,6 @@ use wasmtime::component::ResourceTable;
 use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::WasiCtxBuilder;
-
-/// How often (in epoch ticks) a running guest yields to the executor and
-/// checks its deadline and cancellation: every 5 ms.
-const SLICE_TICKS: u64 = 10;
 
 /// Past the deadline, how long the outer timer waits for the epoch check to
 /// stop the guest before it drops the call (a guest blocked in a host call).
@@ -108,9 +103,9 @@ impl Sandbox {
     /// behaviour; every ending is classified.
     pub async fn run(&self, program: &Program, req: AttemptRequest) -> AttemptReport {
         let limits = req.limits.clamped(&self.inner.config.ceilings);
-        let _ticking = self.inner.ticker.start();
         let started = Instant::now();
         let deadline = started + Duration::from_millis(limits.timeout_ms);
+        let _ticking = self.inner.ticker.start(deadline);
         let log = LogBuffer::new(self.inner.config.ceilings.max_log_bytes, started);
         let attempt = Attempt {
             limiter: StoreLimiter::new(limits.memory_bytes()),
@@ -260,7 +255,9 @@ impl Sandbox {
         if !metering.epoch() {
             return;
         }
-        store.set_epoch_deadline(ticks_until(deadline));
+        // Every tick: the ticker ticks at this attempt's deadline and
+        // periodically, so each tick is worth a look at the clock.
+        store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |_| {
             if cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
                 return Err(Interrupted::Cancelled.into());
@@ -268,7 +265,7 @@ impl Sandbox {
             if Instant::now() >= deadline {
                 return Err(Interrupted::Timeout.into());
             }
-            Ok(UpdateDeadline::Yield(ticks_until(deadline)))
+            Ok(UpdateDeadline::Yield(1))
         });
     }
 }
@@ -292,21 +289,19 @@ fn deny_network(b: &mut WasiCtxBuilder) -> &mut WasiCtxBuilder {
         .allow_ip_name_lookup(false)
 }
 
-fn ticks_until(deadline: Instant) -> u64 {
-    let left = deadline.saturating_duration_since(Instant::now());
-    let tick = EPOCH_TICK.as_nanos().max(1);
-    let ticks = left.as_nanos().div_ceil(tick);
-    u64::try_from(ticks)
-        .unwrap_or(u64::MAX)
-        .clamp(1, SLICE_TICKS)
-}
-
 /// Step 2–3 guard: the call runs until it ends, the job is cancelled, or the
 /// deadline passes while the guest is blocked where epochs cannot reach it.
 async fn guard<F>(work: F, deadline: Instant, cancel: Option<&CancellationToken>) -> Guarded
 where
     F: std::future::Future<Output = Result<Raw, Failure>>,
 {
+    let mut work = std::pin::pin!(work);
+    // Most attempts finish in their first poll. Only one that does not gets
+    // timers: registering a tokio timer costs a syscall to wake the driver.
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(work.as_mut().poll(cx))).await;
+    if let std::task::Poll::Ready(r) = first {
+        return Guarded::Finished(r);
+    }
     let cancelled = async {
         match cancel {
             Some(c) => c.cancelled().await,

@@ -1,21 +1,11 @@
 //! The one `Engine` of a process: how guests are compiled and what every
-//! store may hold, plus the epoch ticker thread that drives wall-clock limits.
+//! store may hold.
 
 use super::limits::{Ceilings, MAX_MEMORIES, MAX_TABLE_ELEMENTS};
 use super::Metering;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::thread::{self, Thread};
-use std::time::{Duration, Instant};
 use wasmtime::{
-    Config, Enabled, Engine, EngineWeak, InstanceAllocationStrategy, OptLevel,
-    PoolingAllocationConfig,
+    Config, Enabled, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig,
 };
-
-/// How often the epoch advances while attempts run. Deadlines and
-/// cancellation are checked at this grain, so a runaway guest stops within
-/// about one tick of its deadline.
-pub const EPOCH_TICK: Duration = Duration::from_micros(500);
 
 /// WebAssembly call stack of one attempt. Deep enough for real recursive code,
 /// small enough that unbounded recursion ends quickly as `stack_overflow`.
@@ -77,68 +67,6 @@ pub fn build(
     }
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     Engine::new(&config)
-}
-
-/// The thread that advances the engine's epoch every [`EPOCH_TICK`] while
-/// attempts run, and sleeps while none do (an idle server costs no wake-ups).
-#[derive(Clone)]
-pub struct Ticker {
-    thread: Thread,
-    active: Arc<AtomicUsize>,
-}
-
-/// Keeps the ticker running while an attempt is alive.
-pub struct Ticking(Ticker);
-
-impl Ticker {
-    /// Starts the thread; it ends once the engine is dropped.
-    /// Ticks are scheduled on absolute instants, so a late wake-up does not
-    /// push every later tick back: a deadline of N ticks stays N ticks long.
-    pub fn spawn(engine: &Engine) -> std::io::Result<Ticker> {
-        let weak: EngineWeak = engine.weak();
-        let active = Arc::new(AtomicUsize::new(0));
-        let seen = active.clone();
-        let handle = thread::Builder::new()
-            .name("taskbox-epoch".into())
-            .spawn(move || {
-                let mut next = Instant::now() + EPOCH_TICK;
-                loop {
-                    if seen.load(Ordering::Acquire) == 0 {
-                        // Woken by `start`; the timeout only notices a dropped engine.
-                        thread::park_timeout(Duration::from_secs(1));
-                        next = Instant::now() + EPOCH_TICK;
-                    } else {
-                        thread::sleep(next.saturating_duration_since(Instant::now()));
-                        next += EPOCH_TICK;
-                    }
-                    let Some(engine) = weak.upgrade() else { return };
-                    engine.increment_epoch();
-                    let now = Instant::now();
-                    // After a long stall (e.g. a suspended VM), do not burst to catch up.
-                    if next < now {
-                        next = now + EPOCH_TICK;
-                    }
-                }
-            })?;
-        Ok(Ticker {
-            thread: handle.thread().clone(),
-            active,
-        })
-    }
-
-    /// Marks an attempt as running until the returned guard is dropped.
-    pub fn start(&self) -> Ticking {
-        if self.active.fetch_add(1, Ordering::AcqRel) == 0 {
-            self.thread.unpark();
-        }
-        Ticking(self.clone())
-    }
-}
-
-impl Drop for Ticking {
-    fn drop(&mut self) {
-        self.0.active.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// A stable name for the engine's compilation settings, so artifacts built

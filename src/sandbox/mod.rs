@@ -10,6 +10,7 @@ pub mod engine;
 mod host;
 pub mod inspect;
 pub mod limits;
+mod ticker;
 
 pub use attempt::{AttemptReport, AttemptRequest, Ending, JobRef};
 pub use cache::ArtifactCache;
@@ -158,7 +159,7 @@ pub struct Sandbox {
 
 struct Inner {
     engine: Engine,
-    ticker: engine::Ticker,
+    ticker: ticker::Ticker,
     config: SandboxConfig,
     components: wasmtime::component::Linker<ComponentHost>,
     modules: wasmtime::Linker<ModuleHost>,
@@ -175,7 +176,7 @@ impl Sandbox {
         let engine = engine::build(&config.ceilings, config.max_instances, config.metering)
             .map_err(engine_err)?;
         let ticker =
-            engine::Ticker::spawn(&engine).map_err(|e| SetupError::Engine(e.to_string()))?;
+            ticker::Ticker::spawn(&engine).map_err(|e| SetupError::Engine(e.to_string()))?;
 
         let mut components = wasmtime::component::Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut components).map_err(engine_err)?;
