@@ -6,6 +6,7 @@ use super::capture::{AttemptLog, Level, LogBuffer, OutputCapture, Source};
 use super::classify::{self, Circumstances, Interrupted};
 use super::host::{Attempt, ComponentHost, ModuleHost, Progress, ProgressHook};
 use super::limits::{Limits, StoreLimiter};
+use super::ticker::EPOCH_PERIOD;
 use super::{Prepared, Program, Sandbox};
 use crate::job::JobError;
 use serde::Serialize;
@@ -265,7 +266,13 @@ impl Sandbox {
             if Instant::now() >= deadline {
                 return Err(Interrupted::Timeout.into());
             }
-            Ok(UpdateDeadline::Yield(1))
+            // Yield to the executor now and then, but not near the deadline:
+            // a tick that lands while the guest is yielded is not seen.
+            if deadline.saturating_duration_since(Instant::now()) > EPOCH_PERIOD {
+                Ok(UpdateDeadline::Yield(1))
+            } else {
+                Ok(UpdateDeadline::Continue(1))
+            }
         });
     }
 }

@@ -17,6 +17,11 @@ use wasmtime::{Engine, EngineWeak};
 /// How often running guests check for cancellation and yield to the executor.
 pub const EPOCH_PERIOD: Duration = Duration::from_millis(5);
 
+/// While a running attempt is past its deadline (its guest may have been
+/// between checks, or blocked in a host call until its outer timer fires),
+/// tick again this often until it ends.
+const RETICK: Duration = Duration::from_micros(250);
+
 /// After this long with no attempt the thread stops ticking and sleeps
 /// (waking once per this period to notice a dropped engine); waking it again
 /// costs the next attempt a syscall, so it is not done after every attempt.
@@ -120,7 +125,7 @@ fn run(engine: &EngineWeak, s: &Shared) {
         } else {
             let periodic = last_tick + EPOCH_PERIOD;
             match s.deadlines().first() {
-                Some(&(deadline, _)) => periodic.min(deadline),
+                Some(&(deadline, _)) => periodic.min(deadline.max(last_tick + RETICK)),
                 None => periodic,
             }
         };
@@ -133,13 +138,5 @@ fn run(engine: &EngineWeak, s: &Shared) {
         };
         engine.increment_epoch();
         last_tick = Instant::now();
-        // Deadlines now past have had their tick: every guest that was
-        // running saw the epoch move and checked its clock. Forget them so
-        // a guest blocked in a host call (stopped by its outer timer
-        // instead) does not keep the thread spinning.
-        let mut deadlines = s.deadlines();
-        while deadlines.first().is_some_and(|&(d, _)| d <= last_tick) {
-            deadlines.pop_first();
-        }
     }
 }
