@@ -1,4 +1,5 @@
-//! What a job's attempt can end in: the error kinds of the HTTP contract (DESIGN §3.4).
+//! The job's state machine (its statuses and the one table of transitions)
+//! and what an attempt can end in: the error kinds of the contract (DESIGN §3.4).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -108,5 +109,166 @@ impl fmt::Display for JobError {
         } else {
             write!(f, "{} ({}): {}", self.kind, self.code, self.message)
         }
+    }
+}
+
+/// Where a job is in its life. The names are part of the HTTP contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    /// Waiting to be claimed (including for `run_at` or a retry's backoff).
+    Queued,
+    /// Claimed by a runner under a lease.
+    Running,
+    /// Parked by the guest's `wait` until resumed.
+    Waiting,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+/// Everything that moves a job from one status to another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Transition {
+    /// A runner takes the job under a lease.
+    Claim,
+    /// The attempt finished with `done`.
+    Complete,
+    /// The job failed for good (no attempts left, or not retryable).
+    Fail,
+    /// The attempt failed and another is due after a backoff.
+    Retry,
+    /// The guest asked to run again later without using up an attempt.
+    Snooze,
+    /// The guest parked the job.
+    Wait,
+    /// The API resumed a waiting job.
+    Resume,
+    /// The API cancelled the job.
+    Cancel,
+    /// Maintenance found the lease expired: queued again, or failed when out of attempts.
+    Rescue,
+}
+
+impl JobStatus {
+    pub const ALL: [JobStatus; 6] = [
+        JobStatus::Queued,
+        JobStatus::Running,
+        JobStatus::Waiting,
+        JobStatus::Completed,
+        JobStatus::Failed,
+        JobStatus::Cancelled,
+    ];
+
+    /// The one transition table. `None`: not allowed from this status.
+    /// Stores guard their updates with the `from` status this table implies.
+    pub fn after(self, t: Transition) -> Option<JobStatus> {
+        use JobStatus::*;
+        use Transition::*;
+        match (self, t) {
+            (Queued, Claim) => Some(Running),
+            (Queued | Waiting, Cancel) => Some(Cancelled),
+            (Running, Complete) => Some(Completed),
+            (Running, Fail) => Some(Failed),
+            (Running, Retry | Snooze) => Some(Queued),
+            (Running, Wait) => Some(Waiting),
+            (Running, Cancel) => Some(Cancelled),
+            // A rescue re-queues; when out of attempts it is a `Fail` instead.
+            (Running, Rescue) => Some(Queued),
+            (Waiting, Resume) => Some(Queued),
+            _ => None,
+        }
+    }
+
+    /// Whether the job has reached its end and will never change again.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            JobStatus::Completed | JobStatus::Failed | JobStatus::Cancelled
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Queued => "queued",
+            JobStatus::Running => "running",
+            JobStatus::Waiting => "waiting",
+            JobStatus::Completed => "completed",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl fmt::Display for JobStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for JobStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        JobStatus::ALL
+            .into_iter()
+            .find(|st| st.as_str() == s)
+            .ok_or_else(|| format!("`{s}` is not a job status; expected one of queued, running, waiting, completed, failed, cancelled"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use JobStatus::*;
+    use Transition::*;
+
+    const TRANSITIONS: [Transition; 9] = [
+        Claim, Complete, Fail, Retry, Snooze, Wait, Resume, Cancel, Rescue,
+    ];
+
+    /// The whole table, written out: every (status, transition) pair.
+    #[test]
+    fn the_transition_table() {
+        let allowed = [
+            (Queued, Claim, Running),
+            (Queued, Cancel, Cancelled),
+            (Running, Complete, Completed),
+            (Running, Fail, Failed),
+            (Running, Retry, Queued),
+            (Running, Snooze, Queued),
+            (Running, Wait, Waiting),
+            (Running, Cancel, Cancelled),
+            (Running, Rescue, Queued),
+            (Waiting, Resume, Queued),
+            (Waiting, Cancel, Cancelled),
+        ];
+        for from in JobStatus::ALL {
+            for t in TRANSITIONS {
+                let want = allowed
+                    .iter()
+                    .find(|(f, tr, _)| *f == from && *tr == t)
+                    .map(|a| a.2);
+                assert_eq!(from.after(t), want, "{from} --{t:?}-->");
+            }
+        }
+    }
+
+    #[test]
+    fn terminal_statuses_never_move() {
+        for from in JobStatus::ALL.into_iter().filter(|s| s.is_terminal()) {
+            for t in TRANSITIONS {
+                assert_eq!(from.after(t), None, "{from} is terminal");
+            }
+        }
+    }
+
+    #[test]
+    fn statuses_round_trip_their_names() {
+        for s in JobStatus::ALL {
+            assert_eq!(s.as_str().parse::<JobStatus>().unwrap(), s);
+            assert_eq!(serde_json::to_string(&s).unwrap(), format!("\"{s}\""));
+        }
+        assert!("done".parse::<JobStatus>().is_err());
     }
 }
