@@ -4,7 +4,7 @@
 use super::bindings::{Job, Outcome};
 use super::capture::{AttemptLog, Level, LogBuffer, OutputCapture, Source};
 use super::classify::{self, Circumstances, Interrupted};
-use super::host::{Attempt, ComponentHost, ModuleHost, Progress, ProgressHook};
+use super::host::{Attempt, AttemptHost, ComponentHost, ModuleHost, Progress, ProgressHook};
 use super::limits::{Limits, StoreLimiter};
 use super::ticker::EPOCH_PERIOD;
 use super::{Prepared, Program, Sandbox};
@@ -115,14 +115,6 @@ impl Sandbox {
             on_progress: req.on_progress.clone(),
         };
         let output_cap = self.inner.config.ceilings.max_output_bytes;
-        let circumstances = |a: &Attempt, output: Option<&OutputCapture>| Circumstances {
-            memory_refused: a.limiter.refused(),
-            memory_limit_bytes: limits.memory_bytes(),
-            output_overflowed: output.is_some_and(|o| o.overflowed()),
-            output_cap,
-            timeout_ms: limits.timeout_ms,
-            fuel: limits.fuel,
-        };
 
         let (ending, fuel_left, attempt) = match &program.pre {
             Prepared::Task(pre) => {
@@ -143,10 +135,7 @@ impl Sandbox {
                         .map_err(Failure::Call)
                 };
                 let result = guard(work, deadline, req.cancel.as_ref()).await;
-                let c = circumstances(&store.data().attempt, None);
-                let ending = classify_result(result, &c, &log, None);
-                let fuel = store.get_fuel().unwrap_or(limits.fuel);
-                (ending, fuel, store.into_data().attempt)
+                settle(store, result, None, &limits, output_cap, &log)
             }
             Prepared::Command(pre) => {
                 let output = OutputCapture::new(output_cap);
@@ -165,10 +154,7 @@ impl Sandbox {
                         .map_err(Failure::Call)
                 };
                 let result = guard(work, deadline, req.cancel.as_ref()).await;
-                let c = circumstances(&store.data().attempt, Some(&output));
-                let ending = classify_result(result, &c, &log, Some(&output));
-                let fuel = store.get_fuel().unwrap_or(limits.fuel);
-                (ending, fuel, store.into_data().attempt)
+                settle(store, result, Some(&output), &limits, output_cap, &log)
             }
             Prepared::Module(pre) => {
                 let output = OutputCapture::new(output_cap);
@@ -191,10 +177,7 @@ impl Sandbox {
                         .map_err(Failure::Call)
                 };
                 let result = guard(work, deadline, req.cancel.as_ref()).await;
-                let c = circumstances(&store.data().attempt, Some(&output));
-                let ending = classify_result(result, &c, &log, Some(&output));
-                let fuel = store.get_fuel().unwrap_or(limits.fuel);
-                (ending, fuel, store.into_data().attempt)
+                settle(store, result, Some(&output), &limits, output_cap, &log)
             }
         };
 
@@ -296,6 +279,29 @@ fn deny_network(b: &mut WasiCtxBuilder) -> &mut WasiCtxBuilder {
         .allow_ip_name_lookup(false)
 }
 
+/// Step 4: what the store knew, classified; the fuel left; the store's
+/// attempt state handed back.
+fn settle<T: AttemptHost>(
+    store: Store<T>,
+    result: Guarded,
+    command_output: Option<&OutputCapture>,
+    limits: &Limits,
+    output_cap: usize,
+    log: &LogBuffer,
+) -> (Ending, u64, Attempt) {
+    let c = Circumstances {
+        memory_refused: store.data().attempt().limiter.refused(),
+        memory_limit_bytes: limits.memory_bytes(),
+        output_overflowed: command_output.is_some_and(|o| o.overflowed()),
+        output_cap,
+        timeout_ms: limits.timeout_ms,
+        fuel: limits.fuel,
+    };
+    let ending = classify_result(result, &c, log, command_output);
+    let fuel_left = store.get_fuel().unwrap_or(limits.fuel);
+    (ending, fuel_left, store.into_data().into_attempt())
+}
+
 /// Step 2–3 guard: the call runs until it ends, the job is cancelled, or the
 /// deadline passes while the guest is blocked where epochs cannot reach it.
 async fn guard<F>(work: F, deadline: Instant, cancel: Option<&CancellationToken>) -> Guarded
@@ -329,7 +335,7 @@ enum Guarded {
     TimedOut,
 }
 
-/// Step 4: one exhaustive match from what happened to how the attempt ended.
+/// One exhaustive match from what happened to how the attempt ended.
 fn classify_result(
     result: Guarded,
     c: &Circumstances,

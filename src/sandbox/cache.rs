@@ -86,6 +86,12 @@ impl ArtifactCache {
         fs::rename(&tmp, &path)
     }
 
+    /// Forgets an artifact the engine refused after its MAC checked out
+    /// (e.g. written by another wasmtime build sharing the directory).
+    pub fn discard(&self, digest: &Digest) {
+        let _ = fs::remove_file(self.path(digest));
+    }
+
     /// Where the artifact of `digest` lives (tests corrupt it on purpose).
     pub fn artifact_path(&self, digest: &Digest) -> PathBuf {
         self.path(digest)

@@ -34,24 +34,13 @@ impl Attempt {
     fn progress(&mut self, percent: u8, note: String) {
         let p = Progress {
             percent: percent.min(100),
-            note: truncate(note, MAX_NOTE_BYTES),
+            note: super::classify::bounded(&note, MAX_NOTE_BYTES),
         };
         if let Some(hook) = &self.on_progress {
             hook(&p);
         }
         self.progress = Some(p);
     }
-}
-
-fn truncate(mut s: String, max: usize) -> String {
-    if s.len() > max {
-        let mut end = max;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        s.truncate(end);
-    }
-    s
 }
 
 /// Store data for components (task world and preview-2 commands).
@@ -65,6 +54,32 @@ pub struct ComponentHost {
 pub struct ModuleHost {
     pub wasi: WasiP1Ctx,
     pub attempt: Attempt,
+}
+
+/// Either kind of store data, as the steps after the call see it.
+pub trait AttemptHost: Send + 'static {
+    fn attempt(&self) -> &Attempt;
+    fn into_attempt(self) -> Attempt;
+}
+
+impl AttemptHost for ComponentHost {
+    fn attempt(&self) -> &Attempt {
+        &self.attempt
+    }
+
+    fn into_attempt(self) -> Attempt {
+        self.attempt
+    }
+}
+
+impl AttemptHost for ModuleHost {
+    fn attempt(&self) -> &Attempt {
+        &self.attempt
+    }
+
+    fn into_attempt(self) -> Attempt {
+        self.attempt
+    }
 }
 
 impl WasiView for ComponentHost {

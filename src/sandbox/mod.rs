@@ -304,7 +304,7 @@ impl Sandbox {
                 Cached::Hit(artifact) => match self.deserialize(shape, &artifact) {
                     Ok(c) => return Ok((c, Origin::DiskCache)),
                     Err(e) => {
-                        let _ = std::fs::remove_file(cache.artifact_path(digest));
+                        cache.discard(digest);
                         rejected = Some(format!("the engine refused it: {e}"));
                     }
                 },
