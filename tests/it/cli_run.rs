@@ -1,7 +1,7 @@
 //! `taskbox run` as a user runs it: the real binary on the bundled examples.
 
 use crate::common::{guests_dir, repo_file};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::process::{Command, Output};
 
 fn taskbox(args: &[&str]) -> Output {
@@ -36,21 +36,32 @@ fn stderr(out: &Output) -> String {
 }
 
 #[test]
-fn runs_the_rust_javascript_and_go_examples() {
+fn runs_the_rust_javascript_go_and_python_examples() {
     let cases = [
         (
             "invoice",
             "@guest-examples/rust/invoice/example.json",
             "invoice_number",
-            "INV-A-1001",
+            json!("INV-A-1001"),
         ),
         (
             "js-article",
             "@guest-examples/js/example.json",
             "slug",
-            "sandboxing-jobs-with-webassembly-components",
+            json!("sandboxing-jobs-with-webassembly-components"),
         ),
-        ("go-stats", "@guest-examples/go/example.json", "unit", "°C"),
+        (
+            "go-stats",
+            "@guest-examples/go/example.json",
+            "unit",
+            json!("°C"),
+        ),
+        (
+            "py-sales",
+            "@guest-examples/python/example.json",
+            "rows",
+            json!(5),
+        ),
     ];
     for (name, input, field, want) in cases {
         let out = taskbox(&["run", &wasm(name), "--input", input]);

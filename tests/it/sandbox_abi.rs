@@ -68,6 +68,38 @@ async fn javascript_task_and_its_thrown_failure() {
 }
 
 #[tokio::test]
+async fn python_task_and_its_raised_failure() {
+    let program = load("py-sales").await;
+    assert_eq!(program.abi(), Abi::Task);
+    let input = repo_file("guest-examples/python/example.json");
+    let report = sandbox()
+        .run(&program, request(&input, Limits::DEFAULT))
+        .await;
+    let out = expect_done(&report);
+    assert_eq!(out["rows"], 5);
+    assert_eq!(out["total"], 1190.5);
+    assert_eq!(
+        out["groups"][0],
+        json!({"key": "north", "rows": 2, "total": 700.0})
+    );
+    assert!(report
+        .log
+        .lines
+        .iter()
+        .any(|l| l.message.contains("5 rows in 3 groups")));
+
+    let bad = json!({"csv": "a,b\nx,not-a-number\n", "group_by": "a", "sum": "b"}).to_string();
+    let report = sandbox()
+        .run(&program, request(&bad, Limits::DEFAULT))
+        .await;
+    let err = expect_failed(&report, ErrorKind::TaskFailed);
+    assert_eq!(
+        (err.code.as_str(), err.retryable),
+        ("bad_number", Some(false))
+    );
+}
+
+#[tokio::test]
 async fn go_command_module() {
     let program = load("go-stats").await;
     assert_eq!(program.abi(), Abi::Command);
