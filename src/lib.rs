@@ -3,4 +3,5 @@
 pub mod cli;
 pub mod digest;
 pub mod job;
+pub mod runner;
 pub mod sandbox;
