@@ -3,5 +3,6 @@
 pub mod cli;
 pub mod digest;
 pub mod job;
+pub mod registry;
 pub mod runner;
 pub mod sandbox;

@@ -1,0 +1,292 @@
+//! A task definition as `PUT /v1/tasks/{name}` takes it (DESIGN §3.4), and
+//! the checks that come before it becomes a version: names, limits, the retry
+//! policy, and fallback chains without cycles.
+
+use crate::digest::Digest;
+use crate::runner::retry::RetryPolicy;
+use crate::sandbox::{Ceilings, Limits};
+use serde::{Deserialize, Serialize};
+
+/// Longest task or queue name.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// The body of `PUT /v1/tasks/{name}`. Unknown fields are refused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// The component's digest, as `POST /v1/components` answered it.
+    pub component: Digest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<serde_json::Value>,
+    /// The queue its jobs go to unless the enqueue names one (default `default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryPolicy>,
+    /// The task that runs when a job of this one fails for good.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<Concurrency>,
+}
+
+/// Limits a task asks for; any left out take the server's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuel: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u32>,
+}
+
+impl LimitsSpec {
+    /// The limits an attempt gets: the defaults filled in, then clamped by
+    /// the server's ceilings (DESIGN invariant 7).
+    pub fn resolve(&self, defaults: Limits, ceilings: &Ceilings) -> Limits {
+        Limits {
+            timeout_ms: self.timeout_ms.unwrap_or(defaults.timeout_ms),
+            fuel: self.fuel.unwrap_or(defaults.fuel),
+            memory_mb: self.memory_mb.unwrap_or(defaults.memory_mb),
+        }
+        .clamped(ceilings)
+    }
+}
+
+/// At most one job per key runs at once (`exclusive`), or a newer job
+/// replaces a queued one with the same key (`supersedes`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Concurrency {
+    pub key: String,
+    pub mode: ConcurrencyMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConcurrencyMode {
+    Exclusive,
+    Supersedes,
+}
+
+/// Whether `name` can name a task or a queue: 1 to 64 of `a-z 0-9 _ . -`,
+/// starting with a letter or digit. Returns why not.
+pub fn check_name(what: &str, name: &str) -> Result<(), String> {
+    let ok_start = name
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    let ok_rest = name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'.' | b'-'));
+    if name.len() <= MAX_NAME_LEN && ok_start && ok_rest {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} name {:?} is not allowed: use 1 to {MAX_NAME_LEN} characters of a-z, 0-9, '_', '.', '-', starting with a letter or digit",
+            name.chars().take(80).collect::<String>()
+        ))
+    }
+}
+
+impl TaskSpec {
+    /// Checks what can be checked without the store; each problem in words
+    /// a user can act on. (Schemas are compiled, and the component and the
+    /// fallback looked up, where those live.)
+    pub fn validate(&self, name: &str) -> Result<(), Vec<String>> {
+        let mut problems = Vec::new();
+        problems.extend(check_name("task", name).err());
+        if let Some(q) = &self.queue {
+            problems.extend(check_name("queue", q).err());
+        }
+        if let Some(f) = &self.fallback {
+            problems.extend(check_name("fallback task", f).err());
+            if f == name {
+                problems.push(format!("task {name:?} cannot be its own fallback"));
+            }
+        }
+        if let Some(l) = &self.limits {
+            for (field, zero) in [
+                ("timeout_ms", l.timeout_ms == Some(0)),
+                ("fuel", l.fuel == Some(0)),
+                ("memory_mb", l.memory_mb == Some(0)),
+            ] {
+                if zero {
+                    problems.push(format!("limits.{field} must be at least 1"));
+                }
+            }
+        }
+        if let Some(r) = &self.retry {
+            if let Err(p) = r.validate() {
+                problems.extend(p);
+            }
+        }
+        if let Some(c) = &self.concurrency {
+            if c.key.trim().is_empty() {
+                problems.push("concurrency.key must not be empty".into());
+            }
+        }
+        for (field, schema) in [
+            ("input_schema", &self.input_schema),
+            ("output_schema", &self.output_schema),
+        ] {
+            if let Some(s) = schema {
+                if !(s.is_object() || s.is_boolean()) {
+                    problems.push(format!(
+                        "{field} must be a JSON Schema: an object or a boolean"
+                    ));
+                }
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+/// If making `fallback` the fallback of `task` closes a loop, the loop, e.g.
+/// `["a", "b", "c", "a"]`. `fallback_of` gives each existing task's current
+/// fallback. Chains longer than `limit` count as a loop too, so a lookup
+/// cannot run forever.
+pub fn fallback_cycle(
+    task: &str,
+    fallback: &str,
+    limit: usize,
+    fallback_of: impl Fn(&str) -> Option<String>,
+) -> Option<Vec<String>> {
+    let mut chain = vec![task.to_owned(), fallback.to_owned()];
+    let mut next = fallback.to_owned();
+    while next != task {
+        if chain.len() > limit {
+            return Some(chain);
+        }
+        next = fallback_of(&next)?;
+        chain.push(next.clone());
+    }
+    Some(chain)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    const DIGEST: &str = "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+    #[test]
+    fn the_contract_shape_parses() {
+        let body = format!(
+            r#"{{"component": "{DIGEST}", "input_schema": {{"type": "object"}}, "queue": "emails",
+                "limits": {{"timeout_ms": 5000}}, "retry": {{"max_attempts": 5, "backoff": {{"kind": "fixed", "delay_ms": 100}}}},
+                "fallback": "email-fallback", "concurrency": {{"key": "customer", "mode": "exclusive"}}}}"#
+        );
+        let spec: TaskSpec = serde_json::from_str(&body).unwrap();
+        assert_eq!(spec.component.to_string(), DIGEST);
+        assert_eq!(
+            spec.concurrency.as_ref().unwrap().mode,
+            ConcurrencyMode::Exclusive
+        );
+        assert!(spec.validate("send-email").is_ok());
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_digests_are_refused_by_name() {
+        let err = serde_json::from_str::<TaskSpec>(&format!(
+            r#"{{"component": "{DIGEST}", "retires": 3}}"#
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("retires"), "{err}");
+        let err = serde_json::from_str::<TaskSpec>(r#"{"component": "sha1:abc"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a digest"), "{err}");
+        let err = serde_json::from_str::<TaskSpec>(&format!(
+            r#"{{"component": "{DIGEST}", "limits": {{"ram": 1}}}}"#
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("ram"), "{err}");
+    }
+
+    #[test]
+    fn validation_lists_every_problem() {
+        let spec = TaskSpec {
+            component: DIGEST.parse().unwrap(),
+            input_schema: Some(serde_json::json!(42)),
+            output_schema: None,
+            queue: Some("Bad Queue".into()),
+            limits: Some(LimitsSpec {
+                timeout_ms: Some(0),
+                fuel: None,
+                memory_mb: Some(0),
+            }),
+            retry: Some(RetryPolicy {
+                max_attempts: 0,
+                ..RetryPolicy::default()
+            }),
+            fallback: Some("x".into()),
+            concurrency: Some(Concurrency {
+                key: " ".into(),
+                mode: ConcurrencyMode::Supersedes,
+            }),
+        };
+        let problems = spec.validate("x").unwrap_err();
+        assert_eq!(problems.len(), 7, "{problems:#?}");
+    }
+
+    #[test]
+    fn names() {
+        for good in ["a", "send-email", "v2.resize_image", "0day"] {
+            assert!(check_name("task", good).is_ok(), "{good}");
+        }
+        let long = "a".repeat(MAX_NAME_LEN + 1);
+        for bad in ["", "-x", "Upper", "with space", "ünï", "a/b", long.as_str()] {
+            assert!(check_name("task", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn limits_take_defaults_then_ceilings() {
+        let spec = LimitsSpec {
+            timeout_ms: Some(u64::MAX),
+            fuel: None,
+            memory_mb: Some(64),
+        };
+        let got = spec.resolve(Limits::DEFAULT, &Ceilings::DEFAULT);
+        assert_eq!(got.timeout_ms, Ceilings::DEFAULT.max_timeout_ms);
+        assert_eq!(got.fuel, Limits::DEFAULT.fuel);
+        assert_eq!(got.memory_mb, 64);
+    }
+
+    #[test]
+    fn fallback_cycles_are_found() {
+        let existing: HashMap<&str, &str> = [("b", "c"), ("c", "a"), ("d", "e")].into();
+        let of = |t: &str| existing.get(t).map(|f| f.to_string());
+        assert_eq!(
+            fallback_cycle("a", "b", 10, of),
+            Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+        );
+        assert_eq!(fallback_cycle("a", "d", 10, of), None, "d → e ends");
+        assert_eq!(
+            fallback_cycle("a", "a", 10, of),
+            Some(vec!["a".into(), "a".into()])
+        );
+        let chain: HashMap<String, String> = (0..100)
+            .map(|i| (format!("t{i}"), format!("t{}", i + 1)))
+            .collect();
+        let long = |t: &str| chain.get(t).cloned();
+        assert!(
+            fallback_cycle("x", "t0", 16, long).is_some(),
+            "too long a chain is refused"
+        );
+    }
+}
