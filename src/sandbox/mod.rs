@@ -151,6 +151,14 @@ struct Programs {
     clock: u64,
 }
 
+impl Programs {
+    /// The next use stamp, for least-recently-used eviction.
+    fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+}
+
 /// One per process: share it by cloning.
 #[derive(Clone)]
 pub struct Sandbox {
@@ -241,8 +249,7 @@ impl Sandbox {
             .programs
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        p.clock += 1;
-        let now = p.clock;
+        let now = p.tick();
         p.map.get_mut(digest).map(|(prog, used)| {
             *used = now;
             prog.clone()
@@ -277,8 +284,7 @@ impl Sandbox {
             .programs
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        p.clock += 1;
-        let now = p.clock;
+        let now = p.tick();
         if p.map.len() >= self.inner.config.max_programs.max(1) {
             if let Some(oldest) = p
                 .map

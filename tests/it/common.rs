@@ -81,6 +81,21 @@ pub async fn run(name: &str, input: &str, limits: Limits) -> AttemptReport {
     sandbox().run(&program, request(input, limits)).await
 }
 
+/// Runs an already loaded program once in the shared sandbox, default limits.
+pub async fn run_loaded(program: &Program, input: &str) -> AttemptReport {
+    sandbox()
+        .run(program, request(input, Limits::DEFAULT))
+        .await
+}
+
+/// The attempt failed with the guest's own failure of this code and flag.
+#[track_caller]
+pub fn expect_guest_failure(report: &AttemptReport, code: &str, retryable: bool) -> JobError {
+    let err = expect_failed(report, ErrorKind::TaskFailed);
+    assert_eq!((err.code.as_str(), err.retryable), (code, Some(retryable)));
+    err
+}
+
 /// Generous limits, so a test isolates the one it is about.
 pub fn roomy() -> Limits {
     Limits {

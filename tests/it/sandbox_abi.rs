@@ -45,9 +45,7 @@ async fn javascript_task_and_its_thrown_failure() {
     let program = load("js-article").await;
     assert_eq!(program.abi(), Abi::Task);
     let input = repo_file("guest-examples/js/example.json");
-    let report = sandbox()
-        .run(&program, request(&input, Limits::DEFAULT))
-        .await;
+    let report = run_loaded(&program, &input).await;
     let out = expect_done(&report);
     assert_eq!(out["slug"], "sandboxing-jobs-with-webassembly-components");
     assert_eq!(out["words"], 40);
@@ -57,14 +55,8 @@ async fn javascript_task_and_its_thrown_failure() {
     );
 
     let bad = json!({"title": "", "body": "x"}).to_string();
-    let report = sandbox()
-        .run(&program, request(&bad, Limits::DEFAULT))
-        .await;
-    let err = expect_failed(&report, ErrorKind::TaskFailed);
-    assert_eq!(
-        (err.code.as_str(), err.retryable),
-        ("empty_title", Some(false))
-    );
+    let report = run_loaded(&program, &bad).await;
+    expect_guest_failure(&report, "empty_title", false);
 }
 
 #[tokio::test]
@@ -72,9 +64,7 @@ async fn python_task_and_its_raised_failure() {
     let program = load("py-sales").await;
     assert_eq!(program.abi(), Abi::Task);
     let input = repo_file("guest-examples/python/example.json");
-    let report = sandbox()
-        .run(&program, request(&input, Limits::DEFAULT))
-        .await;
+    let report = run_loaded(&program, &input).await;
     let out = expect_done(&report);
     assert_eq!(out["rows"], 5);
     assert_eq!(out["total"], 1190.5);
@@ -89,14 +79,8 @@ async fn python_task_and_its_raised_failure() {
         .any(|l| l.message.contains("5 rows in 3 groups")));
 
     let bad = json!({"csv": "a,b\nx,not-a-number\n", "group_by": "a", "sum": "b"}).to_string();
-    let report = sandbox()
-        .run(&program, request(&bad, Limits::DEFAULT))
-        .await;
-    let err = expect_failed(&report, ErrorKind::TaskFailed);
-    assert_eq!(
-        (err.code.as_str(), err.retryable),
-        ("bad_number", Some(false))
-    );
+    let report = run_loaded(&program, &bad).await;
+    expect_guest_failure(&report, "bad_number", false);
 }
 
 #[tokio::test]
@@ -104,16 +88,10 @@ async fn go_command_module() {
     let program = load("go-stats").await;
     assert_eq!(program.abi(), Abi::Command);
     let input = repo_file("guest-examples/go/example.json");
-    let out = expect_done(
-        &sandbox()
-            .run(&program, request(&input, Limits::DEFAULT))
-            .await,
-    );
+    let out = expect_done(&run_loaded(&program, &input).await);
     assert_eq!(out["count"], 8);
 
-    let report = sandbox()
-        .run(&program, request("{\"readings\": \"no\"}", Limits::DEFAULT))
-        .await;
+    let report = run_loaded(&program, "{\"readings\": \"no\"}").await;
     let err = expect_failed(&report, ErrorKind::TaskFailed);
     assert_eq!(err.code, "exit:2");
     assert_eq!(err.retryable, Some(true));
@@ -127,16 +105,10 @@ async fn preview2_and_preview1_commands() {
     for (name, status) in [("command-p2", "exit:1"), ("command-p1", "exit:3")] {
         let program = load(name).await;
         assert_eq!(program.abi(), Abi::Command);
-        let out = expect_done(
-            &sandbox()
-                .run(&program, request("{\"a\": 1}", Limits::DEFAULT))
-                .await,
-        );
+        let out = expect_done(&run_loaded(&program, "{\"a\": 1}").await);
         assert_eq!(out["echo"], json!({"a": 1}), "{name}");
 
-        let report = sandbox()
-            .run(&program, request("{\"exit\": 3}", Limits::DEFAULT))
-            .await;
+        let report = run_loaded(&program, "{\"exit\": 3}").await;
         let err = expect_failed(&report, ErrorKind::TaskFailed);
         assert_eq!(err.code, status, "{name}");
         assert!(err.message.contains("failing with exit 3"), "{name}: {err}");
@@ -185,8 +157,7 @@ async fn a_flaky_task_sees_its_attempt_number() {
         let req = AttemptRequest::new(job(attempt), input.clone(), Limits::DEFAULT);
         let report = sandbox().run(&program, req).await;
         if attempt < 3 {
-            let err = expect_failed(&report, ErrorKind::TaskFailed);
-            assert_eq!((err.code.as_str(), err.retryable), ("not_yet", Some(true)));
+            expect_guest_failure(&report, "not_yet", true);
         } else {
             assert_eq!(expect_done(&report)["attempt"], 3);
         }
