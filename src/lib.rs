@@ -1,8 +1,13 @@
 //! taskbox: a job queue whose jobs are sandboxed WebAssembly.
 
 pub mod cli;
+pub mod config;
 pub mod digest;
 pub mod job;
+pub mod maintenance;
+pub mod api;
+pub mod app;
 pub mod registry;
 pub mod runner;
 pub mod sandbox;
+pub mod store;

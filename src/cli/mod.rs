@@ -1,14 +1,21 @@
 //! Command-line interface: the flags, and which subcommand runs.
 
+mod admin;
 mod bench;
+mod client;
 mod format;
+mod job;
 mod run;
+mod serve;
+mod table;
+mod task;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 pub use bench::BenchArgs;
 pub use run::RunArgs;
+pub use serve::ServeArgs;
 
 /// taskbox: a durable job queue whose jobs are sandboxed WebAssembly.
 #[derive(Debug, Parser)]
@@ -20,6 +27,20 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the queue: the HTTP API, runners and maintenance, on one data dir.
+    Serve(ServeArgs),
+    /// Upload and inspect tasks on a server (TASKBOX_URL, TASKBOX_TOKEN).
+    #[command(subcommand)]
+    Task(task::TaskCmd),
+    /// Enqueue, follow, list and cancel jobs on a server.
+    #[command(subcommand)]
+    Job(job::JobCmd),
+    /// Create tenants (admin token).
+    #[command(subcommand)]
+    Tenant(admin::TenantCmd),
+    /// Mint scoped tokens (admin token).
+    #[command(subcommand)]
+    Token(admin::TokenCmd),
     /// Run one attempt of a task locally, in the same sandbox the server uses.
     Run(RunArgs),
     /// Measure taskbox on this machine.
@@ -30,6 +51,11 @@ pub enum Command {
 /// Runs the chosen subcommand; its exit code, or an error for status 2.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Serve(args) => serve::main(args),
+        Command::Task(cmd) => task::main(cmd),
+        Command::Job(cmd) => job::main(cmd),
+        Command::Tenant(cmd) => admin::tenant_main(cmd),
+        Command::Token(cmd) => admin::token_main(cmd),
         Command::Run(args) => run::main(args),
         Command::Bench(args) => bench::main(args),
     }

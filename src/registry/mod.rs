@@ -1,5 +1,235 @@
-//! The registry: components by digest and versioned task definitions. So
-//! far: the task definition a tenant sends (`PUT /v1/tasks/{name}`) and its
-//! checks; storage comes with the queue.
+//! The registry: components by digest and versioned task definitions, with
+//! what each version needs at run time (limits, retry policy, compiled
+//! schemas) made once and cached.
 
+pub mod schema;
 pub mod spec;
+
+use crate::digest::Digest;
+use crate::runner::retry::RetryPolicy;
+use crate::sandbox::{Ceilings, Invalid, Limits, Program, Sandbox};
+use crate::store::{ComponentRecord, JobStore, NewComponent, NewTask, StoreError, TaskRecord};
+use schema::{Schema, Violation};
+use spec::TaskSpec;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Longest fallback chain followed, whatever the definitions say.
+pub const MAX_FALLBACK_DEPTH: u32 = 8;
+/// Task versions kept compiled in memory.
+const MAX_CACHED_VERSIONS: usize = 4096;
+
+/// A task version ready to run: its definition and what is derived from it.
+pub struct TaskVersion {
+    pub record: TaskRecord,
+    pub spec: TaskSpec,
+    pub limits: Limits,
+    pub retry: RetryPolicy,
+    pub input_schema: Option<Schema>,
+    pub output_schema: Option<Schema>,
+}
+
+impl TaskVersion {
+    /// The queue its jobs go to when the enqueue names none.
+    pub fn queue(&self) -> &str {
+        self.spec.queue.as_deref().unwrap_or("default")
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("component {0} was not found; upload it with POST /v1/components first")]
+    ComponentNotFound(String),
+    #[error("task {0:?} was not found")]
+    TaskNotFound(String),
+    #[error("invalid component: {0}")]
+    InvalidComponent(#[from] Invalid),
+    #[error("invalid task definition: {}", .0.join("; "))]
+    InvalidTask(Vec<String>),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Components and task versions, for one process.
+pub struct Registry {
+    store: Arc<dyn JobStore>,
+    sandbox: Sandbox,
+    defaults: Limits,
+    versions: Mutex<HashMap<(String, String, u32), Arc<TaskVersion>>>,
+}
+
+impl Registry {
+    pub fn new(store: Arc<dyn JobStore>, sandbox: Sandbox, defaults: Limits) -> Self {
+        Registry {
+            store,
+            sandbox,
+            defaults,
+            versions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    pub fn store(&self) -> &Arc<dyn JobStore> {
+        &self.store
+    }
+
+    fn ceilings(&self) -> &Ceilings {
+        &self.sandbox.config().ceilings
+    }
+
+    /// Validates and compiles uploaded bytes, then records them for the
+    /// tenant. `created` is false when the tenant had them already.
+    pub async fn upload(&self, tenant: &str, bytes: Vec<u8>) -> Result<(ComponentRecord, bool), RegistryError> {
+        let program = self.sandbox.load(&bytes).await?;
+        let abi = match program.abi() {
+            crate::sandbox::Abi::Task => "task",
+            crate::sandbox::Abi::Command => "command",
+        };
+        Ok(self
+            .store
+            .component_insert(NewComponent {
+                tenant: tenant.to_owned(),
+                digest: program.digest.to_string(),
+                abi: abi.to_owned(),
+                bytes,
+            })
+            .await?)
+    }
+
+    /// Checks a definition against everything it refers to and stores it as
+    /// the task's next version.
+    pub async fn define(&self, tenant: &str, name: &str, spec: TaskSpec) -> Result<Arc<TaskVersion>, RegistryError> {
+        let mut problems = spec.validate(name).err().unwrap_or_default();
+        for (field, schema) in [("input_schema", &spec.input_schema), ("output_schema", &spec.output_schema)] {
+            if let Some(s) = schema {
+                if let Err(e) = Schema::compile(s) {
+                    problems.push(format!("{field} is not a valid JSON Schema: {e}"));
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(RegistryError::InvalidTask(problems));
+        }
+        let digest = spec.component.to_string();
+        if self.store.component_get(tenant, &digest).await?.is_none() {
+            return Err(RegistryError::ComponentNotFound(digest));
+        }
+        if let Some(fallback) = &spec.fallback {
+            if self.store.task_get(tenant, fallback, None).await?.is_none() {
+                return Err(RegistryError::InvalidTask(vec![format!(
+                    "fallback task {fallback:?} does not exist; define it first"
+                )]));
+            }
+            let known = self.fallbacks_of(tenant).await?;
+            if let Some(cycle) = spec::fallback_cycle(name, fallback, MAX_FALLBACK_DEPTH as usize, |t| {
+                known.get(t).cloned()
+            }) {
+                return Err(RegistryError::InvalidTask(vec![format!(
+                    "fallback chain {} is a cycle (or longer than {MAX_FALLBACK_DEPTH}); a job would never end",
+                    cycle.join(" → ")
+                )]));
+            }
+        }
+        let record = self
+            .store
+            .task_insert(NewTask {
+                tenant: tenant.to_owned(),
+                name: name.to_owned(),
+                digest,
+                spec: serde_json::to_string(&spec).map_err(|e| StoreError::Internal(e.to_string()))?,
+            })
+            .await?;
+        self.prepare(record)
+    }
+
+    /// Each of the tenant's tasks' current fallback.
+    async fn fallbacks_of(&self, tenant: &str) -> Result<HashMap<String, String>, RegistryError> {
+        let mut out = HashMap::new();
+        for t in self.store.task_list(tenant).await? {
+            if let Ok(spec) = serde_json::from_str::<TaskSpec>(&t.spec) {
+                if let Some(f) = spec.fallback {
+                    out.insert(t.name, f);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A task version (`None`: the newest), compiled and cached.
+    pub async fn task(&self, tenant: &str, name: &str, version: Option<u32>) -> Result<Arc<TaskVersion>, RegistryError> {
+        if let Some(v) = version {
+            let key = (tenant.to_owned(), name.to_owned(), v);
+            if let Some(tv) = self.cache().get(&key) {
+                return Ok(tv.clone());
+            }
+        }
+        let record = self
+            .store
+            .task_get(tenant, name, version)
+            .await?
+            .ok_or_else(|| RegistryError::TaskNotFound(name.to_owned()))?;
+        if let Some(tv) = self.cache().get(&(tenant.to_owned(), name.to_owned(), record.version)) {
+            return Ok(tv.clone());
+        }
+        self.prepare(record)
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String, u32), Arc<TaskVersion>>> {
+        self.versions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn prepare(&self, record: TaskRecord) -> Result<Arc<TaskVersion>, RegistryError> {
+        let spec: TaskSpec = serde_json::from_str(&record.spec)
+            .map_err(|e| StoreError::Internal(format!("stored task definition unreadable: {e}")))?;
+        let compile = |s: &Option<serde_json::Value>| -> Result<Option<Schema>, RegistryError> {
+            s.as_ref()
+                .map(|s| Schema::compile(s).map_err(|e| RegistryError::InvalidTask(vec![e])))
+                .transpose()
+        };
+        let tv = Arc::new(TaskVersion {
+            limits: spec.limits.unwrap_or_default().resolve(self.defaults, self.ceilings()),
+            retry: spec.retry.clone().unwrap_or_default(),
+            input_schema: compile(&spec.input_schema)?,
+            output_schema: compile(&spec.output_schema)?,
+            spec,
+            record,
+        });
+        let mut cache = self.cache();
+        if cache.len() >= MAX_CACHED_VERSIONS {
+            cache.clear();
+        }
+        cache.insert(
+            (tv.record.tenant.clone(), tv.record.name.clone(), tv.record.version),
+            tv.clone(),
+        );
+        Ok(tv)
+    }
+
+    /// The compiled program for a digest, loading its bytes from the store
+    /// when this process has not seen it yet.
+    pub async fn program(&self, digest: &str) -> Result<Arc<Program>, RegistryError> {
+        let parsed: Digest = digest
+            .parse()
+            .map_err(|_| RegistryError::ComponentNotFound(digest.to_owned()))?;
+        if let Some(p) = self.sandbox.loaded(&parsed) {
+            return Ok(p);
+        }
+        let bytes = self
+            .store
+            .component_bytes(digest)
+            .await?
+            .ok_or_else(|| RegistryError::ComponentNotFound(digest.to_owned()))?;
+        Ok(self.sandbox.load(&bytes).await?)
+    }
+
+    /// Checks an input against a task version's schema.
+    pub fn check_input(tv: &TaskVersion, input: &serde_json::Value) -> Result<(), Vec<Violation>> {
+        match &tv.input_schema {
+            Some(s) => s.check(input),
+            None => Ok(()),
+        }
+    }
+}

@@ -32,6 +32,10 @@ pub struct TaskSpec {
     pub fallback: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<Concurrency>,
+    /// Bounds a job across all its attempts, from enqueue (`deadline_exceeded`);
+    /// an enqueue may set its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<u64>,
 }
 
 /// Limits a task asks for; any left out take the server's defaults.
@@ -126,6 +130,9 @@ impl TaskSpec {
             if let Err(p) = r.validate() {
                 problems.extend(p);
             }
+        }
+        if self.deadline_ms == Some(0) {
+            problems.push("deadline_ms must be at least 1".into());
         }
         if let Some(c) = &self.concurrency {
             if c.key.trim().is_empty() {
@@ -238,6 +245,7 @@ mod tests {
                 key: " ".into(),
                 mode: ConcurrencyMode::Supersedes,
             }),
+            deadline_ms: None,
         };
         let problems = spec.validate("x").unwrap_err();
         assert_eq!(problems.len(), 7, "{problems:#?}");

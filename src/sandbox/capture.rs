@@ -3,7 +3,7 @@
 //! so a chatty guest is never killed for talking and never costs unbounded memory.
 
 use bytes::Bytes;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -21,7 +21,7 @@ pub const STDERR_TAIL_BYTES: usize = 1024;
 const WRITE_PERMIT: usize = 64 * 1024;
 
 /// Where a log line came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// The task's own `log` import.
@@ -33,7 +33,7 @@ pub enum Source {
 }
 
 /// Severity of a log line; the guest's `level` enum, one to one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
     Trace,
@@ -44,7 +44,7 @@ pub enum Level {
 }
 
 /// One line of an attempt's log.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LogLine {
     /// Milliseconds since the attempt started.
     pub at_ms: f64,
@@ -54,7 +54,7 @@ pub struct LogLine {
 }
 
 /// An attempt's log once it is over.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AttemptLog {
     pub lines: Vec<LogLine>,
     /// Lines that did not fit in the budget.

@@ -5,7 +5,7 @@ mod attempt;
 pub mod bindings;
 mod cache;
 pub mod capture;
-mod classify;
+pub(crate) mod classify;
 pub mod engine;
 mod host;
 pub mod inspect;
@@ -13,6 +13,7 @@ pub mod limits;
 mod ticker;
 
 pub use attempt::{AttemptReport, AttemptRequest, Ending, JobRef};
+pub use capture::AttemptLog;
 pub use cache::ArtifactCache;
 pub use host::{Progress, ProgressHook};
 pub use inspect::{Abi, Invalid, Shape};

@@ -7,3 +7,4 @@ mod sandbox_abi;
 mod sandbox_cache;
 mod sandbox_hostile;
 mod sandbox_limits;
+mod store;

@@ -1,0 +1,80 @@
+//! Request bodies read within a limit: a declared length over the limit is
+//! refused before anything is read, and a streamed body is cut off at it.
+//! JSON that does not parse, or has fields the route does not know, is
+//! refused with serde's words (which name the field).
+
+use super::error::ApiError;
+use super::ApiState;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+
+/// Reads the whole body, or refuses with 413 past `limit`.
+pub async fn read_limited(req: Request, limit: usize) -> Result<Bytes, ApiError> {
+    let declared = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(ApiError::PayloadTooLarge { limit });
+    }
+    axum::body::to_bytes(req.into_body(), limit)
+        .await
+        .map_err(|e| {
+            let too_big = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
+                || e.to_string().contains("length limit");
+            if too_big {
+                ApiError::PayloadTooLarge { limit }
+            } else {
+                ApiError::BadRequest(format!("could not read the request body: {e}"))
+            }
+        })
+}
+
+/// Parses JSON text into `T`, naming what is wrong.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::BadRequest(
+            "the request body is empty; send a JSON object".into(),
+        ));
+    }
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
+}
+
+/// A JSON body within the configured limit, with its raw bytes (for
+/// idempotency hashes).
+pub struct JsonBody<T> {
+    pub value: T,
+    pub raw: Bytes,
+}
+
+impl<T: DeserializeOwned> FromRequest<Arc<ApiState>> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &Arc<ApiState>) -> Result<Self, ApiError> {
+        let raw = read_limited(req, state.limits.max_json_bytes).await?;
+        Ok(JsonBody {
+            value: parse_json(&raw)?,
+            raw,
+        })
+    }
+}
+
+/// A JSON body that may be left out (an empty body reads as `T::default()`).
+pub struct OptionalJson<T>(pub T);
+
+impl<T: DeserializeOwned + Default> FromRequest<Arc<ApiState>> for OptionalJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &Arc<ApiState>) -> Result<Self, ApiError> {
+        let raw = read_limited(req, state.limits.max_json_bytes).await?;
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalJson(T::default()));
+        }
+        Ok(OptionalJson(parse_json(&raw)?))
+    }
+}

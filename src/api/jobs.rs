@@ -1,0 +1,361 @@
+//! Jobs: enqueue, show, list, cancel, run now, resume, attempts.
+
+use super::auth::Principal;
+use super::body::{JsonBody, OptionalJson};
+use super::error::ApiError;
+use super::{views, ApiState};
+use crate::job::JobStatus;
+use crate::registry::spec::{check_name, ConcurrencyMode};
+use crate::registry::{Registry, TaskVersion};
+use crate::runner::RunNowError;
+use crate::store::clock::parse_rfc3339;
+use crate::store::{CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, NewJob, Scope, StoreError};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Priorities run lowest first, within these bounds.
+const PRIORITY_RANGE: std::ops::RangeInclusive<i32> = -1000..=1000;
+/// Longest delay (or deadline) an enqueue may ask for: one year.
+const MAX_DELAY_MS: u64 = 366 * 24 * 60 * 60 * 1000;
+const MAX_KEY_LEN: usize = 255;
+const DEFAULT_PAGE: u32 = 50;
+const MAX_PAGE: u32 = 500;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnqueueBody {
+    task: Option<String>,
+    workflow: Option<String>,
+    #[serde(default)]
+    input: Option<Value>,
+    queue: Option<String>,
+    priority: Option<i32>,
+    run_at: Option<String>,
+    delay_ms: Option<u64>,
+    deadline_ms: Option<u64>,
+    unique_key: Option<String>,
+    concurrency_key: Option<String>,
+}
+
+fn not_found(e: StoreError, id: &str) -> ApiError {
+    match e {
+        StoreError::NotFound => ApiError::JobNotFound(id.to_owned()),
+        other => other.into(),
+    }
+}
+
+fn check_key(field: &str, key: &Option<String>) -> Result<(), ApiError> {
+    match key {
+        Some(k) if k.is_empty() || k.len() > MAX_KEY_LEN => Err(ApiError::BadRequest(format!(
+            "{field} must be 1 to {MAX_KEY_LEN} bytes long"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The concurrency key of a new job: the one it names, or the task's. A
+/// task's key that starts with `/` is a JSON pointer into the input.
+fn concurrency_key(tv: &TaskVersion, body: &EnqueueBody, input: &Value) -> Result<Option<String>, ApiError> {
+    if body.concurrency_key.is_some() {
+        return Ok(body.concurrency_key.clone());
+    }
+    let Some(c) = &tv.spec.concurrency else {
+        return Ok(None);
+    };
+    if !c.key.starts_with('/') {
+        return Ok(Some(c.key.clone()));
+    }
+    match input.pointer(&c.key) {
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::Null) | None => Err(ApiError::InvalidInput(vec![crate::registry::schema::Violation {
+            pointer: c.key.clone(),
+            message: "the task's concurrency key is read from here, and the input has no value at it".into(),
+        }])),
+        Some(other) => Ok(Some(other.to_string())),
+    }
+}
+
+pub async fn enqueue(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    headers: HeaderMap,
+    body: JsonBody<EnqueueBody>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    who.require(Scope::JobsQueue)?;
+    let JsonBody { value: b, raw } = body;
+    if b.workflow.is_some() {
+        return Err(ApiError::BadRequest("workflows are not available yet; enqueue a task".into()));
+    }
+    let name = b
+        .task
+        .as_deref()
+        .ok_or_else(|| ApiError::BadRequest("the body needs \"task\": the name of the task to run".into()))?;
+    let tv = state.registry.task(&who.tenant, name, None).await?;
+    let input = b.input.clone().unwrap_or_else(|| json!({}));
+    Registry::check_input(&tv, &input).map_err(ApiError::InvalidInput)?;
+    let queue = b.queue.clone().unwrap_or_else(|| tv.queue().to_owned());
+    check_name("queue", &queue).map_err(ApiError::BadRequest)?;
+    let priority = b.priority.unwrap_or(0);
+    if !PRIORITY_RANGE.contains(&priority) {
+        return Err(ApiError::BadRequest(format!(
+            "priority must be between {} and {} (lower runs first), not {priority}",
+            PRIORITY_RANGE.start(),
+            PRIORITY_RANGE.end()
+        )));
+    }
+    let now = state.store.now();
+    let run_at = match (&b.run_at, b.delay_ms) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::BadRequest("give run_at or delay_ms, not both".into()))
+        }
+        (Some(t), None) => Some(parse_rfc3339(t).ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "run_at {t:?} is not an RFC 3339 time such as 2026-01-31T12:00:00Z"
+            ))
+        })?),
+        (None, Some(d)) if d > MAX_DELAY_MS => {
+            return Err(ApiError::BadRequest(format!("delay_ms must be at most {MAX_DELAY_MS} (a year)")))
+        }
+        (None, Some(d)) => Some(now + d as i64),
+        (None, None) => None,
+    };
+    let deadline_ms = b.deadline_ms.or(tv.spec.deadline_ms);
+    if deadline_ms.is_some_and(|d| d == 0 || d > MAX_DELAY_MS) {
+        return Err(ApiError::BadRequest(format!("deadline_ms must be between 1 and {MAX_DELAY_MS}")));
+    }
+    check_key("unique_key", &b.unique_key)?;
+    check_key("concurrency_key", &b.concurrency_key)?;
+    let concurrency_key = concurrency_key(&tv, &b, &input)?;
+    let idempotency = match headers.get("idempotency-key") {
+        Some(v) => {
+            let key = v
+                .to_str()
+                .ok()
+                .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_LEN)
+                .ok_or_else(|| ApiError::BadRequest(format!(
+                    "the Idempotency-Key header must be 1 to {MAX_KEY_LEN} characters of text"
+                )))?;
+            Some(Idempotency {
+                key: key.to_owned(),
+                body_hash: hex::encode(Sha256::digest(&raw)),
+            })
+        }
+        None => None,
+    };
+    let new = NewJob {
+        id: state.new_job_id(),
+        tenant: who.tenant.clone(),
+        task: crate::store::TaskRef {
+            name: tv.record.name.clone(),
+            version: tv.record.version,
+            digest: tv.record.digest.clone(),
+        },
+        queue,
+        priority,
+        input: input.to_string(),
+        max_attempts: tv.retry.max_attempts,
+        run_at,
+        deadline_ms,
+        supersedes: tv
+            .spec
+            .concurrency
+            .as_ref()
+            .is_some_and(|c| c.mode == ConcurrencyMode::Supersedes),
+        concurrency_key,
+        unique_key: b.unique_key,
+        idempotency,
+    };
+    let inserted = state
+        .store
+        .job_insert(vec![new])
+        .await?
+        .pop()
+        .ok_or_else(|| ApiError::Internal("insert answered nothing".into()))??;
+    match inserted {
+        Inserted::Created(j) => {
+            state.wake.notify_one();
+            Ok((StatusCode::CREATED, Json(views::job(&j))))
+        }
+        Inserted::Existing(j) => Ok((StatusCode::OK, Json(views::job(&j)))),
+    }
+}
+
+async fn job_of(state: &ApiState, who: &Principal, id: &str) -> Result<JobRecord, ApiError> {
+    state
+        .store
+        .job_get(&who.tenant, id)
+        .await?
+        .ok_or_else(|| ApiError::JobNotFound(id.to_owned()))
+}
+
+pub async fn show(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    who.require(Scope::JobsRead)?;
+    Ok(Json(views::job(&job_of(&state, &who, &id).await?)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {
+    status: Option<String>,
+    task: Option<String>,
+    queue: Option<String>,
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+pub async fn list(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    params: Result<Query<ListParams>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    who.require(Scope::JobsRead)?;
+    let Query(p) = params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
+    let status = p
+        .status
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<JobStatus>().map_err(ApiError::BadRequest))
+        .transpose()?;
+    let limit = p.limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ApiError::BadRequest(format!("limit must be between 1 and {MAX_PAGE}")));
+    }
+    let jobs = state
+        .store
+        .job_list(JobQuery {
+            tenant: who.tenant.clone(),
+            status,
+            task: p.task.filter(|s| !s.is_empty()),
+            queue: p.queue.filter(|s| !s.is_empty()),
+            limit,
+            before: p.cursor.filter(|s| !s.is_empty()),
+        })
+        .await?;
+    let next = (jobs.len() == limit as usize)
+        .then(|| jobs.last().map(|j| j.id.clone()))
+        .flatten();
+    Ok(Json(json!({
+        "jobs": jobs.iter().map(views::job).collect::<Vec<_>>(),
+        "next_cursor": next,
+    })))
+}
+
+pub async fn cancel(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    who.require(Scope::JobsCancel)?;
+    match state.store.job_cancel(&who.tenant, &id).await.map_err(|e| not_found(e, &id))? {
+        CancelOutcome::Cancelled(j) => Ok(Json(views::job(&j))),
+        CancelOutcome::Requested(j) => {
+            state.runner.interrupt(&id);
+            // The attempt stops within an epoch tick; answer its end when it
+            // comes soon, else the job as it is (cancel_requested: true).
+            let deadline = tokio::time::Instant::now() + state.limits.cancel_wait;
+            let mut last = j;
+            while tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                last = job_of(&state, &who, &id).await?;
+                if last.status.is_terminal() || last.status != JobStatus::Running {
+                    break;
+                }
+            }
+            Ok(Json(views::job(&last)))
+        }
+        CancelOutcome::AlreadyEnded(j) => Err(ApiError::Conflict(format!(
+            "job {id} is {} already; only a queued, waiting or running job can be cancelled",
+            j.status
+        ))),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunParams {
+    wait: Option<bool>,
+}
+
+pub async fn run_now(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path(id): Path<String>,
+    params: Result<Query<RunParams>, axum::extract::rejection::QueryRejection>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    who.require(Scope::JobsRun)?;
+    let Query(p) = params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
+    let run_err = |e: RunNowError| match e {
+        RunNowError::Store(s) => not_found(s, &id),
+        RunNowError::Stopping => ApiError::Unavailable("the server is stopping".into()),
+    };
+    if !p.wait.unwrap_or(false) {
+        let j = state.runner.start_now(&who.tenant, &id).await.map_err(run_err)?;
+        return Ok((StatusCode::ACCEPTED, Json(views::job(&j))));
+    }
+    let j = state.runner.run_now(&who.tenant, &id).await.map_err(run_err)?;
+    let failed = j.status == JobStatus::Failed
+        || (j.status == JobStatus::Queued && j.error.is_some());
+    if failed {
+        let why = j.error.as_ref().map(|e| e.to_string()).unwrap_or_default();
+        let message = if j.status == JobStatus::Failed {
+            format!("the job failed: {why}")
+        } else {
+            format!("the attempt failed and the job will be retried: {why}")
+        };
+        return Err(ApiError::Execution {
+            message,
+            job: views::job(&j),
+        });
+    }
+    Ok((StatusCode::OK, Json(views::job(&j))))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeBody {
+    input: Option<Value>,
+}
+
+pub async fn resume(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path(id): Path<String>,
+    OptionalJson(body): OptionalJson<ResumeBody>,
+) -> Result<Json<Value>, ApiError> {
+    who.require(Scope::JobsQueue)?;
+    let job = job_of(&state, &who, &id).await?;
+    if let (Some(input), None) = (&body.input, &job.fallback) {
+        let tv = state
+            .registry
+            .task(&who.tenant, &job.task.name, Some(job.task.version))
+            .await?;
+        Registry::check_input(&tv, input).map_err(ApiError::InvalidInput)?;
+    }
+    let j = state
+        .store
+        .job_resume(&who.tenant, &id, body.input.map(|v| v.to_string()))
+        .await
+        .map_err(|e| not_found(e, &id))?;
+    state.wake.notify_one();
+    Ok(Json(views::job(&j)))
+}
+
+pub async fn attempts(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    who.require(Scope::JobsRead)?;
+    job_of(&state, &who, &id).await?;
+    let list = state.store.attempt_list(&who.tenant, &id).await?;
+    Ok(Json(json!({"attempts": list.iter().map(views::attempt).collect::<Vec<_>>()})))
+}

@@ -1,0 +1,191 @@
+//! Wires one server together — store, sandbox, registry, runner,
+//! maintenance, HTTP API — on one data dir, and takes it apart gracefully.
+
+use crate::api::{self, auth, ApiLimits, ApiState};
+use crate::config::ServeConfig;
+use crate::maintenance::{self, rescuer::Rescuer};
+use crate::registry::Registry;
+use crate::runner::{Runner, RunnerConfig};
+use crate::sandbox::{Limits, Sandbox, SandboxConfig};
+use crate::store::sqlite::{SqliteOptions, SqliteStore};
+use crate::store::{JobStore, NewToken, StoreError, SystemClock};
+use anyhow::Context;
+use std::fs::File;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// A started server.
+pub struct App {
+    pub addr: SocketAddr,
+    pub state: Arc<ApiState>,
+    runner: Arc<Runner>,
+    store: Arc<SqliteStore>,
+    stop_http: CancellationToken,
+    stop_maintenance: CancellationToken,
+    http: JoinHandle<()>,
+    services: Vec<JoinHandle<()>>,
+    grace: Duration,
+    /// Held while the server runs: one process per data dir.
+    _lock: File,
+}
+
+/// What the first start prints once: the admin token it generated.
+pub struct Started {
+    pub app: App,
+    pub generated_admin_token: Option<String>,
+}
+
+/// Takes the data dir for this process alone: a second server on the same
+/// SQLite file would rescue the first one's running jobs.
+fn lock_data_dir(dir: &std::path::Path) -> anyhow::Result<File> {
+    let path = dir.join("taskbox.lock");
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "another taskbox serve is using the data dir {}; stop it, or give this one its own --data-dir",
+            dir.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        }
+    }
+}
+
+impl App {
+    /// Opens everything, rescues what a previous run left running, and
+    /// starts serving.
+    pub async fn start(cfg: ServeConfig) -> anyhow::Result<Started> {
+        cfg.validate().map_err(anyhow::Error::msg)?;
+        std::fs::create_dir_all(&cfg.data_dir)
+            .with_context(|| format!("cannot create the data dir {}", cfg.data_dir.display()))?;
+        let lock = lock_data_dir(&cfg.data_dir)?;
+        let store = Arc::new(
+            SqliteStore::open(
+                &SqliteOptions {
+                    url: cfg.database_url.clone(),
+                    durability: cfg.durability,
+                },
+                Arc::new(SystemClock),
+            )
+            .await?,
+        );
+        let dyn_store: Arc<dyn JobStore> = store.clone();
+        match dyn_store.tenant_insert(auth::DEFAULT_TENANT).await {
+            Ok(_) | Err(StoreError::Conflict(_)) => {}
+            Err(e) => return Err(e).context("cannot create the default tenant"),
+        }
+        let generated_admin_token = match &cfg.admin_token {
+            Some(t) => {
+                dyn_store
+                    .token_insert(NewToken {
+                        hash: auth::token_hash(t),
+                        tenant: None,
+                        scopes: Vec::new(),
+                    })
+                    .await?;
+                None
+            }
+            None if dyn_store.token_admin_exists().await? => None,
+            None => {
+                let t = auth::new_token();
+                dyn_store
+                    .token_insert(NewToken {
+                        hash: auth::token_hash(&t),
+                        tenant: None,
+                        scopes: Vec::new(),
+                    })
+                    .await?;
+                Some(t)
+            }
+        };
+        let sandbox = Sandbox::new(SandboxConfig {
+            cache_dir: Some(cfg.data_dir.join("compiled")),
+            max_component_bytes: cfg.max_component_bytes,
+            ..SandboxConfig::default()
+        })?;
+        let registry = Arc::new(Registry::new(dyn_store.clone(), sandbox, Limits::DEFAULT));
+        let wake = Arc::new(Notify::new());
+        // This process owns the database alone: whatever is still running
+        // was left by a previous run that did not stop cleanly.
+        let rescuer = Rescuer::new(dyn_store.clone(), wake.clone());
+        let rescued = rescuer.rescue(true).await?;
+        if rescued > 0 {
+            tracing::warn!(jobs = rescued, "rescued jobs a previous run left running");
+        }
+        let runner = Arc::new(Runner::start(
+            registry.clone(),
+            RunnerConfig {
+                queues: cfg.queues.clone(),
+                ..RunnerConfig::new(cfg.runners)
+            },
+            wake.clone(),
+        ));
+        let stop_maintenance = CancellationToken::new();
+        let services = maintenance::spawn(vec![Box::new(rescuer)], stop_maintenance.clone());
+        let state = Arc::new(ApiState::new(
+            dyn_store,
+            registry,
+            runner.clone(),
+            wake,
+            ApiLimits {
+                max_json_bytes: cfg.max_body_bytes,
+                max_component_bytes: cfg.max_component_bytes,
+                ..ApiLimits::default()
+            },
+        ));
+        let listener = tokio::net::TcpListener::bind(cfg.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", cfg.listen))?;
+        let addr = listener.local_addr()?;
+        let stop_http = CancellationToken::new();
+        let router = api::router(state.clone());
+        let stop = stop_http.clone();
+        let http = tokio::spawn(async move {
+            let served = axum::serve(listener, router)
+                .with_graceful_shutdown(async move { stop.cancelled().await })
+                .await;
+            if let Err(e) = served {
+                tracing::error!(error = %e, "the HTTP server stopped");
+            }
+        });
+        Ok(Started {
+            app: App {
+                addr,
+                state,
+                runner,
+                store,
+                stop_http,
+                stop_maintenance,
+                http,
+                services,
+                grace: cfg.grace,
+                _lock: lock,
+            },
+            generated_admin_token,
+        })
+    }
+
+    /// Stops taking requests and claims, lets running attempts finish
+    /// within the grace period, gives the rest back, and closes the store.
+    pub async fn stop(self) {
+        self.stop_http.cancel();
+        self.runner.stop(self.grace).await;
+        self.stop_maintenance.cancel();
+        for s in self.services {
+            let _ = s.await;
+        }
+        // In-flight requests finish; a slow client does not hold the stop.
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.http).await;
+        self.store.close().await;
+    }
+}

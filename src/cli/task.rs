@@ -1,0 +1,419 @@
+//! `taskbox task …`: upload a component as a new task version, list tasks, show one.
+
+use super::client::{print_json, Client, ServerArgs};
+use super::format::bytes;
+use super::table::{self, short_digest, Table};
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::{json, Map, Value};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Debug, Subcommand)]
+pub enum TaskCmd {
+    /// Upload a component and make it the new version of a task.
+    Push(PushArgs),
+    /// List the tasks, latest version of each.
+    List {
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a task: its latest definition and every version.
+    Show {
+        /// The task's name.
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// How a retry's delay grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Backoff {
+    /// The same delay before every retry.
+    Fixed,
+    /// The delay doubles after each attempt.
+    Exponential,
+}
+
+impl Backoff {
+    fn as_str(self) -> &'static str {
+        match self {
+            Backoff::Fixed => "fixed",
+            Backoff::Exponential => "exponential",
+        }
+    }
+}
+
+/// `task push`: flags left out are left to the server's defaults.
+#[derive(Debug, Args)]
+#[command(after_help = "Each push makes a new version; jobs already enqueued keep the version \
+they were enqueued with. Uploading the same bytes again reuses the stored component.")]
+pub struct PushArgs {
+    /// The task's name.
+    pub name: String,
+    /// The component (.wasm): a component of the task world, or a WASI command.
+    pub file: PathBuf,
+    /// JSON Schema file that every job's input must match.
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
+    /// JSON Schema file that the task's output must match.
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
+    /// The queue jobs of this task go to unless they name one.
+    #[arg(long)]
+    pub queue: Option<String>,
+    /// Wall-clock limit of one attempt, in milliseconds.
+    #[arg(long, value_name = "N")]
+    pub timeout_ms: Option<u64>,
+    /// Fuel budget of one attempt (about one unit per WebAssembly instruction).
+    #[arg(long, value_name = "N")]
+    pub fuel: Option<u64>,
+    /// Linear memory limit of one attempt, in MiB.
+    #[arg(long, value_name = "N")]
+    pub memory_mb: Option<u32>,
+    /// Attempts a job gets before it fails.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_attempts: Option<u32>,
+    /// How the delay between attempts grows [default with --delay-ms: exponential].
+    #[arg(long)]
+    pub backoff: Option<Backoff>,
+    /// The first delay between attempts, in milliseconds [default with --backoff: 1000].
+    #[arg(long, value_name = "N")]
+    pub delay_ms: Option<u64>,
+    /// The task that takes over a job once this one has failed it for good.
+    #[arg(long, value_name = "TASK")]
+    pub fallback: Option<String>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Print the server's answer as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Delay of a backoff given only its kind.
+const DEFAULT_DELAY_MS: u64 = 1000;
+
+pub fn main(cmd: TaskCmd) -> anyhow::Result<ExitCode> {
+    match cmd {
+        TaskCmd::Push(args) => push(args),
+        TaskCmd::List { server, json } => list(&server, json),
+        TaskCmd::Show { name, server, json } => show(&name, &server, json),
+    }
+}
+
+fn push(args: PushArgs) -> anyhow::Result<ExitCode> {
+    // Read everything local first: a typo in a path should not leave a stray upload behind.
+    let wasm = std::fs::read(&args.file)
+        .with_context(|| format!("cannot read the component {}", args.file.display()))?;
+    let input_schema = args
+        .schema
+        .as_deref()
+        .map(|p| read_json_file(p, "input schema"))
+        .transpose()?;
+    let output_schema = args
+        .output_schema
+        .as_deref()
+        .map(|p| read_json_file(p, "output schema"))
+        .transpose()?;
+    let client = Client::new(&args.server)?;
+    let size = wasm.len() as u64;
+    let component = client
+        .post(&["v1", "components"])
+        .wasm(wasm)
+        .send()
+        .with_context(|| format!("the server refused {}", args.file.display()))?;
+    let digest = component
+        .body
+        .get("digest")
+        .and_then(Value::as_str)
+        .context("the server's answer to the upload has no digest")?
+        .to_owned();
+    let abi = component.body.get("abi").and_then(Value::as_str);
+    let size = component
+        .body
+        .get("size")
+        .and_then(Value::as_u64)
+        .unwrap_or(size);
+    let body = definition(&args, &digest, input_schema, output_schema);
+    let task = client
+        .put(&["v1", "tasks", &args.name])
+        .json(body)
+        .send()
+        .with_context(|| format!("the server refused the definition of task {}", args.name))?;
+    if args.json {
+        print_json(&task.body)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let version = table::cell(&task.body["version"]);
+    let mut about = vec![short_digest(&digest), bytes(size)];
+    if let Some(abi) = abi {
+        about.push(format!("abi {abi}"));
+    }
+    if component.status == 200 {
+        about.push("component already stored".to_owned());
+    }
+    println!(
+        "pushed task {} version {version} ({})",
+        args.name,
+        about.join(", ")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `PUT /v1/tasks/{name}` body: only what the flags gave, so the server's defaults stand.
+fn definition(
+    args: &PushArgs,
+    digest: &str,
+    input_schema: Option<Value>,
+    output_schema: Option<Value>,
+) -> Value {
+    let mut body = Map::new();
+    body.insert("component".into(), json!(digest));
+    put(&mut body, "input_schema", input_schema);
+    put(&mut body, "output_schema", output_schema);
+    put(&mut body, "queue", args.queue.as_ref().map(|q| json!(q)));
+    let mut limits = Map::new();
+    put(&mut limits, "timeout_ms", args.timeout_ms.map(|n| json!(n)));
+    put(&mut limits, "fuel", args.fuel.map(|n| json!(n)));
+    put(&mut limits, "memory_mb", args.memory_mb.map(|n| json!(n)));
+    if !limits.is_empty() {
+        body.insert("limits".into(), Value::Object(limits));
+    }
+    let mut retry = Map::new();
+    put(&mut retry, "max_attempts", args.max_attempts.map(|n| json!(n)));
+    // The server wants kind and delay together; one alone means "this, with the usual other half".
+    if args.backoff.is_some() || args.delay_ms.is_some() {
+        let kind = args.backoff.unwrap_or(Backoff::Exponential);
+        let delay_ms = args.delay_ms.unwrap_or(DEFAULT_DELAY_MS);
+        retry.insert(
+            "backoff".into(),
+            json!({"kind": kind.as_str(), "delay_ms": delay_ms}),
+        );
+    }
+    if !retry.is_empty() {
+        body.insert("retry".into(), Value::Object(retry));
+    }
+    put(&mut body, "fallback", args.fallback.as_ref().map(|f| json!(f)));
+    Value::Object(body)
+}
+
+fn put(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {
+    if let Some(v) = value {
+        map.insert(key.to_owned(), v);
+    }
+}
+
+/// A JSON file given by a flag; its errors name the file.
+fn read_json_file(path: &Path, what: &str) -> anyhow::Result<Value> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the {what} {}", path.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("the {what} {} is not JSON", path.display()))
+}
+
+fn list(server: &ServerArgs, as_json: bool) -> anyhow::Result<ExitCode> {
+    let client = Client::new(server)?;
+    let reply = client.get(&["v1", "tasks"]).send()?;
+    if as_json {
+        print_json(&reply.body)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let tasks = reply.body["tasks"].as_array().cloned().unwrap_or_default();
+    if tasks.is_empty() {
+        eprintln!("no tasks yet; add one with `taskbox task push NAME FILE.wasm`");
+        return Ok(ExitCode::SUCCESS);
+    }
+    tasks_table(&tasks).print();
+    Ok(ExitCode::SUCCESS)
+}
+
+fn tasks_table(tasks: &[Value]) -> Table {
+    let mut t = Table::new(&["NAME", "VERSION", "DIGEST", "CREATED"]).right(&[1]);
+    for task in tasks {
+        t.row(vec![
+            table::cell(&task["name"]),
+            table::cell(&task["version"]),
+            task["digest"]
+                .as_str()
+                .map(short_digest)
+                .unwrap_or_else(|| "-".into()),
+            table::time_cell(&task["created_at"]),
+        ]);
+    }
+    t
+}
+
+fn show(name: &str, server: &ServerArgs, as_json: bool) -> anyhow::Result<ExitCode> {
+    let client = Client::new(server)?;
+    let reply = client.get(&["v1", "tasks", name]).send()?;
+    if as_json {
+        print_json(&reply.body)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", summary(&reply.body)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The latest version's facts, its definition, then the versions newest first.
+fn summary(task: &Value) -> anyhow::Result<String> {
+    let mut out = table::fields(&[
+        ("task", table::cell(&task["name"])),
+        ("version", table::cell(&task["version"])),
+        ("digest", table::cell(&task["digest"])),
+        ("created", table::time_cell(&task["created_at"])),
+    ]);
+    if !task["definition"].is_null() {
+        out.push_str("definition:\n");
+        out.push_str(&serde_json::to_string_pretty(&task["definition"])?);
+        out.push('\n');
+    }
+    if let Some(versions) = task["versions"].as_array().filter(|v| !v.is_empty()) {
+        let mut versions = versions.clone();
+        versions.sort_by_key(|v| std::cmp::Reverse(v["version"].as_u64().unwrap_or(0)));
+        let mut t = Table::new(&["VERSION", "DIGEST", "CREATED"]).right(&[0]);
+        for v in &versions {
+            t.row(vec![
+                table::cell(&v["version"]),
+                table::cell(&v["digest"]),
+                table::time_cell(&v["created_at"]),
+            ]);
+        }
+        out.push_str("versions:\n");
+        out.push_str(&t.render());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        cmd: TaskCmd,
+    }
+
+    fn push_args(flags: &[&str]) -> PushArgs {
+        let argv = ["taskbox", "push", "resize", "resize.wasm", "--token", "t"]
+            .into_iter()
+            .chain(flags.iter().copied());
+        match Cli::try_parse_from(argv).map(|c| c.cmd) {
+            Ok(TaskCmd::Push(args)) => args,
+            other => panic!("not a push: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn only_given_flags_go_in_the_definition() {
+        let body = definition(&push_args(&[]), "sha256:ab", None, None);
+        assert_eq!(body, json!({"component": "sha256:ab"}));
+    }
+
+    #[test]
+    fn every_flag_goes_in_the_definition() {
+        let args = push_args(&[
+            "--queue",
+            "images",
+            "--timeout-ms",
+            "5000",
+            "--fuel",
+            "1000000",
+            "--memory-mb",
+            "64",
+            "--max-attempts",
+            "5",
+            "--backoff",
+            "fixed",
+            "--delay-ms",
+            "250",
+            "--fallback",
+            "resize-slow",
+        ]);
+        let body = definition(
+            &args,
+            "sha256:ab",
+            Some(json!({"type": "object"})),
+            Some(json!(true)),
+        );
+        assert_eq!(
+            body,
+            json!({
+                "component": "sha256:ab",
+                "input_schema": {"type": "object"},
+                "output_schema": true,
+                "queue": "images",
+                "limits": {"timeout_ms": 5000, "fuel": 1000000, "memory_mb": 64},
+                "retry": {"max_attempts": 5, "backoff": {"kind": "fixed", "delay_ms": 250}},
+                "fallback": "resize-slow",
+            })
+        );
+    }
+
+    #[test]
+    fn half_a_backoff_gets_the_other_half() {
+        let body = definition(&push_args(&["--delay-ms", "50"]), "d", None, None);
+        assert_eq!(
+            body["retry"],
+            json!({"backoff": {"kind": "exponential", "delay_ms": 50}})
+        );
+        let body = definition(&push_args(&["--backoff", "fixed"]), "d", None, None);
+        assert_eq!(
+            body["retry"],
+            json!({"backoff": {"kind": "fixed", "delay_ms": 1000}})
+        );
+        let body = definition(&push_args(&["--max-attempts", "2"]), "d", None, None);
+        assert_eq!(body["retry"], json!({"max_attempts": 2}));
+        assert_eq!(body.get("limits"), None);
+    }
+
+    #[test]
+    fn schema_errors_name_the_file() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let bad = dir.path().join("schema.json");
+        std::fs::write(&bad, "{\"type\": ")?;
+        let err = format!("{:#}", read_json_file(&bad, "input schema").unwrap_err());
+        assert!(err.contains("schema.json is not JSON"), "{err}");
+        let missing = dir.path().join("nope.json");
+        let err = format!("{:#}", read_json_file(&missing, "output schema").unwrap_err());
+        assert!(err.contains("cannot read the output schema"), "{err}");
+        std::fs::write(&bad, "{\"type\": \"object\"}")?;
+        assert_eq!(
+            read_json_file(&bad, "input schema")?,
+            json!({"type": "object"})
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn list_and_show_render() -> anyhow::Result<()> {
+        let tasks = vec![json!({"name": "resize", "version": 3,
+            "digest": "sha256:0123456789abcdef0123456789abcdef", "created_at": "2000-01-01T00:00:00.000Z"})];
+        assert_eq!(
+            tasks_table(&tasks).lines(),
+            vec![
+                "NAME    VERSION  DIGEST                CREATED",
+                "resize        3  sha256:0123456789ab…  2000-01-01T00:00:00.000Z",
+            ]
+        );
+        let shown = summary(&json!({"name": "resize", "version": 2, "digest": "sha256:b",
+            "created_at": "2000-01-02T00:00:00.000Z", "definition": {"component": "sha256:b"},
+            "versions": [{"version": 1, "digest": "sha256:a", "created_at": "2000-01-01T00:00:00.000Z"},
+                         {"version": 2, "digest": "sha256:b", "created_at": "2000-01-02T00:00:00.000Z"}]}))?;
+        assert!(shown.starts_with("task     resize\nversion  2\n"), "{shown}");
+        assert!(shown.contains("definition:\n{\n  \"component\": \"sha256:b\"\n}\n"), "{shown}");
+        assert!(
+            shown.ends_with("VERSION  DIGEST    CREATED\n      2  sha256:b  2000-01-02T00:00:00.000Z\n      1  sha256:a  2000-01-01T00:00:00.000Z\n"),
+            "{shown}"
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,161 @@
+//! The server's settings, from flags and `TASKBOX_*` variables, with their
+//! defaults written out, validated before anything starts. A `TASKBOX_*`
+//! variable this version does not know is refused, so a misspelling does
+//! not pass for a default.
+
+use crate::store::sqlite::Durability;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Every `TASKBOX_*` variable any part of taskbox reads.
+pub const KNOWN_VARIABLES: &[&str] = &[
+    "TASKBOX_LISTEN",
+    "TASKBOX_DATA_DIR",
+    "TASKBOX_DATABASE_URL",
+    "TASKBOX_RUNNERS",
+    "TASKBOX_DURABILITY",
+    "TASKBOX_QUEUES",
+    "TASKBOX_GRACE_MS",
+    "TASKBOX_MAX_BODY_BYTES",
+    "TASKBOX_MAX_COMPONENT_BYTES",
+    "TASKBOX_ADMIN_TOKEN",
+    "TASKBOX_LOG",
+    "TASKBOX_URL",
+    "TASKBOX_TOKEN",
+    "TASKBOX_TENANT",
+];
+
+/// Most attempts one process runs at once.
+pub const MAX_RUNNERS: usize = 1024;
+/// Largest component the server can be told to accept.
+pub const MAX_COMPONENT_BYTES_CEILING: usize = 512 << 20;
+/// Largest JSON body the server can be told to accept.
+pub const MAX_BODY_BYTES_CEILING: usize = 64 << 20;
+/// Longest grace period on stop.
+pub const MAX_GRACE: Duration = Duration::from_secs(3600);
+
+/// Validated settings of `taskbox serve`.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    /// `sqlite://…`; defaults to `taskbox.db` in the data dir.
+    pub database_url: String,
+    pub runners: usize,
+    pub durability: Durability,
+    pub queues: Option<Vec<String>>,
+    pub grace: Duration,
+    pub max_body_bytes: usize,
+    pub max_component_bytes: usize,
+    /// From `TASKBOX_ADMIN_TOKEN`; `None` generates one at first start.
+    pub admin_token: Option<String>,
+}
+
+/// Refuses unknown `TASKBOX_*` variables, suggesting the known one nearest.
+pub fn check_environment(vars: impl Iterator<Item = (String, String)>) -> Result<(), String> {
+    for (name, _) in vars {
+        if name.starts_with("TASKBOX_") && !KNOWN_VARIABLES.contains(&name.as_str()) {
+            let nearest = KNOWN_VARIABLES
+                .iter()
+                .min_by_key(|k| edit_distance(k, &name))
+                .filter(|k| edit_distance(k, &name) <= 3);
+            let hint = nearest
+                .map(|k| format!(" (did you mean {k}?)"))
+                .unwrap_or_default();
+            return Err(format!(
+                "unknown environment variable {name}{hint}; taskbox reads {}",
+                KNOWN_VARIABLES.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Parses a comma-separated queue list; empty means every queue.
+pub fn parse_queues(s: &str) -> Result<Option<Vec<String>>, String> {
+    let queues: Vec<String> = s
+        .split(',')
+        .map(str::trim)
+        .filter(|q| !q.is_empty())
+        .map(str::to_owned)
+        .collect();
+    for q in &queues {
+        crate::registry::spec::check_name("queue", q)?;
+    }
+    Ok((!queues.is_empty()).then_some(queues))
+}
+
+impl ServeConfig {
+    /// Checks the settings together; each problem in words to act on.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.runners > MAX_RUNNERS {
+            return Err(format!("--runners must be at most {MAX_RUNNERS}, not {}", self.runners));
+        }
+        if self.max_component_bytes == 0 || self.max_component_bytes > MAX_COMPONENT_BYTES_CEILING {
+            return Err(format!(
+                "--max-component-bytes must be between 1 and {MAX_COMPONENT_BYTES_CEILING}"
+            ));
+        }
+        if self.max_body_bytes < 1024 || self.max_body_bytes > MAX_BODY_BYTES_CEILING {
+            return Err(format!(
+                "--max-body-bytes must be between 1024 and {MAX_BODY_BYTES_CEILING}"
+            ));
+        }
+        if self.grace > MAX_GRACE {
+            return Err(format!("--grace-ms must be at most {}", MAX_GRACE.as_millis()));
+        }
+        if let Some(t) = &self.admin_token {
+            if t.len() < 16 || t.len() > 256 || t.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                return Err(
+                    "TASKBOX_ADMIN_TOKEN must be 16 to 256 characters with no spaces".into(),
+                );
+            }
+        }
+        if !self.database_url.starts_with("sqlite:") {
+            return Err(format!(
+                "--database-url {:?} is not supported yet: this version stores its queue in SQLite (sqlite://PATH); PostgreSQL arrives later",
+                self.database_url
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn misspelled_variables_are_refused_with_a_suggestion() {
+        let vars = [("TASKBOX_RUNNER".to_string(), "2".to_string())];
+        let err = check_environment(vars.into_iter()).unwrap_err();
+        assert!(err.contains("did you mean TASKBOX_RUNNERS"), "{err}");
+        let ok = [("TASKBOX_RUNNERS".to_string(), "2".to_string()), ("PATH".into(), "/".into())];
+        assert!(check_environment(ok.into_iter()).is_ok());
+    }
+
+    #[test]
+    fn queue_lists() {
+        assert_eq!(parse_queues("").unwrap(), None);
+        assert_eq!(
+            parse_queues("a, b").unwrap(),
+            Some(vec!["a".to_string(), "b".to_string()])
+        );
+        assert!(parse_queues("Bad Queue").is_err());
+    }
+}

@@ -1,0 +1,287 @@
+//! One attempt of a claimed job, read top to bottom as named steps:
+//! resolve → prepare → run → decide, ending in the `Finalize` the store
+//! writes. Guest code runs here, never inside a database transaction.
+
+use super::held::{Held, StopReason};
+use super::retry::{Decision, FailReason};
+use crate::job::{ErrorKind, JobError};
+use crate::registry::{Registry, RegistryError, TaskVersion, MAX_FALLBACK_DEPTH};
+use crate::sandbox::{AttemptReport, AttemptRequest, Ending, JobRef, ProgressHook};
+use crate::store::{Action, AttemptRecord, ClaimedJob, Finalize, Millis, ProgressRecord, TaskRef};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Longest snooze a guest may ask for: 30 days.
+const MAX_SNOOZE_MS: u64 = 30 * 24 * 60 * 60 * 1000;
+
+/// What one attempt produced for the store, and how long the guest ran.
+pub struct Executed {
+    /// `None` when the lease was lost: the runner writes nothing.
+    pub finalize: Option<Finalize>,
+    pub ran_for: Duration,
+}
+
+/// Runs one attempt of `job` and decides what becomes of the job.
+pub async fn execute(registry: &Registry, held: &Held, job: &ClaimedJob) -> Executed {
+    let started_at = registry.store().now();
+    let resolved = resolve(registry, job).await;
+    let (task, report) = match resolved {
+        Err(error) => {
+            let action = Action::Fail { error: error.clone() };
+            return Executed {
+                finalize: Some(finalize(job, action, started_at, registry.store().now(), Some(error), None)),
+                ran_for: Duration::ZERO,
+            };
+        }
+        Ok((task, program)) => {
+            if let Some(deadline) = job.deadline_at.filter(|d| *d <= started_at) {
+                let error = deadline_error(deadline);
+                let action = Action::Fail { error: error.clone() };
+                return Executed {
+                    finalize: Some(finalize(job, action, started_at, started_at, Some(error), None)),
+                    ran_for: Duration::ZERO,
+                };
+            }
+            let request = prepare(&task, job, held, started_at);
+            let report = registry.sandbox().run(&program, request).await;
+            (task, report)
+        }
+    };
+    let finished_at = registry.store().now();
+    let ran_for = report.duration;
+    let stop = held.stop_reason(&job.id);
+    let action = match decide(registry, &task, job, &report, stop, finished_at).await {
+        Some(a) => a,
+        None => {
+            return Executed {
+                finalize: None,
+                ran_for,
+            }
+        }
+    };
+    let error = match &action {
+        Action::Retry { error, .. } | Action::Fail { error } | Action::Fallback { error, .. } => {
+            Some(error.clone())
+        }
+        _ => None,
+    };
+    Executed {
+        finalize: Some(finalize(job, action, started_at, finished_at, error, Some(&report))),
+        ran_for,
+    }
+}
+
+/// The task version and compiled program this attempt runs.
+async fn resolve(
+    registry: &Registry,
+    job: &ClaimedJob,
+) -> Result<(Arc<TaskVersion>, Arc<crate::sandbox::Program>), JobError> {
+    let unloadable = |e: RegistryError| {
+        tracing::error!(job = %job.id, task = %job.task.name, error = %e, "cannot resolve the job's task");
+        JobError::with_code(
+            ErrorKind::Trap,
+            "unloadable",
+            format!("the task's pinned version or component cannot be loaded: {e}"),
+        )
+    };
+    let task = registry
+        .task(&job.tenant, &job.task.name, Some(job.task.version))
+        .await
+        .map_err(unloadable)?;
+    let program = registry.program(&job.task.digest).await.map_err(unloadable)?;
+    Ok((task, program))
+}
+
+/// The sandbox request: the task's limits, cut short by the job's
+/// deadline, with cancellation and progress wired to the held lease.
+fn prepare(task: &TaskVersion, job: &ClaimedJob, held: &Held, now: Millis) -> AttemptRequest {
+    let mut limits = task.limits;
+    if let Some(deadline) = job.deadline_at {
+        let left = u64::try_from(deadline - now).unwrap_or(1).max(1);
+        limits.timeout_ms = limits.timeout_ms.min(left);
+    }
+    let mut req = AttemptRequest::new(
+        JobRef {
+            id: job.id.clone(),
+            attempt: job.attempt,
+            queue: job.queue.clone(),
+        },
+        job.input.clone(),
+        limits,
+    );
+    req.cancel = Some(held.cancel_token(&job.id));
+    let (held, id) = (held.clone(), job.id.clone());
+    let hook: ProgressHook = Arc::new(move |p| {
+        held.progress(
+            &id,
+            ProgressRecord {
+                percent: p.percent,
+                note: p.note.clone(),
+            },
+        )
+    });
+    req.on_progress = Some(hook);
+    req
+}
+
+/// What becomes of the job after this attempt; `None`: write nothing (the
+/// lease is gone).
+async fn decide(
+    registry: &Registry,
+    task: &TaskVersion,
+    job: &ClaimedJob,
+    report: &AttemptReport,
+    stop: Option<StopReason>,
+    now: Millis,
+) -> Option<Action> {
+    let error = match &report.ending {
+        Ending::Done(output) => match check_output(task, output) {
+            Ok(()) => return Some(Action::Complete { output: output.clone() }),
+            Err(e) => e,
+        },
+        Ending::Snooze(ms) => return Some(Action::Snooze { delay_ms: (*ms).min(MAX_SNOOZE_MS) }),
+        Ending::Wait(what) => return Some(Action::Wait { waiting_for: what.clone() }),
+        Ending::Cancelled => {
+            return match stop {
+                Some(StopReason::Lost) => None,
+                Some(StopReason::Shutdown) => Some(Action::Release),
+                Some(StopReason::Cancel) | None => Some(Action::Cancel),
+            }
+        }
+        Ending::Unavailable(why) => {
+            tracing::warn!(job = %job.id, %why, "no sandbox slot; the job goes back to the queue");
+            return Some(Action::Release);
+        }
+        Ending::Failed(e) => match job.deadline_at {
+            // The timeout was the deadline's, not the task's.
+            Some(d) if e.kind == ErrorKind::Timeout && now >= d => deadline_error(d),
+            _ => e.clone(),
+        },
+    };
+    let stage_max = job.max_attempts.saturating_sub(job.attempts - job.attempt);
+    let policy = super::retry::RetryPolicy {
+        max_attempts: stage_max.max(1),
+        ..task.retry.clone()
+    };
+    match policy.decide(&error, job.attempt, rand_unit) {
+        Decision::RetryAfter(delay_ms) => match job.deadline_at {
+            Some(d) if now.saturating_add(i64::try_from(delay_ms).unwrap_or(i64::MAX)) >= d => {
+                fail_or_fallback(registry, task, job, deadline_error(d), FailReason::DeadlineExceeded).await
+            }
+            _ => Some(Action::Retry { delay_ms, error }),
+        },
+        Decision::Fail(reason) => fail_or_fallback(registry, task, job, error, reason).await,
+    }
+}
+
+/// A job that failed for good hands over to its task's fallback, if any.
+async fn fail_or_fallback(
+    registry: &Registry,
+    task: &TaskVersion,
+    job: &ClaimedJob,
+    error: JobError,
+    reason: FailReason,
+) -> Option<Action> {
+    let fallback = match (&task.spec.fallback, reason) {
+        (_, FailReason::DeadlineExceeded) => None,
+        (Some(f), _) if job.fallback_depth < MAX_FALLBACK_DEPTH => Some(f),
+        _ => None,
+    };
+    let Some(name) = fallback else {
+        return Some(Action::Fail { error });
+    };
+    let fb = match registry.task(&job.tenant, name, None).await {
+        Ok(fb) => fb,
+        Err(e) => {
+            tracing::warn!(job = %job.id, fallback = %name, error = %e, "fallback unavailable; the job fails");
+            return Some(Action::Fail { error });
+        }
+    };
+    let input: serde_json::Value = serde_json::from_str(&job.input).unwrap_or(serde_json::Value::Null);
+    let fb_input = json!({
+        "input": input,
+        "error": {"kind": error.kind, "code": error.code, "message": error.message},
+    });
+    Some(Action::Fallback {
+        task: TaskRef {
+            name: fb.record.name.clone(),
+            version: fb.record.version,
+            digest: fb.record.digest.clone(),
+        },
+        input: fb_input.to_string(),
+        max_attempts: fb.retry.max_attempts,
+        error,
+    })
+}
+
+fn check_output(task: &TaskVersion, output: &str) -> Result<(), JobError> {
+    let Some(schema) = &task.output_schema else {
+        return Ok(());
+    };
+    let value: serde_json::Value = serde_json::from_str(output).map_err(|e| {
+        JobError::new(ErrorKind::InvalidOutput, format!("output is not JSON: {e}"))
+    })?;
+    schema.check(&value).map_err(|violations| {
+        let list: Vec<String> = violations
+            .iter()
+            .map(|v| format!("{}: {}", if v.pointer.is_empty() { "/" } else { &v.pointer }, v.message))
+            .collect();
+        JobError::new(
+            ErrorKind::InvalidOutput,
+            format!("output breaks the task's output_schema: {}", list.join("; ")),
+        )
+    })
+}
+
+fn deadline_error(deadline: Millis) -> JobError {
+    JobError::new(
+        ErrorKind::DeadlineExceeded,
+        format!("the job's deadline ({}) has passed", crate::store::clock::rfc3339(deadline)),
+    )
+}
+
+fn rand_unit() -> f64 {
+    let mut b = [0u8; 8];
+    if getrandom::fill(&mut b).is_err() {
+        return 0.5;
+    }
+    (u64::from_le_bytes(b) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn finalize(
+    job: &ClaimedJob,
+    action: Action,
+    started_at: Millis,
+    finished_at: Millis,
+    error: Option<JobError>,
+    report: Option<&AttemptReport>,
+) -> Finalize {
+    let outcome = match &action {
+        Action::Complete { .. } => "completed",
+        Action::Retry { .. } => "retried",
+        Action::Fail { .. } => "failed",
+        Action::Snooze { .. } => "snoozed",
+        Action::Wait { .. } => "waiting",
+        Action::Cancel => "cancelled",
+        Action::Fallback { .. } => "fallback",
+        Action::Release => "released",
+    };
+    let attempt = (!matches!(action, Action::Release)).then(|| AttemptRecord {
+        attempt: job.attempts,
+        task: job.task.clone(),
+        started_at,
+        finished_at,
+        outcome: outcome.to_owned(),
+        error,
+        fuel_used: report.map_or(0, |r| r.fuel_used),
+        peak_memory_bytes: report.map_or(0, |r| r.peak_memory_bytes),
+        log: report.map(|r| r.log.clone()).filter(|l| !l.lines.is_empty() || l.dropped_lines > 0),
+    });
+    Finalize {
+        id: job.id.clone(),
+        lease_token: job.lease_token.clone(),
+        action,
+        attempt,
+    }
+}

@@ -1,0 +1,124 @@
+//! The jobs a runner holds under lease (claimed, running, or waiting to be
+//! finalized): their tokens for heartbeats, a way to stop each attempt, and
+//! the progress not yet written.
+
+use crate::store::ProgressRecord;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+/// Why a held attempt was stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The job was cancelled through the API.
+    Cancel,
+    /// The lease is gone (expired and rescued, or taken): write nothing.
+    Lost,
+    /// The runner is stopping: give the job back.
+    Shutdown,
+}
+
+struct Entry {
+    lease_token: String,
+    cancel: CancellationToken,
+    stop: Option<StopReason>,
+    progress: Option<ProgressRecord>,
+}
+
+/// Shared by the claim loop, the attempts, the heartbeat and the API.
+#[derive(Clone, Default)]
+pub struct Held(Arc<Mutex<HashMap<String, Entry>>>);
+
+impl Held {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn insert(&self, id: &str, lease_token: &str) {
+        self.map().insert(
+            id.to_owned(),
+            Entry {
+                lease_token: lease_token.to_owned(),
+                cancel: CancellationToken::new(),
+                stop: None,
+                progress: None,
+            },
+        );
+    }
+
+    pub fn remove(&self, id: &str) {
+        self.map().remove(id);
+    }
+
+    pub fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.map().contains_key(id)
+    }
+
+    /// The token that stops this job's attempt (a fresh one if not held).
+    pub fn cancel_token(&self, id: &str) -> CancellationToken {
+        self.map()
+            .get(id)
+            .map(|e| e.cancel.clone())
+            .unwrap_or_default()
+    }
+
+    /// Stops a held job's attempt; the first reason given wins. Returns
+    /// whether the job was held here.
+    pub fn stop(&self, id: &str, why: StopReason) -> bool {
+        let mut map = self.map();
+        match map.get_mut(id) {
+            Some(e) => {
+                e.stop.get_or_insert(why);
+                e.cancel.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Stops every held job's attempt.
+    pub fn stop_all(&self, why: StopReason) {
+        for e in self.map().values_mut() {
+            e.stop.get_or_insert(why);
+            e.cancel.cancel();
+        }
+    }
+
+    pub fn stop_reason(&self, id: &str) -> Option<StopReason> {
+        self.map().get(id).and_then(|e| e.stop)
+    }
+
+    /// Keeps the latest progress until the next heartbeat writes it.
+    pub fn progress(&self, id: &str, p: ProgressRecord) {
+        if let Some(e) = self.map().get_mut(id) {
+            e.progress = Some(p);
+        }
+    }
+
+    /// Every (id, token) held, and the progress reported since last time.
+    pub fn snapshot(&self) -> (Vec<(String, String)>, Vec<(String, String, ProgressRecord)>) {
+        let mut map = self.map();
+        let mut leases = Vec::with_capacity(map.len());
+        let mut progress = Vec::new();
+        for (id, e) in map.iter_mut() {
+            leases.push((id.clone(), e.lease_token.clone()));
+            if let Some(p) = e.progress.take() {
+                progress.push((id.clone(), e.lease_token.clone(), p));
+            }
+        }
+        (leases, progress)
+    }
+
+    /// Whether any progress waits to be written.
+    pub fn has_progress(&self) -> bool {
+        self.map().values().any(|e| e.progress.is_some())
+    }
+}

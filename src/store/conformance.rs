@@ -1,0 +1,630 @@
+//! The one conformance suite every `JobStore` backend runs (River's
+//! driver tests): each case takes a fresh, empty store whose clock the case
+//! moves, and panics with what broke. `tests/it/store.rs` runs every case
+//! on SQLite; the PostgreSQL backend runs the same list.
+
+use super::*;
+use crate::job::{ErrorKind, JobError, JobStatus};
+use std::sync::Arc;
+
+/// A fresh store and the clock it reads.
+pub struct Harness {
+    pub store: Arc<dyn JobStore>,
+    pub clock: ManualClock,
+}
+
+const A: &str = "tenant-a";
+const B: &str = "tenant-b";
+const DIGEST: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000001";
+
+async fn setup(h: &Harness) {
+    h.store.tenant_insert(A).await.unwrap();
+    h.store.tenant_insert(B).await.unwrap();
+}
+
+fn task_ref() -> TaskRef {
+    TaskRef {
+        name: "t".into(),
+        version: 1,
+        digest: DIGEST.into(),
+    }
+}
+
+/// A job for tenant A, due now, with three attempts.
+pub fn new_job(id: &str) -> NewJob {
+    NewJob {
+        id: id.into(),
+        tenant: A.into(),
+        task: task_ref(),
+        queue: "default".into(),
+        priority: 0,
+        input: r#"{"n":1}"#.into(),
+        max_attempts: 3,
+        run_at: None,
+        deadline_ms: None,
+        concurrency_key: None,
+        supersedes: false,
+        unique_key: None,
+        idempotency: None,
+    }
+}
+
+async fn insert(h: &Harness, job: NewJob) -> JobRecord {
+    match h.store.job_insert(vec![job]).await.unwrap().pop().unwrap() {
+        Ok(Inserted::Created(j)) => j,
+        other => panic!("expected a created job, got {other:?}"),
+    }
+}
+
+async fn claim(h: &Harness, limit: u32) -> Vec<ClaimedJob> {
+    h.store
+        .job_claim(ClaimParams {
+            owner: "r1".into(),
+            queues: None,
+            limit,
+            lease_ms: 30_000,
+        })
+        .await
+        .unwrap()
+}
+
+async fn get(h: &Harness, id: &str) -> JobRecord {
+    h.store.job_get(A, id).await.unwrap().expect("the job exists")
+}
+
+fn attempt(c: &ClaimedJob, outcome: &str, error: Option<JobError>) -> Option<AttemptRecord> {
+    Some(AttemptRecord {
+        attempt: c.attempts,
+        task: c.task.clone(),
+        started_at: c.started_at,
+        finished_at: c.started_at + 5,
+        outcome: outcome.into(),
+        error,
+        fuel_used: 42,
+        peak_memory_bytes: 65536,
+        log: None,
+    })
+}
+
+async fn finalize(h: &Harness, c: &ClaimedJob, action: Action) -> Finalized {
+    let outcome = match &action {
+        Action::Complete { .. } => "completed",
+        Action::Fail { .. } => "failed",
+        _ => "other",
+    };
+    h.store
+        .job_finalize(vec![Finalize {
+            id: c.id.clone(),
+            lease_token: c.lease_token.clone(),
+            attempt: attempt(c, outcome, None),
+            action,
+        }])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap()
+}
+
+fn failure() -> JobError {
+    JobError::with_code(ErrorKind::TaskFailed, "boom", "it broke")
+}
+
+pub async fn registry_records(h: Harness) {
+    setup(&h).await;
+    assert!(matches!(h.store.tenant_insert(A).await, Err(StoreError::Conflict(_))));
+    assert_eq!(h.store.tenant_get(A).await.unwrap().unwrap().name, A);
+    assert!(h.store.tenant_get("nobody").await.unwrap().is_none());
+
+    h.store
+        .token_insert(NewToken {
+            hash: "h1".into(),
+            tenant: Some(A.into()),
+            scopes: vec![Scope::JobsRead, Scope::JobsQueue],
+        })
+        .await
+        .unwrap();
+    let t = h.store.token_get("h1").await.unwrap().unwrap();
+    assert_eq!(t.tenant.as_deref(), Some(A));
+    assert_eq!(t.scopes, vec![Scope::JobsRead, Scope::JobsQueue]);
+    assert!(!t.admin);
+    assert!(!h.store.token_admin_exists().await.unwrap());
+    for hash in ["admin1", "admin2"] {
+        h.store
+            .token_insert(NewToken {
+                hash: hash.into(),
+                tenant: None,
+                scopes: vec![],
+            })
+            .await
+            .unwrap();
+    }
+    assert!(h.store.token_get("admin1").await.unwrap().is_none(), "a new admin token replaces the old");
+    assert!(h.store.token_get("admin2").await.unwrap().unwrap().admin);
+
+    let comp = |tenant: &str| NewComponent {
+        tenant: tenant.into(),
+        digest: DIGEST.into(),
+        abi: "task".into(),
+        bytes: vec![0, 97, 115, 109],
+    };
+    let (c, created) = h.store.component_insert(comp(A)).await.unwrap();
+    assert!(created);
+    assert_eq!(c.size, 4);
+    let (_, again) = h.store.component_insert(comp(A)).await.unwrap();
+    assert!(!again, "the same bytes twice are one component");
+    assert!(h.store.component_get(B, DIGEST).await.unwrap().is_none(), "B has not uploaded it");
+    assert!(h.store.component_insert(comp(B)).await.unwrap().1);
+    assert_eq!(h.store.component_bytes(DIGEST).await.unwrap().unwrap(), vec![0, 97, 115, 109]);
+
+    for spec in ["v1", "v2"] {
+        h.store
+            .task_insert(NewTask {
+                tenant: A.into(),
+                name: "t".into(),
+                digest: DIGEST.into(),
+                spec: format!("{{\"s\":\"{spec}\"}}"),
+            })
+            .await
+            .unwrap();
+    }
+    let newest = h.store.task_get(A, "t", None).await.unwrap().unwrap();
+    assert_eq!(newest.version, 2);
+    assert_eq!(h.store.task_get(A, "t", Some(1)).await.unwrap().unwrap().spec, "{\"s\":\"v1\"}");
+    assert_eq!(h.store.task_versions(A, "t").await.unwrap().len(), 2);
+    assert_eq!(h.store.task_list(A).await.unwrap().len(), 1);
+    assert!(h.store.task_get(B, "t", None).await.unwrap().is_none(), "tasks are per tenant");
+}
+
+pub async fn insert_get_and_list(h: Harness) {
+    setup(&h).await;
+    for i in 0..5 {
+        insert(&h, new_job(&format!("job{i}"))).await;
+    }
+    let j = get(&h, "job3").await;
+    assert_eq!(j.status, JobStatus::Queued);
+    assert_eq!(j.input, r#"{"n":1}"#);
+    assert_eq!(j.attempts, 0);
+    assert_eq!(j.max_attempts, 3);
+    assert_eq!(j.run_at, h.clock.now());
+    assert!(h.store.job_get(B, "job3").await.unwrap().is_none(), "B cannot see A's job");
+
+    let page = |before: Option<String>| JobQuery {
+        tenant: A.into(),
+        limit: 2,
+        before,
+        ..JobQuery::default()
+    };
+    let p1 = h.store.job_list(page(None)).await.unwrap();
+    assert_eq!(p1.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), ["job4", "job3"]);
+    let p2 = h.store.job_list(page(Some("job3".into()))).await.unwrap();
+    assert_eq!(p2.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), ["job2", "job1"]);
+    let filtered = h
+        .store
+        .job_list(JobQuery {
+            tenant: A.into(),
+            status: Some(JobStatus::Completed),
+            limit: 10,
+            ..JobQuery::default()
+        })
+        .await
+        .unwrap();
+    assert!(filtered.is_empty());
+    let other = h
+        .store
+        .job_list(JobQuery {
+            tenant: B.into(),
+            limit: 10,
+            ..JobQuery::default()
+        })
+        .await
+        .unwrap();
+    assert!(other.is_empty(), "B lists none of A's jobs");
+}
+
+pub async fn one_refused_insert_does_not_undo_the_batch(h: Harness) {
+    setup(&h).await;
+    let results = h
+        .store
+        .job_insert(vec![new_job("x1"), new_job("x1"), new_job("x2")])
+        .await
+        .unwrap();
+    assert!(matches!(results[0], Ok(Inserted::Created(_))));
+    assert!(matches!(results[1], Err(StoreError::Conflict(_))));
+    assert!(matches!(results[2], Ok(Inserted::Created(_))));
+    get(&h, "x2").await;
+}
+
+pub async fn idempotency_keys(h: Harness) {
+    setup(&h).await;
+    let with = |id: &str, tenant: &str, hash: &str| NewJob {
+        tenant: tenant.into(),
+        idempotency: Some(Idempotency {
+            key: "k1".into(),
+            body_hash: hash.into(),
+        }),
+        ..new_job(id)
+    };
+    insert(&h, with("first", A, "h")).await;
+    match h.store.job_insert(vec![with("second", A, "h")]).await.unwrap().pop().unwrap() {
+        Ok(Inserted::Existing(j)) => assert_eq!(j.id, "first"),
+        other => panic!("same key and body: the same job, got {other:?}"),
+    }
+    let other_body = h.store.job_insert(vec![with("third", A, "other")]).await.unwrap().pop().unwrap();
+    assert!(matches!(other_body, Err(StoreError::Conflict(_))), "{other_body:?}");
+    // Keys are per tenant.
+    let b = h.store.job_insert(vec![with("fourth", B, "h")]).await.unwrap().pop().unwrap();
+    assert!(matches!(b, Ok(Inserted::Created(_))), "{b:?}");
+}
+
+pub async fn unique_keys_admit_one_unfinished_job(h: Harness) {
+    setup(&h).await;
+    let with = |id: &str| NewJob {
+        unique_key: Some("u".into()),
+        ..new_job(id)
+    };
+    insert(&h, with("u1")).await;
+    let dup = h.store.job_insert(vec![with("u2")]).await.unwrap().pop().unwrap();
+    assert!(matches!(dup, Err(StoreError::Conflict(_))), "{dup:?}");
+    let c = claim(&h, 1).await.pop().unwrap();
+    finalize(&h, &c, Action::Complete { output: "{}".into() }).await;
+    insert(&h, with("u3")).await;
+}
+
+pub async fn claims_follow_priority_time_and_queues(h: Harness) {
+    setup(&h).await;
+    let now = h.clock.now();
+    insert(&h, NewJob { priority: 5, ..new_job("low") }).await;
+    insert(&h, NewJob { priority: -5, ..new_job("high") }).await;
+    insert(&h, NewJob { run_at: Some(now + 10_000), priority: -10, ..new_job("later") }).await;
+    insert(&h, NewJob { queue: "other".into(), ..new_job("elsewhere") }).await;
+    let only_other = h
+        .store
+        .job_claim(ClaimParams {
+            owner: "r1".into(),
+            queues: Some(vec!["other".into()]),
+            limit: 10,
+            lease_ms: 30_000,
+        })
+        .await
+        .unwrap();
+    assert_eq!(only_other.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["elsewhere"]);
+    let got = claim(&h, 1).await;
+    assert_eq!(got[0].id, "high", "lower priority numbers run first");
+    assert_eq!(got[0].attempt, 1);
+    assert_eq!(got[0].attempts, 1);
+    assert_eq!(claim(&h, 10).await.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["low"]);
+    assert!(claim(&h, 10).await.is_empty(), "`later` is not due");
+    assert_eq!(h.store.job_next_run_at().await.unwrap(), Some(now + 10_000));
+    h.clock.advance(10_000);
+    assert_eq!(claim(&h, 10).await[0].id, "later");
+    let j = get(&h, "later").await;
+    assert_eq!(j.status, JobStatus::Running);
+    assert_eq!(j.started_at, Some(h.clock.now()));
+}
+
+pub async fn finalize_is_fenced_by_the_lease(h: Harness) {
+    setup(&h).await;
+    insert(&h, new_job("j")).await;
+    let c = claim(&h, 1).await.pop().unwrap();
+    let forged = ClaimedJob {
+        lease_token: "not-the-token".into(),
+        ..c.clone()
+    };
+    assert_eq!(finalize(&h, &forged, Action::Complete { output: "{}".into() }).await, Finalized::Fenced);
+    assert_eq!(get(&h, "j").await.status, JobStatus::Running, "a fenced write changes nothing");
+    assert_eq!(
+        finalize(&h, &c, Action::Complete { output: r#"{"ok":true}"#.into() }).await,
+        Finalized::Done(JobStatus::Completed)
+    );
+    let j = get(&h, "j").await;
+    assert_eq!(j.status, JobStatus::Completed);
+    assert_eq!(j.output.as_deref(), Some(r#"{"ok":true}"#));
+    assert!(j.finished_at.is_some());
+    assert_eq!(
+        finalize(&h, &c, Action::Fail { error: failure() }).await,
+        Finalized::Fenced,
+        "a job completes once"
+    );
+    let attempts = h.store.attempt_list(A, "j").await.unwrap();
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(attempts[0].outcome, "completed");
+    assert_eq!(attempts[0].fuel_used, 42);
+    assert!(h.store.attempt_list(B, "j").await.unwrap().is_empty(), "B sees no attempts of A's");
+}
+
+pub async fn retries_snoozes_waits_and_resumes(h: Harness) {
+    setup(&h).await;
+    insert(&h, new_job("j")).await;
+    let c = claim(&h, 1).await.pop().unwrap();
+    let r = finalize(&h, &c, Action::Retry { delay_ms: 1000, error: failure() }).await;
+    assert_eq!(r, Finalized::Done(JobStatus::Queued));
+    let j = get(&h, "j").await;
+    assert_eq!(j.run_at, h.clock.now() + 1000);
+    assert_eq!(j.error.as_ref().map(|e| e.code.as_str()), Some("boom"));
+    assert!(claim(&h, 1).await.is_empty(), "backing off");
+    h.clock.advance(1000);
+    let c = claim(&h, 1).await.pop().unwrap();
+    assert_eq!(c.attempt, 2);
+    finalize(&h, &c, Action::Snooze { delay_ms: 50 }).await;
+    let j = get(&h, "j").await;
+    assert_eq!(j.max_attempts, 4, "a snooze does not use up an attempt");
+    h.clock.advance(50);
+    let c = claim(&h, 1).await.pop().unwrap();
+    let r = finalize(&h, &c, Action::Wait { waiting_for: r#"{"approval":true}"#.into() }).await;
+    assert_eq!(r, Finalized::Done(JobStatus::Waiting));
+    assert!(claim(&h, 1).await.is_empty());
+    let j = h.store.job_resume(A, "j", Some(r#"{"n":2}"#.into())).await.unwrap();
+    assert_eq!(j.status, JobStatus::Queued);
+    assert_eq!(j.input, r#"{"n":2}"#);
+    assert!(matches!(h.store.job_resume(A, "j", None).await, Err(StoreError::Conflict(_))));
+    assert!(matches!(h.store.job_resume(B, "j", None).await, Err(StoreError::NotFound)));
+    let c = claim(&h, 1).await.pop().unwrap();
+    assert_eq!(c.input, r#"{"n":2}"#);
+    finalize(&h, &c, Action::Fail { error: failure() }).await;
+    assert_eq!(get(&h, "j").await.status, JobStatus::Failed);
+}
+
+pub async fn cancels(h: Harness) {
+    setup(&h).await;
+    insert(&h, new_job("queued")).await;
+    match h.store.job_cancel(A, "queued").await.unwrap() {
+        CancelOutcome::Cancelled(j) => assert_eq!(j.status, JobStatus::Cancelled),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(h.store.job_cancel(A, "queued").await.unwrap(), CancelOutcome::AlreadyEnded(_)));
+    assert!(matches!(h.store.job_cancel(B, "queued").await, Err(StoreError::NotFound)));
+
+    insert(&h, new_job("running")).await;
+    let c = claim(&h, 1).await.pop().unwrap();
+    match h.store.job_cancel(A, "running").await.unwrap() {
+        CancelOutcome::Requested(j) => {
+            assert_eq!(j.status, JobStatus::Running);
+            assert!(j.cancel_requested);
+        }
+        other => panic!("{other:?}"),
+    }
+    let beat = h
+        .store
+        .job_heartbeat(HeartbeatParams {
+            owner: "r1".into(),
+            leases: vec![(c.id.clone(), c.lease_token.clone())],
+            lease_ms: 30_000,
+            progress: vec![],
+        })
+        .await
+        .unwrap();
+    assert_eq!(beat.cancel, vec!["running".to_string()], "the runner learns of the cancel");
+    // A retry of a job asked to cancel ends it instead.
+    let r = finalize(&h, &c, Action::Retry { delay_ms: 0, error: failure() }).await;
+    assert_eq!(r, Finalized::Done(JobStatus::Cancelled));
+
+    insert(&h, new_job("waiting")).await;
+    let c = claim(&h, 1).await.pop().unwrap();
+    finalize(&h, &c, Action::Wait { waiting_for: "{}".into() }).await;
+    assert!(matches!(h.store.job_cancel(A, "waiting").await.unwrap(), CancelOutcome::Cancelled(_)));
+}
+
+pub async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
+    setup(&h).await;
+    insert(&h, new_job("j")).await;
+    let c = h
+        .store
+        .job_claim(ClaimParams {
+            owner: "r1".into(),
+            queues: None,
+            limit: 1,
+            lease_ms: 1000,
+        })
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    h.clock.advance(800);
+    let beat = h
+        .store
+        .job_heartbeat(HeartbeatParams {
+            owner: "r1".into(),
+            leases: vec![(c.id.clone(), c.lease_token.clone()), ("ghost".into(), "t".into())],
+            lease_ms: 1000,
+            progress: vec![(c.id.clone(), c.lease_token.clone(), ProgressRecord { percent: 40, note: "half".into() })],
+        })
+        .await
+        .unwrap();
+    assert_eq!(beat.lost, vec!["ghost".to_string()]);
+    assert!(beat.cancel.is_empty());
+    assert_eq!(get(&h, "j").await.progress.unwrap().percent, 40);
+    h.clock.advance(800);
+    assert!(h.store.job_rescue(false).await.unwrap().is_empty(), "the lease was extended");
+    h.clock.advance(300);
+    assert_eq!(h.store.job_rescue(false).await.unwrap().len(), 1);
+    let beat = h
+        .store
+        .job_heartbeat(HeartbeatParams {
+            owner: "r1".into(),
+            leases: vec![(c.id.clone(), c.lease_token.clone())],
+            lease_ms: 1000,
+            progress: vec![],
+        })
+        .await
+        .unwrap();
+    assert_eq!(beat.lost, vec!["j".to_string()], "a rescued job's lease is gone");
+    assert_eq!(finalize(&h, &c, Action::Complete { output: "{}".into() }).await, Finalized::Fenced);
+}
+
+pub async fn rescue_requeues_or_fails(h: Harness) {
+    setup(&h).await;
+    insert(&h, new_job("again")).await;
+    insert(&h, NewJob { max_attempts: 1, ..new_job("last") }).await;
+    claim(&h, 2).await;
+    assert!(h.store.job_rescue(false).await.unwrap().is_empty(), "leases still live");
+    h.clock.advance(30_001);
+    let mut rescued = h.store.job_rescue(false).await.unwrap();
+    rescued.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(
+        rescued,
+        vec![
+            Rescued { id: "again".into(), status: JobStatus::Queued },
+            Rescued { id: "last".into(), status: JobStatus::Failed },
+        ]
+    );
+    let j = get(&h, "again").await;
+    assert_eq!(j.error.unwrap().kind, ErrorKind::RunnerLost);
+    let a = h.store.attempt_list(A, "again").await.unwrap();
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0].outcome, "runner_lost");
+    assert_eq!(get(&h, "last").await.status, JobStatus::Failed);
+    // At start, a store that owns its database rescues every running job.
+    claim(&h, 1).await;
+    assert_eq!(h.store.job_rescue(true).await.unwrap().len(), 1);
+}
+
+pub async fn concurrency_keys_run_one_at_a_time(h: Harness) {
+    setup(&h).await;
+    let keyed = |id: &str| NewJob {
+        concurrency_key: Some("customer-1".into()),
+        ..new_job(id)
+    };
+    insert(&h, keyed("k1")).await;
+    insert(&h, keyed("k2")).await;
+    insert(&h, new_job("free")).await;
+    let first = claim(&h, 10).await;
+    let ids: Vec<&str> = first.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["free", "k1"], "one job per key at a time (same time: id order)");
+    assert!(claim(&h, 10).await.is_empty(), "k2 waits for k1");
+    assert!(matches!(
+        h.store
+            .job_claim_one(ClaimOneParams {
+                tenant: A.into(),
+                id: "k2".into(),
+                owner: "api".into(),
+                lease_ms: 1000,
+            })
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    finalize(&h, &first[1], Action::Complete { output: "{}".into() }).await;
+    assert_eq!(claim(&h, 10).await[0].id, "k2");
+    // Another tenant's key of the same name is another key.
+    insert(&h, NewJob { tenant: B.into(), ..keyed("b1") }).await;
+    insert(&h, keyed("k3")).await;
+    let got = claim(&h, 10).await;
+    assert_eq!(got.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["b1"]);
+
+    insert(&h, keyed("s1")).await;
+    insert(&h, NewJob { supersedes: true, ..keyed("s2") }).await;
+    assert_eq!(get(&h, "s1").await.status, JobStatus::Cancelled, "s2 supersedes s1");
+    assert_eq!(get(&h, "k3").await.status, JobStatus::Cancelled);
+    assert_eq!(get(&h, "s2").await.status, JobStatus::Queued);
+}
+
+pub async fn fallbacks_take_over_the_job(h: Harness) {
+    setup(&h).await;
+    insert(&h, new_job("j")).await;
+    let c = claim(&h, 1).await.pop().unwrap();
+    let fb = TaskRef {
+        name: "rescue-task".into(),
+        version: 2,
+        digest: DIGEST.into(),
+    };
+    let r = finalize(
+        &h,
+        &c,
+        Action::Fallback {
+            task: fb.clone(),
+            input: r#"{"input":{"n":1},"error":{}}"#.into(),
+            max_attempts: 2,
+            error: failure(),
+        },
+    )
+    .await;
+    assert_eq!(r, Finalized::Done(JobStatus::Queued));
+    let j = get(&h, "j").await;
+    assert_eq!(j.fallback.as_ref(), Some(&fb));
+    assert_eq!(j.max_attempts, 3, "one attempt used, two for the fallback");
+    let c = claim(&h, 1).await.pop().unwrap();
+    assert_eq!(c.task, fb);
+    assert_eq!(c.input, r#"{"input":{"n":1},"error":{}}"#);
+    assert_eq!(c.attempt, 1, "the fallback's first attempt");
+    assert_eq!(c.attempts, 2);
+    assert_eq!(c.fallback_depth, 1);
+    finalize(&h, &c, Action::Complete { output: r#""served""#.into() }).await;
+    let j = get(&h, "j").await;
+    assert_eq!(j.status, JobStatus::Completed);
+    assert_eq!(j.task, task_ref(), "the job still names its own task");
+    let a = h.store.attempt_list(A, "j").await.unwrap();
+    assert_eq!(a[1].task.name, "rescue-task");
+}
+
+pub async fn release_gives_the_attempt_back(h: Harness) {
+    setup(&h).await;
+    insert(&h, new_job("j")).await;
+    let c = claim(&h, 1).await.pop().unwrap();
+    let r = h
+        .store
+        .job_finalize(vec![Finalize {
+            id: c.id.clone(),
+            lease_token: c.lease_token.clone(),
+            action: Action::Release,
+            attempt: None,
+        }])
+        .await
+        .unwrap();
+    assert_eq!(r, vec![Finalized::Done(JobStatus::Queued)]);
+    let j = get(&h, "j").await;
+    assert_eq!(j.attempts, 0);
+    assert!(h.store.attempt_list(A, "j").await.unwrap().is_empty());
+    assert_eq!(claim(&h, 1).await[0].attempt, 1);
+}
+
+pub async fn run_now_claims_ahead_of_time(h: Harness) {
+    setup(&h).await;
+    let later = h.clock.now() + 3_600_000;
+    insert(&h, NewJob { run_at: Some(later), ..new_job("j") }).await;
+    let one = |tenant: &str| ClaimOneParams {
+        tenant: tenant.into(),
+        id: "j".into(),
+        owner: "api".into(),
+        lease_ms: 1000,
+    };
+    assert!(matches!(h.store.job_claim_one(one(B)).await, Err(StoreError::NotFound)));
+    let c = h.store.job_claim_one(one(A)).await.unwrap();
+    assert_eq!(c.id, "j");
+    assert!(matches!(h.store.job_claim_one(one(A)).await, Err(StoreError::Conflict(_))), "it runs already");
+}
+
+pub async fn many_concurrent_writers(h: Harness) {
+    setup(&h).await;
+    let mut tasks = Vec::new();
+    for i in 0..200 {
+        let store = h.store.clone();
+        tasks.push(tokio::spawn(async move {
+            store.job_insert(vec![new_job(&format!("c{i:03}"))]).await
+        }));
+    }
+    for t in tasks {
+        let r = t.await.unwrap().unwrap().pop().unwrap();
+        assert!(r.is_ok(), "{r:?}");
+    }
+    let counts = h.store.job_counts().await.unwrap();
+    assert_eq!(counts, vec![(JobStatus::Queued, 200)]);
+}
+
+/// Every case, by name, for a backend's test file to run.
+pub const CASES: &[&str] = &[
+    "registry_records",
+    "insert_get_and_list",
+    "one_refused_insert_does_not_undo_the_batch",
+    "idempotency_keys",
+    "unique_keys_admit_one_unfinished_job",
+    "claims_follow_priority_time_and_queues",
+    "finalize_is_fenced_by_the_lease",
+    "retries_snoozes_waits_and_resumes",
+    "cancels",
+    "heartbeats_extend_leases_and_record_progress",
+    "rescue_requeues_or_fails",
+    "concurrency_keys_run_one_at_a_time",
+    "fallbacks_take_over_the_job",
+    "release_gives_the_attempt_back",
+    "run_now_claims_ahead_of_time",
+    "many_concurrent_writers",
+];

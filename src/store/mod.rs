@@ -1,0 +1,108 @@
+//! The one storage seam: everything the queue keeps goes through `JobStore`,
+//! whose methods are noun-first and take params structs. SQLite is the
+//! embedded backend; PostgreSQL implements the same trait and runs the same
+//! conformance suite.
+
+pub mod clock;
+pub mod conformance;
+pub mod records;
+pub mod sqlite;
+
+pub use clock::{Clock, ManualClock, Millis, SystemClock};
+pub use records::*;
+
+use async_trait::async_trait;
+
+/// What a store call can fail with. Callers map these to their own errors;
+/// `Internal` details are logged, never shown to users.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A uniqueness rule refused the write; the message says which.
+    #[error("{0}")]
+    Conflict(String),
+    #[error("not found")]
+    NotFound,
+    /// The store is shutting down or its writer is gone.
+    #[error("the store is unavailable: {0}")]
+    Unavailable(String),
+    /// A database error: logged, and reported to users without its text.
+    #[error("database error: {0}")]
+    Internal(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The storage seam. Every time that decides anything (run_at, leases,
+/// backoff) comes from the store's clock, so that many processes sharing
+/// one database agree on it.
+#[async_trait]
+pub trait JobStore: Send + Sync + 'static {
+    /// Milliseconds since the Unix epoch by the store's clock.
+    fn now(&self) -> Millis;
+
+    async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant>;
+    async fn tenant_get(&self, name: &str) -> StoreResult<Option<Tenant>>;
+
+    /// Stores a token's hash; `tenant: None` with `admin` is the admin token,
+    /// which replaces any earlier one.
+    async fn token_insert(&self, token: NewToken) -> StoreResult<()>;
+    async fn token_get(&self, hash: &str) -> StoreResult<Option<TokenRecord>>;
+    /// Whether an admin token exists.
+    async fn token_admin_exists(&self) -> StoreResult<bool>;
+
+    /// Records a component for a tenant; the bytes are kept once per digest.
+    /// `created` is false when the tenant had it already.
+    async fn component_insert(&self, c: NewComponent) -> StoreResult<(ComponentRecord, bool)>;
+    async fn component_get(&self, tenant: &str, digest: &str)
+        -> StoreResult<Option<ComponentRecord>>;
+    /// The bytes of a component, for the runner; not scoped to a tenant.
+    async fn component_bytes(&self, digest: &str) -> StoreResult<Option<Vec<u8>>>;
+
+    /// Adds the next version of a task (1 for a new task).
+    async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord>;
+    /// A version of a task; `version: None` is the newest.
+    async fn task_get(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: Option<u32>,
+    ) -> StoreResult<Option<TaskRecord>>;
+    /// Every version of a task, oldest first.
+    async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>>;
+    /// The newest version of each of a tenant's tasks, by name.
+    async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>>;
+
+    /// Inserts jobs in one transaction, each under its own uniqueness rules;
+    /// one failing does not fail the others.
+    async fn job_insert(&self, jobs: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>>;
+    async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>>;
+    async fn job_list(&self, q: JobQuery) -> StoreResult<Vec<JobRecord>>;
+    /// Counts of jobs by status (all tenants), for benchmarks and metrics.
+    async fn job_counts(&self) -> StoreResult<Vec<(crate::job::JobStatus, u64)>>;
+
+    /// Claims up to `limit` due jobs under a new lease, in queue order.
+    async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>>;
+    /// Claims one queued job now, whatever its `run_at` (run now).
+    async fn job_claim_one(&self, p: ClaimOneParams) -> StoreResult<ClaimedJob>;
+    /// Extends the leases this owner holds and records progress; answers the
+    /// jobs whose lease is gone or whose cancellation was asked for.
+    async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply>;
+    /// Ends attempts, each fenced by its lease token; records the attempts.
+    async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>>;
+    /// Cancels a queued or waiting job now, or asks a running one to stop.
+    async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome>;
+    /// Queues a waiting job again, with a new input if one is given.
+    async fn job_resume(&self, tenant: &str, id: &str, input: Option<String>)
+        -> StoreResult<JobRecord>;
+    /// Requeues (or fails, when out of attempts) running jobs whose lease
+    /// expired; `all_running` rescues every running job (a store that owns
+    /// its database alone, at start).
+    async fn job_rescue(&self, all_running: bool) -> StoreResult<Vec<Rescued>>;
+    /// When the next queued job becomes due, if any is waiting for its time.
+    async fn job_next_run_at(&self) -> StoreResult<Option<Millis>>;
+
+    async fn attempt_list(&self, tenant: &str, job_id: &str) -> StoreResult<Vec<AttemptRecord>>;
+
+    /// Flushes and stops the writer; later writes answer `Unavailable`.
+    async fn close(&self);
+}

@@ -1,0 +1,350 @@
+//! What the store keeps and what its calls take: plain records, the same for
+//! every backend. JSON values are kept as their text; times as Unix ms.
+
+use super::Millis;
+use crate::job::{JobError, JobStatus};
+use crate::sandbox::AttemptLog;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Tenant {
+    pub name: String,
+    pub created_at: Millis,
+}
+
+/// What a token may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Scope {
+    #[serde(rename = "tasks:write")]
+    TasksWrite,
+    #[serde(rename = "jobs:queue")]
+    JobsQueue,
+    #[serde(rename = "jobs:run")]
+    JobsRun,
+    #[serde(rename = "jobs:cancel")]
+    JobsCancel,
+    #[serde(rename = "jobs:read")]
+    JobsRead,
+    #[serde(rename = "schedules:write")]
+    SchedulesWrite,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 6] = [
+        Scope::TasksWrite,
+        Scope::JobsQueue,
+        Scope::JobsRun,
+        Scope::JobsCancel,
+        Scope::JobsRead,
+        Scope::SchedulesWrite,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::TasksWrite => "tasks:write",
+            Scope::JobsQueue => "jobs:queue",
+            Scope::JobsRun => "jobs:run",
+            Scope::JobsCancel => "jobs:cancel",
+            Scope::JobsRead => "jobs:read",
+            Scope::SchedulesWrite => "schedules:write",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewToken {
+    /// SHA-256 of the token, hex.
+    pub hash: String,
+    /// `None` for the admin token.
+    pub tenant: Option<String>,
+    pub scopes: Vec<Scope>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenRecord {
+    pub tenant: Option<String>,
+    pub scopes: Vec<Scope>,
+    pub admin: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewComponent {
+    pub tenant: String,
+    pub digest: String,
+    pub abi: String,
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ComponentRecord {
+    pub digest: String,
+    pub size: u64,
+    pub abi: String,
+    #[serde(skip)]
+    pub created_at: Millis,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    pub tenant: String,
+    pub name: String,
+    pub digest: String,
+    /// The task definition, JSON text (a `registry::spec::TaskSpec`).
+    pub spec: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRecord {
+    pub tenant: String,
+    pub name: String,
+    pub version: u32,
+    pub digest: String,
+    pub spec: String,
+    pub created_at: Millis,
+}
+
+/// A task version pinned into a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskRef {
+    pub name: String,
+    pub version: u32,
+    pub digest: String,
+}
+
+/// A job to insert. The caller has validated the input and pinned the task.
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    pub id: String,
+    pub tenant: String,
+    pub task: TaskRef,
+    pub queue: String,
+    pub priority: i32,
+    pub input: String,
+    pub max_attempts: u32,
+    /// `None`: now, by the store's clock.
+    pub run_at: Option<Millis>,
+    /// Relative to the insert: the job fails `deadline_exceeded` past it.
+    pub deadline_ms: Option<u64>,
+    pub concurrency_key: Option<String>,
+    /// Whether a new job with this concurrency key cancels the queued ones.
+    pub supersedes: bool,
+    pub unique_key: Option<String>,
+    pub idempotency: Option<Idempotency>,
+}
+
+/// An `Idempotency-Key` and the hash of the request it came with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Idempotency {
+    pub key: String,
+    pub body_hash: String,
+}
+
+#[derive(Debug, Clone)]
+pub enum Inserted {
+    Created(JobRecord),
+    /// The same idempotency key and body were seen before: that job.
+    Existing(JobRecord),
+}
+
+impl Inserted {
+    pub fn job(&self) -> &JobRecord {
+        match self {
+            Inserted::Created(j) | Inserted::Existing(j) => j,
+        }
+    }
+}
+
+/// The guest's latest progress report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgressRecord {
+    pub percent: u8,
+    pub note: String,
+}
+
+/// A job as the store keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRecord {
+    pub id: String,
+    pub tenant: String,
+    pub task: TaskRef,
+    pub status: JobStatus,
+    pub queue: String,
+    pub priority: i32,
+    pub input: String,
+    pub output: Option<String>,
+    pub error: Option<JobError>,
+    pub attempts: u32,
+    pub max_attempts: u32,
+    pub run_at: Millis,
+    pub created_at: Millis,
+    pub started_at: Option<Millis>,
+    pub finished_at: Option<Millis>,
+    pub deadline_at: Option<Millis>,
+    pub concurrency_key: Option<String>,
+    pub unique_key: Option<String>,
+    pub progress: Option<ProgressRecord>,
+    /// What a waiting job waits for (JSON text from the guest).
+    pub waiting_for: Option<String>,
+    /// The fallback task running (or that ran) in place of `task`.
+    pub fallback: Option<TaskRef>,
+    pub cancel_requested: bool,
+}
+
+/// Which jobs to list, newest first.
+#[derive(Debug, Clone, Default)]
+pub struct JobQuery {
+    pub tenant: String,
+    pub status: Option<JobStatus>,
+    pub task: Option<String>,
+    pub queue: Option<String>,
+    pub limit: u32,
+    /// Only jobs older than this id (the previous page's last).
+    pub before: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ClaimParams {
+    pub owner: String,
+    /// `None`: every queue.
+    pub queues: Option<Vec<String>>,
+    pub limit: u32,
+    pub lease_ms: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct ClaimOneParams {
+    pub tenant: String,
+    pub id: String,
+    pub owner: String,
+    pub lease_ms: u64,
+}
+
+/// A job a runner holds under a lease: what one attempt needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedJob {
+    pub id: String,
+    pub tenant: String,
+    /// The task this attempt runs: the job's own, or its fallback.
+    pub task: TaskRef,
+    /// The input this attempt gets (a fallback's is `{input, error}`).
+    pub input: String,
+    pub queue: String,
+    /// This attempt's number within the task running, from 1.
+    pub attempt: u32,
+    /// Attempts of the job in all, this one included.
+    pub attempts: u32,
+    pub max_attempts: u32,
+    pub deadline_at: Option<Millis>,
+    /// How many fallbacks deep the job is (0: its own task).
+    pub fallback_depth: u32,
+    pub started_at: Millis,
+    pub lease_token: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct HeartbeatParams {
+    pub owner: String,
+    /// Leases to extend: (job id, lease token).
+    pub leases: Vec<(String, String)>,
+    pub lease_ms: u64,
+    /// Progress to record: (job id, lease token, progress).
+    pub progress: Vec<(String, String, ProgressRecord)>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HeartbeatReply {
+    /// Jobs whose lease this owner no longer holds: stop them.
+    pub lost: Vec<String>,
+    /// Jobs whose cancellation was asked for: stop them.
+    pub cancel: Vec<String>,
+}
+
+/// One attempt, as recorded for `GET /v1/jobs/{id}/attempts`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttemptRecord {
+    pub attempt: u32,
+    pub task: TaskRef,
+    pub started_at: Millis,
+    pub finished_at: Millis,
+    /// `completed`, `failed`, `retried`, `snoozed`, `waiting`, `cancelled`,
+    /// `fallback` or `runner_lost`.
+    pub outcome: String,
+    pub error: Option<JobError>,
+    pub fuel_used: u64,
+    pub peak_memory_bytes: u64,
+    pub log: Option<AttemptLog>,
+}
+
+/// What to do with a job once its attempt is over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Complete {
+        output: String,
+    },
+    /// Run again after the backoff.
+    Retry {
+        delay_ms: u64,
+        error: JobError,
+    },
+    /// Fail for good.
+    Fail {
+        error: JobError,
+    },
+    /// Run again after the delay, without using up an attempt.
+    Snooze {
+        delay_ms: u64,
+    },
+    Wait {
+        waiting_for: String,
+    },
+    /// The cancellation asked for took effect.
+    Cancel,
+    /// Failed for good; the task's fallback runs next, on this input.
+    Fallback {
+        task: TaskRef,
+        input: String,
+        max_attempts: u32,
+        error: JobError,
+    },
+    /// Give the job back without counting the attempt (the runner is stopping).
+    Release,
+}
+
+/// One finished attempt to write, fenced by its lease token.
+#[derive(Debug, Clone)]
+pub struct Finalize {
+    pub id: String,
+    pub lease_token: String,
+    pub action: Action,
+    /// `None` for `Release`: an attempt that did not happen.
+    pub attempt: Option<AttemptRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finalized {
+    /// The job's status after the write.
+    Done(JobStatus),
+    /// The lease was gone: nothing was written.
+    Fenced,
+}
+
+#[derive(Debug, Clone)]
+pub enum CancelOutcome {
+    /// It was queued or waiting, and is cancelled.
+    Cancelled(JobRecord),
+    /// It is running; its runner has been asked to stop it.
+    Requested(JobRecord),
+    /// It had ended already.
+    AlreadyEnded(JobRecord),
+}
+
+/// A job maintenance found without a live lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rescued {
+    pub id: String,
+    pub status: JobStatus,
+}

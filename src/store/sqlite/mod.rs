@@ -1,0 +1,399 @@
+//! The embedded backend: one SQLite file in WAL mode, written by one
+//! group-committing writer task, read through a pool of read-only
+//! connections. All of its SQL lives in this directory.
+
+mod jobs;
+mod registry;
+mod rows;
+mod writer;
+
+pub use writer::Durability;
+
+use super::records::*;
+use super::{Clock, JobStore, Millis, StoreError, StoreResult};
+use crate::job::JobStatus;
+use async_trait::async_trait;
+use rows::{AttemptRow, TaskRow};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{ConnectOptions, Connection, SqliteConnection};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+use writer::Writer;
+
+/// Read connections kept open.
+const READERS: u32 = 4;
+
+/// Logs a database error and hides its text from whoever asked.
+pub(crate) fn db(e: sqlx::Error) -> StoreError {
+    StoreError::Internal(e.to_string())
+}
+
+/// A fresh lease token.
+pub(crate) fn random_token() -> String {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).expect("the system's random source failed");
+    hex::encode(b)
+}
+
+/// How to open the database.
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    /// `sqlite://path` or `sqlite::memory:` is not allowed: the store needs a
+    /// file that its readers share with its writer.
+    pub url: String,
+    pub durability: Durability,
+}
+
+pub struct SqliteStore {
+    clock: Arc<dyn Clock>,
+    readers: SqlitePool,
+    /// `None` once closed. Each write holds a clone until it is answered,
+    /// so the writer stops only after the last one.
+    writer: std::sync::RwLock<Option<Writer>>,
+    writer_handle: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// Why the database could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("{0:?} is not a SQLite database URL; use sqlite://PATH")]
+    BadUrl(String),
+    #[error("cannot open the database {path}: {source}")]
+    Open { path: String, source: sqlx::Error },
+    #[error("cannot migrate the database {path}: {source}")]
+    Migrate {
+        path: String,
+        source: sqlx::migrate::MigrateError,
+    },
+}
+
+impl SqliteStore {
+    /// Opens (creating it when missing) and migrates the database.
+    pub async fn open(opts: &SqliteOptions, clock: Arc<dyn Clock>) -> Result<SqliteStore, OpenError> {
+        let base = SqliteConnectOptions::from_str(&opts.url)
+            .map_err(|_| OpenError::BadUrl(opts.url.clone()))?;
+        let path = base.get_filename().display().to_string();
+        if path.is_empty() || path == ":memory:" {
+            return Err(OpenError::BadUrl(opts.url.clone()));
+        }
+        let open_err = |source| OpenError::Open {
+            path: path.clone(),
+            source,
+        };
+        let write_opts = base
+            .clone()
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(match opts.durability {
+                Durability::Full => SqliteSynchronous::Full,
+                Durability::Normal => SqliteSynchronous::Normal,
+            })
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10))
+            .statement_cache_capacity(256)
+            .disable_statement_logging();
+        let mut conn = SqliteConnection::connect_with(&write_opts)
+            .await
+            .map_err(open_err)?;
+        sqlx::migrate!("migrations/sqlite")
+            .run(&mut conn)
+            .await
+            .map_err(|source| OpenError::Migrate {
+                path: path.clone(),
+                source,
+            })?;
+        let readers = SqlitePoolOptions::new()
+            .max_connections(READERS)
+            .min_connections(1)
+            .connect_with(
+                base.read_only(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .busy_timeout(Duration::from_secs(10))
+                    .statement_cache_capacity(256)
+                    .disable_statement_logging(),
+            )
+            .await
+            .map_err(open_err)?;
+        let (writer, handle) = Writer::spawn(conn, clock.clone(), opts.durability);
+        Ok(SqliteStore {
+            clock,
+            readers,
+            writer: std::sync::RwLock::new(Some(writer)),
+            writer_handle: Mutex::new(Some(handle)),
+        })
+    }
+
+    /// Runs a write in the next group commit.
+    async fn write<T, F>(&self, durable: bool, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(
+                &'c mut SqliteConnection,
+                Millis,
+            ) -> std::pin::Pin<Box<dyn std::future::Future<Output = StoreResult<T>> + Send + 'c>>
+            + Send
+            + 'static,
+    {
+        let writer = self
+            .writer
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| StoreError::Unavailable("the store is closed".into()))?;
+        writer.write(durable, f).await
+    }
+
+    async fn reader(&self) -> StoreResult<sqlx::pool::PoolConnection<sqlx::Sqlite>> {
+        self.readers.acquire().await.map_err(db)
+    }
+}
+
+#[async_trait]
+impl JobStore for SqliteStore {
+    fn now(&self) -> Millis {
+        self.clock.now()
+    }
+
+    async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant> {
+        let name = name.to_owned();
+        self.write(true, move |c, now| Box::pin(registry::tenant_insert(c, now, name)))
+            .await
+    }
+
+    async fn tenant_get(&self, name: &str) -> StoreResult<Option<Tenant>> {
+        let row: Option<(String, i64)> =
+            sqlx::query_as("SELECT name, created_at FROM tenants WHERE name = ?1")
+                .bind(name)
+                .fetch_optional(&mut *self.reader().await?)
+                .await
+                .map_err(db)?;
+        Ok(row.map(|(name, created_at)| Tenant { name, created_at }))
+    }
+
+    async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
+        self.write(true, move |c, now| Box::pin(registry::token_insert(c, now, token)))
+            .await
+    }
+
+    async fn token_get(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
+        let row: Option<(Option<String>, String, bool)> =
+            sqlx::query_as("SELECT tenant, scopes, admin FROM tokens WHERE hash = ?1")
+                .bind(hash)
+                .fetch_optional(&mut *self.reader().await?)
+                .await
+                .map_err(db)?;
+        Ok(row.map(|(t, s, a)| registry::token_from_row(t, s, a)))
+    }
+
+    async fn token_admin_exists(&self) -> StoreResult<bool> {
+        let row: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM tokens WHERE admin = 1 LIMIT 1")
+            .fetch_optional(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
+        Ok(row.is_some())
+    }
+
+    async fn component_insert(&self, comp: NewComponent) -> StoreResult<(ComponentRecord, bool)> {
+        self.write(true, move |c, now| Box::pin(registry::component_insert(c, now, comp)))
+            .await
+    }
+
+    async fn component_get(&self, tenant: &str, digest: &str) -> StoreResult<Option<ComponentRecord>> {
+        let row: Option<(i64, String, i64)> = sqlx::query_as(
+            "SELECT size, abi, created_at FROM components WHERE tenant = ?1 AND digest = ?2",
+        )
+        .bind(tenant)
+        .bind(digest)
+        .fetch_optional(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
+        Ok(row.map(|(size, abi, created_at)| ComponentRecord {
+            digest: digest.to_owned(),
+            size: u64::try_from(size).unwrap_or(0),
+            abi,
+            created_at,
+        }))
+    }
+
+    async fn component_bytes(&self, digest: &str) -> StoreResult<Option<Vec<u8>>> {
+        let row: Option<(Vec<u8>,)> = sqlx::query_as("SELECT bytes FROM blobs WHERE digest = ?1")
+            .bind(digest)
+            .fetch_optional(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
+        Ok(row.map(|(b,)| b))
+    }
+
+    async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
+        self.write(true, move |c, now| Box::pin(registry::task_insert(c, now, t)))
+            .await
+    }
+
+    async fn task_get(&self, tenant: &str, name: &str, version: Option<u32>) -> StoreResult<Option<TaskRecord>> {
+        let row: Option<TaskRow> = sqlx::query_as(
+            "SELECT tenant, name, version, digest, spec, created_at FROM tasks \
+             WHERE tenant = ?1 AND name = ?2 AND (?3 IS NULL OR version = ?3) \
+             ORDER BY version DESC LIMIT 1",
+        )
+        .bind(tenant)
+        .bind(name)
+        .bind(version)
+        .fetch_optional(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
+        Ok(row.map(TaskRecord::from))
+    }
+
+    async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>> {
+        let rows: Vec<TaskRow> = sqlx::query_as(
+            "SELECT tenant, name, version, digest, spec, created_at FROM tasks \
+             WHERE tenant = ?1 AND name = ?2 ORDER BY version",
+        )
+        .bind(tenant)
+        .bind(name)
+        .fetch_all(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
+        Ok(rows.into_iter().map(TaskRecord::from).collect())
+    }
+
+    async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>> {
+        let rows: Vec<TaskRow> = sqlx::query_as(
+            "SELECT tenant, name, version, digest, spec, created_at FROM tasks t \
+             WHERE tenant = ?1 AND version = (SELECT MAX(version) FROM tasks \
+                                               WHERE tenant = t.tenant AND name = t.name) \
+             ORDER BY name",
+        )
+        .bind(tenant)
+        .fetch_all(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
+        Ok(rows.into_iter().map(TaskRecord::from).collect())
+    }
+
+    async fn job_insert(&self, new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
+        self.write(true, move |c, now| Box::pin(jobs::insert(c, now, new)))
+            .await
+    }
+
+    async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
+        jobs::get(&mut *self.reader().await?, tenant, id).await
+    }
+
+    async fn job_list(&self, q: JobQuery) -> StoreResult<Vec<JobRecord>> {
+        let rows: Vec<rows::JobRow> = sqlx::query_as(&format!(
+            "SELECT {} FROM jobs WHERE tenant = ?1 \
+               AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR task = ?3) \
+               AND (?4 IS NULL OR queue = ?4) AND (?5 IS NULL OR id < ?5) \
+             ORDER BY id DESC LIMIT ?6",
+            rows::JOB_COLUMNS
+        ))
+        .bind(&q.tenant)
+        .bind(q.status.map(|s| s.as_str()))
+        .bind(&q.task)
+        .bind(&q.queue)
+        .bind(&q.before)
+        .bind(q.limit)
+        .fetch_all(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
+        rows.into_iter().map(JobRecord::try_from).collect()
+    }
+
+    async fn job_counts(&self) -> StoreResult<Vec<(JobStatus, u64)>> {
+        let rows: Vec<(String, i64)> =
+            sqlx::query_as("SELECT status, COUNT(*) FROM jobs GROUP BY status")
+                .fetch_all(&mut *self.reader().await?)
+                .await
+                .map_err(db)?;
+        rows.into_iter()
+            .map(|(s, n)| {
+                Ok((
+                    s.parse().map_err(StoreError::Internal)?,
+                    u64::try_from(n).unwrap_or(0),
+                ))
+            })
+            .collect()
+    }
+
+    async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
+        self.write(false, move |c, now| Box::pin(jobs::claim(c, now, p)))
+            .await
+    }
+
+    async fn job_claim_one(&self, p: ClaimOneParams) -> StoreResult<ClaimedJob> {
+        self.write(false, move |c, now| Box::pin(jobs::claim_one(c, now, p)))
+            .await
+    }
+
+    async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
+        self.write(false, move |c, now| Box::pin(jobs::heartbeat(c, now, p)))
+            .await
+    }
+
+    async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
+        self.write(true, move |c, now| Box::pin(jobs::finalize(c, now, batch)))
+            .await
+    }
+
+    async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome> {
+        let (tenant, id) = (tenant.to_owned(), id.to_owned());
+        self.write(true, move |c, now| {
+            Box::pin(async move { jobs::cancel(c, now, &tenant, &id).await })
+        })
+        .await
+    }
+
+    async fn job_resume(&self, tenant: &str, id: &str, input: Option<String>) -> StoreResult<JobRecord> {
+        let (tenant, id) = (tenant.to_owned(), id.to_owned());
+        self.write(true, move |c, now| {
+            Box::pin(async move { jobs::resume(c, now, &tenant, &id, input).await })
+        })
+        .await
+    }
+
+    async fn job_rescue(&self, all_running: bool) -> StoreResult<Vec<Rescued>> {
+        self.write(true, move |c, now| Box::pin(jobs::rescue(c, now, all_running)))
+            .await
+    }
+
+    async fn job_next_run_at(&self) -> StoreResult<Option<Millis>> {
+        let row: (Option<i64>,) =
+            sqlx::query_as("SELECT MIN(run_at) FROM jobs WHERE status = 'queued'")
+                .fetch_one(&mut *self.reader().await?)
+                .await
+                .map_err(db)?;
+        Ok(row.0)
+    }
+
+    async fn attempt_list(&self, tenant: &str, job_id: &str) -> StoreResult<Vec<AttemptRecord>> {
+        let rows: Vec<AttemptRow> = sqlx::query_as(
+            "SELECT a.attempt, a.task, a.task_version, a.digest, a.started_at, a.finished_at, \
+                    a.outcome, a.error, a.fuel_used, a.peak_memory_bytes, a.log \
+             FROM attempts a JOIN jobs j ON j.id = a.job_id \
+             WHERE a.job_id = ?1 AND j.tenant = ?2 ORDER BY a.attempt",
+        )
+        .bind(job_id)
+        .bind(tenant)
+        .fetch_all(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
+        rows.into_iter().map(AttemptRecord::try_from).collect()
+    }
+
+    async fn close(&self) {
+        // Dropping the last sender lets the writer commit what it has and stop.
+        self.writer
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(h) = self.writer_handle.lock().await.take() {
+            let _ = h.await;
+        }
+        self.readers.close().await;
+    }
+}

@@ -1,0 +1,236 @@
+//! Rows as SQLite returns them, and their conversion into records.
+
+use crate::job::{JobError, JobStatus};
+use crate::store::records::*;
+use crate::store::StoreError;
+
+/// The columns of `JobRow`, in a form every job query selects.
+pub const JOB_COLUMNS: &str = "id, tenant, task, task_version, digest, status, queue, priority, \
+    input, output, error, attempts, max_attempts, run_at, created_at, started_at, finished_at, \
+    deadline_at, concurrency_key, unique_key, progress, waiting_for, fallback_task, \
+    fallback_version, fallback_digest, cancel_requested, idempotency_hash";
+
+#[derive(sqlx::FromRow)]
+pub struct JobRow {
+    id: String,
+    tenant: String,
+    task: String,
+    task_version: i64,
+    digest: String,
+    status: String,
+    queue: String,
+    priority: i64,
+    input: String,
+    output: Option<String>,
+    error: Option<String>,
+    attempts: i64,
+    max_attempts: i64,
+    run_at: i64,
+    created_at: i64,
+    started_at: Option<i64>,
+    finished_at: Option<i64>,
+    deadline_at: Option<i64>,
+    concurrency_key: Option<String>,
+    unique_key: Option<String>,
+    progress: Option<String>,
+    waiting_for: Option<String>,
+    fallback_task: Option<String>,
+    fallback_version: Option<i64>,
+    fallback_digest: Option<String>,
+    cancel_requested: i64,
+    pub idempotency_hash: Option<String>,
+}
+
+/// A column that holds something this version does not understand: the
+/// database was written by something else.
+fn corrupt(what: &str, detail: impl std::fmt::Display) -> StoreError {
+    StoreError::Internal(format!("unreadable {what} in the database: {detail}"))
+}
+
+pub fn json_col<T: serde::de::DeserializeOwned>(
+    what: &str,
+    text: Option<String>,
+) -> Result<Option<T>, StoreError> {
+    text.map(|t| serde_json::from_str(&t).map_err(|e| corrupt(what, e)))
+        .transpose()
+}
+
+pub fn error_col(text: Option<String>) -> Result<Option<JobError>, StoreError> {
+    json_col("job error", text)
+}
+
+pub fn u32_col(v: i64) -> u32 {
+    u32::try_from(v).unwrap_or(0)
+}
+
+impl TryFrom<JobRow> for JobRecord {
+    type Error = StoreError;
+
+    fn try_from(r: JobRow) -> Result<Self, StoreError> {
+        let status: JobStatus = r.status.parse().map_err(|e| corrupt("job status", e))?;
+        let fallback = match (r.fallback_task, r.fallback_version, r.fallback_digest) {
+            (Some(name), Some(version), Some(digest)) => Some(TaskRef {
+                name,
+                version: u32_col(version),
+                digest,
+            }),
+            _ => None,
+        };
+        Ok(JobRecord {
+            id: r.id,
+            tenant: r.tenant,
+            task: TaskRef {
+                name: r.task,
+                version: u32_col(r.task_version),
+                digest: r.digest,
+            },
+            status,
+            queue: r.queue,
+            priority: i32::try_from(r.priority).unwrap_or(0),
+            input: r.input,
+            output: r.output,
+            error: error_col(r.error)?,
+            attempts: u32_col(r.attempts),
+            max_attempts: u32_col(r.max_attempts),
+            run_at: r.run_at,
+            created_at: r.created_at,
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            deadline_at: r.deadline_at,
+            concurrency_key: r.concurrency_key,
+            unique_key: r.unique_key,
+            progress: json_col("job progress", r.progress)?,
+            waiting_for: r.waiting_for,
+            fallback,
+            cancel_requested: r.cancel_requested != 0,
+        })
+    }
+}
+
+pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
+    max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
+    fallback_depth, stage_offset, attempt_started_at, lease_token";
+
+#[derive(sqlx::FromRow)]
+pub struct ClaimRow {
+    id: String,
+    tenant: String,
+    task: String,
+    task_version: i64,
+    digest: String,
+    input: String,
+    queue: String,
+    attempts: i64,
+    max_attempts: i64,
+    deadline_at: Option<i64>,
+    fallback_task: Option<String>,
+    fallback_version: Option<i64>,
+    fallback_digest: Option<String>,
+    fallback_input: Option<String>,
+    fallback_depth: i64,
+    stage_offset: i64,
+    attempt_started_at: Option<i64>,
+    lease_token: Option<String>,
+}
+
+impl From<ClaimRow> for ClaimedJob {
+    fn from(r: ClaimRow) -> Self {
+        let (task, input) = match (
+            r.fallback_task,
+            r.fallback_version,
+            r.fallback_digest,
+            r.fallback_input,
+        ) {
+            (Some(name), Some(version), Some(digest), Some(input)) => (
+                TaskRef {
+                    name,
+                    version: u32_col(version),
+                    digest,
+                },
+                input,
+            ),
+            _ => (
+                TaskRef {
+                    name: r.task,
+                    version: u32_col(r.task_version),
+                    digest: r.digest,
+                },
+                r.input,
+            ),
+        };
+        ClaimedJob {
+            id: r.id,
+            tenant: r.tenant,
+            task,
+            input,
+            queue: r.queue,
+            attempt: u32_col(r.attempts - r.stage_offset),
+            attempts: u32_col(r.attempts),
+            max_attempts: u32_col(r.max_attempts),
+            deadline_at: r.deadline_at,
+            fallback_depth: u32_col(r.fallback_depth),
+            started_at: r.attempt_started_at.unwrap_or_default(),
+            lease_token: r.lease_token.unwrap_or_default(),
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub struct TaskRow {
+    tenant: String,
+    name: String,
+    version: i64,
+    digest: String,
+    spec: String,
+    created_at: i64,
+}
+
+impl From<TaskRow> for TaskRecord {
+    fn from(r: TaskRow) -> Self {
+        TaskRecord {
+            tenant: r.tenant,
+            name: r.name,
+            version: u32_col(r.version),
+            digest: r.digest,
+            spec: r.spec,
+            created_at: r.created_at,
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub struct AttemptRow {
+    attempt: i64,
+    task: String,
+    task_version: i64,
+    digest: String,
+    started_at: i64,
+    finished_at: i64,
+    outcome: String,
+    error: Option<String>,
+    fuel_used: i64,
+    peak_memory_bytes: i64,
+    log: Option<String>,
+}
+
+impl TryFrom<AttemptRow> for AttemptRecord {
+    type Error = StoreError;
+
+    fn try_from(r: AttemptRow) -> Result<Self, StoreError> {
+        Ok(AttemptRecord {
+            attempt: u32_col(r.attempt),
+            task: TaskRef {
+                name: r.task,
+                version: u32_col(r.task_version),
+                digest: r.digest,
+            },
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            outcome: r.outcome,
+            error: error_col(r.error)?,
+            fuel_used: u64::try_from(r.fuel_used).unwrap_or(0),
+            peak_memory_bytes: u64::try_from(r.peak_memory_bytes).unwrap_or(0),
+            log: json_col("attempt log", r.log)?,
+        })
+    }
+}
