@@ -109,8 +109,13 @@ impl App {
             }
         };
         let sandbox = Sandbox::new(SandboxConfig {
-            cache_dir: Some(cfg.data_dir.join("compiled")),
+            cache_dir: Some(
+                cfg.compile_cache
+                    .clone()
+                    .unwrap_or_else(|| cfg.data_dir.join("compiled")),
+            ),
             max_component_bytes: cfg.max_component_bytes,
+            max_instances: cfg.max_instances.max(cfg.runners as u32 + 8),
             ..SandboxConfig::default()
         })?;
         let registry = Arc::new(Registry::new(dyn_store.clone(), sandbox, Limits::DEFAULT));

@@ -50,6 +50,10 @@ pub struct ServeConfig {
     pub max_component_bytes: usize,
     /// From `TASKBOX_ADMIN_TOKEN`; `None` generates one at first start.
     pub admin_token: Option<String>,
+    /// Sandbox instance slots (each reserves address space up front).
+    pub max_instances: u32,
+    /// Where compiled components are cached; default `DATA_DIR/compiled`.
+    pub compile_cache: Option<PathBuf>,
 }
 
 /// Refuses unknown `TASKBOX_*` variables, suggesting the known one nearest.

@@ -61,9 +61,7 @@ pub fn tenant_main(cmd: TenantCmd) -> anyhow::Result<ExitCode> {
                 print_json(&reply.body)?;
             } else {
                 println!("created tenant {name}");
-                eprintln!(
-                    "mint a token for it with `taskbox token create --tenant {name}`"
-                );
+                eprintln!("mint a token for it with `taskbox token create --tenant {name}`");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -134,7 +132,10 @@ mod tests {
     }
 
     fn scopes_of(argv: &[&str]) -> Result<Vec<String>, clap::Error> {
-        let argv = ["token", "create", "--token", "t"].iter().chain(argv).copied();
+        let argv = ["token", "create", "--token", "t"]
+            .iter()
+            .chain(argv)
+            .copied();
         Cli::try_parse_from(argv).map(|c| match c.cmd {
             TokenCmd::Create { scopes, .. } => scopes,
         })
@@ -143,7 +144,14 @@ mod tests {
     #[test]
     fn scopes_repeat_or_split_on_commas() -> Result<(), clap::Error> {
         assert_eq!(
-            scopes_of(&["--tenant", "acme", "--scope", "jobs:read,jobs:queue", "--scope", "tasks:write"])?,
+            scopes_of(&[
+                "--tenant",
+                "acme",
+                "--scope",
+                "jobs:read,jobs:queue",
+                "--scope",
+                "tasks:write"
+            ])?,
             vec!["jobs:read", "jobs:queue", "tasks:write"]
         );
         assert!(scopes_of(&["--tenant", "acme", "--scope", "jobs:write"]).is_err());

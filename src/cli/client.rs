@@ -89,7 +89,13 @@ impl ApiError {
         let text = String::from_utf8_lossy(body);
         let text = text.trim();
         // A proxy's HTML error page can be long; its first line says enough.
-        let mut message: String = text.lines().next().unwrap_or("").chars().take(200).collect();
+        let mut message: String = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(200)
+            .collect();
         if message.len() < text.len() {
             message.push('…');
         }
@@ -145,7 +151,11 @@ fn write_details(f: &mut fmt::Formatter<'_>, code: Option<&str>, details: &Value
             for item in items {
                 let pointer = item.get("pointer").and_then(Value::as_str).unwrap_or("");
                 let message = item.get("message").and_then(Value::as_str);
-                let at = if pointer.is_empty() { "(the input)" } else { pointer };
+                let at = if pointer.is_empty() {
+                    "(the input)"
+                } else {
+                    pointer
+                };
                 match message {
                     Some(m) => write!(f, "\n  {at}: {m}")?,
                     None => write!(f, "\n  {item}")?,
@@ -215,11 +225,6 @@ impl Client {
             token,
             tenant,
         })
-    }
-
-    /// The base URL, for messages.
-    pub fn base(&self) -> &Url {
-        &self.base
     }
 
     /// `GET` the path made of these segments (each is percent-encoded).
@@ -360,7 +365,9 @@ fn base_url(text: &str) -> anyhow::Result<Url> {
             "TASKBOX_URL (or --url) {text:?} uses https, but this taskbox speaks plain http only; \
              put a TLS-terminating proxy in front of the server and use its http address"
         ),
-        other => bail!("TASKBOX_URL (or --url) {text:?} has scheme {other:?}; use http://host:port"),
+        other => {
+            bail!("TASKBOX_URL (or --url) {text:?} has scheme {other:?}; use http://host:port")
+        }
     }
     if url.cannot_be_a_base() || url.host().is_none() {
         bail!("TASKBOX_URL (or --url) {text:?} has no host; use http://host:port");
@@ -432,7 +439,10 @@ mod tests {
     fn bodies_of_another_shape_still_say_something() {
         let e = ApiError::from_body(502, b"<html>bad gateway</html>\n<body>...</body>");
         assert_eq!(e.code, None);
-        assert_eq!(e.to_string(), "HTTP 502 Bad Gateway: <html>bad gateway</html>…");
+        assert_eq!(
+            e.to_string(),
+            "HTTP 502 Bad Gateway: <html>bad gateway</html>…"
+        );
         assert!(e.is_transient());
         let e = ApiError::from_body(500, b"");
         assert_eq!(
@@ -450,7 +460,10 @@ mod tests {
 
     #[test]
     fn base_urls() -> anyhow::Result<()> {
-        assert_eq!(base_url("localhost:8080")?.as_str(), "http://localhost:8080/");
+        assert_eq!(
+            base_url("localhost:8080")?.as_str(),
+            "http://localhost:8080/"
+        );
         assert_eq!(
             join(&base_url("http://h:1/prefix/")?, &["v1", "tasks", "a b/c"]).as_str(),
             "http://h:1/prefix/v1/tasks/a%20b%2Fc"
@@ -464,6 +477,13 @@ mod tests {
             .to_string()
             .contains("plain http"));
         Ok(())
+    }
+
+    #[test]
+    fn server_flags_clash_with_no_subcommand_flag() {
+        use clap::CommandFactory;
+        // clap checks duplicate flags only when a command is built; build them all.
+        crate::cli::Cli::command().debug_assert();
     }
 
     #[test]
@@ -486,7 +506,10 @@ mod tests {
             tenant: None,
         };
         let client = Client::new(&args).expect("flags are valid");
-        let err = client.get(&["v1", "tasks"]).send().expect_err("nothing listens");
+        let err = client
+            .get(&["v1", "tasks"])
+            .send()
+            .expect_err("nothing listens");
         let text = err.to_string();
         assert!(err.downcast_ref::<Unreachable>().is_some(), "{text}");
         assert!(text.contains("http://127.0.0.1:1/"), "{text}");

@@ -37,8 +37,10 @@ pub enum JobCmd {
         json: bool,
     },
     /// Run a job now, ahead of queue order (needs the jobs:run scope).
-    #[command(after_help = "Exit status with --wait: 0 when the job completed, 1 when it failed \
-or was cancelled, 2 on any other error.")]
+    #[command(
+        after_help = "Exit status with --wait: 0 when the job completed, 1 when it failed \
+or was cancelled, 2 on any other error."
+    )]
     Run {
         /// The job's id.
         id: String,
@@ -81,8 +83,10 @@ or was cancelled, 2 on any other error.")]
 
 /// `job enqueue`.
 #[derive(Debug, Args)]
-#[command(after_help = "Exit status with --wait: 0 when the job completed, 1 when it failed or \
-was cancelled, 2 on any other error.")]
+#[command(
+    after_help = "Exit status with --wait: 0 when the job completed, 1 when it failed or \
+was cancelled, 2 on any other error."
+)]
 pub struct EnqueueArgs {
     /// The task to run.
     pub task: String,
@@ -92,7 +96,7 @@ pub struct EnqueueArgs {
     /// The queue, instead of the task's default.
     #[arg(long)]
     pub queue: Option<String>,
-    /// Higher runs sooner among due jobs of a queue.
+    /// Among due jobs of a queue, lower numbers run first [server default: 0].
     #[arg(long, allow_negative_numbers = true)]
     pub priority: Option<i32>,
     /// Run no sooner than this many milliseconds from now.
@@ -398,7 +402,9 @@ fn attempts_of(job: &Value) -> String {
 /// `timeout: the attempt ran longer than 30000 ms`, with the code when it adds something.
 fn error_text(error: &Value) -> String {
     let kind = error["kind"].as_str().unwrap_or("error");
-    let code = error["code"].as_str().filter(|c| !c.is_empty() && *c != kind);
+    let code = error["code"]
+        .as_str()
+        .filter(|c| !c.is_empty() && *c != kind);
     let message = error["message"].as_str().unwrap_or("");
     match code {
         Some(code) => format!("{kind} {code}: {message}"),
@@ -423,7 +429,13 @@ fn one_line(job: &Value) -> String {
 
 /// Every field a person may want, skipping the empty ones; input and output as pretty JSON.
 fn job_details(job: &Value) -> anyhow::Result<String> {
-    let text = |v: &Value| if v.is_null() { String::new() } else { table::cell(v) };
+    let text = |v: &Value| {
+        if v.is_null() {
+            String::new()
+        } else {
+            table::cell(v)
+        }
+    };
     let time = |v: &Value| v.as_str().map(table::time).unwrap_or_default();
     let took = match (job["started_at"].as_str(), job["finished_at"].as_str()) {
         (Some(s), Some(f)) => table::between(s, f).map(duration).unwrap_or_default(),
@@ -528,15 +540,13 @@ fn changes(prev: Option<&Value>, job: &Value) -> Vec<String> {
             }
             "running" => format!("running ({attempt})"),
             "waiting" => format!("waiting for {}", table::cell(&job["waiting_for"])),
-            "completed" => {
-                match (job["started_at"].as_str(), job["finished_at"].as_str()) {
-                    (Some(s), Some(f)) => match table::between(s, f) {
-                        Some(d) => format!("completed ({attempt}, {})", duration(d)),
-                        None => format!("completed ({attempt})"),
-                    },
-                    _ => format!("completed ({attempt})"),
-                }
-            }
+            "completed" => match (job["started_at"].as_str(), job["finished_at"].as_str()) {
+                (Some(s), Some(f)) => match table::between(s, f) {
+                    Some(d) => format!("completed ({attempt}, {})", duration(d)),
+                    None => format!("completed ({attempt})"),
+                },
+                _ => format!("completed ({attempt})"),
+            },
             "failed" => format!("failed ({attempt})"),
             other => other.to_owned(),
         };
@@ -612,7 +622,8 @@ fn follow(client: &Client, id: &str, first: Value) -> anyhow::Result<Value> {
 /// A failure worth waiting out while following a job: no answer, or the server asking for a pause.
 fn is_transient(e: &anyhow::Error) -> bool {
     e.downcast_ref::<Unreachable>().is_some()
-        || e.downcast_ref::<ApiError>().is_some_and(ApiError::is_transient)
+        || e.downcast_ref::<ApiError>()
+            .is_some_and(ApiError::is_transient)
 }
 
 /// The end of `--wait`: the output (or the job) on stdout and 0, or the error on stderr and 1.
@@ -805,13 +816,21 @@ mod tests {
 
     #[test]
     fn input_that_is_not_json_says_so() {
-        let err = read_input("hello", std::io::empty()).unwrap_err().to_string();
+        let err = read_input("hello", std::io::empty())
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("--input is not JSON"), "{err}");
         assert!(err.contains("@path"), "{err}");
         let err = read_input("-", &b"  "[..]).unwrap_err().to_string();
         assert!(err.contains("stdin is empty"), "{err}");
-        let err = format!("{:#}", read_input("@/no/such/file", std::io::empty()).unwrap_err());
-        assert!(err.contains("cannot read the input file /no/such/file"), "{err}");
+        let err = format!(
+            "{:#}",
+            read_input("@/no/such/file", std::io::empty()).unwrap_err()
+        );
+        assert!(
+            err.contains("cannot read the input file /no/such/file"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -839,7 +858,17 @@ mod tests {
         );
         let args = enqueue_args(&["--run-at", "tomorrow"]);
         assert!(enqueue_body(&args, json!({})).is_err());
-        assert!(parse(&["enqueue", "echo", "-i", "{}", "--delay-ms", "1", "--run-at", "x"]).is_err());
+        assert!(parse(&[
+            "enqueue",
+            "echo",
+            "-i",
+            "{}",
+            "--delay-ms",
+            "1",
+            "--run-at",
+            "x"
+        ])
+        .is_err());
         Ok(())
     }
 
@@ -856,7 +885,10 @@ mod tests {
         assert_eq!(changes(None, &queued), vec!["queued"]);
         assert!(changes(Some(&queued), &queued).is_empty());
         let running = job("running", 1);
-        assert_eq!(changes(Some(&queued), &running), vec!["running (attempt 1/3)"]);
+        assert_eq!(
+            changes(Some(&queued), &running),
+            vec!["running (attempt 1/3)"]
+        );
 
         let mut retry = job("queued", 1);
         retry["error"] = json!({"kind": "trap", "code": "trap", "message": "unreachable"});
@@ -872,18 +904,27 @@ mod tests {
 
         let mut progressed = running.clone();
         progressed["progress"] = json!({"percent": 40, "note": "resizing"});
-        assert_eq!(changes(Some(&running), &progressed), vec!["progress 40% resizing"]);
+        assert_eq!(
+            changes(Some(&running), &progressed),
+            vec!["progress 40% resizing"]
+        );
 
         let mut done = job("completed", 1);
         done["started_at"] = json!("2000-01-01T00:00:00.000Z");
         done["finished_at"] = json!("2000-01-01T00:00:00.250Z");
-        assert_eq!(changes(Some(&progressed), &done), vec!["completed (attempt 1/3, 250.00 ms)"]);
+        assert_eq!(
+            changes(Some(&progressed), &done),
+            vec!["completed (attempt 1/3, 250.00 ms)"]
+        );
 
         let mut fell_back = job("running", 3);
         fell_back["fallback"] = json!({"name": "echo-slow", "version": 1, "digest": "d"});
         assert_eq!(
             changes(Some(&running), &fell_back),
-            vec!["running (attempt 3/3)", "fallback task echo-slow v1 took over"]
+            vec![
+                "running (attempt 3/3)",
+                "fallback task echo-slow v1 took over"
+            ]
         );
 
         let mut cancelling = running.clone();
@@ -953,7 +994,10 @@ mod tests {
         let mut j = job("completed", 1);
         j["output"] = json!({"ok": true});
         let text = job_details(&j)?;
-        assert!(text.starts_with("id        01J\ntask      echo v2 (sha256:ab)\nstatus    completed\n"), "{text}");
+        assert!(
+            text.starts_with("id        01J\ntask      echo v2 (sha256:ab)\nstatus    completed\n"),
+            "{text}"
+        );
         assert!(!text.contains("error"), "{text}");
         assert!(text.ends_with("output:\n{\n  \"ok\": true\n}\n"), "{text}");
         Ok(())

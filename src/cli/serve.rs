@@ -69,6 +69,8 @@ impl ServeArgs {
             max_body_bytes: self.max_body_bytes,
             max_component_bytes: self.max_component_bytes,
             admin_token: std::env::var("TASKBOX_ADMIN_TOKEN").ok().filter(|t| !t.is_empty()),
+            max_instances: crate::sandbox::engine::DEFAULT_MAX_INSTANCES,
+            compile_cache: None,
             data_dir: self.data_dir,
             database_url,
         };

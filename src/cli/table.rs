@@ -40,11 +40,6 @@ impl Table {
         self.rows.push(cells);
     }
 
-    /// True when no row was added.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
     /// The header line, then one line per row, without trailing spaces.
     pub fn lines(&self) -> Vec<String> {
         let columns = self
@@ -212,7 +207,6 @@ mod tests {
     #[test]
     fn ragged_rows_and_empty_tables() {
         let mut t = Table::new(&["A", "B"]);
-        assert!(t.is_empty());
         assert_eq!(t.render(), "A  B\n");
         t.row(vec!["x".into()]);
         t.row(vec!["yyy".into(), "z".into(), "extra".into()]);
@@ -257,7 +251,10 @@ mod tests {
         );
         assert_eq!(time_at("not a time", now), "not a time");
         // Another offset is converted to the zone of "now" before comparing days.
-        assert_eq!(time_at("2025-03-04T13:00:00.000+02:00", now), "11:00:00.000");
+        assert_eq!(
+            time_at("2025-03-04T13:00:00.000+02:00", now),
+            "11:00:00.000"
+        );
     }
 
     #[test]

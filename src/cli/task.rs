@@ -53,8 +53,10 @@ impl Backoff {
 
 /// `task push`: flags left out are left to the server's defaults.
 #[derive(Debug, Args)]
-#[command(after_help = "Each push makes a new version; jobs already enqueued keep the version \
-they were enqueued with. Uploading the same bytes again reuses the stored component.")]
+#[command(
+    after_help = "Each push makes a new version; jobs already enqueued keep the version \
+they were enqueued with. Uploading the same bytes again reuses the stored component."
+)]
 pub struct PushArgs {
     /// The task's name.
     pub name: String,
@@ -187,7 +189,11 @@ fn definition(
         body.insert("limits".into(), Value::Object(limits));
     }
     let mut retry = Map::new();
-    put(&mut retry, "max_attempts", args.max_attempts.map(|n| json!(n)));
+    put(
+        &mut retry,
+        "max_attempts",
+        args.max_attempts.map(|n| json!(n)),
+    );
     // The server wants kind and delay together; one alone means "this, with the usual other half".
     if args.backoff.is_some() || args.delay_ms.is_some() {
         let kind = args.backoff.unwrap_or(Backoff::Exponential);
@@ -200,7 +206,11 @@ fn definition(
     if !retry.is_empty() {
         body.insert("retry".into(), Value::Object(retry));
     }
-    put(&mut body, "fallback", args.fallback.as_ref().map(|f| json!(f)));
+    put(
+        &mut body,
+        "fallback",
+        args.fallback.as_ref().map(|f| json!(f)),
+    );
     Value::Object(body)
 }
 
@@ -383,7 +393,10 @@ mod tests {
         let err = format!("{:#}", read_json_file(&bad, "input schema").unwrap_err());
         assert!(err.contains("schema.json is not JSON"), "{err}");
         let missing = dir.path().join("nope.json");
-        let err = format!("{:#}", read_json_file(&missing, "output schema").unwrap_err());
+        let err = format!(
+            "{:#}",
+            read_json_file(&missing, "output schema").unwrap_err()
+        );
         assert!(err.contains("cannot read the output schema"), "{err}");
         std::fs::write(&bad, "{\"type\": \"object\"}")?;
         assert_eq!(
@@ -404,12 +417,20 @@ mod tests {
                 "resize        3  sha256:0123456789ab…  2000-01-01T00:00:00.000Z",
             ]
         );
-        let shown = summary(&json!({"name": "resize", "version": 2, "digest": "sha256:b",
+        let shown = summary(
+            &json!({"name": "resize", "version": 2, "digest": "sha256:b",
             "created_at": "2000-01-02T00:00:00.000Z", "definition": {"component": "sha256:b"},
             "versions": [{"version": 1, "digest": "sha256:a", "created_at": "2000-01-01T00:00:00.000Z"},
-                         {"version": 2, "digest": "sha256:b", "created_at": "2000-01-02T00:00:00.000Z"}]}))?;
-        assert!(shown.starts_with("task     resize\nversion  2\n"), "{shown}");
-        assert!(shown.contains("definition:\n{\n  \"component\": \"sha256:b\"\n}\n"), "{shown}");
+                         {"version": 2, "digest": "sha256:b", "created_at": "2000-01-02T00:00:00.000Z"}]}),
+        )?;
+        assert!(
+            shown.starts_with("task     resize\nversion  2\n"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("definition:\n{\n  \"component\": \"sha256:b\"\n}\n"),
+            "{shown}"
+        );
         assert!(
             shown.ends_with("VERSION  DIGEST    CREATED\n      2  sha256:b  2000-01-02T00:00:00.000Z\n      1  sha256:a  2000-01-01T00:00:00.000Z\n"),
             "{shown}"

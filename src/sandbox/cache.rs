@@ -76,7 +76,10 @@ impl ArtifactCache {
     pub fn store(&self, digest: &Digest, artifact: &[u8]) -> io::Result<()> {
         let tag = self.mac(digest, artifact).finalize().into_bytes();
         let path = self.path(digest);
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        // Unique per writer: two sandboxes may store the same digest at once.
+        let mut salt = [0u8; 8];
+        getrandom::fill(&mut salt).map_err(|e| io::Error::other(e.to_string()))?;
+        let tmp = path.with_extension(format!("tmp{}", hex::encode(salt)));
         let mut f = fs::File::create(&tmp)?;
         f.write_all(MAGIC)?;
         f.write_all(&tag)?;
@@ -103,21 +106,35 @@ fn load_or_create_key(path: &Path) -> io::Result<[u8; 32]> {
         if let Ok(key) = <[u8; 32]>::try_from(bytes.as_slice()) {
             return Ok(key);
         }
+        // Damaged: replaced below; artifacts under the old key fail their MAC.
+        fs::remove_file(path)?;
     }
     let mut key = [0u8; 32];
     getrandom::fill(&mut key).map_err(|e| io::Error::other(e.to_string()))?;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let mut salt = [0u8; 8];
+    getrandom::fill(&mut salt).map_err(|e| io::Error::other(e.to_string()))?;
+    let tmp = path.with_extension(format!("tmp{}", hex::encode(salt)));
     let mut opts = fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
+    opts.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
     let mut f = opts.open(&tmp)?;
     f.write_all(&key)?;
     f.sync_all()?;
     drop(f);
-    // Two processes racing here both succeed; the later rename wins and the
-    // loser's artifacts simply fail their MAC and are compiled again.
-    fs::rename(&tmp, path)?;
+    // A hard link appears whole or not at all and never replaces a file, so
+    // when two sandboxes race here both end up with the winner's key.
+    let linked = fs::hard_link(&tmp, path);
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            let bytes = fs::read(path)?;
+            return <[u8; 32]>::try_from(bytes.as_slice())
+                .map_err(|_| io::Error::other("the compile cache's key file is damaged"));
+        }
+        Err(e) => return Err(e),
+    }
     Ok(key)
 }
 

@@ -1,10 +1,13 @@
 //! The one integration-test binary (so wasmtime is linked once).
 //! Guests come from `target/guests`, built by `scripts/build-guests`.
 
+mod api_errors;
+mod api_jobs;
 mod cli_run;
 mod common;
 mod sandbox_abi;
 mod sandbox_cache;
 mod sandbox_hostile;
 mod sandbox_limits;
+mod server;
 mod store;

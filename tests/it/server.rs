@@ -1,0 +1,172 @@
+//! An in-process server for API tests: the real `App` (store, runner,
+//! rescuer) on a temporary data dir, called through its router.
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::time::Duration;
+use taskbox::app::App;
+use taskbox::config::ServeConfig;
+use taskbox::store::sqlite::Durability;
+use tower::ServiceExt;
+
+pub const ADMIN: &str = "admin-token-for-the-tests";
+
+pub struct TestServer {
+    pub app: Option<App>,
+    router: axum::Router,
+    _dir: tempfile::TempDir,
+}
+
+/// The settings a test server starts with.
+pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
+    ServeConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.to_path_buf(),
+        database_url: format!("sqlite://{}", dir.join("taskbox.db").display()),
+        runners,
+        durability: Durability::Full,
+        queues: None,
+        grace: Duration::from_secs(5),
+        max_body_bytes: 1 << 20,
+        max_component_bytes: 64 << 20,
+        admin_token: Some(ADMIN.into()),
+        max_instances: 16,
+        compile_cache: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts")),
+    }
+}
+
+impl TestServer {
+    pub async fn start(runners: usize) -> TestServer {
+        Self::start_with(runners, |_| {}).await
+    }
+
+    pub async fn start_with(runners: usize, tweak: impl FnOnce(&mut ServeConfig)) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(dir.path(), runners);
+        tweak(&mut cfg);
+        let app = App::start(cfg).await.expect("the server starts").app;
+        let router = taskbox::api::router(app.state.clone());
+        TestServer {
+            app: Some(app),
+            router,
+            _dir: dir,
+        }
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(app) = self.app.take() {
+            app.stop().await;
+        }
+    }
+
+    /// One request; answers the status and the JSON body (Null if none).
+    pub async fn raw(&self, req: Request<Body>) -> (StatusCode, Value) {
+        let resp = self.router.clone().oneshot(req).await.unwrap();
+        let status = resp.status();
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&bytes)))
+        };
+        (status, body)
+    }
+
+    pub async fn call(&self, method: Method, path: &str, token: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut req = Request::builder().method(method).uri(path);
+        if !token.is_empty() {
+            req = req.header("authorization", format!("Bearer {token}"));
+        }
+        let body = match body {
+            Some(v) => Body::from(v.to_string()),
+            None => Body::empty(),
+        };
+        self.raw(req.body(body).unwrap()).await
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> (StatusCode, Value) {
+        self.call(Method::GET, path, token, None).await
+    }
+
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
+        self.call(Method::POST, path, token, Some(body)).await
+    }
+
+    /// Uploads a built guest; its digest.
+    pub async fn upload(&self, token: &str, guest: &str) -> String {
+        let req = Request::post("/v1/components")
+            .header("authorization", format!("Bearer {token}"))
+            .body(Body::from(crate::common::guest(guest)))
+            .unwrap();
+        let (status, body) = self.raw(req).await;
+        assert!(status.is_success(), "{status} {body}");
+        body["digest"].as_str().unwrap().to_owned()
+    }
+
+    /// Uploads `guest` and defines task `name` on it; `extra` adds fields.
+    pub async fn task(&self, token: &str, name: &str, guest: &str, extra: Value) -> Value {
+        let digest = self.upload(token, guest).await;
+        let mut spec = json!({"component": digest});
+        if let (Some(s), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
+            s.extend(e.clone());
+        }
+        let (status, body) = self.call(Method::PUT, &format!("/v1/tasks/{name}"), token, Some(spec)).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body
+    }
+
+    /// Enqueues and expects 201; the job.
+    pub async fn enqueue(&self, token: &str, body: Value) -> Value {
+        let (status, job) = self.post("/v1/jobs", token, body).await;
+        assert_eq!(status, StatusCode::CREATED, "{job}");
+        job
+    }
+
+    /// Polls the job until `done` holds (or panics after 30 s).
+    pub async fn until(&self, token: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let (status, job) = self.get(&format!("/v1/jobs/{id}"), token).await;
+            assert_eq!(status, StatusCode::OK, "{job}");
+            if done(&job) {
+                return job;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "job never got there: {job:#}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Polls until the job has ended (completed, failed or cancelled).
+    pub async fn finished(&self, token: &str, id: &str) -> Value {
+        self.until(token, id, |j| matches!(j["status"].as_str(), Some("completed" | "failed" | "cancelled")))
+            .await
+    }
+
+    pub async fn attempts(&self, token: &str, id: &str) -> Vec<Value> {
+        let (status, body) = self.get(&format!("/v1/jobs/{id}/attempts"), token).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body["attempts"].as_array().unwrap().clone()
+    }
+
+    /// A tenant and a token for it with these scopes.
+    pub async fn tenant(&self, name: &str, scopes: &[&str]) -> String {
+        let (status, body) = self.post("/v1/tenants", ADMIN, json!({"name": name})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        self.token(name, scopes).await
+    }
+
+    pub async fn token(&self, tenant: &str, scopes: &[&str]) -> String {
+        let (status, body) = self
+            .post("/v1/tokens", ADMIN, json!({"tenant": tenant, "scopes": scopes}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["token"].as_str().unwrap().to_owned()
+    }
+}
+
+/// Every scope a tenant token can have.
+pub const ALL_SCOPES: &[&str] = &["tasks:write", "jobs:queue", "jobs:run", "jobs:cancel", "jobs:read"];
