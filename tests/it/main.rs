@@ -5,6 +5,7 @@ mod api_errors;
 mod api_jobs;
 mod cli_run;
 mod common;
+mod e2e;
 mod sandbox_abi;
 mod sandbox_cache;
 mod sandbox_hostile;

@@ -1,0 +1,370 @@
+//! End to end against the real binary: the README's quick start, a server
+//! killed with SIGKILL mid-job and restarted, tenant isolation by every
+//! route, and many concurrent HTTP clients.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ADMIN: &str = "admin-token-for-the-e2e-tests";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A `taskbox serve` process; killed when dropped.
+struct Served {
+    child: Child,
+    url: String,
+}
+
+impl Served {
+    fn start(data_dir: &Path) -> Served {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_taskbox"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--runners", "2", "--grace-ms", "2000"])
+            .arg("--data-dir")
+            .arg(data_dir)
+            .env("TASKBOX_ADMIN_TOKEN", ADMIN)
+            .env_remove("TASKBOX_URL")
+            .env_remove("TASKBOX_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start taskbox serve");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(at) = line.find("http://") {
+                    let url = line[at..].split_whitespace().next().unwrap().to_owned();
+                    let _ = tx.send(url);
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server says where it listens");
+        Served { child, url }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+struct Client {
+    http: reqwest::Client,
+    url: String,
+    token: String,
+}
+
+impl Client {
+    fn new(url: &str, token: &str) -> Client {
+        Client {
+            http: reqwest::Client::new(),
+            url: url.to_owned(),
+            token: token.to_owned(),
+        }
+    }
+
+    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.url))
+            .bearer_auth(&self.token);
+        if let Some(b) = body {
+            req = req.body(b.to_string());
+        }
+        let resp = req.send().await.expect("the server answers");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    async fn get(&self, path: &str) -> (u16, Value) {
+        self.send(reqwest::Method::GET, path, None).await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        self.send(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    async fn upload(&self, guest: &str) -> String {
+        let resp = self
+            .http
+            .post(format!("{}/v1/components", self.url))
+            .bearer_auth(&self.token)
+            .body(crate::common::guest(guest))
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_success());
+        let body: Value = resp.json().await.unwrap();
+        body["digest"].as_str().unwrap().to_owned()
+    }
+
+    async fn task(&self, name: &str, guest: &str) -> String {
+        let digest = self.upload(guest).await;
+        let (status, body) = self
+            .send(reqwest::Method::PUT, &format!("/v1/tasks/{name}"), Some(json!({"component": digest})))
+            .await;
+        assert_eq!(status, 201, "{body}");
+        digest
+    }
+
+    async fn until(&self, id: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let (status, job) = self.get(&format!("/v1/jobs/{id}")).await;
+            assert_eq!(status, 200, "{job}");
+            if pred(&job) {
+                return job;
+            }
+            assert!(Instant::now() < deadline, "the job never got there: {job:#}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// The shell block of the README that follows `<!-- quick-start -->`.
+fn readme_quick_start() -> String {
+    let readme = crate::common::repo_file("README.md");
+    let after = readme
+        .split("<!-- quick-start -->")
+        .nth(1)
+        .expect("the README marks its quick start with <!-- quick-start -->");
+    let block = after.split("```sh\n").nth(1).expect("a ```sh block follows the marker");
+    block.split("\n```").next().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_quick_start_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Served::start(dir.path());
+    let script = readme_quick_start();
+    let bin_dir = PathBuf::from(env!("CARGO_BIN_EXE_taskbox")).parent().unwrap().to_owned();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let url = server.url.clone();
+    let script_run = script.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("bash")
+            .args(["-euo", "pipefail", "-c", &script_run])
+            .current_dir(repo())
+            .env("PATH", path)
+            .env("TASKBOX_URL", url)
+            .env("TASKBOX_TOKEN", ADMIN)
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the quick start failed:\n{script}\n--- stdout\n{stdout}\n--- stderr\n{stderr}");
+    // Once through the CLI, once through curl.
+    assert_eq!(stdout.matches("INV-A-1001").count(), 2, "{stdout}\n{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_mid_job_finishes_it_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Served::start(dir.path());
+    let c = Client::new(&server.url, ADMIN);
+    c.task("limits", "limits").await;
+    let (status, slow) = c.post("/v1/jobs", json!({"task": "limits", "input": {"op": "sleep", "ms": 1500}})).await;
+    assert_eq!(status, 201);
+    let slow_id = slow["id"].as_str().unwrap().to_owned();
+    // Acknowledged while the slow job runs; none may be lost.
+    let mut acked = vec![slow_id.clone()];
+    let mut clients = Vec::new();
+    for i in 0..8 {
+        let c = Client::new(&server.url, ADMIN);
+        clients.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for j in 0..10 {
+                let (status, job) = c
+                    .post("/v1/jobs", json!({"task": "limits", "input": {"op": "echo", "value": [i, j]}, "delay_ms": 600_000}))
+                    .await;
+                assert_eq!(status, 201, "{job}");
+                ids.push(job["id"].as_str().unwrap().to_owned());
+            }
+            ids
+        }));
+    }
+    for t in clients {
+        acked.extend(t.await.unwrap());
+    }
+    c.until(&slow_id, |j| j["status"] == "running").await;
+    server.kill();
+
+    let server = Served::start(dir.path());
+    let c = Client::new(&server.url, ADMIN);
+    let done = c.until(&slow_id, |j| j["status"] == "completed").await;
+    assert_eq!(done["output"], json!({"slept_ms": 1500}));
+    let (_, attempts) = c.get(&format!("/v1/jobs/{slow_id}/attempts")).await;
+    let outcomes: Vec<&str> = attempts["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["runner_lost", "completed"]);
+    for id in &acked {
+        let (status, job) = c.get(&format!("/v1/jobs/{id}")).await;
+        assert_eq!(status, 200, "acknowledged job {id} was lost: {job}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenants_see_nothing_of_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Served::start(dir.path());
+    let admin = Client::new(&server.url, ADMIN);
+    let mut tokens = Vec::new();
+    for (tenant, scopes) in [
+        ("acme", json!(crate::server::ALL_SCOPES)),
+        ("globex", json!(crate::server::ALL_SCOPES)),
+        ("acme", json!(["jobs:read", "jobs:queue"])),
+    ] {
+        if tokens.len() < 2 {
+            let (status, body) = admin.post("/v1/tenants", json!({"name": tenant})).await;
+            assert_eq!(status, 201, "{body}");
+        }
+        let (status, body) = admin.post("/v1/tokens", json!({"tenant": tenant, "scopes": scopes})).await;
+        assert_eq!(status, 201, "{body}");
+        tokens.push(body["token"].as_str().unwrap().to_owned());
+    }
+    let a = Client::new(&server.url, &tokens[0]);
+    let b = Client::new(&server.url, &tokens[1]);
+    let a_reader = Client::new(&server.url, &tokens[2]);
+    let digest = a.task("private", "limits").await;
+    let (status, job) = a.post("/v1/jobs", json!({"task": "private", "input": {"op": "wait", "for": "x"}})).await;
+    assert_eq!(status, 201);
+    let id = job["id"].as_str().unwrap();
+    a.until(id, |j| j["status"] == "waiting").await;
+
+    let code = |v: &Value| v["error"]["code"].as_str().unwrap_or_default().to_owned();
+    for (method, path) in [
+        (reqwest::Method::GET, format!("/v1/jobs/{id}")),
+        (reqwest::Method::POST, format!("/v1/jobs/{id}/cancel")),
+        (reqwest::Method::POST, format!("/v1/jobs/{id}/run")),
+        (reqwest::Method::POST, format!("/v1/jobs/{id}/resume")),
+        (reqwest::Method::GET, format!("/v1/jobs/{id}/attempts")),
+    ] {
+        let (status, body) = b.send(method, &path, Some(json!({}))).await;
+        assert_eq!((status, code(&body)), (404, "JOB_NOT_FOUND".into()), "{path}: {body}");
+    }
+    let (status, body) = b.get("/v1/tasks/private").await;
+    assert_eq!((status, code(&body)), (404, "TASK_NOT_FOUND".into()));
+    let (status, body) = b.post("/v1/jobs", json!({"task": "private", "input": {}})).await;
+    assert_eq!((status, code(&body)), (404, "TASK_NOT_FOUND".into()));
+    let (status, body) = b
+        .send(reqwest::Method::PUT, "/v1/tasks/mine", Some(json!({"component": digest})))
+        .await;
+    assert_eq!((status, code(&body)), (404, "COMPONENT_NOT_FOUND".into()), "A's component is not B's");
+    let (_, list) = b.get("/v1/jobs").await;
+    assert_eq!(list["jobs"], json!([]));
+    let (_, list) = b.get("/v1/tasks").await;
+    assert_eq!(list["tasks"], json!([]));
+    // The admin acting as default sees none of them either.
+    let (status, _) = admin.get(&format!("/v1/jobs/{id}")).await;
+    assert_eq!(status, 404);
+
+    // A's own token without jobs:cancel may read but not cancel.
+    let (status, _) = a_reader.get(&format!("/v1/jobs/{id}")).await;
+    assert_eq!(status, 200);
+    let (status, body) = a_reader.post(&format!("/v1/jobs/{id}/cancel"), json!({})).await;
+    assert_eq!((status, code(&body)), (403, "JOB_ACCESS_DENIED".into()), "{body}");
+    let (status, body) = a.post(&format!("/v1/jobs/{id}/cancel"), json!({})).await;
+    assert_eq!((status, body["status"].clone()), (200, json!("cancelled")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_clients_enqueue_at_once_without_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Served::start(dir.path());
+    let admin = Client::new(&server.url, ADMIN);
+    admin.task("noop", "noop").await;
+    const CLIENTS: usize = 32;
+    const EACH: usize = 40;
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let c = Client::new(&server.url, ADMIN);
+        tasks.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for _ in 0..EACH {
+                let (status, body) = c.post("/v1/jobs", json!({"task": "noop", "input": {}})).await;
+                assert_eq!(status, 201, "every enqueue is acknowledged: {body}");
+                ids.push(body["id"].as_str().unwrap().to_owned());
+            }
+            ids
+        }));
+    }
+    let mut all = std::collections::HashSet::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    assert_eq!(all.len(), CLIENTS * EACH, "every id is distinct");
+    // Every one of them runs to completion.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, page) = admin.get("/v1/jobs?status=completed&limit=500").await;
+        let mut n = page["jobs"].as_array().unwrap().len();
+        let mut cursor = page["next_cursor"].as_str().map(str::to_owned);
+        while let Some(c) = cursor {
+            let (_, p) = admin.get(&format!("/v1/jobs?status=completed&limit=500&cursor={c}")).await;
+            n += p["jobs"].as_array().unwrap().len();
+            cursor = p["next_cursor"].as_str().map(str::to_owned);
+        }
+        if n == CLIENTS * EACH {
+            break;
+        }
+        assert!(Instant::now() < deadline, "only {n} completed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_reports_failures_with_its_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Served::start(dir.path());
+    let taskbox = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
+            .args(args)
+            .current_dir(repo())
+            .env("TASKBOX_URL", &server.url)
+            .env("TASKBOX_TOKEN", ADMIN)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let guest = crate::common::guests_dir().join("limits.wasm");
+    let (code, _, err) = taskbox(&["task", "push", "limits", guest.to_str().unwrap(), "--max-attempts", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, out, err) = taskbox(&["job", "enqueue", "limits", "--input", r#"{"op":"fail","code":"bad","retryable":true}"#, "--wait"]);
+    assert_eq!(code, Some(1), "a failed job exits 1: {out}{err}");
+    assert!(err.contains("bad"), "the error is shown: {err}");
+    let (code, out, err) = taskbox(&["job", "list", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let list: Value = serde_json::from_str(&out).expect("--json prints JSON");
+    assert_eq!(list["jobs"][0]["status"], "failed");
+    let (code, out, _) = taskbox(&["job", "list"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("failed") && out.contains("limits"), "a table for people: {out}");
+    let (code, _, err) = taskbox(&["job", "get", "01JZZZZZZZZZZZZZZZZZZZZZZZ"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("JOB_NOT_FOUND"), "{err}");
+}
