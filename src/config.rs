@@ -108,7 +108,10 @@ impl ServeConfig {
     /// Checks the settings together; each problem in words to act on.
     pub fn validate(&self) -> Result<(), String> {
         if self.runners > MAX_RUNNERS {
-            return Err(format!("--runners must be at most {MAX_RUNNERS}, not {}", self.runners));
+            return Err(format!(
+                "--runners must be at most {MAX_RUNNERS}, not {}",
+                self.runners
+            ));
         }
         if self.max_component_bytes == 0 || self.max_component_bytes > MAX_COMPONENT_BYTES_CEILING {
             return Err(format!(
@@ -121,10 +124,16 @@ impl ServeConfig {
             ));
         }
         if self.grace > MAX_GRACE {
-            return Err(format!("--grace-ms must be at most {}", MAX_GRACE.as_millis()));
+            return Err(format!(
+                "--grace-ms must be at most {}",
+                MAX_GRACE.as_millis()
+            ));
         }
         if let Some(t) = &self.admin_token {
-            if t.len() < 16 || t.len() > 256 || t.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            if t.len() < 16
+                || t.len() > 256
+                || t.chars().any(|c| c.is_whitespace() || c.is_control())
+            {
                 return Err(
                     "TASKBOX_ADMIN_TOKEN must be 16 to 256 characters with no spaces".into(),
                 );
@@ -149,7 +158,10 @@ mod tests {
         let vars = [("TASKBOX_RUNNER".to_string(), "2".to_string())];
         let err = check_environment(vars.into_iter()).unwrap_err();
         assert!(err.contains("did you mean TASKBOX_RUNNERS"), "{err}");
-        let ok = [("TASKBOX_RUNNERS".to_string(), "2".to_string()), ("PATH".into(), "/".into())];
+        let ok = [
+            ("TASKBOX_RUNNERS".to_string(), "2".to_string()),
+            ("PATH".into(), "/".into()),
+        ];
         assert!(check_environment(ok.into_iter()).is_ok());
     }
 

@@ -1,12 +1,12 @@
 //! taskbox: a job queue whose jobs are sandboxed WebAssembly.
 
+pub mod api;
+pub mod app;
 pub mod cli;
 pub mod config;
 pub mod digest;
 pub mod job;
 pub mod maintenance;
-pub mod api;
-pub mod app;
 pub mod registry;
 pub mod runner;
 pub mod sandbox;

@@ -37,7 +37,11 @@ pub struct TokenCache(Mutex<HashMap<String, TokenRecord>>);
 
 impl TokenCache {
     fn get(&self, hash: &str) -> Option<TokenRecord> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).get(hash).cloned()
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(hash)
+            .cloned()
     }
 
     fn put(&self, hash: String, t: TokenRecord) {
@@ -86,7 +90,9 @@ impl Principal {
         if self.admin {
             Ok(())
         } else {
-            Err(ApiError::Forbidden("only the admin token may do this".into()))
+            Err(ApiError::Forbidden(
+                "only the admin token may do this".into(),
+            ))
         }
     }
 }
@@ -94,7 +100,10 @@ impl Principal {
 impl FromRequestParts<Arc<ApiState>> for Principal {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &Arc<ApiState>) -> Result<Self, ApiError> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<ApiState>,
+    ) -> Result<Self, ApiError> {
         let header = parts
             .headers
             .get(axum::http::header::AUTHORIZATION)
@@ -106,7 +115,10 @@ impl FromRequestParts<Arc<ApiState>> for Principal {
         let token = header
             .to_str()
             .ok()
-            .and_then(|h| h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")))
+            .and_then(|h| {
+                h.strip_prefix("Bearer ")
+                    .or_else(|| h.strip_prefix("bearer "))
+            })
             .map(str::trim)
             .filter(|t| !t.is_empty() && t.len() <= 256)
             .ok_or_else(|| {
@@ -131,9 +143,9 @@ impl FromRequestParts<Arc<ApiState>> for Principal {
             .headers
             .get("taskbox-tenant")
             .map(|v| {
-                v.to_str()
-                    .map(str::to_owned)
-                    .map_err(|_| ApiError::BadRequest("the Taskbox-Tenant header is not text".into()))
+                v.to_str().map(str::to_owned).map_err(|_| {
+                    ApiError::BadRequest("the Taskbox-Tenant header is not text".into())
+                })
             })
             .transpose()?;
         if record.admin {

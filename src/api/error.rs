@@ -61,9 +61,7 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Execution { .. } | ApiError::Internal(_) => {
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
+            ApiError::Execution { .. } | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -111,7 +109,8 @@ impl IntoResponse for ApiError {
             ),
             other => other.to_string(),
         };
-        let body = json!({"error": {"code": self.code(), "message": message, "details": self.details()}});
+        let body =
+            json!({"error": {"code": self.code(), "message": message, "details": self.details()}});
         (self.status_code(), axum::Json(body)).into_response()
     }
 }

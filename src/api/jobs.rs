@@ -9,7 +9,9 @@ use crate::registry::spec::{check_name, ConcurrencyMode};
 use crate::registry::{Registry, TaskVersion};
 use crate::runner::RunNowError;
 use crate::store::clock::parse_rfc3339;
-use crate::store::{CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, NewJob, Scope, StoreError};
+use crate::store::{
+    CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, NewJob, Scope, StoreError,
+};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
@@ -61,7 +63,11 @@ fn check_key(field: &str, key: &Option<String>) -> Result<(), ApiError> {
 
 /// The concurrency key of a new job: the one it names, or the task's. A
 /// task's key that starts with `/` is a JSON pointer into the input.
-fn concurrency_key(tv: &TaskVersion, body: &EnqueueBody, input: &Value) -> Result<Option<String>, ApiError> {
+fn concurrency_key(
+    tv: &TaskVersion,
+    body: &EnqueueBody,
+    input: &Value,
+) -> Result<Option<String>, ApiError> {
     if body.concurrency_key.is_some() {
         return Ok(body.concurrency_key.clone());
     }
@@ -73,10 +79,14 @@ fn concurrency_key(tv: &TaskVersion, body: &EnqueueBody, input: &Value) -> Resul
     }
     match input.pointer(&c.key) {
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(Value::Null) | None => Err(ApiError::InvalidInput(vec![crate::registry::schema::Violation {
-            pointer: c.key.clone(),
-            message: "the task's concurrency key is read from here, and the input has no value at it".into(),
-        }])),
+        Some(Value::Null) | None => Err(ApiError::InvalidInput(vec![
+            crate::registry::schema::Violation {
+                pointer: c.key.clone(),
+                message:
+                    "the task's concurrency key is read from here, and the input has no value at it"
+                        .into(),
+            },
+        ])),
         Some(other) => Ok(Some(other.to_string())),
     }
 }
@@ -90,12 +100,13 @@ pub async fn enqueue(
     who.require(Scope::JobsQueue)?;
     let JsonBody { value: b, raw } = body;
     if b.workflow.is_some() {
-        return Err(ApiError::BadRequest("workflows are not available yet; enqueue a task".into()));
+        return Err(ApiError::BadRequest(
+            "workflows are not available yet; enqueue a task".into(),
+        ));
     }
-    let name = b
-        .task
-        .as_deref()
-        .ok_or_else(|| ApiError::BadRequest("the body needs \"task\": the name of the task to run".into()))?;
+    let name = b.task.as_deref().ok_or_else(|| {
+        ApiError::BadRequest("the body needs \"task\": the name of the task to run".into())
+    })?;
     let tv = state.registry.task(&who.tenant, name, None).await?;
     let input = b.input.clone().unwrap_or_else(|| json!({}));
     Registry::check_input(&tv, &input).map_err(ApiError::InvalidInput)?;
@@ -112,7 +123,9 @@ pub async fn enqueue(
     let now = state.store.now();
     let run_at = match (&b.run_at, b.delay_ms) {
         (Some(_), Some(_)) => {
-            return Err(ApiError::BadRequest("give run_at or delay_ms, not both".into()))
+            return Err(ApiError::BadRequest(
+                "give run_at or delay_ms, not both".into(),
+            ))
         }
         (Some(t), None) => Some(parse_rfc3339(t).ok_or_else(|| {
             ApiError::BadRequest(format!(
@@ -120,14 +133,18 @@ pub async fn enqueue(
             ))
         })?),
         (None, Some(d)) if d > MAX_DELAY_MS => {
-            return Err(ApiError::BadRequest(format!("delay_ms must be at most {MAX_DELAY_MS} (a year)")))
+            return Err(ApiError::BadRequest(format!(
+                "delay_ms must be at most {MAX_DELAY_MS} (a year)"
+            )))
         }
         (None, Some(d)) => Some(now + d as i64),
         (None, None) => None,
     };
     let deadline_ms = b.deadline_ms.or(tv.spec.deadline_ms);
     if deadline_ms.is_some_and(|d| d == 0 || d > MAX_DELAY_MS) {
-        return Err(ApiError::BadRequest(format!("deadline_ms must be between 1 and {MAX_DELAY_MS}")));
+        return Err(ApiError::BadRequest(format!(
+            "deadline_ms must be between 1 and {MAX_DELAY_MS}"
+        )));
     }
     check_key("unique_key", &b.unique_key)?;
     check_key("concurrency_key", &b.concurrency_key)?;
@@ -138,9 +155,11 @@ pub async fn enqueue(
                 .to_str()
                 .ok()
                 .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_LEN)
-                .ok_or_else(|| ApiError::BadRequest(format!(
-                    "the Idempotency-Key header must be 1 to {MAX_KEY_LEN} characters of text"
-                )))?;
+                .ok_or_else(|| {
+                    ApiError::BadRequest(format!(
+                        "the Idempotency-Key header must be 1 to {MAX_KEY_LEN} characters of text"
+                    ))
+                })?;
             Some(Idempotency {
                 key: key.to_owned(),
                 body_hash: hex::encode(Sha256::digest(&raw)),
@@ -219,7 +238,8 @@ pub async fn list(
     params: Result<Query<ListParams>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
     who.require(Scope::JobsRead)?;
-    let Query(p) = params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
+    let Query(p) =
+        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
     let status = p
         .status
         .filter(|s| !s.is_empty())
@@ -227,7 +247,9 @@ pub async fn list(
         .transpose()?;
     let limit = p.limit.unwrap_or(DEFAULT_PAGE);
     if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(ApiError::BadRequest(format!("limit must be between 1 and {MAX_PAGE}")));
+        return Err(ApiError::BadRequest(format!(
+            "limit must be between 1 and {MAX_PAGE}"
+        )));
     }
     let jobs = state
         .store
@@ -255,7 +277,12 @@ pub async fn cancel(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     who.require(Scope::JobsCancel)?;
-    match state.store.job_cancel(&who.tenant, &id).await.map_err(|e| not_found(e, &id))? {
+    match state
+        .store
+        .job_cancel(&who.tenant, &id)
+        .await
+        .map_err(|e| not_found(e, &id))?
+    {
         CancelOutcome::Cancelled(j) => Ok(Json(views::job(&j))),
         CancelOutcome::Requested(j) => {
             state.runner.interrupt(&id);
@@ -292,18 +319,27 @@ pub async fn run_now(
     params: Result<Query<RunParams>, axum::extract::rejection::QueryRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     who.require(Scope::JobsRun)?;
-    let Query(p) = params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
+    let Query(p) =
+        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
     let run_err = |e: RunNowError| match e {
         RunNowError::Store(s) => not_found(s, &id),
         RunNowError::Stopping => ApiError::Unavailable("the server is stopping".into()),
     };
     if !p.wait.unwrap_or(false) {
-        let j = state.runner.start_now(&who.tenant, &id).await.map_err(run_err)?;
+        let j = state
+            .runner
+            .start_now(&who.tenant, &id)
+            .await
+            .map_err(run_err)?;
         return Ok((StatusCode::ACCEPTED, Json(views::job(&j))));
     }
-    let j = state.runner.run_now(&who.tenant, &id).await.map_err(run_err)?;
-    let failed = j.status == JobStatus::Failed
-        || (j.status == JobStatus::Queued && j.error.is_some());
+    let j = state
+        .runner
+        .run_now(&who.tenant, &id)
+        .await
+        .map_err(run_err)?;
+    let failed =
+        j.status == JobStatus::Failed || (j.status == JobStatus::Queued && j.error.is_some());
     if failed {
         let why = j.error.as_ref().map(|e| e.to_string()).unwrap_or_default();
         let message = if j.status == JobStatus::Failed {
@@ -357,5 +393,7 @@ pub async fn attempts(
     who.require(Scope::JobsRead)?;
     job_of(&state, &who, &id).await?;
     let list = state.store.attempt_list(&who.tenant, &id).await?;
-    Ok(Json(json!({"attempts": list.iter().map(views::attempt).collect::<Vec<_>>()})))
+    Ok(Json(
+        json!({"attempts": list.iter().map(views::attempt).collect::<Vec<_>>()}),
+    ))
 }

@@ -25,8 +25,15 @@ pub async fn upload_component(
         ));
     }
     let (c, created) = state.registry.upload(&who.tenant, bytes.to_vec()).await?;
-    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
-    Ok((status, Json(json!({"digest": c.digest, "size": c.size, "abi": c.abi}))))
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((
+        status,
+        Json(json!({"digest": c.digest, "size": c.size, "abi": c.abi})),
+    ))
 }
 
 pub async fn define_task(
@@ -41,7 +48,9 @@ pub async fn define_task(
     let tv = state.registry.define(&who.tenant, &name, spec).await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({"name": tv.record.name, "version": tv.record.version, "digest": tv.record.digest})),
+        Json(
+            json!({"name": tv.record.name, "version": tv.record.version, "digest": tv.record.digest}),
+        ),
     ))
 }
 
@@ -51,7 +60,9 @@ pub async fn list_tasks(
 ) -> Result<Json<Value>, ApiError> {
     who.require_any(&[Scope::JobsRead, Scope::TasksWrite])?;
     let tasks = state.store.task_list(&who.tenant).await?;
-    Ok(Json(json!({"tasks": tasks.iter().map(views::task_summary).collect::<Vec<_>>()})))
+    Ok(Json(
+        json!({"tasks": tasks.iter().map(views::task_summary).collect::<Vec<_>>()}),
+    ))
 }
 
 pub async fn show_task(
@@ -61,6 +72,8 @@ pub async fn show_task(
 ) -> Result<Json<Value>, ApiError> {
     who.require_any(&[Scope::JobsRead, Scope::TasksWrite])?;
     let versions = state.store.task_versions(&who.tenant, &name).await?;
-    let latest = versions.last().ok_or_else(|| ApiError::TaskNotFound(name.clone()))?;
+    let latest = versions
+        .last()
+        .ok_or_else(|| ApiError::TaskNotFound(name.clone()))?;
     Ok(Json(views::task(latest, &versions)))
 }

@@ -52,14 +52,14 @@ pub struct ServeArgs {
 impl ServeArgs {
     fn config(self) -> Result<ServeConfig, String> {
         config::check_environment(std::env::vars())?;
-        let database_url = self.database_url.unwrap_or_else(|| {
-            format!("sqlite://{}", self.data_dir.join("taskbox.db").display())
-        });
+        let database_url = self
+            .database_url
+            .unwrap_or_else(|| format!("sqlite://{}", self.data_dir.join("taskbox.db").display()));
         let cfg = ServeConfig {
             listen: self.listen,
-            runners: self.runners.unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, |n| n.get())
-            }),
+            runners: self
+                .runners
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             durability: match self.durability {
                 DurabilityArg::Full => Durability::Full,
                 DurabilityArg::Normal => Durability::Normal,
@@ -68,7 +68,9 @@ impl ServeArgs {
             grace: Duration::from_millis(self.grace_ms),
             max_body_bytes: self.max_body_bytes,
             max_component_bytes: self.max_component_bytes,
-            admin_token: std::env::var("TASKBOX_ADMIN_TOKEN").ok().filter(|t| !t.is_empty()),
+            admin_token: std::env::var("TASKBOX_ADMIN_TOKEN")
+                .ok()
+                .filter(|t| !t.is_empty()),
             max_instances: crate::sandbox::engine::DEFAULT_MAX_INSTANCES,
             compile_cache: None,
             data_dir: self.data_dir,
@@ -100,7 +102,10 @@ pub fn main(args: ServeArgs) -> anyhow::Result<ExitCode> {
         );
         let _ = std::io::stdout().flush();
         shutdown_signal().await;
-        eprintln!("taskbox: stopping (grace period {} ms)", cfg.grace.as_millis());
+        eprintln!(
+            "taskbox: stopping (grace period {} ms)",
+            cfg.grace.as_millis()
+        );
         app.stop().await;
         Ok::<_, anyhow::Error>(())
     })?;
@@ -111,13 +116,14 @@ async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = ctrl_c.await;
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = ctrl_c => {}
             _ = term.recv() => {}

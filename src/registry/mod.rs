@@ -82,7 +82,11 @@ impl Registry {
 
     /// Validates and compiles uploaded bytes, then records them for the
     /// tenant. `created` is false when the tenant had them already.
-    pub async fn upload(&self, tenant: &str, bytes: Vec<u8>) -> Result<(ComponentRecord, bool), RegistryError> {
+    pub async fn upload(
+        &self,
+        tenant: &str,
+        bytes: Vec<u8>,
+    ) -> Result<(ComponentRecord, bool), RegistryError> {
         let program = self.sandbox.load(&bytes).await?;
         let abi = match program.abi() {
             crate::sandbox::Abi::Task => "task",
@@ -101,9 +105,17 @@ impl Registry {
 
     /// Checks a definition against everything it refers to and stores it as
     /// the task's next version.
-    pub async fn define(&self, tenant: &str, name: &str, spec: TaskSpec) -> Result<Arc<TaskVersion>, RegistryError> {
+    pub async fn define(
+        &self,
+        tenant: &str,
+        name: &str,
+        spec: TaskSpec,
+    ) -> Result<Arc<TaskVersion>, RegistryError> {
         let mut problems = spec.validate(name).err().unwrap_or_default();
-        for (field, schema) in [("input_schema", &spec.input_schema), ("output_schema", &spec.output_schema)] {
+        for (field, schema) in [
+            ("input_schema", &spec.input_schema),
+            ("output_schema", &spec.output_schema),
+        ] {
             if let Some(s) = schema {
                 if let Err(e) = Schema::compile(s) {
                     problems.push(format!("{field} is not a valid JSON Schema: {e}"));
@@ -124,9 +136,11 @@ impl Registry {
                 )]));
             }
             let known = self.fallbacks_of(tenant).await?;
-            if let Some(cycle) = spec::fallback_cycle(name, fallback, MAX_FALLBACK_DEPTH as usize, |t| {
-                known.get(t).cloned()
-            }) {
+            if let Some(cycle) =
+                spec::fallback_cycle(name, fallback, MAX_FALLBACK_DEPTH as usize, |t| {
+                    known.get(t).cloned()
+                })
+            {
                 return Err(RegistryError::InvalidTask(vec![format!(
                     "fallback chain {} is a cycle (or longer than {MAX_FALLBACK_DEPTH}); a job would never end",
                     cycle.join(" → ")
@@ -139,7 +153,8 @@ impl Registry {
                 tenant: tenant.to_owned(),
                 name: name.to_owned(),
                 digest,
-                spec: serde_json::to_string(&spec).map_err(|e| StoreError::Internal(e.to_string()))?,
+                spec: serde_json::to_string(&spec)
+                    .map_err(|e| StoreError::Internal(e.to_string()))?,
             })
             .await?;
         self.prepare(record)
@@ -159,7 +174,12 @@ impl Registry {
     }
 
     /// A task version (`None`: the newest), compiled and cached.
-    pub async fn task(&self, tenant: &str, name: &str, version: Option<u32>) -> Result<Arc<TaskVersion>, RegistryError> {
+    pub async fn task(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: Option<u32>,
+    ) -> Result<Arc<TaskVersion>, RegistryError> {
         if let Some(v) = version {
             let key = (tenant.to_owned(), name.to_owned(), v);
             if let Some(tv) = self.cache().get(&key) {
@@ -171,7 +191,10 @@ impl Registry {
             .task_get(tenant, name, version)
             .await?
             .ok_or_else(|| RegistryError::TaskNotFound(name.to_owned()))?;
-        if let Some(tv) = self.cache().get(&(tenant.to_owned(), name.to_owned(), record.version)) {
+        if let Some(tv) = self
+            .cache()
+            .get(&(tenant.to_owned(), name.to_owned(), record.version))
+        {
             return Ok(tv.clone());
         }
         self.prepare(record)
@@ -190,7 +213,10 @@ impl Registry {
                 .transpose()
         };
         let tv = Arc::new(TaskVersion {
-            limits: spec.limits.unwrap_or_default().resolve(self.defaults, self.ceilings()),
+            limits: spec
+                .limits
+                .unwrap_or_default()
+                .resolve(self.defaults, self.ceilings()),
             retry: spec.retry.clone().unwrap_or_default(),
             input_schema: compile(&spec.input_schema)?,
             output_schema: compile(&spec.output_schema)?,
@@ -202,7 +228,11 @@ impl Registry {
             cache.clear();
         }
         cache.insert(
-            (tv.record.tenant.clone(), tv.record.name.clone(), tv.record.version),
+            (
+                tv.record.tenant.clone(),
+                tv.record.name.clone(),
+                tv.record.version,
+            ),
             tv.clone(),
         );
         Ok(tv)

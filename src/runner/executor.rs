@@ -28,18 +28,36 @@ pub async fn execute(registry: &Registry, held: &Held, job: &ClaimedJob) -> Exec
     let resolved = resolve(registry, job).await;
     let (task, report) = match resolved {
         Err(error) => {
-            let action = Action::Fail { error: error.clone() };
+            let action = Action::Fail {
+                error: error.clone(),
+            };
             return Executed {
-                finalize: Some(finalize(job, action, started_at, registry.store().now(), Some(error), None)),
+                finalize: Some(finalize(
+                    job,
+                    action,
+                    started_at,
+                    registry.store().now(),
+                    Some(error),
+                    None,
+                )),
                 ran_for: Duration::ZERO,
             };
         }
         Ok((task, program)) => {
             if let Some(deadline) = job.deadline_at.filter(|d| *d <= started_at) {
                 let error = deadline_error(deadline);
-                let action = Action::Fail { error: error.clone() };
+                let action = Action::Fail {
+                    error: error.clone(),
+                };
                 return Executed {
-                    finalize: Some(finalize(job, action, started_at, started_at, Some(error), None)),
+                    finalize: Some(finalize(
+                        job,
+                        action,
+                        started_at,
+                        started_at,
+                        Some(error),
+                        None,
+                    )),
                     ran_for: Duration::ZERO,
                 };
             }
@@ -67,7 +85,14 @@ pub async fn execute(registry: &Registry, held: &Held, job: &ClaimedJob) -> Exec
         _ => None,
     };
     Executed {
-        finalize: Some(finalize(job, action, started_at, finished_at, error, Some(&report))),
+        finalize: Some(finalize(
+            job,
+            action,
+            started_at,
+            finished_at,
+            error,
+            Some(&report),
+        )),
         ran_for,
     }
 }
@@ -89,7 +114,10 @@ async fn resolve(
         .task(&job.tenant, &job.task.name, Some(job.task.version))
         .await
         .map_err(unloadable)?;
-    let program = registry.program(&job.task.digest).await.map_err(unloadable)?;
+    let program = registry
+        .program(&job.task.digest)
+        .await
+        .map_err(unloadable)?;
     Ok((task, program))
 }
 
@@ -137,11 +165,23 @@ async fn decide(
 ) -> Option<Action> {
     let error = match &report.ending {
         Ending::Done(output) => match check_output(task, output) {
-            Ok(()) => return Some(Action::Complete { output: output.clone() }),
+            Ok(()) => {
+                return Some(Action::Complete {
+                    output: output.clone(),
+                })
+            }
             Err(e) => e,
         },
-        Ending::Snooze(ms) => return Some(Action::Snooze { delay_ms: (*ms).min(MAX_SNOOZE_MS) }),
-        Ending::Wait(what) => return Some(Action::Wait { waiting_for: what.clone() }),
+        Ending::Snooze(ms) => {
+            return Some(Action::Snooze {
+                delay_ms: (*ms).min(MAX_SNOOZE_MS),
+            })
+        }
+        Ending::Wait(what) => {
+            return Some(Action::Wait {
+                waiting_for: what.clone(),
+            })
+        }
         Ending::Cancelled => {
             return match stop {
                 Some(StopReason::Lost) => None,
@@ -167,7 +207,14 @@ async fn decide(
     match policy.decide(&error, job.attempt, rand_unit) {
         Decision::RetryAfter(delay_ms) => match job.deadline_at {
             Some(d) if now.saturating_add(i64::try_from(delay_ms).unwrap_or(i64::MAX)) >= d => {
-                fail_or_fallback(registry, task, job, deadline_error(d), FailReason::DeadlineExceeded).await
+                fail_or_fallback(
+                    registry,
+                    task,
+                    job,
+                    deadline_error(d),
+                    FailReason::DeadlineExceeded,
+                )
+                .await
             }
             _ => Some(Action::Retry { delay_ms, error }),
         },
@@ -198,7 +245,8 @@ async fn fail_or_fallback(
             return Some(Action::Fail { error });
         }
     };
-    let input: serde_json::Value = serde_json::from_str(&job.input).unwrap_or(serde_json::Value::Null);
+    let input: serde_json::Value =
+        serde_json::from_str(&job.input).unwrap_or(serde_json::Value::Null);
     let fb_input = json!({
         "input": input,
         "error": {"kind": error.kind, "code": error.code, "message": error.message},
@@ -219,17 +267,29 @@ fn check_output(task: &TaskVersion, output: &str) -> Result<(), JobError> {
     let Some(schema) = &task.output_schema else {
         return Ok(());
     };
-    let value: serde_json::Value = serde_json::from_str(output).map_err(|e| {
-        JobError::new(ErrorKind::InvalidOutput, format!("output is not JSON: {e}"))
-    })?;
+    let value: serde_json::Value = serde_json::from_str(output)
+        .map_err(|e| JobError::new(ErrorKind::InvalidOutput, format!("output is not JSON: {e}")))?;
     schema.check(&value).map_err(|violations| {
         let list: Vec<String> = violations
             .iter()
-            .map(|v| format!("{}: {}", if v.pointer.is_empty() { "/" } else { &v.pointer }, v.message))
+            .map(|v| {
+                format!(
+                    "{}: {}",
+                    if v.pointer.is_empty() {
+                        "/"
+                    } else {
+                        &v.pointer
+                    },
+                    v.message
+                )
+            })
             .collect();
         JobError::new(
             ErrorKind::InvalidOutput,
-            format!("output breaks the task's output_schema: {}", list.join("; ")),
+            format!(
+                "output breaks the task's output_schema: {}",
+                list.join("; ")
+            ),
         )
     })
 }
@@ -237,7 +297,10 @@ fn check_output(task: &TaskVersion, output: &str) -> Result<(), JobError> {
 fn deadline_error(deadline: Millis) -> JobError {
     JobError::new(
         ErrorKind::DeadlineExceeded,
-        format!("the job's deadline ({}) has passed", crate::store::clock::rfc3339(deadline)),
+        format!(
+            "the job's deadline ({}) has passed",
+            crate::store::clock::rfc3339(deadline)
+        ),
     )
 }
 
@@ -276,7 +339,9 @@ fn finalize(
         error,
         fuel_used: report.map_or(0, |r| r.fuel_used),
         peak_memory_bytes: report.map_or(0, |r| r.peak_memory_bytes),
-        log: report.map(|r| r.log.clone()).filter(|l| !l.lines.is_empty() || l.dropped_lines > 0),
+        log: report
+            .map(|r| r.log.clone())
+            .filter(|l| !l.lines.is_empty() || l.dropped_lines > 0),
     });
     Finalize {
         id: job.id.clone(),

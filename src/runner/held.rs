@@ -25,6 +25,14 @@ struct Entry {
     progress: Option<ProgressRecord>,
 }
 
+/// What a heartbeat writes.
+pub struct Snapshot {
+    /// (job id, lease token) of every held job.
+    pub leases: Vec<(String, String)>,
+    /// (job id, lease token, progress) reported since the last heartbeat.
+    pub progress: Vec<(String, String, ProgressRecord)>,
+}
+
 /// Shared by the claim loop, the attempts, the heartbeat and the API.
 #[derive(Clone, Default)]
 pub struct Held(Arc<Mutex<HashMap<String, Entry>>>);
@@ -103,8 +111,8 @@ impl Held {
         }
     }
 
-    /// Every (id, token) held, and the progress reported since last time.
-    pub fn snapshot(&self) -> (Vec<(String, String)>, Vec<(String, String, ProgressRecord)>) {
+    /// Every lease held, and the progress reported since last time.
+    pub fn snapshot(&self) -> Snapshot {
         let mut map = self.map();
         let mut leases = Vec::with_capacity(map.len());
         let mut progress = Vec::new();
@@ -114,7 +122,7 @@ impl Held {
                 progress.push((id.clone(), e.lease_token.clone(), p));
             }
         }
-        (leases, progress)
+        Snapshot { leases, progress }
     }
 
     /// Whether any progress waits to be written.

@@ -7,7 +7,9 @@ pub mod held;
 pub mod retry;
 
 use crate::registry::Registry;
-use crate::store::{ClaimOneParams, ClaimParams, Finalize, Finalized, HeartbeatParams, JobRecord, StoreError};
+use crate::store::{
+    ClaimOneParams, ClaimParams, Finalize, Finalized, HeartbeatParams, JobRecord, StoreError,
+};
 use held::{Held, StopReason};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -169,7 +171,11 @@ impl Runner {
             .ok_or(RunNowError::Store(StoreError::NotFound))
     }
 
-    async fn claim_one(&self, tenant: &str, id: &str) -> Result<crate::store::ClaimedJob, RunNowError> {
+    async fn claim_one(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<crate::store::ClaimedJob, RunNowError> {
         if self.inner.stopping.is_cancelled() {
             return Err(RunNowError::Stopping);
         }
@@ -194,7 +200,10 @@ impl Runner {
         let inner = &self.inner;
         inner.stopping.cancel();
         if !wait_until_empty(inner, grace).await {
-            tracing::info!(jobs = inner.held.len(), "grace period over: giving the remaining jobs back");
+            tracing::info!(
+                jobs = inner.held.len(),
+                "grace period over: giving the remaining jobs back"
+            );
             inner.held.stop_all(StopReason::Shutdown);
             wait_until_empty(inner, Duration::from_secs(5)).await;
         }
@@ -212,7 +221,10 @@ impl Runner {
 }
 
 /// Runs a job claimed outside the slots and waits for its finalization.
-async fn run_claimed(inner: &Arc<Inner>, claimed: crate::store::ClaimedJob) -> Result<(), RunNowError> {
+async fn run_claimed(
+    inner: &Arc<Inner>,
+    claimed: crate::store::ClaimedJob,
+) -> Result<(), RunNowError> {
     let executed = executor::execute(&inner.registry, &inner.held, &claimed).await;
     match executed.finalize {
         Some(f) => {
@@ -313,7 +325,8 @@ async fn claimer(inner: Arc<Inner>, local: mpsc::Sender<crate::store::ClaimedJob
         }
         if short {
             let idle = match store.job_next_run_at().await {
-                Ok(Some(t)) => Duration::from_millis(u64::try_from(t - store.now()).unwrap_or(0)).min(POLL_EVERY),
+                Ok(Some(t)) => Duration::from_millis(u64::try_from(t - store.now()).unwrap_or(0))
+                    .min(POLL_EVERY),
                 _ => POLL_EVERY,
             };
             if idle.is_zero() {
@@ -336,7 +349,10 @@ async fn claimer(inner: Arc<Inner>, local: mpsc::Sender<crate::store::ClaimedJob
 }
 
 /// One slot: takes claimed jobs one at a time and runs their attempts.
-async fn worker(inner: Arc<Inner>, local: Arc<tokio::sync::Mutex<mpsc::Receiver<crate::store::ClaimedJob>>>) {
+async fn worker(
+    inner: Arc<Inner>,
+    local: Arc<tokio::sync::Mutex<mpsc::Receiver<crate::store::ClaimedJob>>>,
+) {
     loop {
         let job = {
             let mut rx = local.lock().await;
@@ -354,7 +370,13 @@ async fn worker(inner: Arc<Inner>, local: Arc<tokio::sync::Mutex<mpsc::Receiver<
                 action: crate::store::Action::Release,
                 attempt: None,
             };
-            let _ = inner.finalize_tx.send(FinalizeMsg { finalize: f, done: None }).await;
+            let _ = inner
+                .finalize_tx
+                .send(FinalizeMsg {
+                    finalize: f,
+                    done: None,
+                })
+                .await;
             continue;
         }
         inner.emit(|| RunnerEvent::Started {
@@ -365,7 +387,15 @@ async fn worker(inner: Arc<Inner>, local: Arc<tokio::sync::Mutex<mpsc::Receiver<
         inner.record_duration(executed.ran_for);
         match executed.finalize {
             Some(f) => {
-                if inner.finalize_tx.send(FinalizeMsg { finalize: f, done: None }).await.is_err() {
+                if inner
+                    .finalize_tx
+                    .send(FinalizeMsg {
+                        finalize: f,
+                        done: None,
+                    })
+                    .await
+                    .is_err()
+                {
                     return;
                 }
             }
@@ -429,7 +459,7 @@ async fn heartbeat(inner: Arc<Inner>) {
         if !full && !inner.held.has_progress() {
             continue;
         }
-        let (leases, progress) = inner.held.snapshot();
+        let held::Snapshot { leases, progress } = inner.held.snapshot();
         if leases.is_empty() {
             last_full = Instant::now();
             continue;

@@ -13,8 +13,8 @@ pub mod limits;
 mod ticker;
 
 pub use attempt::{AttemptReport, AttemptRequest, Ending, JobRef};
-pub use capture::AttemptLog;
 pub use cache::ArtifactCache;
+pub use capture::AttemptLog;
 pub use host::{Progress, ProgressHook};
 pub use inspect::{Abi, Invalid, Shape};
 pub use limits::{Ceilings, Limits};

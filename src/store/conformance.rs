@@ -69,7 +69,11 @@ async fn claim(h: &Harness, limit: u32) -> Vec<ClaimedJob> {
 }
 
 async fn get(h: &Harness, id: &str) -> JobRecord {
-    h.store.job_get(A, id).await.unwrap().expect("the job exists")
+    h.store
+        .job_get(A, id)
+        .await
+        .unwrap()
+        .expect("the job exists")
 }
 
 fn attempt(c: &ClaimedJob, outcome: &str, error: Option<JobError>) -> Option<AttemptRecord> {
@@ -111,7 +115,10 @@ fn failure() -> JobError {
 
 pub async fn registry_records(h: Harness) {
     setup(&h).await;
-    assert!(matches!(h.store.tenant_insert(A).await, Err(StoreError::Conflict(_))));
+    assert!(matches!(
+        h.store.tenant_insert(A).await,
+        Err(StoreError::Conflict(_))
+    ));
     assert_eq!(h.store.tenant_get(A).await.unwrap().unwrap().name, A);
     assert!(h.store.tenant_get("nobody").await.unwrap().is_none());
 
@@ -138,7 +145,10 @@ pub async fn registry_records(h: Harness) {
             .await
             .unwrap();
     }
-    assert!(h.store.token_get("admin1").await.unwrap().is_none(), "a new admin token replaces the old");
+    assert!(
+        h.store.token_get("admin1").await.unwrap().is_none(),
+        "a new admin token replaces the old"
+    );
     assert!(h.store.token_get("admin2").await.unwrap().unwrap().admin);
 
     let comp = |tenant: &str| NewComponent {
@@ -152,9 +162,15 @@ pub async fn registry_records(h: Harness) {
     assert_eq!(c.size, 4);
     let (_, again) = h.store.component_insert(comp(A)).await.unwrap();
     assert!(!again, "the same bytes twice are one component");
-    assert!(h.store.component_get(B, DIGEST).await.unwrap().is_none(), "B has not uploaded it");
+    assert!(
+        h.store.component_get(B, DIGEST).await.unwrap().is_none(),
+        "B has not uploaded it"
+    );
     assert!(h.store.component_insert(comp(B)).await.unwrap().1);
-    assert_eq!(h.store.component_bytes(DIGEST).await.unwrap().unwrap(), vec![0, 97, 115, 109]);
+    assert_eq!(
+        h.store.component_bytes(DIGEST).await.unwrap().unwrap(),
+        vec![0, 97, 115, 109]
+    );
 
     for spec in ["v1", "v2"] {
         h.store
@@ -169,10 +185,21 @@ pub async fn registry_records(h: Harness) {
     }
     let newest = h.store.task_get(A, "t", None).await.unwrap().unwrap();
     assert_eq!(newest.version, 2);
-    assert_eq!(h.store.task_get(A, "t", Some(1)).await.unwrap().unwrap().spec, "{\"s\":\"v1\"}");
+    assert_eq!(
+        h.store
+            .task_get(A, "t", Some(1))
+            .await
+            .unwrap()
+            .unwrap()
+            .spec,
+        "{\"s\":\"v1\"}"
+    );
     assert_eq!(h.store.task_versions(A, "t").await.unwrap().len(), 2);
     assert_eq!(h.store.task_list(A).await.unwrap().len(), 1);
-    assert!(h.store.task_get(B, "t", None).await.unwrap().is_none(), "tasks are per tenant");
+    assert!(
+        h.store.task_get(B, "t", None).await.unwrap().is_none(),
+        "tasks are per tenant"
+    );
 }
 
 pub async fn insert_get_and_list(h: Harness) {
@@ -186,7 +213,10 @@ pub async fn insert_get_and_list(h: Harness) {
     assert_eq!(j.attempts, 0);
     assert_eq!(j.max_attempts, 3);
     assert_eq!(j.run_at, h.clock.now());
-    assert!(h.store.job_get(B, "job3").await.unwrap().is_none(), "B cannot see A's job");
+    assert!(
+        h.store.job_get(B, "job3").await.unwrap().is_none(),
+        "B cannot see A's job"
+    );
 
     let page = |before: Option<String>| JobQuery {
         tenant: A.into(),
@@ -195,9 +225,15 @@ pub async fn insert_get_and_list(h: Harness) {
         ..JobQuery::default()
     };
     let p1 = h.store.job_list(page(None)).await.unwrap();
-    assert_eq!(p1.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), ["job4", "job3"]);
+    assert_eq!(
+        p1.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
+        ["job4", "job3"]
+    );
     let p2 = h.store.job_list(page(Some("job3".into()))).await.unwrap();
-    assert_eq!(p2.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), ["job2", "job1"]);
+    assert_eq!(
+        p2.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
+        ["job2", "job1"]
+    );
     let filtered = h
         .store
         .job_list(JobQuery {
@@ -245,14 +281,36 @@ pub async fn idempotency_keys(h: Harness) {
         ..new_job(id)
     };
     insert(&h, with("first", A, "h")).await;
-    match h.store.job_insert(vec![with("second", A, "h")]).await.unwrap().pop().unwrap() {
+    match h
+        .store
+        .job_insert(vec![with("second", A, "h")])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap()
+    {
         Ok(Inserted::Existing(j)) => assert_eq!(j.id, "first"),
         other => panic!("same key and body: the same job, got {other:?}"),
     }
-    let other_body = h.store.job_insert(vec![with("third", A, "other")]).await.unwrap().pop().unwrap();
-    assert!(matches!(other_body, Err(StoreError::Conflict(_))), "{other_body:?}");
+    let other_body = h
+        .store
+        .job_insert(vec![with("third", A, "other")])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert!(
+        matches!(other_body, Err(StoreError::Conflict(_))),
+        "{other_body:?}"
+    );
     // Keys are per tenant.
-    let b = h.store.job_insert(vec![with("fourth", B, "h")]).await.unwrap().pop().unwrap();
+    let b = h
+        .store
+        .job_insert(vec![with("fourth", B, "h")])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
     assert!(matches!(b, Ok(Inserted::Created(_))), "{b:?}");
 }
 
@@ -263,20 +321,62 @@ pub async fn unique_keys_admit_one_unfinished_job(h: Harness) {
         ..new_job(id)
     };
     insert(&h, with("u1")).await;
-    let dup = h.store.job_insert(vec![with("u2")]).await.unwrap().pop().unwrap();
+    let dup = h
+        .store
+        .job_insert(vec![with("u2")])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
     assert!(matches!(dup, Err(StoreError::Conflict(_))), "{dup:?}");
     let c = claim(&h, 1).await.pop().unwrap();
-    finalize(&h, &c, Action::Complete { output: "{}".into() }).await;
+    finalize(
+        &h,
+        &c,
+        Action::Complete {
+            output: "{}".into(),
+        },
+    )
+    .await;
     insert(&h, with("u3")).await;
 }
 
 pub async fn claims_follow_priority_time_and_queues(h: Harness) {
     setup(&h).await;
     let now = h.clock.now();
-    insert(&h, NewJob { priority: 5, ..new_job("low") }).await;
-    insert(&h, NewJob { priority: -5, ..new_job("high") }).await;
-    insert(&h, NewJob { run_at: Some(now + 10_000), priority: -10, ..new_job("later") }).await;
-    insert(&h, NewJob { queue: "other".into(), ..new_job("elsewhere") }).await;
+    insert(
+        &h,
+        NewJob {
+            priority: 5,
+            ..new_job("low")
+        },
+    )
+    .await;
+    insert(
+        &h,
+        NewJob {
+            priority: -5,
+            ..new_job("high")
+        },
+    )
+    .await;
+    insert(
+        &h,
+        NewJob {
+            run_at: Some(now + 10_000),
+            priority: -10,
+            ..new_job("later")
+        },
+    )
+    .await;
+    insert(
+        &h,
+        NewJob {
+            queue: "other".into(),
+            ..new_job("elsewhere")
+        },
+    )
+    .await;
     let only_other = h
         .store
         .job_claim(ClaimParams {
@@ -287,12 +387,22 @@ pub async fn claims_follow_priority_time_and_queues(h: Harness) {
         })
         .await
         .unwrap();
-    assert_eq!(only_other.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["elsewhere"]);
+    assert_eq!(
+        only_other.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        ["elsewhere"]
+    );
     let got = claim(&h, 1).await;
     assert_eq!(got[0].id, "high", "lower priority numbers run first");
     assert_eq!(got[0].attempt, 1);
     assert_eq!(got[0].attempts, 1);
-    assert_eq!(claim(&h, 10).await.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["low"]);
+    assert_eq!(
+        claim(&h, 10)
+            .await
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect::<Vec<_>>(),
+        ["low"]
+    );
     assert!(claim(&h, 10).await.is_empty(), "`later` is not due");
     assert_eq!(h.store.job_next_run_at().await.unwrap(), Some(now + 10_000));
     h.clock.advance(10_000);
@@ -310,10 +420,31 @@ pub async fn finalize_is_fenced_by_the_lease(h: Harness) {
         lease_token: "not-the-token".into(),
         ..c.clone()
     };
-    assert_eq!(finalize(&h, &forged, Action::Complete { output: "{}".into() }).await, Finalized::Fenced);
-    assert_eq!(get(&h, "j").await.status, JobStatus::Running, "a fenced write changes nothing");
     assert_eq!(
-        finalize(&h, &c, Action::Complete { output: r#"{"ok":true}"#.into() }).await,
+        finalize(
+            &h,
+            &forged,
+            Action::Complete {
+                output: "{}".into()
+            }
+        )
+        .await,
+        Finalized::Fenced
+    );
+    assert_eq!(
+        get(&h, "j").await.status,
+        JobStatus::Running,
+        "a fenced write changes nothing"
+    );
+    assert_eq!(
+        finalize(
+            &h,
+            &c,
+            Action::Complete {
+                output: r#"{"ok":true}"#.into()
+            }
+        )
+        .await,
         Finalized::Done(JobStatus::Completed)
     );
     let j = get(&h, "j").await;
@@ -329,14 +460,25 @@ pub async fn finalize_is_fenced_by_the_lease(h: Harness) {
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0].outcome, "completed");
     assert_eq!(attempts[0].fuel_used, 42);
-    assert!(h.store.attempt_list(B, "j").await.unwrap().is_empty(), "B sees no attempts of A's");
+    assert!(
+        h.store.attempt_list(B, "j").await.unwrap().is_empty(),
+        "B sees no attempts of A's"
+    );
 }
 
 pub async fn retries_snoozes_waits_and_resumes(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("j")).await;
     let c = claim(&h, 1).await.pop().unwrap();
-    let r = finalize(&h, &c, Action::Retry { delay_ms: 1000, error: failure() }).await;
+    let r = finalize(
+        &h,
+        &c,
+        Action::Retry {
+            delay_ms: 1000,
+            error: failure(),
+        },
+    )
+    .await;
     assert_eq!(r, Finalized::Done(JobStatus::Queued));
     let j = get(&h, "j").await;
     assert_eq!(j.run_at, h.clock.now() + 1000);
@@ -350,14 +492,31 @@ pub async fn retries_snoozes_waits_and_resumes(h: Harness) {
     assert_eq!(j.max_attempts, 4, "a snooze does not use up an attempt");
     h.clock.advance(50);
     let c = claim(&h, 1).await.pop().unwrap();
-    let r = finalize(&h, &c, Action::Wait { waiting_for: r#"{"approval":true}"#.into() }).await;
+    let r = finalize(
+        &h,
+        &c,
+        Action::Wait {
+            waiting_for: r#"{"approval":true}"#.into(),
+        },
+    )
+    .await;
     assert_eq!(r, Finalized::Done(JobStatus::Waiting));
     assert!(claim(&h, 1).await.is_empty());
-    let j = h.store.job_resume(A, "j", Some(r#"{"n":2}"#.into())).await.unwrap();
+    let j = h
+        .store
+        .job_resume(A, "j", Some(r#"{"n":2}"#.into()))
+        .await
+        .unwrap();
     assert_eq!(j.status, JobStatus::Queued);
     assert_eq!(j.input, r#"{"n":2}"#);
-    assert!(matches!(h.store.job_resume(A, "j", None).await, Err(StoreError::Conflict(_))));
-    assert!(matches!(h.store.job_resume(B, "j", None).await, Err(StoreError::NotFound)));
+    assert!(matches!(
+        h.store.job_resume(A, "j", None).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(matches!(
+        h.store.job_resume(B, "j", None).await,
+        Err(StoreError::NotFound)
+    ));
     let c = claim(&h, 1).await.pop().unwrap();
     assert_eq!(c.input, r#"{"n":2}"#);
     finalize(&h, &c, Action::Fail { error: failure() }).await;
@@ -371,8 +530,14 @@ pub async fn cancels(h: Harness) {
         CancelOutcome::Cancelled(j) => assert_eq!(j.status, JobStatus::Cancelled),
         other => panic!("{other:?}"),
     }
-    assert!(matches!(h.store.job_cancel(A, "queued").await.unwrap(), CancelOutcome::AlreadyEnded(_)));
-    assert!(matches!(h.store.job_cancel(B, "queued").await, Err(StoreError::NotFound)));
+    assert!(matches!(
+        h.store.job_cancel(A, "queued").await.unwrap(),
+        CancelOutcome::AlreadyEnded(_)
+    ));
+    assert!(matches!(
+        h.store.job_cancel(B, "queued").await,
+        Err(StoreError::NotFound)
+    ));
 
     insert(&h, new_job("running")).await;
     let c = claim(&h, 1).await.pop().unwrap();
@@ -393,15 +558,37 @@ pub async fn cancels(h: Harness) {
         })
         .await
         .unwrap();
-    assert_eq!(beat.cancel, vec!["running".to_string()], "the runner learns of the cancel");
+    assert_eq!(
+        beat.cancel,
+        vec!["running".to_string()],
+        "the runner learns of the cancel"
+    );
     // A retry of a job asked to cancel ends it instead.
-    let r = finalize(&h, &c, Action::Retry { delay_ms: 0, error: failure() }).await;
+    let r = finalize(
+        &h,
+        &c,
+        Action::Retry {
+            delay_ms: 0,
+            error: failure(),
+        },
+    )
+    .await;
     assert_eq!(r, Finalized::Done(JobStatus::Cancelled));
 
     insert(&h, new_job("waiting")).await;
     let c = claim(&h, 1).await.pop().unwrap();
-    finalize(&h, &c, Action::Wait { waiting_for: "{}".into() }).await;
-    assert!(matches!(h.store.job_cancel(A, "waiting").await.unwrap(), CancelOutcome::Cancelled(_)));
+    finalize(
+        &h,
+        &c,
+        Action::Wait {
+            waiting_for: "{}".into(),
+        },
+    )
+    .await;
+    assert!(matches!(
+        h.store.job_cancel(A, "waiting").await.unwrap(),
+        CancelOutcome::Cancelled(_)
+    ));
 }
 
 pub async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
@@ -424,9 +611,19 @@ pub async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
         .store
         .job_heartbeat(HeartbeatParams {
             owner: "r1".into(),
-            leases: vec![(c.id.clone(), c.lease_token.clone()), ("ghost".into(), "t".into())],
+            leases: vec![
+                (c.id.clone(), c.lease_token.clone()),
+                ("ghost".into(), "t".into()),
+            ],
             lease_ms: 1000,
-            progress: vec![(c.id.clone(), c.lease_token.clone(), ProgressRecord { percent: 40, note: "half".into() })],
+            progress: vec![(
+                c.id.clone(),
+                c.lease_token.clone(),
+                ProgressRecord {
+                    percent: 40,
+                    note: "half".into(),
+                },
+            )],
         })
         .await
         .unwrap();
@@ -434,7 +631,10 @@ pub async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
     assert!(beat.cancel.is_empty());
     assert_eq!(get(&h, "j").await.progress.unwrap().percent, 40);
     h.clock.advance(800);
-    assert!(h.store.job_rescue(false).await.unwrap().is_empty(), "the lease was extended");
+    assert!(
+        h.store.job_rescue(false).await.unwrap().is_empty(),
+        "the lease was extended"
+    );
     h.clock.advance(300);
     assert_eq!(h.store.job_rescue(false).await.unwrap().len(), 1);
     let beat = h
@@ -447,24 +647,54 @@ pub async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
         })
         .await
         .unwrap();
-    assert_eq!(beat.lost, vec!["j".to_string()], "a rescued job's lease is gone");
-    assert_eq!(finalize(&h, &c, Action::Complete { output: "{}".into() }).await, Finalized::Fenced);
+    assert_eq!(
+        beat.lost,
+        vec!["j".to_string()],
+        "a rescued job's lease is gone"
+    );
+    assert_eq!(
+        finalize(
+            &h,
+            &c,
+            Action::Complete {
+                output: "{}".into()
+            }
+        )
+        .await,
+        Finalized::Fenced
+    );
 }
 
 pub async fn rescue_requeues_or_fails(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("again")).await;
-    insert(&h, NewJob { max_attempts: 1, ..new_job("last") }).await;
+    insert(
+        &h,
+        NewJob {
+            max_attempts: 1,
+            ..new_job("last")
+        },
+    )
+    .await;
     claim(&h, 2).await;
-    assert!(h.store.job_rescue(false).await.unwrap().is_empty(), "leases still live");
+    assert!(
+        h.store.job_rescue(false).await.unwrap().is_empty(),
+        "leases still live"
+    );
     h.clock.advance(30_001);
     let mut rescued = h.store.job_rescue(false).await.unwrap();
     rescued.sort_by(|a, b| a.id.cmp(&b.id));
     assert_eq!(
         rescued,
         vec![
-            Rescued { id: "again".into(), status: JobStatus::Queued },
-            Rescued { id: "last".into(), status: JobStatus::Failed },
+            Rescued {
+                id: "again".into(),
+                status: JobStatus::Queued
+            },
+            Rescued {
+                id: "last".into(),
+                status: JobStatus::Failed
+            },
         ]
     );
     let j = get(&h, "again").await;
@@ -489,7 +719,11 @@ pub async fn concurrency_keys_run_one_at_a_time(h: Harness) {
     insert(&h, new_job("free")).await;
     let first = claim(&h, 10).await;
     let ids: Vec<&str> = first.iter().map(|c| c.id.as_str()).collect();
-    assert_eq!(ids, ["free", "k1"], "one job per key at a time (same time: id order)");
+    assert_eq!(
+        ids,
+        ["free", "k1"],
+        "one job per key at a time (same time: id order)"
+    );
     assert!(claim(&h, 10).await.is_empty(), "k2 waits for k1");
     assert!(matches!(
         h.store
@@ -502,17 +736,45 @@ pub async fn concurrency_keys_run_one_at_a_time(h: Harness) {
             .await,
         Err(StoreError::Conflict(_))
     ));
-    finalize(&h, &first[1], Action::Complete { output: "{}".into() }).await;
+    finalize(
+        &h,
+        &first[1],
+        Action::Complete {
+            output: "{}".into(),
+        },
+    )
+    .await;
     assert_eq!(claim(&h, 10).await[0].id, "k2");
     // Another tenant's key of the same name is another key.
-    insert(&h, NewJob { tenant: B.into(), ..keyed("b1") }).await;
+    insert(
+        &h,
+        NewJob {
+            tenant: B.into(),
+            ..keyed("b1")
+        },
+    )
+    .await;
     insert(&h, keyed("k3")).await;
     let got = claim(&h, 10).await;
-    assert_eq!(got.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["b1"]);
+    assert_eq!(
+        got.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        ["b1"]
+    );
 
     insert(&h, keyed("s1")).await;
-    insert(&h, NewJob { supersedes: true, ..keyed("s2") }).await;
-    assert_eq!(get(&h, "s1").await.status, JobStatus::Cancelled, "s2 supersedes s1");
+    insert(
+        &h,
+        NewJob {
+            supersedes: true,
+            ..keyed("s2")
+        },
+    )
+    .await;
+    assert_eq!(
+        get(&h, "s1").await.status,
+        JobStatus::Cancelled,
+        "s2 supersedes s1"
+    );
     assert_eq!(get(&h, "k3").await.status, JobStatus::Cancelled);
     assert_eq!(get(&h, "s2").await.status, JobStatus::Queued);
 }
@@ -547,7 +809,14 @@ pub async fn fallbacks_take_over_the_job(h: Harness) {
     assert_eq!(c.attempt, 1, "the fallback's first attempt");
     assert_eq!(c.attempts, 2);
     assert_eq!(c.fallback_depth, 1);
-    finalize(&h, &c, Action::Complete { output: r#""served""#.into() }).await;
+    finalize(
+        &h,
+        &c,
+        Action::Complete {
+            output: r#""served""#.into(),
+        },
+    )
+    .await;
     let j = get(&h, "j").await;
     assert_eq!(j.status, JobStatus::Completed);
     assert_eq!(j.task, task_ref(), "the job still names its own task");
@@ -579,17 +848,33 @@ pub async fn release_gives_the_attempt_back(h: Harness) {
 pub async fn run_now_claims_ahead_of_time(h: Harness) {
     setup(&h).await;
     let later = h.clock.now() + 3_600_000;
-    insert(&h, NewJob { run_at: Some(later), ..new_job("j") }).await;
+    insert(
+        &h,
+        NewJob {
+            run_at: Some(later),
+            ..new_job("j")
+        },
+    )
+    .await;
     let one = |tenant: &str| ClaimOneParams {
         tenant: tenant.into(),
         id: "j".into(),
         owner: "api".into(),
         lease_ms: 1000,
     };
-    assert!(matches!(h.store.job_claim_one(one(B)).await, Err(StoreError::NotFound)));
+    assert!(matches!(
+        h.store.job_claim_one(one(B)).await,
+        Err(StoreError::NotFound)
+    ));
     let c = h.store.job_claim_one(one(A)).await.unwrap();
     assert_eq!(c.id, "j");
-    assert!(matches!(h.store.job_claim_one(one(A)).await, Err(StoreError::Conflict(_))), "it runs already");
+    assert!(
+        matches!(
+            h.store.job_claim_one(one(A)).await,
+            Err(StoreError::Conflict(_))
+        ),
+        "it runs already"
+    );
 }
 
 pub async fn many_concurrent_writers(h: Harness) {

@@ -53,8 +53,11 @@ pub trait JobStore: Send + Sync + 'static {
     /// Records a component for a tenant; the bytes are kept once per digest.
     /// `created` is false when the tenant had it already.
     async fn component_insert(&self, c: NewComponent) -> StoreResult<(ComponentRecord, bool)>;
-    async fn component_get(&self, tenant: &str, digest: &str)
-        -> StoreResult<Option<ComponentRecord>>;
+    async fn component_get(
+        &self,
+        tenant: &str,
+        digest: &str,
+    ) -> StoreResult<Option<ComponentRecord>>;
     /// The bytes of a component, for the runner; not scoped to a tenant.
     async fn component_bytes(&self, digest: &str) -> StoreResult<Option<Vec<u8>>>;
 
@@ -92,8 +95,12 @@ pub trait JobStore: Send + Sync + 'static {
     /// Cancels a queued or waiting job now, or asks a running one to stop.
     async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome>;
     /// Queues a waiting job again, with a new input if one is given.
-    async fn job_resume(&self, tenant: &str, id: &str, input: Option<String>)
-        -> StoreResult<JobRecord>;
+    async fn job_resume(
+        &self,
+        tenant: &str,
+        id: &str,
+        input: Option<String>,
+    ) -> StoreResult<JobRecord>;
     /// Requeues (or fails, when out of attempts) running jobs whose lease
     /// expired; `all_running` rescues every running job (a store that owns
     /// its database alone, at start).

@@ -17,7 +17,10 @@ fn expect_error(got: (StatusCode, Value), status: StatusCode, code: &str, words:
         message.to_lowercase().contains(&words.to_lowercase()),
         "message {message:?} should mention {words:?}"
     );
-    assert!(err.get("details").is_some(), "details is always present: {body:#}");
+    assert!(
+        err.get("details").is_some(),
+        "details is always present: {body:#}"
+    );
     body
 }
 
@@ -25,9 +28,15 @@ fn expect_error(got: (StatusCode, Value), status: StatusCode, code: &str, words:
 async fn bad_requests_say_what_is_wrong() {
     let s = TestServer::start(0).await;
     let schema = json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}}});
-    s.task(ADMIN, "t", "limits", json!({"input_schema": schema})).await;
+    s.task(ADMIN, "t", "limits", json!({"input_schema": schema}))
+        .await;
     let body = expect_error(
-        s.post("/v1/jobs", ADMIN, json!({"task": "t", "input": {"n": "x", "tags": ["a", 2]}})).await,
+        s.post(
+            "/v1/jobs",
+            ADMIN,
+            json!({"task": "t", "input": {"n": "x", "tags": ["a", 2]}}),
+        )
+        .await,
         StatusCode::BAD_REQUEST,
         "JOB_INVALID_INPUT",
         "input_schema",
@@ -38,22 +47,54 @@ async fn bad_requests_say_what_is_wrong() {
         .iter()
         .map(|v| v["pointer"].as_str().unwrap())
         .collect();
-    assert!(pointers.contains(&"/n") && pointers.contains(&"/tags/1"), "{pointers:?}");
+    assert!(
+        pointers.contains(&"/n") && pointers.contains(&"/tags/1"),
+        "{pointers:?}"
+    );
 
     let cases = [
-        (json!({"task": "t", "input": {"n": 1}, "retries": 3}), "retries"),
+        (
+            json!({"task": "t", "input": {"n": 1}, "retries": 3}),
+            "retries",
+        ),
         (json!({"input": {"n": 1}}), "task"),
-        (json!({"task": "t", "input": {"n": 1}, "run_at": "2030-01-01T00:00:00Z", "delay_ms": 5}), "not both"),
-        (json!({"task": "t", "input": {"n": 1}, "run_at": "tomorrow"}), "RFC 3339"),
-        (json!({"task": "t", "input": {"n": 1}, "priority": 5000}), "priority"),
-        (json!({"task": "t", "input": {"n": 1}, "queue": "Not A Queue"}), "queue"),
-        (json!({"task": "t", "input": {"n": 1}, "delay_ms": -1}), "invalid"),
+        (
+            json!({"task": "t", "input": {"n": 1}, "run_at": "2030-01-01T00:00:00Z", "delay_ms": 5}),
+            "not both",
+        ),
+        (
+            json!({"task": "t", "input": {"n": 1}, "run_at": "tomorrow"}),
+            "RFC 3339",
+        ),
+        (
+            json!({"task": "t", "input": {"n": 1}, "priority": 5000}),
+            "priority",
+        ),
+        (
+            json!({"task": "t", "input": {"n": 1}, "queue": "Not A Queue"}),
+            "queue",
+        ),
+        (
+            json!({"task": "t", "input": {"n": 1}, "delay_ms": -1}),
+            "invalid",
+        ),
         (json!({"workflow": "w", "input": {}}), "workflows"),
-        (json!({"task": "t", "input": {"n": 1}, "deadline_ms": 0}), "deadline_ms"),
-        (json!({"task": "t", "input": {"n": 1}, "unique_key": ""}), "unique_key"),
+        (
+            json!({"task": "t", "input": {"n": 1}, "deadline_ms": 0}),
+            "deadline_ms",
+        ),
+        (
+            json!({"task": "t", "input": {"n": 1}, "unique_key": ""}),
+            "unique_key",
+        ),
     ];
     for (body, words) in cases {
-        expect_error(s.post("/v1/jobs", ADMIN, body).await, StatusCode::BAD_REQUEST, "BAD_REQUEST", words);
+        expect_error(
+            s.post("/v1/jobs", ADMIN, body).await,
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            words,
+        );
     }
     let raw = |body: &'static str| {
         Request::post("/v1/jobs")
@@ -61,29 +102,55 @@ async fn bad_requests_say_what_is_wrong() {
             .body(Body::from(body))
             .unwrap()
     };
-    expect_error(s.raw(raw("{not json")).await, StatusCode::BAD_REQUEST, "BAD_REQUEST", "invalid JSON");
-    expect_error(s.raw(raw("")).await, StatusCode::BAD_REQUEST, "BAD_REQUEST", "empty");
+    expect_error(
+        s.raw(raw("{not json")).await,
+        StatusCode::BAD_REQUEST,
+        "BAD_REQUEST",
+        "invalid JSON",
+    );
+    expect_error(
+        s.raw(raw("")).await,
+        StatusCode::BAD_REQUEST,
+        "BAD_REQUEST",
+        "empty",
+    );
     for (path, words) in [
         ("/v1/jobs?status=done", "not a job status"),
         ("/v1/jobs?limit=0", "limit"),
         ("/v1/jobs?colour=red", "colour"),
     ] {
-        expect_error(s.get(path, ADMIN).await, StatusCode::BAD_REQUEST, "BAD_REQUEST", words);
+        expect_error(
+            s.get(path, ADMIN).await,
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            words,
+        );
     }
     expect_error(
-        s.post("/v1/tokens", ADMIN, json!({"tenant": "default", "scopes": ["jobs:fly"]})).await,
+        s.post(
+            "/v1/tokens",
+            ADMIN,
+            json!({"tenant": "default", "scopes": ["jobs:fly"]}),
+        )
+        .await,
         StatusCode::BAD_REQUEST,
         "BAD_REQUEST",
         "jobs:fly",
     );
     expect_error(
-        s.post("/v1/tokens", ADMIN, json!({"tenant": "ghost", "scopes": ["jobs:read"]})).await,
+        s.post(
+            "/v1/tokens",
+            ADMIN,
+            json!({"tenant": "ghost", "scopes": ["jobs:read"]}),
+        )
+        .await,
         StatusCode::BAD_REQUEST,
         "BAD_REQUEST",
         "does not exist",
     );
     expect_error(
-        s.post("/v1/tenants", ADMIN, json!({"name": "Bad Name"})).await,
+        s.post("/v1/tenants", ADMIN, json!({"name": "Bad Name"}))
+            .await,
         StatusCode::BAD_REQUEST,
         "BAD_REQUEST",
         "tenant name",
@@ -93,23 +160,44 @@ async fn bad_requests_say_what_is_wrong() {
         .header("taskbox-tenant", "ghost")
         .body(Body::empty())
         .unwrap();
-    expect_error(s.raw(other_tenant).await, StatusCode::BAD_REQUEST, "BAD_REQUEST", "ghost");
+    expect_error(
+        s.raw(other_tenant).await,
+        StatusCode::BAD_REQUEST,
+        "BAD_REQUEST",
+        "ghost",
+    );
     s.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_failures() {
     let s = TestServer::start(0).await;
-    expect_error(s.get("/v1/jobs", "").await, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED", "Authorization");
-    expect_error(s.get("/v1/jobs", "tbx_nope").await, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED", "unknown token");
+    expect_error(
+        s.get("/v1/jobs", "").await,
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHENTICATED",
+        "Authorization",
+    );
+    expect_error(
+        s.get("/v1/jobs", "tbx_nope").await,
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHENTICATED",
+        "unknown token",
+    );
     let basic = Request::get("/v1/jobs")
         .header("authorization", "Basic YWxhZGRpbjpvcGVu")
         .body(Body::empty())
         .unwrap();
-    expect_error(s.raw(basic).await, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED", "Bearer");
+    expect_error(
+        s.raw(basic).await,
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHENTICATED",
+        "Bearer",
+    );
     let reader = s.tenant("acme", &["jobs:read"]).await;
     expect_error(
-        s.post("/v1/jobs", &reader, json!({"task": "t", "input": {}})).await,
+        s.post("/v1/jobs", &reader, json!({"task": "t", "input": {}}))
+            .await,
         StatusCode::FORBIDDEN,
         "JOB_ACCESS_DENIED",
         "jobs:queue",
@@ -136,23 +224,45 @@ async fn missing_things_are_404() {
         (Method::POST, format!("/v1/jobs/{id}/resume")),
         (Method::GET, format!("/v1/jobs/{id}/attempts")),
     ] {
-        expect_error(s.call(method, &path, ADMIN, None).await, StatusCode::NOT_FOUND, "JOB_NOT_FOUND", id);
+        expect_error(
+            s.call(method, &path, ADMIN, None).await,
+            StatusCode::NOT_FOUND,
+            "JOB_NOT_FOUND",
+            id,
+        );
     }
-    expect_error(s.get("/v1/tasks/ghost", ADMIN).await, StatusCode::NOT_FOUND, "TASK_NOT_FOUND", "ghost");
     expect_error(
-        s.post("/v1/jobs", ADMIN, json!({"task": "ghost", "input": {}})).await,
+        s.get("/v1/tasks/ghost", ADMIN).await,
+        StatusCode::NOT_FOUND,
+        "TASK_NOT_FOUND",
+        "ghost",
+    );
+    expect_error(
+        s.post("/v1/jobs", ADMIN, json!({"task": "ghost", "input": {}}))
+            .await,
         StatusCode::NOT_FOUND,
         "TASK_NOT_FOUND",
         "ghost",
     );
     let digest = "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
     expect_error(
-        s.call(Method::PUT, "/v1/tasks/t", ADMIN, Some(json!({"component": digest}))).await,
+        s.call(
+            Method::PUT,
+            "/v1/tasks/t",
+            ADMIN,
+            Some(json!({"component": digest})),
+        )
+        .await,
         StatusCode::NOT_FOUND,
         "COMPONENT_NOT_FOUND",
         "POST /v1/components",
     );
-    expect_error(s.get("/v1/nothing-here", ADMIN).await, StatusCode::NOT_FOUND, "NOT_FOUND", "/v1/nothing-here");
+    expect_error(
+        s.get("/v1/nothing-here", ADMIN).await,
+        StatusCode::NOT_FOUND,
+        "NOT_FOUND",
+        "/v1/nothing-here",
+    );
     s.stop().await;
 }
 
@@ -160,27 +270,48 @@ async fn missing_things_are_404() {
 async fn conflicts_are_409() {
     let s = TestServer::start(0).await;
     s.task(ADMIN, "t", "limits", json!({})).await;
-    expect_error(s.post("/v1/tenants", ADMIN, json!({"name": "default"})).await, StatusCode::CONFLICT, "CONFLICT", "exists");
+    expect_error(
+        s.post("/v1/tenants", ADMIN, json!({"name": "default"}))
+            .await,
+        StatusCode::CONFLICT,
+        "CONFLICT",
+        "exists",
+    );
     let body = json!({"task": "t", "input": {"op": "echo", "value": 1}, "unique_key": "once"});
     let first = s.enqueue(ADMIN, body.clone()).await;
-    expect_error(s.post("/v1/jobs", ADMIN, body).await, StatusCode::CONFLICT, "CONFLICT", "unique_key");
+    expect_error(
+        s.post("/v1/jobs", ADMIN, body).await,
+        StatusCode::CONFLICT,
+        "CONFLICT",
+        "unique_key",
+    );
     let id = first["id"].as_str().unwrap();
     expect_error(
-        s.post(&format!("/v1/jobs/{id}/resume"), ADMIN, json!({})).await,
+        s.post(&format!("/v1/jobs/{id}/resume"), ADMIN, json!({}))
+            .await,
         StatusCode::CONFLICT,
         "CONFLICT",
         "waiting",
     );
-    let (status, _) = s.call(Method::POST, &format!("/v1/jobs/{id}/run?wait=true"), ADMIN, None).await;
+    let (status, _) = s
+        .call(
+            Method::POST,
+            &format!("/v1/jobs/{id}/run?wait=true"),
+            ADMIN,
+            None,
+        )
+        .await;
     assert_eq!(status, StatusCode::OK);
     expect_error(
-        s.post(&format!("/v1/jobs/{id}/cancel"), ADMIN, json!({})).await,
+        s.post(&format!("/v1/jobs/{id}/cancel"), ADMIN, json!({}))
+            .await,
         StatusCode::CONFLICT,
         "CONFLICT",
         "completed",
     );
     expect_error(
-        s.call(Method::POST, &format!("/v1/jobs/{id}/run"), ADMIN, None).await,
+        s.call(Method::POST, &format!("/v1/jobs/{id}/run"), ADMIN, None)
+            .await,
         StatusCode::CONFLICT,
         "CONFLICT",
         "only a queued job",
@@ -210,7 +341,8 @@ async fn oversized_bodies_are_413_before_being_read() {
         "4096",
     );
     // No length declared: cut off while streaming.
-    let chunks: Vec<Result<String, std::io::Error>> = (0..10).map(|_| Ok("x".repeat(1000))).collect();
+    let chunks: Vec<Result<String, std::io::Error>> =
+        (0..10).map(|_| Ok("x".repeat(1000))).collect();
     let stream = Body::from_stream(futures_stream(chunks));
     expect_error(
         s.raw(
@@ -267,7 +399,12 @@ async fn invalid_components_and_tasks_are_422() {
             .body(Body::from(bytes))
             .unwrap()
     };
-    expect_error(s.raw(upload(b"not wasm at all".to_vec())).await, StatusCode::UNPROCESSABLE_ENTITY, "INVALID_COMPONENT", "");
+    expect_error(
+        s.raw(upload(b"not wasm at all".to_vec())).await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "INVALID_COMPONENT",
+        "",
+    );
     expect_error(
         s.raw(upload(crate::common::guest("hostile-import"))).await,
         StatusCode::UNPROCESSABLE_ENTITY,
@@ -282,13 +419,21 @@ async fn invalid_components_and_tasks_are_422() {
         async move { s.call(Method::PUT, &path, ADMIN, Some(spec)).await }
     };
     expect_error(
-        put("b", json!({"component": digest, "retry": {"max_attempts": 0}})).await,
+        put(
+            "b",
+            json!({"component": digest, "retry": {"max_attempts": 0}}),
+        )
+        .await,
         StatusCode::UNPROCESSABLE_ENTITY,
         "INVALID_TASK",
         "max_attempts",
     );
     expect_error(
-        put("b", json!({"component": digest, "input_schema": {"type": "integr"}})).await,
+        put(
+            "b",
+            json!({"component": digest, "input_schema": {"type": "integr"}}),
+        )
+        .await,
         StatusCode::UNPROCESSABLE_ENTITY,
         "INVALID_TASK",
         "input_schema",
@@ -299,7 +444,12 @@ async fn invalid_components_and_tasks_are_422() {
         "INVALID_TASK",
         "ghost",
     );
-    expect_error(put("Bad%20Name", json!({"component": digest})).await, StatusCode::UNPROCESSABLE_ENTITY, "INVALID_TASK", "task name");
+    expect_error(
+        put("Bad%20Name", json!({"component": digest})).await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "INVALID_TASK",
+        "task name",
+    );
     // a → b is fine; then b → a closes a cycle.
     let (status, _) = put("b", json!({"component": digest})).await;
     assert_eq!(status, StatusCode::CREATED);

@@ -13,13 +13,25 @@ fn quick_retry(max_attempts: u32) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_completes_and_its_attempt_is_recorded() {
     let s = TestServer::start(2).await;
-    let schema: Value = serde_json::from_str(&crate::common::repo_file("guest-examples/rust/invoice/schema.json")).unwrap();
-    s.task(ADMIN, "invoice", "invoice", json!({"input_schema": schema})).await;
-    let input: Value = serde_json::from_str(&crate::common::repo_file("guest-examples/rust/invoice/example.json")).unwrap();
-    let job = s.enqueue(ADMIN, json!({"task": "invoice", "input": input})).await;
+    let schema: Value = serde_json::from_str(&crate::common::repo_file(
+        "guest-examples/rust/invoice/schema.json",
+    ))
+    .unwrap();
+    s.task(ADMIN, "invoice", "invoice", json!({"input_schema": schema}))
+        .await;
+    let input: Value = serde_json::from_str(&crate::common::repo_file(
+        "guest-examples/rust/invoice/example.json",
+    ))
+    .unwrap();
+    let job = s
+        .enqueue(ADMIN, json!({"task": "invoice", "input": input}))
+        .await;
     assert_eq!(job["status"], "queued");
     assert_eq!(job["task"]["version"], 1);
-    assert!(job["task"]["digest"].as_str().unwrap().starts_with("sha256:"));
+    assert!(job["task"]["digest"]
+        .as_str()
+        .unwrap()
+        .starts_with("sha256:"));
     let done = s.finished(ADMIN, job["id"].as_str().unwrap()).await;
     assert_eq!(done["status"], "completed", "{done:#}");
     assert_eq!(done["output"]["invoice_number"], "INV-A-1001");
@@ -30,15 +42,24 @@ async fn a_job_completes_and_its_attempt_is_recorded() {
     assert_eq!(a["outcome"], "completed");
     assert!(a["fuel_used"].as_u64().unwrap() > 0);
     assert!(a["peak_memory_bytes"].as_u64().unwrap() > 0);
-    assert!(a["log"]["lines"][0]["message"].as_str().unwrap().contains("invoicing order A-1001"));
+    assert!(a["log"]["lines"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("invoicing order A-1001"));
     s.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_are_retried_as_the_policy_says() {
     let s = TestServer::start(2).await;
-    s.task(ADMIN, "flaky", "flaky", json!({"retry": quick_retry(3)})).await;
-    let job = s.enqueue(ADMIN, json!({"task": "flaky", "input": {"succeed_on_attempt": 3}})).await;
+    s.task(ADMIN, "flaky", "flaky", json!({"retry": quick_retry(3)}))
+        .await;
+    let job = s
+        .enqueue(
+            ADMIN,
+            json!({"task": "flaky", "input": {"succeed_on_attempt": 3}}),
+        )
+        .await;
     let done = s.finished(ADMIN, job["id"].as_str().unwrap()).await;
     assert_eq!(done["status"], "completed", "{done:#}");
     assert_eq!(done["output"], json!({"attempt": 3}));
@@ -48,10 +69,18 @@ async fn failures_are_retried_as_the_policy_says() {
         .iter()
         .map(|a| a["outcome"].clone())
         .collect();
-    assert_eq!(outcomes, [json!("retried"), json!("retried"), json!("completed")]);
+    assert_eq!(
+        outcomes,
+        [json!("retried"), json!("retried"), json!("completed")]
+    );
 
     // Out of attempts: failed, with the last error.
-    let job = s.enqueue(ADMIN, json!({"task": "flaky", "input": {"succeed_on_attempt": 9}})).await;
+    let job = s
+        .enqueue(
+            ADMIN,
+            json!({"task": "flaky", "input": {"succeed_on_attempt": 9}}),
+        )
+        .await;
     let done = s.finished(ADMIN, job["id"].as_str().unwrap()).await;
     assert_eq!(done["status"], "failed");
     assert_eq!(done["attempts"], 3);
@@ -73,16 +102,34 @@ async fn some_failures_are_never_retried() {
     .await;
     let cases = [
         // The guest says so.
-        (json!({"op": "fail", "code": "nope", "retryable": false}), "task_failed", 1),
+        (
+            json!({"op": "fail", "code": "nope", "retryable": false}),
+            "task_failed",
+            1,
+        ),
         // The code is in non_retryable.
-        (json!({"op": "fail", "code": "card_declined", "retryable": true}), "task_failed", 1),
+        (
+            json!({"op": "fail", "code": "card_declined", "retryable": true}),
+            "task_failed",
+            1,
+        ),
         // Deterministic: the same input burns the same fuel.
-        (json!({"op": "spin", "iterations": 10_000_000_000u64}), "fuel_exhausted", 1),
+        (
+            json!({"op": "spin", "iterations": 10_000_000_000u64}),
+            "fuel_exhausted",
+            1,
+        ),
         // Retryable: every attempt is used.
-        (json!({"op": "fail", "code": "flaky_upstream", "retryable": true}), "task_failed", 5),
+        (
+            json!({"op": "fail", "code": "flaky_upstream", "retryable": true}),
+            "task_failed",
+            5,
+        ),
     ];
     for (input, kind, attempts) in cases {
-        let job = s.enqueue(ADMIN, json!({"task": "limits", "input": input})).await;
+        let job = s
+            .enqueue(ADMIN, json!({"task": "limits", "input": input}))
+            .await;
         let done = s.finished(ADMIN, job["id"].as_str().unwrap()).await;
         assert_eq!(done["status"], "failed", "{input}: {done:#}");
         assert_eq!(done["error"]["kind"], kind, "{input}");
@@ -101,7 +148,12 @@ async fn timeouts_are_retried_and_deadlines_end_the_job() {
         json!({"limits": {"timeout_ms": 30}, "retry": quick_retry(2)}),
     )
     .await;
-    let job = s.enqueue(ADMIN, json!({"task": "slow", "input": {"op": "sleep", "ms": 2000}})).await;
+    let job = s
+        .enqueue(
+            ADMIN,
+            json!({"task": "slow", "input": {"op": "sleep", "ms": 2000}}),
+        )
+        .await;
     let done = s.finished(ADMIN, job["id"].as_str().unwrap()).await;
     assert_eq!(done["error"]["kind"], "timeout");
     assert_eq!(done["attempts"], 2, "a timeout is retried");
@@ -114,7 +166,10 @@ async fn timeouts_are_retried_and_deadlines_end_the_job() {
     )
     .await;
     let job = s
-        .enqueue(ADMIN, json!({"task": "bounded", "input": {"op": "sleep", "ms": 5000}, "deadline_ms": 100}))
+        .enqueue(
+            ADMIN,
+            json!({"task": "bounded", "input": {"op": "sleep", "ms": 5000}, "deadline_ms": 100}),
+        )
         .await;
     let done = s.finished(ADMIN, job["id"].as_str().unwrap()).await;
     assert_eq!(done["status"], "failed");
@@ -127,10 +182,29 @@ async fn timeouts_are_retried_and_deadlines_end_the_job() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn output_schemas_are_enforced() {
     let s = TestServer::start(2).await;
-    s.task(ADMIN, "typed", "limits", json!({"output_schema": {"type": "integer"}})).await;
-    let ok = s.enqueue(ADMIN, json!({"task": "typed", "input": {"op": "echo", "value": 7}})).await;
-    let bad = s.enqueue(ADMIN, json!({"task": "typed", "input": {"op": "echo", "value": "seven"}})).await;
-    assert_eq!(s.finished(ADMIN, ok["id"].as_str().unwrap()).await["output"], 7);
+    s.task(
+        ADMIN,
+        "typed",
+        "limits",
+        json!({"output_schema": {"type": "integer"}}),
+    )
+    .await;
+    let ok = s
+        .enqueue(
+            ADMIN,
+            json!({"task": "typed", "input": {"op": "echo", "value": 7}}),
+        )
+        .await;
+    let bad = s
+        .enqueue(
+            ADMIN,
+            json!({"task": "typed", "input": {"op": "echo", "value": "seven"}}),
+        )
+        .await;
+    assert_eq!(
+        s.finished(ADMIN, ok["id"].as_str().unwrap()).await["output"],
+        7
+    );
     let done = s.finished(ADMIN, bad["id"].as_str().unwrap()).await;
     assert_eq!(done["status"], "failed");
     assert_eq!(done["error"]["kind"], "invalid_output");
@@ -144,20 +218,46 @@ async fn fallback_chains_serve_a_failed_job() {
     s.task(ADMIN, "last-resort", "noop", json!({})).await;
     // The middle fallback fails too: its input is {input, error}, which the
     // limits guest refuses (bad_input, not retryable).
-    s.task(ADMIN, "middle", "limits", json!({"fallback": "last-resort"})).await;
-    s.task(ADMIN, "primary", "limits", json!({"fallback": "middle", "retry": quick_retry(2)})).await;
+    s.task(
+        ADMIN,
+        "middle",
+        "limits",
+        json!({"fallback": "last-resort"}),
+    )
+    .await;
+    s.task(
+        ADMIN,
+        "primary",
+        "limits",
+        json!({"fallback": "middle", "retry": quick_retry(2)}),
+    )
+    .await;
     let job = s
-        .enqueue(ADMIN, json!({"task": "primary", "input": {"op": "fail", "code": "down", "retryable": true}}))
+        .enqueue(
+            ADMIN,
+            json!({"task": "primary", "input": {"op": "fail", "code": "down", "retryable": true}}),
+        )
         .await;
     let done = s.finished(ADMIN, job["id"].as_str().unwrap()).await;
     assert_eq!(done["status"], "completed", "{done:#}");
     assert_eq!(done["output"], json!({}));
-    assert_eq!(done["task"]["name"], "primary", "the job still names its task");
-    assert_eq!(done["fallback"]["name"], "last-resort", "and which fallback served it");
+    assert_eq!(
+        done["task"]["name"], "primary",
+        "the job still names its task"
+    );
+    assert_eq!(
+        done["fallback"]["name"], "last-resort",
+        "and which fallback served it"
+    );
     let attempts = s.attempts(ADMIN, job["id"].as_str().unwrap()).await;
     let trail: Vec<(String, String)> = attempts
         .iter()
-        .map(|a| (a["task"]["name"].as_str().unwrap().into(), a["outcome"].as_str().unwrap().into()))
+        .map(|a| {
+            (
+                a["task"]["name"].as_str().unwrap().into(),
+                a["outcome"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     assert_eq!(
         trail,
@@ -175,17 +275,29 @@ async fn fallback_chains_serve_a_failed_job() {
 async fn the_fallback_gets_the_input_and_the_error() {
     let s = TestServer::start(2).await;
     s.task(ADMIN, "echo-all", "limits", json!({})).await;
-    s.task(ADMIN, "fails", "limits", json!({"fallback": "echo-all", "retry": quick_retry(1)})).await;
+    s.task(
+        ADMIN,
+        "fails",
+        "limits",
+        json!({"fallback": "echo-all", "retry": quick_retry(1)}),
+    )
+    .await;
     // The fallback's input is {"input": …, "error": …}; the limits guest
     // needs an op, so give the original input one it can also serve: the
     // fallback then fails, and the job fails with its error.
     let job = s
-        .enqueue(ADMIN, json!({"task": "fails", "input": {"op": "fail", "code": "first", "retryable": true}}))
+        .enqueue(
+            ADMIN,
+            json!({"task": "fails", "input": {"op": "fail", "code": "first", "retryable": true}}),
+        )
         .await;
     let done = s.finished(ADMIN, job["id"].as_str().unwrap()).await;
     assert_eq!(done["status"], "failed");
     assert_eq!(done["fallback"]["name"], "echo-all");
-    assert_eq!(done["error"]["code"], "bad_input", "the last error is the fallback's");
+    assert_eq!(
+        done["error"]["code"], "bad_input",
+        "the last error is the fallback's"
+    );
     s.stop().await;
 }
 
@@ -194,26 +306,50 @@ async fn snooze_wait_and_resume() {
     let s = TestServer::start(2).await;
     s.task(ADMIN, "limits", "limits", json!({})).await;
     let job = s
-        .enqueue(ADMIN, json!({"task": "limits", "input": {"op": "wait", "for": {"approval": "manager"}}}))
+        .enqueue(
+            ADMIN,
+            json!({"task": "limits", "input": {"op": "wait", "for": {"approval": "manager"}}}),
+        )
         .await;
     let id = job["id"].as_str().unwrap();
     let waiting = s.until(ADMIN, id, |j| j["status"] == "waiting").await;
     assert_eq!(waiting["waiting_for"], json!({"approval": "manager"}));
     let (status, resumed) = s
-        .post(&format!("/v1/jobs/{id}/resume"), ADMIN, json!({"input": {"op": "echo", "value": "approved"}}))
+        .post(
+            &format!("/v1/jobs/{id}/resume"),
+            ADMIN,
+            json!({"input": {"op": "echo", "value": "approved"}}),
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "{resumed}");
     let done = s.finished(ADMIN, id).await;
     assert_eq!(done["output"], "approved");
-    let outcomes: Vec<Value> = s.attempts(ADMIN, id).await.iter().map(|a| a["outcome"].clone()).collect();
+    let outcomes: Vec<Value> = s
+        .attempts(ADMIN, id)
+        .await
+        .iter()
+        .map(|a| a["outcome"].clone())
+        .collect();
     assert_eq!(outcomes, [json!("waiting"), json!("completed")]);
     assert_eq!(done["max_attempts"], 4, "waiting did not use up an attempt");
 
-    let job = s.enqueue(ADMIN, json!({"task": "limits", "input": {"op": "snooze", "ms": 5}})).await;
+    let job = s
+        .enqueue(
+            ADMIN,
+            json!({"task": "limits", "input": {"op": "snooze", "ms": 5}}),
+        )
+        .await;
     let id = job["id"].as_str().unwrap();
-    let snoozed = s.until(ADMIN, id, |j| j["attempts"].as_u64() >= Some(3)).await;
-    assert!(snoozed["max_attempts"].as_u64().unwrap() >= 5, "snoozes use up no attempts: {snoozed:#}");
-    let (status, cancelled) = s.post(&format!("/v1/jobs/{id}/cancel"), ADMIN, json!({})).await;
+    let snoozed = s
+        .until(ADMIN, id, |j| j["attempts"].as_u64() >= Some(3))
+        .await;
+    assert!(
+        snoozed["max_attempts"].as_u64().unwrap() >= 5,
+        "snoozes use up no attempts: {snoozed:#}"
+    );
+    let (status, cancelled) = s
+        .post(&format!("/v1/jobs/{id}/cancel"), ADMIN, json!({}))
+        .await;
     assert_eq!(status, StatusCode::OK);
     let done = s.finished(ADMIN, id).await;
     assert_eq!(done["status"], "cancelled", "{cancelled:#}");
@@ -223,28 +359,51 @@ async fn snooze_wait_and_resume() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_stops_a_running_attempt() {
     let s = TestServer::start(2).await;
-    s.task(ADMIN, "limits", "limits", json!({"limits": {"timeout_ms": 60_000}})).await;
+    s.task(
+        ADMIN,
+        "limits",
+        "limits",
+        json!({"limits": {"timeout_ms": 60_000}}),
+    )
+    .await;
     let job = s
-        .enqueue(ADMIN, json!({"task": "limits", "input": {"op": "spin", "iterations": 1_000_000_000_000u64}}))
+        .enqueue(
+            ADMIN,
+            json!({"task": "limits", "input": {"op": "spin", "iterations": 1_000_000_000_000u64}}),
+        )
         .await;
     let id = job["id"].as_str().unwrap();
     s.until(ADMIN, id, |j| j["status"] == "running").await;
     let started = std::time::Instant::now();
-    let (status, body) = s.post(&format!("/v1/jobs/{id}/cancel"), ADMIN, json!({})).await;
+    let (status, body) = s
+        .post(&format!("/v1/jobs/{id}/cancel"), ADMIN, json!({}))
+        .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let done = s.finished(ADMIN, id).await;
     assert_eq!(done["status"], "cancelled");
-    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the spin was interrupted");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the spin was interrupted"
+    );
     let attempts = s.attempts(ADMIN, id).await;
     assert_eq!(attempts[0]["outcome"], "cancelled");
 
     // A queued job is cancelled at once and never runs.
     let (_, queued) = s
-        .post("/v1/jobs", ADMIN, json!({"task": "limits", "input": {"op": "echo", "value": 1}, "delay_ms": 60_000}))
+        .post(
+            "/v1/jobs",
+            ADMIN,
+            json!({"task": "limits", "input": {"op": "echo", "value": 1}, "delay_ms": 60_000}),
+        )
         .await;
     let qid = queued["id"].as_str().unwrap();
-    let (status, body) = s.post(&format!("/v1/jobs/{qid}/cancel"), ADMIN, json!({})).await;
-    assert_eq!((status, body["status"].clone()), (StatusCode::OK, json!("cancelled")));
+    let (status, body) = s
+        .post(&format!("/v1/jobs/{qid}/cancel"), ADMIN, json!({}))
+        .await;
+    assert_eq!(
+        (status, body["status"].clone()),
+        (StatusCode::OK, json!("cancelled"))
+    );
     assert!(s.attempts(ADMIN, qid).await.is_empty());
     s.stop().await;
 }
@@ -253,29 +412,59 @@ async fn cancel_stops_a_running_attempt() {
 async fn run_now_runs_ahead_of_time_and_answers_the_result() {
     // No runners: only run-now executes anything.
     let s = TestServer::start(0).await;
-    s.task(ADMIN, "limits", "limits", json!({"retry": quick_retry(1)})).await;
+    s.task(ADMIN, "limits", "limits", json!({"retry": quick_retry(1)}))
+        .await;
     let (_, job) = s
         .post("/v1/jobs", ADMIN, json!({"task": "limits", "input": {"op": "echo", "value": "now"}, "delay_ms": 3_600_000}))
         .await;
     let id = job["id"].as_str().unwrap();
-    let (status, done) = s.call(Method::POST, &format!("/v1/jobs/{id}/run?wait=true"), ADMIN, None).await;
+    let (status, done) = s
+        .call(
+            Method::POST,
+            &format!("/v1/jobs/{id}/run?wait=true"),
+            ADMIN,
+            None,
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{done}");
-    assert_eq!((done["status"].clone(), done["output"].clone()), (json!("completed"), json!("now")));
+    assert_eq!(
+        (done["status"].clone(), done["output"].clone()),
+        (json!("completed"), json!("now"))
+    );
 
     let (_, job) = s
-        .post("/v1/jobs", ADMIN, json!({"task": "limits", "input": {"op": "fail", "code": "x", "retryable": false}}))
+        .post(
+            "/v1/jobs",
+            ADMIN,
+            json!({"task": "limits", "input": {"op": "fail", "code": "x", "retryable": false}}),
+        )
         .await;
     let id = job["id"].as_str().unwrap();
-    let (status, err) = s.call(Method::POST, &format!("/v1/jobs/{id}/run?wait=true"), ADMIN, None).await;
+    let (status, err) = s
+        .call(
+            Method::POST,
+            &format!("/v1/jobs/{id}/run?wait=true"),
+            ADMIN,
+            None,
+        )
+        .await;
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
     assert_eq!(err["error"]["code"], "JOB_EXECUTION_ERROR");
     assert_eq!(err["error"]["details"]["job"]["status"], "failed");
     assert_eq!(err["error"]["details"]["job"]["id"], id);
 
     // Without wait: 202 and the job runs in the background.
-    let (_, job) = s.post("/v1/jobs", ADMIN, json!({"task": "limits", "input": {"op": "echo", "value": 2}})).await;
+    let (_, job) = s
+        .post(
+            "/v1/jobs",
+            ADMIN,
+            json!({"task": "limits", "input": {"op": "echo", "value": 2}}),
+        )
+        .await;
     let id = job["id"].as_str().unwrap();
-    let (status, _) = s.call(Method::POST, &format!("/v1/jobs/{id}/run"), ADMIN, None).await;
+    let (status, _) = s
+        .call(Method::POST, &format!("/v1/jobs/{id}/run"), ADMIN, None)
+        .await;
     assert_eq!(status, StatusCode::ACCEPTED);
     assert_eq!(s.finished(ADMIN, id).await["output"], 2);
     s.stop().await;
@@ -285,15 +474,33 @@ async fn run_now_runs_ahead_of_time_and_answers_the_result() {
 async fn queued_jobs_keep_the_version_they_pinned() {
     let s = TestServer::start(0).await;
     s.task(ADMIN, "t", "limits", json!({})).await;
-    let (_, job) = s.post("/v1/jobs", ADMIN, json!({"task": "t", "input": {"op": "echo", "value": "v1"}})).await;
+    let (_, job) = s
+        .post(
+            "/v1/jobs",
+            ADMIN,
+            json!({"task": "t", "input": {"op": "echo", "value": "v1"}}),
+        )
+        .await;
     let v2 = s.task(ADMIN, "t", "noop", json!({})).await;
     assert_eq!(v2["version"], 2);
     let id = job["id"].as_str().unwrap();
-    let (status, done) = s.call(Method::POST, &format!("/v1/jobs/{id}/run?wait=true"), ADMIN, None).await;
+    let (status, done) = s
+        .call(
+            Method::POST,
+            &format!("/v1/jobs/{id}/run?wait=true"),
+            ADMIN,
+            None,
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{done}");
-    assert_eq!(done["output"], "v1", "it ran the digest it pinned, not version 2's");
+    assert_eq!(
+        done["output"], "v1",
+        "it ran the digest it pinned, not version 2's"
+    );
     assert_eq!(done["task"]["version"], 1);
-    let (_, newer) = s.post("/v1/jobs", ADMIN, json!({"task": "t", "input": {}})).await;
+    let (_, newer) = s
+        .post("/v1/jobs", ADMIN, json!({"task": "t", "input": {}}))
+        .await;
     assert_eq!(newer["task"]["version"], 2);
     assert_eq!(newer["task"]["digest"], v2["digest"]);
     s.stop().await;
@@ -336,7 +543,10 @@ async fn jobs_with_one_concurrency_key_never_overlap() {
     for id in &ids {
         assert_eq!(s.finished(ADMIN, id).await["status"], "completed");
         let a = &s.attempts(ADMIN, id).await[0];
-        spans.push((a["started_at"].as_str().unwrap().to_owned(), a["finished_at"].as_str().unwrap().to_owned()));
+        spans.push((
+            a["started_at"].as_str().unwrap().to_owned(),
+            a["finished_at"].as_str().unwrap().to_owned(),
+        ));
     }
     spans.sort();
     for pair in spans.windows(2) {
@@ -353,14 +563,31 @@ async fn lists_page_newest_first_with_filters() {
     let mut ids = Vec::new();
     for i in 0..5 {
         let task = if i % 2 == 0 { "a" } else { "b" };
-        ids.push(s.enqueue(ADMIN, json!({"task": task, "input": {}})).await["id"].as_str().unwrap().to_owned());
+        ids.push(
+            s.enqueue(ADMIN, json!({"task": task, "input": {}})).await["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
     }
     let (_, p1) = s.get("/v1/jobs?limit=2", ADMIN).await;
-    let got: Vec<&str> = p1["jobs"].as_array().unwrap().iter().map(|j| j["id"].as_str().unwrap()).collect();
+    let got: Vec<&str> = p1["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_str().unwrap())
+        .collect();
     assert_eq!(got, [ids[4].as_str(), ids[3].as_str()]);
     let cursor = p1["next_cursor"].as_str().unwrap();
-    let (_, p2) = s.get(&format!("/v1/jobs?limit=2&cursor={cursor}"), ADMIN).await;
-    let got: Vec<&str> = p2["jobs"].as_array().unwrap().iter().map(|j| j["id"].as_str().unwrap()).collect();
+    let (_, p2) = s
+        .get(&format!("/v1/jobs?limit=2&cursor={cursor}"), ADMIN)
+        .await;
+    let got: Vec<&str> = p2["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_str().unwrap())
+        .collect();
     assert_eq!(got, [ids[2].as_str(), ids[1].as_str()]);
     let (_, b) = s.get("/v1/jobs?task=b&status=queued", ADMIN).await;
     assert_eq!(b["jobs"].as_array().unwrap().len(), 2);

@@ -23,7 +23,15 @@ struct Served {
 impl Served {
     fn start(data_dir: &Path) -> Served {
         let mut child = Command::new(env!("CARGO_BIN_EXE_taskbox"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--runners", "2", "--grace-ms", "2000"])
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--runners",
+                "2",
+                "--grace-ms",
+                "2000",
+            ])
             .arg("--data-dir")
             .arg(data_dir)
             .env("TASKBOX_ADMIN_TOKEN", ADMIN)
@@ -87,7 +95,10 @@ impl Client {
         let resp = req.send().await.expect("the server answers");
         let status = resp.status().as_u16();
         let text = resp.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
     }
 
     async fn get(&self, path: &str) -> (u16, Value) {
@@ -115,7 +126,11 @@ impl Client {
     async fn task(&self, name: &str, guest: &str) -> String {
         let digest = self.upload(guest).await;
         let (status, body) = self
-            .send(reqwest::Method::PUT, &format!("/v1/tasks/{name}"), Some(json!({"component": digest})))
+            .send(
+                reqwest::Method::PUT,
+                &format!("/v1/tasks/{name}"),
+                Some(json!({"component": digest})),
+            )
             .await;
         assert_eq!(status, 201, "{body}");
         digest
@@ -129,7 +144,10 @@ impl Client {
             if pred(&job) {
                 return job;
             }
-            assert!(Instant::now() < deadline, "the job never got there: {job:#}");
+            assert!(
+                Instant::now() < deadline,
+                "the job never got there: {job:#}"
+            );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
@@ -142,7 +160,10 @@ fn readme_quick_start() -> String {
         .split("<!-- quick-start -->")
         .nth(1)
         .expect("the README marks its quick start with <!-- quick-start -->");
-    let block = after.split("```sh\n").nth(1).expect("a ```sh block follows the marker");
+    let block = after
+        .split("```sh\n")
+        .nth(1)
+        .expect("a ```sh block follows the marker");
     block.split("\n```").next().unwrap().to_owned()
 }
 
@@ -151,8 +172,15 @@ async fn the_readme_quick_start_works() {
     let dir = tempfile::tempdir().unwrap();
     let server = Served::start(dir.path());
     let script = readme_quick_start();
-    let bin_dir = PathBuf::from(env!("CARGO_BIN_EXE_taskbox")).parent().unwrap().to_owned();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let bin_dir = PathBuf::from(env!("CARGO_BIN_EXE_taskbox"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let url = server.url.clone();
     let script_run = script.clone();
     let out = tokio::task::spawn_blocking(move || {
@@ -169,9 +197,16 @@ async fn the_readme_quick_start_works() {
     .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the quick start failed:\n{script}\n--- stdout\n{stdout}\n--- stderr\n{stderr}");
+    assert!(
+        out.status.success(),
+        "the quick start failed:\n{script}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
     // Once through the CLI, once through curl.
-    assert_eq!(stdout.matches("INV-A-1001").count(), 2, "{stdout}\n{stderr}");
+    assert_eq!(
+        stdout.matches("INV-A-1001").count(),
+        2,
+        "{stdout}\n{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -180,7 +215,12 @@ async fn a_server_killed_mid_job_finishes_it_after_a_restart() {
     let mut server = Served::start(dir.path());
     let c = Client::new(&server.url, ADMIN);
     c.task("limits", "limits").await;
-    let (status, slow) = c.post("/v1/jobs", json!({"task": "limits", "input": {"op": "sleep", "ms": 1500}})).await;
+    let (status, slow) = c
+        .post(
+            "/v1/jobs",
+            json!({"task": "limits", "input": {"op": "sleep", "ms": 1500}}),
+        )
+        .await;
     assert_eq!(status, 201);
     let slow_id = slow["id"].as_str().unwrap().to_owned();
     // Acknowledged while the slow job runs; none may be lost.
@@ -239,7 +279,9 @@ async fn tenants_see_nothing_of_each_other() {
             let (status, body) = admin.post("/v1/tenants", json!({"name": tenant})).await;
             assert_eq!(status, 201, "{body}");
         }
-        let (status, body) = admin.post("/v1/tokens", json!({"tenant": tenant, "scopes": scopes})).await;
+        let (status, body) = admin
+            .post("/v1/tokens", json!({"tenant": tenant, "scopes": scopes}))
+            .await;
         assert_eq!(status, 201, "{body}");
         tokens.push(body["token"].as_str().unwrap().to_owned());
     }
@@ -247,7 +289,12 @@ async fn tenants_see_nothing_of_each_other() {
     let b = Client::new(&server.url, &tokens[1]);
     let a_reader = Client::new(&server.url, &tokens[2]);
     let digest = a.task("private", "limits").await;
-    let (status, job) = a.post("/v1/jobs", json!({"task": "private", "input": {"op": "wait", "for": "x"}})).await;
+    let (status, job) = a
+        .post(
+            "/v1/jobs",
+            json!({"task": "private", "input": {"op": "wait", "for": "x"}}),
+        )
+        .await;
     assert_eq!(status, 201);
     let id = job["id"].as_str().unwrap();
     a.until(id, |j| j["status"] == "waiting").await;
@@ -261,16 +308,30 @@ async fn tenants_see_nothing_of_each_other() {
         (reqwest::Method::GET, format!("/v1/jobs/{id}/attempts")),
     ] {
         let (status, body) = b.send(method, &path, Some(json!({}))).await;
-        assert_eq!((status, code(&body)), (404, "JOB_NOT_FOUND".into()), "{path}: {body}");
+        assert_eq!(
+            (status, code(&body)),
+            (404, "JOB_NOT_FOUND".into()),
+            "{path}: {body}"
+        );
     }
     let (status, body) = b.get("/v1/tasks/private").await;
     assert_eq!((status, code(&body)), (404, "TASK_NOT_FOUND".into()));
-    let (status, body) = b.post("/v1/jobs", json!({"task": "private", "input": {}})).await;
+    let (status, body) = b
+        .post("/v1/jobs", json!({"task": "private", "input": {}}))
+        .await;
     assert_eq!((status, code(&body)), (404, "TASK_NOT_FOUND".into()));
     let (status, body) = b
-        .send(reqwest::Method::PUT, "/v1/tasks/mine", Some(json!({"component": digest})))
+        .send(
+            reqwest::Method::PUT,
+            "/v1/tasks/mine",
+            Some(json!({"component": digest})),
+        )
         .await;
-    assert_eq!((status, code(&body)), (404, "COMPONENT_NOT_FOUND".into()), "A's component is not B's");
+    assert_eq!(
+        (status, code(&body)),
+        (404, "COMPONENT_NOT_FOUND".into()),
+        "A's component is not B's"
+    );
     let (_, list) = b.get("/v1/jobs").await;
     assert_eq!(list["jobs"], json!([]));
     let (_, list) = b.get("/v1/tasks").await;
@@ -282,8 +343,14 @@ async fn tenants_see_nothing_of_each_other() {
     // A's own token without jobs:cancel may read but not cancel.
     let (status, _) = a_reader.get(&format!("/v1/jobs/{id}")).await;
     assert_eq!(status, 200);
-    let (status, body) = a_reader.post(&format!("/v1/jobs/{id}/cancel"), json!({})).await;
-    assert_eq!((status, code(&body)), (403, "JOB_ACCESS_DENIED".into()), "{body}");
+    let (status, body) = a_reader
+        .post(&format!("/v1/jobs/{id}/cancel"), json!({}))
+        .await;
+    assert_eq!(
+        (status, code(&body)),
+        (403, "JOB_ACCESS_DENIED".into()),
+        "{body}"
+    );
     let (status, body) = a.post(&format!("/v1/jobs/{id}/cancel"), json!({})).await;
     assert_eq!((status, body["status"].clone()), (200, json!("cancelled")));
 }
@@ -302,7 +369,9 @@ async fn many_clients_enqueue_at_once_without_errors() {
         tasks.push(tokio::spawn(async move {
             let mut ids = Vec::new();
             for _ in 0..EACH {
-                let (status, body) = c.post("/v1/jobs", json!({"task": "noop", "input": {}})).await;
+                let (status, body) = c
+                    .post("/v1/jobs", json!({"task": "noop", "input": {}}))
+                    .await;
                 assert_eq!(status, 201, "every enqueue is acknowledged: {body}");
                 ids.push(body["id"].as_str().unwrap().to_owned());
             }
@@ -321,7 +390,9 @@ async fn many_clients_enqueue_at_once_without_errors() {
         let mut n = page["jobs"].as_array().unwrap().len();
         let mut cursor = page["next_cursor"].as_str().map(str::to_owned);
         while let Some(c) = cursor {
-            let (_, p) = admin.get(&format!("/v1/jobs?status=completed&limit=500&cursor={c}")).await;
+            let (_, p) = admin
+                .get(&format!("/v1/jobs?status=completed&limit=500&cursor={c}"))
+                .await;
             n += p["jobs"].as_array().unwrap().len();
             cursor = p["next_cursor"].as_str().map(str::to_owned);
         }
@@ -352,9 +423,23 @@ async fn the_cli_reports_failures_with_its_exit_status() {
         )
     };
     let guest = crate::common::guests_dir().join("limits.wasm");
-    let (code, _, err) = taskbox(&["task", "push", "limits", guest.to_str().unwrap(), "--max-attempts", "1"]);
+    let (code, _, err) = taskbox(&[
+        "task",
+        "push",
+        "limits",
+        guest.to_str().unwrap(),
+        "--max-attempts",
+        "1",
+    ]);
     assert_eq!(code, Some(0), "{err}");
-    let (code, out, err) = taskbox(&["job", "enqueue", "limits", "--input", r#"{"op":"fail","code":"bad","retryable":true}"#, "--wait"]);
+    let (code, out, err) = taskbox(&[
+        "job",
+        "enqueue",
+        "limits",
+        "--input",
+        r#"{"op":"fail","code":"bad","retryable":true}"#,
+        "--wait",
+    ]);
     assert_eq!(code, Some(1), "a failed job exits 1: {out}{err}");
     assert!(err.contains("bad"), "the error is shown: {err}");
     let (code, out, err) = taskbox(&["job", "list", "--json"]);
@@ -363,7 +448,10 @@ async fn the_cli_reports_failures_with_its_exit_status() {
     assert_eq!(list["jobs"][0]["status"], "failed");
     let (code, out, _) = taskbox(&["job", "list"]);
     assert_eq!(code, Some(0));
-    assert!(out.contains("failed") && out.contains("limits"), "a table for people: {out}");
+    assert!(
+        out.contains("failed") && out.contains("limits"),
+        "a table for people: {out}"
+    );
     let (code, _, err) = taskbox(&["job", "get", "01JZZZZZZZZZZZZZZZZZZZZZZZ"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("JOB_NOT_FOUND"), "{err}");

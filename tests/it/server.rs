@@ -34,7 +34,9 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
         max_component_bytes: 64 << 20,
         admin_token: Some(ADMIN.into()),
         max_instances: 16,
-        compile_cache: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts")),
+        compile_cache: Some(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts"),
+        ),
     }
 }
 
@@ -76,7 +78,13 @@ impl TestServer {
         (status, body)
     }
 
-    pub async fn call(&self, method: Method, path: &str, token: &str, body: Option<Value>) -> (StatusCode, Value) {
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
         let mut req = Request::builder().method(method).uri(path);
         if !token.is_empty() {
             req = req.header("authorization", format!("Bearer {token}"));
@@ -114,7 +122,9 @@ impl TestServer {
         if let (Some(s), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
             s.extend(e.clone());
         }
-        let (status, body) = self.call(Method::PUT, &format!("/v1/tasks/{name}"), token, Some(spec)).await;
+        let (status, body) = self
+            .call(Method::PUT, &format!("/v1/tasks/{name}"), token, Some(spec))
+            .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         body
     }
@@ -135,15 +145,23 @@ impl TestServer {
             if done(&job) {
                 return job;
             }
-            assert!(tokio::time::Instant::now() < deadline, "job never got there: {job:#}");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "job never got there: {job:#}"
+            );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 
     /// Polls until the job has ended (completed, failed or cancelled).
     pub async fn finished(&self, token: &str, id: &str) -> Value {
-        self.until(token, id, |j| matches!(j["status"].as_str(), Some("completed" | "failed" | "cancelled")))
-            .await
+        self.until(token, id, |j| {
+            matches!(
+                j["status"].as_str(),
+                Some("completed" | "failed" | "cancelled")
+            )
+        })
+        .await
     }
 
     pub async fn attempts(&self, token: &str, id: &str) -> Vec<Value> {
@@ -161,7 +179,11 @@ impl TestServer {
 
     pub async fn token(&self, tenant: &str, scopes: &[&str]) -> String {
         let (status, body) = self
-            .post("/v1/tokens", ADMIN, json!({"tenant": tenant, "scopes": scopes}))
+            .post(
+                "/v1/tokens",
+                ADMIN,
+                json!({"tenant": tenant, "scopes": scopes}),
+            )
             .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         body["token"].as_str().unwrap().to_owned()
@@ -169,4 +191,10 @@ impl TestServer {
 }
 
 /// Every scope a tenant token can have.
-pub const ALL_SCOPES: &[&str] = &["tasks:write", "jobs:queue", "jobs:run", "jobs:cancel", "jobs:read"];
+pub const ALL_SCOPES: &[&str] = &[
+    "tasks:write",
+    "jobs:queue",
+    "jobs:run",
+    "jobs:cancel",
+    "jobs:read",
+];

@@ -64,7 +64,9 @@ async fn acknowledged_jobs_survive_a_reopen() {
     let clock = ManualClock::default();
     let store = sqlite(&dir, clock.clone()).await;
     store.tenant_insert("tenant-a").await.unwrap();
-    let jobs = (0..50).map(|i| conformance::new_job(&format!("j{i:02}"))).collect();
+    let jobs = (0..50)
+        .map(|i| conformance::new_job(&format!("j{i:02}")))
+        .collect();
     for r in store.job_insert(jobs).await.unwrap() {
         r.unwrap();
     }

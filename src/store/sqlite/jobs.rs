@@ -16,7 +16,11 @@ fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
-pub async fn get(conn: &mut SqliteConnection, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
+pub async fn get(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+    id: &str,
+) -> StoreResult<Option<JobRecord>> {
     let row: Option<JobRow> = sqlx::query_as(&format!(
         "SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1 AND tenant = ?2"
     ))
@@ -37,18 +41,31 @@ pub async fn insert(
 ) -> StoreResult<Vec<StoreResult<Inserted>>> {
     let mut out = Vec::with_capacity(jobs.len());
     for job in jobs {
-        sqlx::query("SAVEPOINT job").execute(&mut *conn).await.map_err(db)?;
+        sqlx::query("SAVEPOINT job")
+            .execute(&mut *conn)
+            .await
+            .map_err(db)?;
         let r = insert_one(conn, now, job).await;
         if r.is_err() {
-            sqlx::query("ROLLBACK TO job").execute(&mut *conn).await.map_err(db)?;
+            sqlx::query("ROLLBACK TO job")
+                .execute(&mut *conn)
+                .await
+                .map_err(db)?;
         }
-        sqlx::query("RELEASE job").execute(&mut *conn).await.map_err(db)?;
+        sqlx::query("RELEASE job")
+            .execute(&mut *conn)
+            .await
+            .map_err(db)?;
         out.push(r);
     }
     Ok(out)
 }
 
-async fn insert_one(conn: &mut SqliteConnection, now: Millis, job: NewJob) -> StoreResult<Inserted> {
+async fn insert_one(
+    conn: &mut SqliteConnection,
+    now: Millis,
+    job: NewJob,
+) -> StoreResult<Inserted> {
     if let Some(idem) = &job.idempotency {
         let seen: Option<JobRow> = sqlx::query_as(&format!(
             "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = ?1 AND idempotency_key = ?2"
@@ -145,7 +162,11 @@ async fn insert_one(conn: &mut SqliteConnection, now: Millis, job: NewJob) -> St
 
 /// Claims due jobs in queue order. Jobs whose concurrency key is running
 /// are skipped, and at most one job per key is taken.
-pub async fn claim(conn: &mut SqliteConnection, now: Millis, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
+pub async fn claim(
+    conn: &mut SqliteConnection,
+    now: Millis,
+    p: ClaimParams,
+) -> StoreResult<Vec<ClaimedJob>> {
     if p.limit == 0 {
         return Ok(Vec::new());
     }
@@ -210,8 +231,14 @@ async fn take(
     Ok(claimed)
 }
 
-pub async fn claim_one(conn: &mut SqliteConnection, now: Millis, p: ClaimOneParams) -> StoreResult<ClaimedJob> {
-    let job = get(conn, &p.tenant, &p.id).await?.ok_or(StoreError::NotFound)?;
+pub async fn claim_one(
+    conn: &mut SqliteConnection,
+    now: Millis,
+    p: ClaimOneParams,
+) -> StoreResult<ClaimedJob> {
+    let job = get(conn, &p.tenant, &p.id)
+        .await?
+        .ok_or(StoreError::NotFound)?;
     if job.status != JobStatus::Queued {
         return Err(StoreError::Conflict(format!(
             "job {} is {}; only a queued job can be run now",
@@ -233,11 +260,24 @@ pub async fn claim_one(conn: &mut SqliteConnection, now: Millis, p: ClaimOnePara
             )));
         }
     }
-    let mut claimed = take(conn, now, std::slice::from_ref(&job.id), &p.owner, p.lease_ms).await?;
-    claimed.pop().ok_or_else(|| StoreError::Conflict(format!("job {} was claimed by a runner first", job.id)))
+    let mut claimed = take(
+        conn,
+        now,
+        std::slice::from_ref(&job.id),
+        &p.owner,
+        p.lease_ms,
+    )
+    .await?;
+    claimed.pop().ok_or_else(|| {
+        StoreError::Conflict(format!("job {} was claimed by a runner first", job.id))
+    })
 }
 
-pub async fn heartbeat(conn: &mut SqliteConnection, now: Millis, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
+pub async fn heartbeat(
+    conn: &mut SqliteConnection,
+    now: Millis,
+    p: HeartbeatParams,
+) -> StoreResult<HeartbeatReply> {
     for (id, token, progress) in &p.progress {
         sqlx::query(
             "UPDATE jobs SET progress = ?1 WHERE id = ?2 AND lease_token = ?3 AND status = 'running'",
@@ -282,7 +322,11 @@ pub async fn heartbeat(conn: &mut SqliteConnection, now: Millis, p: HeartbeatPar
 
 /// Writes each attempt's end, fenced by its lease token. Completions, the
 /// common case, go in one statement for the whole batch.
-pub async fn finalize(conn: &mut SqliteConnection, now: Millis, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
+pub async fn finalize(
+    conn: &mut SqliteConnection,
+    now: Millis,
+    batch: Vec<Finalize>,
+) -> StoreResult<Vec<Finalized>> {
     let mut results = vec![Finalized::Fenced; batch.len()];
     let completes: Vec<serde_json::Value> = batch
         .iter()
@@ -347,7 +391,10 @@ pub async fn finalize(conn: &mut SqliteConnection, now: Millis, batch: Vec<Final
     Ok(results)
 }
 
-async fn insert_attempts(conn: &mut SqliteConnection, rows: &[serde_json::Value]) -> StoreResult<()> {
+async fn insert_attempts(
+    conn: &mut SqliteConnection,
+    rows: &[serde_json::Value],
+) -> StoreResult<()> {
     sqlx::query(
         "INSERT OR REPLACE INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
          finished_at, outcome, error, fuel_used, peak_memory_bytes, log) \
@@ -365,10 +412,21 @@ async fn insert_attempts(conn: &mut SqliteConnection, rows: &[serde_json::Value]
 /// One attempt's end other than a completion; `None` when fenced out.
 /// A job whose cancellation was asked for ends `cancelled` instead of
 /// going back to the queue.
-async fn finalize_one(conn: &mut SqliteConnection, now: Millis, f: &Finalize) -> StoreResult<Option<JobStatus>> {
-    const REQUEUE_OR_CANCEL: &str = "status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE ?3 END, \
+async fn finalize_one(
+    conn: &mut SqliteConnection,
+    now: Millis,
+    f: &Finalize,
+) -> StoreResult<Option<JobStatus>> {
+    const REQUEUE_OR_CANCEL: &str =
+        "status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE ?3 END, \
          finished_at = CASE WHEN cancel_requested = 1 THEN ?1 ELSE finished_at END";
-    let (set, to, a, b, c): (String, JobStatus, Option<String>, Option<i64>, Option<String>) = match &f.action {
+    let (set, to, a, b, c): (
+        String,
+        JobStatus,
+        Option<String>,
+        Option<i64>,
+        Option<String>,
+    ) = match &f.action {
         Action::Complete { .. } => unreachable!("completions are written in one statement"),
         Action::Retry { delay_ms, error } => (
             format!("{REQUEUE_OR_CANCEL}, run_at = ?4, error = ?5"),
@@ -433,9 +491,16 @@ async fn finalize_one(conn: &mut SqliteConnection, now: Millis, f: &Finalize) ->
          WHERE id = ?9 AND lease_token = ?10 AND status = 'running' RETURNING status"
     );
     let (digest, input, max) = match &f.action {
-        Action::Fallback { task, input, max_attempts, .. } => {
-            (Some(task.digest.clone()), Some(input.clone()), Some(*max_attempts))
-        }
+        Action::Fallback {
+            task,
+            input,
+            max_attempts,
+            ..
+        } => (
+            Some(task.digest.clone()),
+            Some(input.clone()),
+            Some(*max_attempts),
+        ),
         _ => (None, None, None),
     };
     let row: Option<(String,)> = sqlx::query_as(&sql)
@@ -456,7 +521,12 @@ async fn finalize_one(conn: &mut SqliteConnection, now: Millis, f: &Finalize) ->
         .transpose()
 }
 
-pub async fn cancel(conn: &mut SqliteConnection, now: Millis, tenant: &str, id: &str) -> StoreResult<CancelOutcome> {
+pub async fn cancel(
+    conn: &mut SqliteConnection,
+    now: Millis,
+    tenant: &str,
+    id: &str,
+) -> StoreResult<CancelOutcome> {
     let job = get(conn, tenant, id).await?.ok_or(StoreError::NotFound)?;
     match job.status {
         JobStatus::Queued | JobStatus::Waiting => {
@@ -472,11 +542,13 @@ pub async fn cancel(conn: &mut SqliteConnection, now: Millis, tenant: &str, id: 
             Ok(CancelOutcome::Cancelled(reread(conn, tenant, id).await?))
         }
         JobStatus::Running => {
-            sqlx::query("UPDATE jobs SET cancel_requested = 1 WHERE id = ?1 AND status = 'running'")
-                .bind(id)
-                .execute(&mut *conn)
-                .await
-                .map_err(db)?;
+            sqlx::query(
+                "UPDATE jobs SET cancel_requested = 1 WHERE id = ?1 AND status = 'running'",
+            )
+            .bind(id)
+            .execute(&mut *conn)
+            .await
+            .map_err(db)?;
             Ok(CancelOutcome::Requested(reread(conn, tenant, id).await?))
         }
         _ => Ok(CancelOutcome::AlreadyEnded(job)),
@@ -517,23 +589,54 @@ pub async fn resume(
     reread(conn, tenant, id).await
 }
 
+#[derive(sqlx::FromRow)]
+struct LostRow {
+    id: String,
+    attempts: i64,
+    max_attempts: i64,
+    cancel_requested: i64,
+    task: String,
+    task_version: i64,
+    digest: String,
+    attempt_started_at: Option<i64>,
+    fallback_task: Option<String>,
+    fallback_version: Option<i64>,
+    fallback_digest: Option<String>,
+}
+
 /// Running jobs without a live lease go back to the queue as an attempt
 /// that failed with `runner_lost`, or fail when out of attempts.
-pub async fn rescue(conn: &mut SqliteConnection, now: Millis, all_running: bool) -> StoreResult<Vec<Rescued>> {
-    let lost: Vec<(String, i64, i64, i64, String, i64, String, Option<i64>, Option<String>, Option<i64>, Option<String>)> =
-        sqlx::query_as(
-            "SELECT id, attempts, max_attempts, cancel_requested, task, task_version, digest, \
-                    attempt_started_at, fallback_task, fallback_version, fallback_digest \
-             FROM jobs WHERE status = 'running' AND (?1 OR lease_expires_at < ?2)",
-        )
-        .bind(all_running)
-        .bind(now)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db)?;
+pub async fn rescue(
+    conn: &mut SqliteConnection,
+    now: Millis,
+    all_running: bool,
+) -> StoreResult<Vec<Rescued>> {
+    let lost: Vec<LostRow> = sqlx::query_as(
+        "SELECT id, attempts, max_attempts, cancel_requested, task, task_version, digest, \
+                attempt_started_at, fallback_task, fallback_version, fallback_digest \
+         FROM jobs WHERE status = 'running' AND (?1 OR lease_expires_at < ?2)",
+    )
+    .bind(all_running)
+    .bind(now)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db)?;
     let mut rescued = Vec::with_capacity(lost.len());
     let mut attempts = Vec::with_capacity(lost.len());
-    for (id, tries, max, cancel_requested, task, version, digest, started, fb_task, fb_version, fb_digest) in lost {
+    for LostRow {
+        id,
+        attempts: tries,
+        max_attempts: max,
+        cancel_requested,
+        task,
+        task_version: version,
+        digest,
+        attempt_started_at: started,
+        fallback_task: fb_task,
+        fallback_version: fb_version,
+        fallback_digest: fb_digest,
+    } in lost
+    {
         let error = JobError::new(
             ErrorKind::RunnerLost,
             "the runner holding this job stopped before the attempt ended",
@@ -563,8 +666,18 @@ pub async fn rescue(conn: &mut SqliteConnection, now: Millis, all_running: bool)
             _ => (task, version, digest),
         };
         attempts.push(json!([
-            id, tries, name, version, digest, started.unwrap_or(now), now, "runner_lost",
-            to_json(&error), 0, 0, null
+            id,
+            tries,
+            name,
+            version,
+            digest,
+            started.unwrap_or(now),
+            now,
+            "runner_lost",
+            to_json(&error),
+            0,
+            0,
+            null
         ]));
         rescued.push(Rescued { id, status });
     }

@@ -73,7 +73,10 @@ pub enum OpenError {
 
 impl SqliteStore {
     /// Opens (creating it when missing) and migrates the database.
-    pub async fn open(opts: &SqliteOptions, clock: Arc<dyn Clock>) -> Result<SqliteStore, OpenError> {
+    pub async fn open(
+        opts: &SqliteOptions,
+        clock: Arc<dyn Clock>,
+    ) -> Result<SqliteStore, OpenError> {
         let base = SqliteConnectOptions::from_str(&opts.url)
             .map_err(|_| OpenError::BadUrl(opts.url.clone()))?;
         let path = base.get_filename().display().to_string();
@@ -134,8 +137,9 @@ impl SqliteStore {
         F: for<'c> FnOnce(
                 &'c mut SqliteConnection,
                 Millis,
-            ) -> std::pin::Pin<Box<dyn std::future::Future<Output = StoreResult<T>> + Send + 'c>>
-            + Send
+            ) -> std::pin::Pin<
+                Box<dyn std::future::Future<Output = StoreResult<T>> + Send + 'c>,
+            > + Send
             + 'static,
     {
         let writer = self
@@ -160,8 +164,10 @@ impl JobStore for SqliteStore {
 
     async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant> {
         let name = name.to_owned();
-        self.write(true, move |c, now| Box::pin(registry::tenant_insert(c, now, name)))
-            .await
+        self.write(true, move |c, now| {
+            Box::pin(registry::tenant_insert(c, now, name))
+        })
+        .await
     }
 
     async fn tenant_get(&self, name: &str) -> StoreResult<Option<Tenant>> {
@@ -175,8 +181,10 @@ impl JobStore for SqliteStore {
     }
 
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
-        self.write(true, move |c, now| Box::pin(registry::token_insert(c, now, token)))
-            .await
+        self.write(true, move |c, now| {
+            Box::pin(registry::token_insert(c, now, token))
+        })
+        .await
     }
 
     async fn token_get(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
@@ -198,11 +206,17 @@ impl JobStore for SqliteStore {
     }
 
     async fn component_insert(&self, comp: NewComponent) -> StoreResult<(ComponentRecord, bool)> {
-        self.write(true, move |c, now| Box::pin(registry::component_insert(c, now, comp)))
-            .await
+        self.write(true, move |c, now| {
+            Box::pin(registry::component_insert(c, now, comp))
+        })
+        .await
     }
 
-    async fn component_get(&self, tenant: &str, digest: &str) -> StoreResult<Option<ComponentRecord>> {
+    async fn component_get(
+        &self,
+        tenant: &str,
+        digest: &str,
+    ) -> StoreResult<Option<ComponentRecord>> {
         let row: Option<(i64, String, i64)> = sqlx::query_as(
             "SELECT size, abi, created_at FROM components WHERE tenant = ?1 AND digest = ?2",
         )
@@ -229,11 +243,18 @@ impl JobStore for SqliteStore {
     }
 
     async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
-        self.write(true, move |c, now| Box::pin(registry::task_insert(c, now, t)))
-            .await
+        self.write(true, move |c, now| {
+            Box::pin(registry::task_insert(c, now, t))
+        })
+        .await
     }
 
-    async fn task_get(&self, tenant: &str, name: &str, version: Option<u32>) -> StoreResult<Option<TaskRecord>> {
+    async fn task_get(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: Option<u32>,
+    ) -> StoreResult<Option<TaskRecord>> {
         let row: Option<TaskRow> = sqlx::query_as(
             "SELECT tenant, name, version, digest, spec, created_at FROM tasks \
              WHERE tenant = ?1 AND name = ?2 AND (?3 IS NULL OR version = ?3) \
@@ -348,7 +369,12 @@ impl JobStore for SqliteStore {
         .await
     }
 
-    async fn job_resume(&self, tenant: &str, id: &str, input: Option<String>) -> StoreResult<JobRecord> {
+    async fn job_resume(
+        &self,
+        tenant: &str,
+        id: &str,
+        input: Option<String>,
+    ) -> StoreResult<JobRecord> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
         self.write(true, move |c, now| {
             Box::pin(async move { jobs::resume(c, now, &tenant, &id, input).await })
@@ -357,8 +383,10 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_rescue(&self, all_running: bool) -> StoreResult<Vec<Rescued>> {
-        self.write(true, move |c, now| Box::pin(jobs::rescue(c, now, all_running)))
-            .await
+        self.write(true, move |c, now| {
+            Box::pin(jobs::rescue(c, now, all_running))
+        })
+        .await
     }
 
     async fn job_next_run_at(&self) -> StoreResult<Option<Millis>> {

@@ -6,7 +6,11 @@ use crate::store::records::*;
 use crate::store::{Millis, StoreError, StoreResult};
 use sqlx::SqliteConnection;
 
-pub async fn tenant_insert(conn: &mut SqliteConnection, now: Millis, name: String) -> StoreResult<Tenant> {
+pub async fn tenant_insert(
+    conn: &mut SqliteConnection,
+    now: Millis,
+    name: String,
+) -> StoreResult<Tenant> {
     let done = sqlx::query("INSERT OR IGNORE INTO tenants (name, created_at) VALUES (?1, ?2)")
         .bind(&name)
         .bind(now)
@@ -14,12 +18,21 @@ pub async fn tenant_insert(conn: &mut SqliteConnection, now: Millis, name: Strin
         .await
         .map_err(db)?;
     if done.rows_affected() == 0 {
-        return Err(StoreError::Conflict(format!("tenant {name:?} exists already")));
+        return Err(StoreError::Conflict(format!(
+            "tenant {name:?} exists already"
+        )));
     }
-    Ok(Tenant { name, created_at: now })
+    Ok(Tenant {
+        name,
+        created_at: now,
+    })
 }
 
-pub async fn token_insert(conn: &mut SqliteConnection, now: Millis, t: NewToken) -> StoreResult<()> {
+pub async fn token_insert(
+    conn: &mut SqliteConnection,
+    now: Millis,
+    t: NewToken,
+) -> StoreResult<()> {
     let admin = t.tenant.is_none();
     if admin {
         sqlx::query("DELETE FROM tokens WHERE admin = 1")
@@ -95,7 +108,11 @@ pub async fn component_insert(
     ))
 }
 
-pub async fn task_insert(conn: &mut SqliteConnection, now: Millis, t: NewTask) -> StoreResult<TaskRecord> {
+pub async fn task_insert(
+    conn: &mut SqliteConnection,
+    now: Millis,
+    t: NewTask,
+) -> StoreResult<TaskRecord> {
     let row: TaskRow = sqlx::query_as(
         "INSERT INTO tasks (tenant, name, version, digest, spec, created_at) \
          VALUES (?1, ?2, (SELECT COALESCE(MAX(version), 0) + 1 FROM tasks WHERE tenant = ?1 AND name = ?2), ?3, ?4, ?5) \

@@ -105,7 +105,10 @@ impl Writer {
 
 /// Runs one statement; boxed, so that the writer's future is provably
 /// `Send` (sqlx's executor lifetimes defeat the inference otherwise).
-fn exec<'c>(conn: &'c mut SqliteConnection, sql: &'static str) -> BoxFuture<'c, Result<(), sqlx::Error>> {
+fn exec<'c>(
+    conn: &'c mut SqliteConnection,
+    sql: &'static str,
+) -> BoxFuture<'c, Result<(), sqlx::Error>> {
     Box::pin(async move { sqlx::query(sql).execute(conn).await.map(|_| ()) })
 }
 
@@ -118,8 +121,7 @@ async fn run(
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut synchronous_full = durability == Durability::Full;
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let want_full =
-            durability == Durability::Full && batch.iter().any(|p: &Pending| p.durable);
+        let want_full = durability == Durability::Full && batch.iter().any(|p: &Pending| p.durable);
         if want_full != synchronous_full {
             let pragma = if want_full {
                 "PRAGMA synchronous = FULL"
