@@ -24,6 +24,10 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "TASKBOX_URL",
     "TASKBOX_TOKEN",
     "TASKBOX_TENANT",
+    // `taskbox run`'s compile cache.
+    "TASKBOX_CACHE_DIR",
+    // Where the tests find the built guests.
+    "TASKBOX_GUESTS",
 ];
 
 /// Most attempts one process runs at once.

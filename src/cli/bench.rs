@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 pub enum BenchArgs {
     /// Per-attempt cost, metering overhead and how fast a runaway guest is stopped.
     Sandbox(SandboxBench),
+    /// Burn-down, enqueue→start latency and HTTP enqueue throughput of the queue.
+    Queue(super::bench_queue::QueueBench),
 }
 
 #[derive(Debug, Args)]
@@ -48,6 +50,7 @@ pub enum Part {
 pub fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
     match args {
         BenchArgs::Sandbox(a) => sandbox(a),
+        BenchArgs::Queue(a) => super::bench_queue::main(a),
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod admin;
 mod bench;
+mod bench_queue;
 mod client;
 mod format;
 mod job;

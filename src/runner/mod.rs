@@ -27,11 +27,11 @@ pub const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// Longest an idle runner waits before looking for due jobs again.
 pub const POLL_EVERY: Duration = Duration::from_secs(1);
 /// Most jobs held ahead of free slots when attempts are short.
-const MAX_PREFETCH: usize = 512;
+const MAX_PREFETCH: usize = 2048;
 /// Attempts shorter than this (on average) make the runner claim ahead.
 const SHORT_ATTEMPT: Duration = Duration::from_millis(20);
 /// Most finalizations written in one call.
-const FINALIZE_BATCH: usize = 512;
+const FINALIZE_BATCH: usize = 2048;
 
 /// What the runner reports as it goes (for benchmarks and tests).
 #[derive(Debug, Clone)]
@@ -270,7 +270,7 @@ impl Inner {
     fn hold_target(&self) -> usize {
         let slots = self.config.slots;
         if self.avg_attempt_us.load(Ordering::Relaxed) < SHORT_ATTEMPT.as_micros() as u64 {
-            (slots * 128).clamp(slots, MAX_PREFETCH)
+            (slots * 512).clamp(slots, MAX_PREFETCH)
         } else {
             slots
         }
@@ -316,6 +316,7 @@ async fn claimer(inner: Arc<Inner>, local: mpsc::Sender<crate::store::ClaimedJob
                 continue;
             }
         };
+        tracing::debug!(want, got = claimed.len(), "claimed");
         let short = claimed.len() < want;
         for job in claimed {
             inner.held.insert(&job.id, &job.lease_token);
@@ -414,6 +415,7 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<FinalizeMsg>) {
     let mut batch = Vec::with_capacity(FINALIZE_BATCH);
     while rx.recv_many(&mut batch, FINALIZE_BATCH).await > 0 {
         let items: Vec<Finalize> = batch.iter().map(|m| m.finalize.clone()).collect();
+        let t0 = Instant::now();
         let mut results = None;
         for delay_ms in [0u64, 100, 500, 2000] {
             if delay_ms > 0 {
@@ -427,6 +429,11 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<FinalizeMsg>) {
                 Err(e) => tracing::warn!(error = %e, jobs = items.len(), "finalize failed"),
             }
         }
+        tracing::debug!(
+            jobs = items.len(),
+            took_us = t0.elapsed().as_micros() as u64,
+            "finalized"
+        );
         for (i, msg) in batch.drain(..).enumerate() {
             let result = results
                 .as_ref()

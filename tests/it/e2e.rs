@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const ADMIN: &str = "admin-token-for-the-e2e-tests";
@@ -18,30 +19,42 @@ fn repo() -> PathBuf {
 struct Served {
     child: Child,
     url: String,
+    /// Everything it wrote to stderr so far.
+    stderr: Arc<Mutex<String>>,
 }
 
 impl Served {
     fn start(data_dir: &Path) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_taskbox"))
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--runners",
-                "2",
-                "--grace-ms",
-                "2000",
-            ])
+        Served::spawn(data_dir, &["--grace-ms", "2000"], Some(ADMIN))
+    }
+
+    fn spawn(data_dir: &Path, extra: &[&str], admin: Option<&str>) -> Served {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_taskbox"));
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--runners", "2"])
+            .args(extra)
             .arg("--data-dir")
             .arg(data_dir)
-            .env("TASKBOX_ADMIN_TOKEN", ADMIN)
+            .env_remove("TASKBOX_ADMIN_TOKEN")
             .env_remove("TASKBOX_URL")
             .env_remove("TASKBOX_TOKEN")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start taskbox serve");
+            .stderr(Stdio::piped());
+        if let Some(token) = admin {
+            cmd.env("TASKBOX_ADMIN_TOKEN", token);
+        }
+        let mut child = cmd.spawn().expect("start taskbox serve");
         let stdout = child.stdout.take().unwrap();
+        let stderr_pipe = child.stderr.take().unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr_pipe).lines().map_while(Result::ok) {
+                eprintln!("[serve] {line}");
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -54,7 +67,27 @@ impl Served {
         let url = rx
             .recv_timeout(Duration::from_secs(60))
             .expect("the server says where it listens");
-        Served { child, url }
+        Served { child, url, stderr }
+    }
+
+    /// SIGTERM, then waits for the process to end; its exit status.
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(exit) = self.child.try_wait().unwrap() {
+                return exit;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server did not stop after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     fn kill(&mut self) {
@@ -455,4 +488,117 @@ async fn the_cli_reports_failures_with_its_exit_status() {
     let (code, _, err) = taskbox(&["job", "get", "01JZZZZZZZZZZZZZZZZZZZZZZZ"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("JOB_NOT_FOUND"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_finishes_short_attempts_and_gives_long_ones_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Served::spawn(dir.path(), &["--grace-ms", "1000"], Some(ADMIN));
+    let c = Client::new(&server.url, ADMIN);
+    c.task("limits", "limits").await;
+    let (_, short) = c
+        .post(
+            "/v1/jobs",
+            json!({"task": "limits", "input": {"op": "sleep", "ms": 300}}),
+        )
+        .await;
+    let (_, long) = c
+        .post(
+            "/v1/jobs",
+            json!({"task": "limits", "input": {"op": "sleep", "ms": 4000}}),
+        )
+        .await;
+    let (short, long) = (
+        short["id"].as_str().unwrap().to_owned(),
+        long["id"].as_str().unwrap().to_owned(),
+    );
+    c.until(&short, |j| j["status"] == "running").await;
+    c.until(&long, |j| j["status"] == "running").await;
+    let exit = server.terminate();
+    assert!(exit.success(), "a graceful stop exits 0: {exit:?}");
+
+    let server = Served::start(dir.path());
+    let c = Client::new(&server.url, ADMIN);
+    let (_, s) = c.get(&format!("/v1/jobs/{short}")).await;
+    assert_eq!(
+        s["status"], "completed",
+        "it finished within the grace period: {s:#}"
+    );
+    let done = c.until(&long, |j| j["status"] == "completed").await;
+    assert_eq!(
+        done["attempts"], 1,
+        "the interrupted attempt was given back, not counted: {done:#}"
+    );
+    let (_, attempts) = c.get(&format!("/v1/jobs/{long}/attempts")).await;
+    assert_eq!(attempts["attempts"].as_array().unwrap().len(), 1);
+    assert!(
+        !server.stderr.lock().unwrap().contains("rescued"),
+        "nothing was left running to rescue"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_start_prints_the_admin_token_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Served::spawn(dir.path(), &[], None);
+    let token = {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let err = server.stderr.lock().unwrap().clone();
+            if let Some(at) = err.find("TASKBOX_TOKEN=") {
+                break err[at + "TASKBOX_TOKEN=".len()..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap()
+                    .to_owned();
+            }
+            assert!(Instant::now() < deadline, "no token printed: {err}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    let (status, _) = Client::new(&server.url, &token).get("/v1/jobs").await;
+    assert_eq!(status, 200);
+    assert!(server.terminate().success());
+    let db = std::fs::read(dir.path().join("taskbox.db")).unwrap();
+    assert!(
+        !db.windows(token.len()).any(|w| w == token.as_bytes()),
+        "only the token's hash is stored"
+    );
+    let again = Served::spawn(dir.path(), &[], None);
+    let (status, _) = Client::new(&again.url, &token).get("/v1/jobs").await;
+    assert_eq!(status, 200, "the token still works");
+    assert!(
+        !again.stderr.lock().unwrap().contains("TASKBOX_TOKEN="),
+        "it is shown only once"
+    );
+}
+
+#[test]
+fn a_second_server_on_one_data_dir_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let _first = Served::start(dir.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .env("TASKBOX_ADMIN_TOKEN", ADMIN)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("another taskbox serve is using the data dir"),
+        "{err}"
+    );
+}
+
+#[test]
+fn misspelled_settings_are_refused() {
+    let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("TASKBOX_RUNNER", "4")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean TASKBOX_RUNNERS"), "{err}");
 }

@@ -3,7 +3,7 @@
 //! moves from (the transition table in `job.rs`) and, for a runner's
 //! writes, by the lease token.
 
-use super::rows::{ClaimRow, JobRow, CLAIM_COLUMNS, JOB_COLUMNS};
+use super::rows::{ClaimRow, JobRow, CLAIM_OBJECT, JOB_COLUMNS};
 use super::{db, random_token};
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::store::records::*;
@@ -40,6 +40,13 @@ pub async fn insert(
     jobs: Vec<NewJob>,
 ) -> StoreResult<Vec<StoreResult<Inserted>>> {
     let mut out = Vec::with_capacity(jobs.len());
+    if jobs.len() == 1 {
+        // The writer rolls back a single failed write on its own.
+        for job in jobs {
+            out.push(insert_one(conn, now, job).await);
+        }
+        return Ok(out);
+    }
     for job in jobs {
         sqlx::query("SAVEPOINT job")
             .execute(&mut *conn)
@@ -171,21 +178,26 @@ pub async fn claim(
         return Ok(Vec::new());
     }
     let queues = p.queues.as_ref().map(to_json);
-    let candidates: Vec<(String, String, Option<String>)> = sqlx::query_as(
-        "SELECT id, tenant, concurrency_key FROM jobs j \
-         WHERE status = 'queued' AND run_at <= ?1 \
-           AND (?2 IS NULL OR queue IN (SELECT value FROM json_each(?2))) \
-           AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs r \
-                WHERE r.tenant = j.tenant AND r.concurrency_key = j.concurrency_key \
-                  AND r.status = 'running')) \
-         ORDER BY priority, run_at, id LIMIT ?3",
+    // One row of JSON rather than a row per job: sqlx hands each row across
+    // threads on its own, which costs more than the query.
+    let (candidates,): (String,) = sqlx::query_as(
+        "SELECT json_group_array(json_array(id, tenant, concurrency_key) ORDER BY priority, run_at, id) \
+         FROM (SELECT id, tenant, concurrency_key, priority, run_at FROM jobs j \
+               WHERE status = 'queued' AND run_at <= ?1 \
+                 AND (?2 IS NULL OR queue IN (SELECT value FROM json_each(?2))) \
+                 AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs r \
+                      WHERE r.tenant = j.tenant AND r.concurrency_key = j.concurrency_key \
+                        AND r.status = 'running')) \
+               ORDER BY priority, run_at, id LIMIT ?3)",
     )
     .bind(now)
     .bind(queues)
     .bind(p.limit)
-    .fetch_all(&mut *conn)
+    .fetch_one(&mut *conn)
     .await
     .map_err(db)?;
+    let candidates: Vec<(String, String, Option<String>)> =
+        serde_json::from_str(&candidates).map_err(|e| StoreError::Internal(e.to_string()))?;
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
@@ -210,21 +222,32 @@ async fn take(
     lease_ms: u64,
 ) -> StoreResult<Vec<ClaimedJob>> {
     let token = random_token();
-    let rows: Vec<ClaimRow> = sqlx::query_as(&format!(
+    let ids_json = to_json(&ids);
+    sqlx::query(
         "UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?1, \
          lease_token = ?2, lease_expires_at = ?3, attempt_started_at = ?4, \
          started_at = COALESCE(started_at, ?4), progress = NULL \
-         WHERE id IN (SELECT value FROM json_each(?5)) AND status = 'queued' \
-         RETURNING {CLAIM_COLUMNS}"
-    ))
+         WHERE id IN (SELECT value FROM json_each(?5)) AND status = 'queued'",
+    )
     .bind(owner)
     .bind(&token)
     .bind(now.saturating_add(i64::try_from(lease_ms).unwrap_or(i64::MAX)))
     .bind(now)
-    .bind(to_json(&ids))
-    .fetch_all(&mut *conn)
+    .bind(&ids_json)
+    .execute(&mut *conn)
     .await
     .map_err(db)?;
+    let (rows,): (String,) = sqlx::query_as(&format!(
+        "SELECT json_group_array(json_object({CLAIM_OBJECT})) FROM jobs \
+         WHERE id IN (SELECT value FROM json_each(?1)) AND lease_token = ?2"
+    ))
+    .bind(&ids_json)
+    .bind(&token)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db)?;
+    let rows: Vec<ClaimRow> =
+        serde_json::from_str(&rows).map_err(|e| StoreError::Internal(e.to_string()))?;
     let mut claimed: Vec<ClaimedJob> = rows.into_iter().map(ClaimedJob::from).collect();
     // RETURNING comes back in no particular order; keep the queue's.
     claimed.sort_by_key(|c| ids.iter().position(|i| *i == c.id));
@@ -337,20 +360,43 @@ pub async fn finalize(
         .collect();
     let mut written: HashSet<String> = HashSet::new();
     if !completes.is_empty() {
-        let done: Vec<(String,)> = sqlx::query_as(
+        let expected = completes.len();
+        let completes = to_json(&completes);
+        let done = sqlx::query(
             "UPDATE jobs SET status = 'completed', output = c.value ->> 2, finished_at = ?1, \
              lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
              FROM json_each(?2) AS c \
              WHERE jobs.id = c.value ->> 0 AND jobs.lease_token = c.value ->> 1 \
-               AND jobs.status = 'running' \
-             RETURNING jobs.id",
+               AND jobs.status = 'running'",
         )
         .bind(now)
-        .bind(to_json(&completes))
-        .fetch_all(&mut *conn)
+        .bind(&completes)
+        .execute(&mut *conn)
         .await
         .map_err(db)?;
-        written.extend(done.into_iter().map(|(id,)| id));
+        let done: Vec<String> = if done.rows_affected() as usize == expected {
+            batch
+                .iter()
+                .filter(|f| matches!(f.action, Action::Complete { .. }))
+                .map(|f| f.id.clone())
+                .collect()
+        } else {
+            // Some were fenced out (rare): the written ones are those this
+            // statement just completed, lease cleared, at this time.
+            let (ids,): (String,) = sqlx::query_as(
+                "SELECT json_group_array(jobs.id) FROM json_each(?1) AS c \
+                 JOIN jobs ON jobs.id = c.value ->> 0 \
+                 WHERE jobs.status = 'completed' AND jobs.finished_at = ?2 \
+                   AND jobs.lease_token IS NULL AND jobs.output IS c.value ->> 2",
+            )
+            .bind(&completes)
+            .bind(now)
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(db)?;
+            serde_json::from_str(&ids).map_err(|e| StoreError::Internal(e.to_string()))?
+        };
+        written.extend(done);
     }
     for (i, f) in batch.iter().enumerate() {
         if matches!(f.action, Action::Complete { .. }) {

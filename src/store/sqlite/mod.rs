@@ -26,6 +26,8 @@ use writer::Writer;
 
 /// Read connections kept open.
 const READERS: u32 = 4;
+/// The writer's page cache, in KiB.
+const WRITER_CACHE_KIB: u32 = 128 * 1024;
 
 /// Logs a database error and hides its text from whoever asked.
 pub(crate) fn db(e: sqlx::Error) -> StoreError {
@@ -98,6 +100,10 @@ impl SqliteStore {
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10))
             .statement_cache_capacity(256)
+            // SQLite's default page cache is 8 MB; the queue's hot pages
+            // (queued rows, their indexes) outgrow it early.
+            .pragma("cache_size", format!("-{WRITER_CACHE_KIB}"))
+            .pragma("temp_store", "memory")
             .disable_statement_logging();
         let mut conn = SqliteConnection::connect_with(&write_opts)
             .await

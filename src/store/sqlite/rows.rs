@@ -107,11 +107,16 @@ impl TryFrom<JobRow> for JobRecord {
     }
 }
 
-pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
-    max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
-    fallback_depth, stage_offset, attempt_started_at, lease_token";
+/// A claimed job as the arguments of SQLite's `json_object`.
+pub const CLAIM_OBJECT: &str = "'id', id, 'tenant', tenant, 'task', task, \
+    'task_version', task_version, 'digest', digest, 'input', input, 'queue', queue, \
+    'attempts', attempts, 'max_attempts', max_attempts, 'deadline_at', deadline_at, \
+    'fallback_task', fallback_task, 'fallback_version', fallback_version, \
+    'fallback_digest', fallback_digest, 'fallback_input', fallback_input, \
+    'fallback_depth', fallback_depth, 'stage_offset', stage_offset, \
+    'attempt_started_at', attempt_started_at, 'lease_token', lease_token";
 
-#[derive(sqlx::FromRow)]
+#[derive(serde::Deserialize)]
 pub struct ClaimRow {
     id: String,
     tenant: String,

@@ -1,0 +1,28 @@
+# taskbox: one binary serving the queue on the embedded SQLite default.
+#   docker build -t taskbox .
+#   docker run -p 8080:8080 -v taskbox-data:/data taskbox
+# The admin token is printed once on the first start (docker logs), or set it
+# with -e TASKBOX_ADMIN_TOKEN=….
+
+FROM rust:1.95-bookworm AS build
+WORKDIR /src
+# Dependencies first, so that a source change does not rebuild them.
+COPY Cargo.toml Cargo.lock ./
+RUN mkdir -p src tests/it && echo 'fn main() {}' > src/main.rs && touch src/lib.rs tests/it/main.rs \
+    && cargo build --release --locked \
+    && rm -rf src tests
+COPY . .
+RUN touch src/main.rs src/lib.rs && cargo build --release --locked --bin taskbox
+
+FROM debian:bookworm-slim
+RUN useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin taskbox \
+    && mkdir -p /data && chown taskbox:taskbox /data
+COPY --from=build /src/target/release/taskbox /usr/local/bin/taskbox
+USER taskbox:taskbox
+ENV TASKBOX_DATA_DIR=/data \
+    TASKBOX_LISTEN=0.0.0.0:8080
+VOLUME ["/data"]
+EXPOSE 8080
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["taskbox"]
+CMD ["serve"]

@@ -1,0 +1,439 @@
+//! `taskbox bench queue`: burn-down of pre-inserted no-op jobs, enqueue→start
+//! latency, and HTTP enqueue throughput, each on a fresh data dir.
+
+use crate::api::auth::DEFAULT_TENANT;
+use crate::app::App;
+use crate::config::ServeConfig;
+use crate::registry::spec::TaskSpec;
+use crate::registry::Registry;
+use crate::runner::{Runner, RunnerConfig, RunnerEvent};
+use crate::sandbox::{Limits, Sandbox, SandboxConfig};
+use crate::store::sqlite::{Durability, SqliteOptions, SqliteStore};
+use crate::store::{Finalized, JobStore, NewJob, SystemClock, TaskRef};
+use anyhow::{bail, Context};
+use clap::Args;
+use serde_json::json;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{oneshot, Notify};
+
+#[derive(Debug, Args)]
+pub struct QueueBench {
+    /// Where the built guests are (noop.wasm).
+    #[arg(long, default_value = "target/guests")]
+    pub guests: PathBuf,
+    /// Jobs pre-inserted for the burn-down.
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
+    pub jobs: u64,
+    /// How hard commits are kept.
+    #[arg(long, value_enum, default_value = "full")]
+    pub durability: super::serve::DurabilityArg,
+    /// Attempts run at once [default: the number of cores]
+    #[arg(long)]
+    pub runners: Option<usize>,
+    /// Enqueue→start samples (after 100 warm-up ones).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=1_000_000))]
+    pub samples: u64,
+    /// Concurrent HTTP clients enqueueing.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub clients: u64,
+    /// Jobs enqueued over HTTP.
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
+    pub http_jobs: u64,
+    /// Measure only this part (default: all three).
+    #[arg(long, value_enum)]
+    pub only: Option<QueuePart>,
+    /// Print the figures as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum QueuePart {
+    BurnDown,
+    Latency,
+    Http,
+}
+
+/// A store, registry and no-op task on a fresh data dir.
+struct Bed {
+    _dir: tempfile::TempDir,
+    store: Arc<dyn JobStore>,
+    registry: Arc<Registry>,
+    task: TaskRef,
+}
+
+async fn bed(args: &QueueBench, durability: Durability) -> anyhow::Result<Bed> {
+    let dir = tempfile::tempdir().context("cannot make a temporary data dir")?;
+    let store: Arc<dyn JobStore> = Arc::new(
+        SqliteStore::open(
+            &SqliteOptions {
+                url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
+                durability,
+            },
+            Arc::new(SystemClock),
+        )
+        .await?,
+    );
+    store.tenant_insert(DEFAULT_TENANT).await?;
+    let sandbox = Sandbox::new(SandboxConfig {
+        cache_dir: Some(dir.path().join("compiled")),
+        ..SandboxConfig::default()
+    })?;
+    let registry = Arc::new(Registry::new(store.clone(), sandbox, Limits::DEFAULT));
+    let path = args.guests.join("noop.wasm");
+    let bytes = std::fs::read(&path).with_context(|| {
+        format!(
+            "cannot read {} (build the guests first: scripts/build-guests)",
+            path.display()
+        )
+    })?;
+    let (component, _) = registry.upload(DEFAULT_TENANT, bytes).await?;
+    let spec: TaskSpec = serde_json::from_value(json!({"component": component.digest}))?;
+    let tv = registry.define(DEFAULT_TENANT, "noop", spec).await?;
+    let task = TaskRef {
+        name: tv.record.name.clone(),
+        version: tv.record.version,
+        digest: tv.record.digest.clone(),
+    };
+    Ok(Bed {
+        _dir: dir,
+        store,
+        registry,
+        task,
+    })
+}
+
+fn job(task: &TaskRef, id: String) -> NewJob {
+    NewJob {
+        id,
+        tenant: DEFAULT_TENANT.into(),
+        task: task.clone(),
+        queue: "default".into(),
+        priority: 0,
+        input: "{}".into(),
+        max_attempts: 3,
+        run_at: None,
+        deadline_ms: None,
+        concurrency_key: None,
+        supersedes: false,
+        unique_key: None,
+        idempotency: None,
+    }
+}
+
+fn runners(args: &QueueBench) -> usize {
+    args.runners
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+fn durability(args: &QueueBench) -> Durability {
+    match args.durability {
+        super::serve::DurabilityArg::Full => Durability::Full,
+        super::serve::DurabilityArg::Normal => Durability::Normal,
+    }
+}
+
+/// User + system CPU time of this process so far (Linux), in seconds.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+fn progress(what: &str) {
+    eprint!("taskbox bench queue: {what}…");
+    let _ = std::io::stderr().flush();
+}
+
+async fn burn_down(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
+    let b = bed(args, durability(args)).await?;
+    progress(&format!("inserting {} jobs", args.jobs));
+    let mut ids = ulid::Generator::new();
+    let mut left = args.jobs;
+    while left > 0 {
+        let n = left.min(2000);
+        let batch = (0..n)
+            .map(|_| {
+                job(
+                    &b.task,
+                    ids.generate().map(|u| u.to_string()).unwrap_or_default(),
+                )
+            })
+            .collect();
+        for r in b.store.job_insert(batch).await? {
+            r?;
+        }
+        left -= n;
+    }
+    eprintln!(" done");
+    let completed = Arc::new(AtomicU64::new(0));
+    let all_done = Arc::new(Notify::new());
+    let (count, target, done) = (completed.clone(), args.jobs, all_done.clone());
+    let hook = Arc::new(move |e: RunnerEvent| {
+        if let RunnerEvent::Finalized {
+            result: Finalized::Done(crate::job::JobStatus::Completed),
+            ..
+        } = e
+        {
+            if count.fetch_add(1, Ordering::Relaxed) + 1 == target {
+                done.notify_one();
+            }
+        }
+    });
+    progress("burning down");
+    let cpu0 = cpu_seconds();
+    let started = Instant::now();
+    let runner = Runner::start(
+        b.registry.clone(),
+        RunnerConfig {
+            on_event: Some(hook),
+            ..RunnerConfig::new(runners(args))
+        },
+        Arc::new(Notify::new()),
+    );
+    all_done.notified().await;
+    let elapsed = started.elapsed();
+    let cpu = cpu_seconds().zip(cpu0).map(|(a, b)| a - b);
+    eprintln!(" done");
+    runner.stop(Duration::from_secs(5)).await;
+    let counts = b.store.job_counts().await?;
+    if counts != vec![(crate::job::JobStatus::Completed, args.jobs)] {
+        bail!("not every job completed: {counts:?}");
+    }
+    b.store.close().await;
+    let rate = args.jobs as f64 / elapsed.as_secs_f64();
+    Ok(json!({
+        "jobs": args.jobs,
+        "seconds": elapsed.as_secs_f64(),
+        "jobs_per_second": rate,
+        // CPU time of the whole process over the burn-down: how busy the cores were.
+        "cpu_seconds": cpu,
+        "cpu_us_per_job": cpu.map(|c| c / args.jobs as f64 * 1e6),
+    }))
+}
+
+async fn latency(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
+    let b = bed(args, durability(args)).await?;
+    let waiting: Arc<Mutex<HashMap<String, oneshot::Sender<Instant>>>> = Arc::default();
+    let w = waiting.clone();
+    let hook = Arc::new(move |e: RunnerEvent| {
+        if let RunnerEvent::Started { id, at } = e {
+            if let Some(tx) = w.lock().unwrap_or_else(|p| p.into_inner()).remove(&id) {
+                let _ = tx.send(at);
+            }
+        }
+    });
+    let wake = Arc::new(Notify::new());
+    let runner = Runner::start(
+        b.registry.clone(),
+        RunnerConfig {
+            on_event: Some(hook),
+            ..RunnerConfig::new(runners(args))
+        },
+        wake.clone(),
+    );
+    progress(&format!("{} sequential enqueues", args.samples + 100));
+    let mut ids = ulid::Generator::new();
+    let (mut from_call, mut from_ack) = (Vec::new(), Vec::new());
+    for i in 0..(args.samples + 100) {
+        let id = ids.generate().map(|u| u.to_string()).unwrap_or_default();
+        let (tx, rx) = oneshot::channel();
+        waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.clone(), tx);
+        let t0 = Instant::now();
+        b.store
+            .job_insert(vec![job(&b.task, id)])
+            .await?
+            .pop()
+            .context("no answer")??;
+        let acked = Instant::now();
+        wake.notify_one();
+        let at = tokio::time::timeout(Duration::from_secs(10), rx)
+            .await
+            .context("a job did not start within 10 s")??;
+        if i >= 100 {
+            from_call.push(at.saturating_duration_since(t0));
+            from_ack.push(at.saturating_duration_since(acked));
+        }
+    }
+    eprintln!(" done");
+    runner.stop(Duration::from_secs(5)).await;
+    b.store.close().await;
+    let summary = |mut v: Vec<Duration>| {
+        v.sort();
+        let pick = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1000.0;
+        json!({"p50_ms": pick(0.5), "p99_ms": pick(0.99), "max_ms": pick(1.0)})
+    };
+    Ok(json!({
+        "samples": args.samples,
+        "enqueue_call_to_start": summary(from_call),
+        "acknowledged_to_start": summary(from_ack),
+    }))
+}
+
+async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
+    let dir = tempfile::tempdir()?;
+    const TOKEN: &str = "bench-admin-token-0123456789";
+    let started = App::start(ServeConfig {
+        listen: "127.0.0.1:0".parse()?,
+        data_dir: dir.path().to_path_buf(),
+        database_url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
+        runners: 0,
+        durability: durability(args),
+        queues: None,
+        grace: Duration::from_secs(5),
+        max_body_bytes: 1 << 20,
+        max_component_bytes: 64 << 20,
+        admin_token: Some(TOKEN.into()),
+        max_instances: 64,
+        compile_cache: None,
+    })
+    .await?;
+    let app = started.app;
+    let url = format!("http://{}", app.addr);
+    let client = reqwest::Client::new();
+    let noop = std::fs::read(args.guests.join("noop.wasm")).context("cannot read noop.wasm")?;
+    let up: serde_json::Value = client
+        .post(format!("{url}/v1/components"))
+        .bearer_auth(TOKEN)
+        .body(noop)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let put = client
+        .put(format!("{url}/v1/tasks/noop"))
+        .bearer_auth(TOKEN)
+        .body(json!({"component": up["digest"], "input_schema": {"type": "object"}}).to_string())
+        .send()
+        .await?;
+    if !put.status().is_success() {
+        bail!("cannot define the task: {}", put.text().await?);
+    }
+    progress(&format!(
+        "{} enqueues from {} clients",
+        args.http_jobs, args.clients
+    ));
+    let next = Arc::new(AtomicU64::new(0));
+    let failures = Arc::new(AtomicU64::new(0));
+    let t0 = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..args.clients {
+        let (client, url, next, failures, total) = (
+            client.clone(),
+            url.clone(),
+            next.clone(),
+            failures.clone(),
+            args.http_jobs,
+        );
+        tasks.push(tokio::spawn(async move {
+            while next.fetch_add(1, Ordering::Relaxed) < total {
+                let r = client
+                    .post(format!("{url}/v1/jobs"))
+                    .bearer_auth(TOKEN)
+                    .body(r#"{"task": "noop", "input": {"n": 1}}"#)
+                    .send()
+                    .await;
+                if !matches!(r, Ok(ref resp) if resp.status() == 201) {
+                    failures.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await?;
+    }
+    let elapsed = t0.elapsed();
+    eprintln!(" done");
+    app.stop().await;
+    let failed = failures.load(Ordering::Relaxed);
+    if failed > 0 {
+        bail!("{failed} enqueues were not acknowledged with 201");
+    }
+    Ok(json!({
+        "jobs": args.http_jobs,
+        "clients": args.clients,
+        "seconds": elapsed.as_secs_f64(),
+        "jobs_per_second": args.http_jobs as f64 / elapsed.as_secs_f64(),
+    }))
+}
+
+pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let want = |p: QueuePart| args.only.is_none_or(|o| o == p);
+    let mut report = serde_json::Map::new();
+    report.insert(
+        "durability".into(),
+        json!(format!("{:?}", durability(&args)).to_lowercase()),
+    );
+    report.insert("runners".into(), json!(runners(&args)));
+    rt.block_on(async {
+        if want(QueuePart::BurnDown) {
+            report.insert("burn_down".into(), burn_down(&args).await?);
+        }
+        if want(QueuePart::Latency) {
+            report.insert("latency".into(), latency(&args).await?);
+        }
+        if want(QueuePart::Http) {
+            report.insert("http_enqueue".into(), http(&args).await?);
+        }
+        Ok::<_, anyhow::Error>(())
+    })?;
+    let report = serde_json::Value::Object(report);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "queue benchmark · durability {} · {} runners",
+        report["durability"].as_str().unwrap_or_default(),
+        report["runners"]
+    );
+    if let Some(b) = report.get("burn_down") {
+        println!(
+            "  burn-down         {:>9.0} jobs/s   ({} no-op jobs in {:.2} s, {:.0} µs CPU per job)",
+            b["jobs_per_second"].as_f64().unwrap_or_default(),
+            b["jobs"],
+            b["seconds"].as_f64().unwrap_or_default(),
+            b["cpu_us_per_job"].as_f64().unwrap_or_default()
+        );
+    }
+    if let Some(l) = report.get("latency") {
+        for (name, key) in [
+            ("enqueue→start", "enqueue_call_to_start"),
+            ("ack→start", "acknowledged_to_start"),
+        ] {
+            let s = &l[key];
+            println!(
+                "  {name:<17} p50 {:.3} ms · p99 {:.3} ms · max {:.3} ms   ({} samples)",
+                s["p50_ms"].as_f64().unwrap_or_default(),
+                s["p99_ms"].as_f64().unwrap_or_default(),
+                s["max_ms"].as_f64().unwrap_or_default(),
+                l["samples"]
+            );
+        }
+    }
+    if let Some(h) = report.get("http_enqueue") {
+        println!(
+            "  HTTP enqueue      {:>9.0} jobs/s   ({} jobs from {} clients, all 201)",
+            h["jobs_per_second"].as_f64().unwrap_or_default(),
+            h["jobs"],
+            h["clients"]
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
