@@ -297,6 +297,7 @@ async fn claimer(inner: Arc<Inner>, local: mpsc::Sender<crate::store::ClaimedJob
             }
             continue;
         }
+        let t0 = Instant::now();
         let claimed = match store
             .job_claim(ClaimParams {
                 owner: inner.config.owner.clone(),
@@ -316,7 +317,7 @@ async fn claimer(inner: Arc<Inner>, local: mpsc::Sender<crate::store::ClaimedJob
                 continue;
             }
         };
-        tracing::debug!(want, got = claimed.len(), "claimed");
+        tracing::debug!(want, got = claimed.len(), took_us = t0.elapsed().as_micros() as u64, "claimed");
         let short = claimed.len() < want;
         for job in claimed {
             inner.held.insert(&job.id, &job.lease_token);
