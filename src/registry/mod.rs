@@ -18,6 +18,10 @@ use std::sync::{Arc, Mutex};
 pub const MAX_FALLBACK_DEPTH: u32 = 8;
 /// Task versions kept compiled in memory.
 const MAX_CACHED_VERSIONS: usize = 4096;
+/// How long "the newest version of a task" is remembered. Defines made in
+/// this process take effect at once; this bounds how stale another
+/// process's define can look (a store shared by many servers).
+const NEWEST_FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A task version ready to run: its definition and what is derived from it.
 pub struct TaskVersion {
@@ -56,6 +60,8 @@ pub struct Registry {
     sandbox: Sandbox,
     defaults: Limits,
     versions: Mutex<HashMap<(String, String, u32), Arc<TaskVersion>>>,
+    /// The newest version of each task, and when it was looked up.
+    newest: Mutex<HashMap<(String, String), (u32, std::time::Instant)>>,
 }
 
 impl Registry {
@@ -65,6 +71,7 @@ impl Registry {
             sandbox,
             defaults,
             versions: Mutex::new(HashMap::new()),
+            newest: Mutex::new(HashMap::new()),
         }
     }
 
@@ -147,6 +154,7 @@ impl Registry {
                 )]));
             }
         }
+        let newest_key = (tenant.to_owned(), name.to_owned());
         let record = self
             .store
             .task_insert(NewTask {
@@ -157,6 +165,8 @@ impl Registry {
                     .map_err(|e| StoreError::Internal(e.to_string()))?,
             })
             .await?;
+        // Enqueues in this process pin the new version from now on.
+        self.newest_cache().remove(&newest_key);
         self.prepare(record)
     }
 
@@ -180,6 +190,14 @@ impl Registry {
         name: &str,
         version: Option<u32>,
     ) -> Result<Arc<TaskVersion>, RegistryError> {
+        let newest_key = (tenant.to_owned(), name.to_owned());
+        let asked = version;
+        let version = version.or_else(|| {
+            self.newest_cache()
+                .get(&newest_key)
+                .filter(|(_, at)| at.elapsed() < NEWEST_FRESH_FOR)
+                .map(|(v, _)| *v)
+        });
         if let Some(v) = version {
             let key = (tenant.to_owned(), name.to_owned(), v);
             if let Some(tv) = self.cache().get(&key) {
@@ -191,6 +209,13 @@ impl Registry {
             .task_get(tenant, name, version)
             .await?
             .ok_or_else(|| RegistryError::TaskNotFound(name.to_owned()))?;
+        if asked.is_none() {
+            let mut newest = self.newest_cache();
+            if newest.len() >= MAX_CACHED_VERSIONS {
+                newest.clear();
+            }
+            newest.insert(newest_key, (record.version, std::time::Instant::now()));
+        }
         if let Some(tv) = self
             .cache()
             .get(&(tenant.to_owned(), name.to_owned(), record.version))
@@ -198,6 +223,12 @@ impl Registry {
             return Ok(tv.clone());
         }
         self.prepare(record)
+    }
+
+    fn newest_cache(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(String, String), (u32, std::time::Instant)>> {
+        self.newest.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String, u32), Arc<TaskVersion>>> {

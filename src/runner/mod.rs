@@ -317,7 +317,12 @@ async fn claimer(inner: Arc<Inner>, local: mpsc::Sender<crate::store::ClaimedJob
                 continue;
             }
         };
-        tracing::debug!(want, got = claimed.len(), took_us = t0.elapsed().as_micros() as u64, "claimed");
+        tracing::debug!(
+            want,
+            got = claimed.len(),
+            took_us = t0.elapsed().as_micros() as u64,
+            "claimed"
+        );
         let short = claimed.len() < want;
         for job in claimed {
             inner.held.insert(&job.id, &job.lease_token);

@@ -137,7 +137,7 @@ impl SqliteStore {
     }
 
     /// Runs a write in the next group commit.
-    async fn write<T, F>(&self, durable: bool, f: F) -> StoreResult<T>
+    async fn write<T, F>(&self, durable: bool, atomic: bool, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(
@@ -154,7 +154,7 @@ impl SqliteStore {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or_else(|| StoreError::Unavailable("the store is closed".into()))?;
-        writer.write(durable, f).await
+        writer.write(durable, atomic, f).await
     }
 
     async fn reader(&self) -> StoreResult<sqlx::pool::PoolConnection<sqlx::Sqlite>> {
@@ -170,7 +170,7 @@ impl JobStore for SqliteStore {
 
     async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant> {
         let name = name.to_owned();
-        self.write(true, move |c, now| {
+        self.write(true, true, move |c, now| {
             Box::pin(registry::tenant_insert(c, now, name))
         })
         .await
@@ -187,7 +187,7 @@ impl JobStore for SqliteStore {
     }
 
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
-        self.write(true, move |c, now| {
+        self.write(true, false, move |c, now| {
             Box::pin(registry::token_insert(c, now, token))
         })
         .await
@@ -212,7 +212,7 @@ impl JobStore for SqliteStore {
     }
 
     async fn component_insert(&self, comp: NewComponent) -> StoreResult<(ComponentRecord, bool)> {
-        self.write(true, move |c, now| {
+        self.write(true, false, move |c, now| {
             Box::pin(registry::component_insert(c, now, comp))
         })
         .await
@@ -249,7 +249,7 @@ impl JobStore for SqliteStore {
     }
 
     async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
-        self.write(true, move |c, now| {
+        self.write(true, true, move |c, now| {
             Box::pin(registry::task_insert(c, now, t))
         })
         .await
@@ -303,8 +303,12 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_insert(&self, new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
-        self.write(true, move |c, now| Box::pin(jobs::insert(c, now, new)))
-            .await
+        // One job that supersedes nothing makes one change.
+        let atomic = new.len() == 1 && !new[0].supersedes;
+        self.write(true, atomic, move |c, now| {
+            Box::pin(jobs::insert(c, now, new))
+        })
+        .await
     }
 
     async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
@@ -348,28 +352,34 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
-        self.write(false, move |c, now| Box::pin(jobs::claim(c, now, p)))
+        self.write(false, false, move |c, now| Box::pin(jobs::claim(c, now, p)))
             .await
     }
 
     async fn job_claim_one(&self, p: ClaimOneParams) -> StoreResult<ClaimedJob> {
-        self.write(false, move |c, now| Box::pin(jobs::claim_one(c, now, p)))
-            .await
+        self.write(false, false, move |c, now| {
+            Box::pin(jobs::claim_one(c, now, p))
+        })
+        .await
     }
 
     async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
-        self.write(false, move |c, now| Box::pin(jobs::heartbeat(c, now, p)))
-            .await
+        self.write(false, false, move |c, now| {
+            Box::pin(jobs::heartbeat(c, now, p))
+        })
+        .await
     }
 
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
-        self.write(true, move |c, now| Box::pin(jobs::finalize(c, now, batch)))
-            .await
+        self.write(true, false, move |c, now| {
+            Box::pin(jobs::finalize(c, now, batch))
+        })
+        .await
     }
 
     async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.write(true, move |c, now| {
+        self.write(true, false, move |c, now| {
             Box::pin(async move { jobs::cancel(c, now, &tenant, &id).await })
         })
         .await
@@ -382,14 +392,14 @@ impl JobStore for SqliteStore {
         input: Option<String>,
     ) -> StoreResult<JobRecord> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.write(true, move |c, now| {
+        self.write(true, false, move |c, now| {
             Box::pin(async move { jobs::resume(c, now, &tenant, &id, input).await })
         })
         .await
     }
 
     async fn job_rescue(&self, all_running: bool) -> StoreResult<Vec<Rescued>> {
-        self.write(true, move |c, now| {
+        self.write(true, false, move |c, now| {
             Box::pin(jobs::rescue(c, now, all_running))
         })
         .await

@@ -34,6 +34,9 @@ type Work = Box<
 
 struct Pending {
     durable: bool,
+    /// Makes at most one change (one statement): a failure undoes itself,
+    /// so it needs no savepoint.
+    atomic: bool,
     work: Work,
 }
 
@@ -67,7 +70,7 @@ impl Writer {
 
     /// Runs `f` in the next batch and answers its result after COMMIT.
     /// `durable: false` marks writes whose loss in a power cut is harmless.
-    pub async fn write<T, F>(&self, durable: bool, f: F) -> StoreResult<T>
+    pub async fn write<T, F>(&self, durable: bool, atomic: bool, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut SqliteConnection, Millis) -> BoxFuture<'c, StoreResult<T>>
@@ -94,7 +97,11 @@ impl Writer {
             })
         });
         self.tx
-            .send(Pending { durable, work })
+            .send(Pending {
+                durable,
+                atomic,
+                work,
+            })
             .await
             .map_err(|_| StoreError::Unavailable("the store is closed".into()))?;
         answer
@@ -169,13 +176,14 @@ async fn run_batch(
     for p in batch.drain(..) {
         // A batch of one needs no savepoint: a failed write rolls back the
         // whole transaction, which holds nothing else.
-        if !single {
+        let savepoint = !single && !p.atomic;
+        if savepoint {
             if let Err(e) = exec(&mut *conn, "SAVEPOINT w").await {
                 tracing::error!(error = %e, "savepoint failed");
             }
         }
         let (ok, d) = (p.work)(Some(&mut *conn), now).await;
-        if !ok {
+        if !ok && !p.atomic {
             let undone = if single {
                 match exec(&mut *conn, "ROLLBACK").await {
                     Ok(()) => exec(&mut *conn, "BEGIN IMMEDIATE").await,
@@ -188,7 +196,7 @@ async fn run_batch(
                 tracing::error!(error = %e, "rollback of a failed write failed");
             }
         }
-        if !single {
+        if savepoint {
             if let Err(e) = exec(&mut *conn, "RELEASE w").await {
                 tracing::error!(error = %e, "release of a savepoint failed");
             }
