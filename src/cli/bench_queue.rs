@@ -110,21 +110,7 @@ async fn bed(args: &QueueBench, durability: Durability) -> anyhow::Result<Bed> {
 }
 
 fn job(task: &TaskRef, id: String) -> NewJob {
-    NewJob {
-        id,
-        tenant: DEFAULT_TENANT.into(),
-        task: task.clone(),
-        queue: "default".into(),
-        priority: 0,
-        input: "{}".into(),
-        max_attempts: 3,
-        run_at: None,
-        deadline_ms: None,
-        concurrency_key: None,
-        supersedes: false,
-        unique_key: None,
-        idempotency: None,
-    }
+    NewJob::plain(id, DEFAULT_TENANT, task.clone(), "{}")
 }
 
 fn runners(args: &QueueBench) -> usize {

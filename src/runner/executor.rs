@@ -25,47 +25,15 @@ pub struct Executed {
 /// Runs one attempt of `job` and decides what becomes of the job.
 pub async fn execute(registry: &Registry, held: &Held, job: &ClaimedJob) -> Executed {
     let started_at = registry.store().now();
-    let resolved = resolve(registry, job).await;
-    let (task, report) = match resolved {
-        Err(error) => {
-            let action = Action::Fail {
-                error: error.clone(),
-            };
-            return Executed {
-                finalize: Some(finalize(
-                    job,
-                    action,
-                    started_at,
-                    registry.store().now(),
-                    Some(error),
-                    None,
-                )),
-                ran_for: Duration::ZERO,
-            };
-        }
-        Ok((task, program)) => {
-            if let Some(deadline) = job.deadline_at.filter(|d| *d <= started_at) {
-                let error = deadline_error(deadline);
-                let action = Action::Fail {
-                    error: error.clone(),
-                };
-                return Executed {
-                    finalize: Some(finalize(
-                        job,
-                        action,
-                        started_at,
-                        started_at,
-                        Some(error),
-                        None,
-                    )),
-                    ran_for: Duration::ZERO,
-                };
-            }
-            let request = prepare(&task, job, held, started_at);
-            let report = registry.sandbox().run(&program, request).await;
-            (task, report)
-        }
+    let (task, program) = match resolve(registry, job).await {
+        Ok(resolved) => resolved,
+        Err(error) => return fail_unrun(job, error, started_at, registry.store().now()),
     };
+    if let Some(deadline) = job.deadline_at.filter(|d| *d <= started_at) {
+        return fail_unrun(job, deadline_error(deadline), started_at, started_at);
+    }
+    let request = prepare(&task, job, held, started_at);
+    let report = registry.sandbox().run(&program, request).await;
     let finished_at = registry.store().now();
     let ran_for = report.duration;
     let stop = held.stop_reason(&job.id);
@@ -94,6 +62,30 @@ pub async fn execute(registry: &Registry, held: &Held, job: &ClaimedJob) -> Exec
             Some(&report),
         )),
         ran_for,
+    }
+}
+
+/// Fails the job without running the guest (it cannot be loaded, or its
+/// deadline has passed already).
+fn fail_unrun(
+    job: &ClaimedJob,
+    error: JobError,
+    started_at: Millis,
+    finished_at: Millis,
+) -> Executed {
+    let action = Action::Fail {
+        error: error.clone(),
+    };
+    Executed {
+        finalize: Some(finalize(
+            job,
+            action,
+            started_at,
+            finished_at,
+            Some(error),
+            None,
+        )),
+        ran_for: Duration::ZERO,
     }
 }
 

@@ -145,12 +145,7 @@ impl Runner {
     pub async fn run_now(&self, tenant: &str, id: &str) -> Result<JobRecord, RunNowError> {
         let claimed = self.claim_one(tenant, id).await?;
         run_claimed(&self.inner, claimed).await?;
-        self.inner
-            .registry
-            .store()
-            .job_get(tenant, id)
-            .await?
-            .ok_or(RunNowError::Store(StoreError::NotFound))
+        self.job(tenant, id).await
     }
 
     /// Claims one queued job and runs it in the background; answers the job
@@ -163,6 +158,10 @@ impl Runner {
                 tracing::warn!(error = %e, "a job run now could not be finalized");
             }
         });
+        self.job(tenant, id).await
+    }
+
+    async fn job(&self, tenant: &str, id: &str) -> Result<JobRecord, RunNowError> {
         self.inner
             .registry
             .store()

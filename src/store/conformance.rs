@@ -32,21 +32,7 @@ fn task_ref() -> TaskRef {
 
 /// A job for tenant A, due now, with three attempts.
 pub fn new_job(id: &str) -> NewJob {
-    NewJob {
-        id: id.into(),
-        tenant: A.into(),
-        task: task_ref(),
-        queue: "default".into(),
-        priority: 0,
-        input: r#"{"n":1}"#.into(),
-        max_attempts: 3,
-        run_at: None,
-        deadline_ms: None,
-        concurrency_key: None,
-        supersedes: false,
-        unique_key: None,
-        idempotency: None,
-    }
+    NewJob::plain(id, A, task_ref(), r#"{"n":1}"#)
 }
 
 async fn insert(h: &Harness, job: NewJob) -> JobRecord {

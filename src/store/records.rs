@@ -136,6 +136,33 @@ pub struct NewJob {
     pub idempotency: Option<Idempotency>,
 }
 
+impl NewJob {
+    /// A job due now on the default queue, with no keys, deadline or
+    /// idempotency: what the conformance suite and the benchmark insert.
+    pub fn plain(
+        id: impl Into<String>,
+        tenant: impl Into<String>,
+        task: TaskRef,
+        input: impl Into<String>,
+    ) -> NewJob {
+        NewJob {
+            id: id.into(),
+            tenant: tenant.into(),
+            task,
+            queue: "default".into(),
+            priority: 0,
+            input: input.into(),
+            max_attempts: 3,
+            run_at: None,
+            deadline_ms: None,
+            concurrency_key: None,
+            supersedes: false,
+            unique_key: None,
+            idempotency: None,
+        }
+    }
+}
+
 /// An `Idempotency-Key` and the hash of the request it came with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Idempotency {
