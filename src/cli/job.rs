@@ -4,7 +4,7 @@ use super::client::{print_json, ApiError, Client, ServerArgs, Unreachable};
 use super::format::{bytes, duration, thousands};
 use super::table::{self, Table};
 use anyhow::{bail, Context};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 use std::io::Read;
 use std::process::ExitCode;
@@ -124,23 +124,12 @@ pub struct EnqueueArgs {
     pub json: bool,
 }
 
-/// A job's status, as the list filter takes it.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Status {
-    Queued,
-    Running,
-    Waiting,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
 /// `job list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Only jobs in this status.
+    /// Only jobs in this status (queued, running, waiting, completed, failed, cancelled).
     #[arg(long)]
-    pub status: Option<Status>,
+    pub status: Option<crate::job::JobStatus>,
     /// Only jobs of this task.
     #[arg(long)]
     pub task: Option<String>,
@@ -337,10 +326,7 @@ fn read_input(arg: &str, mut stdin: impl Read) -> anyhow::Result<Value> {
 
 fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let client = Client::new(&args.server)?;
-    let status = args
-        .status
-        .and_then(|s| s.to_possible_value())
-        .map(|v| v.get_name().to_owned());
+    let status = args.status.map(|s| s.as_str());
     let reply = client
         .get(&["v1", "jobs"])
         .query("status", status)

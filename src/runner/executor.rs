@@ -46,19 +46,12 @@ pub async fn execute(registry: &Registry, held: &Held, job: &ClaimedJob) -> Exec
             }
         }
     };
-    let error = match &action {
-        Action::Retry { error, .. } | Action::Fail { error } | Action::Fallback { error, .. } => {
-            Some(error.clone())
-        }
-        _ => None,
-    };
     Executed {
         finalize: Some(finalize(
             job,
             action,
             started_at,
             finished_at,
-            error,
             Some(&report),
         )),
         ran_for,
@@ -73,16 +66,12 @@ fn fail_unrun(
     started_at: Millis,
     finished_at: Millis,
 ) -> Executed {
-    let action = Action::Fail {
-        error: error.clone(),
-    };
     Executed {
         finalize: Some(finalize(
             job,
-            action,
+            Action::Fail { error },
             started_at,
             finished_at,
-            Some(error),
             None,
         )),
         ran_for: Duration::ZERO,
@@ -309,9 +298,15 @@ fn finalize(
     action: Action,
     started_at: Millis,
     finished_at: Millis,
-    error: Option<JobError>,
     report: Option<&AttemptReport>,
 ) -> Finalize {
+    // The attempt's error is the one its action carries.
+    let error = match &action {
+        Action::Retry { error, .. } | Action::Fail { error } | Action::Fallback { error, .. } => {
+            Some(error.clone())
+        }
+        _ => None,
+    };
     let outcome = match &action {
         Action::Complete { .. } => "completed",
         Action::Retry { .. } => "retried",
