@@ -1,41 +1,40 @@
 //! The SQL of jobs on SQLite: writes run on the writer's connection inside
 //! its batch transaction; every update of a job is guarded by the status it
 //! moves from (the transition table in `job.rs`) and, for a runner's
-//! writes, by the lease token.
+//! writes, by the lease token. Each statement is prepared once and run per
+//! job: on the writer's own thread that costs less than any batching trick.
 
-use super::rows::{ClaimRow, JobRow, CLAIM_OBJECT, JOB_COLUMNS};
-use super::{db, random_token};
+use super::rows::{ClaimRow, JobRow, CLAIM_COLUMNS, JOB_COLUMNS};
+use super::{constraint, random_token, wdb, Constraint};
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::store::records::*;
 use crate::store::{Millis, StoreError, StoreResult};
-use serde_json::json;
-use sqlx::SqliteConnection;
+use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashSet;
 
 fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
-pub async fn get(
-    conn: &mut SqliteConnection,
-    tenant: &str,
-    id: &str,
-) -> StoreResult<Option<JobRecord>> {
-    let row: Option<JobRow> = sqlx::query_as(&format!(
-        "SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1 AND tenant = ?2"
-    ))
-    .bind(id)
-    .bind(tenant)
-    .fetch_optional(conn)
-    .await
-    .map_err(db)?;
+fn millis_after(now: Millis, ms: u64) -> Millis {
+    now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX))
+}
+
+/// A job as the writer sees it, inside its transaction.
+pub fn get(conn: &Connection, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
+    let row = conn
+        .prepare_cached(&format!(
+            "SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1 AND tenant = ?2"
+        ))
+        .and_then(|mut s| s.query_row(params![id, tenant], JobRow::read).optional())
+        .map_err(wdb)?;
     row.map(JobRecord::try_from).transpose()
 }
 
 /// Inserts each job under its own savepoint, so one refused does not undo
 /// the others.
-pub async fn insert(
-    conn: &mut SqliteConnection,
+pub fn insert(
+    conn: &Connection,
     now: Millis,
     jobs: Vec<NewJob>,
 ) -> StoreResult<Vec<StoreResult<Inserted>>> {
@@ -43,45 +42,38 @@ pub async fn insert(
     if jobs.len() == 1 {
         // The writer rolls back a single failed write on its own.
         for job in jobs {
-            out.push(insert_one(conn, now, job).await);
+            out.push(insert_one(conn, now, job));
         }
         return Ok(out);
     }
+    let step = |sql: &str| {
+        conn.prepare_cached(sql)
+            .and_then(|mut s| s.execute([]))
+            .map_err(wdb)
+    };
     for job in jobs {
-        sqlx::query("SAVEPOINT job")
-            .execute(&mut *conn)
-            .await
-            .map_err(db)?;
-        let r = insert_one(conn, now, job).await;
+        step("SAVEPOINT job")?;
+        let r = insert_one(conn, now, job);
         if r.is_err() {
-            sqlx::query("ROLLBACK TO job")
-                .execute(&mut *conn)
-                .await
-                .map_err(db)?;
+            step("ROLLBACK TO job")?;
         }
-        sqlx::query("RELEASE job")
-            .execute(&mut *conn)
-            .await
-            .map_err(db)?;
+        step("RELEASE job")?;
         out.push(r);
     }
     Ok(out)
 }
 
-async fn insert_one(
-    conn: &mut SqliteConnection,
-    now: Millis,
-    job: NewJob,
-) -> StoreResult<Inserted> {
+fn insert_one(conn: &Connection, now: Millis, job: NewJob) -> StoreResult<Inserted> {
     if let Some(idem) = &job.idempotency {
-        let seen: Option<JobRow> = sqlx::query_as(&format!(
-            "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = ?1 AND idempotency_key = ?2"
-        ))
-        .bind(&job.tenant)
-        .bind(&idem.key)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db)?;
+        let seen = conn
+            .prepare_cached(&format!(
+                "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = ?1 AND idempotency_key = ?2"
+            ))
+            .and_then(|mut s| {
+                s.query_row(params![job.tenant, idem.key], JobRow::read)
+                    .optional()
+            })
+            .map_err(wdb)?;
         if let Some(row) = seen {
             if row.idempotency_hash.as_deref() == Some(idem.body_hash.as_str()) {
                 return Ok(Inserted::Existing(row.try_into()?));
@@ -93,16 +85,17 @@ async fn insert_one(
         }
     }
     if let Some(key) = &job.unique_key {
-        let holder: Option<(String,)> = sqlx::query_as(
-            "SELECT id FROM jobs WHERE tenant = ?1 AND unique_key = ?2 \
-             AND status IN ('queued', 'running', 'waiting')",
-        )
-        .bind(&job.tenant)
-        .bind(key)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db)?;
-        if let Some((id,)) = holder {
+        let holder: Option<String> = conn
+            .prepare_cached(
+                "SELECT id FROM jobs WHERE tenant = ?1 AND unique_key = ?2 \
+                 AND status IN ('queued', 'running', 'waiting')",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![job.tenant, key], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(wdb)?;
+        if let Some(id) = holder {
             return Err(StoreError::Conflict(format!(
                 "job {id} with unique_key {key:?} has not finished yet; a unique key admits one unfinished job at a time"
             )));
@@ -114,154 +107,126 @@ async fn insert_one(
             "superseded",
             format!("superseded by job {}", job.id),
         );
-        sqlx::query(
+        conn.prepare_cached(
             "UPDATE jobs SET status = 'cancelled', finished_at = ?1, error = ?2 \
              WHERE tenant = ?3 AND concurrency_key = ?4 AND status IN ('queued', 'waiting')",
         )
-        .bind(now)
-        .bind(to_json(&error))
-        .bind(&job.tenant)
-        .bind(key)
-        .execute(&mut *conn)
-        .await
-        .map_err(db)?;
+        .and_then(|mut s| s.execute(params![now, to_json(&error), job.tenant, key]))
+        .map_err(wdb)?;
     }
-    let deadline_at = job
-        .deadline_ms
-        .map(|d| now.saturating_add(i64::try_from(d).unwrap_or(i64::MAX)));
+    let deadline_at = job.deadline_ms.map(|d| millis_after(now, d));
     let (idem_key, idem_hash) = match job.idempotency {
         Some(i) => (Some(i.key), Some(i.body_hash)),
         None => (None, None),
     };
-    let row: JobRow = sqlx::query_as(&format!(
-        "INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
-         max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
-         idempotency_key, idempotency_hash) \
-         VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
-         RETURNING {JOB_COLUMNS}"
-    ))
-    .bind(&job.id)
-    .bind(&job.tenant)
-    .bind(&job.task.name)
-    .bind(job.task.version)
-    .bind(&job.task.digest)
-    .bind(&job.queue)
-    .bind(job.priority)
-    .bind(&job.input)
-    .bind(job.max_attempts)
-    .bind(job.run_at.unwrap_or(now))
-    .bind(now)
-    .bind(deadline_at)
-    .bind(&job.concurrency_key)
-    .bind(&job.unique_key)
-    .bind(idem_key)
-    .bind(idem_hash)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(|e| match &e {
-        sqlx::Error::Database(d) if d.is_unique_violation() => {
-            StoreError::Conflict(format!("a job with id {} exists already", job.id))
-        }
-        _ => db(e),
-    })?;
+    let row = conn
+        .prepare_cached(&format!(
+            "INSERT OR FAIL INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
+             max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
+             idempotency_key, idempotency_hash) \
+             VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
+             RETURNING {JOB_COLUMNS}"
+        ))
+        .and_then(|mut s| {
+            s.query_row(
+                params![
+                    job.id,
+                    job.tenant,
+                    job.task.name,
+                    job.task.version,
+                    job.task.digest,
+                    job.queue,
+                    job.priority,
+                    job.input,
+                    job.max_attempts,
+                    job.run_at.unwrap_or(now),
+                    now,
+                    deadline_at,
+                    job.concurrency_key,
+                    job.unique_key,
+                    idem_key,
+                    idem_hash,
+                ],
+                JobRow::read,
+            )
+        })
+        .map_err(|e| match constraint(&e) {
+            Some(Constraint::Unique) => {
+                StoreError::Conflict(format!("a job with id {} exists already", job.id))
+            }
+            _ => wdb(e),
+        })?;
     Ok(Inserted::Created(row.try_into()?))
 }
 
 /// Claims due jobs in queue order. Jobs whose concurrency key is running
 /// are skipped, and at most one job per key is taken.
-pub async fn claim(
-    conn: &mut SqliteConnection,
-    now: Millis,
-    p: ClaimParams,
-) -> StoreResult<Vec<ClaimedJob>> {
+pub fn claim(conn: &Connection, now: Millis, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
     if p.limit == 0 {
         return Ok(Vec::new());
     }
     let queues = p.queues.as_ref().map(to_json);
-    // One row of JSON rather than a row per job: sqlx hands each row across
-    // threads on its own, which costs more than the query.
-    let (candidates,): (String,) = sqlx::query_as(
-        "SELECT json_group_array(json_array(id, tenant, concurrency_key) ORDER BY priority, run_at, id) \
-         FROM (SELECT id, tenant, concurrency_key, priority, run_at FROM jobs j \
-               WHERE status = 'queued' AND run_at <= ?1 \
-                 AND (?2 IS NULL OR queue IN (SELECT value FROM json_each(?2))) \
-                 AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs r \
-                      WHERE r.tenant = j.tenant AND r.concurrency_key = j.concurrency_key \
-                        AND r.status = 'running')) \
-               ORDER BY priority, run_at, id LIMIT ?3)",
-    )
-    .bind(now)
-    .bind(queues)
-    .bind(p.limit)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db)?;
-    let candidates: Vec<(String, String, Option<String>)> =
-        serde_json::from_str(&candidates).map_err(|e| StoreError::Internal(e.to_string()))?;
-    if candidates.is_empty() {
-        return Ok(Vec::new());
-    }
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT id, tenant, concurrency_key FROM jobs j \
+             WHERE status = 'queued' AND run_at <= ?1 \
+               AND (?2 IS NULL OR queue IN (SELECT value FROM json_each(?2))) \
+               AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs r \
+                    WHERE r.tenant = j.tenant AND r.concurrency_key = j.concurrency_key \
+                      AND r.status = 'running')) \
+             ORDER BY priority, run_at, id LIMIT ?3",
+        )
+        .map_err(wdb)?;
+    let mut rows = stmt.query(params![now, queues, p.limit]).map_err(wdb)?;
     let mut keys = HashSet::new();
-    let ids: Vec<String> = candidates
-        .into_iter()
-        .filter(|(_, tenant, key)| match key {
-            Some(k) => keys.insert((tenant.clone(), k.clone())),
+    let mut ids = Vec::new();
+    while let Some(r) = rows.next().map_err(wdb)? {
+        let id: String = r.get(0).map_err(wdb)?;
+        let key: Option<String> = r.get(2).map_err(wdb)?;
+        let first_of_key = match key {
+            Some(k) => keys.insert((r.get::<_, String>(1).map_err(wdb)?, k)),
             None => true,
-        })
-        .map(|(id, _, _)| id)
-        .collect();
-    take(conn, now, &ids, &p.owner, p.lease_ms).await
+        };
+        if first_of_key {
+            ids.push(id);
+        }
+    }
+    drop(rows);
+    take(conn, now, &ids, &p.owner, p.lease_ms)
 }
 
-/// Moves the given queued jobs to running under one new lease.
-async fn take(
-    conn: &mut SqliteConnection,
+/// Moves the given queued jobs to running under one new lease, in the
+/// order given.
+fn take(
+    conn: &Connection,
     now: Millis,
     ids: &[String],
     owner: &str,
     lease_ms: u64,
 ) -> StoreResult<Vec<ClaimedJob>> {
     let token = random_token();
-    let ids_json = to_json(&ids);
-    sqlx::query(
-        "UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?1, \
-         lease_token = ?2, lease_expires_at = ?3, attempt_started_at = ?4, \
-         started_at = COALESCE(started_at, ?4), progress = NULL \
-         WHERE id IN (SELECT value FROM json_each(?5)) AND status = 'queued'",
-    )
-    .bind(owner)
-    .bind(&token)
-    .bind(now.saturating_add(i64::try_from(lease_ms).unwrap_or(i64::MAX)))
-    .bind(now)
-    .bind(&ids_json)
-    .execute(&mut *conn)
-    .await
-    .map_err(db)?;
-    let (rows,): (String,) = sqlx::query_as(&format!(
-        "SELECT json_group_array(json_object({CLAIM_OBJECT})) FROM jobs \
-         WHERE id IN (SELECT value FROM json_each(?1)) AND lease_token = ?2"
-    ))
-    .bind(&ids_json)
-    .bind(&token)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db)?;
-    let rows: Vec<ClaimRow> =
-        serde_json::from_str(&rows).map_err(|e| StoreError::Internal(e.to_string()))?;
-    let mut claimed: Vec<ClaimedJob> = rows.into_iter().map(ClaimedJob::from).collect();
-    // RETURNING comes back in no particular order; keep the queue's.
-    claimed.sort_by_key(|c| ids.iter().position(|i| *i == c.id));
+    let expires = millis_after(now, lease_ms);
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "UPDATE OR FAIL jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?1, \
+             lease_token = ?2, lease_expires_at = ?3, attempt_started_at = ?4, \
+             started_at = COALESCE(started_at, ?4), progress = NULL \
+             WHERE id = ?5 AND status = 'queued' RETURNING {CLAIM_COLUMNS}"
+        ))
+        .map_err(wdb)?;
+    let mut claimed = Vec::with_capacity(ids.len());
+    for id in ids {
+        let row = stmt
+            .query_row(params![owner, token, expires, now, id], ClaimRow::read)
+            .optional()
+            .map_err(wdb)?;
+        claimed.extend(row.map(ClaimedJob::from));
+    }
     Ok(claimed)
 }
 
-pub async fn claim_one(
-    conn: &mut SqliteConnection,
-    now: Millis,
-    p: ClaimOneParams,
-) -> StoreResult<ClaimedJob> {
-    let job = get(conn, &p.tenant, &p.id)
-        .await?
-        .ok_or(StoreError::NotFound)?;
+pub fn claim_one(conn: &Connection, now: Millis, p: ClaimOneParams) -> StoreResult<ClaimedJob> {
+    let job = get(conn, &p.tenant, &p.id)?.ok_or(StoreError::NotFound)?;
     if job.status != JobStatus::Queued {
         return Err(StoreError::Conflict(format!(
             "job {} is {}; only a queued job can be run now",
@@ -269,15 +234,13 @@ pub async fn claim_one(
         )));
     }
     if let Some(key) = &job.concurrency_key {
-        let busy: Option<(String,)> = sqlx::query_as(
-            "SELECT id FROM jobs WHERE tenant = ?1 AND concurrency_key = ?2 AND status = 'running'",
-        )
-        .bind(&job.tenant)
-        .bind(key)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db)?;
-        if let Some((other,)) = busy {
+        let busy: Option<String> = conn
+            .prepare_cached(
+                "SELECT id FROM jobs WHERE tenant = ?1 AND concurrency_key = ?2 AND status = 'running'",
+            )
+            .and_then(|mut s| s.query_row(params![job.tenant, key], |r| r.get(0)).optional())
+            .map_err(wdb)?;
+        if let Some(other) = busy {
             return Err(StoreError::Conflict(format!(
                 "job {other} with the same concurrency key {key:?} is running; try again when it ends"
             )));
@@ -289,180 +252,117 @@ pub async fn claim_one(
         std::slice::from_ref(&job.id),
         &p.owner,
         p.lease_ms,
-    )
-    .await?;
+    )?;
     claimed.pop().ok_or_else(|| {
         StoreError::Conflict(format!("job {} was claimed by a runner first", job.id))
     })
 }
 
-pub async fn heartbeat(
-    conn: &mut SqliteConnection,
+pub fn heartbeat(
+    conn: &Connection,
     now: Millis,
     p: HeartbeatParams,
 ) -> StoreResult<HeartbeatReply> {
-    for (id, token, progress) in &p.progress {
-        sqlx::query(
-            "UPDATE jobs SET progress = ?1 WHERE id = ?2 AND lease_token = ?3 AND status = 'running'",
-        )
-        .bind(to_json(progress))
-        .bind(id)
-        .bind(token)
-        .execute(&mut *conn)
-        .await
-        .map_err(db)?;
+    if !p.progress.is_empty() {
+        let mut stmt = conn
+            .prepare_cached(
+                "UPDATE OR FAIL jobs SET progress = ?1 WHERE id = ?2 AND lease_token = ?3 AND status = 'running'",
+            )
+            .map_err(wdb)?;
+        for (id, token, progress) in &p.progress {
+            stmt.execute(params![to_json(progress), id, token])
+                .map_err(wdb)?;
+        }
     }
+    let mut reply = HeartbeatReply::default();
     if p.leases.is_empty() {
-        return Ok(HeartbeatReply::default());
+        return Ok(reply);
     }
-    let held: Vec<(String, i64)> = sqlx::query_as(
-        "UPDATE jobs SET lease_expires_at = ?1 FROM json_each(?2) AS l \
-         WHERE jobs.id = l.value ->> 0 AND jobs.lease_token = l.value ->> 1 \
-           AND jobs.lease_owner = ?3 AND jobs.status = 'running' \
-         RETURNING jobs.id, jobs.cancel_requested",
-    )
-    .bind(now.saturating_add(i64::try_from(p.lease_ms).unwrap_or(i64::MAX)))
-    .bind(to_json(&p.leases))
-    .bind(&p.owner)
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db)?;
-    let still: HashSet<&str> = held.iter().map(|(id, _)| id.as_str()).collect();
-    Ok(HeartbeatReply {
-        lost: p
-            .leases
-            .iter()
-            .filter(|(id, _)| !still.contains(id.as_str()))
-            .map(|(id, _)| id.clone())
-            .collect(),
-        cancel: held
-            .iter()
-            .filter(|(_, c)| *c != 0)
-            .map(|(id, _)| id.clone())
-            .collect(),
-    })
+    let mut stmt = conn
+        .prepare_cached(
+            "UPDATE OR FAIL jobs SET lease_expires_at = ?1 \
+             WHERE id = ?2 AND lease_token = ?3 AND lease_owner = ?4 AND status = 'running' \
+             RETURNING cancel_requested",
+        )
+        .map_err(wdb)?;
+    let expires = millis_after(now, p.lease_ms);
+    for (id, token) in &p.leases {
+        let held: Option<i64> = stmt
+            .query_row(params![expires, id, token, p.owner], |r| r.get(0))
+            .optional()
+            .map_err(wdb)?;
+        match held {
+            None => reply.lost.push(id.clone()),
+            Some(0) => {}
+            Some(_) => reply.cancel.push(id.clone()),
+        }
+    }
+    Ok(reply)
 }
 
-/// Writes each attempt's end, fenced by its lease token. Completions, the
-/// common case, go in one statement for the whole batch.
-pub async fn finalize(
-    conn: &mut SqliteConnection,
+/// Writes each attempt's end, fenced by its lease token, and the attempt
+/// rows of those written.
+pub fn finalize(
+    conn: &Connection,
     now: Millis,
     batch: Vec<Finalize>,
 ) -> StoreResult<Vec<Finalized>> {
-    let mut results = vec![Finalized::Fenced; batch.len()];
-    let completes: Vec<serde_json::Value> = batch
-        .iter()
-        .filter_map(|f| match &f.action {
-            Action::Complete { output } => Some(json!([f.id, f.lease_token, output])),
-            _ => None,
-        })
-        .collect();
-    let mut written: HashSet<String> = HashSet::new();
-    if !completes.is_empty() {
-        let expected = completes.len();
-        let completes = to_json(&completes);
-        let done = sqlx::query(
-            "UPDATE jobs SET status = 'completed', output = c.value ->> 2, finished_at = ?1, \
+    let mut results = Vec::with_capacity(batch.len());
+    let mut complete = conn
+        .prepare_cached(
+            "UPDATE OR FAIL jobs SET status = 'completed', output = ?1, finished_at = ?2, \
              lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
-             FROM json_each(?2) AS c \
-             WHERE jobs.id = c.value ->> 0 AND jobs.lease_token = c.value ->> 1 \
-               AND jobs.status = 'running'",
+             WHERE id = ?3 AND lease_token = ?4 AND status = 'running'",
         )
-        .bind(now)
-        .bind(&completes)
-        .execute(&mut *conn)
-        .await
-        .map_err(db)?;
-        let done: Vec<String> = if done.rows_affected() as usize == expected {
-            batch
-                .iter()
-                .filter(|f| matches!(f.action, Action::Complete { .. }))
-                .map(|f| f.id.clone())
-                .collect()
-        } else {
-            // Some were fenced out (rare): the written ones are those this
-            // statement just completed, lease cleared, at this time.
-            let (ids,): (String,) = sqlx::query_as(
-                "SELECT json_group_array(jobs.id) FROM json_each(?1) AS c \
-                 JOIN jobs ON jobs.id = c.value ->> 0 \
-                 WHERE jobs.status = 'completed' AND jobs.finished_at = ?2 \
-                   AND jobs.lease_token IS NULL AND jobs.output IS c.value ->> 2",
-            )
-            .bind(&completes)
-            .bind(now)
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(db)?;
-            serde_json::from_str(&ids).map_err(|e| StoreError::Internal(e.to_string()))?
-        };
-        written.extend(done);
-    }
-    for (i, f) in batch.iter().enumerate() {
-        if matches!(f.action, Action::Complete { .. }) {
-            if written.contains(&f.id) {
-                results[i] = Finalized::Done(JobStatus::Completed);
+        .map_err(wdb)?;
+    for f in &batch {
+        let written = match &f.action {
+            Action::Complete { output } => {
+                let n = complete
+                    .execute(params![output, now, f.id, f.lease_token])
+                    .map_err(wdb)?;
+                (n == 1).then_some(JobStatus::Completed)
             }
-            continue;
+            _ => finalize_one(conn, now, f)?,
+        };
+        if let (Some(_), Some(a)) = (written, &f.attempt) {
+            insert_attempt(conn, &f.id, a)?;
         }
-        if let Some(status) = finalize_one(conn, now, f).await? {
-            written.insert(f.id.clone());
-            results[i] = Finalized::Done(status);
-        }
-    }
-    let attempts: Vec<serde_json::Value> = batch
-        .iter()
-        .filter(|f| written.contains(&f.id))
-        .filter_map(|f| f.attempt.as_ref().map(|a| (f, a)))
-        .map(|(f, a)| {
-            json!([
-                f.id,
-                a.attempt,
-                a.task.name,
-                a.task.version,
-                a.task.digest,
-                a.started_at,
-                a.finished_at,
-                a.outcome,
-                a.error.as_ref().map(to_json),
-                a.fuel_used,
-                a.peak_memory_bytes,
-                a.log.as_ref().map(to_json),
-            ])
-        })
-        .collect();
-    if !attempts.is_empty() {
-        insert_attempts(conn, &attempts).await?;
+        results.push(written.map_or(Finalized::Fenced, Finalized::Done));
     }
     Ok(results)
 }
 
-async fn insert_attempts(
-    conn: &mut SqliteConnection,
-    rows: &[serde_json::Value],
-) -> StoreResult<()> {
-    sqlx::query(
+fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreResult<()> {
+    conn.prepare_cached(
         "INSERT OR REPLACE INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
          finished_at, outcome, error, fuel_used, peak_memory_bytes, log) \
-         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, \
-                value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11 \
-         FROM json_each(?1)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )
-    .bind(to_json(&rows))
-    .execute(conn)
-    .await
-    .map_err(db)?;
+    .and_then(|mut s| {
+        s.execute(params![
+            job_id,
+            a.attempt,
+            a.task.name,
+            a.task.version,
+            a.task.digest,
+            a.started_at,
+            a.finished_at,
+            a.outcome,
+            a.error.as_ref().map(to_json),
+            i64::try_from(a.fuel_used).unwrap_or(i64::MAX),
+            i64::try_from(a.peak_memory_bytes).unwrap_or(i64::MAX),
+            a.log.as_ref().map(to_json),
+        ])
+    })
+    .map_err(wdb)?;
     Ok(())
 }
 
 /// One attempt's end other than a completion; `None` when fenced out.
 /// A job whose cancellation was asked for ends `cancelled` instead of
 /// going back to the queue.
-async fn finalize_one(
-    conn: &mut SqliteConnection,
-    now: Millis,
-    f: &Finalize,
-) -> StoreResult<Option<JobStatus>> {
+fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Option<JobStatus>> {
     const REQUEUE_OR_CANCEL: &str =
         "status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE ?3 END, \
          finished_at = CASE WHEN cancel_requested = 1 THEN ?1 ELSE finished_at END";
@@ -473,7 +373,11 @@ async fn finalize_one(
         Option<i64>,
         Option<String>,
     ) = match &f.action {
-        Action::Complete { .. } => unreachable!("completions are written in one statement"),
+        Action::Complete { .. } => {
+            return Err(StoreError::Internal(
+                "a completion reached the path for other endings".into(),
+            ))
+        }
         Action::Retry { delay_ms, error } => (
             format!("{REQUEUE_OR_CANCEL}, run_at = ?4, error = ?5"),
             JobStatus::Queued,
@@ -533,7 +437,7 @@ async fn finalize_one(
         ),
     };
     let sql = format!(
-        "UPDATE jobs SET {set}, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
+        "UPDATE OR FAIL jobs SET {set}, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
          WHERE id = ?9 AND lease_token = ?10 AND status = 'running' RETURNING status"
     );
     let (digest, input, max) = match &f.action {
@@ -549,70 +453,73 @@ async fn finalize_one(
         ),
         _ => (None, None, None),
     };
-    let row: Option<(String,)> = sqlx::query_as(&sql)
-        .bind(now)
-        .bind(a)
-        .bind(to.as_str())
-        .bind(b)
-        .bind(c)
-        .bind(digest)
-        .bind(input)
-        .bind(max)
-        .bind(&f.id)
-        .bind(&f.lease_token)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db)?;
-    row.map(|(s,)| s.parse::<JobStatus>().map_err(StoreError::Internal))
+    let status: Option<String> = conn
+        .prepare_cached(&sql)
+        .and_then(|mut s| {
+            s.query_row(
+                params![
+                    now,
+                    a,
+                    to.as_str(),
+                    b,
+                    c,
+                    digest,
+                    input,
+                    max,
+                    f.id,
+                    f.lease_token
+                ],
+                |r| r.get(0),
+            )
+            .optional()
+        })
+        .map_err(wdb)?;
+    status
+        .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
         .transpose()
 }
 
-pub async fn cancel(
-    conn: &mut SqliteConnection,
+pub fn cancel(
+    conn: &Connection,
     now: Millis,
     tenant: &str,
     id: &str,
 ) -> StoreResult<CancelOutcome> {
-    let job = get(conn, tenant, id).await?.ok_or(StoreError::NotFound)?;
+    let job = get(conn, tenant, id)?.ok_or(StoreError::NotFound)?;
     match job.status {
         JobStatus::Queued | JobStatus::Waiting => {
-            sqlx::query(
+            conn.prepare_cached(
                 "UPDATE jobs SET status = 'cancelled', finished_at = ?1 \
                  WHERE id = ?2 AND status IN ('queued', 'waiting')",
             )
-            .bind(now)
-            .bind(id)
-            .execute(&mut *conn)
-            .await
-            .map_err(db)?;
-            Ok(CancelOutcome::Cancelled(reread(conn, tenant, id).await?))
+            .and_then(|mut s| s.execute(params![now, id]))
+            .map_err(wdb)?;
+            Ok(CancelOutcome::Cancelled(reread(conn, tenant, id)?))
         }
         JobStatus::Running => {
-            sqlx::query(
+            conn.prepare_cached(
                 "UPDATE jobs SET cancel_requested = 1 WHERE id = ?1 AND status = 'running'",
             )
-            .bind(id)
-            .execute(&mut *conn)
-            .await
-            .map_err(db)?;
-            Ok(CancelOutcome::Requested(reread(conn, tenant, id).await?))
+            .and_then(|mut s| s.execute(params![id]))
+            .map_err(wdb)?;
+            Ok(CancelOutcome::Requested(reread(conn, tenant, id)?))
         }
         _ => Ok(CancelOutcome::AlreadyEnded(job)),
     }
 }
 
-async fn reread(conn: &mut SqliteConnection, tenant: &str, id: &str) -> StoreResult<JobRecord> {
-    get(conn, tenant, id).await?.ok_or(StoreError::NotFound)
+fn reread(conn: &Connection, tenant: &str, id: &str) -> StoreResult<JobRecord> {
+    get(conn, tenant, id)?.ok_or(StoreError::NotFound)
 }
 
-pub async fn resume(
-    conn: &mut SqliteConnection,
+pub fn resume(
+    conn: &Connection,
     now: Millis,
     tenant: &str,
     id: &str,
     input: Option<String>,
 ) -> StoreResult<JobRecord> {
-    let job = get(conn, tenant, id).await?.ok_or(StoreError::NotFound)?;
+    let job = get(conn, tenant, id)?.ok_or(StoreError::NotFound)?;
     if job.status != JobStatus::Waiting {
         return Err(StoreError::Conflict(format!(
             "job {id} is {}; only a waiting job can be resumed",
@@ -620,115 +527,93 @@ pub async fn resume(
         )));
     }
     // A job in its fallback gets the new input as the fallback's.
-    sqlx::query(
+    conn.prepare_cached(
         "UPDATE jobs SET status = 'queued', run_at = ?1, waiting_for = NULL, \
          input = CASE WHEN ?2 IS NOT NULL AND fallback_task IS NULL THEN ?2 ELSE input END, \
          fallback_input = CASE WHEN ?2 IS NOT NULL AND fallback_task IS NOT NULL THEN ?2 ELSE fallback_input END \
          WHERE id = ?3 AND status = 'waiting'",
     )
-    .bind(now)
-    .bind(input)
-    .bind(id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db)?;
-    reread(conn, tenant, id).await
+    .and_then(|mut s| s.execute(params![now, input, id]))
+    .map_err(wdb)?;
+    reread(conn, tenant, id)
 }
 
-#[derive(sqlx::FromRow)]
-struct LostRow {
+/// A running job found without a live lease.
+struct Lost {
     id: String,
     attempts: i64,
     max_attempts: i64,
-    cancel_requested: i64,
-    task: String,
-    task_version: i64,
-    digest: String,
+    cancel_requested: bool,
+    /// The task that was running: the job's own, or its fallback.
+    task: TaskRef,
     attempt_started_at: Option<i64>,
-    fallback_task: Option<String>,
-    fallback_version: Option<i64>,
-    fallback_digest: Option<String>,
 }
 
 /// Running jobs without a live lease go back to the queue as an attempt
 /// that failed with `runner_lost`, or fail when out of attempts.
-pub async fn rescue(
-    conn: &mut SqliteConnection,
-    now: Millis,
-    all_running: bool,
-) -> StoreResult<Vec<Rescued>> {
-    let lost: Vec<LostRow> = sqlx::query_as(
-        "SELECT id, attempts, max_attempts, cancel_requested, task, task_version, digest, \
-                attempt_started_at, fallback_task, fallback_version, fallback_digest \
-         FROM jobs WHERE status = 'running' AND (?1 OR lease_expires_at < ?2)",
-    )
-    .bind(all_running)
-    .bind(now)
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db)?;
+pub fn rescue(conn: &Connection, now: Millis, all_running: bool) -> StoreResult<Vec<Rescued>> {
+    let lost: Vec<Lost> = conn
+        .prepare_cached(
+            "SELECT id, attempts, max_attempts, cancel_requested, \
+                    COALESCE(fallback_task, task), COALESCE(fallback_version, task_version), \
+                    COALESCE(fallback_digest, digest), attempt_started_at \
+             FROM jobs WHERE status = 'running' AND (?1 OR lease_expires_at < ?2)",
+        )
+        .and_then(|mut s| {
+            s.query_map(params![all_running, now], |r| {
+                Ok(Lost {
+                    id: r.get(0)?,
+                    attempts: r.get(1)?,
+                    max_attempts: r.get(2)?,
+                    cancel_requested: r.get::<_, i64>(3)? != 0,
+                    task: TaskRef {
+                        name: r.get(4)?,
+                        version: super::rows::u32_col(r.get(5)?),
+                        digest: r.get(6)?,
+                    },
+                    attempt_started_at: r.get(7)?,
+                })
+            })?
+            .collect()
+        })
+        .map_err(wdb)?;
     let mut rescued = Vec::with_capacity(lost.len());
-    let mut attempts = Vec::with_capacity(lost.len());
-    for LostRow {
-        id,
-        attempts: tries,
-        max_attempts: max,
-        cancel_requested,
-        task,
-        task_version: version,
-        digest,
-        attempt_started_at: started,
-        fallback_task: fb_task,
-        fallback_version: fb_version,
-        fallback_digest: fb_digest,
-    } in lost
-    {
+    for l in lost {
         let error = JobError::new(
             ErrorKind::RunnerLost,
             "the runner holding this job stopped before the attempt ended",
         );
-        let status = if cancel_requested != 0 {
+        let status = if l.cancel_requested {
             JobStatus::Cancelled
-        } else if tries >= max {
+        } else if l.attempts >= l.max_attempts {
             JobStatus::Failed
         } else {
             JobStatus::Queued
         };
-        sqlx::query(
+        conn.prepare_cached(
             "UPDATE jobs SET status = ?1, error = ?2, run_at = ?3, \
              finished_at = CASE WHEN ?1 = 'queued' THEN NULL ELSE ?3 END, \
              lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
              WHERE id = ?4 AND status = 'running'",
         )
-        .bind(status.as_str())
-        .bind(to_json(&error))
-        .bind(now)
-        .bind(&id)
-        .execute(&mut *conn)
-        .await
-        .map_err(db)?;
-        let (name, version, digest) = match (fb_task, fb_version, fb_digest) {
-            (Some(n), Some(v), Some(d)) => (n, v, d),
-            _ => (task, version, digest),
-        };
-        attempts.push(json!([
-            id,
-            tries,
-            name,
-            version,
-            digest,
-            started.unwrap_or(now),
-            now,
-            "runner_lost",
-            to_json(&error),
-            0,
-            0,
-            null
-        ]));
-        rescued.push(Rescued { id, status });
-    }
-    if !attempts.is_empty() {
-        insert_attempts(conn, &attempts).await?;
+        .and_then(|mut s| s.execute(params![status.as_str(), to_json(&error), now, l.id]))
+        .map_err(wdb)?;
+        insert_attempt(
+            conn,
+            &l.id,
+            &AttemptRecord {
+                attempt: super::rows::u32_col(l.attempts),
+                task: l.task,
+                started_at: l.attempt_started_at.unwrap_or(now),
+                finished_at: now,
+                outcome: "runner_lost".into(),
+                error: Some(error),
+                fuel_used: 0,
+                peak_memory_bytes: 0,
+                log: None,
+            },
+        )?;
+        rescued.push(Rescued { id: l.id, status });
     }
     Ok(rescued)
 }

@@ -14,9 +14,7 @@ use super::{Clock, JobStore, Millis, StoreError, StoreResult};
 use crate::job::JobStatus;
 use async_trait::async_trait;
 use rows::{AttemptRow, TaskRow};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use std::str::FromStr;
 use std::sync::Arc;
@@ -27,11 +25,36 @@ use writer::Writer;
 /// Read connections kept open.
 const READERS: u32 = 4;
 /// The writer's page cache, in KiB.
-const WRITER_CACHE_KIB: u32 = 128 * 1024;
+const WRITER_CACHE_KIB: u32 = 16 * 1024;
 
-/// Logs a database error and hides its text from whoever asked.
+/// A reader's database error; its text is logged, never answered.
 pub(crate) fn db(e: sqlx::Error) -> StoreError {
     StoreError::Internal(e.to_string())
+}
+
+/// A database error on the writer's connection.
+pub(crate) fn wdb(e: rusqlite::Error) -> StoreError {
+    StoreError::Internal(e.to_string())
+}
+
+/// The constraints whose violation means something to a caller.
+pub(crate) enum Constraint {
+    Unique,
+    ForeignKey,
+}
+
+pub(crate) fn constraint(e: &rusqlite::Error) -> Option<Constraint> {
+    use rusqlite::ffi;
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) => match f.extended_code {
+            ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+                Some(Constraint::Unique)
+            }
+            ffi::SQLITE_CONSTRAINT_FOREIGNKEY => Some(Constraint::ForeignKey),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// A fresh lease token.
@@ -56,7 +79,8 @@ pub struct SqliteStore {
     /// `None` once closed. Each write holds a clone until it is answered,
     /// so the writer stops only after the last one.
     writer: std::sync::RwLock<Option<Writer>>,
-    writer_handle: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Answers once the writer thread has committed its last batch.
+    writer_ended: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
 }
 
 /// Why the database could not be opened.
@@ -66,6 +90,13 @@ pub enum OpenError {
     BadUrl(String),
     #[error("cannot open the database {path}: {source}")]
     Open { path: String, source: sqlx::Error },
+    #[error("cannot open the database {path} for writing: {source}")]
+    OpenWriter {
+        path: String,
+        source: rusqlite::Error,
+    },
+    #[error("cannot start the database's writer thread: {0}")]
+    Thread(std::io::Error),
     #[error("cannot migrate the database {path}: {source}")]
     Migrate {
         path: String,
@@ -89,29 +120,28 @@ impl SqliteStore {
             path: path.clone(),
             source,
         };
-        let write_opts = base
+        // Migrations run on a connection of their own, closed before the
+        // writer opens the file.
+        let migrate_opts = base
             .clone()
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(match opts.durability {
-                Durability::Full => SqliteSynchronous::Full,
-                Durability::Normal => SqliteSynchronous::Normal,
-            })
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10))
-            .statement_cache_capacity(256)
-            // SQLite's default page cache is 8 MB; the queue's hot pages
-            // (queued rows, their indexes) outgrow it early.
-            .pragma("cache_size", format!("-{WRITER_CACHE_KIB}"))
-            .pragma("temp_store", "memory")
             .disable_statement_logging();
-        let mut conn = SqliteConnection::connect_with(&write_opts)
+        let mut conn = SqliteConnection::connect_with(&migrate_opts)
             .await
             .map_err(open_err)?;
         sqlx::migrate!("migrations/sqlite")
             .run(&mut conn)
             .await
             .map_err(|source| OpenError::Migrate {
+                path: path.clone(),
+                source,
+            })?;
+        conn.close().await.map_err(open_err)?;
+        let writer_conn =
+            open_writer(&path, opts.durability).map_err(|source| OpenError::OpenWriter {
                 path: path.clone(),
                 source,
             })?;
@@ -127,12 +157,13 @@ impl SqliteStore {
             )
             .await
             .map_err(open_err)?;
-        let (writer, handle) = Writer::spawn(conn, clock.clone(), opts.durability);
+        let (writer, ended) = Writer::spawn(writer_conn, clock.clone(), opts.durability)
+            .map_err(OpenError::Thread)?;
         Ok(SqliteStore {
             clock,
             readers,
             writer: std::sync::RwLock::new(Some(writer)),
-            writer_handle: Mutex::new(Some(handle)),
+            writer_ended: Mutex::new(Some(ended)),
         })
     }
 
@@ -140,13 +171,7 @@ impl SqliteStore {
     async fn write<T, F>(&self, durable: bool, atomic: bool, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
-        F: for<'c> FnOnce(
-                &'c mut SqliteConnection,
-                Millis,
-            ) -> std::pin::Pin<
-                Box<dyn std::future::Future<Output = StoreResult<T>> + Send + 'c>,
-            > + Send
-            + 'static,
+        F: FnOnce(&rusqlite::Connection, Millis) -> StoreResult<T> + Send + 'static,
     {
         let writer = self
             .writer
@@ -162,6 +187,25 @@ impl SqliteStore {
     }
 }
 
+/// The writer's connection: the one that writes, with a page cache big
+/// enough for the queue's hot pages (queued rows and their indexes outgrow
+/// SQLite's default 8 MB early).
+fn open_writer(path: &str, durability: Durability) -> rusqlite::Result<rusqlite::Connection> {
+    let conn = rusqlite::Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.set_prepared_statement_cache_capacity(64);
+    let synchronous = match durability {
+        Durability::Full => "FULL",
+        Durability::Normal => "NORMAL",
+    };
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; \
+         PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; \
+         PRAGMA cache_size = -{WRITER_CACHE_KIB};"
+    ))?;
+    Ok(conn)
+}
+
 #[async_trait]
 impl JobStore for SqliteStore {
     fn now(&self) -> Millis {
@@ -171,7 +215,7 @@ impl JobStore for SqliteStore {
     async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant> {
         let name = name.to_owned();
         self.write(true, true, move |c, now| {
-            Box::pin(registry::tenant_insert(c, now, name))
+            registry::tenant_insert(c, now, name)
         })
         .await
     }
@@ -188,7 +232,7 @@ impl JobStore for SqliteStore {
 
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
         self.write(true, false, move |c, now| {
-            Box::pin(registry::token_insert(c, now, token))
+            registry::token_insert(c, now, token)
         })
         .await
     }
@@ -213,7 +257,7 @@ impl JobStore for SqliteStore {
 
     async fn component_insert(&self, comp: NewComponent) -> StoreResult<(ComponentRecord, bool)> {
         self.write(true, false, move |c, now| {
-            Box::pin(registry::component_insert(c, now, comp))
+            registry::component_insert(c, now, comp)
         })
         .await
     }
@@ -249,10 +293,8 @@ impl JobStore for SqliteStore {
     }
 
     async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
-        self.write(true, true, move |c, now| {
-            Box::pin(registry::task_insert(c, now, t))
-        })
-        .await
+        self.write(true, true, move |c, now| registry::task_insert(c, now, t))
+            .await
     }
 
     async fn task_get(
@@ -305,14 +347,21 @@ impl JobStore for SqliteStore {
     async fn job_insert(&self, new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
         // One job that supersedes nothing makes one change.
         let atomic = new.len() == 1 && !new[0].supersedes;
-        self.write(true, atomic, move |c, now| {
-            Box::pin(jobs::insert(c, now, new))
-        })
-        .await
+        self.write(true, atomic, move |c, now| jobs::insert(c, now, new))
+            .await
     }
 
     async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
-        jobs::get(&mut *self.reader().await?, tenant, id).await
+        let row: Option<rows::JobRow> = sqlx::query_as(&format!(
+            "SELECT {} FROM jobs WHERE id = ?1 AND tenant = ?2",
+            rows::JOB_COLUMNS
+        ))
+        .bind(id)
+        .bind(tenant)
+        .fetch_optional(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
+        row.map(JobRecord::try_from).transpose()
     }
 
     async fn job_list(&self, q: JobQuery) -> StoreResult<Vec<JobRecord>> {
@@ -352,35 +401,29 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
-        self.write(false, false, move |c, now| Box::pin(jobs::claim(c, now, p)))
+        self.write(false, false, move |c, now| jobs::claim(c, now, p))
             .await
     }
 
     async fn job_claim_one(&self, p: ClaimOneParams) -> StoreResult<ClaimedJob> {
-        self.write(false, false, move |c, now| {
-            Box::pin(jobs::claim_one(c, now, p))
-        })
-        .await
+        self.write(false, false, move |c, now| jobs::claim_one(c, now, p))
+            .await
     }
 
     async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
-        self.write(false, false, move |c, now| {
-            Box::pin(jobs::heartbeat(c, now, p))
-        })
-        .await
+        self.write(false, false, move |c, now| jobs::heartbeat(c, now, p))
+            .await
     }
 
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
-        self.write(true, false, move |c, now| {
-            Box::pin(jobs::finalize(c, now, batch))
-        })
-        .await
+        self.write(true, false, move |c, now| jobs::finalize(c, now, batch))
+            .await
     }
 
     async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
         self.write(true, false, move |c, now| {
-            Box::pin(async move { jobs::cancel(c, now, &tenant, &id).await })
+            jobs::cancel(c, now, &tenant, &id)
         })
         .await
     }
@@ -393,16 +436,14 @@ impl JobStore for SqliteStore {
     ) -> StoreResult<JobRecord> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
         self.write(true, false, move |c, now| {
-            Box::pin(async move { jobs::resume(c, now, &tenant, &id, input).await })
+            jobs::resume(c, now, &tenant, &id, input)
         })
         .await
     }
 
     async fn job_rescue(&self, all_running: bool) -> StoreResult<Vec<Rescued>> {
-        self.write(true, false, move |c, now| {
-            Box::pin(jobs::rescue(c, now, all_running))
-        })
-        .await
+        self.write(true, false, move |c, now| jobs::rescue(c, now, all_running))
+            .await
     }
 
     async fn job_next_run_at(&self) -> StoreResult<Option<Millis>> {
@@ -435,8 +476,8 @@ impl JobStore for SqliteStore {
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        if let Some(h) = self.writer_handle.lock().await.take() {
-            let _ = h.await;
+        if let Some(ended) = self.writer_ended.lock().await.take() {
+            let _ = ended.await;
         }
         self.readers.close().await;
     }

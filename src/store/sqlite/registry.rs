@@ -1,23 +1,18 @@
-//! The SQL of tenants, tokens, components and task versions on SQLite.
+//! The SQL of tenants, tokens, components and task versions on SQLite
+//! (the writes; they run on the writer's connection).
 
-use super::db;
 use super::rows::TaskRow;
+use super::{constraint, wdb, Constraint};
 use crate::store::records::*;
 use crate::store::{Millis, StoreError, StoreResult};
-use sqlx::SqliteConnection;
+use rusqlite::{params, Connection};
 
-pub async fn tenant_insert(
-    conn: &mut SqliteConnection,
-    now: Millis,
-    name: String,
-) -> StoreResult<Tenant> {
-    let done = sqlx::query("INSERT OR IGNORE INTO tenants (name, created_at) VALUES (?1, ?2)")
-        .bind(&name)
-        .bind(now)
-        .execute(conn)
-        .await
-        .map_err(db)?;
-    if done.rows_affected() == 0 {
+pub fn tenant_insert(conn: &Connection, now: Millis, name: String) -> StoreResult<Tenant> {
+    let added = conn
+        .prepare_cached("INSERT OR IGNORE INTO tenants (name, created_at) VALUES (?1, ?2)")
+        .and_then(|mut s| s.execute(params![name, now]))
+        .map_err(wdb)?;
+    if added == 0 {
         return Err(StoreError::Conflict(format!(
             "tenant {name:?} exists already"
         )));
@@ -28,32 +23,20 @@ pub async fn tenant_insert(
     })
 }
 
-pub async fn token_insert(
-    conn: &mut SqliteConnection,
-    now: Millis,
-    t: NewToken,
-) -> StoreResult<()> {
+pub fn token_insert(conn: &Connection, now: Millis, t: NewToken) -> StoreResult<()> {
     let admin = t.tenant.is_none();
     if admin {
-        sqlx::query("DELETE FROM tokens WHERE admin = 1")
-            .execute(&mut *conn)
-            .await
-            .map_err(db)?;
+        conn.execute("DELETE FROM tokens WHERE admin = 1", [])
+            .map_err(wdb)?;
     }
     let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
-    sqlx::query(
+    conn.prepare_cached(
         "INSERT OR REPLACE INTO tokens (hash, tenant, scopes, admin, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
     )
-    .bind(&t.hash)
-    .bind(&t.tenant)
-    .bind(scopes.join(" "))
-    .bind(admin)
-    .bind(now)
-    .execute(conn)
-    .await
-    .map_err(|e| match &e {
-        sqlx::Error::Database(d) if d.is_foreign_key_violation() => StoreError::NotFound,
-        _ => db(e),
+    .and_then(|mut s| s.execute(params![t.hash, t.tenant, scopes.join(" "), admin, now]))
+    .map_err(|e| match constraint(&e) {
+        Some(Constraint::ForeignKey) => StoreError::NotFound,
+        _ => wdb(e),
     })?;
     Ok(())
 }
@@ -67,36 +50,29 @@ pub fn token_from_row(tenant: Option<String>, scopes: String, admin: bool) -> To
     }
 }
 
-pub async fn component_insert(
-    conn: &mut SqliteConnection,
+pub fn component_insert(
+    conn: &Connection,
     now: Millis,
     c: NewComponent,
 ) -> StoreResult<(ComponentRecord, bool)> {
-    sqlx::query("INSERT OR IGNORE INTO blobs (digest, bytes) VALUES (?1, ?2)")
-        .bind(&c.digest)
-        .bind(&c.bytes)
-        .execute(&mut *conn)
-        .await
-        .map_err(db)?;
-    let done = sqlx::query(
-        "INSERT OR IGNORE INTO components (tenant, digest, size, abi, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+    conn.execute(
+        "INSERT OR IGNORE INTO blobs (digest, bytes) VALUES (?1, ?2)",
+        params![c.digest, c.bytes],
     )
-    .bind(&c.tenant)
-    .bind(&c.digest)
-    .bind(c.bytes.len() as i64)
-    .bind(&c.abi)
-    .bind(now)
-    .execute(&mut *conn)
-    .await
-    .map_err(db)?;
-    let (size, abi, created_at): (i64, String, i64) = sqlx::query_as(
-        "SELECT size, abi, created_at FROM components WHERE tenant = ?1 AND digest = ?2",
-    )
-    .bind(&c.tenant)
-    .bind(&c.digest)
-    .fetch_one(conn)
-    .await
-    .map_err(db)?;
+    .map_err(wdb)?;
+    let added = conn
+        .execute(
+            "INSERT OR IGNORE INTO components (tenant, digest, size, abi, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![c.tenant, c.digest, c.bytes.len() as i64, c.abi, now],
+        )
+        .map_err(wdb)?;
+    let (size, abi, created_at): (i64, String, i64) = conn
+        .query_row(
+            "SELECT size, abi, created_at FROM components WHERE tenant = ?1 AND digest = ?2",
+            params![c.tenant, c.digest],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(wdb)?;
     Ok((
         ComponentRecord {
             digest: c.digest,
@@ -104,27 +80,19 @@ pub async fn component_insert(
             abi,
             created_at,
         },
-        done.rows_affected() == 1,
+        added == 1,
     ))
 }
 
-pub async fn task_insert(
-    conn: &mut SqliteConnection,
-    now: Millis,
-    t: NewTask,
-) -> StoreResult<TaskRecord> {
-    let row: TaskRow = sqlx::query_as(
-        "INSERT INTO tasks (tenant, name, version, digest, spec, created_at) \
-         VALUES (?1, ?2, (SELECT COALESCE(MAX(version), 0) + 1 FROM tasks WHERE tenant = ?1 AND name = ?2), ?3, ?4, ?5) \
-         RETURNING tenant, name, version, digest, spec, created_at",
-    )
-    .bind(&t.tenant)
-    .bind(&t.name)
-    .bind(&t.digest)
-    .bind(&t.spec)
-    .bind(now)
-    .fetch_one(conn)
-    .await
-    .map_err(db)?;
+pub fn task_insert(conn: &Connection, now: Millis, t: NewTask) -> StoreResult<TaskRecord> {
+    let row = conn
+        .query_row(
+            "INSERT INTO tasks (tenant, name, version, digest, spec, created_at) \
+             VALUES (?1, ?2, (SELECT COALESCE(MAX(version), 0) + 1 FROM tasks WHERE tenant = ?1 AND name = ?2), ?3, ?4, ?5) \
+             RETURNING tenant, name, version, digest, spec, created_at",
+            params![t.tenant, t.name, t.digest, t.spec, now],
+            TaskRow::read,
+        )
+        .map_err(wdb)?;
     Ok(row.into())
 }

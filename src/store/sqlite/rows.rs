@@ -41,6 +41,41 @@ pub struct JobRow {
     pub idempotency_hash: Option<String>,
 }
 
+impl JobRow {
+    /// Reads a row of `JOB_COLUMNS` on the writer's connection.
+    pub fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<JobRow> {
+        Ok(JobRow {
+            id: r.get(0)?,
+            tenant: r.get(1)?,
+            task: r.get(2)?,
+            task_version: r.get(3)?,
+            digest: r.get(4)?,
+            status: r.get(5)?,
+            queue: r.get(6)?,
+            priority: r.get(7)?,
+            input: r.get(8)?,
+            output: r.get(9)?,
+            error: r.get(10)?,
+            attempts: r.get(11)?,
+            max_attempts: r.get(12)?,
+            run_at: r.get(13)?,
+            created_at: r.get(14)?,
+            started_at: r.get(15)?,
+            finished_at: r.get(16)?,
+            deadline_at: r.get(17)?,
+            concurrency_key: r.get(18)?,
+            unique_key: r.get(19)?,
+            progress: r.get(20)?,
+            waiting_for: r.get(21)?,
+            fallback_task: r.get(22)?,
+            fallback_version: r.get(23)?,
+            fallback_digest: r.get(24)?,
+            cancel_requested: r.get(25)?,
+            idempotency_hash: r.get(26)?,
+        })
+    }
+}
+
 /// A column that holds something this version does not understand: the
 /// database was written by something else.
 fn corrupt(what: &str, detail: impl std::fmt::Display) -> StoreError {
@@ -107,16 +142,11 @@ impl TryFrom<JobRow> for JobRecord {
     }
 }
 
-/// A claimed job as the arguments of SQLite's `json_object`.
-pub const CLAIM_OBJECT: &str = "'id', id, 'tenant', tenant, 'task', task, \
-    'task_version', task_version, 'digest', digest, 'input', input, 'queue', queue, \
-    'attempts', attempts, 'max_attempts', max_attempts, 'deadline_at', deadline_at, \
-    'fallback_task', fallback_task, 'fallback_version', fallback_version, \
-    'fallback_digest', fallback_digest, 'fallback_input', fallback_input, \
-    'fallback_depth', fallback_depth, 'stage_offset', stage_offset, \
-    'attempt_started_at', attempt_started_at, 'lease_token', lease_token";
+/// The columns of `ClaimRow`, in a form a claim's `RETURNING` lists.
+pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
+    max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
+    fallback_depth, stage_offset, attempt_started_at, lease_token";
 
-#[derive(serde::Deserialize)]
 pub struct ClaimRow {
     id: String,
     tenant: String,
@@ -136,6 +166,32 @@ pub struct ClaimRow {
     stage_offset: i64,
     attempt_started_at: Option<i64>,
     lease_token: Option<String>,
+}
+
+impl ClaimRow {
+    /// Reads a row of `CLAIM_COLUMNS`.
+    pub fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimRow> {
+        Ok(ClaimRow {
+            id: r.get(0)?,
+            tenant: r.get(1)?,
+            task: r.get(2)?,
+            task_version: r.get(3)?,
+            digest: r.get(4)?,
+            input: r.get(5)?,
+            queue: r.get(6)?,
+            attempts: r.get(7)?,
+            max_attempts: r.get(8)?,
+            deadline_at: r.get(9)?,
+            fallback_task: r.get(10)?,
+            fallback_version: r.get(11)?,
+            fallback_digest: r.get(12)?,
+            fallback_input: r.get(13)?,
+            fallback_depth: r.get(14)?,
+            stage_offset: r.get(15)?,
+            attempt_started_at: r.get(16)?,
+            lease_token: r.get(17)?,
+        })
+    }
 }
 
 impl From<ClaimRow> for ClaimedJob {
@@ -188,6 +244,19 @@ pub struct TaskRow {
     digest: String,
     spec: String,
     created_at: i64,
+}
+
+impl TaskRow {
+    pub fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
+        Ok(TaskRow {
+            tenant: r.get(0)?,
+            name: r.get(1)?,
+            version: r.get(2)?,
+            digest: r.get(3)?,
+            spec: r.get(4)?,
+            created_at: r.get(5)?,
+        })
+    }
 }
 
 impl From<TaskRow> for TaskRecord {
