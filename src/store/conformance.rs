@@ -391,8 +391,30 @@ pub async fn claims_follow_priority_time_and_queues(h: Harness) {
     );
     assert!(claim(&h, 10).await.is_empty(), "`later` is not due");
     assert_eq!(h.store.job_next_run_at().await.unwrap(), Some(now + 10_000));
+    insert(
+        &h,
+        NewJob {
+            run_at: Some(now + 5_000),
+            priority: 7,
+            ..new_job("sooner")
+        },
+    )
+    .await;
+    assert_eq!(
+        h.store.job_next_run_at().await.unwrap(),
+        Some(now + 5_000),
+        "the next due time is the earliest of every priority"
+    );
     h.clock.advance(10_000);
-    assert_eq!(claim(&h, 10).await[0].id, "later");
+    assert_eq!(
+        claim(&h, 10)
+            .await
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect::<Vec<_>>(),
+        ["later", "sooner"]
+    );
+    assert_eq!(h.store.job_next_run_at().await.unwrap(), None);
     let j = get(&h, "later").await;
     assert_eq!(j.status, JobStatus::Running);
     assert_eq!(j.started_at, Some(h.clock.now()));

@@ -168,7 +168,7 @@ pub fn claim(conn: &Connection, now: Millis, p: ClaimParams) -> StoreResult<Vec<
     let queues = p.queues.as_ref().map(to_json);
     let mut stmt = conn
         .prepare_cached(
-            "SELECT id, tenant, concurrency_key FROM jobs j \
+            "SELECT rowid, tenant, concurrency_key FROM jobs j \
              WHERE status = 'queued' AND run_at <= ?1 \
                AND (?2 IS NULL OR queue IN (SELECT value FROM json_each(?2))) \
                AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs r \
@@ -181,7 +181,7 @@ pub fn claim(conn: &Connection, now: Millis, p: ClaimParams) -> StoreResult<Vec<
     let mut keys = HashSet::new();
     let mut ids = Vec::new();
     while let Some(r) = rows.next().map_err(wdb)? {
-        let id: String = r.get(0).map_err(wdb)?;
+        let id: i64 = r.get(0).map_err(wdb)?;
         let key: Option<String> = r.get(2).map_err(wdb)?;
         let first_of_key = match key {
             Some(k) => keys.insert((r.get::<_, String>(1).map_err(wdb)?, k)),
@@ -195,12 +195,18 @@ pub fn claim(conn: &Connection, now: Millis, p: ClaimParams) -> StoreResult<Vec<
     take(conn, now, &ids, &p.owner, p.lease_ms)
 }
 
-/// Moves the given queued jobs to running under one new lease, in the
-/// order given.
+/// What a claim sets on each job it takes (?1 owner, ?2 token, ?3 lease
+/// expiry, ?4 now).
+const TAKE: &str = "UPDATE OR FAIL jobs SET status = 'running', attempts = attempts + 1, \
+    lease_owner = ?1, lease_token = ?2, lease_expires_at = ?3, attempt_started_at = ?4, \
+    started_at = COALESCE(started_at, ?4), progress = NULL";
+
+/// Moves the given queued jobs (by rowid: the claim found them on the
+/// table itself) to running under one new lease, in the order given.
 fn take(
     conn: &Connection,
     now: Millis,
-    ids: &[String],
+    rows: &[i64],
     owner: &str,
     lease_ms: u64,
 ) -> StoreResult<Vec<ClaimedJob>> {
@@ -208,19 +214,16 @@ fn take(
     let expires = millis_after(now, lease_ms);
     let mut stmt = conn
         .prepare_cached(&format!(
-            "UPDATE OR FAIL jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?1, \
-             lease_token = ?2, lease_expires_at = ?3, attempt_started_at = ?4, \
-             started_at = COALESCE(started_at, ?4), progress = NULL \
-             WHERE id = ?5 AND status = 'queued' RETURNING {CLAIM_COLUMNS}"
+            "{TAKE} WHERE rowid = ?5 AND status = 'queued' RETURNING {CLAIM_COLUMNS}"
         ))
         .map_err(wdb)?;
-    let mut claimed = Vec::with_capacity(ids.len());
-    for id in ids {
-        let row = stmt
-            .query_row(params![owner, token, expires, now, id], ClaimRow::read)
+    let mut claimed = Vec::with_capacity(rows.len());
+    for row in rows {
+        let taken = stmt
+            .query_row(params![owner, token, expires, now, row], ClaimRow::read)
             .optional()
             .map_err(wdb)?;
-        claimed.extend(row.map(ClaimedJob::from));
+        claimed.extend(taken.map(ClaimedJob::from));
     }
     Ok(claimed)
 }
@@ -246,14 +249,25 @@ pub fn claim_one(conn: &Connection, now: Millis, p: ClaimOneParams) -> StoreResu
             )));
         }
     }
-    let mut claimed = take(
-        conn,
-        now,
-        std::slice::from_ref(&job.id),
-        &p.owner,
-        p.lease_ms,
-    )?;
-    claimed.pop().ok_or_else(|| {
+    let taken = conn
+        .prepare_cached(&format!(
+            "{TAKE} WHERE id = ?5 AND status = 'queued' RETURNING {CLAIM_COLUMNS}"
+        ))
+        .and_then(|mut s| {
+            s.query_row(
+                params![
+                    p.owner,
+                    random_token(),
+                    millis_after(now, p.lease_ms),
+                    now,
+                    job.id
+                ],
+                ClaimRow::read,
+            )
+            .optional()
+        })
+        .map_err(wdb)?;
+    taken.map(ClaimedJob::from).ok_or_else(|| {
         StoreError::Conflict(format!("job {} was claimed by a runner first", job.id))
     })
 }

@@ -447,11 +447,21 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_next_run_at(&self) -> StoreResult<Option<Millis>> {
-        let row: (Option<i64>,) =
-            sqlx::query_as("SELECT MIN(run_at) FROM jobs WHERE status = 'queued'")
-                .fetch_one(&mut *self.reader().await?)
-                .await
-                .map_err(db)?;
+        // A skip scan of jobs_ready: the earliest run_at of each priority.
+        let row: (Option<i64>,) = sqlx::query_as(
+            "WITH RECURSIVE p(priority) AS ( \
+               SELECT MIN(priority) FROM jobs WHERE status = 'queued' \
+               UNION ALL \
+               SELECT (SELECT MIN(priority) FROM jobs \
+                       WHERE status = 'queued' AND priority > p.priority) \
+               FROM p WHERE p.priority IS NOT NULL) \
+             SELECT MIN((SELECT MIN(run_at) FROM jobs \
+                         WHERE status = 'queued' AND priority = p.priority)) \
+             FROM p WHERE p.priority IS NOT NULL",
+        )
+        .fetch_one(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
         Ok(row.0)
     }
 
