@@ -14,6 +14,10 @@ use std::time::Duration;
 
 /// Longest snooze a guest may ask for: 30 days.
 const MAX_SNOOZE_MS: u64 = 30 * 24 * 60 * 60 * 1000;
+/// How long a job waits after no sandbox instance was free for it: the
+/// pool is shared with runs outside the slots, and meeting it full again
+/// at once would only spin.
+const UNAVAILABLE_DELAY_MS: u64 = 1_000;
 
 /// What one attempt produced for the store, and how long the guest ran.
 pub struct Executed {
@@ -166,13 +170,15 @@ async fn decide(
         Ending::Cancelled => {
             return match stop {
                 Some(StopReason::Lost) => None,
-                Some(StopReason::Shutdown) => Some(Action::Release),
+                Some(StopReason::Shutdown) => Some(Action::Release { delay_ms: 0 }),
                 Some(StopReason::Cancel) | None => Some(Action::Cancel),
             }
         }
         Ending::Unavailable(why) => {
             tracing::warn!(job = %job.id, %why, "no sandbox slot; the job goes back to the queue");
-            return Some(Action::Release);
+            return Some(Action::Release {
+                delay_ms: UNAVAILABLE_DELAY_MS,
+            });
         }
         Ending::Failed(e) => match job.deadline_at {
             // The timeout was the deadline's, not the task's.
@@ -315,9 +321,9 @@ fn finalize(
         Action::Wait { .. } => "waiting",
         Action::Cancel => "cancelled",
         Action::Fallback { .. } => "fallback",
-        Action::Release => "released",
+        Action::Release { .. } => "released",
     };
-    let attempt = (!matches!(action, Action::Release)).then(|| AttemptRecord {
+    let attempt = (!matches!(action, Action::Release { .. })).then(|| AttemptRecord {
         attempt: job.attempts,
         task: job.task.clone(),
         started_at,

@@ -373,7 +373,7 @@ async fn worker(
             let f = Finalize {
                 id: job.id.clone(),
                 lease_token: job.lease_token.clone(),
-                action: crate::store::Action::Release,
+                action: crate::store::Action::Release { delay_ms: 0 },
                 attempt: None,
             };
             let _ = inner

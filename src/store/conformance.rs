@@ -841,7 +841,7 @@ pub async fn release_gives_the_attempt_back(h: Harness) {
         .job_finalize(vec![Finalize {
             id: c.id.clone(),
             lease_token: c.lease_token.clone(),
-            action: Action::Release,
+            action: Action::Release { delay_ms: 0 },
             attempt: None,
         }])
         .await
@@ -850,6 +850,20 @@ pub async fn release_gives_the_attempt_back(h: Harness) {
     let j = get(&h, "j").await;
     assert_eq!(j.attempts, 0);
     assert!(h.store.attempt_list(A, "j").await.unwrap().is_empty());
+    let c = claim(&h, 1).await.remove(0);
+    assert_eq!(c.attempt, 1);
+    // Given back with a delay, it is not claimable before then.
+    h.store
+        .job_finalize(vec![Finalize {
+            id: c.id.clone(),
+            lease_token: c.lease_token.clone(),
+            action: Action::Release { delay_ms: 1_000 },
+            attempt: None,
+        }])
+        .await
+        .unwrap();
+    assert!(claim(&h, 1).await.is_empty());
+    h.clock.advance(1_000);
     assert_eq!(claim(&h, 1).await[0].attempt, 1);
 }
 

@@ -337,8 +337,12 @@ pub enum Action {
         max_attempts: u32,
         error: JobError,
     },
-    /// Give the job back without counting the attempt (the runner is stopping).
-    Release,
+    /// Give the job back without counting the attempt: the runner is
+    /// stopping (no delay), or had no sandbox for it (a delay, so that a
+    /// full pool is not met again at once).
+    Release {
+        delay_ms: u64,
+    },
 }
 
 /// One finished attempt to write, fenced by its lease token.

@@ -396,7 +396,7 @@ fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Opt
             format!("{REQUEUE_OR_CANCEL}, run_at = ?4, error = ?5"),
             JobStatus::Queued,
             None,
-            Some(now.saturating_add(i64::try_from(*delay_ms).unwrap_or(i64::MAX))),
+            Some(millis_after(now, *delay_ms)),
             Some(to_json(error)),
         ),
         Action::Fail { error } => (
@@ -410,7 +410,7 @@ fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Opt
             format!("{REQUEUE_OR_CANCEL}, run_at = ?4, max_attempts = max_attempts + 1"),
             JobStatus::Queued,
             None,
-            Some(now.saturating_add(i64::try_from(*delay_ms).unwrap_or(i64::MAX))),
+            Some(millis_after(now, *delay_ms)),
             None,
         ),
         Action::Wait { waiting_for } => (
@@ -442,11 +442,11 @@ fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Opt
             Some(i64::from(task.version)),
             Some(to_json(error)),
         ),
-        Action::Release => (
-            format!("{REQUEUE_OR_CANCEL}, attempts = attempts - 1"),
+        Action::Release { delay_ms } => (
+            format!("{REQUEUE_OR_CANCEL}, run_at = ?4, attempts = attempts - 1"),
             JobStatus::Queued,
             None,
-            None,
+            Some(millis_after(now, *delay_ms)),
             None,
         ),
     };
