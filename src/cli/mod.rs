@@ -6,6 +6,7 @@ mod bench_queue;
 mod client;
 mod format;
 mod job;
+mod job_view;
 mod run;
 mod serve;
 mod table;
