@@ -835,17 +835,16 @@ pub async fn fallbacks_take_over_the_job(h: Harness) {
 pub async fn release_gives_the_attempt_back(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("j")).await;
-    let c = claim(&h, 1).await.pop().unwrap();
-    let r = h
-        .store
-        .job_finalize(vec![Finalize {
-            id: c.id.clone(),
-            lease_token: c.lease_token.clone(),
-            action: Action::Release { delay_ms: 0 },
+    let release = |c: ClaimedJob, delay_ms: u64| {
+        h.store.job_finalize(vec![Finalize {
+            id: c.id,
+            lease_token: c.lease_token,
+            action: Action::Release { delay_ms },
             attempt: None,
         }])
-        .await
-        .unwrap();
+    };
+    let c = claim(&h, 1).await.remove(0);
+    let r = release(c, 0).await.unwrap();
     assert_eq!(r, vec![Finalized::Done(JobStatus::Queued)]);
     let j = get(&h, "j").await;
     assert_eq!(j.attempts, 0);
@@ -853,15 +852,7 @@ pub async fn release_gives_the_attempt_back(h: Harness) {
     let c = claim(&h, 1).await.remove(0);
     assert_eq!(c.attempt, 1);
     // Given back with a delay, it is not claimable before then.
-    h.store
-        .job_finalize(vec![Finalize {
-            id: c.id.clone(),
-            lease_token: c.lease_token.clone(),
-            action: Action::Release { delay_ms: 1_000 },
-            attempt: None,
-        }])
-        .await
-        .unwrap();
+    release(c, 1_000).await.unwrap();
     assert!(claim(&h, 1).await.is_empty());
     h.clock.advance(1_000);
     assert_eq!(claim(&h, 1).await[0].attempt, 1);
