@@ -122,7 +122,7 @@ impl App {
         let wake = Arc::new(Notify::new());
         // This process owns the database alone: whatever is still running
         // was left by a previous run that did not stop cleanly.
-        let rescuer = Rescuer::new(dyn_store.clone(), wake.clone());
+        let rescuer = Rescuer::new(registry.clone(), wake.clone());
         let rescued = rescuer.rescue(true).await?;
         if rescued > 0 {
             tracing::warn!(jobs = rescued, "rescued jobs a previous run left running");

@@ -1,8 +1,11 @@
-//! The rescuer: running jobs whose lease expired (their runner died) go
-//! back to the queue as an attempt that failed with `runner_lost`, or fail
-//! when they are out of attempts.
+//! The rescuer: running jobs whose lease expired (their runner died) have
+//! their lost attempt decided like any failed one, as `runner_lost`: queued
+//! again after the task's backoff, failed when out of attempts, or handed
+//! to the task's fallback.
 
-use crate::store::{JobStore, StoreResult};
+use crate::registry::Registry;
+use crate::runner::{executor, LEASE_MS};
+use crate::store::{Finalized, RescueParams, StoreResult};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -11,26 +14,45 @@ use tokio::sync::Notify;
 pub const RESCUE_EVERY: Duration = Duration::from_secs(5);
 
 pub struct Rescuer {
-    store: Arc<dyn JobStore>,
+    registry: Arc<Registry>,
     /// Rung when jobs are queued again, so runners claim them at once.
     wake: Arc<Notify>,
 }
 
 impl Rescuer {
-    pub fn new(store: Arc<dyn JobStore>, wake: Arc<Notify>) -> Self {
-        Rescuer { store, wake }
+    pub fn new(registry: Arc<Registry>, wake: Arc<Notify>) -> Self {
+        Rescuer { registry, wake }
     }
 
-    /// Rescues what has expired now; how many jobs it moved.
+    /// Rescues what has expired now (`all_running`: every running job, at
+    /// start); how many jobs it moved.
     pub async fn rescue(&self, all_running: bool) -> StoreResult<usize> {
-        let rescued = self.store.job_rescue(all_running).await?;
-        for r in &rescued {
-            tracing::warn!(job = %r.id, status = %r.status, "rescued a job whose runner was lost");
+        let store = self.registry.store();
+        let lost = store
+            .job_rescue(RescueParams {
+                owner: format!("rescuer-{}", std::process::id()),
+                lease_ms: LEASE_MS,
+                all_running,
+            })
+            .await?;
+        if lost.is_empty() {
+            return Ok(0);
         }
-        if !rescued.is_empty() {
-            self.wake.notify_one();
+        let mut decided = Vec::with_capacity(lost.len());
+        for job in &lost {
+            decided.push(executor::lost(&self.registry, job).await);
         }
-        Ok(rescued.len())
+        let results = store.job_finalize(decided).await?;
+        for (job, result) in lost.iter().zip(&results) {
+            match result {
+                Finalized::Done(status) => {
+                    tracing::warn!(job = %job.id, %status, "rescued a job whose runner was lost")
+                }
+                Finalized::Fenced => {}
+            }
+        }
+        self.wake.notify_one();
+        Ok(lost.len())
     }
 }
 

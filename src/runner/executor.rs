@@ -41,7 +41,7 @@ pub async fn execute(registry: &Registry, held: &Held, job: &ClaimedJob) -> Exec
     let finished_at = registry.store().now();
     let ran_for = report.duration;
     let stop = held.stop_reason(&job.id);
-    let action = match decide(registry, &task, job, &report, stop, finished_at).await {
+    let action = match decide(registry, &task, job, &report.ending, stop, finished_at).await {
         Some(a) => a,
         None => {
             return Executed {
@@ -60,6 +60,37 @@ pub async fn execute(registry: &Registry, held: &Held, job: &ClaimedJob) -> Exec
         )),
         ran_for,
     }
+}
+
+/// Decides the attempt of a job whose runner died mid-attempt, as one that
+/// failed with `runner_lost`: retried after the task's backoff, failed when
+/// out of attempts, or handed to the task's fallback, like any other.
+pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Finalize {
+    let now = registry.store().now();
+    let error = JobError::new(
+        ErrorKind::RunnerLost,
+        "the runner holding this job stopped before the attempt ended",
+    );
+    let task = registry
+        .task(&job.tenant, &job.task.name, Some(job.task.version))
+        .await;
+    let action = match task {
+        Ok(task) => decide(
+            registry,
+            &task,
+            job,
+            &Ending::Failed(error.clone()),
+            None,
+            now,
+        )
+        .await
+        .unwrap_or(Action::Fail { error }),
+        Err(e) => {
+            tracing::warn!(job = %job.id, error = %e, "the lost job's task cannot be loaded; it fails");
+            Action::Fail { error }
+        }
+    };
+    finalize(job, action, job.started_at, now, None)
 }
 
 /// Fails the job without running the guest (it cannot be loaded, or its
@@ -144,11 +175,11 @@ async fn decide(
     registry: &Registry,
     task: &TaskVersion,
     job: &ClaimedJob,
-    report: &AttemptReport,
+    ending: &Ending,
     stop: Option<StopReason>,
     now: Millis,
 ) -> Option<Action> {
-    let error = match &report.ending {
+    let error = match ending {
         Ending::Done(output) => match check_output(task, output) {
             Ok(()) => {
                 return Some(Action::Complete {

@@ -639,12 +639,9 @@ pub async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
     assert!(beat.cancel.is_empty());
     assert_eq!(get(&h, "j").await.progress.unwrap().percent, 40);
     h.clock.advance(800);
-    assert!(
-        h.store.job_rescue(false).await.unwrap().is_empty(),
-        "the lease was extended"
-    );
+    assert!(rescue(&h, false).await.is_empty(), "the lease was extended");
     h.clock.advance(300);
-    assert_eq!(h.store.job_rescue(false).await.unwrap().len(), 1);
+    assert_eq!(rescue(&h, false).await.len(), 1);
     let beat = h
         .store
         .job_heartbeat(HeartbeatParams {
@@ -673,47 +670,74 @@ pub async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
     );
 }
 
-pub async fn rescue_requeues_or_fails(h: Harness) {
+async fn rescue(h: &Harness, all_running: bool) -> Vec<ClaimedJob> {
+    h.store
+        .job_rescue(RescueParams {
+            owner: "rescuer".into(),
+            lease_ms: 30_000,
+            all_running,
+        })
+        .await
+        .unwrap()
+}
+
+pub async fn rescue_takes_over_expired_leases(h: Harness) {
     setup(&h).await;
-    insert(&h, new_job("again")).await;
-    insert(
-        &h,
-        NewJob {
-            max_attempts: 1,
-            ..new_job("last")
-        },
-    )
-    .await;
-    claim(&h, 2).await;
-    assert!(
-        h.store.job_rescue(false).await.unwrap().is_empty(),
-        "leases still live"
-    );
-    h.clock.advance(30_001);
-    let mut rescued = h.store.job_rescue(false).await.unwrap();
-    rescued.sort_by(|a, b| a.id.cmp(&b.id));
+    insert(&h, new_job("a-lost")).await;
+    insert(&h, new_job("b-alive")).await;
+    let lost = claim(&h, 1).await.remove(0);
+    h.clock.advance(20_000);
+    let alive = claim(&h, 1).await.remove(0);
+    assert!(rescue(&h, false).await.is_empty(), "leases still live");
+    h.clock.advance(10_001);
+    let taken = rescue(&h, false).await;
+    assert_eq!(taken.len(), 1, "only the expired lease is taken over");
+    let t = &taken[0];
+    assert_eq!(t.id, "a-lost");
+    assert_ne!(t.lease_token, lost.lease_token);
     assert_eq!(
-        rescued,
-        vec![
-            Rescued {
-                id: "again".into(),
-                status: JobStatus::Queued
-            },
-            Rescued {
-                id: "last".into(),
-                status: JobStatus::Failed
-            },
-        ]
+        (t.attempt, t.attempts, t.started_at),
+        (lost.attempt, lost.attempts, lost.started_at),
+        "the lost attempt is the one taken over, not a new one"
     );
-    let j = get(&h, "again").await;
-    assert_eq!(j.error.unwrap().kind, ErrorKind::RunnerLost);
-    let a = h.store.attempt_list(A, "again").await.unwrap();
-    assert_eq!(a.len(), 1);
-    assert_eq!(a[0].outcome, "runner_lost");
-    assert_eq!(get(&h, "last").await.status, JobStatus::Failed);
-    // At start, a store that owns its database rescues every running job.
-    claim(&h, 1).await;
-    assert_eq!(h.store.job_rescue(true).await.unwrap().len(), 1);
+    let j = get(&h, "a-lost").await;
+    assert_eq!((j.status, j.attempts), (JobStatus::Running, 1));
+    // The dead runner's token is fenced out; the rescuer's writes.
+    assert_eq!(
+        finalize(
+            &h,
+            &lost,
+            Action::Complete {
+                output: "{}".into()
+            }
+        )
+        .await,
+        Finalized::Fenced
+    );
+    let error = JobError::new(ErrorKind::RunnerLost, "lost");
+    assert_eq!(
+        finalize(
+            &h,
+            t,
+            Action::Retry {
+                delay_ms: 0,
+                error: error.clone()
+            }
+        )
+        .await,
+        Finalized::Done(JobStatus::Queued)
+    );
+    assert_eq!(
+        get(&h, "a-lost").await.error.unwrap().kind,
+        ErrorKind::RunnerLost
+    );
+    // At start, a store that owns its database takes over every running job.
+    let all = rescue(&h, true).await;
+    assert_eq!(
+        all.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        ["b-alive"]
+    );
+    assert_ne!(all[0].lease_token, alive.lease_token);
 }
 
 pub async fn concurrency_keys_run_one_at_a_time(h: Harness) {
@@ -919,7 +943,7 @@ pub const CASES: &[&str] = &[
     "retries_snoozes_waits_and_resumes",
     "cancels",
     "heartbeats_extend_leases_and_record_progress",
-    "rescue_requeues_or_fails",
+    "rescue_takes_over_expired_leases",
     "concurrency_keys_run_one_at_a_time",
     "fallbacks_take_over_the_job",
     "release_gives_the_attempt_back",

@@ -101,10 +101,11 @@ pub trait JobStore: Send + Sync + 'static {
         id: &str,
         input: Option<String>,
     ) -> StoreResult<JobRecord>;
-    /// Requeues (or fails, when out of attempts) running jobs whose lease
-    /// expired; `all_running` rescues every running job (a store that owns
-    /// its database alone, at start).
-    async fn job_rescue(&self, all_running: bool) -> StoreResult<Vec<Rescued>>;
+    /// Takes over the leases of running jobs whose lease expired (their
+    /// runner died), without counting a new attempt: the caller decides the
+    /// lost attempt like any failed one and finalizes it under the new
+    /// lease, so the dead runner's token is fenced out.
+    async fn job_rescue(&self, p: RescueParams) -> StoreResult<Vec<ClaimedJob>>;
     /// When the next queued job becomes due, if any is waiting for its time.
     async fn job_next_run_at(&self) -> StoreResult<Option<Millis>>;
 

@@ -297,8 +297,9 @@ pub struct AttemptRecord {
     pub task: TaskRef,
     pub started_at: Millis,
     pub finished_at: Millis,
-    /// `completed`, `failed`, `retried`, `snoozed`, `waiting`, `cancelled`,
-    /// `fallback` or `runner_lost`.
+    /// `completed`, `failed`, `retried`, `snoozed`, `waiting`, `cancelled`
+    /// or `fallback` (a lost attempt is one of these, with a `runner_lost`
+    /// error).
     pub outcome: String,
     pub error: Option<JobError>,
     pub fuel_used: u64,
@@ -373,9 +374,12 @@ pub enum CancelOutcome {
     AlreadyEnded(JobRecord),
 }
 
-/// A job maintenance found without a live lease.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rescued {
-    pub id: String,
-    pub status: JobStatus,
+/// Who takes over the leases of running jobs whose runner was lost.
+#[derive(Debug, Clone)]
+pub struct RescueParams {
+    pub owner: String,
+    pub lease_ms: u64,
+    /// Every running job, not only those whose lease expired: a store that
+    /// owns its database alone, at start.
+    pub all_running: bool,
 }

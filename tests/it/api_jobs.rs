@@ -302,6 +302,71 @@ async fn the_fallback_gets_the_input_and_the_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_runner_died_goes_on_to_its_fallback() {
+    use taskbox::maintenance::rescuer::Rescuer;
+    use taskbox::store::ClaimOneParams;
+    let s = TestServer::start(1).await;
+    s.task(ADMIN, "last-resort", "noop", json!({})).await;
+    s.task(
+        ADMIN,
+        "primary",
+        "noop",
+        json!({"fallback": "last-resort", "retry": quick_retry(1)}),
+    )
+    .await;
+    // Due in an hour, so that the live runner leaves it alone; a runner
+    // that dies holding it is a claim whose lease nobody renews.
+    let (_, job) = s
+        .post(
+            "/v1/jobs",
+            ADMIN,
+            json!({"task": "primary", "input": {}, "delay_ms": 3_600_000}),
+        )
+        .await;
+    let id = job["id"].as_str().unwrap();
+    let state = &s.app.as_ref().unwrap().state;
+    state
+        .store
+        .job_claim_one(ClaimOneParams {
+            tenant: "default".into(),
+            id: id.into(),
+            owner: "a-runner-that-died".into(),
+            lease_ms: 1,
+        })
+        .await
+        .unwrap();
+    let rescuer = Rescuer::new(state.registry.clone(), state.wake.clone());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    // Polls until the 1 ms lease has expired and the rescuer takes it.
+    while rescuer.rescue(false).await.unwrap() == 0 {
+        assert!(std::time::Instant::now() < deadline, "never rescued");
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    let done = s.finished(ADMIN, id).await;
+    assert_eq!(done["status"], "completed", "{done:#}");
+    assert_eq!(done["fallback"]["name"], "last-resort");
+    let attempts = s.attempts(ADMIN, id).await;
+    let trail: Vec<(&str, &str, &str)> = attempts
+        .iter()
+        .map(|a| {
+            (
+                a["task"]["name"].as_str().unwrap(),
+                a["outcome"].as_str().unwrap(),
+                a["error"]["kind"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        trail,
+        [
+            ("primary", "fallback", "runner_lost"),
+            ("last-resort", "completed", "-"),
+        ]
+    );
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snooze_wait_and_resume() {
     let s = TestServer::start(2).await;
     s.task(ADMIN, "limits", "limits", json!({})).await;

@@ -284,13 +284,20 @@ async fn a_server_killed_mid_job_finishes_it_after_a_restart() {
     let done = c.until(&slow_id, |j| j["status"] == "completed").await;
     assert_eq!(done["output"], json!({"slept_ms": 1500}));
     let (_, attempts) = c.get(&format!("/v1/jobs/{slow_id}/attempts")).await;
-    let outcomes: Vec<&str> = attempts["attempts"]
+    // The attempt the killed server was running failed with runner_lost,
+    // and was retried after the task's backoff.
+    let outcomes: Vec<(&str, &str)> = attempts["attempts"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|a| a["outcome"].as_str().unwrap())
+        .map(|a| {
+            (
+                a["outcome"].as_str().unwrap(),
+                a["error"]["kind"].as_str().unwrap_or("-"),
+            )
+        })
         .collect();
-    assert_eq!(outcomes, ["runner_lost", "completed"]);
+    assert_eq!(outcomes, [("retried", "runner_lost"), ("completed", "-")]);
     for id in &acked {
         let (status, job) = c.get(&format!("/v1/jobs/{id}")).await;
         assert_eq!(status, 200, "acknowledged job {id} was lost: {job}");

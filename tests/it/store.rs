@@ -50,7 +50,7 @@ conformance!(
     retries_snoozes_waits_and_resumes,
     cancels,
     heartbeats_extend_leases_and_record_progress,
-    rescue_requeues_or_fails,
+    rescue_takes_over_expired_leases,
     concurrency_keys_run_one_at_a_time,
     fallbacks_take_over_the_job,
     release_gives_the_attempt_back,

@@ -552,82 +552,26 @@ pub fn resume(
     reread(conn, tenant, id)
 }
 
-/// A running job found without a live lease.
-struct Lost {
-    id: String,
-    attempts: i64,
-    max_attempts: i64,
-    cancel_requested: bool,
-    /// The task that was running: the job's own, or its fallback.
-    task: TaskRef,
-    attempt_started_at: Option<i64>,
-}
-
-/// Running jobs without a live lease go back to the queue as an attempt
-/// that failed with `runner_lost`, or fail when out of attempts.
-pub fn rescue(conn: &Connection, now: Millis, all_running: bool) -> StoreResult<Vec<Rescued>> {
-    let lost: Vec<Lost> = conn
-        .prepare_cached(
-            "SELECT id, attempts, max_attempts, cancel_requested, \
-                    COALESCE(fallback_task, task), COALESCE(fallback_version, task_version), \
-                    COALESCE(fallback_digest, digest), attempt_started_at \
-             FROM jobs WHERE status = 'running' AND (?1 OR lease_expires_at < ?2)",
-        )
-        .and_then(|mut s| {
-            s.query_map(params![all_running, now], |r| {
-                Ok(Lost {
-                    id: r.get(0)?,
-                    attempts: r.get(1)?,
-                    max_attempts: r.get(2)?,
-                    cancel_requested: r.get::<_, i64>(3)? != 0,
-                    task: TaskRef {
-                        name: r.get(4)?,
-                        version: super::rows::u32_col(r.get(5)?),
-                        digest: r.get(6)?,
-                    },
-                    attempt_started_at: r.get(7)?,
-                })
-            })?
-            .collect()
-        })
-        .map_err(wdb)?;
-    let mut rescued = Vec::with_capacity(lost.len());
-    for l in lost {
-        let error = JobError::new(
-            ErrorKind::RunnerLost,
-            "the runner holding this job stopped before the attempt ended",
-        );
-        let status = if l.cancel_requested {
-            JobStatus::Cancelled
-        } else if l.attempts >= l.max_attempts {
-            JobStatus::Failed
-        } else {
-            JobStatus::Queued
-        };
-        conn.prepare_cached(
-            "UPDATE jobs SET status = ?1, error = ?2, run_at = ?3, \
-             finished_at = CASE WHEN ?1 = 'queued' THEN NULL ELSE ?3 END, \
-             lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
-             WHERE id = ?4 AND status = 'running'",
-        )
-        .and_then(|mut s| s.execute(params![status.as_str(), to_json(&error), now, l.id]))
-        .map_err(wdb)?;
-        insert_attempt(
-            conn,
-            &l.id,
-            &AttemptRecord {
-                attempt: super::rows::u32_col(l.attempts),
-                task: l.task,
-                started_at: l.attempt_started_at.unwrap_or(now),
-                finished_at: now,
-                outcome: "runner_lost".into(),
-                error: Some(error),
-                fuel_used: 0,
-                peak_memory_bytes: 0,
-                log: None,
-            },
-        )?;
-        rescued.push(Rescued { id: l.id, status });
-    }
-    Ok(rescued)
+/// Takes over the leases of running jobs without a live one (or of every
+/// running job), leaving their attempt count as it is.
+pub fn rescue(conn: &Connection, now: Millis, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
+    conn.prepare_cached(&format!(
+        "UPDATE jobs SET lease_owner = ?1, lease_token = ?2, lease_expires_at = ?3 \
+         WHERE status = 'running' AND (?4 OR lease_expires_at < ?5) RETURNING {CLAIM_COLUMNS}"
+    ))
+    .and_then(|mut s| {
+        s.query_map(
+            params![
+                p.owner,
+                random_token(),
+                millis_after(now, p.lease_ms),
+                p.all_running,
+                now
+            ],
+            ClaimRow::read,
+        )?
+        .map(|r| r.map(ClaimedJob::from))
+        .collect()
+    })
+    .map_err(wdb)
 }

@@ -441,8 +441,9 @@ impl JobStore for SqliteStore {
         .await
     }
 
-    async fn job_rescue(&self, all_running: bool) -> StoreResult<Vec<Rescued>> {
-        self.write(true, false, move |c, now| jobs::rescue(c, now, all_running))
+    async fn job_rescue(&self, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
+        // Not durable: a take-over lost to a power cut is taken over again.
+        self.write(false, true, move |c, now| jobs::rescue(c, now, p))
             .await
     }
 
