@@ -54,6 +54,11 @@ async fn claim(h: &Harness, limit: u32) -> Vec<ClaimedJob> {
         .unwrap()
 }
 
+/// The ids of claimed jobs, in claim order.
+fn ids(claimed: &[ClaimedJob]) -> Vec<&str> {
+    claimed.iter().map(|c| c.id.as_str()).collect()
+}
+
 async fn get(h: &Harness, id: &str) -> JobRecord {
     h.store
         .job_get(A, id)
@@ -373,22 +378,12 @@ pub async fn claims_follow_priority_time_and_queues(h: Harness) {
         })
         .await
         .unwrap();
-    assert_eq!(
-        only_other.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
-        ["elsewhere"]
-    );
+    assert_eq!(ids(&only_other), ["elsewhere"]);
     let got = claim(&h, 1).await;
     assert_eq!(got[0].id, "high", "lower priority numbers run first");
     assert_eq!(got[0].attempt, 1);
     assert_eq!(got[0].attempts, 1);
-    assert_eq!(
-        claim(&h, 10)
-            .await
-            .iter()
-            .map(|c| c.id.as_str())
-            .collect::<Vec<_>>(),
-        ["low"]
-    );
+    assert_eq!(ids(&claim(&h, 10).await), ["low"]);
     assert!(claim(&h, 10).await.is_empty(), "`later` is not due");
     assert_eq!(h.store.job_next_run_at().await.unwrap(), Some(now + 10_000));
     insert(
@@ -406,14 +401,7 @@ pub async fn claims_follow_priority_time_and_queues(h: Harness) {
         "the next due time is the earliest of every priority"
     );
     h.clock.advance(10_000);
-    assert_eq!(
-        claim(&h, 10)
-            .await
-            .iter()
-            .map(|c| c.id.as_str())
-            .collect::<Vec<_>>(),
-        ["later", "sooner"]
-    );
+    assert_eq!(ids(&claim(&h, 10).await), ["later", "sooner"]);
     assert_eq!(h.store.job_next_run_at().await.unwrap(), None);
     let j = get(&h, "later").await;
     assert_eq!(j.status, JobStatus::Running);
@@ -733,10 +721,7 @@ pub async fn rescue_takes_over_expired_leases(h: Harness) {
     );
     // At start, a store that owns its database takes over every running job.
     let all = rescue(&h, true).await;
-    assert_eq!(
-        all.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
-        ["b-alive"]
-    );
+    assert_eq!(ids(&all), ["b-alive"]);
     assert_ne!(all[0].lease_token, alive.lease_token);
 }
 
@@ -750,9 +735,9 @@ pub async fn concurrency_keys_run_one_at_a_time(h: Harness) {
     insert(&h, keyed("k2")).await;
     insert(&h, new_job("free")).await;
     let first = claim(&h, 10).await;
-    let ids: Vec<&str> = first.iter().map(|c| c.id.as_str()).collect();
+    let first_ids = ids(&first);
     assert_eq!(
-        ids,
+        first_ids,
         ["free", "k1"],
         "one job per key at a time (same time: id order)"
     );
@@ -788,10 +773,7 @@ pub async fn concurrency_keys_run_one_at_a_time(h: Harness) {
     .await;
     insert(&h, keyed("k3")).await;
     let got = claim(&h, 10).await;
-    assert_eq!(
-        got.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
-        ["b1"]
-    );
+    assert_eq!(ids(&got), ["b1"]);
 
     insert(&h, keyed("s1")).await;
     insert(
