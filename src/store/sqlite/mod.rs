@@ -1,6 +1,6 @@
 //! The embedded backend: one SQLite file in WAL mode, written by one
-//! group-committing writer task, read through a pool of read-only
-//! connections. All of its SQL lives in this directory.
+//! group-committing writer thread (rusqlite), read through a pool of read-only
+//! connections (sqlx). All of its SQL lives in this directory.
 
 mod jobs;
 mod registry;
