@@ -570,6 +570,14 @@ pub async fn cancels(h: Harness) {
     )
     .await;
     assert_eq!(r, Finalized::Done(JobStatus::Cancelled));
+    // So does a failure: the user asked for it to stop, and it has.
+    insert(&h, new_job("failing")).await;
+    let c = claim(&h, 1).await.pop().unwrap();
+    h.store.job_cancel(A, "failing").await.unwrap();
+    let r = finalize(&h, &c, Action::Fail { error: failure() }).await;
+    assert_eq!(r, Finalized::Done(JobStatus::Cancelled));
+    let j = get(&h, "failing").await;
+    assert!(j.finished_at.is_some() && j.error.is_some());
 
     insert(&h, new_job("waiting")).await;
     let c = claim(&h, 1).await.pop().unwrap();

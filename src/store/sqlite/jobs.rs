@@ -375,7 +375,8 @@ fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreRe
 
 /// One attempt's end other than a completion; `None` when fenced out.
 /// A job whose cancellation was asked for ends `cancelled` instead of
-/// going back to the queue.
+/// going back to the queue or failing (a lost runner's job, whose attempt
+/// nobody could interrupt, included).
 fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Option<JobStatus>> {
     const REQUEUE_OR_CANCEL: &str =
         "status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE ?3 END, \
@@ -400,7 +401,9 @@ fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Opt
             Some(to_json(error)),
         ),
         Action::Fail { error } => (
-            "status = ?3, finished_at = ?1, error = ?5".into(),
+            "status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE ?3 END, \
+             finished_at = ?1, error = ?5"
+                .into(),
             JobStatus::Failed,
             None,
             None,
