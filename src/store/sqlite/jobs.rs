@@ -46,11 +46,7 @@ pub fn insert(
         }
         return Ok(out);
     }
-    let step = |sql: &str| {
-        conn.prepare_cached(sql)
-            .and_then(|mut s| s.execute([]))
-            .map_err(wdb)
-    };
+    let step = |sql: &str| super::writer::exec(conn, sql).map_err(wdb);
     for job in jobs {
         step("SAVEPOINT job")?;
         let r = insert_one(conn, now, job);

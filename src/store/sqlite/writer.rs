@@ -110,7 +110,8 @@ impl Writer {
     }
 }
 
-fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+/// Runs one statement that takes no parameters (transaction control).
+pub(super) fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
