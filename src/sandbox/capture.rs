@@ -15,6 +15,10 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
 
 /// Longest single log line kept; longer lines are cut and marked.
 pub const MAX_LINE_BYTES: usize = 4096;
+/// What every kept line costs against the log budget besides its bytes:
+/// its record (time, level, source) is not free, so empty lines are not
+/// either, and a budget of B bytes keeps at most B / 32 lines.
+pub const LINE_OVERHEAD_BYTES: usize = 32;
 /// Most stderr kept for a failed command's error message.
 pub const STDERR_TAIL_BYTES: usize = 1024;
 /// How much a guest may write in one `write` call (the WASI permit).
@@ -150,12 +154,13 @@ impl LogState {
         } else {
             (message, 0)
         };
-        if self.kept_bytes + kept.len() > self.max_bytes {
+        let cost = kept.len() + LINE_OVERHEAD_BYTES;
+        if self.kept_bytes + cost > self.max_bytes {
             self.log.dropped_lines += 1;
             self.log.dropped_bytes += message.len() as u64;
             return;
         }
-        self.kept_bytes += kept.len();
+        self.kept_bytes += cost;
         self.log.dropped_bytes += cut as u64;
         let mut text = String::from_utf8_lossy(kept).into_owned();
         if cut > 0 {
@@ -394,13 +399,26 @@ mod tests {
 
     #[test]
     fn drops_and_counts_past_the_budget() {
-        let log = LogBuffer::new(10, Instant::now());
+        let log = LogBuffer::new(10 + LINE_OVERHEAD_BYTES, Instant::now());
         log.line(Level::Info, Source::Guest, "12345678");
         log.line(Level::Info, Source::Guest, "abcdef");
         let got = log.finish();
         assert_eq!(got.lines.len(), 1);
         assert_eq!(got.dropped_lines, 1);
         assert_eq!(got.dropped_bytes, 6);
+    }
+
+    #[test]
+    fn empty_lines_cost_their_overhead() {
+        let log = LogBuffer::new(10 * LINE_OVERHEAD_BYTES, Instant::now());
+        let mut out = log.stream(Source::Stdout);
+        for _ in 0..1000 {
+            log.line(Level::Info, Source::Guest, "");
+            OutputStream::write(&mut out, Bytes::from_static(b"\n")).unwrap();
+        }
+        let got = log.finish();
+        assert_eq!(got.lines.len(), 10);
+        assert_eq!(got.dropped_lines, 1990);
     }
 
     #[test]

@@ -193,6 +193,27 @@ async fn log_is_bounded_and_counts_what_it_drops() {
     );
 }
 
+/// Empty lines cost something too: a guest writing `\n` in a loop or
+/// logging "" cannot grow the host past the log budget.
+#[tokio::test]
+async fn empty_lines_count_against_the_log_budget() {
+    let lines = 100_000u64;
+    let report = run(
+        "limits",
+        &op(json!({"op": "blank", "lines": lines})),
+        roomy(),
+    )
+    .await;
+    assert_eq!(expect_done(&report)["lines"], lines);
+    let kept = report.log.lines.len() as u64;
+    // Every kept line costs at least 16 bytes of the budget, empty or not.
+    assert!(
+        kept <= (Ceilings::DEFAULT.max_log_bytes / 16) as u64,
+        "{kept} empty lines kept"
+    );
+    assert_eq!(kept + report.log.dropped_lines, 2 * lines);
+}
+
 #[tokio::test]
 async fn limits_above_the_ceilings_are_clamped() {
     let sandbox = small_sandbox(taskbox::sandbox::SandboxConfig {

@@ -8,6 +8,8 @@
 //!   (nothing on the shadow stack in linear memory) → `done({"depth": n})`
 //! - `{"op":"output","bytes":n}`: output is a JSON string of n 'x' (n+2 bytes of text)
 //! - `{"op":"log","lines":n}`: n host `log(info, "line i")` calls, i from 1 → `done({"lines": n})`
+//! - `{"op":"blank","lines":n}`: n host `log(info, "")` calls and n empty lines (`\n`) on stdout,
+//!   the cheapest flood of the log there is → `done({"lines": n})`
 //! - `{"op":"stdout","bytes":n}`: n bytes to stdout, in 80-byte lines → `done({"bytes": n})`
 //! - `{"op":"sleep","ms":n}`: blocks n ms inside a WASI host call → `done({"slept_ms": n})`
 //! - `{"op":"fail","code":c,"retryable":b}`: `err(failure{code: c, message: "asked to fail", retryable: b})`
@@ -31,6 +33,7 @@ enum Op {
     Recurse { depth: u64 },
     Output { bytes: u64 },
     Log { lines: u64 },
+    Blank { lines: u64 },
     Stdout { bytes: u64 },
     Sleep { ms: u64 },
     Fail { code: String, #[serde(default)] retryable: bool },
@@ -133,6 +136,16 @@ fn run(op: Op) -> Result<Outcome, Failure> {
             for i in 1..=lines {
                 host::log(Level::Info, &format!("line {i}"));
             }
+            done(json!({ "lines": lines }))
+        }
+        Op::Blank { lines } => {
+            let mut out = std::io::stdout().lock();
+            for _ in 0..lines {
+                host::log(Level::Info, "");
+                // Unbuffered on wasm: each newline is its own write to the host.
+                let _ = out.write_all(b"\n");
+            }
+            let _ = out.flush();
             done(json!({ "lines": lines }))
         }
         Op::Stdout { bytes } => {
