@@ -74,6 +74,7 @@ impl App {
                 &SqliteOptions {
                     url: cfg.database_url.clone(),
                     durability: cfg.durability,
+                    quotas: cfg.quotas,
                 },
                 Arc::new(SystemClock),
             )
@@ -115,7 +116,8 @@ impl App {
                     .unwrap_or_else(|| cfg.data_dir.join("compiled")),
             ),
             max_component_bytes: cfg.max_component_bytes,
-            max_instances: cfg.max_instances.max(cfg.runners as u32 + 8),
+            // Each slot, each start beyond the slots, and a few to spare.
+            max_instances: cfg.max_instances.max(2 * cfg.runners as u32 + 8),
             ..SandboxConfig::default()
         })?;
         let registry = Arc::new(Registry::new(dyn_store.clone(), sandbox, Limits::DEFAULT));
@@ -131,6 +133,7 @@ impl App {
             registry.clone(),
             RunnerConfig {
                 queues: cfg.queues.clone(),
+                rules: cfg.rules,
                 ..RunnerConfig::new(cfg.runners)
             },
             wake.clone(),
@@ -147,6 +150,7 @@ impl App {
                 max_component_bytes: cfg.max_component_bytes,
                 ..ApiLimits::default()
             },
+            cfg.quotas,
         ));
         let listener = tokio::net::TcpListener::bind(cfg.listen)
             .await

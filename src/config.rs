@@ -3,6 +3,8 @@
 //! variable this version does not know is refused, so a misspelling does
 //! not pass for a default.
 
+use crate::quota::Quotas;
+use crate::runner::executor::AttemptRules;
 use crate::store::sqlite::Durability;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,6 +22,16 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "TASKBOX_MAX_BODY_BYTES",
     "TASKBOX_MAX_COMPONENT_BYTES",
     "TASKBOX_ADMIN_TOKEN",
+    "TASKBOX_QUOTA_ENQUEUE_PER_SECOND",
+    "TASKBOX_QUOTA_ENQUEUE_BURST",
+    "TASKBOX_QUOTA_MAX_QUEUED",
+    "TASKBOX_QUOTA_MAX_RUNNING",
+    "TASKBOX_QUOTA_FUEL_PER_MINUTE",
+    "TASKBOX_QUOTA_MAX_COMPONENTS",
+    "TASKBOX_QUOTA_MAX_COMPONENT_BYTES",
+    "TASKBOX_QUOTA_MAX_TASK_VERSIONS",
+    "TASKBOX_SNOOZE_FLOOR_MS",
+    "TASKBOX_MAX_SNOOZES",
     "TASKBOX_LOG",
     "TASKBOX_URL",
     "TASKBOX_TOKEN",
@@ -38,6 +50,8 @@ pub const MAX_COMPONENT_BYTES_CEILING: usize = 512 << 20;
 pub const MAX_BODY_BYTES_CEILING: usize = 64 << 20;
 /// Longest grace period on stop.
 pub const MAX_GRACE: Duration = Duration::from_secs(3600);
+/// Longest snooze floor the server can be told to keep.
+pub const MAX_SNOOZE_FLOOR_MS: u64 = 3_600_000;
 
 /// Validated settings of `taskbox serve`.
 #[derive(Debug, Clone)]
@@ -58,6 +72,10 @@ pub struct ServeConfig {
     pub max_instances: u32,
     /// Where compiled components are cached; default `DATA_DIR/compiled`.
     pub compile_cache: Option<PathBuf>,
+    /// The quotas of tenants the admin set none for (`None`: no limit).
+    pub quotas: Quotas,
+    /// Snooze floor and cap.
+    pub rules: AttemptRules,
 }
 
 /// Refuses unknown `TASKBOX_*` variables, suggesting the known one nearest.
@@ -142,6 +160,17 @@ impl ServeConfig {
                     "TASKBOX_ADMIN_TOKEN must be 16 to 256 characters with no spaces".into(),
                 );
             }
+        }
+        if self.rules.snooze_floor_ms > MAX_SNOOZE_FLOOR_MS {
+            return Err(format!(
+                "--snooze-floor-ms must be at most {MAX_SNOOZE_FLOOR_MS} (an hour)"
+            ));
+        }
+        if self.quotas.enqueue_burst.is_some() && self.quotas.enqueue_per_second.is_none() {
+            return Err(
+                "--quota-enqueue-burst needs --quota-enqueue-per-second: a burst is the size of the rate's bucket"
+                    .into(),
+            );
         }
         if !self.database_url.starts_with("sqlite:") {
             return Err(format!(

@@ -7,6 +7,7 @@ pub mod config;
 pub mod digest;
 pub mod job;
 pub mod maintenance;
+pub mod quota;
 pub mod registry;
 pub mod runner;
 pub mod sandbox;

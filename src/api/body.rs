@@ -41,8 +41,17 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             "the request body is empty; send a JSON object".into(),
         ));
     }
-    serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        // The path of the field at fault, when it is not the body itself.
+        match e.path().to_string().as_str() {
+            "." => ApiError::BadRequest(format!("invalid JSON body: {}", e.inner())),
+            path => ApiError::BadRequest(format!("invalid JSON body at {path}: {}", e.inner())),
+        }
+    })?;
+    de.end()
+        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
+    Ok(value)
 }
 
 /// A JSON body within the configured limit, with its raw bytes (for

@@ -2,8 +2,10 @@
 //! and the whole mapping from error to HTTP status (DESIGN §3.4).
 //! Internal errors are logged here and answered without their text.
 
-use crate::registry::schema::Violation;
+use crate::quota::Exceeded;
+use crate::registry::schema::{CheckError, Violation};
 use crate::registry::RegistryError;
+use crate::sandbox::Invalid;
 use crate::store::StoreError;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -21,6 +23,8 @@ pub enum ApiError {
     Forbidden(String),
     #[error("job {0} was not found")]
     JobNotFound(String),
+    #[error("tenant {0:?} was not found; create it with POST /v1/tenants or PUT /v1/tenants/{0}")]
+    TenantNotFound(String),
     #[error("task {0:?} was not found")]
     TaskNotFound(String),
     #[error("component {0} was not found; upload it with POST /v1/components")]
@@ -37,6 +41,19 @@ pub enum ApiError {
     InvalidTask(Vec<String>),
     #[error("{0}")]
     Unavailable(String),
+    /// Over the tenant's enqueue rate; try again after `retry_after_ms`.
+    #[error(
+        "the tenant's enqueue rate ({limit} per second, {burst} at once) is used up; try again in {} s",
+        retry_after_secs(*.retry_after_ms)
+    )]
+    RateLimited {
+        limit: u64,
+        burst: u64,
+        retry_after_ms: u64,
+    },
+    /// Over another of the tenant's quotas.
+    #[error("{0}; it refuses new work until some is done (the admin sets it with PUT /v1/tenants/{{name}})")]
+    QuotaExceeded(Exceeded),
     /// A synchronous run failed; the job is in `details`.
     #[error("{message}")]
     Execution { message: String, job: Value },
@@ -52,6 +69,7 @@ impl ApiError {
             ApiError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::JobNotFound(_)
+            | ApiError::TenantNotFound(_)
             | ApiError::TaskNotFound(_)
             | ApiError::ComponentNotFound(_)
             | ApiError::NoRoute(_) => StatusCode::NOT_FOUND,
@@ -61,6 +79,9 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::RateLimited { .. } | ApiError::QuotaExceeded(_) => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::Execution { .. } | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -72,6 +93,7 @@ impl ApiError {
             ApiError::Unauthenticated(_) => "UNAUTHENTICATED",
             ApiError::Forbidden(_) => "JOB_ACCESS_DENIED",
             ApiError::JobNotFound(_) => "JOB_NOT_FOUND",
+            ApiError::TenantNotFound(_) => "TENANT_NOT_FOUND",
             ApiError::TaskNotFound(_) => "TASK_NOT_FOUND",
             ApiError::ComponentNotFound(_) => "COMPONENT_NOT_FOUND",
             ApiError::NoRoute(_) => "NOT_FOUND",
@@ -80,6 +102,8 @@ impl ApiError {
             ApiError::InvalidComponent(_) => "INVALID_COMPONENT",
             ApiError::InvalidTask(_) => "INVALID_TASK",
             ApiError::Unavailable(_) => "UNAVAILABLE",
+            ApiError::RateLimited { .. } => "RATE_LIMITED",
+            ApiError::QuotaExceeded(_) => "QUOTA_EXCEEDED",
             ApiError::Execution { .. } => "JOB_EXECUTION_ERROR",
             ApiError::Internal(_) => "INTERNAL_ERROR",
         }
@@ -91,6 +115,17 @@ impl ApiError {
             ApiError::InvalidTask(p) => json!(p),
             ApiError::PayloadTooLarge { limit } => json!({ "limit_bytes": limit }),
             ApiError::Execution { job, .. } => json!({ "job": job }),
+            ApiError::RateLimited {
+                limit,
+                burst,
+                retry_after_ms,
+            } => json!({
+                "quota": "enqueue_per_second",
+                "limit": limit,
+                "burst": burst,
+                "retry_after_ms": retry_after_ms,
+            }),
+            ApiError::QuotaExceeded(e) => json!({ "quota": e.quota, "limit": e.limit }),
             _ => Value::Null,
         }
     }
@@ -111,7 +146,14 @@ impl IntoResponse for ApiError {
         };
         let body =
             json!({"error": {"code": self.code(), "message": message, "details": self.details()}});
-        (self.status_code(), axum::Json(body)).into_response()
+        let mut resp = (self.status_code(), axum::Json(body)).into_response();
+        if let ApiError::RateLimited { retry_after_ms, .. } = &self {
+            resp.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(retry_after_secs(*retry_after_ms)),
+            );
+        }
+        resp
     }
 }
 
@@ -122,8 +164,20 @@ impl From<StoreError> for ApiError {
             StoreError::NotFound => ApiError::Internal("a store lookup found nothing".into()),
             StoreError::Unavailable(m) => ApiError::Unavailable(m),
             StoreError::Internal(m) => ApiError::Internal(m),
+            StoreError::QuotaExceeded(e) => ApiError::QuotaExceeded(e),
         }
     }
+}
+
+impl From<CheckError> for ApiError {
+    fn from(e: CheckError) -> Self {
+        ApiError::InvalidInput(e.violations())
+    }
+}
+
+/// Whole seconds to wait, at least one: what `Retry-After` says.
+fn retry_after_secs(ms: u64) -> u64 {
+    ms.div_ceil(1000).max(1)
 }
 
 impl From<RegistryError> for ApiError {
@@ -131,6 +185,7 @@ impl From<RegistryError> for ApiError {
         match e {
             RegistryError::ComponentNotFound(d) => ApiError::ComponentNotFound(d),
             RegistryError::TaskNotFound(t) => ApiError::TaskNotFound(t),
+            RegistryError::InvalidComponent(Invalid::Busy(m)) => ApiError::Unavailable(m),
             RegistryError::InvalidComponent(i) => ApiError::InvalidComponent(i.to_string()),
             RegistryError::InvalidTask(p) => ApiError::InvalidTask(p),
             RegistryError::Store(s) => s.into(),

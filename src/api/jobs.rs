@@ -6,11 +6,12 @@ use super::error::ApiError;
 use super::{views, ApiState};
 use crate::job::JobStatus;
 use crate::registry::spec::{check_name, ConcurrencyMode};
-use crate::registry::{Registry, TaskVersion};
-use crate::runner::RunNowError;
+use crate::registry::{TaskVersion, Which};
+use crate::runner::{RunNowError, Waited};
 use crate::store::clock::parse_rfc3339;
 use crate::store::{
-    CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, NewJob, Scope, StoreError,
+    AttemptQuery, CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, NewJob, Scope,
+    StoreError,
 };
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -28,6 +29,11 @@ const MAX_DELAY_MS: u64 = 366 * 24 * 60 * 60 * 1000;
 const MAX_KEY_LEN: usize = 255;
 const DEFAULT_PAGE: u32 = 50;
 const MAX_PAGE: u32 = 500;
+const DEFAULT_ATTEMPTS_PAGE: u32 = 100;
+const MAX_ATTEMPTS_PAGE: u32 = 1000;
+/// Beyond the task's own timeout, how long `run?wait=true` waits for the
+/// attempt to end (it may wait for a slot first); then it answers 202.
+const RUN_WAIT_SLACK: Duration = Duration::from_secs(60);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -77,18 +83,54 @@ fn concurrency_key(
     if !c.key.starts_with('/') {
         return Ok(Some(c.key.clone()));
     }
-    match input.pointer(&c.key) {
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(Value::Null) | None => Err(ApiError::InvalidInput(vec![
-            crate::registry::schema::Violation {
-                pointer: c.key.clone(),
-                message:
-                    "the task's concurrency key is read from here, and the input has no value at it"
-                        .into(),
-            },
-        ])),
-        Some(other) => Ok(Some(other.to_string())),
+    let violation = |message: String| {
+        ApiError::InvalidInput(vec![crate::registry::schema::Violation {
+            pointer: c.key.clone(),
+            message,
+        }])
+    };
+    let key =
+        match input.pointer(&c.key) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => return Err(violation(
+                "the task's concurrency key is read from here, and the input has no value at it"
+                    .into(),
+            )),
+            Some(other) => other.to_string(),
+        };
+    if key.is_empty() || key.len() > MAX_KEY_LEN {
+        return Err(violation(format!(
+            "the task's concurrency key is read from here, and must be 1 to {MAX_KEY_LEN} bytes long"
+        )));
     }
+    Ok(Some(key))
+}
+
+/// Takes one enqueue from the tenant's bucket, or refuses with 429.
+async fn meter_enqueue(state: &ApiState, tenant: &str) -> Result<(), ApiError> {
+    let quotas = match state.quotas.get(tenant) {
+        Some(q) => q,
+        None => {
+            let own = state
+                .store
+                .tenant_get(tenant)
+                .await?
+                .map(|t| t.quotas)
+                .unwrap_or_default();
+            state.quotas.put(tenant, own)
+        }
+    };
+    let Some((rate, burst)) = quotas.enqueue_bucket() else {
+        return Ok(());
+    };
+    state
+        .meter
+        .take(tenant, rate, burst, 1.0)
+        .map_err(|wait| ApiError::RateLimited {
+            limit: quotas.enqueue_per_second.unwrap_or(0),
+            burst: burst as u64,
+            retry_after_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+        })
 }
 
 pub async fn enqueue(
@@ -98,6 +140,7 @@ pub async fn enqueue(
     body: JsonBody<EnqueueBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     who.require(Scope::JobsQueue)?;
+    meter_enqueue(&state, &who.tenant).await?;
     let JsonBody { value: b, raw } = body;
     if b.workflow.is_some() {
         return Err(ApiError::BadRequest(
@@ -109,7 +152,7 @@ pub async fn enqueue(
     })?;
     let tv = state.registry.task(&who.tenant, name, None).await?;
     let input = b.input.clone().unwrap_or_else(|| json!({}));
-    Registry::check_input(&tv, &input).map_err(ApiError::InvalidInput)?;
+    let input = state.registry.check(&tv, Which::Input, input).await?;
     let queue = b.queue.clone().unwrap_or_else(|| tv.queue().to_owned());
     check_name("queue", &queue).map_err(ApiError::BadRequest)?;
     let priority = b.priority.unwrap_or(0);
@@ -127,11 +170,16 @@ pub async fn enqueue(
                 "give run_at or delay_ms, not both".into(),
             ))
         }
-        (Some(t), None) => Some(parse_rfc3339(t).ok_or_else(|| {
-            ApiError::BadRequest(format!(
-                "run_at {t:?} is not an RFC 3339 time such as 2026-01-31T12:00:00Z"
-            ))
-        })?),
+        // A time in the past is now: it buys no place in the line.
+        (Some(t), None) => Some(
+            parse_rfc3339(t)
+                .ok_or_else(|| {
+                    ApiError::BadRequest(format!(
+                        "run_at {t:?} is not an RFC 3339 time such as 2026-01-31T12:00:00Z"
+                    ))
+                })?
+                .max(now),
+        ),
         (None, Some(d)) if d > MAX_DELAY_MS => {
             return Err(ApiError::BadRequest(format!(
                 "delay_ms must be at most {MAX_DELAY_MS} (a year)"
@@ -251,7 +299,7 @@ pub async fn list(
             "limit must be between 1 and {MAX_PAGE}"
         )));
     }
-    let jobs = state
+    let page = state
         .store
         .job_list(JobQuery {
             tenant: who.tenant.clone(),
@@ -260,11 +308,13 @@ pub async fn list(
             queue: p.queue.filter(|s| !s.is_empty()),
             limit,
             before: p.cursor.filter(|s| !s.is_empty()),
+            max_bytes: state.limits.max_list_bytes,
         })
         .await?;
-    let next = (jobs.len() == limit as usize)
-        .then(|| jobs.last().map(|j| j.id.clone()))
-        .flatten();
+    // A page cut short by its byte budget has more after it too.
+    let more = page.cut || page.jobs.len() == limit as usize;
+    let jobs = page.jobs;
+    let next = more.then(|| jobs.last().map(|j| j.id.clone())).flatten();
     Ok(Json(json!({
         "jobs": jobs.iter().map(views::job).collect::<Vec<_>>(),
         "next_cursor": next,
@@ -284,19 +334,15 @@ pub async fn cancel(
         .map_err(|e| not_found(e, &id))?
     {
         CancelOutcome::Cancelled(j) => Ok(Json(views::job(&j))),
-        CancelOutcome::Requested(j) => {
+        CancelOutcome::Requested(_) => {
             state.runner.interrupt(&id);
             // The attempt stops within an epoch tick; answer its end when it
             // comes soon, else the job as it is (cancel_requested: true).
-            let deadline = tokio::time::Instant::now() + state.limits.cancel_wait;
-            let mut last = j;
-            while tokio::time::Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-                last = job_of(&state, &who, &id).await?;
-                if last.status.is_terminal() || last.status != JobStatus::Running {
-                    break;
-                }
-            }
+            let (Waited::Ended(last) | Waited::StillGoing(last)) = state
+                .runner
+                .wait_stopped(&who.tenant, &id, state.limits.cancel_wait)
+                .await
+                .map_err(|e| not_found(e, &id))?;
             Ok(Json(views::job(&last)))
         }
         CancelOutcome::AlreadyEnded(j) => Err(ApiError::Conflict(format!(
@@ -312,6 +358,10 @@ pub struct RunParams {
     wait: Option<bool>,
 }
 
+/// `POST /v1/jobs/{id}/run`: the job goes first in its tenant's line and a
+/// runner claims it like any other (within the tenant's share and quotas).
+/// With `?wait=true` the request waits for that attempt's end, but does not
+/// own it: a client that goes away leaves it running.
 pub async fn run_now(
     State(state): State<Arc<ApiState>>,
     who: Principal,
@@ -324,20 +374,31 @@ pub async fn run_now(
     let run_err = |e: RunNowError| match e {
         RunNowError::Store(s) => not_found(s, &id),
         RunNowError::Stopping => ApiError::Unavailable("the server is stopping".into()),
+        e @ RunNowError::NoSlots => ApiError::Unavailable(e.to_string()),
     };
-    if !p.wait.unwrap_or(false) {
-        let j = state
-            .runner
-            .start_now(&who.tenant, &id)
+    let job = job_of(&state, &who, &id).await?;
+    let wait = if p.wait.unwrap_or(false) {
+        let task = job.fallback.as_ref().unwrap_or(&job.task);
+        let timeout = state
+            .registry
+            .task(&who.tenant, &task.name, Some(task.version))
             .await
-            .map_err(run_err)?;
-        return Ok((StatusCode::ACCEPTED, Json(views::job(&j))));
-    }
-    let j = state
+            .map_or(Duration::ZERO, |tv| {
+                Duration::from_millis(tv.limits.timeout_ms)
+            });
+        Some(timeout + RUN_WAIT_SLACK)
+    } else {
+        None
+    };
+    let j = match state
         .runner
-        .run_now(&who.tenant, &id)
+        .run_now(&who.tenant, &id, wait)
         .await
-        .map_err(run_err)?;
+        .map_err(run_err)?
+    {
+        Waited::StillGoing(j) => return Ok((StatusCode::ACCEPTED, Json(views::job(&j)))),
+        Waited::Ended(j) => j,
+    };
     let failed =
         j.status == JobStatus::Failed || (j.status == JobStatus::Queued && j.error.is_some());
     if failed {
@@ -369,31 +430,65 @@ pub async fn resume(
 ) -> Result<Json<Value>, ApiError> {
     who.require(Scope::JobsQueue)?;
     let job = job_of(&state, &who, &id).await?;
-    if let (Some(input), None) = (&body.input, &job.fallback) {
-        let tv = state
-            .registry
-            .task(&who.tenant, &job.task.name, Some(job.task.version))
-            .await?;
-        Registry::check_input(&tv, input).map_err(ApiError::InvalidInput)?;
-    }
+    let input = match (body.input, &job.fallback) {
+        (Some(input), None) => {
+            let tv = state
+                .registry
+                .task(&who.tenant, &job.task.name, Some(job.task.version))
+                .await?;
+            Some(state.registry.check(&tv, Which::Input, input).await?)
+        }
+        (input, _) => input,
+    };
     let j = state
         .store
-        .job_resume(&who.tenant, &id, body.input.map(|v| v.to_string()))
+        .job_resume(&who.tenant, &id, input.map(|v| v.to_string()))
         .await
         .map_err(|e| not_found(e, &id))?;
     state.wake.notify_one();
     Ok(Json(views::job(&j)))
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttemptParams {
+    limit: Option<u32>,
+    /// The last attempt number of the previous page.
+    cursor: Option<u32>,
+}
+
+/// `GET /v1/jobs/{id}/attempts?limit=&cursor=`: oldest first, a page at a
+/// time (each attempt carries its log).
 pub async fn attempts(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
+    params: Result<Query<AttemptParams>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
     who.require(Scope::JobsRead)?;
+    let Query(p) =
+        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
+    let limit = p.limit.unwrap_or(DEFAULT_ATTEMPTS_PAGE);
+    if !(1..=MAX_ATTEMPTS_PAGE).contains(&limit) {
+        return Err(ApiError::BadRequest(format!(
+            "limit must be between 1 and {MAX_ATTEMPTS_PAGE}"
+        )));
+    }
     job_of(&state, &who, &id).await?;
-    let list = state.store.attempt_list(&who.tenant, &id).await?;
-    Ok(Json(
-        json!({"attempts": list.iter().map(views::attempt).collect::<Vec<_>>()}),
-    ))
+    let list = state
+        .store
+        .attempt_list(AttemptQuery {
+            tenant: who.tenant.clone(),
+            job_id: id,
+            after: p.cursor,
+            limit,
+        })
+        .await?;
+    let next = (list.len() == limit as usize)
+        .then(|| list.last().map(|a| a.attempt))
+        .flatten();
+    Ok(Json(json!({
+        "attempts": list.iter().map(views::attempt).collect::<Vec<_>>(),
+        "next_cursor": next,
+    })))
 }

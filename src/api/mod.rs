@@ -7,8 +7,10 @@ pub mod error;
 mod jobs;
 mod registry;
 mod tenants;
+mod usage;
 pub mod views;
 
+use crate::quota::{EnqueueMeter, QuotaCache, Quotas};
 use crate::registry::Registry;
 use crate::runner::Runner;
 use crate::store::JobStore;
@@ -28,6 +30,8 @@ pub struct ApiLimits {
     pub max_component_bytes: usize,
     /// Longest a cancel of a running job waits for the attempt to stop.
     pub cancel_wait: Duration,
+    /// Most bytes of inputs and outputs one page of a job list holds.
+    pub max_list_bytes: usize,
 }
 
 impl Default for ApiLimits {
@@ -36,6 +40,7 @@ impl Default for ApiLimits {
             max_json_bytes: 1 << 20,
             max_component_bytes: 64 << 20,
             cancel_wait: Duration::from_secs(2),
+            max_list_bytes: 8 << 20,
         }
     }
 }
@@ -49,6 +54,10 @@ pub struct ApiState {
     pub wake: Arc<Notify>,
     pub limits: ApiLimits,
     pub tokens: auth::TokenCache,
+    /// Each tenant's quotas, as enqueues are metered by them.
+    pub quotas: QuotaCache,
+    /// Each tenant's bucket of enqueues.
+    pub meter: EnqueueMeter,
     ids: std::sync::Mutex<ulid::Generator>,
 }
 
@@ -59,6 +68,7 @@ impl ApiState {
         runner: Arc<Runner>,
         wake: Arc<Notify>,
         limits: ApiLimits,
+        quotas: Quotas,
     ) -> Self {
         ApiState {
             store,
@@ -67,6 +77,8 @@ impl ApiState {
             wake,
             limits,
             tokens: auth::TokenCache::default(),
+            quotas: QuotaCache::new(quotas),
+            meter: EnqueueMeter::default(),
             ids: std::sync::Mutex::new(ulid::Generator::new()),
         }
     }
@@ -85,7 +97,16 @@ impl ApiState {
 pub fn router(state: Arc<ApiState>) -> Router {
     Router::new()
         .route("/healthz", get(health))
-        .route("/v1/tenants", post(tenants::create_tenant))
+        .route(
+            "/v1/tenants",
+            post(tenants::create_tenant).get(tenants::list_tenants),
+        )
+        .route(
+            "/v1/tenants/{name}",
+            put(tenants::put_tenant).get(tenants::show_tenant),
+        )
+        .route("/v1/tenants/{name}/usage", get(usage::tenant_usage))
+        .route("/v1/usage", get(usage::own_usage))
         .route("/v1/tokens", post(tenants::create_token))
         .route("/v1/components", post(registry::upload_component))
         .route("/v1/tasks", get(registry::list_tasks))
@@ -107,11 +128,11 @@ pub fn router(state: Arc<ApiState>) -> Router {
 async fn health(
     axum::extract::State(state): axum::extract::State<Arc<ApiState>>,
 ) -> Result<axum::Json<serde_json::Value>, ApiError> {
-    state
-        .store
-        .tenant_get(auth::DEFAULT_TENANT)
-        .await
-        .map_err(|e| ApiError::Unavailable(format!("the database does not answer: {e}")))?;
+    if let Err(e) = state.store.tenant_get(auth::DEFAULT_TENANT).await {
+        // The reason goes to the log; the answer names no internals.
+        tracing::warn!(error = %e, "health check: the database does not answer");
+        return Err(ApiError::Unavailable("the database does not answer".into()));
+    }
     Ok(axum::Json(serde_json::json!({"status": "ok"})))
 }
 

@@ -4,6 +4,7 @@
 use crate::api::auth::DEFAULT_TENANT;
 use crate::app::App;
 use crate::config::ServeConfig;
+use crate::quota::Quotas;
 use crate::registry::spec::TaskSpec;
 use crate::registry::Registry;
 use crate::runner::{Runner, RunnerConfig, RunnerEvent};
@@ -75,6 +76,7 @@ async fn bed(args: &QueueBench, durability: Durability) -> anyhow::Result<Bed> {
             &SqliteOptions {
                 url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
                 durability,
+                quotas: Quotas::SERVER_DEFAULTS,
             },
             Arc::new(SystemClock),
         )
@@ -212,7 +214,7 @@ async fn latency(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     let waiting: Arc<Mutex<HashMap<String, oneshot::Sender<Instant>>>> = Arc::default();
     let w = waiting.clone();
     let hook = Arc::new(move |e: RunnerEvent| {
-        if let RunnerEvent::Started { id, at } = e {
+        if let RunnerEvent::Started { id, at, .. } = e {
             if let Some(tx) = w.lock().unwrap_or_else(|p| p.into_inner()).remove(&id) {
                 let _ = tx.send(at);
             }
@@ -284,6 +286,8 @@ async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
         admin_token: Some(TOKEN.into()),
         max_instances: 64,
         compile_cache: None,
+        quotas: Quotas::SERVER_DEFAULTS,
+        rules: Default::default(),
     })
     .await?;
     let app = started.app;

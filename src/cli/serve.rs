@@ -3,6 +3,8 @@
 
 use crate::app::App;
 use crate::config::{self, ServeConfig};
+use crate::quota::Quotas;
+use crate::runner::executor::AttemptRules;
 use crate::store::sqlite::Durability;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -47,6 +49,67 @@ pub struct ServeArgs {
     /// Largest component upload, in bytes.
     #[arg(long, env = "TASKBOX_MAX_COMPONENT_BYTES", default_value_t = 64 << 20)]
     pub max_component_bytes: usize,
+    #[command(flatten)]
+    pub quotas: QuotaArgs,
+    /// A guest's snooze shorter than this counts as this long, in ms.
+    #[arg(long, env = "TASKBOX_SNOOZE_FLOOR_MS", default_value_t = crate::runner::executor::DEFAULT_SNOOZE_FLOOR_MS)]
+    pub snooze_floor_ms: u64,
+    /// Snoozes one job may make; the next one fails it (`trap`, `too_many_snoozes`).
+    #[arg(long, env = "TASKBOX_MAX_SNOOZES", default_value_t = crate::runner::executor::DEFAULT_MAX_SNOOZES)]
+    pub max_snoozes: u32,
+}
+
+/// Every tenant's quotas unless the admin sets its own (PUT /v1/tenants/NAME); 0 is no limit.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Tenant quotas (defaults; 0 is no limit)")]
+pub struct QuotaArgs {
+    /// Enqueues per second, sustained.
+    #[arg(long, env = "TASKBOX_QUOTA_ENQUEUE_PER_SECOND", default_value_t = 0)]
+    pub quota_enqueue_per_second: u64,
+    /// Enqueues at once above the rate [default: one second of the rate]
+    #[arg(long, env = "TASKBOX_QUOTA_ENQUEUE_BURST", default_value_t = 0)]
+    pub quota_enqueue_burst: u64,
+    /// Jobs queued or waiting at once.
+    #[arg(long, env = "TASKBOX_QUOTA_MAX_QUEUED", default_value_t = default(Quotas::SERVER_DEFAULTS.max_queued))]
+    pub quota_max_queued: u64,
+    /// Jobs running at once.
+    #[arg(long, env = "TASKBOX_QUOTA_MAX_RUNNING", default_value_t = 0)]
+    pub quota_max_running: u64,
+    /// Fuel per minute; past it a tenant's jobs wait for the next minute.
+    #[arg(long, env = "TASKBOX_QUOTA_FUEL_PER_MINUTE", default_value_t = 0)]
+    pub quota_fuel_per_minute: u64,
+    /// Components stored.
+    #[arg(long, env = "TASKBOX_QUOTA_MAX_COMPONENTS", default_value_t = default(Quotas::SERVER_DEFAULTS.max_components))]
+    pub quota_max_components: u64,
+    /// Bytes of components stored, in all.
+    #[arg(long, env = "TASKBOX_QUOTA_MAX_COMPONENT_BYTES", default_value_t = default(Quotas::SERVER_DEFAULTS.max_component_bytes))]
+    pub quota_max_component_bytes: u64,
+    /// Task versions stored, over all of a tenant's tasks.
+    #[arg(long, env = "TASKBOX_QUOTA_MAX_TASK_VERSIONS", default_value_t = default(Quotas::SERVER_DEFAULTS.max_task_versions))]
+    pub quota_max_task_versions: u64,
+}
+
+const fn default(q: Option<u64>) -> u64 {
+    match q {
+        Some(v) => v,
+        None => 0,
+    }
+}
+
+impl QuotaArgs {
+    pub fn quotas(&self) -> Quotas {
+        let limit = |v: u64| (v > 0).then_some(v);
+        Quotas {
+            enqueue_per_second: limit(self.quota_enqueue_per_second),
+            enqueue_burst: limit(self.quota_enqueue_burst),
+            max_queued: limit(self.quota_max_queued),
+            max_running: limit(self.quota_max_running),
+            fuel_per_minute: limit(self.quota_fuel_per_minute),
+            max_components: limit(self.quota_max_components),
+            max_component_bytes: limit(self.quota_max_component_bytes),
+            max_task_versions: limit(self.quota_max_task_versions),
+        }
+    }
 }
 
 impl ServeArgs {
@@ -73,6 +136,11 @@ impl ServeArgs {
                 .filter(|t| !t.is_empty()),
             max_instances: crate::sandbox::engine::DEFAULT_MAX_INSTANCES,
             compile_cache: None,
+            quotas: self.quotas.quotas(),
+            rules: AttemptRules {
+                snooze_floor_ms: self.snooze_floor_ms,
+                max_snoozes: self.max_snoozes,
+            },
             data_dir: self.data_dir,
             database_url,
         };

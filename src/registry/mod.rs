@@ -9,10 +9,11 @@ use crate::digest::Digest;
 use crate::runner::retry::RetryPolicy;
 use crate::sandbox::{Ceilings, Invalid, Limits, Program, Sandbox};
 use crate::store::{ComponentRecord, JobStore, NewComponent, NewTask, StoreError, TaskRecord};
-use schema::{Schema, Violation};
+use schema::{CheckError, Schema};
 use spec::TaskSpec;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use tokio::sync::Semaphore;
 
 /// Longest fallback chain followed, whatever the definitions say.
 pub const MAX_FALLBACK_DEPTH: u32 = 8;
@@ -22,6 +23,11 @@ const MAX_CACHED_VERSIONS: usize = 4096;
 /// this process take effect at once; this bounds how stale another
 /// process's define can look (a store shared by many servers).
 const NEWEST_FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(1);
+/// Schema steps a check may take on an async thread; a check that needs
+/// more finishes on the blocking pool.
+const INLINE_STEPS: u64 = 20_000;
+/// Tenants whose check lanes are remembered.
+const MAX_CHECK_LANES: usize = 10_000;
 
 /// A task version ready to run: its definition and what is derived from it.
 pub struct TaskVersion {
@@ -54,6 +60,42 @@ pub enum RegistryError {
     Store(#[from] StoreError),
 }
 
+/// Which of a task version's schemas to check a value against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    Input,
+    Output,
+}
+
+/// Where checks that outgrow an async thread run: on the blocking pool,
+/// one at a time per tenant and a few at a time in all, so that a tenant
+/// whose schemas are costly waits behind itself, not others behind it.
+struct CheckLanes {
+    shared: Arc<Semaphore>,
+    tenants: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+impl CheckLanes {
+    fn new() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        CheckLanes {
+            shared: Arc::new(Semaphore::new((cores / 2).max(1))),
+            tenants: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn tenant(&self, tenant: &str) -> Arc<Semaphore> {
+        let mut lanes = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
+        if lanes.len() >= MAX_CHECK_LANES && !lanes.contains_key(tenant) {
+            lanes.retain(|_, s| Arc::strong_count(s) > 1);
+        }
+        lanes
+            .entry(tenant.to_owned())
+            .or_insert_with(|| Arc::new(Semaphore::new(1)))
+            .clone()
+    }
+}
+
 /// Components and task versions, for one process.
 pub struct Registry {
     store: Arc<dyn JobStore>,
@@ -62,6 +104,30 @@ pub struct Registry {
     versions: Mutex<HashMap<(String, String, u32), Arc<TaskVersion>>>,
     /// The newest version of each task, and when it was looked up.
     newest: Mutex<HashMap<(String, String), (u32, std::time::Instant)>>,
+    checks: CheckLanes,
+}
+
+/// Compiles a task version's schemas off the async threads (a schema can be
+/// large, and compiling it is CPU work).
+async fn compile_schemas(
+    input: Option<serde_json::Value>,
+    output: Option<serde_json::Value>,
+) -> Result<(Option<Schema>, Option<Schema>), Vec<String>> {
+    let compiled = tokio::task::spawn_blocking(move || {
+        let one = |field: &str, s: Option<serde_json::Value>| {
+            s.map(|s| {
+                Schema::compile(&s).map_err(|e| format!("{field} is not a valid JSON Schema: {e}"))
+            })
+            .transpose()
+        };
+        (one("input_schema", input), one("output_schema", output))
+    })
+    .await
+    .map_err(|e| vec![format!("compiling the schemas failed: {e}")])?;
+    match compiled {
+        (Ok(i), Ok(o)) => Ok((i, o)),
+        (i, o) => Err([i.err(), o.err()].into_iter().flatten().collect()),
+    }
 }
 
 impl Registry {
@@ -72,6 +138,7 @@ impl Registry {
             defaults,
             versions: Mutex::new(HashMap::new()),
             newest: Mutex::new(HashMap::new()),
+            checks: CheckLanes::new(),
         }
     }
 
@@ -119,15 +186,10 @@ impl Registry {
         spec: TaskSpec,
     ) -> Result<Arc<TaskVersion>, RegistryError> {
         let mut problems = spec.validate(name).err().unwrap_or_default();
-        for (field, schema) in [
-            ("input_schema", &spec.input_schema),
-            ("output_schema", &spec.output_schema),
-        ] {
-            if let Some(s) = schema {
-                if let Err(e) = Schema::compile(s) {
-                    problems.push(format!("{field} is not a valid JSON Schema: {e}"));
-                }
-            }
+        if let Err(mut p) =
+            compile_schemas(spec.input_schema.clone(), spec.output_schema.clone()).await
+        {
+            problems.append(&mut p);
         }
         if !problems.is_empty() {
             return Err(RegistryError::InvalidTask(problems));
@@ -167,7 +229,7 @@ impl Registry {
             .await?;
         // Enqueues in this process pin the new version from now on.
         self.newest_cache().remove(&newest_key);
-        self.prepare(record)
+        self.prepare(record).await
     }
 
     /// Each of the tenant's tasks' current fallback.
@@ -222,7 +284,7 @@ impl Registry {
         {
             return Ok(tv.clone());
         }
-        self.prepare(record)
+        self.prepare(record).await
     }
 
     fn newest_cache(
@@ -235,22 +297,21 @@ impl Registry {
         self.versions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn prepare(&self, record: TaskRecord) -> Result<Arc<TaskVersion>, RegistryError> {
+    async fn prepare(&self, record: TaskRecord) -> Result<Arc<TaskVersion>, RegistryError> {
         let spec: TaskSpec = serde_json::from_str(&record.spec)
             .map_err(|e| StoreError::Internal(format!("stored task definition unreadable: {e}")))?;
-        let compile = |s: &Option<serde_json::Value>| -> Result<Option<Schema>, RegistryError> {
-            s.as_ref()
-                .map(|s| Schema::compile(s).map_err(|e| RegistryError::InvalidTask(vec![e])))
-                .transpose()
-        };
+        let (input_schema, output_schema) =
+            compile_schemas(spec.input_schema.clone(), spec.output_schema.clone())
+                .await
+                .map_err(RegistryError::InvalidTask)?;
         let tv = Arc::new(TaskVersion {
             limits: spec
                 .limits
                 .unwrap_or_default()
                 .resolve(self.defaults, self.ceilings()),
             retry: spec.retry.clone().unwrap_or_default(),
-            input_schema: compile(&spec.input_schema)?,
-            output_schema: compile(&spec.output_schema)?,
+            input_schema,
+            output_schema,
             spec,
             record,
         });
@@ -286,11 +347,56 @@ impl Registry {
         Ok(self.sandbox.load(&bytes).await?)
     }
 
-    /// Checks an input against a task version's schema.
-    pub fn check_input(tv: &TaskVersion, input: &serde_json::Value) -> Result<(), Vec<Violation>> {
-        match &tv.input_schema {
-            Some(s) => s.check(input),
-            None => Ok(()),
+    /// Checks a value against one of a task version's schemas, within the
+    /// bound of work every check has (`schema::MAX_STEPS`). A check that
+    /// needs more than a few steps moves off the async threads into the
+    /// tenant's lane. The value comes back when it passes.
+    pub async fn check(
+        &self,
+        tv: &Arc<TaskVersion>,
+        which: Which,
+        value: serde_json::Value,
+    ) -> Result<serde_json::Value, CheckError> {
+        fn schema(tv: &TaskVersion, which: Which) -> Option<&Schema> {
+            match which {
+                Which::Input => tv.input_schema.as_ref(),
+                Which::Output => tv.output_schema.as_ref(),
+            }
         }
+        let Some(s) = schema(tv, which) else {
+            return Ok(value);
+        };
+        if schema::depth(&value) <= schema::MAX_DEPTH
+            && s.is_valid_within(&value, INLINE_STEPS) == Some(true)
+        {
+            return Ok(value);
+        }
+        let own = self.checks.tenant(&tv.record.tenant);
+        let unavailable = |_| {
+            CheckError::TooComplex(schema::Violation {
+                pointer: String::new(),
+                message: "the server is stopping; try again".into(),
+            })
+        };
+        let _mine = own.acquire_owned().await.map_err(unavailable)?;
+        let _shared = self
+            .checks
+            .shared
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(unavailable)?;
+        let tv = tv.clone();
+        tokio::task::spawn_blocking(move || {
+            let checked = schema(&tv, which).map_or(Ok(()), |s| s.check(&value, schema::MAX_STEPS));
+            checked.map(|()| value)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            Err(CheckError::TooComplex(schema::Violation {
+                pointer: String::new(),
+                message: format!("the check failed: {e}"),
+            }))
+        })
     }
 }

@@ -5,9 +5,11 @@
 use super::held::{Held, StopReason};
 use super::retry::{Decision, FailReason};
 use crate::job::{ErrorKind, JobError};
-use crate::registry::{Registry, RegistryError, TaskVersion, MAX_FALLBACK_DEPTH};
-use crate::sandbox::{AttemptReport, AttemptRequest, Ending, JobRef, ProgressHook};
-use crate::store::{Action, AttemptRecord, ClaimedJob, Finalize, Millis, ProgressRecord, TaskRef};
+use crate::registry::{Registry, RegistryError, TaskVersion, Which, MAX_FALLBACK_DEPTH};
+use crate::sandbox::{AttemptReport, AttemptRequest, Ending, Invalid, JobRef, ProgressHook};
+use crate::store::{
+    Action, AttemptRecord, ClaimedJob, Finalize, Millis, ProgressRecord, StoreError, TaskRef, Usage,
+};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +20,31 @@ const MAX_SNOOZE_MS: u64 = 30 * 24 * 60 * 60 * 1000;
 /// pool is shared with runs outside the slots, and meeting it full again
 /// at once would only spin.
 const UNAVAILABLE_DELAY_MS: u64 = 1_000;
+/// How long a job waits when its task or component could not be loaded
+/// for a reason that passes (the database or the compiler was busy).
+const TRANSIENT_DELAY_MS: u64 = 5_000;
+/// The shortest snooze by default: a guest asking for less waits this long.
+pub const DEFAULT_SNOOZE_FLOOR_MS: u64 = 1_000;
+/// Snoozes one job may make by default; the next fails it.
+pub const DEFAULT_MAX_SNOOZES: u32 = 1_000;
+
+/// The host's rules for what a guest may ask of the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptRules {
+    /// A snooze shorter than this counts as this long.
+    pub snooze_floor_ms: u64,
+    /// A job that snoozed this often fails at its next snooze.
+    pub max_snoozes: u32,
+}
+
+impl Default for AttemptRules {
+    fn default() -> Self {
+        AttemptRules {
+            snooze_floor_ms: DEFAULT_SNOOZE_FLOOR_MS,
+            max_snoozes: DEFAULT_MAX_SNOOZES,
+        }
+    }
+}
 
 /// What one attempt produced for the store, and how long the guest ran.
 pub struct Executed {
@@ -27,11 +54,33 @@ pub struct Executed {
 }
 
 /// Runs one attempt of `job` and decides what becomes of the job.
-pub async fn execute(registry: &Registry, held: &Held, job: &ClaimedJob) -> Executed {
+pub async fn execute(
+    registry: &Registry,
+    held: &Held,
+    job: &ClaimedJob,
+    rules: &AttemptRules,
+) -> Executed {
     let started_at = registry.store().now();
     let (task, program) = match resolve(registry, job).await {
         Ok(resolved) => resolved,
-        Err(error) => return fail_unrun(job, error, started_at, registry.store().now()),
+        Err(Unresolved::Broken(error)) => {
+            return fail_unrun(job, error, started_at, registry.store().now())
+        }
+        Err(Unresolved::ForNow(why)) => {
+            tracing::warn!(job = %job.id, %why, "the job's task cannot be loaded now; it goes back to the queue");
+            return Executed {
+                finalize: Some(finalize(
+                    job,
+                    Action::Release {
+                        delay_ms: TRANSIENT_DELAY_MS,
+                    },
+                    started_at,
+                    started_at,
+                    None,
+                )),
+                ran_for: Duration::ZERO,
+            };
+        }
     };
     if let Some(deadline) = job.deadline_at.filter(|d| *d <= started_at) {
         return fail_unrun(job, deadline_error(deadline), started_at, started_at);
@@ -41,7 +90,8 @@ pub async fn execute(registry: &Registry, held: &Held, job: &ClaimedJob) -> Exec
     let finished_at = registry.store().now();
     let ran_for = report.duration;
     let stop = held.stop_reason(&job.id);
-    let action = match decide(registry, &task, job, &report.ending, stop, finished_at).await {
+    let ending = snooze_rules(&report.ending, job, rules);
+    let action = match decide(registry, &task, job, &ending, stop, finished_at).await {
         Some(a) => a,
         None => {
             return Executed {
@@ -59,6 +109,25 @@ pub async fn execute(registry: &Registry, held: &Held, job: &ClaimedJob) -> Exec
             Some(&report),
         )),
         ran_for,
+    }
+}
+
+/// A snooze shorter than the floor is the floor; one past the cap is a
+/// failure (a guest answering `snooze(0)` for ever would loop for ever).
+fn snooze_rules(ending: &Ending, job: &ClaimedJob, rules: &AttemptRules) -> Ending {
+    match ending {
+        Ending::Snooze(_) if job.snoozes >= rules.max_snoozes => {
+            Ending::Failed(JobError::with_code(
+                ErrorKind::Trap,
+                "too_many_snoozes",
+                format!(
+                    "the job snoozed {} times, the most one job may",
+                    job.snoozes
+                ),
+            ))
+        }
+        Ending::Snooze(ms) => Ending::Snooze((*ms).max(rules.snooze_floor_ms)),
+        other => other.clone(),
     }
 }
 
@@ -113,18 +182,30 @@ fn fail_unrun(
     }
 }
 
+/// Why a job's task could not be loaded.
+enum Unresolved {
+    /// For good: the job fails.
+    Broken(JobError),
+    /// For now (the database or the compiler was busy): the job waits.
+    ForNow(String),
+}
+
 /// The task version and compiled program this attempt runs.
 async fn resolve(
     registry: &Registry,
     job: &ClaimedJob,
-) -> Result<(Arc<TaskVersion>, Arc<crate::sandbox::Program>), JobError> {
-    let unloadable = |e: RegistryError| {
-        tracing::error!(job = %job.id, task = %job.task.name, error = %e, "cannot resolve the job's task");
-        JobError::with_code(
-            ErrorKind::Trap,
-            "unloadable",
-            format!("the task's pinned version or component cannot be loaded: {e}"),
-        )
+) -> Result<(Arc<TaskVersion>, Arc<crate::sandbox::Program>), Unresolved> {
+    let unloadable = |e: RegistryError| match e {
+        RegistryError::Store(StoreError::Unavailable(_) | StoreError::Internal(_))
+        | RegistryError::InvalidComponent(Invalid::Busy(_)) => Unresolved::ForNow(e.to_string()),
+        e => {
+            tracing::error!(job = %job.id, task = %job.task.name, error = %e, "cannot resolve the job's task");
+            Unresolved::Broken(JobError::with_code(
+                ErrorKind::Trap,
+                "unloadable",
+                format!("the task's pinned version or component cannot be loaded: {e}"),
+            ))
+        }
     };
     let task = registry
         .task(&job.tenant, &job.task.name, Some(job.task.version))
@@ -173,14 +254,14 @@ fn prepare(task: &TaskVersion, job: &ClaimedJob, held: &Held, now: Millis) -> At
 /// lease is gone).
 async fn decide(
     registry: &Registry,
-    task: &TaskVersion,
+    task: &Arc<TaskVersion>,
     job: &ClaimedJob,
     ending: &Ending,
     stop: Option<StopReason>,
     now: Millis,
 ) -> Option<Action> {
     let error = match ending {
-        Ending::Done(output) => match check_output(task, output) {
+        Ending::Done(output) => match check_output(registry, task, output).await {
             Ok(()) => {
                 return Some(Action::Complete {
                     output: output.clone(),
@@ -281,35 +362,44 @@ async fn fail_or_fallback(
     })
 }
 
-fn check_output(task: &TaskVersion, output: &str) -> Result<(), JobError> {
-    let Some(schema) = &task.output_schema else {
+async fn check_output(
+    registry: &Registry,
+    task: &Arc<TaskVersion>,
+    output: &str,
+) -> Result<(), JobError> {
+    if task.output_schema.is_none() {
         return Ok(());
-    };
+    }
     let value: serde_json::Value = serde_json::from_str(output)
         .map_err(|e| JobError::new(ErrorKind::InvalidOutput, format!("output is not JSON: {e}")))?;
-    schema.check(&value).map_err(|violations| {
-        let list: Vec<String> = violations
-            .iter()
-            .map(|v| {
+    registry
+        .check(task, Which::Output, value)
+        .await
+        .map(drop)
+        .map_err(|e| {
+            let list: Vec<String> = e
+                .violations()
+                .iter()
+                .map(|v| {
+                    format!(
+                        "{}: {}",
+                        if v.pointer.is_empty() {
+                            "/"
+                        } else {
+                            &v.pointer
+                        },
+                        v.message
+                    )
+                })
+                .collect();
+            JobError::new(
+                ErrorKind::InvalidOutput,
                 format!(
-                    "{}: {}",
-                    if v.pointer.is_empty() {
-                        "/"
-                    } else {
-                        &v.pointer
-                    },
-                    v.message
-                )
-            })
-            .collect();
-        JobError::new(
-            ErrorKind::InvalidOutput,
-            format!(
-                "output breaks the task's output_schema: {}",
-                list.join("; ")
-            ),
-        )
-    })
+                    "output breaks the task's output_schema: {}",
+                    list.join("; ")
+                ),
+            )
+        })
 }
 
 fn deadline_error(deadline: Millis) -> JobError {
@@ -367,10 +457,18 @@ fn finalize(
             .map(|r| r.log.clone())
             .filter(|l| !l.lines.is_empty() || l.dropped_lines > 0),
     });
+    // Whatever the guest burned is its tenant's, even when the attempt
+    // itself is not counted (a shutdown gives the job back).
+    let usage = report.map(|r| Usage {
+        tenant: job.tenant.clone(),
+        fuel: r.fuel_used,
+        wall_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
+    });
     Finalize {
         id: job.id.clone(),
         lease_token: job.lease_token.clone(),
         action,
         attempt,
+        usage,
     }
 }

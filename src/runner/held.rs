@@ -19,6 +19,7 @@ pub enum StopReason {
 }
 
 struct Entry {
+    tenant: String,
     lease_token: String,
     cancel: CancellationToken,
     stop: Option<StopReason>,
@@ -42,10 +43,11 @@ impl Held {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn insert(&self, id: &str, lease_token: &str) {
+    pub fn insert(&self, id: &str, tenant: &str, lease_token: &str) {
         self.map().insert(
             id.to_owned(),
             Entry {
+                tenant: tenant.to_owned(),
                 lease_token: lease_token.to_owned(),
                 cancel: CancellationToken::new(),
                 stop: None,
@@ -68,6 +70,14 @@ impl Held {
 
     pub fn contains(&self, id: &str) -> bool {
         self.map().contains_key(id)
+    }
+
+    /// The tenants of the jobs held, each once.
+    pub fn tenants(&self) -> Vec<String> {
+        let mut t: Vec<String> = self.map().values().map(|e| e.tenant.clone()).collect();
+        t.sort_unstable();
+        t.dedup();
+        t
     }
 
     /// The token that stops this job's attempt (a fresh one if not held).

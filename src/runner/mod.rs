@@ -1,22 +1,36 @@
-//! The runner: claims jobs in batches under a lease, runs their attempts in
-//! the sandbox on a fixed number of slots, heartbeats while they run, and
-//! finalizes them in batches, fenced by the lease token.
+//! The runner: claims jobs in batches under a lease (the store shares each
+//! claim among tenants by weight), starts their attempts as the dispatch
+//! allows (tenants in turn, up to its slots, and one more for a tenant
+//! with nothing running) on a runtime of its own, heartbeats while they
+//! run, and finalizes them in batches, fenced by the lease token.
+//!
+//! No attempt belongs to a request: run-now marks a job to be claimed
+//! first and waits for its end; a client that goes away leaves the
+//! attempt, and the runner, as they were.
 
+pub mod dispatch;
 pub mod executor;
 pub mod held;
+pub mod ledger;
 pub mod retry;
+pub mod watch;
 
+use crate::job::JobStatus;
 use crate::registry::Registry;
 use crate::store::{
-    ClaimOneParams, ClaimParams, Finalize, Finalized, HeartbeatParams, JobRecord, StoreError,
+    Action, ClaimParams, ClaimedJob, Finalize, Finalized, HeartbeatParams, JobRecord, StoreError,
 };
+use dispatch::{Dispatch, Seat};
+use executor::AttemptRules;
 use held::{Held, StopReason};
+use ledger::Ledger;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use watch::{Watch, Watcher};
 
 /// How long a claim holds a job before maintenance may rescue it.
 pub const LEASE_MS: u64 = 30_000;
@@ -32,12 +46,19 @@ const MAX_PREFETCH: usize = 2048;
 const SHORT_ATTEMPT: Duration = Duration::from_millis(20);
 /// Most finalizations written in one call.
 const FINALIZE_BATCH: usize = 2048;
+/// How often someone waiting for a job's end looks at the store besides
+/// being told (an end this process did not write, a cancel while queued).
+const LOOK_EVERY: Duration = Duration::from_millis(250);
 
 /// What the runner reports as it goes (for benchmarks and tests).
 #[derive(Debug, Clone)]
 pub enum RunnerEvent {
     /// An attempt is about to start.
-    Started { id: String, at: Instant },
+    Started {
+        id: String,
+        tenant: String,
+        at: Instant,
+    },
     /// An attempt's end was committed (or fenced out).
     Finalized { id: String, result: Finalized },
 }
@@ -46,7 +67,8 @@ pub type EventHook = Arc<dyn Fn(RunnerEvent) + Send + Sync>;
 
 #[derive(Clone)]
 pub struct RunnerConfig {
-    /// Attempts run at once; 0 runs only what `run_now` asks for.
+    /// Attempts run at once (plus one each, up to as many again, for
+    /// tenants with nothing running); 0 runs nothing.
     pub slots: usize,
     /// Names this runner in leases.
     pub owner: String,
@@ -54,6 +76,11 @@ pub struct RunnerConfig {
     pub queues: Option<Vec<String>>,
     pub lease_ms: u64,
     pub on_event: Option<EventHook>,
+    /// Snooze floor and cap.
+    pub rules: AttemptRules,
+    /// Threads of the runtime attempts run on, apart from the one serving
+    /// requests; 0: the number of cores.
+    pub guest_threads: usize,
 }
 
 impl RunnerConfig {
@@ -64,6 +91,8 @@ impl RunnerConfig {
             queues: None,
             lease_ms: LEASE_MS,
             on_event: None,
+            rules: AttemptRules::default(),
+            guest_threads: 0,
         }
     }
 }
@@ -74,63 +103,103 @@ pub enum RunNowError {
     Store(#[from] StoreError),
     #[error("the runner is stopping")]
     Stopping,
+    #[error("this server runs no attempts (it was started with --runners 0)")]
+    NoSlots,
 }
 
-struct FinalizeMsg {
-    finalize: Finalize,
-    done: Option<oneshot::Sender<Finalized>>,
+/// What waiting for a job came to.
+#[derive(Debug, Clone)]
+pub enum Waited {
+    /// What was waited for happened; the job as it is now.
+    Ended(JobRecord),
+    /// The time ran out first; the job as it is now.
+    StillGoing(JobRecord),
 }
 
 struct Inner {
     registry: Arc<Registry>,
     config: RunnerConfig,
     held: Held,
+    dispatch: Dispatch,
+    ledger: Ledger,
+    watch: Watch,
     /// Rung after an enqueue (or anything else that may make a job due).
     wake: Arc<Notify>,
     /// Rung when a held job is let go: there may be room to claim.
     space: Notify,
     stopping: CancellationToken,
-    finalize_tx: mpsc::Sender<FinalizeMsg>,
+    finalize_tx: mpsc::Sender<Finalize>,
     /// Moving average of attempt durations, in µs.
     avg_attempt_us: AtomicU64,
+    /// Where attempts run.
+    guests: tokio::runtime::Handle,
 }
 
 /// A running runner; `stop` ends it.
 pub struct Runner {
     inner: Arc<Inner>,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
+    /// The runtime attempts run on, so that a guest burning its fuel never
+    /// holds up a request; shut down when the runner stops.
+    guest_runtime: std::sync::Mutex<Option<tokio::runtime::Runtime>>,
+}
+
+fn guest_runtime(threads: usize) -> Option<tokio::runtime::Runtime> {
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name("taskbox-guest")
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot start the attempts' runtime; attempts share the server's");
+            None
+        }
+    }
 }
 
 impl Runner {
-    /// Starts the claim loop, `slots` attempt workers, the finalizer and the
+    /// Starts the claim loop, the dispatcher, the finalizer and the
     /// heartbeat. `wake` is rung by whoever makes jobs due.
     pub fn start(registry: Arc<Registry>, config: RunnerConfig, wake: Arc<Notify>) -> Runner {
         let (finalize_tx, finalize_rx) = mpsc::channel(MAX_PREFETCH * 4);
+        let runtime = (config.slots > 0)
+            .then(|| guest_runtime(config.guest_threads))
+            .flatten();
+        let guests = runtime
+            .as_ref()
+            .map_or_else(tokio::runtime::Handle::current, |rt| rt.handle().clone());
         let inner = Arc::new(Inner {
             registry,
+            dispatch: Dispatch::new(config.slots),
             config,
             held: Held::default(),
+            ledger: Ledger::default(),
+            watch: Watch::default(),
             wake,
             space: Notify::new(),
             stopping: CancellationToken::new(),
             finalize_tx,
             avg_attempt_us: AtomicU64::new(SHORT_ATTEMPT.as_micros() as u64 * 10),
+            guests,
         });
         let mut tasks = vec![
             tokio::spawn(finalizer(inner.clone(), finalize_rx)),
             tokio::spawn(heartbeat(inner.clone())),
         ];
         if inner.config.slots > 0 {
-            let (local_tx, local_rx) = mpsc::channel(MAX_PREFETCH + 1);
-            let local_rx = Arc::new(tokio::sync::Mutex::new(local_rx));
-            for _ in 0..inner.config.slots {
-                tasks.push(tokio::spawn(worker(inner.clone(), local_rx.clone())));
-            }
-            tasks.push(tokio::spawn(claimer(inner.clone(), local_tx)));
+            tasks.push(tokio::spawn(dispatcher(inner.clone())));
+            tasks.push(tokio::spawn(claimer(inner.clone())));
         }
         Runner {
             inner,
             tasks: std::sync::Mutex::new(tasks),
+            guest_runtime: std::sync::Mutex::new(runtime),
         }
     }
 
@@ -140,64 +209,93 @@ impl Runner {
         self.inner.held.stop(id, StopReason::Cancel)
     }
 
-    /// Claims one queued job now, ahead of queue order, and runs its attempt
-    /// outside the slots. Returns the job once the attempt is finalized.
-    pub async fn run_now(&self, tenant: &str, id: &str) -> Result<JobRecord, RunNowError> {
-        let claimed = self.claim_one(tenant, id).await?;
-        run_claimed(&self.inner, claimed).await?;
-        self.job(tenant, id).await
-    }
-
-    /// Claims one queued job and runs it in the background; answers the job
-    /// as it is once claimed (running).
-    pub async fn start_now(&self, tenant: &str, id: &str) -> Result<JobRecord, RunNowError> {
-        let claimed = self.claim_one(tenant, id).await?;
-        let inner = self.inner.clone();
-        tokio::spawn(async move {
-            if let Err(e) = run_claimed(&inner, claimed).await {
-                tracing::warn!(error = %e, "a job run now could not be finalized");
-            }
-        });
-        self.job(tenant, id).await
-    }
-
-    async fn job(&self, tenant: &str, id: &str) -> Result<JobRecord, RunNowError> {
-        self.inner
-            .registry
-            .store()
-            .job_get(tenant, id)
-            .await?
-            .ok_or(RunNowError::Store(StoreError::NotFound))
-    }
-
-    async fn claim_one(
+    /// Puts a queued job first in its tenant's line (a runner claims it
+    /// like any other, within the tenant's share and quotas) and, with
+    /// `wait`, waits up to that long for the attempt to end.
+    pub async fn run_now(
         &self,
         tenant: &str,
         id: &str,
-    ) -> Result<crate::store::ClaimedJob, RunNowError> {
+        wait: Option<Duration>,
+    ) -> Result<Waited, RunNowError> {
+        if self.inner.config.slots == 0 {
+            return Err(RunNowError::NoSlots);
+        }
         if self.inner.stopping.is_cancelled() {
             return Err(RunNowError::Stopping);
         }
-        let claimed = self
-            .inner
-            .registry
-            .store()
-            .job_claim_one(ClaimOneParams {
-                tenant: tenant.to_owned(),
-                id: id.to_owned(),
-                owner: self.inner.config.owner.clone(),
-                lease_ms: self.inner.config.lease_ms,
+        // Watching before marking, so that no end is missed.
+        let watcher = self.inner.watch.watch(id);
+        let marked = self.inner.registry.store().job_run_now(tenant, id).await?;
+        self.inner.wake.notify_one();
+        let Some(limit) = wait else {
+            return Ok(Waited::StillGoing(marked));
+        };
+        let before = marked.attempts;
+        Ok(self
+            .wait(tenant, id, &watcher, limit, |j| {
+                j.status.is_terminal() || (j.attempts > before && j.status != JobStatus::Running)
             })
-            .await?;
-        self.inner.held.insert(&claimed.id, &claimed.lease_token);
-        Ok(claimed)
+            .await?)
     }
 
-    /// Stops claiming, lets running attempts finish within `grace`, then
-    /// interrupts the rest and gives their leases back.
+    /// Waits up to `limit` for a job to stop running (a cancel's answer).
+    pub async fn wait_stopped(
+        &self,
+        tenant: &str,
+        id: &str,
+        limit: Duration,
+    ) -> Result<Waited, StoreError> {
+        let watcher = self.inner.watch.watch(id);
+        self.wait(tenant, id, &watcher, limit, |j| {
+            j.status != JobStatus::Running
+        })
+        .await
+    }
+
+    /// Waits until `done` holds of the job, rung by the finalizer, looking
+    /// at the store every `LOOK_EVERY` besides.
+    async fn wait(
+        &self,
+        tenant: &str,
+        id: &str,
+        watcher: &Watcher,
+        limit: Duration,
+        done: impl Fn(&JobRecord) -> bool,
+    ) -> Result<Waited, StoreError> {
+        let deadline = tokio::time::Instant::now() + limit;
+        let store = self.inner.registry.store();
+        loop {
+            let rung = watcher.notified();
+            tokio::pin!(rung);
+            rung.as_mut().enable();
+            let job = store
+                .job_get(tenant, id)
+                .await?
+                .ok_or(StoreError::NotFound)?;
+            if done(&job) {
+                return Ok(Waited::Ended(job));
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Ok(Waited::StillGoing(job));
+            }
+            tokio::select! {
+                () = rung => {}
+                () = tokio::time::sleep_until(deadline.min(now + LOOK_EVERY)) => {}
+            }
+        }
+    }
+
+    /// Stops claiming, gives back what has not started, lets running
+    /// attempts finish within `grace`, then interrupts the rest and gives
+    /// their leases back.
     pub async fn stop(&self, grace: Duration) {
         let inner = &self.inner;
         inner.stopping.cancel();
+        for job in inner.dispatch.close() {
+            give_back(inner, &job, 0).await;
+        }
         if !wait_until_empty(inner, grace).await {
             tracing::info!(
                 jobs = inner.held.len(),
@@ -211,6 +309,18 @@ impl Runner {
             t.abort();
             let _ = t.await;
         }
+        self.shut_guests();
+    }
+
+    fn shut_guests(&self) {
+        let rt = self
+            .guest_runtime
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(rt) = rt {
+            rt.shutdown_background();
+        }
     }
 
     /// How many jobs this runner holds.
@@ -219,28 +329,11 @@ impl Runner {
     }
 }
 
-/// Runs a job claimed outside the slots and waits for its finalization.
-async fn run_claimed(
-    inner: &Arc<Inner>,
-    claimed: crate::store::ClaimedJob,
-) -> Result<(), RunNowError> {
-    let executed = executor::execute(&inner.registry, &inner.held, &claimed).await;
-    match executed.finalize {
-        Some(f) => {
-            let (tx, rx) = oneshot::channel();
-            inner
-                .finalize_tx
-                .send(FinalizeMsg {
-                    finalize: f,
-                    done: Some(tx),
-                })
-                .await
-                .map_err(|_| RunNowError::Stopping)?;
-            rx.await.map_err(|_| RunNowError::Stopping)?;
-        }
-        None => inner.held.remove(&claimed.id),
+impl Drop for Runner {
+    fn drop(&mut self) {
+        // A runtime may not be dropped where blocking is not allowed.
+        self.shut_guests();
     }
-    Ok(())
 }
 
 async fn wait_until_empty(inner: &Inner, limit: Duration) -> bool {
@@ -255,6 +348,19 @@ async fn wait_until_empty(inner: &Inner, limit: Duration) -> bool {
         }
     }
     true
+}
+
+/// Gives a claimed job back without an attempt, to be claimed again after
+/// `delay_ms`.
+async fn give_back(inner: &Inner, job: &ClaimedJob, delay_ms: u64) {
+    let f = Finalize {
+        id: job.id.clone(),
+        lease_token: job.lease_token.clone(),
+        action: Action::Release { delay_ms },
+        attempt: None,
+        usage: None,
+    };
+    let _ = inner.finalize_tx.send(f).await;
 }
 
 impl Inner {
@@ -284,25 +390,37 @@ impl Inner {
 }
 
 /// Claims jobs whenever there is room, waking on enqueues, on due times and
-/// on a slow poll.
-async fn claimer(inner: Arc<Inner>, local: mpsc::Sender<crate::store::ClaimedJob>) {
+/// on a slow poll. When it holds all it may, an enqueue still makes it
+/// claim for the tenants it holds nothing of: their jobs may start beyond
+/// the slots.
+async fn claimer(inner: Arc<Inner>) {
     let store = inner.registry.store().clone();
+    let slots = inner.config.slots;
     while !inner.stopping.is_cancelled() {
-        let want = inner.hold_target().saturating_sub(inner.held.len());
-        if want == 0 {
-            tokio::select! {
-                _ = inner.space.notified() => {}
+        let held = inner.held.len();
+        let target = inner.hold_target();
+        let (limit, exclude) = if held < target {
+            (target - held, Vec::new())
+        } else {
+            let woken = tokio::select! {
+                _ = inner.space.notified() => false,
+                _ = inner.wake.notified() => true,
                 _ = inner.stopping.cancelled() => break,
+            };
+            let room = (target + slots).saturating_sub(inner.held.len());
+            if !woken || room == 0 {
+                continue;
             }
-            continue;
-        }
+            (room.min(slots), inner.held.tenants())
+        };
         let t0 = Instant::now();
         let claimed = match store
             .job_claim(ClaimParams {
                 owner: inner.config.owner.clone(),
                 queues: inner.config.queues.clone(),
-                limit: u32::try_from(want).unwrap_or(u32::MAX),
+                limit: u32::try_from(limit).unwrap_or(u32::MAX),
                 lease_ms: inner.config.lease_ms,
+                exclude_tenants: exclude.clone(),
             })
             .await
         {
@@ -317,26 +435,25 @@ async fn claimer(inner: Arc<Inner>, local: mpsc::Sender<crate::store::ClaimedJob
             }
         };
         tracing::debug!(
-            want,
+            limit,
             got = claimed.len(),
             took_us = t0.elapsed().as_micros() as u64,
             "claimed"
         );
-        let short = claimed.len() < want;
-        for job in claimed {
-            inner.held.insert(&job.id, &job.lease_token);
-            if local.send(job).await.is_err() {
-                return;
-            }
+        let short = claimed.len() < limit;
+        for job in &claimed {
+            inner.held.insert(&job.id, &job.tenant, &job.lease_token);
         }
-        if short {
+        inner.dispatch.push(claimed);
+        if short && exclude.is_empty() {
             let idle = match store.job_next_run_at().await {
                 Ok(Some(t)) => Duration::from_millis(u64::try_from(t - store.now()).unwrap_or(0))
                     .min(POLL_EVERY),
                 _ => POLL_EVERY,
             };
             if idle.is_zero() {
-                // Due, but not claimable (its concurrency key is running).
+                // Due, but not claimable (its concurrency key is running,
+                // its tenant is at a quota, or it is not staged yet).
                 tokio::select! {
                     _ = inner.wake.notified() => {}
                     _ = inner.space.notified() => {}
@@ -347,6 +464,7 @@ async fn claimer(inner: Arc<Inner>, local: mpsc::Sender<crate::store::ClaimedJob
             }
             tokio::select! {
                 _ = inner.wake.notified() => {}
+                _ = inner.space.notified() => {}
                 _ = tokio::time::sleep(idle) => {}
                 _ = inner.stopping.cancelled() => break,
             }
@@ -354,72 +472,82 @@ async fn claimer(inner: Arc<Inner>, local: mpsc::Sender<crate::store::ClaimedJob
     }
 }
 
-/// One slot: takes claimed jobs one at a time and runs their attempts.
-async fn worker(
-    inner: Arc<Inner>,
-    local: Arc<tokio::sync::Mutex<mpsc::Receiver<crate::store::ClaimedJob>>>,
-) {
-    loop {
-        let job = {
-            let mut rx = local.lock().await;
-            tokio::select! {
-                j = rx.recv() => j,
-                _ = inner.stopping.cancelled() => rx.try_recv().ok(),
-            }
-        };
-        let Some(job) = job else { return };
+/// Starts each job the dispatch lets start, on the attempts' runtime. A
+/// job that starts beyond the slots nudges the running guests to yield, so
+/// that it gets a thread at once.
+async fn dispatcher(inner: Arc<Inner>) {
+    while let Some((job, seat)) = inner.dispatch.next().await {
         if inner.stopping.is_cancelled() {
-            // Claimed ahead but not started: give it back untouched.
-            let f = Finalize {
-                id: job.id.clone(),
-                lease_token: job.lease_token.clone(),
-                action: crate::store::Action::Release { delay_ms: 0 },
-                attempt: None,
-            };
-            let _ = inner
-                .finalize_tx
-                .send(FinalizeMsg {
-                    finalize: f,
-                    done: None,
-                })
-                .await;
+            give_back(&inner, &job, 0).await;
+            inner.dispatch.finished(&job.tenant, seat);
             continue;
         }
-        inner.emit(|| RunnerEvent::Started {
-            id: job.id.clone(),
-            at: Instant::now(),
-        });
-        let executed = executor::execute(&inner.registry, &inner.held, &job).await;
-        inner.record_duration(executed.ran_for);
-        match executed.finalize {
-            Some(f) => {
-                if inner
-                    .finalize_tx
-                    .send(FinalizeMsg {
-                        finalize: f,
-                        done: None,
-                    })
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
+        if seat == Seat::Extra && inner.dispatch.slots_full() {
+            inner.registry.sandbox().nudge();
+        }
+        let attempt_inner = inner.clone();
+        inner
+            .guests
+            .spawn(async move { attempt(attempt_inner, job, seat).await });
+    }
+}
+
+/// One started job: its fuel checked, its attempt run and decided, its
+/// end handed to the finalizer.
+async fn attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
+    let store = inner.registry.store().clone();
+    if let Some(seen) = job.fuel {
+        inner.ledger.saw(&job.tenant, seen);
+    }
+    let now = store.now();
+    let finalize = match inner.ledger.admit(&job.tenant, now) {
+        Err(next_window) => {
+            // Its tenant's fuel for this window is spent: back to the
+            // queue until the next one, uncounted.
+            Some(Finalize {
+                id: job.id.clone(),
+                lease_token: job.lease_token.clone(),
+                action: Action::Release {
+                    delay_ms: u64::try_from(next_window - now).unwrap_or(0),
+                },
+                attempt: None,
+                usage: None,
+            })
+        }
+        Ok(()) => {
+            inner.emit(|| RunnerEvent::Started {
+                id: job.id.clone(),
+                tenant: job.tenant.clone(),
+                at: Instant::now(),
+            });
+            let executed =
+                executor::execute(&inner.registry, &inner.held, &job, &inner.config.rules).await;
+            inner.record_duration(executed.ran_for);
+            if let Some(u) = executed.finalize.as_ref().and_then(|f| f.usage.as_ref()) {
+                inner.ledger.spend(&job.tenant, store.now(), u.fuel);
             }
-            None => {
-                inner.held.remove(&job.id);
-                inner.space.notify_one();
-            }
+            executed.finalize
+        }
+    };
+    inner.dispatch.finished(&job.tenant, seat);
+    match finalize {
+        Some(f) => {
+            let _ = inner.finalize_tx.send(f).await;
+        }
+        None => {
+            inner.held.remove(&job.id);
+            inner.space.notify_one();
+            inner.watch.ended(&job.id);
         }
     }
 }
 
 /// Writes finished attempts in batches; a failed write is tried again a
 /// few times, after which the lease runs out and maintenance rescues them.
-async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<FinalizeMsg>) {
+async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<Finalize>) {
     let store = inner.registry.store().clone();
-    let mut batch = Vec::with_capacity(FINALIZE_BATCH);
-    while rx.recv_many(&mut batch, FINALIZE_BATCH).await > 0 {
-        let items: Vec<Finalize> = batch.iter().map(|m| m.finalize.clone()).collect();
+    let mut items = Vec::with_capacity(FINALIZE_BATCH);
+    while rx.recv_many(&mut items, FINALIZE_BATCH).await > 0 {
         let t0 = Instant::now();
         let mut results = None;
         for delay_ms in [0u64, 100, 500, 2000] {
@@ -439,19 +567,14 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<FinalizeMsg>) {
             took_us = t0.elapsed().as_micros() as u64,
             "finalized"
         );
-        for (i, msg) in batch.drain(..).enumerate() {
+        for (i, f) in items.drain(..).enumerate() {
             let result = results
                 .as_ref()
                 .and_then(|r| r.get(i).cloned())
                 .unwrap_or(Finalized::Fenced);
-            inner.held.remove(&msg.finalize.id);
-            inner.emit(|| RunnerEvent::Finalized {
-                id: msg.finalize.id.clone(),
-                result: result.clone(),
-            });
-            if let Some(done) = msg.done {
-                let _ = done.send(result);
-            }
+            inner.held.remove(&f.id);
+            inner.watch.ended(&f.id);
+            inner.emit(|| RunnerEvent::Finalized { id: f.id, result });
         }
         inner.space.notify_one();
     }

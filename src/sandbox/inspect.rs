@@ -64,6 +64,9 @@ pub enum Invalid {
     NoEntryPoint,
     #[error("it does not compile: {0}")]
     Compile(String),
+    /// Not the component's fault: the compiler could not take it now.
+    #[error("{0}")]
+    Busy(String),
     #[error("it does not link against the host: {0}")]
     Link(String),
 }

@@ -177,6 +177,11 @@ struct Inner {
     programs: Mutex<Programs>,
     /// One compile at a time, so uploads cannot pile up CPU and memory.
     compile_gate: Arc<Semaphore>,
+    /// One load per digest at a time: a second upload of the same bytes
+    /// waits for the first one's program instead of compiling it again.
+    loading: Mutex<HashMap<Digest, Arc<tokio::sync::Mutex<()>>>>,
+    /// Compiles begun, for tests and metrics.
+    compiles: std::sync::atomic::AtomicU64,
 }
 
 impl Sandbox {
@@ -219,6 +224,8 @@ impl Sandbox {
                 cache,
                 programs: Mutex::new(Programs::default()),
                 compile_gate: Arc::new(Semaphore::new(1)),
+                loading: Mutex::new(HashMap::new()),
+                compiles: Default::default(),
             }),
         })
     }
@@ -257,26 +264,100 @@ impl Sandbox {
         })
     }
 
+    /// Makes every running guest reach its next epoch check now, where it
+    /// yields its thread: an attempt that must start at once gets one.
+    pub fn nudge(&self) {
+        self.inner.engine.increment_epoch();
+    }
+
     /// Validates, compiles (or loads from the cache) and links a guest.
-    /// Compiling happens off the async threads, one at a time, within the
-    /// configured time.
+    /// Loading happens off the async threads, compiling one at a time
+    /// within the configured time. Loads of the same bytes at once share
+    /// one compile, and a load whose caller gave up still finishes and is
+    /// kept: the compile is not wasted, and the next caller finds it done.
     pub async fn load(&self, bytes: &[u8]) -> Result<Arc<Program>, Invalid> {
         let digest = Digest::of(bytes);
         if let Some(p) = self.loaded(&digest) {
             return Ok(p);
         }
         let shape = self.inspect(bytes)?;
-        let (compiled, origin) = self.compile_cached(&digest, shape, bytes).await?;
-        let pre = self.link(shape, compiled)?;
-        let program = Arc::new(Program {
-            digest,
-            shape,
-            size: bytes.len(),
-            origin,
-            pre,
+        let one = self.load_lock(&digest);
+        let held = one.clone().lock_owned().await;
+        let loaded = self.load_alone(digest, shape, bytes, held).await;
+        self.forget_load_lock(&digest, one);
+        loaded
+    }
+
+    /// How many compiles this sandbox has begun.
+    pub fn compiles(&self) -> u64 {
+        self.inner
+            .compiles
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A load while no other of the same digest runs (`held` says so, and
+    /// is held until the compile ends, even if the caller gives up first).
+    async fn load_alone(
+        &self,
+        digest: Digest,
+        shape: Shape,
+        bytes: &[u8],
+        held: tokio::sync::OwnedMutexGuard<()>,
+    ) -> Result<Arc<Program>, Invalid> {
+        if let Some(p) = self.loaded(&digest) {
+            return Ok(p);
+        }
+        let timeout = self.inner.config.compile_timeout;
+        let permit = tokio::time::timeout(timeout, self.inner.compile_gate.clone().acquire_owned())
+            .await
+            .map_err(|_| {
+                Invalid::Busy(format!(
+                    "the compiler stayed busy for {} s; try again",
+                    timeout.as_secs()
+                ))
+            })?
+            .map_err(|_| Invalid::Busy("the compiler is shut down".into()))?;
+        let this = self.clone();
+        let bytes = bytes.to_vec();
+        let job = tokio::task::spawn_blocking(move || {
+            // The permit is held until the work really ends, even if the
+            // caller gave up waiting: compiles never run side by side. So is
+            // the digest's lock: a second load of it waits for this one.
+            let _permit = permit;
+            let _held = held;
+            let (compiled, origin) = this.compile_cached(&digest, shape, &bytes)?;
+            let pre = this.link(shape, compiled)?;
+            let program = Arc::new(Program {
+                digest,
+                shape,
+                size: bytes.len(),
+                origin,
+                pre,
+            });
+            this.remember(program.clone());
+            Ok(program)
         });
-        self.remember(program.clone());
-        Ok(program)
+        match tokio::time::timeout(timeout, job).await {
+            Err(_) => Err(Invalid::Compile(format!(
+                "compiling took longer than {} s; the component is too large or too complex",
+                timeout.as_secs()
+            ))),
+            Ok(Err(join)) => Err(Invalid::Compile(format!("the compiler failed: {join}"))),
+            Ok(Ok(r)) => r,
+        }
+    }
+
+    fn load_lock(&self, digest: &Digest) -> Arc<tokio::sync::Mutex<()>> {
+        let mut loading = self.inner.loading.lock().unwrap_or_else(|e| e.into_inner());
+        loading.entry(*digest).or_default().clone()
+    }
+
+    fn forget_load_lock(&self, digest: &Digest, mine: Arc<tokio::sync::Mutex<()>>) {
+        let mut loading = self.inner.loading.lock().unwrap_or_else(|e| e.into_inner());
+        // Ours and the map's: no one else waits for it.
+        if Arc::strong_count(&mine) <= 2 {
+            loading.remove(digest);
+        }
     }
 
     fn remember(&self, program: Arc<Program>) {
@@ -299,7 +380,7 @@ impl Sandbox {
         p.map.insert(program.digest, (program, now));
     }
 
-    async fn compile_cached(
+    fn compile_cached(
         &self,
         digest: &Digest,
         shape: Shape,
@@ -322,7 +403,15 @@ impl Sandbox {
                 tracing::warn!(%digest, reason = %why, "cached artifact rejected; compiling again");
             }
         }
-        let compiled = self.compile(shape, bytes).await?;
+        self.inner
+            .compiles
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let compiled = if shape.is_component() {
+            Component::new(&self.inner.engine, bytes).map(Compiled::Component)
+        } else {
+            Module::new(&self.inner.engine, bytes).map(Compiled::Module)
+        }
+        .map_err(|e| Invalid::Compile(format!("{e:#}")))?;
         if let Some(cache) = &self.inner.cache {
             let artifact = match &compiled {
                 Compiled::Component(c) => c.serialize(),
@@ -352,40 +441,6 @@ impl Sandbox {
             } else {
                 Compiled::Module(Module::deserialize(&self.inner.engine, artifact)?)
             })
-        }
-    }
-
-    async fn compile(&self, shape: Shape, bytes: &[u8]) -> Result<Compiled, Invalid> {
-        let timeout = self.inner.config.compile_timeout;
-        let permit = tokio::time::timeout(timeout, self.inner.compile_gate.clone().acquire_owned())
-            .await
-            .map_err(|_| {
-                Invalid::Compile(format!(
-                    "the compiler stayed busy for {} s; try again",
-                    timeout.as_secs()
-                ))
-            })?
-            .map_err(|_| Invalid::Compile("the compiler is shut down".into()))?;
-        let engine = self.inner.engine.clone();
-        let bytes = bytes.to_vec();
-        let job = tokio::task::spawn_blocking(move || {
-            // The permit is held until the compile really ends, even if the
-            // caller gave up waiting: compiles never run side by side.
-            let _permit = permit;
-            if shape.is_component() {
-                Component::new(&engine, &bytes).map(Compiled::Component)
-            } else {
-                Module::new(&engine, &bytes).map(Compiled::Module)
-            }
-        });
-        match tokio::time::timeout(timeout, job).await {
-            Err(_) => Err(Invalid::Compile(format!(
-                "compiling took longer than {} s; the component is too large or too complex",
-                timeout.as_secs()
-            ))),
-            Ok(Err(join)) => Err(Invalid::Compile(format!("the compiler failed: {join}"))),
-            Ok(Ok(Err(e))) => Err(Invalid::Compile(format!("{e:#}"))),
-            Ok(Ok(Ok(c))) => Ok(c),
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod conformance;
+pub mod fair;
 pub mod records;
 pub mod sqlite;
 
@@ -22,6 +23,9 @@ pub enum StoreError {
     Conflict(String),
     #[error("not found")]
     NotFound,
+    /// A tenant's quota refused new work; nothing was written.
+    #[error(transparent)]
+    QuotaExceeded(#[from] crate::quota::Exceeded),
     /// The store is shutting down or its writer is gone.
     #[error("the store is unavailable: {0}")]
     Unavailable(String),
@@ -42,6 +46,13 @@ pub trait JobStore: Send + Sync + 'static {
 
     async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant>;
     async fn tenant_get(&self, name: &str) -> StoreResult<Option<Tenant>>;
+    /// Sets a tenant's weight and quotas (replacing what was set), creating
+    /// the tenant if it is new; `created` says which.
+    async fn tenant_put(&self, t: TenantSettings) -> StoreResult<(Tenant, bool)>;
+    /// Every tenant, by name.
+    async fn tenant_list(&self) -> StoreResult<Vec<Tenant>>;
+    /// A tenant's jobs now and its usage in the current and the last window.
+    async fn tenant_usage(&self, tenant: &str) -> StoreResult<TenantUsage>;
 
     /// Stores a token's hash; `tenant: None` with `admin` is the admin token,
     /// which replaces any earlier one.
@@ -51,7 +62,8 @@ pub trait JobStore: Send + Sync + 'static {
     async fn token_admin_exists(&self) -> StoreResult<bool>;
 
     /// Records a component for a tenant; the bytes are kept once per digest.
-    /// `created` is false when the tenant had it already.
+    /// `created` is false when the tenant had it already. A new one counts
+    /// against `max_components` and `max_component_bytes`.
     async fn component_insert(&self, c: NewComponent) -> StoreResult<(ComponentRecord, bool)>;
     async fn component_get(
         &self,
@@ -61,7 +73,8 @@ pub trait JobStore: Send + Sync + 'static {
     /// The bytes of a component, for the runner; not scoped to a tenant.
     async fn component_bytes(&self, digest: &str) -> StoreResult<Option<Vec<u8>>>;
 
-    /// Adds the next version of a task (1 for a new task).
+    /// Adds the next version of a task (1 for a new task), within the
+    /// tenant's `max_task_versions`.
     async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord>;
     /// A version of a task; `version: None` is the newest.
     async fn task_get(
@@ -75,22 +88,29 @@ pub trait JobStore: Send + Sync + 'static {
     /// The newest version of each of a tenant's tasks, by name.
     async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>>;
 
-    /// Inserts jobs in one transaction, each under its own uniqueness rules;
-    /// one failing does not fail the others.
+    /// Inserts jobs in one transaction, each under its own uniqueness rules
+    /// and within its tenant's `max_queued`; one failing does not fail the
+    /// others. A `run_at` in the past is now.
     async fn job_insert(&self, jobs: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>>;
     async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>>;
-    async fn job_list(&self, q: JobQuery) -> StoreResult<Vec<JobRecord>>;
+    async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage>;
     /// Counts of jobs by status (all tenants), for benchmarks and metrics.
     async fn job_counts(&self) -> StoreResult<Vec<(crate::job::JobStatus, u64)>>;
 
-    /// Claims up to `limit` due jobs under a new lease, in queue order.
+    /// Claims up to `limit` due jobs under a new lease, sharing them among
+    /// tenants by weight (a tenant's own jobs in its order: run-now first,
+    /// then priority, run_at, id), skipping tenants at their `max_running`
+    /// or out of fuel for the window.
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>>;
-    /// Claims one queued job now, whatever its `run_at` (run now).
-    async fn job_claim_one(&self, p: ClaimOneParams) -> StoreResult<ClaimedJob>;
+    /// Puts a queued job first in its tenant's line, due now (run now); a
+    /// runner claims it like any other.
+    async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord>;
     /// Extends the leases this owner holds and records progress; answers the
     /// jobs whose lease is gone or whose cancellation was asked for.
     async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply>;
-    /// Ends attempts, each fenced by its lease token; records the attempts.
+    /// Ends attempts, each fenced by its lease token; records the attempts
+    /// and charges their usage. One attempt that cannot be recorded does not
+    /// fail the others: it is recorded without its log, or left to rescue.
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>>;
     /// Cancels a queued or waiting job now, or asks a running one to stop.
     async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome>;
@@ -109,7 +129,7 @@ pub trait JobStore: Send + Sync + 'static {
     /// When the next queued job becomes due, if any is waiting for its time.
     async fn job_next_run_at(&self) -> StoreResult<Option<Millis>>;
 
-    async fn attempt_list(&self, tenant: &str, job_id: &str) -> StoreResult<Vec<AttemptRecord>>;
+    async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>>;
 
     /// Flushes and stops the writer; later writes answer `Unavailable`.
     async fn close(&self);

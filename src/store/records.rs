@@ -3,6 +3,7 @@
 
 use super::Millis;
 use crate::job::{JobError, JobStatus};
+use crate::quota::Quotas;
 use crate::sandbox::AttemptLog;
 use serde::{Deserialize, Serialize};
 
@@ -10,6 +11,47 @@ use serde::{Deserialize, Serialize};
 pub struct Tenant {
     pub name: String,
     pub created_at: Millis,
+    /// Its share of the runners against other tenants'; `None`: the default.
+    pub weight: Option<u32>,
+    /// The quotas the admin set; the others are the server's defaults.
+    pub quotas: Quotas,
+}
+
+/// What the admin sets on a tenant; everything left out is the default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TenantSettings {
+    pub name: String,
+    pub weight: Option<u32>,
+    pub quotas: Quotas,
+}
+
+/// How many of a tenant's jobs are in each unfinished state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct JobGauges {
+    pub queued: u64,
+    pub running: u64,
+    pub waiting: u64,
+}
+
+/// What a tenant used in one window (a minute, by the store's clock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct UsageWindow {
+    pub start: Millis,
+    pub fuel: u64,
+    pub wall_ms: u64,
+    pub attempts: u64,
+    /// Jobs that ended in the window, by how.
+    pub completed: u64,
+    pub failed: u64,
+    pub cancelled: u64,
+}
+
+/// A tenant's usage now: its jobs, and the current and the last window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TenantUsage {
+    pub jobs: JobGauges,
+    pub current: UsageWindow,
+    pub last: UsageWindow,
 }
 
 /// What a token may do.
@@ -231,6 +273,27 @@ pub struct JobQuery {
     pub limit: u32,
     /// Only jobs older than this id (the previous page's last).
     pub before: Option<String>,
+    /// Stop adding jobs once their inputs, outputs and errors pass this
+    /// many bytes (at least one job is listed): a page's memory is bounded.
+    pub max_bytes: usize,
+}
+
+/// One page of a job list.
+#[derive(Debug, Clone, Default)]
+pub struct JobPage {
+    pub jobs: Vec<JobRecord>,
+    /// The page stopped at its byte budget before its limit: more follow.
+    pub cut: bool,
+}
+
+/// Which attempts of a job to list, oldest first.
+#[derive(Debug, Clone)]
+pub struct AttemptQuery {
+    pub tenant: String,
+    pub job_id: String,
+    /// Only attempts after this number (the previous page's last).
+    pub after: Option<u32>,
+    pub limit: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -240,14 +303,17 @@ pub struct ClaimParams {
     pub queues: Option<Vec<String>>,
     pub limit: u32,
     pub lease_ms: u64,
+    /// Tenants not to claim for (the runner holds jobs of theirs already:
+    /// a claim beyond its slots is for tenants it holds nothing of).
+    pub exclude_tenants: Vec<String>,
 }
 
-#[derive(Debug, Clone)]
-pub struct ClaimOneParams {
-    pub tenant: String,
-    pub id: String,
-    pub owner: String,
-    pub lease_ms: u64,
+/// A tenant's fuel budget in the current window, as a claim saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FuelWindow {
+    pub start: Millis,
+    pub budget: u64,
+    pub used: u64,
 }
 
 /// A job a runner holds under a lease: what one attempt needs.
@@ -268,8 +334,12 @@ pub struct ClaimedJob {
     pub deadline_at: Option<Millis>,
     /// How many fallbacks deep the job is (0: its own task).
     pub fallback_depth: u32,
+    /// How often the job has snoozed so far.
+    pub snoozes: u32,
     pub started_at: Millis,
     pub lease_token: String,
+    /// The tenant's fuel budget when it was claimed, if it has one.
+    pub fuel: Option<FuelWindow>,
 }
 
 #[derive(Debug, Clone)]
@@ -354,6 +424,17 @@ pub struct Finalize {
     pub action: Action,
     /// `None` for `Release`: an attempt that did not happen.
     pub attempt: Option<AttemptRecord>,
+    /// What the attempt cost its tenant; charged even when the write is
+    /// fenced out (the guest ran all the same).
+    pub usage: Option<Usage>,
+}
+
+/// What one attempt cost, charged to its tenant's current window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Usage {
+    pub tenant: String,
+    pub fuel: u64,
+    pub wall_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

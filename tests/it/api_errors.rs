@@ -268,7 +268,7 @@ async fn missing_things_are_404() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conflicts_are_409() {
-    let s = TestServer::start(0).await;
+    let s = TestServer::start(1).await;
     s.task(ADMIN, "t", "limits", json!({})).await;
     expect_error(
         s.post("/v1/tenants", ADMIN, json!({"name": "default"}))
@@ -277,7 +277,8 @@ async fn conflicts_are_409() {
         "CONFLICT",
         "exists",
     );
-    let body = json!({"task": "t", "input": {"op": "echo", "value": 1}, "unique_key": "once"});
+    // Due later, so that it waits for the run-now below.
+    let body = json!({"task": "t", "input": {"op": "echo", "value": 1}, "unique_key": "once", "delay_ms": 3_600_000});
     let first = s.enqueue(ADMIN, body.clone()).await;
     expect_error(
         s.post("/v1/jobs", ADMIN, body).await,

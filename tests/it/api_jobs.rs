@@ -304,8 +304,9 @@ async fn the_fallback_gets_the_input_and_the_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_whose_runner_died_goes_on_to_its_fallback() {
     use taskbox::maintenance::rescuer::Rescuer;
-    use taskbox::store::ClaimOneParams;
-    let s = TestServer::start(1).await;
+    use taskbox::store::ClaimParams;
+    // No runners at first: the only claim is the one of the runner that dies.
+    let s = TestServer::start(0).await;
     s.task(ADMIN, "last-resort", "noop", json!({})).await;
     s.task(
         ADMIN,
@@ -314,27 +315,25 @@ async fn a_job_whose_runner_died_goes_on_to_its_fallback() {
         json!({"fallback": "last-resort", "retry": quick_retry(1)}),
     )
     .await;
-    // Due in an hour, so that the live runner leaves it alone; a runner
-    // that dies holding it is a claim whose lease nobody renews.
-    let (_, job) = s
-        .post(
-            "/v1/jobs",
-            ADMIN,
-            json!({"task": "primary", "input": {}, "delay_ms": 3_600_000}),
-        )
+    let job = s
+        .enqueue(ADMIN, json!({"task": "primary", "input": {}}))
         .await;
-    let id = job["id"].as_str().unwrap();
+    let id = job["id"].as_str().unwrap().to_owned();
+    let id = id.as_str();
     let state = &s.app.as_ref().unwrap().state;
-    state
+    // A runner that dies holding it: a claim whose lease nobody renews.
+    let claimed = state
         .store
-        .job_claim_one(ClaimOneParams {
-            tenant: "default".into(),
-            id: id.into(),
+        .job_claim(ClaimParams {
             owner: "a-runner-that-died".into(),
+            queues: None,
+            limit: 1,
             lease_ms: 1,
+            exclude_tenants: vec![],
         })
         .await
         .unwrap();
+    assert_eq!(claimed.len(), 1);
     let rescuer = Rescuer::new(state.registry.clone(), state.wake.clone());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     // Polls until the 1 ms lease has expired and the rescuer takes it.
@@ -342,6 +341,8 @@ async fn a_job_whose_runner_died_goes_on_to_its_fallback() {
         assert!(std::time::Instant::now() < deadline, "never rescued");
         tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     }
+    // Now a server that runs attempts, on the same data dir.
+    let s = s.restart(1).await;
     let done = s.finished(ADMIN, id).await;
     assert_eq!(done["status"], "completed", "{done:#}");
     assert_eq!(done["fallback"]["name"], "last-resort");
@@ -475,8 +476,7 @@ async fn cancel_stops_a_running_attempt() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_now_runs_ahead_of_time_and_answers_the_result() {
-    // No runners: only run-now executes anything.
-    let s = TestServer::start(0).await;
+    let s = TestServer::start(1).await;
     s.task(ADMIN, "limits", "limits", json!({"retry": quick_retry(1)}))
         .await;
     let (_, job) = s
@@ -501,7 +501,7 @@ async fn run_now_runs_ahead_of_time_and_answers_the_result() {
         .post(
             "/v1/jobs",
             ADMIN,
-            json!({"task": "limits", "input": {"op": "fail", "code": "x", "retryable": false}}),
+            json!({"task": "limits", "input": {"op": "fail", "code": "x", "retryable": false}, "delay_ms": 3_600_000}),
         )
         .await;
     let id = job["id"].as_str().unwrap();
@@ -523,7 +523,7 @@ async fn run_now_runs_ahead_of_time_and_answers_the_result() {
         .post(
             "/v1/jobs",
             ADMIN,
-            json!({"task": "limits", "input": {"op": "echo", "value": 2}}),
+            json!({"task": "limits", "input": {"op": "echo", "value": 2}, "delay_ms": 3_600_000}),
         )
         .await;
     let id = job["id"].as_str().unwrap();
@@ -533,17 +533,41 @@ async fn run_now_runs_ahead_of_time_and_answers_the_result() {
     assert_eq!(status, StatusCode::ACCEPTED);
     assert_eq!(s.finished(ADMIN, id).await["output"], 2);
     s.stop().await;
+
+    // A server that runs no attempts cannot run one now.
+    let s = TestServer::start(0).await;
+    s.task(ADMIN, "limits", "limits", json!({})).await;
+    let job = s
+        .enqueue(
+            ADMIN,
+            json!({"task": "limits", "input": {"op": "echo", "value": 3}}),
+        )
+        .await;
+    let (status, err) = s
+        .call(
+            Method::POST,
+            &format!("/v1/jobs/{}/run", job["id"].as_str().unwrap()),
+            ADMIN,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{err}");
+    assert!(err["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("--runners 0"));
+    s.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queued_jobs_keep_the_version_they_pinned() {
-    let s = TestServer::start(0).await;
+    let s = TestServer::start(1).await;
     s.task(ADMIN, "t", "limits", json!({})).await;
     let (_, job) = s
         .post(
             "/v1/jobs",
             ADMIN,
-            json!({"task": "t", "input": {"op": "echo", "value": "v1"}}),
+            json!({"task": "t", "input": {"op": "echo", "value": "v1"}, "delay_ms": 3_600_000}),
         )
         .await;
     let v2 = s.task(ADMIN, "t", "noop", json!({})).await;

@@ -83,3 +83,37 @@ async fn the_same_bytes_load_once_per_process() {
         taskbox::digest::Digest::of(&guest("noop")).to_string()
     );
 }
+
+/// Uploads of the same bytes at once compile them once; a load whose
+/// caller gave up mid-compile still finishes, and the next load of those
+/// bytes gets its program instead of compiling them again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_bytes_compile_once() {
+    let sandbox = small_sandbox(SandboxConfig::default());
+    let bytes = guest("wordstats");
+    let (a, b) = tokio::join!(sandbox.load(&bytes), sandbox.load(&bytes));
+    assert!(std::sync::Arc::ptr_eq(&a.unwrap(), &b.unwrap()));
+    assert_eq!(sandbox.compiles(), 1);
+
+    let bytes = guest("invoice");
+    let first = {
+        let (sandbox, bytes) = (sandbox.clone(), bytes.clone());
+        tokio::spawn(async move { sandbox.load(&bytes).await })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while sandbox.compiles() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the compile never began"
+        );
+        tokio::task::yield_now().await;
+    }
+    first.abort();
+    let program = sandbox.load(&bytes).await.unwrap();
+    assert_eq!(program.digest.to_string().len(), 71);
+    assert_eq!(
+        sandbox.compiles(),
+        2,
+        "the abandoned compile was not wasted"
+    );
+}

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 use taskbox::app::App;
 use taskbox::config::ServeConfig;
+use taskbox::quota::Quotas;
+use taskbox::runner::executor::AttemptRules;
 use taskbox::store::sqlite::Durability;
 use tower::ServiceExt;
 
@@ -37,6 +39,12 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
         compile_cache: Some(
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts"),
         ),
+        quotas: Quotas::SERVER_DEFAULTS,
+        // Short snoozes, so that tests of them do not wait a second each.
+        rules: AttemptRules {
+            snooze_floor_ms: 1,
+            ..AttemptRules::default()
+        },
     }
 }
 
@@ -56,6 +64,18 @@ impl TestServer {
             router,
             _dir: dir,
         }
+    }
+
+    /// Stops the server and starts another on the same data dir.
+    pub async fn restart(mut self, runners: usize) -> TestServer {
+        if let Some(app) = self.app.take() {
+            app.stop().await;
+        }
+        let cfg = config(self._dir.path(), runners);
+        let app = App::start(cfg).await.expect("the server starts again").app;
+        self.router = taskbox::api::router(app.state.clone());
+        self.app = Some(app);
+        self
     }
 
     pub async fn stop(mut self) {

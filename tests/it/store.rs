@@ -2,6 +2,7 @@
 //! store can show: acknowledged writes survive a reopen.
 
 use std::sync::Arc;
+use taskbox::quota::Quotas;
 use taskbox::store::conformance::{self, Harness};
 use taskbox::store::sqlite::{Durability, SqliteOptions, SqliteStore};
 use taskbox::store::{JobStore, ManualClock};
@@ -12,6 +13,7 @@ pub async fn sqlite(dir: &tempfile::TempDir, clock: ManualClock) -> SqliteStore 
         &SqliteOptions {
             url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
             durability: Durability::Full,
+            quotas: Quotas::default(),
         },
         Arc::new(clock),
     )
@@ -54,8 +56,18 @@ conformance!(
     concurrency_keys_run_one_at_a_time,
     fallbacks_take_over_the_job,
     release_gives_the_attempt_back,
-    run_now_claims_ahead_of_time,
+    run_now_puts_a_job_first,
     many_concurrent_writers,
+    tenant_settings,
+    claims_share_tenants_by_weight,
+    a_run_at_in_the_past_is_now,
+    quotas_refuse_new_work,
+    max_running_caps_claims,
+    fuel_budgets_hold_claims_until_the_window_refills,
+    usage_counts_attempts_and_ended_jobs,
+    a_bad_attempt_record_does_not_fail_its_batch,
+    snoozes_are_counted,
+    pages_are_bounded,
 );
 
 #[tokio::test]

@@ -1,108 +1,7 @@
-//! The one conformance suite every `JobStore` backend runs (River's
-//! driver tests): each case takes a fresh, empty store whose clock the case
-//! moves, and panics with what broke. `tests/it/store.rs` runs every case
-//! on SQLite; the PostgreSQL backend runs the same list.
+//! Conformance cases of a job's life: insert, claim, finalize, retry,
+//! cancel, heartbeat, rescue, concurrency keys, fallbacks, run now.
 
 use super::*;
-use crate::job::{ErrorKind, JobError, JobStatus};
-use std::sync::Arc;
-
-/// A fresh store and the clock it reads.
-pub struct Harness {
-    pub store: Arc<dyn JobStore>,
-    pub clock: ManualClock,
-}
-
-const A: &str = "tenant-a";
-const B: &str = "tenant-b";
-const DIGEST: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000001";
-
-async fn setup(h: &Harness) {
-    h.store.tenant_insert(A).await.unwrap();
-    h.store.tenant_insert(B).await.unwrap();
-}
-
-fn task_ref() -> TaskRef {
-    TaskRef {
-        name: "t".into(),
-        version: 1,
-        digest: DIGEST.into(),
-    }
-}
-
-/// A job for tenant A, due now, with three attempts.
-pub fn new_job(id: &str) -> NewJob {
-    NewJob::plain(id, A, task_ref(), r#"{"n":1}"#)
-}
-
-async fn insert(h: &Harness, job: NewJob) -> JobRecord {
-    match h.store.job_insert(vec![job]).await.unwrap().pop().unwrap() {
-        Ok(Inserted::Created(j)) => j,
-        other => panic!("expected a created job, got {other:?}"),
-    }
-}
-
-async fn claim(h: &Harness, limit: u32) -> Vec<ClaimedJob> {
-    h.store
-        .job_claim(ClaimParams {
-            owner: "r1".into(),
-            queues: None,
-            limit,
-            lease_ms: 30_000,
-        })
-        .await
-        .unwrap()
-}
-
-/// The ids of claimed jobs, in claim order.
-fn ids(claimed: &[ClaimedJob]) -> Vec<&str> {
-    claimed.iter().map(|c| c.id.as_str()).collect()
-}
-
-async fn get(h: &Harness, id: &str) -> JobRecord {
-    h.store
-        .job_get(A, id)
-        .await
-        .unwrap()
-        .expect("the job exists")
-}
-
-fn attempt(c: &ClaimedJob, outcome: &str, error: Option<JobError>) -> Option<AttemptRecord> {
-    Some(AttemptRecord {
-        attempt: c.attempts,
-        task: c.task.clone(),
-        started_at: c.started_at,
-        finished_at: c.started_at + 5,
-        outcome: outcome.into(),
-        error,
-        fuel_used: 42,
-        peak_memory_bytes: 65536,
-        log: None,
-    })
-}
-
-async fn finalize(h: &Harness, c: &ClaimedJob, action: Action) -> Finalized {
-    let outcome = match &action {
-        Action::Complete { .. } => "completed",
-        Action::Fail { .. } => "failed",
-        _ => "other",
-    };
-    h.store
-        .job_finalize(vec![Finalize {
-            id: c.id.clone(),
-            lease_token: c.lease_token.clone(),
-            attempt: attempt(c, outcome, None),
-            action,
-        }])
-        .await
-        .unwrap()
-        .pop()
-        .unwrap()
-}
-
-fn failure() -> JobError {
-    JobError::with_code(ErrorKind::TaskFailed, "boom", "it broke")
-}
 
 pub async fn registry_records(h: Harness) {
     setup(&h).await;
@@ -213,14 +112,20 @@ pub async fn insert_get_and_list(h: Harness) {
         tenant: A.into(),
         limit: 2,
         before,
+        max_bytes: usize::MAX,
         ..JobQuery::default()
     };
-    let p1 = h.store.job_list(page(None)).await.unwrap();
+    let p1 = h.store.job_list(page(None)).await.unwrap().jobs;
     assert_eq!(
         p1.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
         ["job4", "job3"]
     );
-    let p2 = h.store.job_list(page(Some("job3".into()))).await.unwrap();
+    let p2 = h
+        .store
+        .job_list(page(Some("job3".into())))
+        .await
+        .unwrap()
+        .jobs;
     assert_eq!(
         p2.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
         ["job2", "job1"]
@@ -231,21 +136,23 @@ pub async fn insert_get_and_list(h: Harness) {
             tenant: A.into(),
             status: Some(JobStatus::Completed),
             limit: 10,
+            max_bytes: usize::MAX,
             ..JobQuery::default()
         })
         .await
         .unwrap();
-    assert!(filtered.is_empty());
+    assert!(filtered.jobs.is_empty());
     let other = h
         .store
         .job_list(JobQuery {
             tenant: B.into(),
             limit: 10,
+            max_bytes: usize::MAX,
             ..JobQuery::default()
         })
         .await
         .unwrap();
-    assert!(other.is_empty(), "B lists none of A's jobs");
+    assert!(other.jobs.is_empty(), "B lists none of A's jobs");
 }
 
 pub async fn one_refused_insert_does_not_undo_the_batch(h: Harness) {
@@ -375,6 +282,7 @@ pub async fn claims_follow_priority_time_and_queues(h: Harness) {
             queues: Some(vec!["other".into()]),
             limit: 10,
             lease_ms: 30_000,
+            exclude_tenants: vec![],
         })
         .await
         .unwrap();
@@ -452,12 +360,12 @@ pub async fn finalize_is_fenced_by_the_lease(h: Harness) {
         Finalized::Fenced,
         "a job completes once"
     );
-    let attempts = h.store.attempt_list(A, "j").await.unwrap();
-    assert_eq!(attempts.len(), 1);
-    assert_eq!(attempts[0].outcome, "completed");
-    assert_eq!(attempts[0].fuel_used, 42);
+    let list = attempts(&h, A, "j").await;
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].outcome, "completed");
+    assert_eq!(list[0].fuel_used, 42);
     assert!(
-        h.store.attempt_list(B, "j").await.unwrap().is_empty(),
+        attempts(&h, B, "j").await.is_empty(),
         "B sees no attempts of A's"
     );
 }
@@ -605,6 +513,7 @@ pub async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
             queues: None,
             limit: 1,
             lease_ms: 1000,
+            exclude_tenants: vec![],
         })
         .await
         .unwrap()
@@ -664,17 +573,6 @@ pub async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
         .await,
         Finalized::Fenced
     );
-}
-
-async fn rescue(h: &Harness, all_running: bool) -> Vec<ClaimedJob> {
-    h.store
-        .job_rescue(RescueParams {
-            owner: "rescuer".into(),
-            lease_ms: 30_000,
-            all_running,
-        })
-        .await
-        .unwrap()
 }
 
 pub async fn rescue_takes_over_expired_leases(h: Harness) {
@@ -751,14 +649,7 @@ pub async fn concurrency_keys_run_one_at_a_time(h: Harness) {
     );
     assert!(claim(&h, 10).await.is_empty(), "k2 waits for k1");
     assert!(matches!(
-        h.store
-            .job_claim_one(ClaimOneParams {
-                tenant: A.into(),
-                id: "k2".into(),
-                owner: "api".into(),
-                lease_ms: 1000,
-            })
-            .await,
+        h.store.job_run_now(A, "k2").await,
         Err(StoreError::Conflict(_))
     ));
     finalize(
@@ -842,7 +733,7 @@ pub async fn fallbacks_take_over_the_job(h: Harness) {
     let j = get(&h, "j").await;
     assert_eq!(j.status, JobStatus::Completed);
     assert_eq!(j.task, task_ref(), "the job still names its own task");
-    let a = h.store.attempt_list(A, "j").await.unwrap();
+    let a = attempts(&h, A, "j").await;
     assert_eq!(a[1].task.name, "rescue-task");
 }
 
@@ -855,6 +746,7 @@ pub async fn release_gives_the_attempt_back(h: Harness) {
             lease_token: c.lease_token,
             action: Action::Release { delay_ms },
             attempt: None,
+            usage: None,
         }])
     };
     let c = claim(&h, 1).await.remove(0);
@@ -862,7 +754,7 @@ pub async fn release_gives_the_attempt_back(h: Harness) {
     assert_eq!(r, vec![Finalized::Done(JobStatus::Queued)]);
     let j = get(&h, "j").await;
     assert_eq!(j.attempts, 0);
-    assert!(h.store.attempt_list(A, "j").await.unwrap().is_empty());
+    assert!(attempts(&h, A, "j").await.is_empty());
     let c = claim(&h, 1).await.remove(0);
     assert_eq!(c.attempt, 1);
     // Given back with a delay, it is not claimable before then.
@@ -872,36 +764,36 @@ pub async fn release_gives_the_attempt_back(h: Harness) {
     assert_eq!(claim(&h, 1).await[0].attempt, 1);
 }
 
-pub async fn run_now_claims_ahead_of_time(h: Harness) {
+pub async fn run_now_puts_a_job_first(h: Harness) {
     setup(&h).await;
     let later = h.clock.now() + 3_600_000;
+    insert(&h, new_job("first")).await;
     insert(
         &h,
         NewJob {
             run_at: Some(later),
+            priority: 100,
             ..new_job("j")
         },
     )
     .await;
-    let one = |tenant: &str| ClaimOneParams {
-        tenant: tenant.into(),
-        id: "j".into(),
-        owner: "api".into(),
-        lease_ms: 1000,
-    };
     assert!(matches!(
-        h.store.job_claim_one(one(B)).await,
+        h.store.job_run_now(B, "j").await,
         Err(StoreError::NotFound)
     ));
-    let c = h.store.job_claim_one(one(A)).await.unwrap();
-    assert_eq!(c.id, "j");
+    let marked = h.store.job_run_now(A, "j").await.unwrap();
+    assert_eq!(marked.status, JobStatus::Queued);
+    assert_eq!(marked.run_at, h.clock.now(), "due now");
+    // Ahead of its tenant's line, whatever its priority and time.
+    assert_eq!(ids(&claim(&h, 1).await), ["j"]);
     assert!(
         matches!(
-            h.store.job_claim_one(one(A)).await,
+            h.store.job_run_now(A, "j").await,
             Err(StoreError::Conflict(_))
         ),
         "it runs already"
     );
+    assert_eq!(ids(&claim(&h, 1).await), ["first"]);
 }
 
 pub async fn many_concurrent_writers(h: Harness) {
@@ -920,23 +812,3 @@ pub async fn many_concurrent_writers(h: Harness) {
     let counts = h.store.job_counts().await.unwrap();
     assert_eq!(counts, vec![(JobStatus::Queued, 200)]);
 }
-
-/// Every case, by name, for a backend's test file to run.
-pub const CASES: &[&str] = &[
-    "registry_records",
-    "insert_get_and_list",
-    "one_refused_insert_does_not_undo_the_batch",
-    "idempotency_keys",
-    "unique_keys_admit_one_unfinished_job",
-    "claims_follow_priority_time_and_queues",
-    "finalize_is_fenced_by_the_lease",
-    "retries_snoozes_waits_and_resumes",
-    "cancels",
-    "heartbeats_extend_leases_and_record_progress",
-    "rescue_takes_over_expired_leases",
-    "concurrency_keys_run_one_at_a_time",
-    "fallbacks_take_over_the_job",
-    "release_gives_the_attempt_back",
-    "run_now_claims_ahead_of_time",
-    "many_concurrent_writers",
-];

@@ -5,12 +5,27 @@
 //! job: on the writer's own thread that costs less than any batching trick.
 
 use super::rows::{ClaimRow, JobRow, CLAIM_COLUMNS, JOB_COLUMNS};
+use super::tally::Tally;
+use super::tenants::{self, policy, within};
+use super::writer::exec;
 use super::{constraint, random_token, wdb, Constraint};
 use crate::job::{ErrorKind, JobError, JobStatus};
+use crate::quota::{window_start, Quotas};
+use crate::sandbox::capture::{Level, LogLine, Source};
+use crate::sandbox::AttemptLog;
+use crate::store::fair::{Contender, Fairness};
 use crate::store::records::*;
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+/// Most tenants one claim looks at; past it, claims go round them in turn.
+const MAX_TENANTS_PER_CLAIM: usize = 256;
+/// Most scheduled jobs one claim makes available.
+const STAGE_BATCH: i64 = 1000;
+/// Rounds of picking in one claim (a tenant with fewer jobs than it was
+/// given leaves its picks to the others).
+const CLAIM_ROUNDS: usize = 3;
 
 fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
@@ -32,26 +47,24 @@ pub fn get(conn: &Connection, tenant: &str, id: &str) -> StoreResult<Option<JobR
 }
 
 /// Inserts each job under its own savepoint, so one refused does not undo
-/// the others.
+/// the others (nor is anything it changed kept: a superseding job that is
+/// refused cancels nothing).
 pub fn insert(
     conn: &Connection,
     now: Millis,
     jobs: Vec<NewJob>,
+    defaults: &Quotas,
 ) -> StoreResult<Vec<StoreResult<Inserted>>> {
     let mut out = Vec::with_capacity(jobs.len());
-    if jobs.len() == 1 {
-        // The writer rolls back a single failed write on its own.
-        for job in jobs {
-            out.push(insert_one(conn, now, job));
-        }
-        return Ok(out);
-    }
-    let step = |sql: &str| super::writer::exec(conn, sql).map_err(wdb);
+    let step = |sql: &str| exec(conn, sql).map_err(wdb);
     for job in jobs {
         step("SAVEPOINT job")?;
-        let r = insert_one(conn, now, job);
-        if r.is_err() {
-            step("ROLLBACK TO job")?;
+        // A refused job's counts go with it.
+        let mut tally = Tally::new(now);
+        let r = insert_one(conn, now, job, defaults, &mut tally);
+        match &r {
+            Ok(_) => tally.apply(conn)?,
+            Err(_) => step("ROLLBACK TO job")?,
         }
         step("RELEASE job")?;
         out.push(r);
@@ -59,7 +72,13 @@ pub fn insert(
     Ok(out)
 }
 
-fn insert_one(conn: &Connection, now: Millis, job: NewJob) -> StoreResult<Inserted> {
+fn insert_one(
+    conn: &Connection,
+    now: Millis,
+    job: NewJob,
+    defaults: &Quotas,
+    tally: &mut Tally,
+) -> StoreResult<Inserted> {
     if let Some(idem) = &job.idempotency {
         let seen = conn
             .prepare_cached(&format!(
@@ -103,14 +122,36 @@ fn insert_one(conn: &Connection, now: Millis, job: NewJob) -> StoreResult<Insert
             "superseded",
             format!("superseded by job {}", job.id),
         );
-        conn.prepare_cached(
-            "UPDATE jobs SET status = 'cancelled', finished_at = ?1, error = ?2 \
-             WHERE tenant = ?3 AND concurrency_key = ?4 AND status IN ('queued', 'waiting')",
-        )
-        .and_then(|mut s| s.execute(params![now, to_json(&error), job.tenant, key]))
-        .map_err(wdb)?;
+        let mut stmt = conn
+            .prepare_cached(
+                "UPDATE jobs SET status = 'cancelled', finished_at = ?1, error = ?2 \
+                 WHERE tenant = ?3 AND concurrency_key = ?4 AND status = ?5",
+            )
+            .map_err(wdb)?;
+        for from in [JobStatus::Queued, JobStatus::Waiting] {
+            let n = stmt
+                .execute(params![
+                    now,
+                    to_json(&error),
+                    job.tenant,
+                    key,
+                    from.as_str()
+                ])
+                .map_err(wdb)?;
+            tally.moved(
+                &job.tenant,
+                Some(from),
+                Some(JobStatus::Cancelled),
+                n as i64,
+            );
+        }
     }
+    let quotas = policy(conn, &job.tenant, defaults)?.quotas;
+    let queued = tenants::queued(conn, &job.tenant)? + tally.pending_queued(&job.tenant);
+    within("max_queued", quotas.max_queued, queued, 1)?;
     let deadline_at = job.deadline_ms.map(|d| millis_after(now, d));
+    // A time in the past is now: it buys no place in the line.
+    let run_at = job.run_at.map_or(now, |t| t.max(now));
     let (idem_key, idem_hash) = match job.idempotency {
         Some(i) => (Some(i.key), Some(i.body_hash)),
         None => (None, None),
@@ -119,8 +160,8 @@ fn insert_one(conn: &Connection, now: Millis, job: NewJob) -> StoreResult<Insert
         .prepare_cached(&format!(
             "INSERT OR FAIL INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
              max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
-             idempotency_key, idempotency_hash) \
-             VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
+             idempotency_key, idempotency_hash, available) \
+             VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) \
              RETURNING {JOB_COLUMNS}"
         ))
         .and_then(|mut s| {
@@ -135,13 +176,14 @@ fn insert_one(conn: &Connection, now: Millis, job: NewJob) -> StoreResult<Insert
                     job.priority,
                     job.input,
                     job.max_attempts,
-                    job.run_at.unwrap_or(now),
+                    run_at,
                     now,
                     deadline_at,
                     job.concurrency_key,
                     job.unique_key,
                     idem_key,
                     idem_hash,
+                    run_at <= now,
                 ],
                 JobRow::read,
             )
@@ -152,62 +194,221 @@ fn insert_one(conn: &Connection, now: Millis, job: NewJob) -> StoreResult<Insert
             }
             _ => wdb(e),
         })?;
+    tally.moved(&job.tenant, None, Some(JobStatus::Queued), 1);
     Ok(Inserted::Created(row.try_into()?))
 }
 
-/// Claims due jobs in queue order. Jobs whose concurrency key is running
-/// are skipped, and at most one job per key is taken.
-pub fn claim(conn: &Connection, now: Millis, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
+/// Claims available jobs, shared among tenants by weight (`Fairness`):
+/// each tenant's jobs in its own order, run-now first. Tenants at their
+/// `max_running` or out of fuel for the window are passed over; so are
+/// jobs whose concurrency key is running, and a second job of a key taken
+/// in the same claim.
+pub fn claim(
+    conn: &Connection,
+    now: Millis,
+    p: ClaimParams,
+    fair: &mut Fairness,
+    defaults: &Quotas,
+) -> StoreResult<Vec<ClaimedJob>> {
     if p.limit == 0 {
         return Ok(Vec::new());
     }
-    let queues = p.queues.as_ref().map(to_json);
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT rowid, tenant, concurrency_key FROM jobs j \
-             WHERE status = 'queued' AND run_at <= ?1 \
-               AND (?2 IS NULL OR queue IN (SELECT value FROM json_each(?2))) \
-               AND (concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs r \
-                    WHERE r.tenant = j.tenant AND r.concurrency_key = j.concurrency_key \
-                      AND r.status = 'running')) \
-             ORDER BY priority, run_at, id LIMIT ?3",
-        )
-        .map_err(wdb)?;
-    let mut rows = stmt.query(params![now, queues, p.limit]).map_err(wdb)?;
-    let mut keys = HashSet::new();
-    let mut ids = Vec::new();
-    while let Some(r) = rows.next().map_err(wdb)? {
-        let id: i64 = r.get(0).map_err(wdb)?;
-        let key: Option<String> = r.get(2).map_err(wdb)?;
-        let first_of_key = match key {
-            Some(k) => keys.insert((r.get::<_, String>(1).map_err(wdb)?, k)),
-            None => true,
-        };
-        if first_of_key {
-            ids.push(id);
+    stage(conn, now)?;
+    let mut contenders = Vec::new();
+    let mut budgets = HashMap::new();
+    for tenant in active_tenants(conn, fair)? {
+        if p.exclude_tenants.contains(&tenant) {
+            continue;
+        }
+        let policy = policy(conn, &tenant, defaults)?;
+        let (running, fuel_used) = tenants::running_and_fuel(conn, &tenant, now)?;
+        let room = policy.quotas.max_running.map_or(u64::MAX, |m| {
+            m.saturating_sub(u64::try_from(running).unwrap_or(0))
+        });
+        let fuel = policy.quotas.fuel_per_minute.map(|budget| FuelWindow {
+            start: window_start(now),
+            budget,
+            used: u64::try_from(fuel_used).unwrap_or(0),
+        });
+        if room == 0 || fuel.is_some_and(|f| f.used >= f.budget) {
+            continue;
+        }
+        budgets.insert(tenant.clone(), fuel);
+        contenders.push(Contender {
+            tenant,
+            weight: policy.weight,
+            room,
+        });
+    }
+    let queues: Option<HashSet<String>> = p.queues.map(|q| q.into_iter().collect());
+    let token = random_token();
+    let expires = millis_after(now, p.lease_ms);
+    let mut tally = Tally::new(now);
+    let mut claimed = Vec::new();
+    for _ in 0..CLAIM_ROUNDS {
+        let want = (p.limit as usize).saturating_sub(claimed.len());
+        let picks = fair.pick(&contenders, want);
+        if picks.is_empty() {
+            break;
+        }
+        let mut given = vec![0usize; contenders.len()];
+        for &i in &picks {
+            given[i] += 1;
+        }
+        let mut rows: Vec<std::collections::VecDeque<i64>> =
+            vec![Default::default(); contenders.len()];
+        for (i, c) in contenders.iter_mut().enumerate() {
+            if given[i] == 0 {
+                continue;
+            }
+            let got = tenant_rows(conn, &c.tenant, queues.as_ref(), given[i])?;
+            if got.len() < given[i] {
+                // It has no more: it leaves the rest to the others.
+                fair.refund(&c.tenant, c.weight, given[i] - got.len());
+                c.room = 0;
+            } else {
+                c.room -= got.len() as u64;
+            }
+            rows[i] = got.into();
+        }
+        // In the order picked, so that a runner starting them in order
+        // takes the tenants in turn too.
+        let ordered: Vec<i64> = picks.iter().filter_map(|&i| rows[i].pop_front()).collect();
+        if ordered.is_empty() {
+            break;
+        }
+        for mut job in take(conn, now, &ordered, &p.owner, &token, expires, &mut tally)? {
+            job.fuel = budgets.get(&job.tenant).copied().flatten();
+            claimed.push(job);
         }
     }
-    drop(rows);
-    take(conn, now, &ids, &p.owner, p.lease_ms)
+    tally.apply(conn)?;
+    Ok(claimed)
+}
+
+/// Makes scheduled jobs whose time has come available, oldest first, a
+/// bounded number per claim.
+fn stage(conn: &Connection, now: Millis) -> StoreResult<()> {
+    conn.prepare_cached(
+        "UPDATE jobs SET available = 1 WHERE rowid IN (SELECT rowid FROM jobs \
+         WHERE status = 'queued' AND available = 0 AND run_at <= ?1 ORDER BY run_at LIMIT ?2)",
+    )
+    .and_then(|mut s| s.execute(params![now, STAGE_BATCH]))
+    .map_err(wdb)?;
+    Ok(())
+}
+
+/// Tenants with available jobs: all of them, or the next
+/// `MAX_TENANTS_PER_CLAIM` after where the last claim stopped. Each is one
+/// index seek (a skip scan of `jobs_available`).
+fn active_tenants(conn: &Connection, fair: &mut Fairness) -> StoreResult<Vec<String>> {
+    let scan = |after: &str, limit: usize| -> StoreResult<Vec<String>> {
+        conn.prepare_cached(
+            "WITH RECURSIVE t(name) AS ( \
+               SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND available = 1 \
+                       AND tenant > ?1) \
+               UNION ALL \
+               SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND available = 1 \
+                       AND tenant > t.name) \
+               FROM t WHERE t.name IS NOT NULL LIMIT ?2) \
+             SELECT name FROM t WHERE name IS NOT NULL",
+        )
+        .and_then(|mut s| {
+            s.query_map(params![after, limit as i64], |r| r.get(0))?
+                .collect()
+        })
+        .map_err(wdb)
+    };
+    let after = fair.cursor.take().unwrap_or_default();
+    let mut names = scan(&after, MAX_TENANTS_PER_CLAIM)?;
+    if names.len() < MAX_TENANTS_PER_CLAIM && !after.is_empty() {
+        // Round again from the start, up to where this scan began.
+        let more = scan("", MAX_TENANTS_PER_CLAIM - names.len())?;
+        names.extend(
+            more.into_iter()
+                .take_while(|n| n.as_str() <= after.as_str()),
+        );
+    }
+    if names.len() >= MAX_TENANTS_PER_CLAIM {
+        fair.cursor = names.last().cloned();
+    }
+    Ok(names)
+}
+
+/// The rowids of up to `n` of a tenant's available jobs that can run now,
+/// in its order: not on another queue than those served, not of a
+/// concurrency key that is running or taken already. At most a bounded
+/// number of its jobs are looked at, so a tenant whose first jobs all wait
+/// for one key costs a claim little (and waits behind itself).
+fn tenant_rows(
+    conn: &Connection,
+    tenant: &str,
+    queues: Option<&HashSet<String>>,
+    n: usize,
+) -> StoreResult<Vec<i64>> {
+    let scan_limit = (n * 4 + 64) as i64;
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT rowid, queue, concurrency_key FROM jobs \
+             WHERE tenant = ?1 AND status = 'queued' AND available = 1 \
+             ORDER BY urgent DESC, priority, run_at, id LIMIT ?2",
+        )
+        .map_err(wdb)?;
+    let mut busy = conn
+        .prepare_cached(
+            "SELECT 1 FROM jobs WHERE tenant = ?1 AND concurrency_key = ?2 AND status = 'running'",
+        )
+        .map_err(wdb)?;
+    let mut rows = stmt.query(params![tenant, scan_limit]).map_err(wdb)?;
+    let mut keys = HashSet::new();
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let Some(r) = rows.next().map_err(wdb)? else {
+            break;
+        };
+        let rowid: i64 = r.get(0).map_err(wdb)?;
+        if let Some(q) = queues {
+            let queue: String = r.get(1).map_err(wdb)?;
+            if !q.contains(&queue) {
+                continue;
+            }
+        }
+        let key: Option<String> = r.get(2).map_err(wdb)?;
+        if let Some(k) = key {
+            if keys.contains(&k) {
+                continue;
+            }
+            let running: Option<i64> = busy
+                .query_row(params![tenant, k], |r| r.get(0))
+                .optional()
+                .map_err(wdb)?;
+            if running.is_some() {
+                continue;
+            }
+            keys.insert(k);
+        }
+        out.push(rowid);
+    }
+    Ok(out)
 }
 
 /// What a claim sets on each job it takes (?1 owner, ?2 token, ?3 lease
 /// expiry, ?4 now).
 const TAKE: &str = "UPDATE OR FAIL jobs SET status = 'running', attempts = attempts + 1, \
     lease_owner = ?1, lease_token = ?2, lease_expires_at = ?3, attempt_started_at = ?4, \
-    started_at = COALESCE(started_at, ?4), progress = NULL";
+    started_at = COALESCE(started_at, ?4), progress = NULL, urgent = 0";
 
 /// Moves the given queued jobs (by rowid: the claim found them on the
-/// table itself) to running under one new lease, in the order given.
+/// table itself) to running under one lease token, in the order given.
 fn take(
     conn: &Connection,
     now: Millis,
     rows: &[i64],
     owner: &str,
-    lease_ms: u64,
+    token: &str,
+    expires: Millis,
+    tally: &mut Tally,
 ) -> StoreResult<Vec<ClaimedJob>> {
-    let token = random_token();
-    let expires = millis_after(now, lease_ms);
     let mut stmt = conn
         .prepare_cached(&format!(
             "{TAKE} WHERE rowid = ?5 AND status = 'queued' RETURNING {CLAIM_COLUMNS}"
@@ -219,13 +420,22 @@ fn take(
             .query_row(params![owner, token, expires, now, row], ClaimRow::read)
             .optional()
             .map_err(wdb)?;
-        claimed.extend(taken.map(ClaimedJob::from));
+        if let Some(r) = taken {
+            tally.moved(
+                r.tenant(),
+                Some(JobStatus::Queued),
+                Some(JobStatus::Running),
+                1,
+            );
+            claimed.push(ClaimedJob::from(r));
+        }
     }
     Ok(claimed)
 }
 
-pub fn claim_one(conn: &Connection, now: Millis, p: ClaimOneParams) -> StoreResult<ClaimedJob> {
-    let job = get(conn, &p.tenant, &p.id)?.ok_or(StoreError::NotFound)?;
+/// Puts a queued job first in its tenant's line, due now.
+pub fn run_now(conn: &Connection, now: Millis, tenant: &str, id: &str) -> StoreResult<JobRecord> {
+    let job = get(conn, tenant, id)?.ok_or(StoreError::NotFound)?;
     if job.status != JobStatus::Queued {
         return Err(StoreError::Conflict(format!(
             "job {} is {}; only a queued job can be run now",
@@ -245,27 +455,13 @@ pub fn claim_one(conn: &Connection, now: Millis, p: ClaimOneParams) -> StoreResu
             )));
         }
     }
-    let taken = conn
-        .prepare_cached(&format!(
-            "{TAKE} WHERE id = ?5 AND status = 'queued' RETURNING {CLAIM_COLUMNS}"
-        ))
-        .and_then(|mut s| {
-            s.query_row(
-                params![
-                    p.owner,
-                    random_token(),
-                    millis_after(now, p.lease_ms),
-                    now,
-                    job.id
-                ],
-                ClaimRow::read,
-            )
-            .optional()
-        })
-        .map_err(wdb)?;
-    taken.map(ClaimedJob::from).ok_or_else(|| {
-        StoreError::Conflict(format!("job {} was claimed by a runner first", job.id))
-    })
+    conn.prepare_cached(
+        "UPDATE jobs SET urgent = 1, available = 1, run_at = MIN(run_at, ?1) \
+         WHERE id = ?2 AND status = 'queued'",
+    )
+    .and_then(|mut s| s.execute(params![now, job.id]))
+    .map_err(wdb)?;
+    reread(conn, tenant, id)
 }
 
 pub fn heartbeat(
@@ -310,37 +506,118 @@ pub fn heartbeat(
     Ok(reply)
 }
 
-/// Writes each attempt's end, fenced by its lease token, and the attempt
-/// rows of those written.
+/// Writes each attempt's end, fenced by its lease token, the attempt rows
+/// of those written, and what each attempt cost its tenant. If the batch
+/// fails as a whole, each is written again on its own, so one attempt that
+/// cannot be recorded does not take the others with it.
 pub fn finalize(
     conn: &Connection,
     now: Millis,
     batch: Vec<Finalize>,
 ) -> StoreResult<Vec<Finalized>> {
-    let mut results = Vec::with_capacity(batch.len());
-    let mut complete = conn
-        .prepare_cached(
-            "UPDATE OR FAIL jobs SET status = 'completed', output = ?1, finished_at = ?2, \
-             lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
-             WHERE id = ?3 AND lease_token = ?4 AND status = 'running'",
-        )
-        .map_err(wdb)?;
-    for f in &batch {
-        let written = match &f.action {
-            Action::Complete { output } => {
-                let n = complete
-                    .execute(params![output, now, f.id, f.lease_token])
-                    .map_err(wdb)?;
-                (n == 1).then_some(JobStatus::Completed)
-            }
-            _ => finalize_one(conn, now, f)?,
-        };
-        if let (Some(_), Some(a)) = (written, &f.attempt) {
-            insert_attempt(conn, &f.id, a)?;
+    let step = |sql: &str| exec(conn, sql).map_err(wdb);
+    step("SAVEPOINT finalize")?;
+    let all = (|| {
+        let mut tally = Tally::new(now);
+        let mut out = Vec::with_capacity(batch.len());
+        for f in &batch {
+            out.push(finalize_item(conn, now, f, &mut tally, true)?);
         }
-        results.push(written.map_or(Finalized::Fenced, Finalized::Done));
+        tally.apply(conn)?;
+        Ok::<_, StoreError>(out)
+    })();
+    match all {
+        Ok(out) => {
+            step("RELEASE finalize")?;
+            Ok(out)
+        }
+        Err(e) => {
+            step("ROLLBACK TO finalize")?;
+            step("RELEASE finalize")?;
+            tracing::warn!(error = %e, jobs = batch.len(), "a finalize batch failed; writing its jobs one by one");
+            batch.iter().map(|f| finalize_alone(conn, now, f)).collect()
+        }
     }
-    Ok(results)
+}
+
+/// One attempt's end in a savepoint of its own: as it is, else without
+/// its log; if even that fails, nothing is written (the lease runs out and
+/// the rescuer decides the attempt).
+fn finalize_alone(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Finalized> {
+    let step = |sql: &str| exec(conn, sql).map_err(wdb);
+    for with_log in [true, false] {
+        step("SAVEPOINT one")?;
+        let mut tally = Tally::new(now);
+        let r = finalize_item(conn, now, f, &mut tally, with_log)
+            .and_then(|r| tally.apply(conn).map(|()| r));
+        match r {
+            Ok(r) => {
+                step("RELEASE one")?;
+                return Ok(r);
+            }
+            Err(e) => {
+                step("ROLLBACK TO one")?;
+                step("RELEASE one")?;
+                tracing::warn!(job = %f.id, with_log, error = %e, "an attempt's end could not be written");
+            }
+        }
+    }
+    Ok(Finalized::Fenced)
+}
+
+/// What is kept of an attempt's log that could not be stored.
+fn unstorable_log() -> AttemptLog {
+    AttemptLog {
+        lines: vec![LogLine {
+            at_ms: 0.0,
+            level: Level::Error,
+            source: Source::Host,
+            message: "this attempt's log could not be stored".into(),
+        }],
+        dropped_lines: 0,
+        dropped_bytes: 0,
+    }
+}
+
+fn finalize_item(
+    conn: &Connection,
+    now: Millis,
+    f: &Finalize,
+    tally: &mut Tally,
+    with_log: bool,
+) -> StoreResult<Finalized> {
+    if let Some(u) = &f.usage {
+        tally.charge(u);
+    }
+    let written = match &f.action {
+        Action::Complete { output } => conn
+            .prepare_cached(
+                "UPDATE OR FAIL jobs SET status = 'completed', output = ?1, finished_at = ?2, \
+                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
+                 WHERE id = ?3 AND lease_token = ?4 AND status = 'running' RETURNING tenant",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![output, now, f.id, f.lease_token], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(wdb)?
+            .map(|tenant: String| (tenant, JobStatus::Completed)),
+        _ => finalize_one(conn, now, f)?,
+    };
+    let Some((tenant, status)) = written else {
+        return Ok(Finalized::Fenced);
+    };
+    tally.moved(&tenant, Some(JobStatus::Running), Some(status), 1);
+    if let Some(a) = &f.attempt {
+        if with_log {
+            insert_attempt(conn, &f.id, a)?;
+        } else {
+            let mut a = a.clone();
+            a.log = Some(unstorable_log());
+            insert_attempt(conn, &f.id, &a)?;
+        }
+    }
+    Ok(Finalized::Done(status))
 }
 
 fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreResult<()> {
@@ -369,11 +646,15 @@ fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreRe
     Ok(())
 }
 
-/// One attempt's end other than a completion; `None` when fenced out.
-/// A job whose cancellation was asked for ends `cancelled` instead of
-/// going back to the queue or failing (a lost runner's job, whose attempt
-/// nobody could interrupt, included).
-fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Option<JobStatus>> {
+/// One attempt's end other than a completion: the job's tenant and new
+/// status, or `None` when fenced out. A job whose cancellation was asked
+/// for ends `cancelled` instead of going back to the queue or failing (a
+/// lost runner's job, whose attempt nobody could interrupt, included).
+fn finalize_one(
+    conn: &Connection,
+    now: Millis,
+    f: &Finalize,
+) -> StoreResult<Option<(String, JobStatus)>> {
     const REQUEUE_OR_CANCEL: &str =
         "status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE ?3 END, \
          finished_at = CASE WHEN cancel_requested = 1 THEN ?1 ELSE finished_at END";
@@ -406,7 +687,10 @@ fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Opt
             Some(to_json(error)),
         ),
         Action::Snooze { delay_ms } => (
-            format!("{REQUEUE_OR_CANCEL}, run_at = ?4, max_attempts = max_attempts + 1"),
+            format!(
+                "{REQUEUE_OR_CANCEL}, run_at = ?4, max_attempts = max_attempts + 1, \
+                 snoozes = snoozes + 1"
+            ),
             JobStatus::Queued,
             None,
             Some(millis_after(now, *delay_ms)),
@@ -450,9 +734,18 @@ fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Opt
         ),
     };
     let sql = format!(
-        "UPDATE OR FAIL jobs SET {set}, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
-         WHERE id = ?9 AND lease_token = ?10 AND status = 'running' RETURNING status"
+        "UPDATE OR FAIL jobs SET {set}, available = ?11, \
+         lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
+         WHERE id = ?9 AND lease_token = ?10 AND status = 'running' RETURNING status, tenant"
     );
+    // A job queued again is available at once only if it is due at once
+    // (for the other endings it is not queued, and this says nothing).
+    let available = match &f.action {
+        Action::Retry { delay_ms, .. }
+        | Action::Snooze { delay_ms }
+        | Action::Release { delay_ms } => *delay_ms == 0,
+        _ => true,
+    };
     let (digest, input, max) = match &f.action {
         Action::Fallback {
             task,
@@ -466,7 +759,7 @@ fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Opt
         ),
         _ => (None, None, None),
     };
-    let status: Option<String> = conn
+    let row: Option<(String, String)> = conn
         .prepare_cached(&sql)
         .and_then(|mut s| {
             s.query_row(
@@ -480,16 +773,21 @@ fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Opt
                     input,
                     max,
                     f.id,
-                    f.lease_token
+                    f.lease_token,
+                    available
                 ],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
         })
         .map_err(wdb)?;
-    status
-        .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
-        .transpose()
+    row.map(|(status, tenant)| {
+        Ok((
+            tenant,
+            status.parse::<JobStatus>().map_err(StoreError::Internal)?,
+        ))
+    })
+    .transpose()
 }
 
 pub fn cancel(
@@ -507,6 +805,9 @@ pub fn cancel(
             )
             .and_then(|mut s| s.execute(params![now, id]))
             .map_err(wdb)?;
+            let mut tally = Tally::new(now);
+            tally.moved(tenant, Some(job.status), Some(JobStatus::Cancelled), 1);
+            tally.apply(conn)?;
             Ok(CancelOutcome::Cancelled(reread(conn, tenant, id)?))
         }
         JobStatus::Running => {
@@ -541,13 +842,16 @@ pub fn resume(
     }
     // A job in its fallback gets the new input as the fallback's.
     conn.prepare_cached(
-        "UPDATE jobs SET status = 'queued', run_at = ?1, waiting_for = NULL, \
+        "UPDATE jobs SET status = 'queued', run_at = ?1, waiting_for = NULL, available = 1, \
          input = CASE WHEN ?2 IS NOT NULL AND fallback_task IS NULL THEN ?2 ELSE input END, \
          fallback_input = CASE WHEN ?2 IS NOT NULL AND fallback_task IS NOT NULL THEN ?2 ELSE fallback_input END \
          WHERE id = ?3 AND status = 'waiting'",
     )
     .and_then(|mut s| s.execute(params![now, input, id]))
     .map_err(wdb)?;
+    let mut tally = Tally::new(now);
+    tally.moved(tenant, Some(JobStatus::Waiting), Some(JobStatus::Queued), 1);
+    tally.apply(conn)?;
     reread(conn, tenant, id)
 }
 

@@ -5,13 +5,17 @@
 mod jobs;
 mod registry;
 mod rows;
+mod tally;
+mod tenants;
 mod writer;
 
 pub use writer::Durability;
 
+use super::fair::Fairness;
 use super::records::*;
 use super::{Clock, JobStore, Millis, StoreError, StoreResult};
 use crate::job::JobStatus;
+use crate::quota::{window_start, Quotas, WINDOW_MS};
 use async_trait::async_trait;
 use rows::{AttemptRow, TaskRow};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
@@ -19,6 +23,7 @@ use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
+use tenants::{TenantRow, TENANT_COLUMNS};
 use tokio::sync::Mutex;
 use writer::Writer;
 
@@ -71,10 +76,15 @@ pub struct SqliteOptions {
     /// file that its readers share with its writer.
     pub url: String,
     pub durability: Durability,
+    /// The quotas of tenants the admin set none for.
+    pub quotas: Quotas,
 }
 
 pub struct SqliteStore {
     clock: Arc<dyn Clock>,
+    defaults: Quotas,
+    /// The claims' fair-share state; only the writer thread touches it.
+    fair: Arc<std::sync::Mutex<Fairness>>,
     readers: SqlitePool,
     /// `None` once closed. Each write holds a clone until it is answered,
     /// so the writer stops only after the last one.
@@ -161,6 +171,8 @@ impl SqliteStore {
             .map_err(OpenError::Thread)?;
         Ok(SqliteStore {
             clock,
+            defaults: opts.quotas,
+            fair: Arc::default(),
             readers,
             writer: std::sync::RwLock::new(Some(writer)),
             writer_ended: Mutex::new(Some(ended)),
@@ -215,19 +227,83 @@ impl JobStore for SqliteStore {
     async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant> {
         let name = name.to_owned();
         self.write(true, true, move |c, now| {
-            registry::tenant_insert(c, now, name)
+            tenants::tenant_insert(c, now, name)
         })
         .await
     }
 
     async fn tenant_get(&self, name: &str) -> StoreResult<Option<Tenant>> {
-        let row: Option<(String, i64)> =
-            sqlx::query_as("SELECT name, created_at FROM tenants WHERE name = ?1")
-                .bind(name)
-                .fetch_optional(&mut *self.reader().await?)
+        let row: Option<TenantRow> = sqlx::query_as(&format!(
+            "SELECT {TENANT_COLUMNS} FROM tenants WHERE name = ?1"
+        ))
+        .bind(name)
+        .fetch_optional(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
+        row.map(tenants::tenant_from).transpose()
+    }
+
+    async fn tenant_put(&self, t: TenantSettings) -> StoreResult<(Tenant, bool)> {
+        self.write(true, false, move |c, now| tenants::tenant_put(c, now, t))
+            .await
+    }
+
+    async fn tenant_list(&self) -> StoreResult<Vec<Tenant>> {
+        let rows: Vec<TenantRow> = sqlx::query_as(&format!(
+            "SELECT {TENANT_COLUMNS} FROM tenants ORDER BY name"
+        ))
+        .fetch_all(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
+        rows.into_iter().map(tenants::tenant_from).collect()
+    }
+
+    async fn tenant_usage(&self, tenant: &str) -> StoreResult<TenantUsage> {
+        let mut conn = self.reader().await?;
+        let jobs: Option<(i64, i64, i64)> =
+            sqlx::query_as("SELECT queued, running, waiting FROM tenant_jobs WHERE tenant = ?1")
+                .bind(tenant)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(db)?;
-        Ok(row.map(|(name, created_at)| Tenant { name, created_at }))
+        let n = |v: i64| u64::try_from(v).unwrap_or(0);
+        let current = window_start(self.now());
+        let windows: Vec<(i64, i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
+            "SELECT window_start, fuel, wall_ms, attempts, completed, failed, cancelled \
+             FROM tenant_usage WHERE tenant = ?1 AND window_start IN (?2, ?3)",
+        )
+        .bind(tenant)
+        .bind(current)
+        .bind(current - WINDOW_MS)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db)?;
+        let window = |start: Millis| {
+            windows.iter().find(|w| w.0 == start).map_or(
+                UsageWindow {
+                    start,
+                    ..UsageWindow::default()
+                },
+                |w| UsageWindow {
+                    start,
+                    fuel: n(w.1),
+                    wall_ms: n(w.2),
+                    attempts: n(w.3),
+                    completed: n(w.4),
+                    failed: n(w.5),
+                    cancelled: n(w.6),
+                },
+            )
+        };
+        Ok(TenantUsage {
+            jobs: jobs.map_or(JobGauges::default(), |(q, r, w)| JobGauges {
+                queued: n(q),
+                running: n(r),
+                waiting: n(w),
+            }),
+            current: window(current),
+            last: window(current - WINDOW_MS),
+        })
     }
 
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
@@ -256,8 +332,9 @@ impl JobStore for SqliteStore {
     }
 
     async fn component_insert(&self, comp: NewComponent) -> StoreResult<(ComponentRecord, bool)> {
+        let defaults = self.defaults;
         self.write(true, false, move |c, now| {
-            registry::component_insert(c, now, comp)
+            registry::component_insert(c, now, comp, &defaults)
         })
         .await
     }
@@ -293,8 +370,11 @@ impl JobStore for SqliteStore {
     }
 
     async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
-        self.write(true, true, move |c, now| registry::task_insert(c, now, t))
-            .await
+        let defaults = self.defaults;
+        self.write(true, true, move |c, now| {
+            registry::task_insert(c, now, t, &defaults)
+        })
+        .await
     }
 
     async fn task_get(
@@ -345,10 +425,13 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_insert(&self, new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
-        // One job that supersedes nothing makes one change.
-        let atomic = new.len() == 1 && !new[0].supersedes;
-        self.write(true, atomic, move |c, now| jobs::insert(c, now, new))
-            .await
+        // Every write that fails undoes itself whole: its counts change
+        // with the job, so none makes only one change.
+        let defaults = self.defaults;
+        self.write(true, false, move |c, now| {
+            jobs::insert(c, now, new, &defaults)
+        })
+        .await
     }
 
     async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
@@ -364,24 +447,36 @@ impl JobStore for SqliteStore {
         row.map(JobRecord::try_from).transpose()
     }
 
-    async fn job_list(&self, q: JobQuery) -> StoreResult<Vec<JobRecord>> {
-        let rows: Vec<rows::JobRow> = sqlx::query_as(&format!(
+    async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage> {
+        use futures_util::TryStreamExt;
+        let sql = format!(
             "SELECT {} FROM jobs WHERE tenant = ?1 \
                AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR task = ?3) \
                AND (?4 IS NULL OR queue = ?4) AND (?5 IS NULL OR id < ?5) \
              ORDER BY id DESC LIMIT ?6",
             rows::JOB_COLUMNS
-        ))
-        .bind(&q.tenant)
-        .bind(q.status.map(|s| s.as_str()))
-        .bind(&q.task)
-        .bind(&q.queue)
-        .bind(&q.before)
-        .bind(q.limit)
-        .fetch_all(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
-        rows.into_iter().map(JobRecord::try_from).collect()
+        );
+        let mut conn = self.reader().await?;
+        let mut rows = sqlx::query_as::<_, rows::JobRow>(&sql)
+            .bind(&q.tenant)
+            .bind(q.status.map(|s| s.as_str()))
+            .bind(&q.task)
+            .bind(&q.queue)
+            .bind(&q.before)
+            .bind(q.limit)
+            .fetch(&mut *conn);
+        // Rows one at a time, until the page's byte budget is spent.
+        let mut page = JobPage::default();
+        let mut bytes = 0usize;
+        while let Some(row) = rows.try_next().await.map_err(db)? {
+            if !page.jobs.is_empty() && bytes + row.weight() > q.max_bytes {
+                page.cut = true;
+                break;
+            }
+            bytes += row.weight();
+            page.jobs.push(JobRecord::try_from(row)?);
+        }
+        Ok(page)
     }
 
     async fn job_counts(&self) -> StoreResult<Vec<(JobStatus, u64)>> {
@@ -401,13 +496,20 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
-        self.write(false, false, move |c, now| jobs::claim(c, now, p))
-            .await
+        let (fair, defaults) = (self.fair.clone(), self.defaults);
+        self.write(false, false, move |c, now| {
+            let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
+            jobs::claim(c, now, p, &mut fair, &defaults)
+        })
+        .await
     }
 
-    async fn job_claim_one(&self, p: ClaimOneParams) -> StoreResult<ClaimedJob> {
-        self.write(false, false, move |c, now| jobs::claim_one(c, now, p))
-            .await
+    async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord> {
+        let (tenant, id) = (tenant.to_owned(), id.to_owned());
+        self.write(false, true, move |c, now| {
+            jobs::run_now(c, now, &tenant, &id)
+        })
+        .await
     }
 
     async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
@@ -448,17 +550,9 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_next_run_at(&self) -> StoreResult<Option<Millis>> {
-        // A skip scan of jobs_ready: the earliest run_at of each priority.
+        // One seek: the first of jobs_scheduled.
         let row: (Option<i64>,) = sqlx::query_as(
-            "WITH RECURSIVE p(priority) AS ( \
-               SELECT MIN(priority) FROM jobs WHERE status = 'queued' \
-               UNION ALL \
-               SELECT (SELECT MIN(priority) FROM jobs \
-                       WHERE status = 'queued' AND priority > p.priority) \
-               FROM p WHERE p.priority IS NOT NULL) \
-             SELECT MIN((SELECT MIN(run_at) FROM jobs \
-                         WHERE status = 'queued' AND priority = p.priority)) \
-             FROM p WHERE p.priority IS NOT NULL",
+            "SELECT MIN(run_at) FROM jobs WHERE status = 'queued' AND available = 0",
         )
         .fetch_one(&mut *self.reader().await?)
         .await
@@ -466,15 +560,18 @@ impl JobStore for SqliteStore {
         Ok(row.0)
     }
 
-    async fn attempt_list(&self, tenant: &str, job_id: &str) -> StoreResult<Vec<AttemptRecord>> {
+    async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
         let rows: Vec<AttemptRow> = sqlx::query_as(
             "SELECT a.attempt, a.task, a.task_version, a.digest, a.started_at, a.finished_at, \
                     a.outcome, a.error, a.fuel_used, a.peak_memory_bytes, a.log \
              FROM attempts a JOIN jobs j ON j.id = a.job_id \
-             WHERE a.job_id = ?1 AND j.tenant = ?2 ORDER BY a.attempt",
+             WHERE a.job_id = ?1 AND j.tenant = ?2 AND a.attempt > ?3 \
+             ORDER BY a.attempt LIMIT ?4",
         )
-        .bind(job_id)
-        .bind(tenant)
+        .bind(&q.job_id)
+        .bind(&q.tenant)
+        .bind(q.after.unwrap_or(0))
+        .bind(q.limit)
         .fetch_all(&mut *self.reader().await?)
         .await
         .map_err(db)?;

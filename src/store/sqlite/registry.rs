@@ -1,27 +1,13 @@
-//! The SQL of tenants, tokens, components and task versions on SQLite
-//! (the writes; they run on the writer's connection).
+//! The SQL of tokens, components and task versions on SQLite (the writes;
+//! they run on the writer's connection), within the tenant's quotas.
 
 use super::rows::TaskRow;
+use super::tenants::{policy, within};
 use super::{constraint, wdb, Constraint};
+use crate::quota::Quotas;
 use crate::store::records::*;
 use crate::store::{Millis, StoreError, StoreResult};
-use rusqlite::{params, Connection};
-
-pub fn tenant_insert(conn: &Connection, now: Millis, name: String) -> StoreResult<Tenant> {
-    let added = conn
-        .prepare_cached("INSERT OR IGNORE INTO tenants (name, created_at) VALUES (?1, ?2)")
-        .and_then(|mut s| s.execute(params![name, now]))
-        .map_err(wdb)?;
-    if added == 0 {
-        return Err(StoreError::Conflict(format!(
-            "tenant {name:?} exists already"
-        )));
-    }
-    Ok(Tenant {
-        name,
-        created_at: now,
-    })
-}
+use rusqlite::{params, Connection, OptionalExtension};
 
 pub fn token_insert(conn: &Connection, now: Millis, t: NewToken) -> StoreResult<()> {
     let admin = t.tenant.is_none();
@@ -54,7 +40,33 @@ pub fn component_insert(
     conn: &Connection,
     now: Millis,
     c: NewComponent,
+    defaults: &Quotas,
 ) -> StoreResult<(ComponentRecord, bool)> {
+    let known: Option<i64> = conn
+        .query_row(
+            "SELECT 1 FROM components WHERE tenant = ?1 AND digest = ?2",
+            params![c.tenant, c.digest],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(wdb)?;
+    if known.is_none() {
+        let q = policy(conn, &c.tenant, defaults)?.quotas;
+        let (count, bytes): (i64, i64) = conn
+            .query_row(
+                "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM components WHERE tenant = ?1",
+                params![c.tenant],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(wdb)?;
+        within("max_components", q.max_components, count, 1)?;
+        within(
+            "max_component_bytes",
+            q.max_component_bytes,
+            bytes,
+            i64::try_from(c.bytes.len()).unwrap_or(i64::MAX),
+        )?;
+    }
     conn.execute(
         "INSERT OR IGNORE INTO blobs (digest, bytes) VALUES (?1, ?2)",
         params![c.digest, c.bytes],
@@ -84,7 +96,21 @@ pub fn component_insert(
     ))
 }
 
-pub fn task_insert(conn: &Connection, now: Millis, t: NewTask) -> StoreResult<TaskRecord> {
+pub fn task_insert(
+    conn: &Connection,
+    now: Millis,
+    t: NewTask,
+    defaults: &Quotas,
+) -> StoreResult<TaskRecord> {
+    let q = policy(conn, &t.tenant, defaults)?.quotas;
+    let versions: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM tasks WHERE tenant = ?1",
+            params![t.tenant],
+            |r| r.get(0),
+        )
+        .map_err(wdb)?;
+    within("max_task_versions", q.max_task_versions, versions, 1)?;
     let row = conn
         .query_row(
             "INSERT INTO tasks (tenant, name, version, digest, spec, created_at) \

@@ -42,6 +42,14 @@ pub struct JobRow {
 }
 
 impl JobRow {
+    /// Roughly what the job weighs in memory: its JSON texts.
+    pub fn weight(&self) -> usize {
+        self.input.len()
+            + self.output.as_ref().map_or(0, String::len)
+            + self.error.as_ref().map_or(0, String::len)
+            + 512
+    }
+
     /// Reads a row of `JOB_COLUMNS` on the writer's connection.
     pub fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<JobRow> {
         Ok(JobRow {
@@ -145,7 +153,7 @@ impl TryFrom<JobRow> for JobRecord {
 /// The columns of `ClaimRow`, in a form a claim's `RETURNING` lists.
 pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
     max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
-    fallback_depth, stage_offset, attempt_started_at, lease_token";
+    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes";
 
 pub struct ClaimRow {
     id: String,
@@ -166,9 +174,14 @@ pub struct ClaimRow {
     stage_offset: i64,
     attempt_started_at: Option<i64>,
     lease_token: Option<String>,
+    snoozes: i64,
 }
 
 impl ClaimRow {
+    pub fn tenant(&self) -> &str {
+        &self.tenant
+    }
+
     /// Reads a row of `CLAIM_COLUMNS`.
     pub fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimRow> {
         Ok(ClaimRow {
@@ -190,6 +203,7 @@ impl ClaimRow {
             stage_offset: r.get(15)?,
             attempt_started_at: r.get(16)?,
             lease_token: r.get(17)?,
+            snoozes: r.get(18)?,
         })
     }
 }
@@ -230,8 +244,10 @@ impl From<ClaimRow> for ClaimedJob {
             max_attempts: u32_col(r.max_attempts),
             deadline_at: r.deadline_at,
             fallback_depth: u32_col(r.fallback_depth),
+            snoozes: u32_col(r.snoozes),
             started_at: r.attempt_started_at.unwrap_or_default(),
             lease_token: r.lease_token.unwrap_or_default(),
+            fuel: None,
         }
     }
 }

@@ -1,0 +1,231 @@
+//! The jobs a runner has claimed but not started, one line per tenant, and
+//! the rule for which starts next: tenants take turns; at most `slots`
+//! attempts run at once, except that a tenant with nothing running may
+//! start one more beyond them (up to `slots` such in all). So a tenant
+//! that sends a job now and then starts it at once, even while another
+//! tenant's long attempts fill every slot.
+
+use crate::store::ClaimedJob;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard};
+use tokio::sync::Notify;
+
+/// The dispatch was closed: the runner is stopping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed;
+
+/// Which allowance an attempt started under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seat {
+    /// One of the runner's slots.
+    Slot,
+    /// Beyond the slots: its tenant had nothing running.
+    Extra,
+}
+
+#[derive(Default)]
+struct State {
+    lines: HashMap<String, VecDeque<ClaimedJob>>,
+    /// Tenants with jobs waiting, in turn order.
+    turns: VecDeque<String>,
+    running: HashMap<String, usize>,
+    in_slots: usize,
+    extra: usize,
+    waiting: usize,
+    closed: bool,
+}
+
+pub struct Dispatch {
+    slots: usize,
+    state: Mutex<State>,
+    /// Rung when a job is added or an attempt ends.
+    ready: Notify,
+}
+
+impl Dispatch {
+    pub fn new(slots: usize) -> Self {
+        Dispatch {
+            slots,
+            state: Mutex::default(),
+            ready: Notify::new(),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds claimed jobs, each to the back of its tenant's line.
+    pub fn push(&self, jobs: Vec<ClaimedJob>) {
+        if jobs.is_empty() {
+            return;
+        }
+        let mut s = self.state();
+        for job in jobs {
+            let line = s.lines.entry(job.tenant.clone()).or_default();
+            if line.is_empty() {
+                let tenant = job.tenant.clone();
+                line.push_back(job);
+                s.turns.push_back(tenant);
+            } else {
+                line.push_back(job);
+            }
+            s.waiting += 1;
+        }
+        drop(s);
+        self.ready.notify_one();
+    }
+
+    /// The next job that may start, and under which allowance; waits until
+    /// there is one. `None` once closed.
+    pub async fn next(&self) -> Option<(ClaimedJob, Seat)> {
+        loop {
+            let notified = self.ready.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            match self.try_next() {
+                Err(Closed) => return None,
+                Ok(Some(picked)) => return Some(picked),
+                Ok(None) => notified.await,
+            }
+        }
+    }
+
+    /// The next job that may start now, if any.
+    pub fn try_next(&self) -> Result<Option<(ClaimedJob, Seat)>, Closed> {
+        let mut s = self.state();
+        if s.closed {
+            return Err(Closed);
+        }
+        Ok(self.pick(&mut s))
+    }
+
+    fn pick(&self, s: &mut State) -> Option<(ClaimedJob, Seat)> {
+        let free_slot = s.in_slots < self.slots;
+        let free_extra = s.extra < self.slots;
+        if !free_slot && !free_extra {
+            return None;
+        }
+        for i in 0..s.turns.len() {
+            let tenant = &s.turns[i];
+            let idle = s.running.get(tenant).copied().unwrap_or(0) == 0;
+            let seat = match (free_slot, free_extra && idle) {
+                (true, _) => Seat::Slot,
+                (false, true) => Seat::Extra,
+                (false, false) => continue,
+            };
+            let tenant = s.turns.remove(i)?;
+            let line = s.lines.get_mut(&tenant)?;
+            let job = line.pop_front()?;
+            if line.is_empty() {
+                s.lines.remove(&tenant);
+            } else {
+                s.turns.push_back(tenant.clone());
+            }
+            s.waiting -= 1;
+            *s.running.entry(tenant).or_default() += 1;
+            match seat {
+                Seat::Slot => s.in_slots += 1,
+                Seat::Extra => s.extra += 1,
+            }
+            return Some((job, seat));
+        }
+        None
+    }
+
+    /// An attempt started by `next` has ended.
+    pub fn finished(&self, tenant: &str, seat: Seat) {
+        let mut s = self.state();
+        match seat {
+            Seat::Slot => s.in_slots = s.in_slots.saturating_sub(1),
+            Seat::Extra => s.extra = s.extra.saturating_sub(1),
+        }
+        if let Some(n) = s.running.get_mut(tenant) {
+            *n -= 1;
+            if *n == 0 {
+                s.running.remove(tenant);
+            }
+        }
+        drop(s);
+        self.ready.notify_one();
+    }
+
+    /// Every job not started yet, taken out (the runner is stopping); no
+    /// more start after this.
+    pub fn close(&self) -> Vec<ClaimedJob> {
+        let mut s = self.state();
+        s.closed = true;
+        s.turns.clear();
+        s.waiting = 0;
+        let jobs = s.lines.drain().flat_map(|(_, line)| line).collect();
+        drop(s);
+        self.ready.notify_waiters();
+        jobs
+    }
+
+    /// Whether every slot is taken.
+    pub fn slots_full(&self) -> bool {
+        self.state().in_slots >= self.slots
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::TaskRef;
+
+    fn job(tenant: &str, n: usize) -> ClaimedJob {
+        ClaimedJob {
+            id: format!("{tenant}-{n}"),
+            tenant: tenant.into(),
+            task: TaskRef {
+                name: "t".into(),
+                version: 1,
+                digest: "sha256:0".into(),
+            },
+            input: "{}".into(),
+            queue: "default".into(),
+            attempt: 1,
+            attempts: 1,
+            max_attempts: 1,
+            deadline_at: None,
+            fallback_depth: 0,
+            snoozes: 0,
+            started_at: 0,
+            lease_token: "t".into(),
+            fuel: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn tenants_take_turns() {
+        let d = Dispatch::new(8);
+        d.push((0..3).map(|n| job("a", n)).collect());
+        d.push(vec![job("b", 0)]);
+        let mut order = Vec::new();
+        for _ in 0..4 {
+            order.push(d.next().await.unwrap().0.id);
+        }
+        assert_eq!(order, ["a-0", "b-0", "a-1", "a-2"]);
+    }
+
+    #[tokio::test]
+    async fn an_idle_tenant_starts_beyond_full_slots_and_a_busy_one_waits() {
+        let d = Dispatch::new(1);
+        d.push(vec![job("a", 0), job("a", 1)]);
+        let (first, seat) = d.next().await.unwrap();
+        assert_eq!((first.id.as_str(), seat), ("a-0", Seat::Slot));
+        d.push(vec![job("b", 0)]);
+        let (second, seat) = d.next().await.unwrap();
+        assert_eq!((second.id.as_str(), seat), ("b-0", Seat::Extra));
+        // a-1 waits for a slot: a is running, and so is b.
+        d.push(vec![job("b", 1)]);
+        assert!(d.try_next().unwrap().is_none(), "nothing may start");
+        d.finished("a", Seat::Slot);
+        let (third, seat) = d.next().await.unwrap();
+        assert_eq!((third.id.as_str(), seat), ("a-1", Seat::Slot));
+        assert_eq!(d.close().len(), 1);
+        assert!(d.next().await.is_none());
+        assert_eq!(d.try_next(), Err(Closed));
+    }
+}

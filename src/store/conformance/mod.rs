@@ -1,0 +1,174 @@
+//! The one conformance suite every `JobStore` backend runs (River's
+//! driver tests): each case takes a fresh, empty store whose clock the case
+//! moves, and panics with what broke. `tests/it/store.rs` runs every case
+//! on SQLite; the PostgreSQL backend runs the same list. The cases are by
+//! subject: `jobs` (the life of a job), `tenants` (fair claims, quotas,
+//! budgets and usage).
+
+mod jobs;
+mod tenants;
+
+pub use jobs::*;
+pub use tenants::*;
+
+use super::*;
+use crate::job::{ErrorKind, JobError, JobStatus};
+use std::sync::Arc;
+
+/// A fresh store and the clock it reads.
+pub struct Harness {
+    pub store: Arc<dyn JobStore>,
+    pub clock: ManualClock,
+}
+
+pub(crate) const A: &str = "tenant-a";
+pub(crate) const B: &str = "tenant-b";
+pub(crate) const DIGEST: &str =
+    "sha256:0000000000000000000000000000000000000000000000000000000000000001";
+
+pub(crate) async fn setup(h: &Harness) {
+    h.store.tenant_insert(A).await.unwrap();
+    h.store.tenant_insert(B).await.unwrap();
+}
+
+pub(crate) fn task_ref() -> TaskRef {
+    TaskRef {
+        name: "t".into(),
+        version: 1,
+        digest: DIGEST.into(),
+    }
+}
+
+/// A job for tenant A, due now, with three attempts.
+pub fn new_job(id: &str) -> NewJob {
+    NewJob::plain(id, A, task_ref(), r#"{"n":1}"#)
+}
+
+pub(crate) async fn insert(h: &Harness, job: NewJob) -> JobRecord {
+    match h.store.job_insert(vec![job]).await.unwrap().pop().unwrap() {
+        Ok(Inserted::Created(j)) => j,
+        other => panic!("expected a created job, got {other:?}"),
+    }
+}
+
+pub(crate) async fn claim(h: &Harness, limit: u32) -> Vec<ClaimedJob> {
+    h.store
+        .job_claim(ClaimParams {
+            owner: "r1".into(),
+            queues: None,
+            limit,
+            lease_ms: 30_000,
+            exclude_tenants: vec![],
+        })
+        .await
+        .unwrap()
+}
+
+/// The ids of claimed jobs, in claim order.
+pub(crate) fn ids(claimed: &[ClaimedJob]) -> Vec<&str> {
+    claimed.iter().map(|c| c.id.as_str()).collect()
+}
+
+pub(crate) async fn get(h: &Harness, id: &str) -> JobRecord {
+    h.store
+        .job_get(A, id)
+        .await
+        .unwrap()
+        .expect("the job exists")
+}
+
+pub(crate) fn attempt(
+    c: &ClaimedJob,
+    outcome: &str,
+    error: Option<JobError>,
+) -> Option<AttemptRecord> {
+    Some(AttemptRecord {
+        attempt: c.attempts,
+        task: c.task.clone(),
+        started_at: c.started_at,
+        finished_at: c.started_at + 5,
+        outcome: outcome.into(),
+        error,
+        fuel_used: 42,
+        peak_memory_bytes: 65536,
+        log: None,
+    })
+}
+
+pub(crate) async fn finalize(h: &Harness, c: &ClaimedJob, action: Action) -> Finalized {
+    let outcome = match &action {
+        Action::Complete { .. } => "completed",
+        Action::Fail { .. } => "failed",
+        _ => "other",
+    };
+    h.store
+        .job_finalize(vec![Finalize {
+            id: c.id.clone(),
+            lease_token: c.lease_token.clone(),
+            attempt: attempt(c, outcome, None),
+            action,
+            usage: None,
+        }])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap()
+}
+
+pub(crate) fn failure() -> JobError {
+    JobError::with_code(ErrorKind::TaskFailed, "boom", "it broke")
+}
+
+pub(crate) async fn rescue(h: &Harness, all_running: bool) -> Vec<ClaimedJob> {
+    h.store
+        .job_rescue(RescueParams {
+            owner: "rescuer".into(),
+            lease_ms: 30_000,
+            all_running,
+        })
+        .await
+        .unwrap()
+}
+
+/// A tenant's attempts, oldest first.
+pub(crate) async fn attempts(h: &Harness, tenant: &str, id: &str) -> Vec<AttemptRecord> {
+    h.store
+        .attempt_list(AttemptQuery {
+            tenant: tenant.into(),
+            job_id: id.into(),
+            after: None,
+            limit: 1000,
+        })
+        .await
+        .unwrap()
+}
+
+/// Every case, by name, for a backend's test file to run.
+pub const CASES: &[&str] = &[
+    "registry_records",
+    "insert_get_and_list",
+    "one_refused_insert_does_not_undo_the_batch",
+    "idempotency_keys",
+    "unique_keys_admit_one_unfinished_job",
+    "claims_follow_priority_time_and_queues",
+    "finalize_is_fenced_by_the_lease",
+    "retries_snoozes_waits_and_resumes",
+    "cancels",
+    "heartbeats_extend_leases_and_record_progress",
+    "rescue_takes_over_expired_leases",
+    "concurrency_keys_run_one_at_a_time",
+    "fallbacks_take_over_the_job",
+    "release_gives_the_attempt_back",
+    "run_now_puts_a_job_first",
+    "many_concurrent_writers",
+    "tenant_settings",
+    "claims_share_tenants_by_weight",
+    "a_run_at_in_the_past_is_now",
+    "quotas_refuse_new_work",
+    "max_running_caps_claims",
+    "fuel_budgets_hold_claims_until_the_window_refills",
+    "usage_counts_attempts_and_ended_jobs",
+    "a_bad_attempt_record_does_not_fail_its_batch",
+    "snoozes_are_counted",
+    "pages_are_bounded",
+];

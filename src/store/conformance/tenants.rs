@@ -1,0 +1,543 @@
+//! Conformance cases of tenants against each other: claims shared by
+//! weight, quotas that refuse new work, fuel budgets that hold claims until
+//! the window refills, usage, and attempts that cannot be recorded.
+
+use super::*;
+use crate::quota::{Exceeded, Quotas, WINDOW_MS};
+use crate::sandbox::capture::{Level, LogLine, Source};
+use crate::sandbox::AttemptLog;
+
+async fn put(h: &Harness, tenant: &str, weight: Option<u32>, quotas: Quotas) {
+    h.store
+        .tenant_put(TenantSettings {
+            name: tenant.into(),
+            weight,
+            quotas,
+        })
+        .await
+        .unwrap();
+}
+
+fn job_of(tenant: &str, id: &str) -> NewJob {
+    NewJob {
+        tenant: tenant.into(),
+        ..new_job(id)
+    }
+}
+
+async fn insert_many(h: &Harness, tenant: &str, prefix: &str, n: usize, priority: i32) {
+    let jobs = (0..n)
+        .map(|i| NewJob {
+            priority,
+            ..job_of(tenant, &format!("{prefix}{i:04}"))
+        })
+        .collect();
+    for r in h.store.job_insert(jobs).await.unwrap() {
+        r.unwrap();
+    }
+}
+
+fn count(claimed: &[ClaimedJob], tenant: &str) -> usize {
+    claimed.iter().filter(|c| c.tenant == tenant).count()
+}
+
+/// The gauges the store keeps agree with the jobs it has.
+async fn gauges_agree(h: &Harness, tenant: &str) {
+    let mut counted = JobGauges::default();
+    for (status, slot) in [
+        (JobStatus::Queued, &mut counted.queued),
+        (JobStatus::Running, &mut counted.running),
+        (JobStatus::Waiting, &mut counted.waiting),
+    ] {
+        let page = h
+            .store
+            .job_list(JobQuery {
+                tenant: tenant.into(),
+                status: Some(status),
+                limit: 100_000,
+                max_bytes: usize::MAX,
+                ..JobQuery::default()
+            })
+            .await
+            .unwrap();
+        *slot = page.jobs.len() as u64;
+    }
+    let usage = h.store.tenant_usage(tenant).await.unwrap();
+    assert_eq!(usage.jobs, counted, "the gauges of {tenant}");
+}
+
+pub async fn tenant_settings(h: Harness) {
+    setup(&h).await;
+    let t = h.store.tenant_get(A).await.unwrap().unwrap();
+    assert_eq!((t.weight, t.quotas), (None, Quotas::default()));
+    let q = Quotas {
+        max_queued: Some(10),
+        fuel_per_minute: Some(1_000),
+        ..Quotas::default()
+    };
+    put(&h, A, Some(3), q).await;
+    let t = h.store.tenant_get(A).await.unwrap().unwrap();
+    assert_eq!((t.weight, t.quotas), (Some(3), q));
+    // A put replaces what was set.
+    put(&h, A, None, Quotas::default()).await;
+    let t = h.store.tenant_get(A).await.unwrap().unwrap();
+    assert_eq!((t.weight, t.quotas), (None, Quotas::default()));
+    // A put creates a tenant that is new.
+    let (c, created) = h
+        .store
+        .tenant_put(TenantSettings {
+            name: "c".into(),
+            weight: Some(2),
+            quotas: Quotas::default(),
+        })
+        .await
+        .unwrap();
+    assert!(created);
+    assert_eq!(c.weight, Some(2));
+    let names: Vec<String> = h
+        .store
+        .tenant_list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["c", A, B]);
+}
+
+/// A tenant with a backlog at the best priority gets its share of a claim
+/// and no more; priority orders jobs within a tenant, not across them.
+pub async fn claims_share_tenants_by_weight(h: Harness) {
+    setup(&h).await;
+    insert_many(&h, A, "a", 200, -1000).await;
+    insert_many(&h, B, "b", 200, 1000).await;
+    let got = claim(&h, 10).await;
+    assert_eq!((count(&got, A), count(&got, B)), (5, 5), "{:?}", ids(&got));
+    assert_eq!(got[0].id.chars().next(), got[2].id.chars().next(), "turns");
+    put(&h, B, Some(3), Quotas::default()).await;
+    let mut a = 0;
+    let mut b = 0;
+    for _ in 0..5 {
+        let got = claim(&h, 8).await;
+        a += count(&got, A);
+        b += count(&got, B);
+    }
+    assert_eq!((a, b), (10, 30), "weights 1 and 3");
+    // A tenant that comes later is served at once.
+    insert(&h, job_of("late", "late1")).await;
+    h.store.tenant_insert("late").await.unwrap();
+    let got = claim(&h, 3).await;
+    assert!(ids(&got).contains(&"late1"), "{:?}", ids(&got));
+    // Exclusions: a runner claiming beyond its slots skips tenants it holds.
+    insert(&h, job_of("late", "late2")).await;
+    let got = h
+        .store
+        .job_claim(ClaimParams {
+            owner: "r1".into(),
+            queues: None,
+            limit: 5,
+            lease_ms: 30_000,
+            exclude_tenants: vec![A.into(), B.into()],
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&got), ["late2"]);
+    gauges_agree(&h, A).await;
+    gauges_agree(&h, B).await;
+}
+
+/// A time in the past is now, and buys no place in the line.
+pub async fn a_run_at_in_the_past_is_now(h: Harness) {
+    setup(&h).await;
+    let now = h.clock.now();
+    // Ids are in the order of enqueue (ULIDs), as the API makes them.
+    insert(&h, new_job("j1-older")).await;
+    let j = insert(
+        &h,
+        NewJob {
+            run_at: Some(now - 3_600_000),
+            ..new_job("j2-backdated")
+        },
+    )
+    .await;
+    assert_eq!(j.run_at, now);
+    assert_eq!(ids(&claim(&h, 1).await), ["j1-older"]);
+}
+
+pub async fn quotas_refuse_new_work(h: Harness) {
+    setup(&h).await;
+    put(
+        &h,
+        A,
+        None,
+        Quotas {
+            max_queued: Some(2),
+            max_components: Some(1),
+            max_component_bytes: Some(10),
+            max_task_versions: Some(2),
+            ..Quotas::default()
+        },
+    )
+    .await;
+    insert(&h, new_job("q1")).await;
+    insert(&h, new_job("q2")).await;
+    let over = h
+        .store
+        .job_insert(vec![new_job("q3"), job_of(B, "b1")])
+        .await
+        .unwrap();
+    match &over[0] {
+        Err(StoreError::QuotaExceeded(e)) => assert_eq!(
+            e,
+            &Exceeded {
+                quota: "max_queued",
+                limit: 2
+            }
+        ),
+        other => panic!("expected max_queued, got {other:?}"),
+    }
+    assert!(over[1].is_ok(), "B has its own quota");
+    assert!(h.store.job_get(A, "q3").await.unwrap().is_none());
+    // A running job is not queued: there is room again.
+    claim(&h, 1).await;
+    insert(&h, new_job("q3")).await;
+    gauges_agree(&h, A).await;
+
+    let comp = |digest: &str, bytes: usize| NewComponent {
+        tenant: A.into(),
+        digest: digest.into(),
+        abi: "task".into(),
+        bytes: vec![0; bytes],
+    };
+    let too_big = h.store.component_insert(comp(DIGEST, 11)).await;
+    assert!(
+        matches!(&too_big, Err(StoreError::QuotaExceeded(e)) if e.quota == "max_component_bytes"),
+        "{too_big:?}"
+    );
+    h.store.component_insert(comp(DIGEST, 4)).await.unwrap();
+    assert!(
+        !h.store.component_insert(comp(DIGEST, 4)).await.unwrap().1,
+        "one it has already costs nothing"
+    );
+    let second = h.store.component_insert(comp("sha256:2", 1)).await;
+    assert!(
+        matches!(&second, Err(StoreError::QuotaExceeded(e)) if e.quota == "max_components" && e.limit == 1),
+        "{second:?}"
+    );
+    let task = |name: &str| NewTask {
+        tenant: A.into(),
+        name: name.into(),
+        digest: DIGEST.into(),
+        spec: "{}".into(),
+    };
+    h.store.task_insert(task("t1")).await.unwrap();
+    h.store.task_insert(task("t1")).await.unwrap();
+    let third = h.store.task_insert(task("t2")).await;
+    assert!(
+        matches!(&third, Err(StoreError::QuotaExceeded(e)) if e.quota == "max_task_versions"),
+        "{third:?}"
+    );
+}
+
+pub async fn max_running_caps_claims(h: Harness) {
+    setup(&h).await;
+    put(
+        &h,
+        A,
+        None,
+        Quotas {
+            max_running: Some(2),
+            ..Quotas::default()
+        },
+    )
+    .await;
+    insert_many(&h, A, "a", 5, 0).await;
+    insert_many(&h, B, "b", 5, 0).await;
+    let got = claim(&h, 10).await;
+    assert_eq!((count(&got, A), count(&got, B)), (2, 5));
+    assert!(claim(&h, 10).await.is_empty(), "A is at its max_running");
+    let first_a = got.iter().find(|c| c.tenant == A).unwrap();
+    finalize(
+        &h,
+        first_a,
+        Action::Complete {
+            output: "{}".into(),
+        },
+    )
+    .await;
+    assert_eq!(ids(&claim(&h, 10).await).len(), 1);
+    gauges_agree(&h, A).await;
+}
+
+pub async fn fuel_budgets_hold_claims_until_the_window_refills(h: Harness) {
+    setup(&h).await;
+    // Start at the beginning of a window, so that the case does not cross one.
+    let now = h.clock.now();
+    h.clock.advance(WINDOW_MS - now.rem_euclid(WINDOW_MS));
+    put(
+        &h,
+        A,
+        None,
+        Quotas {
+            fuel_per_minute: Some(100),
+            ..Quotas::default()
+        },
+    )
+    .await;
+    insert_many(&h, A, "a", 3, 0).await;
+    insert_many(&h, B, "b", 3, 0).await;
+    let got = claim(&h, 2).await;
+    let a = got.iter().find(|c| c.tenant == A).unwrap();
+    let fuel = a
+        .fuel
+        .expect("a budgeted tenant's claim says how much is left");
+    assert_eq!((fuel.budget, fuel.used), (100, 0));
+    assert!(got.iter().find(|c| c.tenant == B).unwrap().fuel.is_none());
+    // The attempt overdraws the budget: it is charged all the same.
+    let r = h
+        .store
+        .job_finalize(vec![Finalize {
+            id: a.id.clone(),
+            lease_token: a.lease_token.clone(),
+            action: Action::Complete {
+                output: "{}".into(),
+            },
+            attempt: attempt(a, "completed", None),
+            usage: Some(Usage {
+                tenant: A.into(),
+                fuel: 150,
+                wall_ms: 7,
+            }),
+        }])
+        .await
+        .unwrap();
+    assert_eq!(r, vec![Finalized::Done(JobStatus::Completed)]);
+    let got = claim(&h, 10).await;
+    assert_eq!(
+        (count(&got, A), count(&got, B)),
+        (0, 2),
+        "A's jobs wait; B's do not"
+    );
+    let j = get(&h, "a0001").await;
+    assert_eq!(j.status, JobStatus::Queued, "waiting is not failing");
+    h.clock.advance(WINDOW_MS);
+    let got = claim(&h, 10).await;
+    assert_eq!(count(&got, A), 2, "the next window refills it");
+    let usage = h.store.tenant_usage(A).await.unwrap();
+    assert_eq!(
+        (usage.last.fuel, usage.last.attempts, usage.last.wall_ms),
+        (150, 1, 7)
+    );
+    assert_eq!((usage.current.fuel, usage.current.attempts), (0, 0));
+}
+
+pub async fn usage_counts_attempts_and_ended_jobs(h: Harness) {
+    setup(&h).await;
+    let now = h.clock.now();
+    h.clock.advance(WINDOW_MS - now.rem_euclid(WINDOW_MS));
+    insert_many(&h, A, "a", 4, 0).await;
+    let got = claim(&h, 4).await;
+    let charge = |c: &ClaimedJob, action: Action| Finalize {
+        id: c.id.clone(),
+        lease_token: c.lease_token.clone(),
+        attempt: attempt(c, "x", None),
+        action,
+        usage: Some(Usage {
+            tenant: A.into(),
+            fuel: 10,
+            wall_ms: 2,
+        }),
+    };
+    let forged = ClaimedJob {
+        lease_token: "not-it".into(),
+        ..got[3].clone()
+    };
+    let r = h
+        .store
+        .job_finalize(vec![
+            charge(
+                &got[0],
+                Action::Complete {
+                    output: "{}".into(),
+                },
+            ),
+            charge(&got[1], Action::Fail { error: failure() }),
+            charge(
+                &got[2],
+                Action::Wait {
+                    waiting_for: "{}".into(),
+                },
+            ),
+            // Fenced out, but the guest ran: its tenant pays.
+            charge(&forged, Action::Cancel),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(r[3], Finalized::Fenced);
+    h.store.job_cancel(A, &got[2].id).await.unwrap();
+    let u = h.store.tenant_usage(A).await.unwrap();
+    assert_eq!(
+        (u.current.fuel, u.current.attempts, u.current.wall_ms),
+        (40, 4, 8)
+    );
+    assert_eq!(
+        (u.current.completed, u.current.failed, u.current.cancelled),
+        (1, 1, 1)
+    );
+    assert_eq!(
+        u.jobs,
+        JobGauges {
+            queued: 0,
+            running: 1,
+            waiting: 0
+        }
+    );
+    assert_eq!(u.current.start % WINDOW_MS, 0);
+    assert_eq!(u.last.start, u.current.start - WINDOW_MS);
+    gauges_agree(&h, A).await;
+    let b = h.store.tenant_usage(B).await.unwrap();
+    assert_eq!((b.current.fuel, b.jobs), (0, JobGauges::default()));
+}
+
+/// One attempt whose record the store refuses (here: a log past what the
+/// store keeps) is written without its log; the others in its batch are
+/// written as they are.
+pub async fn a_bad_attempt_record_does_not_fail_its_batch(h: Harness) {
+    setup(&h).await;
+    insert_many(&h, A, "a", 3, 0).await;
+    insert(&h, job_of(B, "b")).await;
+    let mut got = claim(&h, 4).await;
+    got.sort_by(|x, y| x.id.cmp(&y.id));
+    let huge = AttemptLog {
+        lines: vec![LogLine {
+            at_ms: 0.0,
+            level: Level::Info,
+            source: Source::Guest,
+            message: "x".repeat(5 << 20),
+        }],
+        dropped_lines: 0,
+        dropped_bytes: 0,
+    };
+    let batch = got
+        .iter()
+        .map(|c| {
+            let mut a = attempt(c, "completed", None);
+            if c.id == "a0001" {
+                a.as_mut().unwrap().log = Some(huge.clone());
+            }
+            Finalize {
+                id: c.id.clone(),
+                lease_token: c.lease_token.clone(),
+                action: Action::Complete {
+                    output: "{}".into(),
+                },
+                attempt: a,
+                usage: None,
+            }
+        })
+        .collect();
+    let r = h.store.job_finalize(batch).await.unwrap();
+    assert_eq!(r, vec![Finalized::Done(JobStatus::Completed); 4]);
+    for c in &got {
+        assert_eq!(
+            h.store
+                .job_get(&c.tenant, &c.id)
+                .await
+                .unwrap()
+                .unwrap()
+                .status,
+            JobStatus::Completed
+        );
+    }
+    let bad = attempts(&h, A, "a0001").await;
+    let log = bad[0].log.as_ref().expect("a note instead of the log");
+    assert!(
+        log.lines[0].message.contains("could not be stored"),
+        "{log:?}"
+    );
+    assert!(attempts(&h, A, "a0000").await[0].log.is_none());
+    gauges_agree(&h, A).await;
+}
+
+pub async fn snoozes_are_counted(h: Harness) {
+    setup(&h).await;
+    insert(&h, new_job("j")).await;
+    for n in 0..3 {
+        let c = claim(&h, 1).await.pop().unwrap();
+        assert_eq!(c.snoozes, n);
+        finalize(&h, &c, Action::Snooze { delay_ms: 0 }).await;
+    }
+    assert_eq!(claim(&h, 1).await[0].snoozes, 3);
+}
+
+pub async fn pages_are_bounded(h: Harness) {
+    setup(&h).await;
+    let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(10_000));
+    for i in 0..5 {
+        insert(
+            &h,
+            NewJob {
+                input: big.clone(),
+                ..new_job(&format!("j{i}"))
+            },
+        )
+        .await;
+    }
+    let page = h
+        .store
+        .job_list(JobQuery {
+            tenant: A.into(),
+            limit: 5,
+            max_bytes: 25_000,
+            ..JobQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.jobs.len(), 2, "two fit in the page's bytes");
+    assert!(page.cut);
+    let page = h
+        .store
+        .job_list(JobQuery {
+            tenant: A.into(),
+            limit: 5,
+            max_bytes: 1,
+            ..JobQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.jobs.len(), 1, "one at least");
+
+    let c = claim(&h, 1).await.pop().unwrap();
+    let mut c = c;
+    for _ in 0..4 {
+        finalize(
+            &h,
+            &c,
+            Action::Retry {
+                delay_ms: 0,
+                error: failure(),
+            },
+        )
+        .await;
+        c = claim(&h, 5)
+            .await
+            .into_iter()
+            .find(|x| x.id == c.id)
+            .expect("retried at once");
+    }
+    let page = |after: Option<u32>| AttemptQuery {
+        tenant: A.into(),
+        job_id: c.id.clone(),
+        after,
+        limit: 2,
+    };
+    let numbers = |list: Vec<AttemptRecord>| list.iter().map(|a| a.attempt).collect::<Vec<_>>();
+    assert_eq!(
+        numbers(h.store.attempt_list(page(None)).await.unwrap()),
+        [1, 2]
+    );
+    assert_eq!(
+        numbers(h.store.attempt_list(page(Some(2))).await.unwrap()),
+        [3, 4]
+    );
+}

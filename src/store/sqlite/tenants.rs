@@ -1,0 +1,138 @@
+//! The SQL of tenants on SQLite: their settings (weight and quotas), the
+//! policy a write applies to one (its settings over the server's defaults),
+//! and its usage.
+
+use super::wdb;
+use crate::quota::{window_start, Exceeded, Quotas, DEFAULT_WEIGHT};
+use crate::store::records::*;
+use crate::store::{Millis, StoreError, StoreResult};
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// The columns of a tenant, in the order of `TenantRow`.
+pub const TENANT_COLUMNS: &str = "name, created_at, weight, quotas";
+
+/// A tenant as either driver reads `TENANT_COLUMNS`.
+pub type TenantRow = (String, i64, Option<i64>, Option<String>);
+
+fn quotas_col(tenant: &str, text: Option<String>) -> StoreResult<Quotas> {
+    text.map_or(Ok(Quotas::default()), |q| {
+        serde_json::from_str(&q).map_err(|e| {
+            StoreError::Internal(format!("unreadable quotas of tenant {tenant:?}: {e}"))
+        })
+    })
+}
+
+pub fn tenant_from((name, created_at, weight, quotas): TenantRow) -> StoreResult<Tenant> {
+    Ok(Tenant {
+        quotas: quotas_col(&name, quotas)?,
+        weight: weight.and_then(|w| u32::try_from(w).ok()),
+        name,
+        created_at,
+    })
+}
+
+pub fn tenant_insert(conn: &Connection, now: Millis, name: String) -> StoreResult<Tenant> {
+    let added = conn
+        .prepare_cached("INSERT OR IGNORE INTO tenants (name, created_at) VALUES (?1, ?2)")
+        .and_then(|mut s| s.execute(params![name, now]))
+        .map_err(wdb)?;
+    if added == 0 {
+        return Err(StoreError::Conflict(format!(
+            "tenant {name:?} exists already"
+        )));
+    }
+    Ok(Tenant {
+        name,
+        created_at: now,
+        weight: None,
+        quotas: Quotas::default(),
+    })
+}
+
+pub fn tenant_put(
+    conn: &Connection,
+    now: Millis,
+    t: TenantSettings,
+) -> StoreResult<(Tenant, bool)> {
+    let quotas = (t.quotas != Quotas::default())
+        .then(|| serde_json::to_string(&t.quotas))
+        .transpose()
+        .map_err(|e| StoreError::Internal(e.to_string()))?;
+    let added = conn
+        .prepare_cached("INSERT OR IGNORE INTO tenants (name, created_at) VALUES (?1, ?2)")
+        .and_then(|mut s| s.execute(params![t.name, now]))
+        .map_err(wdb)?;
+    let row: TenantRow = conn
+        .prepare_cached(&format!(
+            "UPDATE tenants SET weight = ?1, quotas = ?2 WHERE name = ?3 RETURNING {TENANT_COLUMNS}"
+        ))
+        .and_then(|mut s| {
+            s.query_row(params![t.weight, quotas, t.name], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+        })
+        .map_err(wdb)?;
+    Ok((tenant_from(row)?, added == 1))
+}
+
+/// What the store enforces for one tenant: its weight and its quotas, each
+/// its own or the server's default.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    pub weight: u32,
+    pub quotas: Quotas,
+}
+
+pub fn policy(conn: &Connection, tenant: &str, defaults: &Quotas) -> StoreResult<Policy> {
+    let row: Option<(Option<i64>, Option<String>)> = conn
+        .prepare_cached("SELECT weight, quotas FROM tenants WHERE name = ?1")
+        .and_then(|mut s| {
+            s.query_row(params![tenant], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+        })
+        .map_err(wdb)?;
+    let (weight, quotas) = row.unwrap_or((None, None));
+    let own = quotas_col(tenant, quotas)?;
+    Ok(Policy {
+        weight: weight
+            .and_then(|w| u32::try_from(w).ok())
+            .filter(|w| *w > 0)
+            .unwrap_or(DEFAULT_WEIGHT),
+        quotas: own.or(defaults),
+    })
+}
+
+/// Refuses when `used + adding` would pass `limit`.
+pub fn within(quota: &'static str, limit: Option<u64>, used: i64, adding: i64) -> StoreResult<()> {
+    match limit {
+        Some(limit) if used.saturating_add(adding) > i64::try_from(limit).unwrap_or(i64::MAX) => {
+            Err(StoreError::QuotaExceeded(Exceeded { quota, limit }))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The tenant's jobs queued and waiting, as counted.
+pub fn queued(conn: &Connection, tenant: &str) -> StoreResult<i64> {
+    conn.prepare_cached("SELECT queued + waiting FROM tenant_jobs WHERE tenant = ?1")
+        .and_then(|mut s| s.query_row(params![tenant], |r| r.get(0)).optional())
+        .map(|n: Option<i64>| n.unwrap_or(0))
+        .map_err(wdb)
+}
+
+/// The tenant's running jobs and the fuel it used in the window `now` is in.
+pub fn running_and_fuel(conn: &Connection, tenant: &str, now: Millis) -> StoreResult<(i64, i64)> {
+    conn.prepare_cached(
+        "SELECT (SELECT running FROM tenant_jobs WHERE tenant = ?1), \
+                (SELECT fuel FROM tenant_usage WHERE tenant = ?1 AND window_start = ?2)",
+    )
+    .and_then(|mut s| {
+        s.query_row(params![tenant, window_start(now)], |r| {
+            Ok((
+                r.get::<_, Option<i64>>(0)?.unwrap_or(0),
+                r.get::<_, Option<i64>>(1)?.unwrap_or(0),
+            ))
+        })
+    })
+    .map_err(wdb)
+}
