@@ -134,6 +134,7 @@ impl App {
             RunnerConfig {
                 queues: cfg.queues.clone(),
                 rules: cfg.rules,
+                on_event: cfg.observer.clone().map(|o| o.0),
                 ..RunnerConfig::new(cfg.runners)
             },
             wake.clone(),

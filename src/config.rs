@@ -76,6 +76,8 @@ pub struct ServeConfig {
     pub quotas: Quotas,
     /// Snooze floor and cap.
     pub rules: AttemptRules,
+    /// Told of each attempt's start and end (benchmarks, tests).
+    pub observer: Option<crate::runner::Observer>,
 }
 
 /// Refuses unknown `TASKBOX_*` variables, suggesting the known one nearest.

@@ -1,6 +1,7 @@
 //! The `taskbox` command: parse, set up logging, dispatch.
 
 use clap::Parser;
+
 use std::process::ExitCode;
 use taskbox::cli::{self, Cli};
 

@@ -47,11 +47,3 @@ CREATE INDEX jobs_available ON jobs (tenant, urgent DESC, priority, run_at, id)
     WHERE status = 'queued' AND available = 1;
 -- When the next scheduled job comes due, and which come due first.
 CREATE INDEX jobs_scheduled ON jobs (run_at) WHERE status = 'queued' AND available = 0;
-
--- An attempt's log is bounded by the sandbox (64 KiB of lines); one far
--- larger is refused here rather than stored.
-CREATE TRIGGER attempts_log_bounded BEFORE INSERT ON attempts
-    WHEN length(NEW.log) > 4194304
-BEGIN
-    SELECT RAISE(ABORT, 'attempt log larger than 4 MiB');
-END;

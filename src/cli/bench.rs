@@ -18,6 +18,8 @@ pub enum BenchArgs {
     Sandbox(SandboxBench),
     /// Burn-down, enqueue→start latency and HTTP enqueue throughput of the queue.
     Queue(super::bench_queue::QueueBench),
+    /// What one tenant's flood costs another: latency and share.
+    Tenants(super::bench_tenants::TenantsBench),
 }
 
 #[derive(Debug, Args)]
@@ -51,6 +53,7 @@ pub fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
     match args {
         BenchArgs::Sandbox(a) => sandbox(a),
         BenchArgs::Queue(a) => super::bench_queue::main(a),
+        BenchArgs::Tenants(a) => super::bench_tenants::main(a),
     }
 }
 

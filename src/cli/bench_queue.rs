@@ -59,6 +59,7 @@ pub enum QueuePart {
     BurnDown,
     Latency,
     Http,
+    Store,
 }
 
 /// A store, registry and no-op task on a fresh data dir.
@@ -258,16 +259,21 @@ async fn latency(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     eprintln!(" done");
     runner.stop(Duration::from_secs(5)).await;
     b.store.close().await;
-    let summary = |mut v: Vec<Duration>| {
-        v.sort();
-        let pick = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1000.0;
-        json!({"p50_ms": pick(0.5), "p99_ms": pick(0.99), "max_ms": pick(1.0)})
-    };
     Ok(json!({
         "samples": args.samples,
-        "enqueue_call_to_start": summary(from_call),
-        "acknowledged_to_start": summary(from_ack),
+        "enqueue_call_to_start": percentiles(from_call),
+        "acknowledged_to_start": percentiles(from_ack),
     }))
+}
+
+/// p50, p99 and the largest of durations, in ms (`null`s for none).
+pub(super) fn percentiles(mut v: Vec<Duration>) -> serde_json::Value {
+    if v.is_empty() {
+        return json!({"p50_ms": null, "p99_ms": null, "max_ms": null});
+    }
+    v.sort();
+    let pick = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1000.0;
+    json!({"p50_ms": pick(0.5), "p99_ms": pick(0.99), "max_ms": pick(1.0)})
 }
 
 async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
@@ -288,6 +294,7 @@ async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
         compile_cache: None,
         quotas: Quotas::SERVER_DEFAULTS,
         rules: Default::default(),
+        observer: None,
     })
     .await?;
     let app = started.app;
@@ -381,6 +388,9 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
         if want(QueuePart::Http) {
             report.insert("http_enqueue".into(), http(&args).await?);
         }
+        if args.only == Some(QueuePart::Store) {
+            report.insert("store".into(), store_only(&args).await?);
+        }
         Ok::<_, anyhow::Error>(())
     })?;
     let report = serde_json::Value::Object(report);
@@ -426,4 +436,79 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Store alone: claim and complete every job, no runner, no sandbox.
+pub async fn store_only(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
+    let b = bed(args, durability(args)).await?;
+    let mut ids = ulid::Generator::new();
+    let mut left = args.jobs;
+    while left > 0 {
+        let n = left.min(2000);
+        let batch = (0..n)
+            .map(|_| {
+                job(
+                    &b.task,
+                    ids.generate().map(|u| u.to_string()).unwrap_or_default(),
+                )
+            })
+            .collect();
+        for r in b.store.job_insert(batch).await? {
+            r?;
+        }
+        left -= n;
+    }
+    progress("store claims");
+    let t0 = Instant::now();
+    let mut done = 0u64;
+    let (mut tc, mut tf) = (Duration::ZERO, Duration::ZERO);
+    while done < args.jobs {
+        let c0 = Instant::now();
+        let claimed = b
+            .store
+            .job_claim(crate::store::ClaimParams {
+                owner: "bench".into(),
+                queues: None,
+                limit: 512,
+                lease_ms: 30_000,
+                exclude_tenants: vec![],
+            })
+            .await?;
+        let fin = claimed
+            .iter()
+            .map(|c| crate::store::Finalize {
+                id: c.id.clone(),
+                tenant: c.tenant.clone(),
+                lease_token: c.lease_token.clone(),
+                action: crate::store::Action::Complete {
+                    output: "{}".into(),
+                },
+                attempt: Some(crate::store::AttemptRecord {
+                    attempt: c.attempts,
+                    task: c.task.clone(),
+                    started_at: c.started_at,
+                    finished_at: c.started_at,
+                    outcome: "completed".into(),
+                    error: None,
+                    fuel_used: 1000,
+                    peak_memory_bytes: 65536,
+                    log: None,
+                }),
+                usage: Some(crate::store::Usage {
+                    fuel: 1000,
+                    wall_ms: 0,
+                }),
+            })
+            .collect();
+        let f0 = Instant::now();
+        tc += f0 - c0;
+        done += b.store.job_finalize(fin).await?.len() as u64;
+        tf += f0.elapsed();
+    }
+    let s = t0.elapsed().as_secs_f64();
+    Ok(
+        json!({"jobs": args.jobs, "seconds": s, "jobs_per_second": args.jobs as f64 / s,
+              "claim_us_per_job": tc.as_secs_f64() * 1e6 / args.jobs as f64,
+              "finalize_us_per_job": tf.as_secs_f64() * 1e6 / args.jobs as f64}),
+    )
 }

@@ -3,6 +3,7 @@
 mod admin;
 mod bench;
 mod bench_queue;
+mod bench_tenants;
 mod client;
 mod format;
 mod job;

@@ -141,6 +141,7 @@ impl ServeArgs {
                 snooze_floor_ms: self.snooze_floor_ms,
                 max_snoozes: self.max_snoozes,
             },
+            observer: None,
             data_dir: self.data_dir,
             database_url,
         };

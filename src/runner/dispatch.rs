@@ -55,12 +55,19 @@ impl Dispatch {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Adds claimed jobs, each to the back of its tenant's line.
-    pub fn push(&self, jobs: Vec<ClaimedJob>) {
+    /// Adds claimed jobs, each to the back of its tenant's line. Answers
+    /// whether one is of a tenant with nothing running while every slot is
+    /// taken (it may start beyond them, and running guests should yield).
+    pub fn push(&self, jobs: Vec<ClaimedJob>) -> bool {
         if jobs.is_empty() {
-            return;
+            return false;
         }
         let mut s = self.state();
+        let full = s.in_slots >= self.slots;
+        let idle = full
+            && jobs
+                .iter()
+                .any(|j| s.running.get(&j.tenant).copied().unwrap_or(0) == 0);
         for job in jobs {
             let line = s.lines.entry(job.tenant.clone()).or_default();
             if line.is_empty() {
@@ -74,6 +81,7 @@ impl Dispatch {
         }
         drop(s);
         self.ready.notify_one();
+        idle
     }
 
     /// The next job that may start, and under which allowance; waits until
@@ -97,7 +105,12 @@ impl Dispatch {
         if s.closed {
             return Err(Closed);
         }
-        Ok(self.pick(&mut s))
+        let picked = self.pick(&mut s);
+        if picked.is_some() && s.waiting > 0 {
+            // Another may start too: the next worker looks.
+            self.ready.notify_one();
+        }
+        Ok(picked)
     }
 
     fn pick(&self, s: &mut State) -> Option<(ClaimedJob, Seat)> {
@@ -161,11 +174,6 @@ impl Dispatch {
         drop(s);
         self.ready.notify_waiters();
         jobs
-    }
-
-    /// Whether every slot is taken.
-    pub fn slots_full(&self) -> bool {
-        self.state().in_slots >= self.slots
     }
 }
 

@@ -460,12 +460,12 @@ fn finalize(
     // Whatever the guest burned is its tenant's, even when the attempt
     // itself is not counted (a shutdown gives the job back).
     let usage = report.map(|r| Usage {
-        tenant: job.tenant.clone(),
         fuel: r.fuel_used,
         wall_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
     });
     Finalize {
         id: job.id.clone(),
+        tenant: job.tenant.clone(),
         lease_token: job.lease_token.clone(),
         action,
         attempt,

@@ -46,6 +46,8 @@ const MAX_PREFETCH: usize = 2048;
 const SHORT_ATTEMPT: Duration = Duration::from_millis(20);
 /// Most finalizations written in one call.
 const FINALIZE_BATCH: usize = 2048;
+/// Most jobs asked for in one claim (the store makes it of small writes).
+const MAX_CLAIM: usize = 512;
 /// How often someone waiting for a job's end looks at the store besides
 /// being told (an end this process did not write, a cancel while queued).
 const LOOK_EVERY: Duration = Duration::from_millis(250);
@@ -64,6 +66,16 @@ pub enum RunnerEvent {
 }
 
 pub type EventHook = Arc<dyn Fn(RunnerEvent) + Send + Sync>;
+
+/// An `EventHook` a server's settings can carry.
+#[derive(Clone)]
+pub struct Observer(pub EventHook);
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer")
+    }
+}
 
 #[derive(Clone)]
 pub struct RunnerConfig {
@@ -152,6 +164,7 @@ fn guest_runtime(threads: usize) -> Option<tokio::runtime::Runtime> {
     match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .thread_name("taskbox-guest")
+        .on_thread_start(lower_priority)
         .enable_all()
         .build()
     {
@@ -159,6 +172,23 @@ fn guest_runtime(threads: usize) -> Option<tokio::runtime::Runtime> {
         Err(e) => {
             tracing::warn!(error = %e, "cannot start the attempts' runtime; attempts share the server's");
             None
+        }
+    }
+}
+
+/// Guests yield the CPU to the rest of the server: a flood of busy guests
+/// must not slow the answers to requests, the store's writer or the
+/// claims, or every tenant's jobs wait on one tenant's guests.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        /// Niceness of the attempts' threads (0 is the default, 19 the lowest).
+        const GUEST_NICENESS: libc::c_int = 10;
+        // SAFETY: setpriority reads no memory of ours; on Linux, `who` 0
+        // with PRIO_PROCESS is the calling thread.
+        let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, GUEST_NICENESS) };
+        if r != 0 {
+            tracing::debug!(error = %std::io::Error::last_os_error(), "cannot lower the guest threads' priority");
         }
     }
 }
@@ -193,7 +223,12 @@ impl Runner {
             tokio::spawn(heartbeat(inner.clone())),
         ];
         if inner.config.slots > 0 {
-            tasks.push(tokio::spawn(dispatcher(inner.clone())));
+            // A worker per slot and per start beyond the slots, on the
+            // attempts' runtime: each takes the next job the dispatch lets
+            // start and runs it there, with no hand-off per job.
+            for _ in 0..2 * inner.config.slots {
+                tasks.push(inner.guests.spawn(worker(inner.clone())));
+            }
             tasks.push(tokio::spawn(claimer(inner.clone())));
         }
         Runner {
@@ -355,6 +390,7 @@ async fn wait_until_empty(inner: &Inner, limit: Duration) -> bool {
 async fn give_back(inner: &Inner, job: &ClaimedJob, delay_ms: u64) {
     let f = Finalize {
         id: job.id.clone(),
+        tenant: job.tenant.clone(),
         lease_token: job.lease_token.clone(),
         action: Action::Release { delay_ms },
         attempt: None,
@@ -399,8 +435,15 @@ async fn claimer(inner: Arc<Inner>) {
     while !inner.stopping.is_cancelled() {
         let held = inner.held.len();
         let target = inner.hold_target();
-        let (limit, exclude) = if held < target {
-            (target - held, Vec::new())
+        // Claiming ahead, a claim waits until there is room for a good
+        // batch: a claim is a write, and many small ones cost more.
+        let worth = if target > slots {
+            (target / 4).min(MAX_CLAIM)
+        } else {
+            1
+        };
+        let (limit, exclude) = if held < target && (target - held >= worth || held == 0) {
+            ((target - held).min(MAX_CLAIM), Vec::new())
         } else {
             let woken = tokio::select! {
                 _ = inner.space.notified() => false,
@@ -444,7 +487,11 @@ async fn claimer(inner: Arc<Inner>) {
         for job in &claimed {
             inner.held.insert(&job.id, &job.tenant, &job.lease_token);
         }
-        inner.dispatch.push(claimed);
+        if inner.dispatch.push(claimed) {
+            // A tenant with nothing running got a job while every slot is
+            // busy: the running guests yield, so that it starts at once.
+            inner.registry.sandbox().nudge();
+        }
         if short && exclude.is_empty() {
             let idle = match store.job_next_run_at().await {
                 Ok(Some(t)) => Duration::from_millis(u64::try_from(t - store.now()).unwrap_or(0))
@@ -472,23 +519,15 @@ async fn claimer(inner: Arc<Inner>) {
     }
 }
 
-/// Starts each job the dispatch lets start, on the attempts' runtime. A
-/// job that starts beyond the slots nudges the running guests to yield, so
-/// that it gets a thread at once.
-async fn dispatcher(inner: Arc<Inner>) {
+/// Runs each job the dispatch lets start, one at a time.
+async fn worker(inner: Arc<Inner>) {
     while let Some((job, seat)) = inner.dispatch.next().await {
         if inner.stopping.is_cancelled() {
             give_back(&inner, &job, 0).await;
             inner.dispatch.finished(&job.tenant, seat);
             continue;
         }
-        if seat == Seat::Extra && inner.dispatch.slots_full() {
-            inner.registry.sandbox().nudge();
-        }
-        let attempt_inner = inner.clone();
-        inner
-            .guests
-            .spawn(async move { attempt(attempt_inner, job, seat).await });
+        attempt(inner.clone(), job, seat).await;
     }
 }
 
@@ -506,6 +545,7 @@ async fn attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
             // queue until the next one, uncounted.
             Some(Finalize {
                 id: job.id.clone(),
+                tenant: job.tenant.clone(),
                 lease_token: job.lease_token.clone(),
                 action: Action::Release {
                     delay_ms: u64::try_from(next_window - now).unwrap_or(0),

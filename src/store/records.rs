@@ -420,6 +420,8 @@ pub enum Action {
 #[derive(Debug, Clone)]
 pub struct Finalize {
     pub id: String,
+    /// The job's tenant, as its claim said.
+    pub tenant: String,
     pub lease_token: String,
     pub action: Action,
     /// `None` for `Release`: an attempt that did not happen.
@@ -432,7 +434,6 @@ pub struct Finalize {
 /// What one attempt cost, charged to its tenant's current window.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Usage {
-    pub tenant: String,
     pub fuel: u64,
     pub wall_ms: u64,
 }

@@ -743,6 +743,7 @@ pub async fn release_gives_the_attempt_back(h: Harness) {
     let release = |c: ClaimedJob, delay_ms: u64| {
         h.store.job_finalize(vec![Finalize {
             id: c.id,
+            tenant: c.tenant,
             lease_token: c.lease_token,
             action: Action::Release { delay_ms },
             attempt: None,

@@ -104,6 +104,7 @@ pub(crate) async fn finalize(h: &Harness, c: &ClaimedJob, action: Action) -> Fin
     h.store
         .job_finalize(vec![Finalize {
             id: c.id.clone(),
+            tenant: c.tenant.clone(),
             lease_token: c.lease_token.clone(),
             attempt: attempt(c, outcome, None),
             action,

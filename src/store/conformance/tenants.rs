@@ -298,13 +298,13 @@ pub async fn fuel_budgets_hold_claims_until_the_window_refills(h: Harness) {
         .store
         .job_finalize(vec![Finalize {
             id: a.id.clone(),
+            tenant: a.tenant.clone(),
             lease_token: a.lease_token.clone(),
             action: Action::Complete {
                 output: "{}".into(),
             },
             attempt: attempt(a, "completed", None),
             usage: Some(Usage {
-                tenant: A.into(),
                 fuel: 150,
                 wall_ms: 7,
             }),
@@ -339,11 +339,11 @@ pub async fn usage_counts_attempts_and_ended_jobs(h: Harness) {
     let got = claim(&h, 4).await;
     let charge = |c: &ClaimedJob, action: Action| Finalize {
         id: c.id.clone(),
+        tenant: c.tenant.clone(),
         lease_token: c.lease_token.clone(),
         attempt: attempt(c, "x", None),
         action,
         usage: Some(Usage {
-            tenant: A.into(),
             fuel: 10,
             wall_ms: 2,
         }),
@@ -427,6 +427,7 @@ pub async fn a_bad_attempt_record_does_not_fail_its_batch(h: Harness) {
             }
             Finalize {
                 id: c.id.clone(),
+                tenant: c.tenant.clone(),
                 lease_token: c.lease_token.clone(),
                 action: Action::Complete {
                     output: "{}".into(),

@@ -520,8 +520,16 @@ pub fn finalize(
     let all = (|| {
         let mut tally = Tally::new(now);
         let mut out = Vec::with_capacity(batch.len());
+        let mut complete = conn.prepare_cached(COMPLETE).map_err(wdb)?;
         for f in &batch {
-            out.push(finalize_item(conn, now, f, &mut tally, true)?);
+            out.push(finalize_item(
+                conn,
+                &mut complete,
+                now,
+                f,
+                &mut tally,
+                true,
+            )?);
         }
         tally.apply(conn)?;
         Ok::<_, StoreError>(out)
@@ -548,7 +556,8 @@ fn finalize_alone(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<F
     for with_log in [true, false] {
         step("SAVEPOINT one")?;
         let mut tally = Tally::new(now);
-        let r = finalize_item(conn, now, f, &mut tally, with_log)
+        let mut complete = conn.prepare_cached(COMPLETE).map_err(wdb)?;
+        let r = finalize_item(conn, &mut complete, now, f, &mut tally, with_log)
             .and_then(|r| tally.apply(conn).map(|()| r));
         match r {
             Ok(r) => {
@@ -579,35 +588,36 @@ fn unstorable_log() -> AttemptLog {
     }
 }
 
+/// A completion (?1 output, ?2 now, ?3 id, ?4 lease token).
+const COMPLETE: &str =
+    "UPDATE OR FAIL jobs SET status = 'completed', output = ?1, finished_at = ?2, \
+    lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
+    WHERE id = ?3 AND lease_token = ?4 AND status = 'running'";
+
 fn finalize_item(
     conn: &Connection,
+    complete: &mut rusqlite::CachedStatement<'_>,
     now: Millis,
     f: &Finalize,
     tally: &mut Tally,
     with_log: bool,
 ) -> StoreResult<Finalized> {
     if let Some(u) = &f.usage {
-        tally.charge(u);
+        tally.charge(&f.tenant, u);
     }
     let written = match &f.action {
-        Action::Complete { output } => conn
-            .prepare_cached(
-                "UPDATE OR FAIL jobs SET status = 'completed', output = ?1, finished_at = ?2, \
-                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
-                 WHERE id = ?3 AND lease_token = ?4 AND status = 'running' RETURNING tenant",
-            )
-            .and_then(|mut s| {
-                s.query_row(params![output, now, f.id, f.lease_token], |r| r.get(0))
-                    .optional()
-            })
-            .map_err(wdb)?
-            .map(|tenant: String| (tenant, JobStatus::Completed)),
+        Action::Complete { output } => {
+            let n = complete
+                .execute(params![output, now, f.id, f.lease_token])
+                .map_err(wdb)?;
+            (n == 1).then_some(JobStatus::Completed)
+        }
         _ => finalize_one(conn, now, f)?,
     };
-    let Some((tenant, status)) = written else {
+    let Some(status) = written else {
         return Ok(Finalized::Fenced);
     };
-    tally.moved(&tenant, Some(JobStatus::Running), Some(status), 1);
+    tally.moved(&f.tenant, Some(JobStatus::Running), Some(status), 1);
     if let Some(a) = &f.attempt {
         if with_log {
             insert_attempt(conn, &f.id, a)?;
@@ -620,7 +630,18 @@ fn finalize_item(
     Ok(Finalized::Done(status))
 }
 
+/// Largest attempt log the store keeps, as JSON; the sandbox bounds logs
+/// far below this, so one larger is refused as a sign of a bug.
+const MAX_LOG_JSON: usize = 4 << 20;
+
 fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreResult<()> {
+    let log = a.log.as_ref().map(to_json);
+    if log.as_ref().is_some_and(|l| l.len() > MAX_LOG_JSON) {
+        return Err(StoreError::Internal(format!(
+            "the log of attempt {} of job {job_id} is larger than {MAX_LOG_JSON} bytes",
+            a.attempt
+        )));
+    }
     conn.prepare_cached(
         "INSERT OR REPLACE INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
          finished_at, outcome, error, fuel_used, peak_memory_bytes, log) \
@@ -639,22 +660,18 @@ fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreRe
             a.error.as_ref().map(to_json),
             i64::try_from(a.fuel_used).unwrap_or(i64::MAX),
             i64::try_from(a.peak_memory_bytes).unwrap_or(i64::MAX),
-            a.log.as_ref().map(to_json),
+            log,
         ])
     })
     .map_err(wdb)?;
     Ok(())
 }
 
-/// One attempt's end other than a completion: the job's tenant and new
-/// status, or `None` when fenced out. A job whose cancellation was asked
+/// One attempt's end other than a completion: the job's new status, or
+/// `None` when fenced out. A job whose cancellation was asked
 /// for ends `cancelled` instead of going back to the queue or failing (a
 /// lost runner's job, whose attempt nobody could interrupt, included).
-fn finalize_one(
-    conn: &Connection,
-    now: Millis,
-    f: &Finalize,
-) -> StoreResult<Option<(String, JobStatus)>> {
+fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Option<JobStatus>> {
     const REQUEUE_OR_CANCEL: &str =
         "status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE ?3 END, \
          finished_at = CASE WHEN cancel_requested = 1 THEN ?1 ELSE finished_at END";
@@ -736,7 +753,7 @@ fn finalize_one(
     let sql = format!(
         "UPDATE OR FAIL jobs SET {set}, available = ?11, \
          lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
-         WHERE id = ?9 AND lease_token = ?10 AND status = 'running' RETURNING status, tenant"
+         WHERE id = ?9 AND lease_token = ?10 AND status = 'running' RETURNING status"
     );
     // A job queued again is available at once only if it is due at once
     // (for the other endings it is not queued, and this says nothing).
@@ -759,7 +776,7 @@ fn finalize_one(
         ),
         _ => (None, None, None),
     };
-    let row: Option<(String, String)> = conn
+    let status: Option<String> = conn
         .prepare_cached(&sql)
         .and_then(|mut s| {
             s.query_row(
@@ -776,18 +793,14 @@ fn finalize_one(
                     f.lease_token,
                     available
                 ],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| r.get(0),
             )
             .optional()
         })
         .map_err(wdb)?;
-    row.map(|(status, tenant)| {
-        Ok((
-            tenant,
-            status.parse::<JobStatus>().map_err(StoreError::Internal)?,
-        ))
-    })
-    .transpose()
+    status
+        .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
+        .transpose()
 }
 
 pub fn cancel(

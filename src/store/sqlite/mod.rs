@@ -9,6 +9,7 @@ mod tally;
 mod tenants;
 mod writer;
 
+use writer::Class;
 pub use writer::Durability;
 
 use super::fair::Fairness;
@@ -29,6 +30,13 @@ use writer::Writer;
 
 /// Read connections kept open.
 const READERS: u32 = 4;
+/// Most jobs inserted, claimed or finalized per write. A write holds the one
+/// writer while it runs, and a request's write waits for the one running:
+/// a big call is made of small writes, sent together so that they still
+/// share a transaction when nothing else waits.
+const JOBS_PER_WRITE: usize = 64;
+const CLAIMS_PER_WRITE: usize = 128;
+const FINALIZES_PER_WRITE: usize = 256;
 /// The writer's page cache, in KiB.
 const WRITER_CACHE_KIB: u32 = 16 * 1024;
 
@@ -179,8 +187,8 @@ impl SqliteStore {
         })
     }
 
-    /// Runs a write in the next group commit.
-    async fn write<T, F>(&self, durable: bool, atomic: bool, f: F) -> StoreResult<T>
+    /// Runs a write in a coming group commit.
+    async fn write<T, F>(&self, class: Class, durable: bool, atomic: bool, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&rusqlite::Connection, Millis) -> StoreResult<T> + Send + 'static,
@@ -191,12 +199,21 @@ impl SqliteStore {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or_else(|| StoreError::Unavailable("the store is closed".into()))?;
-        writer.write(durable, atomic, f).await
+        writer.write(class, durable, atomic, f).await
     }
 
     async fn reader(&self) -> StoreResult<sqlx::pool::PoolConnection<sqlx::Sqlite>> {
         self.readers.acquire().await.map_err(db)
     }
+}
+
+/// `items` in runs of at most `n`, in order.
+fn chunks<T>(items: Vec<T>, n: usize) -> impl Iterator<Item = Vec<T>> {
+    let mut items = items.into_iter().peekable();
+    std::iter::from_fn(move || {
+        items.peek()?;
+        Some(items.by_ref().take(n).collect())
+    })
 }
 
 /// The writer's connection: the one that writes, with a page cache big
@@ -226,7 +243,7 @@ impl JobStore for SqliteStore {
 
     async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant> {
         let name = name.to_owned();
-        self.write(true, true, move |c, now| {
+        self.write(Class::Prompt, true, true, move |c, now| {
             tenants::tenant_insert(c, now, name)
         })
         .await
@@ -244,8 +261,10 @@ impl JobStore for SqliteStore {
     }
 
     async fn tenant_put(&self, t: TenantSettings) -> StoreResult<(Tenant, bool)> {
-        self.write(true, false, move |c, now| tenants::tenant_put(c, now, t))
-            .await
+        self.write(Class::Prompt, true, false, move |c, now| {
+            tenants::tenant_put(c, now, t)
+        })
+        .await
     }
 
     async fn tenant_list(&self) -> StoreResult<Vec<Tenant>> {
@@ -307,7 +326,7 @@ impl JobStore for SqliteStore {
     }
 
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
-        self.write(true, false, move |c, now| {
+        self.write(Class::Prompt, true, false, move |c, now| {
             registry::token_insert(c, now, token)
         })
         .await
@@ -333,7 +352,7 @@ impl JobStore for SqliteStore {
 
     async fn component_insert(&self, comp: NewComponent) -> StoreResult<(ComponentRecord, bool)> {
         let defaults = self.defaults;
-        self.write(true, false, move |c, now| {
+        self.write(Class::Prompt, true, false, move |c, now| {
             registry::component_insert(c, now, comp, &defaults)
         })
         .await
@@ -371,7 +390,7 @@ impl JobStore for SqliteStore {
 
     async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
         let defaults = self.defaults;
-        self.write(true, true, move |c, now| {
+        self.write(Class::Prompt, true, true, move |c, now| {
             registry::task_insert(c, now, t, &defaults)
         })
         .await
@@ -425,13 +444,26 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_insert(&self, new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
-        // Every write that fails undoes itself whole: its counts change
-        // with the job, so none makes only one change.
         let defaults = self.defaults;
-        self.write(true, false, move |c, now| {
-            jobs::insert(c, now, new, &defaults)
-        })
-        .await
+        // A few jobs are a request's; many are a bulk load, which must not
+        // cut ahead of every other request.
+        let class = if new.len() <= JOBS_PER_WRITE {
+            Class::Prompt
+        } else {
+            Class::Bulk
+        };
+        // A write that fails undoes itself whole: its counts change with
+        // the job, so none makes only one change.
+        let writes = chunks(new, JOBS_PER_WRITE).map(|chunk| {
+            self.write(class, true, false, move |c, now| {
+                jobs::insert(c, now, chunk, &defaults)
+            })
+        });
+        let mut out = Vec::new();
+        for r in futures_util::future::join_all(writes).await {
+            out.extend(r?);
+        }
+        Ok(out)
     }
 
     async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
@@ -496,35 +528,63 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
-        let (fair, defaults) = (self.fair.clone(), self.defaults);
-        self.write(false, false, move |c, now| {
-            let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
-            jobs::claim(c, now, p, &mut fair, &defaults)
-        })
-        .await
+        // A claim beyond a runner's slots is for a tenant with nothing
+        // running, whose job should start at once.
+        let class = if p.exclude_tenants.is_empty() {
+            Class::Bulk
+        } else {
+            Class::Prompt
+        };
+        let limits = chunks(vec![(); p.limit as usize], CLAIMS_PER_WRITE).map(|c| c.len());
+        let writes = limits.map(|limit| {
+            let (fair, defaults) = (self.fair.clone(), self.defaults);
+            let p = ClaimParams {
+                limit: u32::try_from(limit).unwrap_or(u32::MAX),
+                ..p.clone()
+            };
+            self.write(class, false, false, move |c, now| {
+                let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
+                jobs::claim(c, now, p, &mut fair, &defaults)
+            })
+        });
+        let mut out = Vec::new();
+        for r in futures_util::future::join_all(writes).await {
+            out.extend(r?);
+        }
+        Ok(out)
     }
 
     async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.write(false, true, move |c, now| {
+        self.write(Class::Prompt, false, true, move |c, now| {
             jobs::run_now(c, now, &tenant, &id)
         })
         .await
     }
 
     async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
-        self.write(false, false, move |c, now| jobs::heartbeat(c, now, p))
-            .await
+        self.write(Class::Bulk, false, false, move |c, now| {
+            jobs::heartbeat(c, now, p)
+        })
+        .await
     }
 
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
-        self.write(true, false, move |c, now| jobs::finalize(c, now, batch))
-            .await
+        let writes = chunks(batch, FINALIZES_PER_WRITE).map(|chunk| {
+            self.write(Class::Bulk, true, false, move |c, now| {
+                jobs::finalize(c, now, chunk)
+            })
+        });
+        let mut out = Vec::new();
+        for r in futures_util::future::join_all(writes).await {
+            out.extend(r?);
+        }
+        Ok(out)
     }
 
     async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.write(true, false, move |c, now| {
+        self.write(Class::Prompt, true, false, move |c, now| {
             jobs::cancel(c, now, &tenant, &id)
         })
         .await
@@ -537,7 +597,7 @@ impl JobStore for SqliteStore {
         input: Option<String>,
     ) -> StoreResult<JobRecord> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.write(true, false, move |c, now| {
+        self.write(Class::Prompt, true, false, move |c, now| {
             jobs::resume(c, now, &tenant, &id, input)
         })
         .await
@@ -545,8 +605,10 @@ impl JobStore for SqliteStore {
 
     async fn job_rescue(&self, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
         // Not durable: a take-over lost to a power cut is taken over again.
-        self.write(false, true, move |c, now| jobs::rescue(c, now, p))
-            .await
+        self.write(Class::Bulk, false, true, move |c, now| {
+            jobs::rescue(c, now, p)
+        })
+        .await
     }
 
     async fn job_next_run_at(&self) -> StoreResult<Option<Millis>> {

@@ -46,6 +46,16 @@ pub struct Tally {
     spent: HashMap<String, Spent>,
 }
 
+/// The tenant's entry, made when missing; no allocation when it is there
+/// (the claim and finalize paths call this once per job).
+fn slot<'a, V: Default>(map: &'a mut HashMap<String, V>, tenant: &str) -> &'a mut V {
+    if !map.contains_key(tenant) {
+        map.insert(tenant.to_owned(), V::default());
+    }
+    map.get_mut(tenant)
+        .unwrap_or_else(|| unreachable!("inserted above"))
+}
+
 fn clamp(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
@@ -65,7 +75,7 @@ impl Tally {
         if from == to || n == 0 {
             return;
         }
-        let g = self.gauges.entry(tenant.to_owned()).or_default();
+        let g = slot(&mut self.gauges, tenant);
         if let Some(slot) = from.and_then(|s| g.slot(s)) {
             *slot -= n;
         }
@@ -79,13 +89,13 @@ impl Tally {
             _ => None,
         };
         if let Some(field) = ended {
-            *field(self.spent.entry(tenant.to_owned()).or_default()) += n;
+            *field(slot(&mut self.spent, tenant)) += n;
         }
     }
 
     /// Charges an attempt's cost to its tenant.
-    pub fn charge(&mut self, u: &Usage) {
-        let s = self.spent.entry(u.tenant.clone()).or_default();
+    pub fn charge(&mut self, tenant: &str, u: &Usage) {
+        let s = slot(&mut self.spent, tenant);
         s.fuel = s.fuel.saturating_add(clamp(u.fuel));
         s.wall_ms = s.wall_ms.saturating_add(clamp(u.wall_ms));
         s.attempts += 1;

@@ -1,0 +1,710 @@
+//! `taskbox bench tenants`: what one tenant's flood costs another. A real
+//! server (in this process, on a fresh data dir, over HTTP) runs tenant
+//! `quiet`, which enqueues one no-op job every 10 ms, first alone, then
+//! while tenant `flood` keeps 100,000 jobs queued at the best priority,
+//! calls run-now on them and sends inputs that run its hostile schema to
+//! the bound, then again while each of flood's guests burns its whole fuel
+//! limit. Reported: quiet's enqueue→start latency (from the HTTP request to
+//! the attempt's start) and its throughput against its offered rate; and,
+//! with both tenants backlogged at weights 1 and 3, each one's share.
+
+use super::bench_queue::percentiles;
+use crate::app::App;
+use crate::config::ServeConfig;
+use crate::job::JobStatus;
+use crate::quota::Quotas;
+use crate::runner::{Observer, RunnerEvent};
+use crate::store::sqlite::Durability;
+use crate::store::{NewJob, TaskRef};
+use anyhow::{bail, Context};
+use clap::Args;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "bench-admin-token-0123456789";
+const QUIET: &str = "quiet";
+const FLOOD: &str = "flood";
+
+#[derive(Debug, Args)]
+pub struct TenantsBench {
+    /// Where the built guests are (noop.wasm, limits.wasm).
+    #[arg(long, default_value = "target/guests")]
+    pub guests: PathBuf,
+    /// Attempts run at once [default: the number of cores]
+    #[arg(long)]
+    pub runners: Option<usize>,
+    /// Jobs the quiet tenant enqueues in each phase, one per interval.
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..=100_000))]
+    pub samples: u64,
+    /// Between two of the quiet tenant's enqueues, in ms.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub interval_ms: u64,
+    /// Jobs the flooding tenant keeps queued.
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1_000..=10_000_000))]
+    pub flood: u64,
+    /// Clients of the flooding tenant enqueueing over HTTP as fast as they
+    /// are answered, besides its backlog, run-now calls and hostile inputs.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..=256))]
+    pub flood_clients: u64,
+    /// Fuel each of the flooding tenant's guests burns in the `burn` phase.
+    #[arg(long, default_value_t = 20_000_000)]
+    pub burn_fuel: u64,
+    /// Run only this phase (default: all).
+    #[arg(long, value_enum)]
+    pub only: Option<Phase>,
+    /// Print the figures as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Phase {
+    /// The quiet tenant alone.
+    Alone,
+    /// With a flood of no-op jobs, run-now calls and a hostile schema.
+    Flood,
+    /// With a flood of guests that each burn their whole fuel limit.
+    Burn,
+    /// Both backlogged, weights 1 (flood) and 3 (quiet).
+    Share,
+}
+
+fn progress(what: &str) {
+    eprint!("taskbox bench tenants: {what}…");
+    let _ = std::io::stderr().flush();
+}
+
+/// A server with the two tenants and their tasks, and what it told of
+/// its attempts' starts.
+struct Bed {
+    _dir: tempfile::TempDir,
+    app: App,
+    url: String,
+    client: reqwest::Client,
+    tokens: HashMap<&'static str, String>,
+    /// When each attempt started, by job id, and the tenant's count.
+    started: Arc<Mutex<HashMap<String, Instant>>>,
+    starts: Arc<Mutex<HashMap<String, u64>>>,
+    guests_dir: PathBuf,
+}
+
+impl Bed {
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<(u16, Value)> {
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.url))
+            .bearer_auth(token);
+        if let Some(b) = body {
+            req = req.body(b.to_string());
+        }
+        let resp = req.send().await?;
+        let status = resp.status().as_u16();
+        let body = resp.json().await.unwrap_or(Value::Null);
+        Ok((status, body))
+    }
+
+    async fn upload(&self, token: &str, guest: &str) -> anyhow::Result<String> {
+        let path = self.guests_dir.join(format!("{guest}.wasm"));
+        let bytes = std::fs::read(&path).with_context(|| {
+            format!(
+                "cannot read {} (build the guests first: scripts/build-guests)",
+                path.display()
+            )
+        })?;
+        let resp = self
+            .client
+            .post(format!("{}/v1/components", self.url))
+            .bearer_auth(token)
+            .body(bytes)
+            .send()
+            .await?;
+        let body: Value = resp.json().await?;
+        body["digest"]
+            .as_str()
+            .map(str::to_owned)
+            .with_context(|| format!("upload refused: {body}"))
+    }
+
+    async fn define(&self, token: &str, name: &str, spec: Value) -> anyhow::Result<TaskRef> {
+        let (status, body) = self
+            .call(
+                reqwest::Method::PUT,
+                &format!("/v1/tasks/{name}"),
+                token,
+                Some(spec),
+            )
+            .await?;
+        if status != 201 {
+            bail!("cannot define {name}: {body}");
+        }
+        Ok(serde_json::from_value(body)?)
+    }
+}
+
+async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
+    let dir = tempfile::tempdir().context("cannot make a temporary data dir")?;
+    let started: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let starts: Arc<Mutex<HashMap<String, u64>>> = Arc::default();
+    let (s, n) = (started.clone(), starts.clone());
+    let hook = Arc::new(move |e: RunnerEvent| {
+        if let RunnerEvent::Started { id, tenant, at } = e {
+            *n.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry(tenant.clone())
+                .or_default() += 1;
+            if tenant == QUIET {
+                s.lock().unwrap_or_else(|p| p.into_inner()).insert(id, at);
+            }
+        }
+    });
+    let app = App::start(ServeConfig {
+        listen: "127.0.0.1:0".parse()?,
+        data_dir: dir.path().to_path_buf(),
+        database_url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
+        runners,
+        durability: Durability::Full,
+        queues: None,
+        grace: Duration::from_secs(2),
+        max_body_bytes: 1 << 20,
+        max_component_bytes: 64 << 20,
+        admin_token: Some(TOKEN.into()),
+        max_instances: 64,
+        compile_cache: None,
+        quotas: Quotas::SERVER_DEFAULTS,
+        rules: Default::default(),
+        observer: Some(Observer(hook)),
+    })
+    .await?
+    .app;
+    let url = format!("http://{}", app.addr);
+    let mut b = Bed {
+        _dir: dir,
+        app,
+        url,
+        client: reqwest::Client::new(),
+        tokens: HashMap::new(),
+        started,
+        starts,
+        guests_dir: args.guests.clone(),
+    };
+    for tenant in [QUIET, FLOOD] {
+        b.call(
+            reqwest::Method::POST,
+            "/v1/tenants",
+            TOKEN,
+            Some(json!({"name": tenant})),
+        )
+        .await?;
+        let (_, t) = b
+            .call(
+                reqwest::Method::POST,
+                "/v1/tokens",
+                TOKEN,
+                Some(json!({"tenant": tenant, "scopes": ["tasks:write", "jobs:queue", "jobs:run", "jobs:read"]})),
+            )
+            .await?;
+        let token = t["token"].as_str().context("no token")?.to_owned();
+        b.tokens.insert(tenant, token);
+    }
+    Ok(b)
+}
+
+/// The quiet tenant's part of a phase: one no-op job every interval, each
+/// request sent without waiting for the one before. Answers each job's
+/// enqueue→start time and how long the phase's enqueues took.
+async fn quiet_tenant(
+    b: Arc<Bed>,
+    samples: u64,
+    interval_ms: u64,
+) -> anyhow::Result<(Vec<Duration>, Vec<Duration>, Duration)> {
+    let token = b.tokens[QUIET].clone();
+    let digest = b.upload(&token, "noop").await?;
+    b.define(&token, "noop", json!({"component": digest}))
+        .await?;
+    let sent: Arc<Mutex<Vec<(String, Instant, Instant)>>> = Arc::default();
+    let failures = Arc::new(AtomicU64::new(0));
+    let mut tick = tokio::time::interval(Duration::from_millis(interval_ms));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let t0 = Instant::now();
+    let mut requests = Vec::new();
+    for _ in 0..samples {
+        tick.tick().await;
+        let (client, url, token, sent, failures) = (
+            b.client.clone(),
+            b.url.clone(),
+            token.clone(),
+            sent.clone(),
+            failures.clone(),
+        );
+        requests.push(tokio::spawn(async move {
+            let at = Instant::now();
+            let r = client
+                .post(format!("{url}/v1/jobs"))
+                .bearer_auth(&token)
+                .body(r#"{"task": "noop", "input": {}}"#)
+                .send()
+                .await;
+            let id = match r {
+                Ok(resp) if resp.status() == 201 => resp
+                    .json::<Value>()
+                    .await
+                    .ok()
+                    .and_then(|j| j["id"].as_str().map(str::to_owned)),
+                _ => None,
+            };
+            let acked = Instant::now();
+            match id {
+                Some(id) => sent
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((id, at, acked)),
+                None => {
+                    failures.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    for r in requests {
+        r.await?;
+    }
+    let offered = t0.elapsed();
+    if failures.load(Ordering::Relaxed) > 0 {
+        bail!(
+            "{} of the quiet tenant's enqueues failed",
+            failures.load(Ordering::Relaxed)
+        );
+    }
+    // Every job has started (or the phase failed).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let sent = std::mem::take(&mut *sent.lock().unwrap_or_else(|p| p.into_inner()));
+    loop {
+        let waits: Option<Vec<Duration>> = {
+            let started = b.started.lock().unwrap_or_else(|p| p.into_inner());
+            sent.iter()
+                .map(|(id, at, _)| started.get(id).map(|s| s.saturating_duration_since(*at)))
+                .collect()
+        };
+        if let Some(waits) = waits {
+            let acks = sent
+                .iter()
+                .map(|(_, at, acked)| acked.saturating_duration_since(*at))
+                .collect();
+            return Ok((waits, acks, offered));
+        }
+        if Instant::now() > deadline {
+            bail!("some of the quiet tenant's jobs did not start within a minute");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Puts `n` jobs of `task` in the flooding tenant's backlog, at the best
+/// priority, a thousand per write; the ids of the last thousand.
+async fn backlog(b: &Bed, task: &TaskRef, input: &str, n: u64) -> anyhow::Result<Vec<String>> {
+    let store = b.app.state.store.clone();
+    let mut ids = ulid::Generator::new();
+    let mut last = Vec::new();
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(1_000);
+        let jobs: Vec<NewJob> = (0..k)
+            .map(|_| NewJob {
+                priority: -1000,
+                ..NewJob::plain(
+                    ids.generate().map(|u| u.to_string()).unwrap_or_default(),
+                    FLOOD,
+                    task.clone(),
+                    input,
+                )
+            })
+            .collect();
+        last = jobs.iter().map(|j| j.id.clone()).collect();
+        for r in store.job_insert(jobs).await? {
+            r?;
+        }
+        left -= k;
+    }
+    b.app.state.wake.notify_one();
+    Ok(last)
+}
+
+/// How the flooding tenant keeps at it while the quiet one is measured:
+/// clients enqueueing as fast as they are answered (at the best priority,
+/// the past as run_at), run-now calls on its queued jobs, and inputs that
+/// its hostile schema takes to the bound. Stops at `stop`.
+async fn flood(
+    b: Arc<Bed>,
+    (task, input): (TaskRef, Value),
+    backlog_size: u64,
+    clients: u64,
+    stop: Arc<AtomicBool>,
+    ready: tokio::sync::oneshot::Sender<()>,
+) -> anyhow::Result<Value> {
+    let token = b.tokens[FLOOD].clone();
+    let queued = backlog(&b, &task, &input.to_string(), backlog_size).await?;
+    let _ = ready.send(());
+    let ready = Instant::now();
+    let enqueued = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (b, stop, token, enqueued) = (b.clone(), stop.clone(), token.clone(), enqueued.clone());
+        let body = json!({"task": task.name, "input": input, "priority": -1000,
+                          "run_at": "2000-01-01T00:00:00Z"});
+        tasks.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let body = body.clone();
+                if let Ok((201, _)) = b
+                    .call(reqwest::Method::POST, "/v1/jobs", &token, Some(body))
+                    .await
+                {
+                    enqueued.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    let (b2, stop2, token2) = (b.clone(), stop.clone(), token.clone());
+    let run_nows = tokio::spawn(async move {
+        let mut calls = 0u64;
+        for id in queued.iter().cycle() {
+            if stop2.load(Ordering::Relaxed) {
+                break;
+            }
+            let path = format!("/v1/jobs/{id}/run");
+            let _ = b2.call(reqwest::Method::POST, &path, &token2, None).await;
+            calls += 1;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        calls
+    });
+    let (b3, stop3, token3) = (b.clone(), stop.clone(), token.clone());
+    let hostile = tokio::spawn(async move {
+        let mut refused = 0u64;
+        while !stop3.load(Ordering::Relaxed) {
+            let body = json!({"task": "hostile", "input": 1});
+            if let Ok((400, _)) = b3
+                .call(reqwest::Method::POST, "/v1/jobs", &token3, Some(body))
+                .await
+            {
+                refused += 1;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        refused
+    });
+    // The backlog kept at least half full, a thousand jobs per write.
+    let mut topped_up = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let queued = b.app.state.store.tenant_usage(FLOOD).await?.jobs.queued;
+        if queued < backlog_size / 2 {
+            backlog(&b, &task, &input.to_string(), backlog_size / 2).await?;
+            topped_up += backlog_size / 2;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for t in tasks {
+        t.await?;
+    }
+    Ok(json!({
+        "backlog": backlog_size,
+        "topped_up": topped_up,
+        "seconds": ready.elapsed().as_secs_f64(),
+        "clients": clients,
+        "enqueued_over_http": enqueued.load(Ordering::Relaxed),
+        "run_now_calls": run_nows.await?,
+        "hostile_inputs_refused": hostile.await?,
+    }))
+}
+
+/// The flooding tenant's tasks: no-op jobs, guests that burn `fuel`, and a
+/// schema whose checks run to the bound.
+async fn flood_tasks(b: &Bed, fuel: u64) -> anyhow::Result<(TaskRef, TaskRef)> {
+    let token = b.tokens[FLOOD].clone();
+    let noop = b.upload(&token, "noop").await?;
+    let limits = b.upload(&token, "limits").await?;
+    let noop = b.define(&token, "noop", json!({"component": noop})).await?;
+    let burn = b
+        .define(
+            &token,
+            "burn",
+            json!({"component": limits, "limits": {"fuel": fuel}, "retry": {"max_attempts": 1}}),
+        )
+        .await?;
+    let mut defs = Map::new();
+    for i in 0..40 {
+        let r = format!("#/$defs/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"oneOf": [{"$ref": r}, {"$ref": r}]}),
+        );
+    }
+    defs.insert("d40".into(), json!(false));
+    b.define(
+        &token,
+        "hostile",
+        json!({"component": noop.digest, "input_schema": {"$defs": defs, "$ref": "#/$defs/d0"}}),
+    )
+    .await?;
+    Ok((noop, burn))
+}
+
+/// One phase: the quiet tenant measured, with the flood `which` says. The
+/// tenants' clients run on a runtime of their own, as they would elsewhere.
+async fn phase(
+    args: &TenantsBench,
+    runners: usize,
+    which: Phase,
+    clients: &tokio::runtime::Handle,
+) -> anyhow::Result<Value> {
+    let b = Arc::new(bed(args, runners).await?);
+    let (noop, burn) = flood_tasks(&b, args.burn_fuel).await?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let spin = json!({"op": "spin", "iterations": 1_000_000_000_000u64});
+    let (task, input) = match which {
+        Phase::Burn => (burn, spin),
+        _ => (noop, json!({})),
+    };
+    let (ready_tx, ready) = tokio::sync::oneshot::channel();
+    let flooding = match which {
+        Phase::Alone | Phase::Share => None,
+        Phase::Flood | Phase::Burn => Some(clients.spawn(flood(
+            b.clone(),
+            (task, input),
+            args.flood,
+            args.flood_clients,
+            stop.clone(),
+            ready_tx,
+        ))),
+    };
+    if flooding.is_some() {
+        // The backlog in, and the flood under way.
+        ready
+            .await
+            .context("the flood stopped before its backlog was in")?;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let a0 = started_of(&b, FLOOD);
+    let (waits, acks, offered) = clients
+        .spawn(quiet_tenant(b.clone(), args.samples, args.interval_ms))
+        .await??;
+    let a1 = started_of(&b, FLOOD);
+    stop.store(true, Ordering::Relaxed);
+    let flood_report = match flooding {
+        Some(f) => f.await??,
+        None => Value::Null,
+    };
+    let n = waits.len() as f64;
+    let report = json!({
+        "quiet_enqueue_to_start": percentiles(waits),
+        "quiet_enqueue_to_ack": percentiles(acks),
+        "quiet_jobs": n,
+        "quiet_offered_per_second": n / offered.as_secs_f64(),
+        "quiet_started_per_second": n / offered.as_secs_f64(),
+        "flood_started_per_second": (a1 - a0) as f64 / offered.as_secs_f64(),
+        "flood": flood_report,
+    });
+    Arc::try_unwrap(b)
+        .map_err(|_| anyhow::anyhow!("the bench still holds its server"))?
+        .app
+        .stop()
+        .await;
+    Ok(report)
+}
+
+fn started_of(b: &Bed, tenant: &str) -> u64 {
+    b.starts
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(tenant)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// Both tenants backlogged, weights 1 (flood) and 3 (quiet): how the jobs
+/// started while both had work were shared.
+async fn share(args: &TenantsBench, runners: usize) -> anyhow::Result<Value> {
+    let b = Arc::new(bed(args, runners).await?);
+    let (noop, _) = flood_tasks(&b, args.burn_fuel).await?;
+    let quiet_token = b.tokens[QUIET].clone();
+    let digest = b.upload(&quiet_token, "noop").await?;
+    let quiet = b
+        .define(&quiet_token, "noop", json!({"component": digest}))
+        .await?;
+    b.call(
+        reqwest::Method::PUT,
+        &format!("/v1/tenants/{QUIET}"),
+        TOKEN,
+        Some(json!({"weight": 3})),
+    )
+    .await?;
+    let store = b.app.state.store.clone();
+    let mut ids = ulid::Generator::new();
+    let each = args.flood / 2;
+    for (tenant, task, priority) in [(FLOOD, &noop, -1000), (QUIET, &quiet, 1000)] {
+        let mut left = each;
+        while left > 0 {
+            let n = left.min(5_000);
+            let jobs = (0..n)
+                .map(|_| NewJob {
+                    priority,
+                    ..NewJob::plain(
+                        ids.generate().map(|u| u.to_string()).unwrap_or_default(),
+                        tenant,
+                        task.clone(),
+                        "{}",
+                    )
+                })
+                .collect();
+            for r in store.job_insert(jobs).await? {
+                r?;
+            }
+            left -= n;
+        }
+    }
+    progress("both tenants backlogged");
+    b.app.state.wake.notify_one();
+    // Count starts over a span in which both still have work queued.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (f0, q0) = (started_of(&b, FLOOD), started_of(&b, QUIET));
+    let t0 = Instant::now();
+    let mut span = Duration::ZERO;
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (f, q) = (
+            store.tenant_usage(FLOOD).await?.jobs.queued,
+            store.tenant_usage(QUIET).await?.jobs.queued,
+        );
+        if f < each / 10 || q < each / 10 || t0.elapsed() > Duration::from_secs(3) {
+            break;
+        }
+        span = t0.elapsed();
+    }
+    let (f1, q1) = (started_of(&b, FLOOD), started_of(&b, QUIET));
+    eprintln!(" done");
+    let (fs, qs) = ((f1 - f0) as f64, (q1 - q0) as f64);
+    let report = json!({
+        "weights": {"flood": 1, "quiet": 3},
+        "seconds": span.as_secs_f64(),
+        "flood_started": fs,
+        "quiet_started": qs,
+        "quiet_share": qs / (fs + qs).max(1.0),
+        "quiet_fair_share": 0.75,
+    });
+    let counts = store.job_counts().await?;
+    if counts.iter().any(|(s, _)| *s == JobStatus::Failed) {
+        bail!("jobs failed: {counts:?}");
+    }
+    Arc::try_unwrap(b)
+        .map_err(|_| anyhow::anyhow!("the bench still holds its server"))?
+        .app
+        .stop()
+        .await;
+    Ok(report)
+}
+
+pub fn main(args: TenantsBench) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let clients = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("bench-clients")
+        .enable_all()
+        .build()
+        .context("cannot start the clients' runtime")?;
+    let runners = args
+        .runners
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let want = |p: Phase| args.only.is_none_or(|o| o == p);
+    let mut report = Map::new();
+    report.insert("runners".into(), json!(runners));
+    rt.block_on(async {
+        for (p, name) in [
+            (Phase::Alone, "alone"),
+            (Phase::Flood, "flood"),
+            (Phase::Burn, "burn"),
+        ] {
+            if want(p) {
+                progress(&format!("phase {name}"));
+                report.insert(
+                    name.into(),
+                    phase(&args, runners, p, clients.handle()).await?,
+                );
+                eprintln!(" done");
+            }
+        }
+        if want(Phase::Share) {
+            report.insert("share".into(), share(&args, runners).await?);
+        }
+        Ok::<_, anyhow::Error>(())
+    })?;
+    clients.shutdown_background();
+    let p99 = |report: &Map<String, Value>, phase: &str| {
+        report
+            .get(phase)
+            .and_then(|p| p["quiet_enqueue_to_start"]["p99_ms"].as_f64())
+    };
+    if let Some(alone) = p99(&report, "alone") {
+        for phase in ["flood", "burn"] {
+            if let Some(under) = p99(&report, phase) {
+                report.insert(format!("{phase}_p99_ratio"), json!(under / alone));
+            }
+        }
+    }
+    let report = Value::Object(report);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "tenants benchmark · {runners} runners · the quiet tenant enqueues every {} ms",
+        args.interval_ms
+    );
+    for phase in ["alone", "flood", "burn"] {
+        let Some(p) = report.get(phase) else { continue };
+        let l = &p["quiet_enqueue_to_start"];
+        println!(
+            "  {phase:<6} quiet enqueue→start p50 {:.3} ms · p99 {:.3} ms · max {:.3} ms · {:.0} jobs/s offered, all started · flood {:.0} starts/s",
+            l["p50_ms"].as_f64().unwrap_or_default(),
+            l["p99_ms"].as_f64().unwrap_or_default(),
+            l["max_ms"].as_f64().unwrap_or_default(),
+            p["quiet_offered_per_second"].as_f64().unwrap_or_default(),
+            p["flood_started_per_second"].as_f64().unwrap_or_default(),
+        );
+        let a = &p["quiet_enqueue_to_ack"];
+        println!(
+            "         (of which the 201: p50 {:.3} ms · p99 {:.3} ms)",
+            a["p50_ms"].as_f64().unwrap_or_default(),
+            a["p99_ms"].as_f64().unwrap_or_default(),
+        );
+    }
+    for phase in ["flood", "burn"] {
+        if let Some(r) = report.get(format!("{phase}_p99_ratio")) {
+            println!(
+                "  p99 under {phase} / alone: {:.2}× (bar: ≤ 2×)",
+                r.as_f64().unwrap_or_default()
+            );
+        }
+    }
+    if let Some(s) = report.get("share") {
+        println!(
+            "  share  both backlogged, weights 1:3 → quiet got {:.1} % of {} starts in {:.2} s (fair: 75 %)",
+            s["quiet_share"].as_f64().unwrap_or_default() * 100.0,
+            s["flood_started"].as_f64().unwrap_or_default() + s["quiet_started"].as_f64().unwrap_or_default(),
+            s["seconds"].as_f64().unwrap_or_default(),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
