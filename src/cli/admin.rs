@@ -27,6 +27,25 @@ pub enum TenantCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Set a tenant's weight and quotas (admin token); creates it if new.
+    Set(super::tenant::SetArgs),
+    /// Show a tenant's weight and quotas, each with who set it (admin token).
+    Show {
+        /// The tenant's name.
+        name: String,
+        #[command(flatten)]
+        out: super::tenant::Output,
+    },
+    /// List the tenants (admin token).
+    List(super::tenant::Output),
+    /// Fuel, wall time, attempts and jobs, this minute and the last: your
+    /// tenant's, or NAME's (admin token).
+    Usage {
+        /// Whose (admin token); default: the token's own tenant.
+        name: Option<String>,
+        #[command(flatten)]
+        out: super::tenant::Output,
+    },
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -51,6 +70,10 @@ pub enum TokenCmd {
 
 pub fn tenant_main(cmd: TenantCmd) -> anyhow::Result<ExitCode> {
     match cmd {
+        TenantCmd::Set(args) => super::tenant::set(args),
+        TenantCmd::Show { name, out } => super::tenant::show(name, out),
+        TenantCmd::List(out) => super::tenant::list(out),
+        TenantCmd::Usage { name, out } => super::tenant::usage(name, out),
         TenantCmd::Create { name, server, json } => {
             let client = Client::new(&server)?;
             let reply = client

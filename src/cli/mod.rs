@@ -12,6 +12,7 @@ mod run;
 mod serve;
 mod table;
 mod task;
+mod tenant;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -38,7 +39,7 @@ pub enum Command {
     /// Enqueue, follow, list and cancel jobs on a server.
     #[command(subcommand)]
     Job(job::JobCmd),
-    /// Create tenants (admin token).
+    /// Tenants: create them, set their weights and quotas, see their usage.
     #[command(subcommand)]
     Tenant(admin::TenantCmd),
     /// Mint scoped tokens (admin token).

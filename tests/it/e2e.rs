@@ -498,6 +498,70 @@ async fn the_cli_reports_failures_with_its_exit_status() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_sets_and_shows_a_tenants_quotas_and_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Served::start(dir.path());
+    let taskbox = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
+            .args(args)
+            .env("TASKBOX_URL", &server.url)
+            .env("TASKBOX_TOKEN", ADMIN)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = taskbox(&[
+        "tenant",
+        "set",
+        "acme",
+        "--weight",
+        "3",
+        "--quota",
+        "max_queued=5",
+        "--quota",
+        "fuel_per_minute=1_000_000",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("created tenant acme"), "{err}");
+    assert!(
+        out.contains("max_queued") && out.contains("tenant"),
+        "{out}"
+    );
+    // A second set keeps what it does not name, and `default` forgets one.
+    let (code, _, err) = taskbox(&["tenant", "set", "acme", "--quota", "max_queued=default"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, out, err) = taskbox(&["tenant", "show", "acme", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let view: Value = serde_json::from_str(&out).expect("--json prints JSON");
+    assert_eq!(view["weight"], 3);
+    assert_eq!(view["quotas"]["fuel_per_minute"]["limit"], 1_000_000);
+    assert_eq!(view["quotas"]["fuel_per_minute"]["source"], "tenant");
+    assert_eq!(view["quotas"]["max_queued"]["source"], "server");
+    let (code, out, err) = taskbox(&["tenant", "list"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("acme") && out.contains("fuel_per_minute=1000000"),
+        "{out}"
+    );
+    let (code, out, err) = taskbox(&["tenant", "usage", "acme"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("FUEL USED") && out.contains("1,000,000"),
+        "{out}"
+    );
+    let (code, _, err) = taskbox(&["tenant", "set", "acme", "--quota", "max_quued=1"]);
+    assert_eq!(code, Some(2), "a misspelled quota is refused: {err}");
+    assert!(err.contains("max_queued"), "it names the real ones: {err}");
+    let (code, _, err) = taskbox(&["tenant", "show", "nobody"]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("TENANT_NOT_FOUND"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_finishes_short_attempts_and_gives_long_ones_back() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Served::spawn(dir.path(), &["--grace-ms", "1000"], Some(ADMIN));
