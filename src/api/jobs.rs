@@ -247,6 +247,9 @@ pub async fn enqueue(
     match inserted {
         Inserted::Created(j) => {
             state.wake.notify_one();
+            if j.status == JobStatus::Queued && j.run_at <= state.store.now() {
+                state.runner.enqueued(&j.tenant);
+            }
             Ok((StatusCode::CREATED, Json(views::job(&j))))
         }
         Inserted::Existing(j) => Ok((StatusCode::OK, Json(views::job(&j)))),
@@ -446,6 +449,7 @@ pub async fn resume(
         .await
         .map_err(|e| not_found(e, &id))?;
     state.wake.notify_one();
+    state.runner.enqueued(&j.tenant);
     Ok(Json(views::job(&j)))
 }
 

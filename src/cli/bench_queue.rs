@@ -471,7 +471,7 @@ pub async fn store_only(args: &QueueBench) -> anyhow::Result<serde_json::Value> 
                 queues: None,
                 limit: 512,
                 lease_ms: 30_000,
-                exclude_tenants: vec![],
+                only_tenants: None,
             })
             .await?;
         let fin = claimed

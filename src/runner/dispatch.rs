@@ -55,6 +55,32 @@ impl Dispatch {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether the tenant has a job here, waiting or running (a job whose
+    /// attempt ended, its end not yet written, is no longer here).
+    pub fn has(&self, tenant: &str) -> bool {
+        let s = self.state();
+        s.running.contains_key(tenant) || s.lines.get(tenant).is_some_and(|l| !l.is_empty())
+    }
+
+    /// The tenants with a job here, waiting or running, each once.
+    pub fn tenants(&self) -> Vec<String> {
+        let s = self.state();
+        let mut t: Vec<String> = s
+            .running
+            .keys()
+            .chain(
+                s.lines
+                    .iter()
+                    .filter(|(_, l)| !l.is_empty())
+                    .map(|(k, _)| k),
+            )
+            .cloned()
+            .collect();
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
+
     /// Adds claimed jobs, each to the back of its tenant's line. Answers
     /// whether one is of a tenant with nothing running while every slot is
     /// taken (it may start beyond them, and running guests should yield).

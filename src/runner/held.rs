@@ -36,15 +36,32 @@ pub struct Snapshot {
 
 /// Shared by the claim loop, the attempts, the heartbeat and the API.
 #[derive(Clone, Default)]
-pub struct Held(Arc<Mutex<HashMap<String, Entry>>>);
+pub struct Held(Arc<Mutex<Jobs>>);
+
+#[derive(Default)]
+struct Jobs {
+    by_id: HashMap<String, Entry>,
+    /// How many are each tenant's.
+    per_tenant: HashMap<String, usize>,
+}
 
 impl Held {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+    fn jobs(&self) -> std::sync::MutexGuard<'_, Jobs> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    fn map(&self) -> MappedMap<'_> {
+        MappedMap(self.jobs())
+    }
+
+    /// How many held jobs are this tenant's.
+    pub fn of_tenant(&self, tenant: &str) -> usize {
+        self.jobs().per_tenant.get(tenant).copied().unwrap_or(0)
+    }
+
     pub fn insert(&self, id: &str, tenant: &str, lease_token: &str) {
-        self.map().insert(
+        let mut jobs = self.jobs();
+        let old = jobs.by_id.insert(
             id.to_owned(),
             Entry {
                 tenant: tenant.to_owned(),
@@ -54,10 +71,17 @@ impl Held {
                 progress: None,
             },
         );
+        if let Some(old) = old {
+            jobs.forget(&old.tenant);
+        }
+        *jobs.per_tenant.entry(tenant.to_owned()).or_default() += 1;
     }
 
     pub fn remove(&self, id: &str) {
-        self.map().remove(id);
+        let mut jobs = self.jobs();
+        if let Some(old) = jobs.by_id.remove(id) {
+            jobs.forget(&old.tenant);
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -70,14 +94,6 @@ impl Held {
 
     pub fn contains(&self, id: &str) -> bool {
         self.map().contains_key(id)
-    }
-
-    /// The tenants of the jobs held, each once.
-    pub fn tenants(&self) -> Vec<String> {
-        let mut t: Vec<String> = self.map().values().map(|e| e.tenant.clone()).collect();
-        t.sort_unstable();
-        t.dedup();
-        t
     }
 
     /// The token that stops this job's attempt (a fresh one if not held).
@@ -138,5 +154,32 @@ impl Held {
     /// Whether any progress waits to be written.
     pub fn has_progress(&self) -> bool {
         self.map().values().any(|e| e.progress.is_some())
+    }
+}
+
+impl Jobs {
+    fn forget(&mut self, tenant: &str) {
+        if let Some(n) = self.per_tenant.get_mut(tenant) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_tenant.remove(tenant);
+            }
+        }
+    }
+}
+
+/// The jobs by id, under the lock.
+struct MappedMap<'a>(std::sync::MutexGuard<'a, Jobs>);
+
+impl std::ops::Deref for MappedMap<'_> {
+    type Target = HashMap<String, Entry>;
+    fn deref(&self) -> &Self::Target {
+        &self.0.by_id
+    }
+}
+
+impl std::ops::DerefMut for MappedMap<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0.by_id
     }
 }

@@ -48,6 +48,8 @@ const SHORT_ATTEMPT: Duration = Duration::from_millis(20);
 const FINALIZE_BATCH: usize = 2048;
 /// Most jobs asked for in one claim (the store makes it of small writes).
 const MAX_CLAIM: usize = 512;
+/// Most tenants remembered for the sparse claimer between two claims.
+const MAX_FRESH: usize = 64;
 /// How often someone waiting for a job's end looks at the store besides
 /// being told (an end this process did not write, a cancel while queued).
 const LOOK_EVERY: Duration = Duration::from_millis(250);
@@ -139,6 +141,11 @@ struct Inner {
     wake: Arc<Notify>,
     /// Rung when a held job is let go: there may be room to claim.
     space: Notify,
+    /// Tenants this process gave a job to (an enqueue, a run-now) that
+    /// held nothing then: the sparse claimer's to claim for at once.
+    fresh: std::sync::Mutex<Vec<String>>,
+    /// Rung with each tenant put in `fresh`.
+    sparse: Notify,
     stopping: CancellationToken,
     finalize_tx: mpsc::Sender<Finalize>,
     /// Moving average of attempt durations, in µs.
@@ -213,6 +220,8 @@ impl Runner {
             watch: Watch::default(),
             wake,
             space: Notify::new(),
+            fresh: std::sync::Mutex::default(),
+            sparse: Notify::new(),
             stopping: CancellationToken::new(),
             finalize_tx,
             avg_attempt_us: AtomicU64::new(SHORT_ATTEMPT.as_micros() as u64 * 10),
@@ -230,12 +239,37 @@ impl Runner {
                 tasks.push(inner.guests.spawn(worker(inner.clone())));
             }
             tasks.push(tokio::spawn(claimer(inner.clone())));
+            tasks.push(tokio::spawn(sparse_claimer(inner.clone())));
         }
         Runner {
             inner,
             tasks: std::sync::Mutex::new(tasks),
             guest_runtime: std::sync::Mutex::new(runtime),
         }
+    }
+
+    /// Tells the runner that `tenant` has a job due: if it has none of
+    /// that tenant's waiting or running, it claims for it at once, beside the batch it may be
+    /// claiming, so that a tenant's job never waits for another tenant's
+    /// batch to be claimed.
+    pub fn enqueued(&self, tenant: &str) {
+        let inner = &self.inner;
+        // A tenant with many jobs held is served by the claim loop's
+        // batches; this is for one that sends a job now and then.
+        if inner.config.slots == 0
+            || inner.dispatch.has(tenant)
+            || inner.held.of_tenant(tenant) >= inner.sparse_held()
+        {
+            return;
+        }
+        {
+            let mut fresh = inner.fresh.lock().unwrap_or_else(|p| p.into_inner());
+            // Bounded: the claim serves every tenant not held, named or not.
+            if fresh.len() < MAX_FRESH && !fresh.iter().any(|t| t == tenant) {
+                fresh.push(tenant.to_owned());
+            }
+        }
+        inner.sparse.notify_one();
     }
 
     /// Stops a held job's attempt because it was cancelled. Returns whether
@@ -263,6 +297,7 @@ impl Runner {
         let watcher = self.inner.watch.watch(id);
         let marked = self.inner.registry.store().job_run_now(tenant, id).await?;
         self.inner.wake.notify_one();
+        self.enqueued(tenant);
         let Some(limit) = wait else {
             return Ok(Waited::StillGoing(marked));
         };
@@ -417,6 +452,12 @@ impl Inner {
         }
     }
 
+    /// A tenant holding this many jobs here (waiting, running, or ending)
+    /// is not sparse: its jobs come in the claim loop's batches.
+    fn sparse_held(&self) -> usize {
+        (self.hold_target() / 2).max(2 * self.config.slots)
+    }
+
     fn record_duration(&self, d: Duration) {
         let us = d.as_micros().min(u128::from(u32::MAX)) as u64;
         let old = self.avg_attempt_us.load(Ordering::Relaxed);
@@ -426,9 +467,8 @@ impl Inner {
 }
 
 /// Claims jobs whenever there is room, waking on enqueues, on due times and
-/// on a slow poll. When it holds all it may, an enqueue still makes it
-/// claim for the tenants it holds nothing of: their jobs may start beyond
-/// the slots.
+/// on a slow poll. When it holds all it may, it waits for room: jobs of
+/// tenants it holds nothing of are the sparse claimer's.
 async fn claimer(inner: Arc<Inner>) {
     let store = inner.registry.store().clone();
     let slots = inner.config.slots;
@@ -442,19 +482,17 @@ async fn claimer(inner: Arc<Inner>) {
         } else {
             1
         };
-        let (limit, exclude) = if held < target && (target - held >= worth || held == 0) {
-            ((target - held).min(MAX_CLAIM), Vec::new())
+        let limit = if held < target && (target - held >= worth || held == 0) {
+            (target - held).min(MAX_CLAIM)
         } else {
-            let woken = tokio::select! {
-                _ = inner.space.notified() => false,
-                _ = inner.wake.notified() => true,
+            // An enqueue while full wakes the sparse claimer, not this one:
+            // a flood of one tenant's enqueues must not become a flood of
+            // claims that find nothing.
+            tokio::select! {
+                _ = inner.space.notified() => {}
                 _ = inner.stopping.cancelled() => break,
             };
-            let room = (target + slots).saturating_sub(inner.held.len());
-            if !woken || room == 0 {
-                continue;
-            }
-            (room.min(slots), inner.held.tenants())
+            continue;
         };
         let t0 = Instant::now();
         let claimed = match store
@@ -463,7 +501,7 @@ async fn claimer(inner: Arc<Inner>) {
                 queues: inner.config.queues.clone(),
                 limit: u32::try_from(limit).unwrap_or(u32::MAX),
                 lease_ms: inner.config.lease_ms,
-                exclude_tenants: exclude.clone(),
+                only_tenants: None,
             })
             .await
         {
@@ -492,7 +530,7 @@ async fn claimer(inner: Arc<Inner>) {
             // busy: the running guests yield, so that it starts at once.
             inner.registry.sandbox().nudge();
         }
-        if short && exclude.is_empty() {
+        if short {
             let idle = match store.job_next_run_at().await {
                 Ok(Some(t)) => Duration::from_millis(u64::try_from(t - store.now()).unwrap_or(0))
                     .min(POLL_EVERY),
@@ -515,6 +553,53 @@ async fn claimer(inner: Arc<Inner>) {
                 _ = tokio::time::sleep(idle) => {}
                 _ = inner.stopping.cancelled() => break,
             }
+        }
+    }
+}
+
+/// Claims, as soon as it is told of them, for tenants the runner holds
+/// nothing of (up to the slots again beyond what it may hold): their jobs
+/// may start beyond the slots, and they must not wait for the batch the
+/// claim loop is taking, nor for room among another tenant's jobs. The
+/// store takes such a claim ahead of bulk writes.
+async fn sparse_claimer(inner: Arc<Inner>) {
+    let store = inner.registry.store().clone();
+    let slots = inner.config.slots;
+    loop {
+        tokio::select! {
+            _ = inner.sparse.notified() => {}
+            _ = inner.stopping.cancelled() => break,
+        }
+        let mut fresh = std::mem::take(&mut *inner.fresh.lock().unwrap_or_else(|p| p.into_inner()));
+        fresh.retain(|t| !inner.dispatch.has(t));
+        let room = (inner.hold_target() + slots).saturating_sub(inner.held.len());
+        if fresh.is_empty() || room == 0 || inner.held.is_empty() {
+            // Holding all it may, the job waits for room like any other;
+            // holding nothing, the claim loop is claiming already.
+            continue;
+        }
+        let claimed = match store
+            .job_claim(ClaimParams {
+                owner: inner.config.owner.clone(),
+                queues: inner.config.queues.clone(),
+                // A few each, so that one that fell behind catches up.
+                limit: u32::try_from(room.min(fresh.len() * slots)).unwrap_or(u32::MAX),
+                lease_ms: inner.config.lease_ms,
+                only_tenants: Some(fresh),
+            })
+            .await
+        {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "claim for a sparse tenant failed; the claim loop will take it");
+                continue;
+            }
+        };
+        for job in &claimed {
+            inner.held.insert(&job.id, &job.tenant, &job.lease_token);
+        }
+        if inner.dispatch.push(claimed) {
+            inner.registry.sandbox().nudge();
         }
     }
 }

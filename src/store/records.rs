@@ -303,9 +303,10 @@ pub struct ClaimParams {
     pub queues: Option<Vec<String>>,
     pub limit: u32,
     pub lease_ms: u64,
-    /// Tenants not to claim for (the runner holds jobs of theirs already:
-    /// a claim beyond its slots is for tenants it holds nothing of).
-    pub exclude_tenants: Vec<String>,
+    /// `Some`: claim only these tenants' jobs (a runner claiming at once
+    /// for tenants that just got a job and have none waiting there). The
+    /// store takes such a claim ahead of bulk writes.
+    pub only_tenants: Option<Vec<String>>,
 }
 
 /// A tenant's fuel budget in the current window, as a claim saw it.

@@ -329,7 +329,7 @@ async fn a_job_whose_runner_died_goes_on_to_its_fallback() {
             queues: None,
             limit: 1,
             lease_ms: 1,
-            exclude_tenants: vec![],
+            only_tenants: None,
         })
         .await
         .unwrap();

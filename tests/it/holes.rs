@@ -202,6 +202,48 @@ async fn one_tenant_cannot_starve_another() {
     s.stop().await;
 }
 
+/// A tenant with nothing waiting or running here starts its job beside a
+/// runner whose every slot another tenant's long attempts fill: it is
+/// claimed for at once, not after the batch (or the slot) it would
+/// otherwise wait for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sparse_tenant_starts_beside_a_full_runner() {
+    let s = TestServer::start(1).await;
+    let busy = s.tenant("busy", ALL_SCOPES).await;
+    let quiet = s.tenant("quiet", ALL_SCOPES).await;
+    s.task(&busy, "t", "limits", json!({})).await;
+    s.task(&quiet, "t", "limits", json!({})).await;
+    let mut long = Vec::new();
+    for _ in 0..3 {
+        let j = s
+            .enqueue(
+                &busy,
+                json!({"task": "t", "input": {"op": "sleep", "ms": 4000}}),
+            )
+            .await;
+        long.push(j["id"].as_str().unwrap().to_owned());
+    }
+    s.until(&busy, &long[0], |j| j["status"] == "running").await;
+    let q = s
+        .enqueue(
+            &quiet,
+            json!({"task": "t", "input": {"op": "echo", "value": 1}}),
+        )
+        .await;
+    let done = s.finished(&quiet, q["id"].as_str().unwrap()).await;
+    assert_eq!(done["status"], "completed");
+    let (_, first) = s.get(&format!("/v1/jobs/{}", long[0]), &busy).await;
+    assert_eq!(
+        first["status"], "running",
+        "the quiet tenant's job ran beside the busy one's, not after it"
+    );
+    for id in &long {
+        s.post(&format!("/v1/jobs/{id}/cancel"), &busy, json!({}))
+            .await;
+    }
+    s.stop().await;
+}
+
 /// A guest answering `snooze(0)` for ever looped for ever, an attempt row
 /// each time; now each snooze waits at least the floor, and the snooze
 /// after the cap fails the job.

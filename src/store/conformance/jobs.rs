@@ -282,7 +282,7 @@ pub async fn claims_follow_priority_time_and_queues(h: Harness) {
             queues: Some(vec!["other".into()]),
             limit: 10,
             lease_ms: 30_000,
-            exclude_tenants: vec![],
+            only_tenants: None,
         })
         .await
         .unwrap();
@@ -513,7 +513,7 @@ pub async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
             queues: None,
             limit: 1,
             lease_ms: 1000,
-            exclude_tenants: vec![],
+            only_tenants: None,
         })
         .await
         .unwrap()

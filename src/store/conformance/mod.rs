@@ -58,7 +58,7 @@ pub(crate) async fn claim(h: &Harness, limit: u32) -> Vec<ClaimedJob> {
             queues: None,
             limit,
             lease_ms: 30_000,
-            exclude_tenants: vec![],
+            only_tenants: None,
         })
         .await
         .unwrap()

@@ -128,20 +128,21 @@ pub async fn claims_share_tenants_by_weight(h: Harness) {
     h.store.tenant_insert("late").await.unwrap();
     let got = claim(&h, 3).await;
     assert!(ids(&got).contains(&"late1"), "{:?}", ids(&got));
-    // Exclusions: a runner claiming beyond its slots skips tenants it holds.
+    // A claim for named tenants (a runner's for those that just got a
+    // job) takes theirs and no one else's.
     insert(&h, job_of("late", "late2")).await;
-    let got = h
-        .store
-        .job_claim(ClaimParams {
-            owner: "r1".into(),
-            queues: None,
-            limit: 5,
-            lease_ms: 30_000,
-            exclude_tenants: vec![A.into(), B.into()],
-        })
-        .await
-        .unwrap();
+    let only = |tenants: &[&str]| ClaimParams {
+        owner: "r1".into(),
+        queues: None,
+        limit: 5,
+        lease_ms: 30_000,
+        only_tenants: Some(tenants.iter().map(|t| t.to_string()).collect()),
+    };
+    let got = h.store.job_claim(only(&["late", "nobody"])).await.unwrap();
     assert_eq!(ids(&got), ["late2"]);
+    let got = h.store.job_claim(only(&[A])).await.unwrap();
+    assert_eq!(count(&got, A), 5, "{:?}", ids(&got));
+    assert!(h.store.job_claim(only(&[])).await.unwrap().is_empty());
     gauges_agree(&h, A).await;
     gauges_agree(&h, B).await;
 }

@@ -217,7 +217,10 @@ pub fn claim(
     let mut contenders = Vec::new();
     let mut budgets = HashMap::new();
     for tenant in active_tenants(conn, fair)? {
-        if p.exclude_tenants.contains(&tenant) {
+        if p.only_tenants
+            .as_ref()
+            .is_some_and(|o| !o.contains(&tenant))
+        {
             continue;
         }
         let policy = policy(conn, &tenant, defaults)?;

@@ -528,12 +528,12 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
-        // A claim beyond a runner's slots is for a tenant with nothing
-        // running, whose job should start at once.
-        let class = if p.exclude_tenants.is_empty() {
-            Class::Bulk
-        } else {
+        // A claim for named tenants is for those with nothing waiting,
+        // whose job should start at once.
+        let class = if p.only_tenants.is_some() {
             Class::Prompt
+        } else {
+            Class::Bulk
         };
         let limits = chunks(vec![(); p.limit as usize], CLAIMS_PER_WRITE).map(|c| c.len());
         let writes = limits.map(|limit| {
