@@ -1,5 +1,6 @@
 //! The runner: claims jobs in batches under a lease (the store shares each
-//! claim among tenants by weight), starts their attempts as the dispatch
+//! claim among tenants by weight), and at once for a tenant that just got
+//! a job and has none waiting here; starts their attempts as the dispatch
 //! allows (tenants in turn, up to its slots, and one more for a tenant
 //! with nothing running) on a runtime of its own, heartbeats while they
 //! run, and finalizes them in batches, fenced by the lease token.
