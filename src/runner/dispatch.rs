@@ -84,11 +84,15 @@ impl Dispatch {
     /// Adds claimed jobs, each to the back of its tenant's line. Answers
     /// whether one is of a tenant with nothing running while every slot is
     /// taken (it may start beyond them, and running guests should yield).
-    pub fn push(&self, jobs: Vec<ClaimedJob>) -> bool {
+    /// Once closed, it takes none: they are answered, to be given back.
+    pub fn push(&self, jobs: Vec<ClaimedJob>) -> Result<bool, Vec<ClaimedJob>> {
         if jobs.is_empty() {
-            return false;
+            return Ok(false);
         }
         let mut s = self.state();
+        if s.closed {
+            return Err(jobs);
+        }
         let full = s.in_slots >= self.slots;
         let idle = full
             && jobs
@@ -107,7 +111,7 @@ impl Dispatch {
         }
         drop(s);
         self.ready.notify_one();
-        idle
+        Ok(idle)
     }
 
     /// The next job that may start, and under which allowance; waits until
@@ -234,8 +238,8 @@ mod tests {
     #[tokio::test]
     async fn tenants_take_turns() {
         let d = Dispatch::new(8);
-        d.push((0..3).map(|n| job("a", n)).collect());
-        d.push(vec![job("b", 0)]);
+        d.push((0..3).map(|n| job("a", n)).collect()).unwrap();
+        d.push(vec![job("b", 0)]).unwrap();
         let mut order = Vec::new();
         for _ in 0..4 {
             order.push(d.next().await.unwrap().0.id);
@@ -246,20 +250,26 @@ mod tests {
     #[tokio::test]
     async fn an_idle_tenant_starts_beyond_full_slots_and_a_busy_one_waits() {
         let d = Dispatch::new(1);
-        d.push(vec![job("a", 0), job("a", 1)]);
+        d.push(vec![job("a", 0), job("a", 1)]).unwrap();
         let (first, seat) = d.next().await.unwrap();
         assert_eq!((first.id.as_str(), seat), ("a-0", Seat::Slot));
-        d.push(vec![job("b", 0)]);
+        d.push(vec![job("b", 0)]).unwrap();
         let (second, seat) = d.next().await.unwrap();
         assert_eq!((second.id.as_str(), seat), ("b-0", Seat::Extra));
         // a-1 waits for a slot: a is running, and so is b.
-        d.push(vec![job("b", 1)]);
+        d.push(vec![job("b", 1)]).unwrap();
         assert!(d.try_next().unwrap().is_none(), "nothing may start");
         d.finished("a", Seat::Slot);
         let (third, seat) = d.next().await.unwrap();
         assert_eq!((third.id.as_str(), seat), ("a-1", Seat::Slot));
+        assert!(d.has("b") && d.has("a"), "b-1 waits, a-1 runs");
+        assert_eq!(d.tenants(), ["a", "b"]);
+        d.finished("a", Seat::Slot);
+        assert!(!d.has("a"), "an ended attempt is not here");
         assert_eq!(d.close().len(), 1);
         assert!(d.next().await.is_none());
         assert_eq!(d.try_next(), Err(Closed));
+        let refused = d.push(vec![job("c", 0)]).unwrap_err();
+        assert_eq!(refused.len(), 1, "a closed dispatch gives jobs back");
     }
 }

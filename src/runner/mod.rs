@@ -526,11 +526,7 @@ async fn claimer(inner: Arc<Inner>) {
         for job in &claimed {
             inner.held.insert(&job.id, &job.tenant, &job.lease_token);
         }
-        if inner.dispatch.push(claimed) {
-            // A tenant with nothing running got a job while every slot is
-            // busy: the running guests yield, so that it starts at once.
-            inner.registry.sandbox().nudge();
-        }
+        push(&inner, claimed).await;
         if short {
             let idle = match store.job_next_run_at().await {
                 Ok(Some(t)) => Duration::from_millis(u64::try_from(t - store.now()).unwrap_or(0))
@@ -599,8 +595,22 @@ async fn sparse_claimer(inner: Arc<Inner>) {
         for job in &claimed {
             inner.held.insert(&job.id, &job.tenant, &job.lease_token);
         }
-        if inner.dispatch.push(claimed) {
-            inner.registry.sandbox().nudge();
+        push(&inner, claimed).await;
+    }
+}
+
+/// Hands claimed jobs to the dispatch, or back to the queue if the runner
+/// stopped while they were claimed.
+async fn push(inner: &Inner, claimed: Vec<ClaimedJob>) {
+    match inner.dispatch.push(claimed) {
+        // A tenant with nothing running got a job while every slot is
+        // busy: the running guests yield, so that it starts at once.
+        Ok(true) => inner.registry.sandbox().nudge(),
+        Ok(false) => {}
+        Err(closed) => {
+            for job in &closed {
+                give_back(inner, job, 0).await;
+            }
         }
     }
 }
