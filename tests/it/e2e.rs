@@ -70,6 +70,23 @@ impl Served {
         Served { child, url, stderr }
     }
 
+    /// Runs the CLI against this server with the admin token, from the
+    /// repository: its exit code, stdout and stderr.
+    fn cli(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
+            .args(args)
+            .current_dir(repo())
+            .env("TASKBOX_URL", &self.url)
+            .env("TASKBOX_TOKEN", ADMIN)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
     /// SIGTERM, then waits for the process to end; its exit status.
     fn terminate(&mut self) -> std::process::ExitStatus {
         let status = Command::new("kill")
@@ -448,20 +465,7 @@ async fn many_clients_enqueue_at_once_without_errors() {
 async fn the_cli_reports_failures_with_its_exit_status() {
     let dir = tempfile::tempdir().unwrap();
     let server = Served::start(dir.path());
-    let taskbox = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
-            .args(args)
-            .current_dir(repo())
-            .env("TASKBOX_URL", &server.url)
-            .env("TASKBOX_TOKEN", ADMIN)
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let taskbox = |args: &[&str]| server.cli(args);
     let guest = crate::common::guests_dir().join("limits.wasm");
     let (code, _, err) = taskbox(&[
         "task",
@@ -501,19 +505,7 @@ async fn the_cli_reports_failures_with_its_exit_status() {
 async fn the_cli_sets_and_shows_a_tenants_quotas_and_usage() {
     let dir = tempfile::tempdir().unwrap();
     let server = Served::start(dir.path());
-    let taskbox = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
-            .args(args)
-            .env("TASKBOX_URL", &server.url)
-            .env("TASKBOX_TOKEN", ADMIN)
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let taskbox = |args: &[&str]| server.cli(args);
     let (code, out, err) = taskbox(&[
         "tenant",
         "set",
