@@ -62,25 +62,6 @@ impl Dispatch {
         s.running.contains_key(tenant) || s.lines.get(tenant).is_some_and(|l| !l.is_empty())
     }
 
-    /// The tenants with a job here, waiting or running, each once.
-    pub fn tenants(&self) -> Vec<String> {
-        let s = self.state();
-        let mut t: Vec<String> = s
-            .running
-            .keys()
-            .chain(
-                s.lines
-                    .iter()
-                    .filter(|(_, l)| !l.is_empty())
-                    .map(|(k, _)| k),
-            )
-            .cloned()
-            .collect();
-        t.sort_unstable();
-        t.dedup();
-        t
-    }
-
     /// Adds claimed jobs, each to the back of its tenant's line. Answers
     /// whether one is of a tenant with nothing running while every slot is
     /// taken (it may start beyond them, and running guests should yield).
@@ -263,7 +244,6 @@ mod tests {
         let (third, seat) = d.next().await.unwrap();
         assert_eq!((third.id.as_str(), seat), ("a-1", Seat::Slot));
         assert!(d.has("b") && d.has("a"), "b-1 waits, a-1 runs");
-        assert_eq!(d.tenants(), ["a", "b"]);
         d.finished("a", Seat::Slot);
         assert!(!d.has("a"), "an ended attempt is not here");
         assert_eq!(d.close().len(), 1);

@@ -50,10 +50,6 @@ impl Held {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn map(&self) -> MappedMap<'_> {
-        MappedMap(self.jobs())
-    }
-
     /// How many held jobs are this tenant's.
     pub fn of_tenant(&self, tenant: &str) -> usize {
         self.jobs().per_tenant.get(tenant).copied().unwrap_or(0)
@@ -85,7 +81,7 @@ impl Held {
     }
 
     pub fn len(&self) -> usize {
-        self.map().len()
+        self.jobs().by_id.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -93,12 +89,13 @@ impl Held {
     }
 
     pub fn contains(&self, id: &str) -> bool {
-        self.map().contains_key(id)
+        self.jobs().by_id.contains_key(id)
     }
 
     /// The token that stops this job's attempt (a fresh one if not held).
     pub fn cancel_token(&self, id: &str) -> CancellationToken {
-        self.map()
+        self.jobs()
+            .by_id
             .get(id)
             .map(|e| e.cancel.clone())
             .unwrap_or_default()
@@ -107,8 +104,7 @@ impl Held {
     /// Stops a held job's attempt; the first reason given wins. Returns
     /// whether the job was held here.
     pub fn stop(&self, id: &str, why: StopReason) -> bool {
-        let mut map = self.map();
-        match map.get_mut(id) {
+        match self.jobs().by_id.get_mut(id) {
             Some(e) => {
                 e.stop.get_or_insert(why);
                 e.cancel.cancel();
@@ -120,29 +116,29 @@ impl Held {
 
     /// Stops every held job's attempt.
     pub fn stop_all(&self, why: StopReason) {
-        for e in self.map().values_mut() {
+        for e in self.jobs().by_id.values_mut() {
             e.stop.get_or_insert(why);
             e.cancel.cancel();
         }
     }
 
     pub fn stop_reason(&self, id: &str) -> Option<StopReason> {
-        self.map().get(id).and_then(|e| e.stop)
+        self.jobs().by_id.get(id).and_then(|e| e.stop)
     }
 
     /// Keeps the latest progress until the next heartbeat writes it.
     pub fn progress(&self, id: &str, p: ProgressRecord) {
-        if let Some(e) = self.map().get_mut(id) {
+        if let Some(e) = self.jobs().by_id.get_mut(id) {
             e.progress = Some(p);
         }
     }
 
     /// Every lease held, and the progress reported since last time.
     pub fn snapshot(&self) -> Snapshot {
-        let mut map = self.map();
-        let mut leases = Vec::with_capacity(map.len());
+        let mut jobs = self.jobs();
+        let mut leases = Vec::with_capacity(jobs.by_id.len());
         let mut progress = Vec::new();
-        for (id, e) in map.iter_mut() {
+        for (id, e) in jobs.by_id.iter_mut() {
             leases.push((id.clone(), e.lease_token.clone()));
             if let Some(p) = e.progress.take() {
                 progress.push((id.clone(), e.lease_token.clone(), p));
@@ -153,7 +149,7 @@ impl Held {
 
     /// Whether any progress waits to be written.
     pub fn has_progress(&self) -> bool {
-        self.map().values().any(|e| e.progress.is_some())
+        self.jobs().by_id.values().any(|e| e.progress.is_some())
     }
 }
 
@@ -165,21 +161,5 @@ impl Jobs {
                 self.per_tenant.remove(tenant);
             }
         }
-    }
-}
-
-/// The jobs by id, under the lock.
-struct MappedMap<'a>(std::sync::MutexGuard<'a, Jobs>);
-
-impl std::ops::Deref for MappedMap<'_> {
-    type Target = HashMap<String, Entry>;
-    fn deref(&self) -> &Self::Target {
-        &self.0.by_id
-    }
-}
-
-impl std::ops::DerefMut for MappedMap<'_> {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0.by_id
     }
 }

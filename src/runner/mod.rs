@@ -142,8 +142,9 @@ struct Inner {
     wake: Arc<Notify>,
     /// Rung when a held job is let go: there may be room to claim.
     space: Notify,
-    /// Tenants this process gave a job to (an enqueue, a run-now) that
-    /// held nothing then: the sparse claimer's to claim for at once.
+    /// Tenants this process gave a job to (an enqueue, a run-now, a
+    /// resume) with none waiting or running here then: the sparse
+    /// claimer's to claim for at once.
     fresh: std::sync::Mutex<Vec<String>>,
     /// Rung with each tenant put in `fresh`.
     sparse: Notify,
@@ -250,9 +251,9 @@ impl Runner {
     }
 
     /// Tells the runner that `tenant` has a job due: if it has none of
-    /// that tenant's waiting or running, it claims for it at once, beside the batch it may be
-    /// claiming, so that a tenant's job never waits for another tenant's
-    /// batch to be claimed.
+    /// that tenant's waiting or running, it claims for it at once, beside
+    /// the batch it may be claiming, so that the job does not wait for a
+    /// batch of other tenants' jobs to be claimed first.
     pub fn enqueued(&self, tenant: &str) {
         let inner = &self.inner;
         // A tenant with many jobs held is served by the claim loop's
@@ -265,7 +266,8 @@ impl Runner {
         }
         {
             let mut fresh = inner.fresh.lock().unwrap_or_else(|p| p.into_inner());
-            // Bounded: the claim serves every tenant not held, named or not.
+            // Bounded: past it, a tenant's job comes in the claim loop's
+            // next batch, as it would without this.
             if fresh.len() < MAX_FRESH && !fresh.iter().any(|t| t == tenant) {
                 fresh.push(tenant.to_owned());
             }
@@ -496,17 +498,8 @@ async fn claimer(inner: Arc<Inner>) {
             continue;
         };
         let t0 = Instant::now();
-        let claimed = match store
-            .job_claim(ClaimParams {
-                owner: inner.config.owner.clone(),
-                queues: inner.config.queues.clone(),
-                limit: u32::try_from(limit).unwrap_or(u32::MAX),
-                lease_ms: inner.config.lease_ms,
-                only_tenants: None,
-            })
-            .await
-        {
-            Ok(c) => c,
+        let got = match claim(&inner, limit, None).await {
+            Ok(got) => got,
             Err(e) => {
                 tracing::warn!(error = %e, "claim failed; retrying shortly");
                 tokio::select! {
@@ -518,16 +511,11 @@ async fn claimer(inner: Arc<Inner>) {
         };
         tracing::debug!(
             limit,
-            got = claimed.len(),
+            got,
             took_us = t0.elapsed().as_micros() as u64,
             "claimed"
         );
-        let short = claimed.len() < limit;
-        for job in &claimed {
-            inner.held.insert(&job.id, &job.tenant, &job.lease_token);
-        }
-        push(&inner, claimed).await;
-        if short {
+        if got < limit {
             let idle = match store.job_next_run_at().await {
                 Ok(Some(t)) => Duration::from_millis(u64::try_from(t - store.now()).unwrap_or(0))
                     .min(POLL_EVERY),
@@ -554,13 +542,12 @@ async fn claimer(inner: Arc<Inner>) {
     }
 }
 
-/// Claims, as soon as it is told of them, for tenants the runner holds
-/// nothing of (up to the slots again beyond what it may hold): their jobs
-/// may start beyond the slots, and they must not wait for the batch the
-/// claim loop is taking, nor for room among another tenant's jobs. The
-/// store takes such a claim ahead of bulk writes.
+/// Claims, as soon as it is told of them, for tenants with nothing
+/// waiting or running in this runner (up to the slots again beyond what it
+/// may hold): their jobs may start beyond the slots, and must not wait for
+/// the batch the claim loop is taking. The store takes such a claim ahead
+/// of bulk writes.
 async fn sparse_claimer(inner: Arc<Inner>) {
-    let store = inner.registry.store().clone();
     let slots = inner.config.slots;
     loop {
         tokio::select! {
@@ -575,33 +562,37 @@ async fn sparse_claimer(inner: Arc<Inner>) {
             // holding nothing, the claim loop is claiming already.
             continue;
         }
-        let claimed = match store
-            .job_claim(ClaimParams {
-                owner: inner.config.owner.clone(),
-                queues: inner.config.queues.clone(),
-                // A few each, so that one that fell behind catches up.
-                limit: u32::try_from(room.min(fresh.len() * slots)).unwrap_or(u32::MAX),
-                lease_ms: inner.config.lease_ms,
-                only_tenants: Some(fresh),
-            })
-            .await
-        {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "claim for a sparse tenant failed; the claim loop will take it");
-                continue;
-            }
-        };
-        for job in &claimed {
-            inner.held.insert(&job.id, &job.tenant, &job.lease_token);
+        // A few each, so that one that fell behind catches up.
+        let limit = room.min(fresh.len() * slots);
+        if let Err(e) = claim(&inner, limit, Some(fresh)).await {
+            tracing::warn!(error = %e, "claim for a sparse tenant failed; the claim loop will take it");
         }
-        push(&inner, claimed).await;
     }
 }
 
-/// Hands claimed jobs to the dispatch, or back to the queue if the runner
-/// stopped while they were claimed.
-async fn push(inner: &Inner, claimed: Vec<ClaimedJob>) {
+/// Claims up to `limit` jobs (only those tenants' if `only` names them),
+/// holds them and hands them to the dispatch, or back to the queue if the
+/// runner stopped meanwhile. Answers how many it got.
+async fn claim(
+    inner: &Inner,
+    limit: usize,
+    only: Option<Vec<String>>,
+) -> Result<usize, StoreError> {
+    let claimed = inner
+        .registry
+        .store()
+        .job_claim(ClaimParams {
+            owner: inner.config.owner.clone(),
+            queues: inner.config.queues.clone(),
+            limit: u32::try_from(limit).unwrap_or(u32::MAX),
+            lease_ms: inner.config.lease_ms,
+            only_tenants: only,
+        })
+        .await?;
+    let got = claimed.len();
+    for job in &claimed {
+        inner.held.insert(&job.id, &job.tenant, &job.lease_token);
+    }
     match inner.dispatch.push(claimed) {
         // A tenant with nothing running got a job while every slot is
         // busy: the running guests yield, so that it starts at once.
@@ -613,6 +604,7 @@ async fn push(inner: &Inner, claimed: Vec<ClaimedJob>) {
             }
         }
     }
+    Ok(got)
 }
 
 /// Runs each job the dispatch lets start, one at a time.
