@@ -1,8 +1,9 @@
-//! The SQL of jobs on SQLite: writes run on the writer's connection inside
-//! its batch transaction; every update of a job is guarded by the status it
-//! moves from (the transition table in `job.rs`) and, for a runner's
-//! writes, by the lease token. Each statement is prepared once and run per
-//! job: on the writer's own thread that costs less than any batching trick.
+//! The SQL of jobs on SQLite (claims are in `claim.rs`): writes run on the
+//! writer's connection inside its batch transaction; every update of a job
+//! is guarded by the status it moves from (the transition table in
+//! `job.rs`) and, for a runner's writes, by the lease token. Each statement
+//! is prepared once and run per job: on the writer's own thread that costs
+//! less than any batching trick.
 
 use super::rows::{ClaimRow, JobRow, CLAIM_COLUMNS, JOB_COLUMNS};
 use super::tally::Tally;
@@ -10,28 +11,18 @@ use super::tenants::{self, policy, within};
 use super::writer::exec;
 use super::{constraint, random_token, wdb, Constraint};
 use crate::job::{ErrorKind, JobError, JobStatus};
-use crate::quota::{window_start, Quotas};
+use crate::quota::Quotas;
 use crate::sandbox::capture::{Level, LogLine, Source};
 use crate::sandbox::AttemptLog;
-use crate::store::fair::{Contender, Fairness};
 use crate::store::records::*;
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
-use std::collections::{HashMap, HashSet};
-
-/// Most tenants one claim looks at; past it, claims go round them in turn.
-const MAX_TENANTS_PER_CLAIM: usize = 256;
-/// Most scheduled jobs one claim makes available.
-const STAGE_BATCH: i64 = 1000;
-/// Rounds of picking in one claim (a tenant with fewer jobs than it was
-/// given leaves its picks to the others).
-const CLAIM_ROUNDS: usize = 3;
 
 fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
-fn millis_after(now: Millis, ms: u64) -> Millis {
+pub(super) fn millis_after(now: Millis, ms: u64) -> Millis {
     now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX))
 }
 
@@ -196,244 +187,6 @@ fn insert_one(
         })?;
     tally.moved(&job.tenant, None, Some(JobStatus::Queued), 1);
     Ok(Inserted::Created(row.try_into()?))
-}
-
-/// Claims available jobs, shared among tenants by weight (`Fairness`):
-/// each tenant's jobs in its own order, run-now first. Tenants at their
-/// `max_running` or out of fuel for the window are passed over; so are
-/// jobs whose concurrency key is running, and a second job of a key taken
-/// in the same claim.
-pub fn claim(
-    conn: &Connection,
-    now: Millis,
-    p: ClaimParams,
-    fair: &mut Fairness,
-    defaults: &Quotas,
-) -> StoreResult<Vec<ClaimedJob>> {
-    if p.limit == 0 {
-        return Ok(Vec::new());
-    }
-    stage(conn, now)?;
-    let mut contenders = Vec::new();
-    let mut budgets = HashMap::new();
-    for tenant in active_tenants(conn, fair)? {
-        if p.only_tenants
-            .as_ref()
-            .is_some_and(|o| !o.contains(&tenant))
-        {
-            continue;
-        }
-        let policy = policy(conn, &tenant, defaults)?;
-        let (running, fuel_used) = tenants::running_and_fuel(conn, &tenant, now)?;
-        let room = policy.quotas.max_running.map_or(u64::MAX, |m| {
-            m.saturating_sub(u64::try_from(running).unwrap_or(0))
-        });
-        let fuel = policy.quotas.fuel_per_minute.map(|budget| FuelWindow {
-            start: window_start(now),
-            budget,
-            used: u64::try_from(fuel_used).unwrap_or(0),
-        });
-        if room == 0 || fuel.is_some_and(|f| f.used >= f.budget) {
-            continue;
-        }
-        budgets.insert(tenant.clone(), fuel);
-        contenders.push(Contender {
-            tenant,
-            weight: policy.weight,
-            room,
-        });
-    }
-    let queues: Option<HashSet<String>> = p.queues.map(|q| q.into_iter().collect());
-    let token = random_token();
-    let expires = millis_after(now, p.lease_ms);
-    let mut tally = Tally::new(now);
-    let mut claimed = Vec::new();
-    for _ in 0..CLAIM_ROUNDS {
-        let want = (p.limit as usize).saturating_sub(claimed.len());
-        let picks = fair.pick(&contenders, want);
-        if picks.is_empty() {
-            break;
-        }
-        let mut given = vec![0usize; contenders.len()];
-        for &i in &picks {
-            given[i] += 1;
-        }
-        let mut rows: Vec<std::collections::VecDeque<i64>> =
-            vec![Default::default(); contenders.len()];
-        for (i, c) in contenders.iter_mut().enumerate() {
-            if given[i] == 0 {
-                continue;
-            }
-            let got = tenant_rows(conn, &c.tenant, queues.as_ref(), given[i])?;
-            if got.len() < given[i] {
-                // It has no more: it leaves the rest to the others.
-                fair.refund(&c.tenant, c.weight, given[i] - got.len());
-                c.room = 0;
-            } else {
-                c.room -= got.len() as u64;
-            }
-            rows[i] = got.into();
-        }
-        // In the order picked, so that a runner starting them in order
-        // takes the tenants in turn too.
-        let ordered: Vec<i64> = picks.iter().filter_map(|&i| rows[i].pop_front()).collect();
-        if ordered.is_empty() {
-            break;
-        }
-        for mut job in take(conn, now, &ordered, &p.owner, &token, expires, &mut tally)? {
-            job.fuel = budgets.get(&job.tenant).copied().flatten();
-            claimed.push(job);
-        }
-    }
-    tally.apply(conn)?;
-    Ok(claimed)
-}
-
-/// Makes scheduled jobs whose time has come available, oldest first, a
-/// bounded number per claim.
-fn stage(conn: &Connection, now: Millis) -> StoreResult<()> {
-    conn.prepare_cached(
-        "UPDATE jobs SET available = 1 WHERE rowid IN (SELECT rowid FROM jobs \
-         WHERE status = 'queued' AND available = 0 AND run_at <= ?1 ORDER BY run_at LIMIT ?2)",
-    )
-    .and_then(|mut s| s.execute(params![now, STAGE_BATCH]))
-    .map_err(wdb)?;
-    Ok(())
-}
-
-/// Tenants with available jobs: all of them, or the next
-/// `MAX_TENANTS_PER_CLAIM` after where the last claim stopped. Each is one
-/// index seek (a skip scan of `jobs_available`).
-fn active_tenants(conn: &Connection, fair: &mut Fairness) -> StoreResult<Vec<String>> {
-    let scan = |after: &str, limit: usize| -> StoreResult<Vec<String>> {
-        conn.prepare_cached(
-            "WITH RECURSIVE t(name) AS ( \
-               SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND available = 1 \
-                       AND tenant > ?1) \
-               UNION ALL \
-               SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND available = 1 \
-                       AND tenant > t.name) \
-               FROM t WHERE t.name IS NOT NULL LIMIT ?2) \
-             SELECT name FROM t WHERE name IS NOT NULL",
-        )
-        .and_then(|mut s| {
-            s.query_map(params![after, limit as i64], |r| r.get(0))?
-                .collect()
-        })
-        .map_err(wdb)
-    };
-    let after = fair.cursor.take().unwrap_or_default();
-    let mut names = scan(&after, MAX_TENANTS_PER_CLAIM)?;
-    if names.len() < MAX_TENANTS_PER_CLAIM && !after.is_empty() {
-        // Round again from the start, up to where this scan began.
-        let more = scan("", MAX_TENANTS_PER_CLAIM - names.len())?;
-        names.extend(
-            more.into_iter()
-                .take_while(|n| n.as_str() <= after.as_str()),
-        );
-    }
-    if names.len() >= MAX_TENANTS_PER_CLAIM {
-        fair.cursor = names.last().cloned();
-    }
-    Ok(names)
-}
-
-/// The rowids of up to `n` of a tenant's available jobs that can run now,
-/// in its order: not on another queue than those served, not of a
-/// concurrency key that is running or taken already. At most a bounded
-/// number of its jobs are looked at, so a tenant whose first jobs all wait
-/// for one key costs a claim little (and waits behind itself).
-fn tenant_rows(
-    conn: &Connection,
-    tenant: &str,
-    queues: Option<&HashSet<String>>,
-    n: usize,
-) -> StoreResult<Vec<i64>> {
-    let scan_limit = (n * 4 + 64) as i64;
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT rowid, queue, concurrency_key FROM jobs \
-             WHERE tenant = ?1 AND status = 'queued' AND available = 1 \
-             ORDER BY urgent DESC, priority, run_at, id LIMIT ?2",
-        )
-        .map_err(wdb)?;
-    let mut busy = conn
-        .prepare_cached(
-            "SELECT 1 FROM jobs WHERE tenant = ?1 AND concurrency_key = ?2 AND status = 'running'",
-        )
-        .map_err(wdb)?;
-    let mut rows = stmt.query(params![tenant, scan_limit]).map_err(wdb)?;
-    let mut keys = HashSet::new();
-    let mut out = Vec::with_capacity(n);
-    while out.len() < n {
-        let Some(r) = rows.next().map_err(wdb)? else {
-            break;
-        };
-        let rowid: i64 = r.get(0).map_err(wdb)?;
-        if let Some(q) = queues {
-            let queue: String = r.get(1).map_err(wdb)?;
-            if !q.contains(&queue) {
-                continue;
-            }
-        }
-        let key: Option<String> = r.get(2).map_err(wdb)?;
-        if let Some(k) = key {
-            if keys.contains(&k) {
-                continue;
-            }
-            let running: Option<i64> = busy
-                .query_row(params![tenant, k], |r| r.get(0))
-                .optional()
-                .map_err(wdb)?;
-            if running.is_some() {
-                continue;
-            }
-            keys.insert(k);
-        }
-        out.push(rowid);
-    }
-    Ok(out)
-}
-
-/// What a claim sets on each job it takes (?1 owner, ?2 token, ?3 lease
-/// expiry, ?4 now).
-const TAKE: &str = "UPDATE OR FAIL jobs SET status = 'running', attempts = attempts + 1, \
-    lease_owner = ?1, lease_token = ?2, lease_expires_at = ?3, attempt_started_at = ?4, \
-    started_at = COALESCE(started_at, ?4), progress = NULL, urgent = 0";
-
-/// Moves the given queued jobs (by rowid: the claim found them on the
-/// table itself) to running under one lease token, in the order given.
-fn take(
-    conn: &Connection,
-    now: Millis,
-    rows: &[i64],
-    owner: &str,
-    token: &str,
-    expires: Millis,
-    tally: &mut Tally,
-) -> StoreResult<Vec<ClaimedJob>> {
-    let mut stmt = conn
-        .prepare_cached(&format!(
-            "{TAKE} WHERE rowid = ?5 AND status = 'queued' RETURNING {CLAIM_COLUMNS}"
-        ))
-        .map_err(wdb)?;
-    let mut claimed = Vec::with_capacity(rows.len());
-    for row in rows {
-        let taken = stmt
-            .query_row(params![owner, token, expires, now, row], ClaimRow::read)
-            .optional()
-            .map_err(wdb)?;
-        if let Some(r) = taken {
-            tally.moved(
-                r.tenant(),
-                Some(JobStatus::Queued),
-                Some(JobStatus::Running),
-                1,
-            );
-            claimed.push(ClaimedJob::from(r));
-        }
-    }
-    Ok(claimed)
 }
 
 /// Puts a queued job first in its tenant's line, due now.

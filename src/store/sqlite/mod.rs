@@ -2,6 +2,7 @@
 //! group-committing writer thread (rusqlite), read through a pool of read-only
 //! connections (sqlx). All of its SQL lives in this directory.
 
+mod claim;
 mod jobs;
 mod registry;
 mod rows;
@@ -544,7 +545,7 @@ impl JobStore for SqliteStore {
             };
             self.write(class, false, false, move |c, now| {
                 let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
-                jobs::claim(c, now, p, &mut fair, &defaults)
+                claim::claim(c, now, p, &mut fair, &defaults)
             })
         });
         let mut out = Vec::new();
