@@ -163,15 +163,22 @@ async fn a_hostile_schema_costs_a_bounded_check() {
     s.stop().await;
 }
 
+/// A server with one slot, and two tenants with task `t` (the limits
+/// guest): the server and each tenant's token.
+async fn two_tenants(a: &str, b: &str) -> (TestServer, String, String) {
+    let s = TestServer::start(1).await;
+    let ta = s.tenant(a, ALL_SCOPES).await;
+    let tb = s.tenant(b, ALL_SCOPES).await;
+    s.task(&ta, "t", "limits", json!({})).await;
+    s.task(&tb, "t", "limits", json!({})).await;
+    (s, ta, tb)
+}
+
 /// A tenant with a backlog at the best priority and a `run_at` in the past
 /// gets its share of the runner, not all of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_tenant_cannot_starve_another() {
-    let s = TestServer::start(1).await;
-    let flood = s.tenant("flood", ALL_SCOPES).await;
-    let quiet = s.tenant("quiet", ALL_SCOPES).await;
-    s.task(&flood, "t", "limits", json!({})).await;
-    s.task(&quiet, "t", "limits", json!({})).await;
+    let (s, flood, quiet) = two_tenants("flood", "quiet").await;
     for _ in 0..60 {
         let j = s
             .enqueue(
@@ -208,11 +215,7 @@ async fn one_tenant_cannot_starve_another() {
 /// otherwise wait for.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sparse_tenant_starts_beside_a_full_runner() {
-    let s = TestServer::start(1).await;
-    let busy = s.tenant("busy", ALL_SCOPES).await;
-    let quiet = s.tenant("quiet", ALL_SCOPES).await;
-    s.task(&busy, "t", "limits", json!({})).await;
-    s.task(&quiet, "t", "limits", json!({})).await;
+    let (s, busy, quiet) = two_tenants("busy", "quiet").await;
     let mut long = Vec::new();
     for _ in 0..3 {
         let j = s
