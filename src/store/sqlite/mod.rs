@@ -2,6 +2,7 @@
 //! group-committing writer thread (rusqlite), read through a pool of read-only
 //! connections (sqlx). All of its SQL lives in this directory.
 
+mod checkpoint;
 mod claim;
 mod jobs;
 mod registry;
@@ -100,6 +101,8 @@ pub struct SqliteStore {
     writer: std::sync::RwLock<Option<Writer>>,
     /// Answers once the writer thread has committed its last batch.
     writer_ended: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
+    /// Copies the WAL back off the writer's thread; stopped after it.
+    checkpointer: std::sync::Mutex<Option<checkpoint::Checkpointer>>,
 }
 
 /// Why the database could not be opened.
@@ -116,6 +119,8 @@ pub enum OpenError {
     },
     #[error("cannot start the database's writer thread: {0}")]
     Thread(std::io::Error),
+    #[error("cannot start the database's checkpoint thread: {0}")]
+    Checkpointer(std::io::Error),
     #[error("cannot migrate the database {path}: {source}")]
     Migrate {
         path: String,
@@ -178,6 +183,8 @@ impl SqliteStore {
             .map_err(open_err)?;
         let (writer, ended) = Writer::spawn(writer_conn, clock.clone(), opts.durability)
             .map_err(OpenError::Thread)?;
+        let checkpointer = checkpoint::Checkpointer::spawn(&path, opts.durability)
+            .map_err(OpenError::Checkpointer)?;
         Ok(SqliteStore {
             clock,
             defaults: opts.quotas,
@@ -185,6 +192,7 @@ impl SqliteStore {
             readers,
             writer: std::sync::RwLock::new(Some(writer)),
             writer_ended: Mutex::new(Some(ended)),
+            checkpointer: std::sync::Mutex::new(Some(checkpointer)),
         })
     }
 
@@ -231,7 +239,9 @@ fn open_writer(path: &str, durability: Durability) -> rusqlite::Result<rusqlite:
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; \
          PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; \
-         PRAGMA cache_size = -{WRITER_CACHE_KIB};"
+         PRAGMA cache_size = -{WRITER_CACHE_KIB}; \
+         PRAGMA wal_autocheckpoint = {};",
+        checkpoint::WRITER_FALLBACK_PAGES
     ))?;
     Ok(conn)
 }
@@ -649,6 +659,15 @@ impl JobStore for SqliteStore {
             .take();
         if let Some(ended) = self.writer_ended.lock().await.take() {
             let _ = ended.await;
+        }
+        let checkpointer = self
+            .checkpointer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(c) = checkpointer {
+            // Joining waits for at most one checkpoint.
+            let _ = tokio::task::spawn_blocking(move || drop(c)).await;
         }
         self.readers.close().await;
     }
