@@ -37,8 +37,8 @@ const READERS: u32 = 4;
 /// a big call is made of small writes, sent together so that they still
 /// share a transaction when nothing else waits.
 const JOBS_PER_WRITE: usize = 64;
-const CLAIMS_PER_WRITE: usize = 128;
-const FINALIZES_PER_WRITE: usize = 256;
+const CLAIMS_PER_WRITE: usize = 32;
+const FINALIZES_PER_WRITE: usize = 64;
 /// The writer's page cache, in KiB.
 const WRITER_CACHE_KIB: u32 = 16 * 1024;
 
@@ -547,15 +547,26 @@ impl JobStore for SqliteStore {
             Class::Bulk
         };
         let limits = chunks(vec![(); p.limit as usize], CLAIMS_PER_WRITE).map(|c| c.len());
+        // The writes run in order: once one finds fewer jobs than it asked
+        // for, the rest have nothing to find, and skip their queries.
+        let exhausted = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let writes = limits.map(|limit| {
-            let (fair, defaults) = (self.fair.clone(), self.defaults);
+            let (fair, defaults, exhausted) = (self.fair.clone(), self.defaults, exhausted.clone());
             let p = ClaimParams {
                 limit: u32::try_from(limit).unwrap_or(u32::MAX),
                 ..p.clone()
             };
             self.write(class, false, false, move |c, now| {
+                use std::sync::atomic::Ordering::Relaxed;
+                if exhausted.load(Relaxed) {
+                    return Ok(Vec::new());
+                }
                 let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
-                claim::claim(c, now, p, &mut fair, &defaults)
+                let got = claim::claim(c, now, p, &mut fair, &defaults)?;
+                if got.len() < limit {
+                    exhausted.store(true, Relaxed);
+                }
+                Ok(got)
             })
         });
         let mut out = Vec::new();
