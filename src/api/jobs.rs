@@ -238,20 +238,16 @@ pub async fn enqueue(
         unique_key: b.unique_key,
         idempotency,
     };
+    // The runner inserts it, and claims it with the insert if it has room
+    // for the tenant.
     let inserted = state
-        .store
-        .job_insert(vec![new])
+        .runner
+        .enqueue(vec![new])
         .await?
         .pop()
         .ok_or_else(|| ApiError::Internal("insert answered nothing".into()))??;
     match inserted {
-        Inserted::Created(j) => {
-            state.wake.notify_one();
-            if j.status == JobStatus::Queued && j.run_at <= state.store.now() {
-                state.runner.enqueued(&j.tenant);
-            }
-            Ok((StatusCode::CREATED, Json(views::job(&j))))
-        }
+        Inserted::Created(j) => Ok((StatusCode::CREATED, Json(views::job(&j)))),
         Inserted::Existing(j) => Ok((StatusCode::OK, Json(views::job(&j)))),
     }
 }

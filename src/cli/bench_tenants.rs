@@ -88,7 +88,9 @@ struct Bed {
     url: String,
     client: reqwest::Client,
     tokens: HashMap<&'static str, String>,
-    /// When each attempt started, by job id, and the tenant's count.
+    /// When each of the quiet tenant's jobs was claimed and its attempt
+    /// started, by job id, and each tenant's count of starts.
+    claimed: Arc<Mutex<HashMap<String, Instant>>>,
     started: Arc<Mutex<HashMap<String, Instant>>>,
     starts: Arc<Mutex<HashMap<String, u64>>>,
     guests_dir: PathBuf,
@@ -156,10 +158,12 @@ impl Bed {
 async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
     let dir = tempfile::tempdir().context("cannot make a temporary data dir")?;
     let started: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let claimed: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
     let starts: Arc<Mutex<HashMap<String, u64>>> = Arc::default();
     let (s, n) = (started.clone(), starts.clone());
-    let hook = Arc::new(move |e: RunnerEvent| {
-        if let RunnerEvent::Started { id, tenant, at } = e {
+    let c = claimed.clone();
+    let hook = Arc::new(move |e: RunnerEvent| match e {
+        RunnerEvent::Started { id, tenant, at } => {
             *n.lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .entry(tenant.clone())
@@ -168,6 +172,17 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
                 s.lock().unwrap_or_else(|p| p.into_inner()).insert(id, at);
             }
         }
+        RunnerEvent::Claimed {
+            ids,
+            tenant: Some(tenant),
+            at,
+        } if tenant == QUIET => {
+            let mut c = c.lock().unwrap_or_else(|p| p.into_inner());
+            for id in ids {
+                c.insert(id, at);
+            }
+        }
+        _ => {}
     });
     let app = App::start(ServeConfig {
         listen: "127.0.0.1:0".parse()?,
@@ -195,6 +210,7 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         url,
         client: reqwest::Client::new(),
         tokens: HashMap::new(),
+        claimed,
         started,
         starts,
         guests_dir: args.guests.clone(),
@@ -221,14 +237,21 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
     Ok(b)
 }
 
+/// What the quiet tenant saw of each of its jobs, from the enqueue request.
+struct QuietTimes {
+    to_start: Vec<Duration>,
+    /// The 201.
+    to_ack: Vec<Duration>,
+    /// Held by the runner (claimed), and from then to the start.
+    to_claim: Vec<Duration>,
+    claim_to_start: Vec<Duration>,
+    /// How long the phase's enqueues took.
+    offered: Duration,
+}
+
 /// The quiet tenant's part of a phase: one no-op job every interval, each
-/// request sent without waiting for the one before. Answers each job's
-/// enqueue→start time and how long the phase's enqueues took.
-async fn quiet_tenant(
-    b: Arc<Bed>,
-    samples: u64,
-    interval_ms: u64,
-) -> anyhow::Result<(Vec<Duration>, Vec<Duration>, Duration)> {
+/// request sent without waiting for the one before.
+async fn quiet_tenant(b: Arc<Bed>, samples: u64, interval_ms: u64) -> anyhow::Result<QuietTimes> {
     let token = b.tokens[QUIET].clone();
     let digest = b.upload(&token, "noop").await?;
     b.define(&token, "noop", json!({"component": digest}))
@@ -296,12 +319,32 @@ async fn quiet_tenant(
                 .map(|(id, at, _)| started.get(id).map(|s| s.saturating_duration_since(*at)))
                 .collect()
         };
-        if let Some(waits) = waits {
-            let acks = sent
+        if let Some(to_start) = waits {
+            let to_ack = sent
                 .iter()
                 .map(|(_, at, acked)| acked.saturating_duration_since(*at))
                 .collect();
-            return Ok((waits, acks, offered));
+            let claimed = b.claimed.lock().unwrap_or_else(|p| p.into_inner());
+            // A job claimed in a batch with other tenants' is not counted.
+            let started = b.started.lock().unwrap_or_else(|p| p.into_inner());
+            let (to_claim, claim_to_start) = sent
+                .iter()
+                .filter_map(|(id, at, _)| {
+                    let c = claimed.get(id)?;
+                    let s = started.get(id)?;
+                    Some((
+                        c.saturating_duration_since(*at),
+                        s.saturating_duration_since(*c),
+                    ))
+                })
+                .unzip();
+            return Ok(QuietTimes {
+                to_start,
+                to_ack,
+                to_claim,
+                claim_to_start,
+                offered,
+            });
         }
         if Instant::now() > deadline {
             bail!("some of the quiet tenant's jobs did not start within a minute");
@@ -495,7 +538,7 @@ async fn phase(
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let a0 = started_of(&b, FLOOD);
-    let (waits, acks, offered) = clients
+    let quiet = clients
         .spawn(quiet_tenant(b.clone(), args.samples, args.interval_ms))
         .await??;
     let a1 = started_of(&b, FLOOD);
@@ -504,10 +547,14 @@ async fn phase(
         Some(f) => f.await??,
         None => Value::Null,
     };
-    let n = waits.len() as f64;
+    let n = quiet.to_start.len() as f64;
+    let offered = quiet.offered;
     let report = json!({
-        "quiet_enqueue_to_start": percentiles(waits),
-        "quiet_enqueue_to_ack": percentiles(acks),
+        "quiet_enqueue_to_start": percentiles(quiet.to_start),
+        "quiet_enqueue_to_ack": percentiles(quiet.to_ack),
+        "quiet_claimed_alone": quiet.to_claim.len(),
+        "quiet_enqueue_to_claim": percentiles(quiet.to_claim),
+        "quiet_claim_to_start": percentiles(quiet.claim_to_start),
         "quiet_jobs": n,
         "quiet_offered_per_second": n / offered.as_secs_f64(),
         "quiet_started_per_second": n / offered.as_secs_f64(),
@@ -683,11 +730,19 @@ pub fn main(args: TenantsBench) -> anyhow::Result<ExitCode> {
             p["quiet_offered_per_second"].as_f64().unwrap_or_default(),
             p["flood_started_per_second"].as_f64().unwrap_or_default(),
         );
-        let a = &p["quiet_enqueue_to_ack"];
+        let ms = |k: &str, q: &str| p[k][q].as_f64().unwrap_or_default();
         println!(
-            "         (of which the 201: p50 {:.3} ms · p99 {:.3} ms)",
-            a["p50_ms"].as_f64().unwrap_or_default(),
-            a["p99_ms"].as_f64().unwrap_or_default(),
+            "         the 201: p50 {:.3} ms · p99 {:.3} ms",
+            ms("quiet_enqueue_to_ack", "p50_ms"),
+            ms("quiet_enqueue_to_ack", "p99_ms"),
+        );
+        println!(
+            "         the {} jobs claimed in claims of their own: enqueue→claim p50 {:.3} ms · p99 {:.3} ms; claim→start p50 {:.3} ms · p99 {:.3} ms",
+            p["quiet_claimed_alone"].as_u64().unwrap_or_default(),
+            ms("quiet_enqueue_to_claim", "p50_ms"),
+            ms("quiet_enqueue_to_claim", "p99_ms"),
+            ms("quiet_claim_to_start", "p50_ms"),
+            ms("quiet_claim_to_start", "p99_ms"),
         );
     }
     for phase in ["flood", "burn"] {

@@ -55,11 +55,24 @@ impl Dispatch {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Whether the tenant has a job here, waiting or running (a job whose
-    /// attempt ended, its end not yet written, is no longer here).
-    pub fn has(&self, tenant: &str) -> bool {
+    /// Whether the tenant has a job waiting here to start.
+    pub fn has_waiting(&self, tenant: &str) -> bool {
+        self.state()
+            .lines
+            .get(tenant)
+            .is_some_and(|l| !l.is_empty())
+    }
+
+    /// Whether an attempt of the tenant's runs here.
+    pub fn has_running(&self, tenant: &str) -> bool {
+        self.state().running.contains_key(tenant)
+    }
+
+    /// Jobs waiting or running here (a job whose attempt ended, its end
+    /// not yet written, is no longer here).
+    pub fn load(&self) -> usize {
         let s = self.state();
-        s.running.contains_key(tenant) || s.lines.get(tenant).is_some_and(|l| !l.is_empty())
+        s.waiting + s.in_slots + s.extra
     }
 
     /// Adds claimed jobs, each to the back of its tenant's line. Answers
@@ -243,9 +256,12 @@ mod tests {
         d.finished("a", Seat::Slot);
         let (third, seat) = d.next().await.unwrap();
         assert_eq!((third.id.as_str(), seat), ("a-1", Seat::Slot));
-        assert!(d.has("b") && d.has("a"), "b-1 waits, a-1 runs");
+        assert!(d.has_waiting("b"), "b-1 waits");
+        assert!(!d.has_waiting("a") && d.has_running("a"), "a-1 runs");
+        assert_eq!(d.load(), 3, "a-1 and b-0 run, b-1 waits");
         d.finished("a", Seat::Slot);
-        assert!(!d.has("a"), "an ended attempt is not here");
+        assert_eq!(d.load(), 2, "an ended attempt is not here");
+        assert!(!d.has_running("a"));
         assert_eq!(d.close().len(), 1);
         assert!(d.next().await.is_none());
         assert_eq!(d.try_next(), Err(Closed));

@@ -19,7 +19,8 @@ pub mod watch;
 use crate::job::JobStatus;
 use crate::registry::Registry;
 use crate::store::{
-    Action, ClaimParams, ClaimedJob, Finalize, Finalized, HeartbeatParams, JobRecord, StoreError,
+    Action, ClaimParams, ClaimedJob, Finalize, Finalized, HeartbeatParams, Inserted, JobRecord,
+    NewJob, StoreError, StoreResult,
 };
 use dispatch::{Dispatch, Seat};
 use executor::AttemptRules;
@@ -58,6 +59,12 @@ const LOOK_EVERY: Duration = Duration::from_millis(250);
 /// What the runner reports as it goes (for benchmarks and tests).
 #[derive(Debug, Clone)]
 pub enum RunnerEvent {
+    /// A claim's jobs are held here, about to be handed to the dispatch.
+    Claimed {
+        ids: Vec<String>,
+        tenant: Option<String>,
+        at: Instant,
+    },
     /// An attempt is about to start.
     Started {
         id: String,
@@ -250,18 +257,68 @@ impl Runner {
         }
     }
 
+    /// Inserts jobs, all of one tenant's (an enqueue). When this runner has
+    /// room for that tenant and none of its jobs waiting, the same write
+    /// claims for it, so that a job of a tenant that sends one now and then
+    /// starts one round trip after it was sent. The claim's jobs are handed
+    /// to the runner by a task of its own, never by the caller, which may be
+    /// a request whose client goes away.
+    pub async fn enqueue(&self, jobs: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
+        let store = self.inner.registry.store().clone();
+        let tenant = match jobs.first() {
+            Some(j) if jobs.iter().all(|o| o.tenant == j.tenant) => j.tenant.clone(),
+            _ => return store.job_insert(jobs).await,
+        };
+        let Some(limit) = self.inner.room_for(&tenant) else {
+            let inserted = store.job_insert(jobs).await?;
+            self.inserted(&tenant, &inserted);
+            return Ok(inserted);
+        };
+        let inner = self.inner.clone();
+        let params = inner.claim_params(limit, Some(vec![tenant.clone()]));
+        let took = tokio::spawn(async move {
+            let (inserted, claimed) = store.job_insert_claim(jobs, params).await?;
+            let got = claimed.len();
+            hold(&inner, claimed).await;
+            Ok::<_, StoreError>((inserted, got))
+        });
+        let (inserted, got) = took
+            .await
+            .map_err(|e| StoreError::Internal(format!("the enqueue's task failed: {e}")))??;
+        if got == 0 {
+            self.inserted(&tenant, &inserted);
+        }
+        Ok(inserted)
+    }
+
+    /// After jobs were inserted and not claimed here: any may change when
+    /// the claim loop should look next, and a due one is the sparse
+    /// claimer's if its tenant has none here.
+    fn inserted(&self, tenant: &str, inserted: &[StoreResult<Inserted>]) {
+        let now = self.inner.registry.store().now();
+        let mut due = false;
+        let mut created = false;
+        for j in inserted {
+            if let Ok(Inserted::Created(j)) = j {
+                created = true;
+                due |= j.status == JobStatus::Queued && j.run_at <= now;
+            }
+        }
+        if created {
+            self.inner.wake.notify_one();
+        }
+        if due {
+            self.enqueued(tenant);
+        }
+    }
+
     /// Tells the runner that `tenant` has a job due: if it has none of
-    /// that tenant's waiting or running, it claims for it at once, beside
-    /// the batch it may be claiming, so that the job does not wait for a
-    /// batch of other tenants' jobs to be claimed first.
+    /// that tenant's waiting, it claims for it at once, beside the batch it
+    /// may be claiming, so that the job does not wait for a batch of other
+    /// tenants' jobs to be claimed first.
     pub fn enqueued(&self, tenant: &str) {
         let inner = &self.inner;
-        // A tenant with many jobs held is served by the claim loop's
-        // batches; this is for one that sends a job now and then.
-        if inner.config.slots == 0
-            || inner.dispatch.has(tenant)
-            || inner.held.of_tenant(tenant) >= inner.sparse_held()
-        {
+        if inner.room_for(tenant).is_none() {
             return;
         }
         {
@@ -461,6 +518,48 @@ impl Inner {
         (self.hold_target() / 2).max(2 * self.config.slots)
     }
 
+    /// How many jobs to claim with a sparse tenant's enqueue, if this
+    /// runner is to claim with it at all: it runs, has room, and holds none
+    /// of the tenant's jobs waiting and few of them in all. A few, so that
+    /// a tenant that fell behind catches up.
+    fn room_for(&self, tenant: &str) -> Option<usize> {
+        // A tenant with many jobs held is served by the claim loop's
+        // batches; this is for one that sends a job now and then.
+        let slots = self.config.slots;
+        if slots == 0
+            || self.stopping.is_cancelled()
+            || self.dispatch.has_waiting(tenant)
+            || self.held.of_tenant(tenant) >= self.sparse_held()
+        {
+            return None;
+        }
+        // With an attempt of its own running, its job waits for a slot; it
+        // is worth the room only while slots come free often.
+        if self.hold_target() <= slots && self.dispatch.has_running(tenant) {
+            return None;
+        }
+        let room = self.sparse_room();
+        (room > 0).then(|| room.min(slots))
+    }
+
+    /// How many more jobs sparse tenants' claims may add: up to the slots
+    /// beyond what the claim loop holds. Counted by what waits or runs, not
+    /// by what is held: attempts that ended and wait for their end to be
+    /// written take no room.
+    fn sparse_room(&self) -> usize {
+        (self.hold_target() + self.config.slots).saturating_sub(self.dispatch.load())
+    }
+
+    fn claim_params(&self, limit: usize, only: Option<Vec<String>>) -> ClaimParams {
+        ClaimParams {
+            owner: self.config.owner.clone(),
+            queues: self.config.queues.clone(),
+            limit: u32::try_from(limit).unwrap_or(u32::MAX),
+            lease_ms: self.config.lease_ms,
+            only_tenants: only,
+        }
+    }
+
     fn record_duration(&self, d: Duration) {
         let us = d.as_micros().min(u128::from(u32::MAX)) as u64;
         let old = self.avg_attempt_us.load(Ordering::Relaxed);
@@ -555,8 +654,8 @@ async fn sparse_claimer(inner: Arc<Inner>) {
             _ = inner.stopping.cancelled() => break,
         }
         let mut fresh = std::mem::take(&mut *inner.fresh.lock().unwrap_or_else(|p| p.into_inner()));
-        fresh.retain(|t| !inner.dispatch.has(t));
-        let room = (inner.hold_target() + slots).saturating_sub(inner.held.len());
+        fresh.retain(|t| !inner.dispatch.has_waiting(t));
+        let room = inner.sparse_room();
         if fresh.is_empty() || room == 0 || inner.held.is_empty() {
             // Holding all it may, the job waits for room like any other;
             // holding nothing, the claim loop is claiming already.
@@ -581,15 +680,27 @@ async fn claim(
     let claimed = inner
         .registry
         .store()
-        .job_claim(ClaimParams {
-            owner: inner.config.owner.clone(),
-            queues: inner.config.queues.clone(),
-            limit: u32::try_from(limit).unwrap_or(u32::MAX),
-            lease_ms: inner.config.lease_ms,
-            only_tenants: only,
-        })
+        .job_claim(inner.claim_params(limit, only))
         .await?;
     let got = claimed.len();
+    hold(inner, claimed).await;
+    Ok(got)
+}
+
+/// Holds claimed jobs and hands them to the dispatch, or back to the queue
+/// if the runner stopped meanwhile.
+async fn hold(inner: &Inner, claimed: Vec<ClaimedJob>) {
+    if claimed.is_empty() {
+        return;
+    }
+    inner.emit(|| RunnerEvent::Claimed {
+        ids: claimed.iter().map(|j| j.id.clone()).collect(),
+        tenant: claimed
+            .iter()
+            .all(|j| j.tenant == claimed[0].tenant)
+            .then(|| claimed[0].tenant.clone()),
+        at: Instant::now(),
+    });
     for job in &claimed {
         inner.held.insert(&job.id, &job.tenant, &job.lease_token);
     }
@@ -604,7 +715,6 @@ async fn claim(
             }
         }
     }
-    Ok(got)
 }
 
 /// Runs each job the dispatch lets start, one at a time.

@@ -102,6 +102,23 @@ pub trait JobStore: Send + Sync + 'static {
     /// then priority, run_at, id), skipping tenants at their `max_running`
     /// or out of fuel for the window.
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>>;
+    /// Inserts jobs as `job_insert` does, then claims as `job_claim` does,
+    /// in one write where the backend can: a runner with room for the
+    /// jobs' tenant takes them as they are sent, so that one starts one
+    /// round trip after its enqueue, not two. A claim that fails leaves the
+    /// inserts standing, with nothing claimed.
+    async fn job_insert_claim(
+        &self,
+        jobs: Vec<NewJob>,
+        claim: ClaimParams,
+    ) -> StoreResult<(Vec<StoreResult<Inserted>>, Vec<ClaimedJob>)> {
+        let inserted = self.job_insert(jobs).await?;
+        let claimed = self.job_claim(claim).await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "claim after an insert failed; the claim loop will take them");
+            Vec::new()
+        });
+        Ok((inserted, claimed))
+    }
     /// Puts a queued job first in its tenant's line, due now (run now); a
     /// runner claims it like any other.
     async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord>;

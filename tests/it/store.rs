@@ -63,6 +63,7 @@ conformance!(
     a_run_at_in_the_past_is_now,
     quotas_refuse_new_work,
     max_running_caps_claims,
+    an_insert_can_claim_for_its_tenant,
     fuel_budgets_hold_claims_until_the_window_refills,
     usage_counts_attempts_and_ended_jobs,
     a_bad_attempt_record_does_not_fail_its_batch,

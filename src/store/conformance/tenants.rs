@@ -270,6 +270,72 @@ pub async fn max_running_caps_claims(h: Harness) {
     gauges_agree(&h, A).await;
 }
 
+/// An insert with a claim for its tenant: the claim sees the new job and
+/// takes jobs in the tenant's own order, within its quotas, and nobody
+/// else's; what it leaves stays queued.
+pub async fn an_insert_can_claim_for_its_tenant(h: Harness) {
+    setup(&h).await;
+    let for_a = |limit| ClaimParams {
+        owner: "r1".into(),
+        queues: None,
+        limit,
+        lease_ms: 30_000,
+        only_tenants: Some(vec![A.to_string()]),
+    };
+    insert(&h, job_of(B, "b1")).await;
+    let (inserted, got) = h
+        .store
+        .job_insert_claim(vec![job_of(A, "a1")], for_a(2))
+        .await
+        .unwrap();
+    assert!(
+        matches!(&inserted[..], [Ok(Inserted::Created(j))] if j.id == "a1"),
+        "{inserted:?}"
+    );
+    assert_eq!(ids(&got), ["a1"]);
+    assert_eq!(get(&h, "a1").await.status, JobStatus::Running);
+    // A job queued before it comes first in the tenant's line.
+    insert(
+        &h,
+        NewJob {
+            priority: -5,
+            ..job_of(A, "a2")
+        },
+    )
+    .await;
+    let (_, got) = h
+        .store
+        .job_insert_claim(vec![job_of(A, "a3")], for_a(1))
+        .await
+        .unwrap();
+    assert_eq!(ids(&got), ["a2"]);
+    assert_eq!(get(&h, "a3").await.status, JobStatus::Queued);
+    // At its max_running, the tenant's job is inserted and left queued.
+    put(
+        &h,
+        A,
+        None,
+        Quotas {
+            max_running: Some(2),
+            ..Quotas::default()
+        },
+    )
+    .await;
+    let (inserted, got) = h
+        .store
+        .job_insert_claim(vec![job_of(A, "a4")], for_a(2))
+        .await
+        .unwrap();
+    assert!(matches!(&inserted[..], [Ok(Inserted::Created(_))]));
+    assert!(got.is_empty(), "{:?}", ids(&got));
+    assert_eq!(get(&h, "a4").await.status, JobStatus::Queued);
+    // B's job was never anyone's to take but a claim for B.
+    let b1 = h.store.job_get(B, "b1").await.unwrap().unwrap();
+    assert_eq!(b1.status, JobStatus::Queued);
+    gauges_agree(&h, A).await;
+    gauges_agree(&h, B).await;
+}
+
 pub async fn fuel_budgets_hold_claims_until_the_window_refills(h: Harness) {
     setup(&h).await;
     // Start at the beginning of a window, so that the case does not cross one.

@@ -576,6 +576,40 @@ impl JobStore for SqliteStore {
         Ok(out)
     }
 
+    async fn job_insert_claim(
+        &self,
+        new: Vec<NewJob>,
+        p: ClaimParams,
+    ) -> StoreResult<(Vec<StoreResult<Inserted>>, Vec<ClaimedJob>)> {
+        if new.len() > JOBS_PER_WRITE || p.limit as usize > CLAIMS_PER_WRITE {
+            let inserted = self.job_insert(new).await?;
+            return Ok((inserted, self.job_claim(p).await.unwrap_or_default()));
+        }
+        let (fair, defaults) = (self.fair.clone(), self.defaults);
+        self.write(Class::Prompt, true, false, move |c, now| {
+            let inserted = jobs::insert(c, now, new, &defaults)?;
+            // The claim in a savepoint of its own: one that fails is undone
+            // alone, and the jobs stay inserted for the claim loop.
+            writer::exec(c, "SAVEPOINT insert_claim").map_err(wdb)?;
+            let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
+            let claimed = match claim::claim(c, now, p, &mut fair, &defaults) {
+                Ok(claimed) => {
+                    writer::exec(c, "RELEASE insert_claim").map_err(wdb)?;
+                    claimed
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "claim after an insert failed; the claim loop will take them");
+                    writer::exec(c, "ROLLBACK TO insert_claim")
+                        .and_then(|()| writer::exec(c, "RELEASE insert_claim"))
+                        .map_err(wdb)?;
+                    Vec::new()
+                }
+            };
+            Ok((inserted, claimed))
+        })
+        .await
+    }
+
     async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
         self.write(Class::Prompt, false, true, move |c, now| {
