@@ -252,7 +252,14 @@ impl Sandbox {
             // Yield to the executor now and then, but not near the deadline:
             // a tick that lands while the guest is yielded is not seen.
             if deadline.saturating_duration_since(Instant::now()) > EPOCH_PERIOD {
-                Ok(UpdateDeadline::Yield(1))
+                // Tokio's own yield puts the guest behind the tasks waiting
+                // on its thread; a plain wake put it in the slot run next,
+                // so an attempt woken to start beside it (a nudge) waited
+                // for more of its time slices.
+                Ok(UpdateDeadline::YieldCustom(
+                    1,
+                    Box::pin(tokio::task::yield_now()),
+                ))
             } else {
                 Ok(UpdateDeadline::Continue(1))
             }
