@@ -18,6 +18,14 @@ async fn put(h: &Harness, tenant: &str, weight: Option<u32>, quotas: Quotas) {
         .unwrap();
 }
 
+async fn cap_running(h: &Harness, tenant: &str, max_running: u64) {
+    let quotas = Quotas {
+        max_running: Some(max_running),
+        ..Quotas::default()
+    };
+    put(h, tenant, None, quotas).await;
+}
+
 fn job_of(tenant: &str, id: &str) -> NewJob {
     NewJob {
         tenant: tenant.into(),
@@ -242,16 +250,7 @@ pub async fn quotas_refuse_new_work(h: Harness) {
 
 pub async fn max_running_caps_claims(h: Harness) {
     setup(&h).await;
-    put(
-        &h,
-        A,
-        None,
-        Quotas {
-            max_running: Some(2),
-            ..Quotas::default()
-        },
-    )
-    .await;
+    cap_running(&h, A, 2).await;
     insert_many(&h, A, "a", 5, 0).await;
     insert_many(&h, B, "b", 5, 0).await;
     let got = claim(&h, 10).await;
@@ -275,19 +274,24 @@ pub async fn max_running_caps_claims(h: Harness) {
 /// else's; what it leaves stays queued.
 pub async fn an_insert_can_claim_for_its_tenant(h: Harness) {
     setup(&h).await;
-    let for_a = |limit| ClaimParams {
-        owner: "r1".into(),
-        queues: None,
-        limit,
-        lease_ms: 30_000,
-        only_tenants: Some(vec![A.to_string()]),
+    let insert_claim = |id: &'static str, limit: u32| {
+        let store = h.store.clone();
+        async move {
+            let claim = ClaimParams {
+                owner: "r1".into(),
+                queues: None,
+                limit,
+                lease_ms: 30_000,
+                only_tenants: Some(vec![A.to_string()]),
+            };
+            store
+                .job_insert_claim(vec![job_of(A, id)], claim)
+                .await
+                .unwrap()
+        }
     };
     insert(&h, job_of(B, "b1")).await;
-    let (inserted, got) = h
-        .store
-        .job_insert_claim(vec![job_of(A, "a1")], for_a(2))
-        .await
-        .unwrap();
+    let (inserted, got) = insert_claim("a1", 2).await;
     assert!(
         matches!(&inserted[..], [Ok(Inserted::Created(j))] if j.id == "a1"),
         "{inserted:?}"
@@ -303,29 +307,12 @@ pub async fn an_insert_can_claim_for_its_tenant(h: Harness) {
         },
     )
     .await;
-    let (_, got) = h
-        .store
-        .job_insert_claim(vec![job_of(A, "a3")], for_a(1))
-        .await
-        .unwrap();
+    let (_, got) = insert_claim("a3", 1).await;
     assert_eq!(ids(&got), ["a2"]);
     assert_eq!(get(&h, "a3").await.status, JobStatus::Queued);
     // At its max_running, the tenant's job is inserted and left queued.
-    put(
-        &h,
-        A,
-        None,
-        Quotas {
-            max_running: Some(2),
-            ..Quotas::default()
-        },
-    )
-    .await;
-    let (inserted, got) = h
-        .store
-        .job_insert_claim(vec![job_of(A, "a4")], for_a(2))
-        .await
-        .unwrap();
+    cap_running(&h, A, 2).await;
+    let (inserted, got) = insert_claim("a4", 2).await;
     assert!(matches!(&inserted[..], [Ok(Inserted::Created(_))]));
     assert!(got.is_empty(), "{:?}", ids(&got));
     assert_eq!(get(&h, "a4").await.status, JobStatus::Queued);
