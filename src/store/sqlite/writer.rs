@@ -14,8 +14,10 @@
 //! waits for one write and one commit, not for a whole batch. The runners'
 //! writes (claims, completions, heartbeats) are `Bulk`: while no prompt
 //! write waits they share one transaction for up to `BULK_BUDGET`, so
-//! commits, and the pages each writes to the WAL, are few per job. Callers
-//! keep each write small.
+//! commits, and the pages each writes to the WAL, are few per job. A batch
+//! after one that ran only requests' writes runs a bulk write too, so that
+//! a stream of requests cannot stop the runners. Callers keep each write
+//! small.
 //!
 //! A batch of only non-durable writes (claims, heartbeats: losing one to a
 //! power cut only makes a job run again) commits with `synchronous=NORMAL`;
@@ -199,6 +201,8 @@ fn run(
     let mut synchronous_full = durability == Durability::Full;
     // A batch left durable writes waiting: the next one takes them.
     let mut owed_full = false;
+    // The last batch ran only requests' writes.
+    let mut owe_bulk = false;
     loop {
         if queues.is_empty() {
             if queues.closed {
@@ -233,7 +237,15 @@ fn run(
         }
         let t0 = Instant::now();
         let durable_ok = durability == Durability::Normal || synchronous_full;
-        let delivers = run_batch(&conn, &mut queues, &mut rx, clock.now(), durable_ok);
+        let (delivers, ran_bulk) = run_batch(
+            &conn,
+            &mut queues,
+            &mut rx,
+            clock.now(),
+            durable_ok,
+            owe_bulk,
+        );
+        owe_bulk = !ran_bulk;
         let ran = t0.elapsed();
         let commit = match exec(&conn, "COMMIT") {
             Ok(()) => Ok(()),
@@ -264,14 +276,18 @@ fn run(
 /// the same transaction, which then commits: its caller waits for one
 /// commit, not for the batch's and then its own. Without `durable_ok`
 /// (the batch commits without the sync the database was asked for), durable
-/// writes wait for the next batch.
+/// writes wait for the next batch. With `owe_bulk` (the last batch ran only
+/// requests' writes) it runs a bulk write after them if one waits, so that
+/// a stream of requests cannot stop every runner's claims and completions.
+/// Answers whether it ran a bulk write.
 fn run_batch(
     conn: &Connection,
     queues: &mut Queues,
     rx: &mut mpsc::Receiver<Pending>,
     now: Millis,
     durable_ok: bool,
-) -> Vec<Deliver> {
+    owe_bulk: bool,
+) -> (Vec<Deliver>, bool) {
     let mut delivers = Vec::with_capacity(queues.len());
     if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
         tracing::error!(error = %e, "could not begin a write transaction");
@@ -279,11 +295,12 @@ fn run_batch(
             let (_, d) = (p.work)(None, now);
             delivers.push(d);
         }
-        return delivers;
+        return (delivers, true);
     }
     let until = Instant::now() + BULK_BUDGET;
     let single = queues.len() == 1;
     let mut prompted = false;
+    let mut ran_bulk = false;
     loop {
         if queues.prompt.is_empty() && !prompted {
             if Instant::now() >= until {
@@ -298,7 +315,7 @@ fn run_batch(
             // A request's write ran: commit now, for its caller waits. (Even
             // 250 µs more of bulk writes doubled a request's wait under a
             // flood, in `bench tenants`.)
-            None if prompted => break,
+            None if prompted && (ran_bulk || !owe_bulk) => break,
             None if durable_ok => queues.bulk.pop_front(),
             None => match queues.bulk.iter().position(|p| !p.durable) {
                 Some(i) => queues.bulk.remove(i),
@@ -307,6 +324,7 @@ fn run_batch(
         };
         let Some(next) = next else { break };
         prompted |= next.class == Class::Prompt;
+        ran_bulk |= next.class == Class::Bulk;
         delivers.push(run_one(conn, next, single, now));
         if single {
             // It ran without a savepoint: nothing else may share its
@@ -314,7 +332,7 @@ fn run_batch(
             break;
         }
     }
-    delivers
+    (delivers, ran_bulk)
 }
 
 /// One write inside the batch's transaction, undone alone if it fails.
@@ -512,6 +530,78 @@ mod tests {
             order_of(Durability::Normal, request, &queued).await?,
             ["request", "done 1", "claim 1", "done 2", "claim 2"]
         );
+        Ok(())
+    }
+
+    /// Sends a write that reports its name when it runs and then sends the
+    /// next of `chain`, at once, from the writer's thread: each write of the
+    /// chain is waiting before the batch that ran the one before commits.
+    fn send_chain(
+        w: &Writer,
+        class: Class,
+        chain: &'static [&'static str],
+        ran: std::sync::mpsc::Sender<&'static str>,
+    ) {
+        let Some((&name, rest)) = chain.split_first() else {
+            return;
+        };
+        let next = w.clone();
+        let work: Work = Box::new(move |_, _| {
+            let _ = ran.send(name);
+            send_chain(&next, class, rest, ran);
+            (true, Box::new(|_| {}) as Deliver)
+        });
+        let pending = Pending {
+            class,
+            durable: false,
+            atomic: true,
+            work,
+        };
+        assert!(w.tx.try_send(pending).is_ok(), "the channel has room");
+    }
+
+    /// Requests that keep coming, each sent before the batch of the one
+    /// before commits, still leave the runners a write between them.
+    #[tokio::test]
+    async fn a_stream_of_requests_leaves_room_for_bulk_writes() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let conn = Connection::open(dir.path().join("w.db"))?;
+        let (w, ended) = Writer::spawn(conn, Arc::new(SystemClock), Durability::Normal)?;
+        let (ran, order) = std::sync::mpsc::channel();
+        let (release, hold) = std::sync::mpsc::channel::<()>();
+        let (started_tx, started) = oneshot::channel::<()>();
+        let (r, w1) = (ran.clone(), w.clone());
+        let first = tokio::spawn(async move {
+            w1.write(Class::Prompt, false, true, move |_, _| -> StoreResult<()> {
+                let _ = r.send("request 0");
+                let _ = started_tx.send(());
+                let _ = hold.recv_timeout(std::time::Duration::from_secs(30));
+                Ok(())
+            })
+            .await
+        });
+        started.await?;
+        send_chain(&w, Class::Bulk, &["bulk"], ran.clone());
+        const REQUESTS: &[&str] = &["request 1", "request 2", "request 3", "request 4"];
+        send_chain(&w, Class::Prompt, REQUESTS, ran);
+        release.send(())?;
+        first.await??;
+        let order: Vec<&str> = (0..6)
+            .map(|_| order.recv_timeout(std::time::Duration::from_secs(30)))
+            .collect::<Result<_, _>>()?;
+        assert_eq!(
+            order,
+            [
+                "request 0",
+                "request 1",
+                "bulk",
+                "request 2",
+                "request 3",
+                "request 4"
+            ]
+        );
+        drop(w);
+        ended.await?;
         Ok(())
     }
 }
