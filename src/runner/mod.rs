@@ -271,35 +271,36 @@ impl Runner {
         };
         let Some(limit) = self.inner.room_for(&tenant) else {
             let inserted = store.job_insert(jobs).await?;
-            self.inserted(&tenant, &inserted);
+            self.inserted(&tenant, &inserted, &[]);
             return Ok(inserted);
         };
         let inner = self.inner.clone();
         let params = inner.claim_params(limit, Some(vec![tenant.clone()]));
         let took = tokio::spawn(async move {
             let (inserted, claimed) = store.job_insert_claim(jobs, params).await?;
-            let got = claimed.len();
+            let ids: Vec<String> = claimed.iter().map(|j| j.id.clone()).collect();
             hold(&inner, claimed).await;
-            Ok::<_, StoreError>((inserted, got))
+            Ok::<_, StoreError>((inserted, ids))
         });
-        let (inserted, got) = took
+        let (inserted, claimed) = took
             .await
             .map_err(|e| StoreError::Internal(format!("the enqueue's task failed: {e}")))??;
-        if got == 0 {
-            self.inserted(&tenant, &inserted);
-        }
+        self.inserted(&tenant, &inserted, &claimed);
         Ok(inserted)
     }
 
-    /// After jobs were inserted and not claimed here: any may change when
-    /// the claim loop should look next, and a due one is the sparse
-    /// claimer's if its tenant has none here.
-    fn inserted(&self, tenant: &str, inserted: &[StoreResult<Inserted>]) {
+    /// After jobs were inserted, for those not claimed with the insert: any
+    /// may change when the claim loop should look next, and a due one is
+    /// the sparse claimer's if its tenant has none waiting here.
+    fn inserted(&self, tenant: &str, inserted: &[StoreResult<Inserted>], claimed: &[String]) {
         let now = self.inner.registry.store().now();
         let mut due = false;
         let mut created = false;
         for j in inserted {
             if let Ok(Inserted::Created(j)) = j {
+                if claimed.contains(&j.id) {
+                    continue;
+                }
                 created = true;
                 due |= j.status == JobStatus::Queued && j.run_at <= now;
             }
