@@ -1,0 +1,223 @@
+//! How a runner claims: the claim loop's batches up to what it should
+//! hold, and the claims at once for sparse tenants (with their enqueue's
+//! insert, or by a task of their own), both handing what they got to the
+//! dispatch.
+
+use super::{give_back, Inner, RunnerEvent, MAX_PREFETCH, POLL_EVERY, SHORT_ATTEMPT};
+use crate::store::{ClaimParams, ClaimedJob, StoreError};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Most jobs asked for in one claim (the store makes it of small writes).
+const MAX_CLAIM: usize = 512;
+
+impl Inner {
+    /// How many jobs to hold: the slots, plus claims ahead when attempts
+    /// are short enough that a claim round trip would leave slots idle.
+    pub(super) fn hold_target(&self) -> usize {
+        let slots = self.config.slots;
+        if self.avg_attempt_us.load(Ordering::Relaxed) < SHORT_ATTEMPT.as_micros() as u64 {
+            (slots * 512).clamp(slots, MAX_PREFETCH)
+        } else {
+            slots
+        }
+    }
+
+    /// A tenant holding this many jobs here (waiting, running, or ending)
+    /// is not sparse: its jobs come in the claim loop's batches.
+    pub(super) fn sparse_held(&self) -> usize {
+        (self.hold_target() / 2).max(2 * self.config.slots)
+    }
+
+    /// How many jobs to claim with a sparse tenant's enqueue, if this
+    /// runner is to claim with it at all: it runs, has room, and holds none
+    /// of the tenant's jobs waiting and few of them in all. A few, so that
+    /// a tenant that fell behind catches up.
+    pub(super) fn room_for(&self, tenant: &str) -> Option<usize> {
+        // A tenant with many jobs held is served by the claim loop's
+        // batches; this is for one that sends a job now and then.
+        let slots = self.config.slots;
+        if slots == 0
+            || self.stopping.is_cancelled()
+            || self.dispatch.has_waiting(tenant)
+            || self.held.of_tenant(tenant) >= self.sparse_held()
+        {
+            return None;
+        }
+        // With an attempt of its own running, its job waits for a slot; it
+        // is worth the room only while slots come free often.
+        if self.hold_target() <= slots && self.dispatch.has_running(tenant) {
+            return None;
+        }
+        let room = self.sparse_room();
+        (room > 0).then(|| room.min(slots))
+    }
+
+    /// How many more jobs sparse tenants' claims may add: up to the slots
+    /// beyond what the claim loop holds. Counted by what waits or runs, not
+    /// by what is held: attempts that ended and wait for their end to be
+    /// written take no room.
+    pub(super) fn sparse_room(&self) -> usize {
+        (self.hold_target() + self.config.slots).saturating_sub(self.dispatch.load())
+    }
+
+    pub(super) fn claim_params(&self, limit: usize, only: Option<Vec<String>>) -> ClaimParams {
+        ClaimParams {
+            owner: self.config.owner.clone(),
+            queues: self.config.queues.clone(),
+            limit: u32::try_from(limit).unwrap_or(u32::MAX),
+            lease_ms: self.config.lease_ms,
+            only_tenants: only,
+        }
+    }
+}
+
+/// Claims jobs whenever there is room, waking on enqueues, on due times and
+/// on a slow poll. When it holds all it may, it waits for room: jobs of
+/// tenants it holds nothing of are the sparse claimer's.
+pub(super) async fn claimer(inner: Arc<Inner>) {
+    let store = inner.registry.store().clone();
+    let slots = inner.config.slots;
+    while !inner.stopping.is_cancelled() {
+        let held = inner.held.len();
+        let target = inner.hold_target();
+        // Claiming ahead, a claim waits until there is room for a good
+        // batch: a claim is a write, and many small ones cost more.
+        let worth = if target > slots {
+            (target / 4).min(MAX_CLAIM)
+        } else {
+            1
+        };
+        let limit = if held < target && (target - held >= worth || held == 0) {
+            (target - held).min(MAX_CLAIM)
+        } else {
+            // An enqueue while full wakes the sparse claimer, not this one:
+            // a flood of one tenant's enqueues must not become a flood of
+            // claims that find nothing.
+            tokio::select! {
+                _ = inner.space.notified() => {}
+                _ = inner.stopping.cancelled() => break,
+            };
+            continue;
+        };
+        let t0 = Instant::now();
+        let got = match claim(&inner, limit, None).await {
+            Ok(got) => got,
+            Err(e) => {
+                tracing::warn!(error = %e, "claim failed; retrying shortly");
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+                    _ = inner.stopping.cancelled() => break,
+                }
+                continue;
+            }
+        };
+        tracing::debug!(
+            limit,
+            got,
+            took_us = t0.elapsed().as_micros() as u64,
+            "claimed"
+        );
+        if got < limit {
+            let idle = match store.job_next_run_at().await {
+                Ok(Some(t)) => Duration::from_millis(u64::try_from(t - store.now()).unwrap_or(0))
+                    .min(POLL_EVERY),
+                _ => POLL_EVERY,
+            };
+            if idle.is_zero() {
+                // Due, but not claimable (its concurrency key is running,
+                // its tenant is at a quota, or it is not staged yet).
+                tokio::select! {
+                    _ = inner.wake.notified() => {}
+                    _ = inner.space.notified() => {}
+                    _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                    _ = inner.stopping.cancelled() => break,
+                }
+                continue;
+            }
+            tokio::select! {
+                _ = inner.wake.notified() => {}
+                _ = inner.space.notified() => {}
+                _ = tokio::time::sleep(idle) => {}
+                _ = inner.stopping.cancelled() => break,
+            }
+        }
+    }
+}
+
+/// Claims, as soon as it is told of them, for tenants with nothing
+/// waiting or running in this runner (up to the slots again beyond what it
+/// may hold): their jobs may start beyond the slots, and must not wait for
+/// the batch the claim loop is taking. The store takes such a claim ahead
+/// of bulk writes.
+pub(super) async fn sparse_claimer(inner: Arc<Inner>) {
+    let slots = inner.config.slots;
+    loop {
+        tokio::select! {
+            _ = inner.sparse.notified() => {}
+            _ = inner.stopping.cancelled() => break,
+        }
+        let mut fresh = std::mem::take(&mut *inner.fresh.lock().unwrap_or_else(|p| p.into_inner()));
+        fresh.retain(|t| !inner.dispatch.has_waiting(t));
+        let room = inner.sparse_room();
+        if fresh.is_empty() || room == 0 || inner.held.is_empty() {
+            // Holding all it may, the job waits for room like any other;
+            // holding nothing, the claim loop is claiming already.
+            continue;
+        }
+        // A few each, so that one that fell behind catches up.
+        let limit = room.min(fresh.len() * slots);
+        if let Err(e) = claim(&inner, limit, Some(fresh)).await {
+            tracing::warn!(error = %e, "claim for a sparse tenant failed; the claim loop will take it");
+        }
+    }
+}
+
+/// Claims up to `limit` jobs (only those tenants' if `only` names them),
+/// holds them and hands them to the dispatch, or back to the queue if the
+/// runner stopped meanwhile. Answers how many it got.
+async fn claim(
+    inner: &Inner,
+    limit: usize,
+    only: Option<Vec<String>>,
+) -> Result<usize, StoreError> {
+    let claimed = inner
+        .registry
+        .store()
+        .job_claim(inner.claim_params(limit, only))
+        .await?;
+    let got = claimed.len();
+    hold(inner, claimed).await;
+    Ok(got)
+}
+
+/// Holds claimed jobs and hands them to the dispatch, or back to the queue
+/// if the runner stopped meanwhile.
+pub(super) async fn hold(inner: &Inner, claimed: Vec<ClaimedJob>) {
+    if claimed.is_empty() {
+        return;
+    }
+    inner.emit(|| RunnerEvent::Claimed {
+        ids: claimed.iter().map(|j| j.id.clone()).collect(),
+        tenant: claimed
+            .iter()
+            .all(|j| j.tenant == claimed[0].tenant)
+            .then(|| claimed[0].tenant.clone()),
+        at: Instant::now(),
+    });
+    for job in &claimed {
+        inner.held.insert(&job.id, &job.tenant, &job.lease_token);
+    }
+    match inner.dispatch.push(claimed) {
+        // A tenant with nothing running got a job while every slot is
+        // busy: the running guests yield, so that it starts at once.
+        Ok(true) => inner.registry.sandbox().nudge(),
+        Ok(false) => {}
+        Err(closed) => {
+            for job in &closed {
+                give_back(inner, job, 0).await;
+            }
+        }
+    }
+}
