@@ -112,12 +112,7 @@ pub trait JobStore: Send + Sync + 'static {
         jobs: Vec<NewJob>,
         claim: ClaimParams,
     ) -> StoreResult<(Vec<StoreResult<Inserted>>, Vec<ClaimedJob>)> {
-        let inserted = self.job_insert(jobs).await?;
-        let claimed = self.job_claim(claim).await.unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "claim after an insert failed; the claim loop will take them");
-            Vec::new()
-        });
-        Ok((inserted, claimed))
+        insert_then_claim(self, jobs, claim).await
     }
     /// Puts a queued job first in its tenant's line, due now (run now); a
     /// runner claims it like any other.
@@ -150,4 +145,19 @@ pub trait JobStore: Send + Sync + 'static {
 
     /// Flushes and stops the writer; later writes answer `Unavailable`.
     async fn close(&self);
+}
+
+/// `job_insert_claim` as two writes: the insert, then the claim, whose
+/// failure leaves the inserts standing with nothing claimed.
+pub(crate) async fn insert_then_claim<S: JobStore + ?Sized>(
+    store: &S,
+    jobs: Vec<NewJob>,
+    claim: ClaimParams,
+) -> StoreResult<(Vec<StoreResult<Inserted>>, Vec<ClaimedJob>)> {
+    let inserted = store.job_insert(jobs).await?;
+    let claimed = store.job_claim(claim).await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "claim after an insert failed; the claim loop will take them");
+        Vec::new()
+    });
+    Ok((inserted, claimed))
 }

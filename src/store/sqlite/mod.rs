@@ -582,8 +582,7 @@ impl JobStore for SqliteStore {
         p: ClaimParams,
     ) -> StoreResult<(Vec<StoreResult<Inserted>>, Vec<ClaimedJob>)> {
         if new.len() > JOBS_PER_WRITE || p.limit as usize > CLAIMS_PER_WRITE {
-            let inserted = self.job_insert(new).await?;
-            return Ok((inserted, self.job_claim(p).await.unwrap_or_default()));
+            return super::insert_then_claim(self, new, p).await;
         }
         let (fair, defaults) = (self.fair.clone(), self.defaults);
         self.write(Class::Prompt, true, false, move |c, now| {
