@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod app;
+pub mod attempt_log;
 pub mod cli;
 pub mod config;
 pub mod digest;
@@ -9,6 +10,8 @@ pub mod job;
 pub mod maintenance;
 pub mod quota;
 pub mod registry;
+pub mod retry;
 pub mod runner;
 pub mod sandbox;
 pub mod store;
+pub mod text;

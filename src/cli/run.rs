@@ -1,7 +1,7 @@
 //! `taskbox run`: one attempt of a local file, reported like the server would.
 
 use super::format::{bytes, duration, thousands};
-use crate::sandbox::capture::{AttemptLog, Source};
+use crate::attempt_log::{AttemptLog, Source};
 use crate::sandbox::{
     AttemptReport, AttemptRequest, Ending, JobRef, Limits, Origin, Sandbox, SandboxConfig,
 };

@@ -6,7 +6,7 @@ pub mod schema;
 pub mod spec;
 
 use crate::digest::Digest;
-use crate::runner::retry::RetryPolicy;
+use crate::retry::RetryPolicy;
 use crate::sandbox::{Ceilings, Invalid, Limits, Program, Sandbox};
 use crate::store::{ComponentRecord, JobStore, NewComponent, NewTask, StoreError, TaskRecord};
 use schema::{CheckError, Schema};

@@ -195,7 +195,7 @@ impl Schema {
             .with_pattern_options(jsonschema::PatternOptions::regex())
             .build(&counted)
             .map(Schema)
-            .map_err(|e| crate::sandbox::classify::bounded(&e.to_string(), MAX_MESSAGE))
+            .map_err(|e| crate::text::bounded(&e.to_string(), MAX_MESSAGE))
     }
 
     /// Whether `value` is valid, within `steps`; `None` when deciding
@@ -232,7 +232,7 @@ impl Schema {
                 if out.len() < MAX_VIOLATIONS {
                     out.push(Violation {
                         pointer: e.instance_path().as_str().to_owned(),
-                        message: crate::sandbox::classify::bounded(&e.to_string(), MAX_MESSAGE),
+                        message: crate::text::bounded(&e.to_string(), MAX_MESSAGE),
                     });
                 } else {
                     more += 1;
@@ -250,7 +250,7 @@ impl Schema {
         let first = metered(LIST_STEPS, || {
             self.0.validate(value).err().map(|e| Violation {
                 pointer: e.instance_path().as_str().to_owned(),
-                message: crate::sandbox::classify::bounded(&e.to_string(), MAX_MESSAGE),
+                message: crate::text::bounded(&e.to_string(), MAX_MESSAGE),
             })
         });
         match first.flatten() {

@@ -3,7 +3,7 @@
 //! policy, and fallback chains without cycles.
 
 use crate::digest::Digest;
-use crate::runner::retry::RetryPolicy;
+use crate::retry::RetryPolicy;
 use crate::sandbox::{Ceilings, Limits};
 use serde::{Deserialize, Serialize};
 

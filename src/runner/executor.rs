@@ -3,9 +3,9 @@
 //! writes. Guest code runs here, never inside a database transaction.
 
 use super::held::{Held, StopReason};
-use super::retry::{Decision, FailReason};
 use crate::job::{ErrorKind, JobError};
 use crate::registry::{Registry, RegistryError, TaskVersion, Which, MAX_FALLBACK_DEPTH};
+use crate::retry::{Decision, FailReason};
 use crate::sandbox::{AttemptReport, AttemptRequest, Ending, Invalid, JobRef, ProgressHook};
 use crate::store::{
     Action, AttemptRecord, ClaimedJob, Finalize, Millis, ProgressRecord, StoreError, TaskRef, Usage,
@@ -299,7 +299,7 @@ async fn decide(
         },
     };
     let stage_max = job.max_attempts.saturating_sub(job.attempts - job.attempt);
-    let policy = super::retry::RetryPolicy {
+    let policy = crate::retry::RetryPolicy {
         max_attempts: stage_max.max(1),
         ..task.retry.clone()
     };

@@ -14,7 +14,6 @@ pub mod dispatch;
 pub mod executor;
 pub mod held;
 pub mod ledger;
-pub mod retry;
 pub mod watch;
 
 use crate::job::JobStatus;

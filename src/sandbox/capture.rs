@@ -2,8 +2,8 @@
 //! stderr of a task) and a command's stdout. The excess is dropped and counted,
 //! so a chatty guest is never killed for talking and never costs unbounded memory.
 
+pub use crate::attempt_log::{AttemptLog, Level, LogLine, Source};
 use bytes::Bytes;
-use serde::{Deserialize, Serialize};
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -23,49 +23,6 @@ pub const LINE_OVERHEAD_BYTES: usize = 32;
 pub const STDERR_TAIL_BYTES: usize = 1024;
 /// How much a guest may write in one `write` call (the WASI permit).
 const WRITE_PERMIT: usize = 64 * 1024;
-
-/// Where a log line came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    /// The task's own `log` import.
-    Guest,
-    Stdout,
-    Stderr,
-    /// Said by the host about the attempt (e.g. a trap's backtrace).
-    Host,
-}
-
-/// Severity of a log line; the guest's `level` enum, one to one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Level {
-    Trace,
-    Debug,
-    Info,
-    Warn,
-    Error,
-}
-
-/// One line of an attempt's log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LogLine {
-    /// Milliseconds since the attempt started.
-    pub at_ms: f64,
-    pub level: Level,
-    pub source: Source,
-    pub message: String,
-}
-
-/// An attempt's log once it is over.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct AttemptLog {
-    pub lines: Vec<LogLine>,
-    /// Lines that did not fit in the budget.
-    pub dropped_lines: u64,
-    /// Bytes in those lines (and in the cut-off ends of over-long lines).
-    pub dropped_bytes: u64,
-}
 
 #[derive(Debug)]
 struct LogState {

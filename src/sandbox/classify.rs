@@ -3,6 +3,7 @@
 
 use super::attempt::Ending;
 use crate::job::{ErrorKind, JobError};
+use crate::text::bounded;
 use serde::de::IgnoredAny;
 use wasmtime::Trap;
 use wasmtime_wasi::I32Exit;
@@ -30,18 +31,6 @@ pub struct Circumstances {
     pub output_cap: usize,
     pub timeout_ms: u64,
     pub fuel: u64,
-}
-
-/// Cuts `s` to at most `max` bytes on a character boundary.
-pub fn bounded(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 /// `UnreachableCodeReached` → `unreachable_code_reached`.
@@ -216,11 +205,5 @@ mod tests {
             check_output("[1,2,3]".into(), 3).unwrap_err().kind,
             ErrorKind::OutputTooLarge
         );
-    }
-
-    #[test]
-    fn bounded_respects_char_boundaries() {
-        assert_eq!(bounded("héllo", 2), "h…");
-        assert_eq!(bounded("abc", 5), "abc");
     }
 }

@@ -34,7 +34,7 @@ impl Attempt {
     fn progress(&mut self, percent: u8, note: String) {
         let p = Progress {
             percent: percent.min(100),
-            note: super::classify::bounded(&note, MAX_NOTE_BYTES),
+            note: crate::text::bounded(&note, MAX_NOTE_BYTES),
         };
         if let Some(hook) = &self.on_progress {
             hook(&p);

@@ -2,9 +2,9 @@
 //! every backend. JSON values are kept as their text; times as Unix ms.
 
 use super::Millis;
+use crate::attempt_log::AttemptLog;
 use crate::job::{JobError, JobStatus};
 use crate::quota::Quotas;
-use crate::sandbox::AttemptLog;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

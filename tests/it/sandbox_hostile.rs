@@ -2,8 +2,8 @@
 //! next attempt in the same sandbox is fine.
 
 use crate::common::*;
+use taskbox::attempt_log::Source;
 use taskbox::job::ErrorKind;
-use taskbox::sandbox::capture::Source;
 use taskbox::sandbox::{Ending, Invalid, Limits};
 
 #[tokio::test]

@@ -3,8 +3,8 @@
 
 use crate::common::*;
 use serde_json::json;
+use taskbox::attempt_log::Source;
 use taskbox::job::ErrorKind;
-use taskbox::sandbox::capture::Source;
 use taskbox::sandbox::{Ceilings, Limits};
 
 fn op(v: serde_json::Value) -> String {

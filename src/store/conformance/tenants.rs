@@ -3,8 +3,8 @@
 //! the window refills, usage, and attempts that cannot be recorded.
 
 use super::*;
+use crate::attempt_log::{Level, LogLine, Source};
 use crate::quota::{Exceeded, Quotas, WINDOW_MS};
-use crate::sandbox::capture::{Level, LogLine, Source};
 use crate::sandbox::AttemptLog;
 
 async fn put(h: &Harness, tenant: &str, weight: Option<u32>, quotas: Quotas) {
