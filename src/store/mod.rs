@@ -4,6 +4,7 @@
 //! conformance suite.
 
 pub mod clock;
+#[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 pub mod fair;
 pub mod records;

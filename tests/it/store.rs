@@ -21,7 +21,8 @@ pub async fn sqlite(dir: &tempfile::TempDir, clock: ManualClock) -> SqliteStore 
     .expect("open the store")
 }
 
-macro_rules! conformance {
+/// Makes a test of each conformance case, on a fresh store of its own.
+macro_rules! on_sqlite {
     ($($case:ident),* $(,)?) => {
         $(
             #[tokio::test]
@@ -29,47 +30,14 @@ macro_rules! conformance {
                 let dir = tempfile::tempdir().unwrap();
                 let clock = ManualClock::default();
                 let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
-                conformance::$case(Harness { store: store.clone(), clock }).await;
+                conformance::run(stringify!($case), Harness { store: store.clone(), clock }).await;
                 store.close().await;
             }
         )*
-
-        #[test]
-        fn every_conformance_case_runs_on_sqlite() {
-            assert_eq!([$(stringify!($case)),*].to_vec(), conformance::CASES.to_vec());
-        }
     };
 }
 
-conformance!(
-    registry_records,
-    insert_get_and_list,
-    one_refused_insert_does_not_undo_the_batch,
-    idempotency_keys,
-    unique_keys_admit_one_unfinished_job,
-    claims_follow_priority_time_and_queues,
-    finalize_is_fenced_by_the_lease,
-    retries_snoozes_waits_and_resumes,
-    cancels,
-    heartbeats_extend_leases_and_record_progress,
-    rescue_takes_over_expired_leases,
-    concurrency_keys_run_one_at_a_time,
-    fallbacks_take_over_the_job,
-    release_gives_the_attempt_back,
-    run_now_puts_a_job_first,
-    many_concurrent_writers,
-    tenant_settings,
-    claims_share_tenants_by_weight,
-    a_run_at_in_the_past_is_now,
-    quotas_refuse_new_work,
-    max_running_caps_claims,
-    an_insert_can_claim_for_its_tenant,
-    fuel_budgets_hold_claims_until_the_window_refills,
-    usage_counts_attempts_and_ended_jobs,
-    a_bad_attempt_record_does_not_fail_its_batch,
-    snoozes_are_counted,
-    pages_are_bounded,
-);
+taskbox::conformance_cases!(on_sqlite);
 
 #[tokio::test]
 async fn acknowledged_jobs_survive_a_reopen() {

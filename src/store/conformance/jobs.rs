@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub async fn registry_records(h: Harness) {
+pub(super) async fn registry_records(h: Harness) {
     setup(&h).await;
     assert!(matches!(
         h.store.tenant_insert(A).await,
@@ -92,7 +92,7 @@ pub async fn registry_records(h: Harness) {
     );
 }
 
-pub async fn insert_get_and_list(h: Harness) {
+pub(super) async fn insert_get_and_list(h: Harness) {
     setup(&h).await;
     for i in 0..5 {
         insert(&h, new_job(&format!("job{i}"))).await;
@@ -155,7 +155,7 @@ pub async fn insert_get_and_list(h: Harness) {
     assert!(other.jobs.is_empty(), "B lists none of A's jobs");
 }
 
-pub async fn one_refused_insert_does_not_undo_the_batch(h: Harness) {
+pub(super) async fn one_refused_insert_does_not_undo_the_batch(h: Harness) {
     setup(&h).await;
     let results = h
         .store
@@ -168,7 +168,7 @@ pub async fn one_refused_insert_does_not_undo_the_batch(h: Harness) {
     get(&h, "x2").await;
 }
 
-pub async fn idempotency_keys(h: Harness) {
+pub(super) async fn idempotency_keys(h: Harness) {
     setup(&h).await;
     let with = |id: &str, tenant: &str, hash: &str| NewJob {
         tenant: tenant.into(),
@@ -212,7 +212,7 @@ pub async fn idempotency_keys(h: Harness) {
     assert!(matches!(b, Ok(Inserted::Created(_))), "{b:?}");
 }
 
-pub async fn unique_keys_admit_one_unfinished_job(h: Harness) {
+pub(super) async fn unique_keys_admit_one_unfinished_job(h: Harness) {
     setup(&h).await;
     let with = |id: &str| NewJob {
         unique_key: Some("u".into()),
@@ -239,7 +239,7 @@ pub async fn unique_keys_admit_one_unfinished_job(h: Harness) {
     insert(&h, with("u3")).await;
 }
 
-pub async fn claims_follow_priority_time_and_queues(h: Harness) {
+pub(super) async fn claims_follow_priority_time_and_queues(h: Harness) {
     setup(&h).await;
     let now = h.clock.now();
     insert(
@@ -316,7 +316,7 @@ pub async fn claims_follow_priority_time_and_queues(h: Harness) {
     assert_eq!(j.started_at, Some(h.clock.now()));
 }
 
-pub async fn finalize_is_fenced_by_the_lease(h: Harness) {
+pub(super) async fn finalize_is_fenced_by_the_lease(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("j")).await;
     let c = claim(&h, 1).await.pop().unwrap();
@@ -370,7 +370,7 @@ pub async fn finalize_is_fenced_by_the_lease(h: Harness) {
     );
 }
 
-pub async fn retries_snoozes_waits_and_resumes(h: Harness) {
+pub(super) async fn retries_snoozes_waits_and_resumes(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("j")).await;
     let c = claim(&h, 1).await.pop().unwrap();
@@ -427,7 +427,7 @@ pub async fn retries_snoozes_waits_and_resumes(h: Harness) {
     assert_eq!(get(&h, "j").await.status, JobStatus::Failed);
 }
 
-pub async fn cancels(h: Harness) {
+pub(super) async fn cancels(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("queued")).await;
     match h.store.job_cancel(A, "queued").await.unwrap() {
@@ -503,7 +503,7 @@ pub async fn cancels(h: Harness) {
     ));
 }
 
-pub async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
+pub(super) async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("j")).await;
     let c = h
@@ -575,7 +575,7 @@ pub async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
     );
 }
 
-pub async fn rescue_takes_over_expired_leases(h: Harness) {
+pub(super) async fn rescue_takes_over_expired_leases(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("a-lost")).await;
     insert(&h, new_job("b-alive")).await;
@@ -631,7 +631,7 @@ pub async fn rescue_takes_over_expired_leases(h: Harness) {
     assert_ne!(all[0].lease_token, alive.lease_token);
 }
 
-pub async fn concurrency_keys_run_one_at_a_time(h: Harness) {
+pub(super) async fn concurrency_keys_run_one_at_a_time(h: Harness) {
     setup(&h).await;
     let keyed = |id: &str| NewJob {
         concurrency_key: Some("customer-1".into()),
@@ -692,7 +692,7 @@ pub async fn concurrency_keys_run_one_at_a_time(h: Harness) {
     assert_eq!(get(&h, "s2").await.status, JobStatus::Queued);
 }
 
-pub async fn fallbacks_take_over_the_job(h: Harness) {
+pub(super) async fn fallbacks_take_over_the_job(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("j")).await;
     let c = claim(&h, 1).await.pop().unwrap();
@@ -737,7 +737,7 @@ pub async fn fallbacks_take_over_the_job(h: Harness) {
     assert_eq!(a[1].task.name, "rescue-task");
 }
 
-pub async fn release_gives_the_attempt_back(h: Harness) {
+pub(super) async fn release_gives_the_attempt_back(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("j")).await;
     let release = |c: ClaimedJob, delay_ms: u64| {
@@ -765,7 +765,7 @@ pub async fn release_gives_the_attempt_back(h: Harness) {
     assert_eq!(claim(&h, 1).await[0].attempt, 1);
 }
 
-pub async fn run_now_puts_a_job_first(h: Harness) {
+pub(super) async fn run_now_puts_a_job_first(h: Harness) {
     setup(&h).await;
     let later = h.clock.now() + 3_600_000;
     insert(&h, new_job("first")).await;
@@ -797,7 +797,7 @@ pub async fn run_now_puts_a_job_first(h: Harness) {
     assert_eq!(ids(&claim(&h, 1).await), ["first"]);
 }
 
-pub async fn many_concurrent_writers(h: Harness) {
+pub(super) async fn many_concurrent_writers(h: Harness) {
     setup(&h).await;
     let mut tasks = Vec::new();
     for i in 0..200 {

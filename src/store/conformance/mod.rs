@@ -1,15 +1,16 @@
 //! The one conformance suite every `JobStore` backend runs (River's
 //! driver tests): each case takes a fresh, empty store whose clock the case
-//! moves, and panics with what broke. `tests/it/store.rs` runs every case
-//! on SQLite; the PostgreSQL backend runs the same list. The cases are by
-//! subject: `jobs` (the life of a job), `tenants` (fair claims, quotas,
-//! budgets and usage).
+//! moves, and panics with what broke. Every backend's test file runs every
+//! case, from the one list in [`conformance_cases!`]. Built for tests only
+//! (the `conformance` feature, which the integration tests turn on), never
+//! into the release binary. The cases are by subject: `jobs` (the life of
+//! a job), `tenants` (fair claims, quotas, budgets and usage).
 
 mod jobs;
 mod tenants;
 
-pub use jobs::*;
-pub use tenants::*;
+use jobs::*;
+use tenants::*;
 
 use super::*;
 use crate::job::{ErrorKind, JobError, JobStatus};
@@ -144,33 +145,58 @@ pub(crate) async fn attempts(h: &Harness, tenant: &str, id: &str) -> Vec<Attempt
         .unwrap()
 }
 
-/// Every case, by name, for a backend's test file to run.
-pub const CASES: &[&str] = &[
-    "registry_records",
-    "insert_get_and_list",
-    "one_refused_insert_does_not_undo_the_batch",
-    "idempotency_keys",
-    "unique_keys_admit_one_unfinished_job",
-    "claims_follow_priority_time_and_queues",
-    "finalize_is_fenced_by_the_lease",
-    "retries_snoozes_waits_and_resumes",
-    "cancels",
-    "heartbeats_extend_leases_and_record_progress",
-    "rescue_takes_over_expired_leases",
-    "concurrency_keys_run_one_at_a_time",
-    "fallbacks_take_over_the_job",
-    "release_gives_the_attempt_back",
-    "run_now_puts_a_job_first",
-    "many_concurrent_writers",
-    "tenant_settings",
-    "claims_share_tenants_by_weight",
-    "a_run_at_in_the_past_is_now",
-    "quotas_refuse_new_work",
-    "max_running_caps_claims",
-    "an_insert_can_claim_for_its_tenant",
-    "fuel_budgets_hold_claims_until_the_window_refills",
-    "usage_counts_attempts_and_ended_jobs",
-    "a_bad_attempt_record_does_not_fail_its_batch",
-    "snoozes_are_counted",
-    "pages_are_bounded",
-];
+/// The suite's one list of cases. A backend's test file passes a macro of
+/// its own, which gets every case's name (`$cb!(case, case, …)`) and makes
+/// a test of each that calls [`run`]. The cases are private to the suite,
+/// so one left off this list is dead code, which the build refuses.
+#[macro_export]
+macro_rules! conformance_cases {
+    ($cb:ident) => {
+        $cb!(
+            registry_records,
+            insert_get_and_list,
+            one_refused_insert_does_not_undo_the_batch,
+            idempotency_keys,
+            unique_keys_admit_one_unfinished_job,
+            claims_follow_priority_time_and_queues,
+            finalize_is_fenced_by_the_lease,
+            retries_snoozes_waits_and_resumes,
+            cancels,
+            heartbeats_extend_leases_and_record_progress,
+            rescue_takes_over_expired_leases,
+            concurrency_keys_run_one_at_a_time,
+            fallbacks_take_over_the_job,
+            release_gives_the_attempt_back,
+            run_now_puts_a_job_first,
+            many_concurrent_writers,
+            tenant_settings,
+            claims_share_tenants_by_weight,
+            a_run_at_in_the_past_is_now,
+            quotas_refuse_new_work,
+            max_running_caps_claims,
+            an_insert_can_claim_for_its_tenant,
+            fuel_budgets_hold_claims_until_the_window_refills,
+            usage_counts_attempts_and_ended_jobs,
+            a_bad_attempt_record_does_not_fail_its_batch,
+            snoozes_are_counted,
+            pages_are_bounded,
+        );
+    };
+}
+
+macro_rules! dispatch {
+    ($($case:ident),* $(,)?) => {
+        /// Every case's name, in the suite's order.
+        pub const CASES: &[&str] = &[$(stringify!($case)),*];
+
+        /// Runs the case named `case` on the harness's fresh store.
+        pub async fn run(case: &str, h: Harness) {
+            match case {
+                $(stringify!($case) => $case(h).await,)*
+                other => panic!("no conformance case is named {other}"),
+            }
+        }
+    };
+}
+
+crate::conformance_cases!(dispatch);

@@ -74,7 +74,7 @@ async fn gauges_agree(h: &Harness, tenant: &str) {
     assert_eq!(usage.jobs, counted, "the gauges of {tenant}");
 }
 
-pub async fn tenant_settings(h: Harness) {
+pub(super) async fn tenant_settings(h: Harness) {
     setup(&h).await;
     let t = h.store.tenant_get(A).await.unwrap().unwrap();
     assert_eq!((t.weight, t.quotas), (None, Quotas::default()));
@@ -115,7 +115,7 @@ pub async fn tenant_settings(h: Harness) {
 
 /// A tenant with a backlog at the best priority gets its share of a claim
 /// and no more; priority orders jobs within a tenant, not across them.
-pub async fn claims_share_tenants_by_weight(h: Harness) {
+pub(super) async fn claims_share_tenants_by_weight(h: Harness) {
     setup(&h).await;
     insert_many(&h, A, "a", 200, -1000).await;
     insert_many(&h, B, "b", 200, 1000).await;
@@ -156,7 +156,7 @@ pub async fn claims_share_tenants_by_weight(h: Harness) {
 }
 
 /// A time in the past is now, and buys no place in the line.
-pub async fn a_run_at_in_the_past_is_now(h: Harness) {
+pub(super) async fn a_run_at_in_the_past_is_now(h: Harness) {
     setup(&h).await;
     let now = h.clock.now();
     // Ids are in the order of enqueue (ULIDs), as the API makes them.
@@ -173,7 +173,7 @@ pub async fn a_run_at_in_the_past_is_now(h: Harness) {
     assert_eq!(ids(&claim(&h, 1).await), ["j1-older"]);
 }
 
-pub async fn quotas_refuse_new_work(h: Harness) {
+pub(super) async fn quotas_refuse_new_work(h: Harness) {
     setup(&h).await;
     put(
         &h,
@@ -248,7 +248,7 @@ pub async fn quotas_refuse_new_work(h: Harness) {
     );
 }
 
-pub async fn max_running_caps_claims(h: Harness) {
+pub(super) async fn max_running_caps_claims(h: Harness) {
     setup(&h).await;
     cap_running(&h, A, 2).await;
     insert_many(&h, A, "a", 5, 0).await;
@@ -272,7 +272,7 @@ pub async fn max_running_caps_claims(h: Harness) {
 /// An insert with a claim for its tenant: the claim sees the new job and
 /// takes jobs in the tenant's own order, within its quotas, and nobody
 /// else's; what it leaves stays queued.
-pub async fn an_insert_can_claim_for_its_tenant(h: Harness) {
+pub(super) async fn an_insert_can_claim_for_its_tenant(h: Harness) {
     setup(&h).await;
     let insert_claim = |id: &'static str, limit: u32| {
         let store = h.store.clone();
@@ -323,7 +323,7 @@ pub async fn an_insert_can_claim_for_its_tenant(h: Harness) {
     gauges_agree(&h, B).await;
 }
 
-pub async fn fuel_budgets_hold_claims_until_the_window_refills(h: Harness) {
+pub(super) async fn fuel_budgets_hold_claims_until_the_window_refills(h: Harness) {
     setup(&h).await;
     // Start at the beginning of a window, so that the case does not cross one.
     let now = h.clock.now();
@@ -385,7 +385,7 @@ pub async fn fuel_budgets_hold_claims_until_the_window_refills(h: Harness) {
     assert_eq!((usage.current.fuel, usage.current.attempts), (0, 0));
 }
 
-pub async fn usage_counts_attempts_and_ended_jobs(h: Harness) {
+pub(super) async fn usage_counts_attempts_and_ended_jobs(h: Harness) {
     setup(&h).await;
     let now = h.clock.now();
     h.clock.advance(WINDOW_MS - now.rem_euclid(WINDOW_MS));
@@ -456,7 +456,7 @@ pub async fn usage_counts_attempts_and_ended_jobs(h: Harness) {
 /// One attempt whose record the store refuses (here: a log past what the
 /// store keeps) is written without its log; the others in its batch are
 /// written as they are.
-pub async fn a_bad_attempt_record_does_not_fail_its_batch(h: Harness) {
+pub(super) async fn a_bad_attempt_record_does_not_fail_its_batch(h: Harness) {
     setup(&h).await;
     insert_many(&h, A, "a", 3, 0).await;
     insert(&h, job_of(B, "b")).await;
@@ -514,7 +514,7 @@ pub async fn a_bad_attempt_record_does_not_fail_its_batch(h: Harness) {
     gauges_agree(&h, A).await;
 }
 
-pub async fn snoozes_are_counted(h: Harness) {
+pub(super) async fn snoozes_are_counted(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("j")).await;
     for n in 0..3 {
@@ -525,7 +525,7 @@ pub async fn snoozes_are_counted(h: Harness) {
     assert_eq!(claim(&h, 1).await[0].snoozes, 3);
 }
 
-pub async fn pages_are_bounded(h: Harness) {
+pub(super) async fn pages_are_bounded(h: Harness) {
     setup(&h).await;
     let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(10_000));
     for i in 0..5 {
