@@ -7,8 +7,7 @@ use crate::maintenance::{self, rescuer::Rescuer};
 use crate::registry::Registry;
 use crate::runner::{Runner, RunnerConfig};
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
-use crate::store::sqlite::{SqliteOptions, SqliteStore};
-use crate::store::{JobStore, NewToken, StoreError, SystemClock};
+use crate::store::{self, JobStore, NewToken, StoreError, StoreOptions, SystemClock};
 use anyhow::Context;
 use std::fs::File;
 use std::net::SocketAddr;
@@ -23,7 +22,7 @@ pub struct App {
     pub addr: SocketAddr,
     pub state: Arc<ApiState>,
     runner: Arc<Runner>,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn JobStore>,
     stop_http: CancellationToken,
     stop_maintenance: CancellationToken,
     http: JoinHandle<()>,
@@ -69,18 +68,16 @@ impl App {
         std::fs::create_dir_all(&cfg.data_dir)
             .with_context(|| format!("cannot create the data dir {}", cfg.data_dir.display()))?;
         let lock = lock_data_dir(&cfg.data_dir)?;
-        let store = Arc::new(
-            SqliteStore::open(
-                &SqliteOptions {
-                    url: cfg.database_url.clone(),
-                    durability: cfg.durability,
-                    quotas: cfg.quotas,
-                },
-                Arc::new(SystemClock),
-            )
-            .await?,
-        );
-        let dyn_store: Arc<dyn JobStore> = store.clone();
+        let store = store::open(
+            &StoreOptions {
+                url: cfg.database_url.clone(),
+                durability: cfg.durability,
+                quotas: cfg.quotas,
+            },
+            Arc::new(SystemClock),
+        )
+        .await?;
+        let dyn_store = store.clone();
         match dyn_store.tenant_insert(auth::DEFAULT_TENANT).await {
             Ok(_) | Err(StoreError::Conflict(_)) => {}
             Err(e) => return Err(e).context("cannot create the default tenant"),
@@ -122,12 +119,16 @@ impl App {
         })?;
         let registry = Arc::new(Registry::new(dyn_store.clone(), sandbox, Limits::DEFAULT));
         let wake = Arc::new(Notify::new());
-        // This process owns the database alone: whatever is still running
-        // was left by a previous run that did not stop cleanly.
         let rescuer = Rescuer::new(registry.clone(), wake.clone());
-        let rescued = rescuer.rescue(true).await?;
-        if rescued > 0 {
-            tracing::warn!(jobs = rescued, "rescued jobs a previous run left running");
+        // Where this process owns the database alone, whatever is still
+        // running was left by a previous run that did not stop cleanly.
+        // Where others share it, their jobs are rescued only when their
+        // leases expire, by the rescuer's rounds.
+        if dyn_store.capabilities().owns_database {
+            let rescued = rescuer.rescue(true).await?;
+            if rescued > 0 {
+                tracing::warn!(jobs = rescued, "rescued jobs a previous run left running");
+            }
         }
         let runner = Arc::new(Runner::start(
             registry.clone(),

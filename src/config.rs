@@ -5,7 +5,7 @@
 
 use crate::quota::Quotas;
 use crate::runner::executor::AttemptRules;
-use crate::store::sqlite::Durability;
+use crate::store::Durability;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -58,7 +58,8 @@ pub const MAX_SNOOZE_FLOOR_MS: u64 = 3_600_000;
 pub struct ServeConfig {
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
-    /// `sqlite://…`; defaults to `taskbox.db` in the data dir.
+    /// `sqlite://…` or `postgres://…`; defaults to `taskbox.db` in the
+    /// data dir.
     pub database_url: String,
     pub runners: usize,
     pub durability: Durability,
@@ -174,11 +175,10 @@ impl ServeConfig {
                     .into(),
             );
         }
-        if !self.database_url.starts_with("sqlite:") {
-            return Err(format!(
-                "--database-url {:?} is not supported yet: this version stores its queue in SQLite (sqlite://PATH); PostgreSQL arrives later",
-                self.database_url
-            ));
+        if crate::store::Backend::of(&self.database_url).is_none() {
+            return Err(
+                crate::store::OpenError::UnknownScheme(self.database_url.clone()).to_string(),
+            );
         }
         Ok(())
     }

@@ -9,8 +9,9 @@ use crate::registry::spec::TaskSpec;
 use crate::registry::Registry;
 use crate::runner::{Runner, RunnerConfig, RunnerEvent};
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
-use crate::store::sqlite::{Durability, SqliteOptions, SqliteStore};
-use crate::store::{Finalized, JobStore, NewJob, SystemClock, TaskRef};
+use crate::store::{
+    self, Durability, Finalized, JobStore, NewJob, StoreOptions, SystemClock, TaskRef,
+};
 use anyhow::{bail, Context};
 use clap::Args;
 use serde_json::json;
@@ -72,17 +73,15 @@ struct Bed {
 
 async fn bed(args: &QueueBench, durability: Durability) -> anyhow::Result<Bed> {
     let dir = tempfile::tempdir().context("cannot make a temporary data dir")?;
-    let store: Arc<dyn JobStore> = Arc::new(
-        SqliteStore::open(
-            &SqliteOptions {
-                url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
-                durability,
-                quotas: Quotas::SERVER_DEFAULTS,
-            },
-            Arc::new(SystemClock),
-        )
-        .await?,
-    );
+    let store = store::open(
+        &StoreOptions {
+            url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
+            durability,
+            quotas: Quotas::SERVER_DEFAULTS,
+        },
+        Arc::new(SystemClock),
+    )
+    .await?;
     store.tenant_insert(DEFAULT_TENANT).await?;
     let sandbox = Sandbox::new(SandboxConfig {
         cache_dir: Some(dir.path().join("compiled")),

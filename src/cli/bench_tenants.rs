@@ -14,7 +14,7 @@ use crate::config::ServeConfig;
 use crate::job::JobStatus;
 use crate::quota::Quotas;
 use crate::runner::{Observer, RunnerEvent};
-use crate::store::sqlite::Durability;
+use crate::store::Durability;
 use crate::store::{NewJob, TaskRef};
 use anyhow::{bail, Context};
 use clap::Args;

@@ -5,7 +5,7 @@ use crate::app::App;
 use crate::config::{self, ServeConfig};
 use crate::quota::Quotas;
 use crate::runner::executor::AttemptRules;
-use crate::store::sqlite::Durability;
+use crate::store::Durability;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -7,10 +7,12 @@ pub mod clock;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 pub mod fair;
+mod open;
 pub mod records;
 pub mod sqlite;
 
 pub use clock::{Clock, ManualClock, Millis, SystemClock};
+pub use open::{open, Backend, Capabilities, Durability, OpenError, StoreOptions};
 pub use records::*;
 
 use async_trait::async_trait;
@@ -44,6 +46,9 @@ pub type StoreResult<T> = Result<T, StoreError>;
 pub trait JobStore: Send + Sync + 'static {
     /// Milliseconds since the Unix epoch by the store's clock.
     fn now(&self) -> Millis;
+
+    /// What this store can do beyond the seam's common ground.
+    fn capabilities(&self) -> Capabilities;
 
     async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant>;
     async fn tenant_get(&self, name: &str) -> StoreResult<Option<Tenant>>;

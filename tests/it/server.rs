@@ -11,7 +11,7 @@ use taskbox::app::App;
 use taskbox::config::ServeConfig;
 use taskbox::quota::Quotas;
 use taskbox::runner::executor::AttemptRules;
-use taskbox::store::sqlite::Durability;
+use taskbox::store::Durability;
 use tower::ServiceExt;
 
 pub const ADMIN: &str = "admin-token-for-the-tests";

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 use taskbox::quota::Quotas;
 use taskbox::store::conformance::{self, Harness};
-use taskbox::store::sqlite::{Durability, SqliteOptions, SqliteStore};
+use taskbox::store::sqlite::{SqliteOptions, SqliteStore};
+use taskbox::store::{Durability, StoreOptions};
 use taskbox::store::{JobStore, ManualClock};
 
 /// A fresh SQLite store in its own directory, on a manual clock.
@@ -70,4 +71,62 @@ async fn a_closed_store_refuses_writes() {
         store.tenant_insert("x").await,
         Err(taskbox::store::StoreError::Unavailable(_))
     ));
+}
+
+#[tokio::test]
+async fn one_process_at_a_time_opens_a_database_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = sqlite(&dir, ManualClock::default()).await;
+    assert!(first.capabilities().owns_database);
+    let url = format!("sqlite://{}", dir.path().join("taskbox.db").display());
+    let second = SqliteStore::open(
+        &SqliteOptions {
+            url: url.clone(),
+            durability: Durability::Full,
+            quotas: Quotas::default(),
+        },
+        Arc::new(ManualClock::default()),
+    )
+    .await;
+    let err = second
+        .err()
+        .expect("a second open of the same file is refused");
+    assert!(
+        err.to_string()
+            .contains("another taskbox process has the database"),
+        "{err}"
+    );
+    first.close().await;
+    drop(first);
+    let again = sqlite(&dir, ManualClock::default()).await;
+    again.close().await;
+}
+
+#[tokio::test]
+async fn the_url_picks_the_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = |url: String| StoreOptions {
+        url,
+        durability: Durability::Normal,
+        quotas: Quotas::default(),
+    };
+    let store = taskbox::store::open(
+        &opts(format!("sqlite://{}", dir.path().join("x.db").display())),
+        Arc::new(ManualClock::default()),
+    )
+    .await
+    .expect("a SQLite URL opens SQLite");
+    assert!(store.capabilities().owns_database);
+    store.close().await;
+    let err = taskbox::store::open(
+        &opts("mysql://h/db".into()),
+        Arc::new(ManualClock::default()),
+    )
+    .await
+    .err()
+    .expect("an unknown scheme is refused");
+    assert!(
+        err.to_string().contains("sqlite://PATH or postgres://"),
+        "{err}"
+    );
 }

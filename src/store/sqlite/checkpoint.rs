@@ -10,7 +10,7 @@
 //! checkpoint stays, set far higher, for the case where this thread
 //! falls behind.
 
-use super::writer::Durability;
+use crate::store::Durability;
 use rusqlite::Connection;
 use std::sync::mpsc;
 use std::thread::JoinHandle;

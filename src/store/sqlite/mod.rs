@@ -12,11 +12,10 @@ mod tenants;
 mod writer;
 
 use writer::Class;
-pub use writer::Durability;
 
 use super::fair::Fairness;
 use super::records::*;
-use super::{Clock, JobStore, Millis, StoreError, StoreResult};
+use super::{Capabilities, Clock, Durability, JobStore, Millis, StoreError, StoreResult};
 use crate::job::JobStatus;
 use crate::quota::{window_start, Quotas, WINDOW_MS};
 use async_trait::async_trait;
@@ -103,6 +102,8 @@ pub struct SqliteStore {
     writer_ended: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
     /// Copies the WAL back off the writer's thread; stopped after it.
     checkpointer: std::sync::Mutex<Option<checkpoint::Checkpointer>>,
+    /// Held while the store is open: one process per database file.
+    _lock: std::fs::File,
 }
 
 /// Why the database could not be opened.
@@ -116,6 +117,15 @@ pub enum OpenError {
     OpenWriter {
         path: String,
         source: rusqlite::Error,
+    },
+    #[error(
+        "another taskbox process has the database {path} open; stop it, or give this one a database of its own"
+    )]
+    Locked { path: String },
+    #[error("cannot lock the database {path}: {source}")]
+    Lock {
+        path: String,
+        source: std::io::Error,
     },
     #[error("cannot start the database's writer thread: {0}")]
     Thread(std::io::Error),
@@ -140,6 +150,7 @@ impl SqliteStore {
         if path.is_empty() || path == ":memory:" {
             return Err(OpenError::BadUrl(opts.url.clone()));
         }
+        let lock = lock_file(&path)?;
         let open_err = |source| OpenError::Open {
             path: path.clone(),
             source,
@@ -193,6 +204,7 @@ impl SqliteStore {
             writer: std::sync::RwLock::new(Some(writer)),
             writer_ended: Mutex::new(Some(ended)),
             checkpointer: std::sync::Mutex::new(Some(checkpointer)),
+            _lock: lock,
         })
     }
 
@@ -213,6 +225,30 @@ impl SqliteStore {
 
     async fn reader(&self) -> StoreResult<sqlx::pool::PoolConnection<sqlx::Sqlite>> {
         self.readers.acquire().await.map_err(db)
+    }
+}
+
+/// Takes the database file for this process alone (a lock file beside
+/// it): a second process on the same file would take the first one's
+/// running jobs for abandoned and rescue them.
+fn lock_file(path: &str) -> Result<std::fs::File, OpenError> {
+    let lock_path = format!("{path}-lock");
+    let lock_err = |source| OpenError::Lock {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(lock_err)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(OpenError::Locked {
+            path: path.to_owned(),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(lock_err(e)),
     }
 }
 
@@ -250,6 +286,13 @@ fn open_writer(path: &str, durability: Durability) -> rusqlite::Result<rusqlite:
 impl JobStore for SqliteStore {
     fn now(&self) -> Millis {
         self.clock.now()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        // The file is locked for this store alone (`lock_file`).
+        Capabilities {
+            owns_database: true,
+        }
     }
 
     async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant> {

@@ -26,7 +26,7 @@
 //! of their own, so that a claim does not wait for completions' sync; the
 //! next batch takes the rest.
 
-use crate::store::{Clock, Millis, StoreError, StoreResult};
+use crate::store::{Clock, Durability, Millis, StoreError, StoreResult};
 use rusqlite::Connection;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -71,15 +71,6 @@ struct Pending {
 #[derive(Clone)]
 pub struct Writer {
     tx: mpsc::Sender<Pending>,
-}
-
-/// How the database syncs when a durable batch commits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Durability {
-    /// `synchronous=FULL`: a commit is on disk before it is answered.
-    Full,
-    /// `synchronous=NORMAL`: a power cut may lose the last commits.
-    Normal,
 }
 
 impl Writer {
