@@ -10,7 +10,7 @@ use crate::registry::{TaskVersion, Which};
 use crate::runner::{RunNowError, Waited};
 use crate::store::clock::parse_rfc3339;
 use crate::store::{
-    AttemptQuery, CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, NewJob, Scope,
+    AttemptQuery, CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, NewJob, RunAt, Scope,
     StoreError,
 };
 use axum::extract::{Path, Query, State};
@@ -163,30 +163,25 @@ pub async fn enqueue(
             PRIORITY_RANGE.end()
         )));
     }
-    let now = state.store.now();
+    // Resolved by the store, by the database's clock.
     let run_at = match (&b.run_at, b.delay_ms) {
         (Some(_), Some(_)) => {
             return Err(ApiError::BadRequest(
                 "give run_at or delay_ms, not both".into(),
             ))
         }
-        // A time in the past is now: it buys no place in the line.
-        (Some(t), None) => Some(
-            parse_rfc3339(t)
-                .ok_or_else(|| {
-                    ApiError::BadRequest(format!(
-                        "run_at {t:?} is not an RFC 3339 time such as 2026-01-31T12:00:00Z"
-                    ))
-                })?
-                .max(now),
-        ),
+        (Some(t), None) => RunAt::At(parse_rfc3339(t).ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "run_at {t:?} is not an RFC 3339 time such as 2026-01-31T12:00:00Z"
+            ))
+        })?),
         (None, Some(d)) if d > MAX_DELAY_MS => {
             return Err(ApiError::BadRequest(format!(
                 "delay_ms must be at most {MAX_DELAY_MS} (a year)"
             )))
         }
-        (None, Some(d)) => Some(now + d as i64),
-        (None, None) => None,
+        (None, Some(d)) => RunAt::After(d),
+        (None, None) => RunAt::Now,
     };
     let deadline_ms = b.deadline_ms.or(tv.spec.deadline_ms);
     if deadline_ms.is_some_and(|d| d == 0 || d > MAX_DELAY_MS) {

@@ -167,8 +167,8 @@ pub struct NewJob {
     pub priority: i32,
     pub input: String,
     pub max_attempts: u32,
-    /// `None`: now, by the store's clock.
-    pub run_at: Option<Millis>,
+    /// When it becomes due, resolved by the store's clock at the insert.
+    pub run_at: RunAt,
     /// Relative to the insert: the job fails `deadline_exceeded` past it.
     pub deadline_ms: Option<u64>,
     pub concurrency_key: Option<String>,
@@ -195,12 +195,36 @@ impl NewJob {
             priority: 0,
             input: input.into(),
             max_attempts: 3,
-            run_at: None,
+            run_at: RunAt::Now,
             deadline_ms: None,
             concurrency_key: None,
             supersedes: false,
             unique_key: None,
             idempotency: None,
+        }
+    }
+}
+
+/// When a job becomes due. Relative times are resolved by the store, by the
+/// database's clock, in the write that uses them: with many processes on
+/// one database, only its clock is the same for all of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RunAt {
+    #[default]
+    Now,
+    /// This many milliseconds after the write.
+    After(u64),
+    /// At this time; a time in the past is now (it buys no place in the line).
+    At(Millis),
+}
+
+impl RunAt {
+    /// The time this is, at `now` by the store's clock.
+    pub fn resolve(self, now: Millis) -> Millis {
+        match self {
+            RunAt::Now => now,
+            RunAt::After(ms) => now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX)),
+            RunAt::At(t) => t.max(now),
         }
     }
 }

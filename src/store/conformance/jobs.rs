@@ -261,7 +261,7 @@ pub(super) async fn claims_follow_priority_time_and_queues(h: Harness) {
     insert(
         &h,
         NewJob {
-            run_at: Some(now + 10_000),
+            run_at: RunAt::After(10_000),
             priority: -10,
             ..new_job("later")
         },
@@ -297,7 +297,7 @@ pub(super) async fn claims_follow_priority_time_and_queues(h: Harness) {
     insert(
         &h,
         NewJob {
-            run_at: Some(now + 5_000),
+            run_at: RunAt::At(now + 5_000),
             priority: 7,
             ..new_job("sooner")
         },
@@ -767,12 +767,11 @@ pub(super) async fn release_gives_the_attempt_back(h: Harness) {
 
 pub(super) async fn run_now_puts_a_job_first(h: Harness) {
     setup(&h).await;
-    let later = h.clock.now() + 3_600_000;
     insert(&h, new_job("first")).await;
     insert(
         &h,
         NewJob {
-            run_at: Some(later),
+            run_at: RunAt::After(3_600_000),
             priority: 100,
             ..new_job("j")
         },

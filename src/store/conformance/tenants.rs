@@ -164,7 +164,7 @@ pub(super) async fn a_run_at_in_the_past_is_now(h: Harness) {
     let j = insert(
         &h,
         NewJob {
-            run_at: Some(now - 3_600_000),
+            run_at: RunAt::At(now - 3_600_000),
             ..new_job("j2-backdated")
         },
     )

@@ -142,7 +142,7 @@ fn insert_one(
     within("max_queued", quotas.max_queued, queued, 1)?;
     let deadline_at = job.deadline_ms.map(|d| millis_after(now, d));
     // A time in the past is now: it buys no place in the line.
-    let run_at = job.run_at.map_or(now, |t| t.max(now));
+    let run_at = job.run_at.resolve(now);
     let (idem_key, idem_hash) = match job.idempotency {
         Some(i) => (Some(i.key), Some(i.body_hash)),
         None => (None, None),
