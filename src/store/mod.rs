@@ -10,6 +10,7 @@ pub mod fair;
 mod open;
 pub mod records;
 pub mod sqlite;
+pub mod transition;
 
 pub use clock::{Clock, ManualClock, Millis, SystemClock};
 pub use open::{open, Backend, Capabilities, Durability, OpenError, StoreOptions};

@@ -15,7 +15,9 @@ use crate::attempt_log::{Level, LogLine, Source};
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::records::*;
+use crate::store::transition::{Change, Move};
 use crate::store::{Millis, StoreError, StoreResult};
+use rusqlite::types::Value;
 use rusqlite::{params, Connection, OptionalExtension};
 
 fn to_json<T: serde::Serialize>(v: &T) -> String {
@@ -276,16 +278,8 @@ pub fn finalize(
     let all = (|| {
         let mut tally = Tally::new(now);
         let mut out = Vec::with_capacity(batch.len());
-        let mut complete = conn.prepare_cached(COMPLETE).map_err(wdb)?;
         for f in &batch {
-            out.push(finalize_item(
-                conn,
-                &mut complete,
-                now,
-                f,
-                &mut tally,
-                true,
-            )?);
+            out.push(finalize_item(conn, now, f, &mut tally, true)?);
         }
         tally.apply(conn)?;
         Ok::<_, StoreError>(out)
@@ -312,8 +306,7 @@ fn finalize_alone(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<F
     for with_log in [true, false] {
         step("SAVEPOINT one")?;
         let mut tally = Tally::new(now);
-        let mut complete = conn.prepare_cached(COMPLETE).map_err(wdb)?;
-        let r = finalize_item(conn, &mut complete, now, f, &mut tally, with_log)
+        let r = finalize_item(conn, now, f, &mut tally, with_log)
             .and_then(|r| tally.apply(conn).map(|()| r));
         match r {
             Ok(r) => {
@@ -344,15 +337,8 @@ fn unstorable_log() -> AttemptLog {
     }
 }
 
-/// A completion (?1 output, ?2 now, ?3 id, ?4 lease token).
-const COMPLETE: &str =
-    "UPDATE OR FAIL jobs SET status = 'completed', output = ?1, finished_at = ?2, \
-    lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
-    WHERE id = ?3 AND lease_token = ?4 AND status = 'running'";
-
 fn finalize_item(
     conn: &Connection,
-    complete: &mut rusqlite::CachedStatement<'_>,
     now: Millis,
     f: &Finalize,
     tally: &mut Tally,
@@ -361,16 +347,7 @@ fn finalize_item(
     if let Some(u) = &f.usage {
         tally.charge(&f.tenant, u);
     }
-    let written = match &f.action {
-        Action::Complete { output } => {
-            let n = complete
-                .execute(params![output, now, f.id, f.lease_token])
-                .map_err(wdb)?;
-            (n == 1).then_some(JobStatus::Completed)
-        }
-        _ => finalize_one(conn, now, f)?,
-    };
-    let Some(status) = written else {
+    let Some(status) = bind_ending(conn, now, f, &Move::of_ending(&f.action))? else {
         return Ok(Finalized::Fenced);
     };
     tally.moved(&f.tenant, Some(JobStatus::Running), Some(status), 1);
@@ -423,135 +400,94 @@ fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreRe
     Ok(())
 }
 
-/// One attempt's end other than a completion: the job's new status, or
-/// `None` when fenced out. A job whose cancellation was asked
-/// for ends `cancelled` instead of going back to the queue or failing (a
-/// lost runner's job, whose attempt nobody could interrupt, included).
-fn finalize_one(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Option<JobStatus>> {
-    const REQUEUE_OR_CANCEL: &str =
-        "status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE ?3 END, \
-         finished_at = CASE WHEN cancel_requested = 1 THEN ?1 ELSE finished_at END";
-    let (set, to, a, b, c): (
-        String,
-        JobStatus,
-        Option<String>,
-        Option<i64>,
-        Option<String>,
-    ) = match &f.action {
-        Action::Complete { .. } => {
-            return Err(StoreError::Internal(
-                "a completion reached the path for other endings".into(),
-            ))
-        }
-        Action::Retry { delay_ms, error } => (
-            format!("{REQUEUE_OR_CANCEL}, run_at = ?4, error = ?5"),
-            JobStatus::Queued,
-            None,
-            Some(millis_after(now, *delay_ms)),
-            Some(to_json(error)),
-        ),
-        Action::Fail { error } => (
-            "status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE ?3 END, \
-             finished_at = ?1, error = ?5"
-                .into(),
-            JobStatus::Failed,
-            None,
-            None,
-            Some(to_json(error)),
-        ),
-        Action::Snooze { delay_ms } => (
-            format!(
-                "{REQUEUE_OR_CANCEL}, run_at = ?4, max_attempts = max_attempts + 1, \
-                 snoozes = snoozes + 1"
-            ),
-            JobStatus::Queued,
-            None,
-            Some(millis_after(now, *delay_ms)),
-            None,
-        ),
-        Action::Wait { waiting_for } => (
-            "status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE ?3 END, \
-             finished_at = CASE WHEN cancel_requested = 1 THEN ?1 ELSE finished_at END, \
-             waiting_for = ?5, max_attempts = max_attempts + 1"
-                .into(),
-            JobStatus::Waiting,
-            None,
-            None,
-            Some(waiting_for.clone()),
-        ),
-        Action::Cancel => (
-            "status = ?3, finished_at = ?1".into(),
-            JobStatus::Cancelled,
-            None,
-            None,
-            None,
-        ),
-        Action::Fallback { task, error, .. } => (
-            format!(
-                "{REQUEUE_OR_CANCEL}, run_at = ?1, error = ?5, fallback_task = ?2, \
-                 fallback_version = ?4, fallback_digest = ?6, fallback_input = ?7, \
-                 fallback_depth = fallback_depth + 1, stage_offset = attempts, \
-                 max_attempts = attempts + ?8"
-            ),
-            JobStatus::Queued,
-            Some(task.name.clone()),
-            Some(i64::from(task.version)),
-            Some(to_json(error)),
-        ),
-        Action::Release { delay_ms } => (
-            format!("{REQUEUE_OR_CANCEL}, run_at = ?4, attempts = attempts - 1"),
-            JobStatus::Queued,
-            None,
-            Some(millis_after(now, *delay_ms)),
-            None,
-        ),
+/// Parameters of a statement built from a move, numbered as they are added.
+#[derive(Default)]
+struct Args(Vec<Value>);
+
+impl Args {
+    fn add(&mut self, v: impl Into<Value>) -> String {
+        self.0.push(v.into());
+        format!("?{}", self.0.len())
+    }
+}
+
+/// `status IN (…)` for a move's from-statuses.
+fn status_in(from: &[JobStatus]) -> String {
+    let list: Vec<String> = from.iter().map(|s| format!("'{}'", s.as_str())).collect();
+    format!("status IN ({})", list.join(", "))
+}
+
+/// Writes an attempt's end as its move says, fenced by the lease token and
+/// the move's from-statuses: the job's new status, or `None` when fenced
+/// out. The statement's text depends only on the move's shape, so each
+/// shape is prepared once.
+fn bind_ending(
+    conn: &Connection,
+    now: Millis,
+    f: &Finalize,
+    mv: &Move,
+) -> StoreResult<Option<JobStatus>> {
+    let mut args = Args::default();
+    let to = args.add(mv.to.as_str().to_owned());
+    let at = args.add(now);
+    let mut set = if mv.cancel_wins {
+        vec![format!(
+            "status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE {to} END"
+        )]
+    } else {
+        vec![format!("status = {to}")]
     };
+    if mv.to.is_terminal() {
+        set.push(format!("finished_at = {at}"));
+    } else if mv.cancel_wins {
+        set.push(format!(
+            "finished_at = CASE WHEN cancel_requested = 1 THEN {at} ELSE finished_at END"
+        ));
+    }
+    for c in &mv.changes {
+        set.push(match c {
+            Change::Output(o) => format!("output = {}", args.add(o.clone())),
+            Change::Error(e) => format!("error = {}", args.add(to_json(e))),
+            Change::RunAfter(ms) => format!("run_at = {}", args.add(millis_after(now, *ms))),
+            Change::WaitingFor(w) => format!("waiting_for = {}", args.add(w.clone())),
+            Change::SpareAttempt => "max_attempts = max_attempts + 1".into(),
+            Change::UncountAttempt => "attempts = attempts - 1".into(),
+            Change::Snoozed => "snoozes = snoozes + 1".into(),
+            Change::Fallback {
+                task,
+                input,
+                max_attempts,
+            } => format!(
+                "fallback_task = {}, fallback_version = {}, fallback_digest = {}, \
+                 fallback_input = {}, fallback_depth = fallback_depth + 1, \
+                 stage_offset = attempts, max_attempts = attempts + {}",
+                args.add(task.name.clone()),
+                args.add(i64::from(task.version)),
+                args.add(task.digest.clone()),
+                args.add(input.clone()),
+                args.add(i64::from(*max_attempts)),
+            ),
+        });
+    }
+    // `available` marks rows the claim's index may take at once; for a job
+    // that is not queued it says nothing.
+    set.push(format!(
+        "available = {}",
+        args.add(mv.to != JobStatus::Queued || mv.due_at_once())
+    ));
     let sql = format!(
-        "UPDATE OR FAIL jobs SET {set}, available = ?11, \
-         lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
-         WHERE id = ?9 AND lease_token = ?10 AND status = 'running' RETURNING status"
+        "UPDATE OR FAIL jobs SET {}, lease_owner = NULL, lease_token = NULL, \
+         lease_expires_at = NULL WHERE id = {} AND lease_token = {} AND {} RETURNING status",
+        set.join(", "),
+        args.add(f.id.clone()),
+        args.add(f.lease_token.clone()),
+        status_in(&mv.from),
     );
-    // A job queued again is available at once only if it is due at once
-    // (for the other endings it is not queued, and this says nothing).
-    let available = match &f.action {
-        Action::Retry { delay_ms, .. }
-        | Action::Snooze { delay_ms }
-        | Action::Release { delay_ms } => *delay_ms == 0,
-        _ => true,
-    };
-    let (digest, input, max) = match &f.action {
-        Action::Fallback {
-            task,
-            input,
-            max_attempts,
-            ..
-        } => (
-            Some(task.digest.clone()),
-            Some(input.clone()),
-            Some(*max_attempts),
-        ),
-        _ => (None, None, None),
-    };
     let status: Option<String> = conn
         .prepare_cached(&sql)
         .and_then(|mut s| {
-            s.query_row(
-                params![
-                    now,
-                    a,
-                    to.as_str(),
-                    b,
-                    c,
-                    digest,
-                    input,
-                    max,
-                    f.id,
-                    f.lease_token,
-                    available
-                ],
-                |r| r.get(0),
-            )
-            .optional()
+            s.query_row(rusqlite::params_from_iter(args.0), |r| r.get(0))
+                .optional()
         })
         .map_err(wdb)?;
     status
@@ -566,16 +502,17 @@ pub fn cancel(
     id: &str,
 ) -> StoreResult<CancelOutcome> {
     let job = get(conn, tenant, id)?.ok_or(StoreError::NotFound)?;
+    let mv = Move::cancel();
     match job.status {
-        JobStatus::Queued | JobStatus::Waiting => {
-            conn.prepare_cached(
-                "UPDATE jobs SET status = 'cancelled', finished_at = ?1 \
-                 WHERE id = ?2 AND status IN ('queued', 'waiting')",
-            )
-            .and_then(|mut s| s.execute(params![now, id]))
+        from if mv.from.contains(&from) => {
+            conn.prepare_cached(&format!(
+                "UPDATE jobs SET status = ?1, finished_at = ?2 WHERE id = ?3 AND {}",
+                status_in(&mv.from)
+            ))
+            .and_then(|mut s| s.execute(params![mv.to.as_str(), now, id]))
             .map_err(wdb)?;
             let mut tally = Tally::new(now);
-            tally.moved(tenant, Some(job.status), Some(JobStatus::Cancelled), 1);
+            tally.moved(tenant, Some(job.status), Some(mv.to), 1);
             tally.apply(conn)?;
             Ok(CancelOutcome::Cancelled(reread(conn, tenant, id)?))
         }
@@ -603,23 +540,25 @@ pub fn resume(
     input: Option<String>,
 ) -> StoreResult<JobRecord> {
     let job = get(conn, tenant, id)?.ok_or(StoreError::NotFound)?;
-    if job.status != JobStatus::Waiting {
+    let mv = Move::resume();
+    if !mv.from.contains(&job.status) {
         return Err(StoreError::Conflict(format!(
             "job {id} is {}; only a waiting job can be resumed",
             job.status
         )));
     }
     // A job in its fallback gets the new input as the fallback's.
-    conn.prepare_cached(
-        "UPDATE jobs SET status = 'queued', run_at = ?1, waiting_for = NULL, available = 1, \
-         input = CASE WHEN ?2 IS NOT NULL AND fallback_task IS NULL THEN ?2 ELSE input END, \
-         fallback_input = CASE WHEN ?2 IS NOT NULL AND fallback_task IS NOT NULL THEN ?2 ELSE fallback_input END \
-         WHERE id = ?3 AND status = 'waiting'",
-    )
-    .and_then(|mut s| s.execute(params![now, input, id]))
+    conn.prepare_cached(&format!(
+        "UPDATE jobs SET status = ?1, run_at = ?2, waiting_for = NULL, available = 1, \
+         input = CASE WHEN ?3 IS NOT NULL AND fallback_task IS NULL THEN ?3 ELSE input END, \
+         fallback_input = CASE WHEN ?3 IS NOT NULL AND fallback_task IS NOT NULL THEN ?3 ELSE fallback_input END \
+         WHERE id = ?4 AND {}",
+        status_in(&mv.from)
+    ))
+    .and_then(|mut s| s.execute(params![mv.to.as_str(), now, input, id]))
     .map_err(wdb)?;
     let mut tally = Tally::new(now);
-    tally.moved(tenant, Some(JobStatus::Waiting), Some(JobStatus::Queued), 1);
+    tally.moved(tenant, Some(job.status), Some(mv.to), 1);
     tally.apply(conn)?;
     reread(conn, tenant, id)
 }

@@ -2,6 +2,7 @@
 
 use crate::job::{JobError, JobStatus};
 use crate::store::records::*;
+use crate::store::transition::ClaimedRow;
 use crate::store::StoreError;
 
 /// The columns of `JobRow`, in a form every job query selects.
@@ -210,45 +211,42 @@ impl ClaimRow {
 
 impl From<ClaimRow> for ClaimedJob {
     fn from(r: ClaimRow) -> Self {
-        let (task, input) = match (
+        let fallback = match (
             r.fallback_task,
             r.fallback_version,
             r.fallback_digest,
             r.fallback_input,
         ) {
-            (Some(name), Some(version), Some(digest), Some(input)) => (
+            (Some(name), Some(version), Some(digest), Some(input)) => Some((
                 TaskRef {
                     name,
                     version: u32_col(version),
                     digest,
                 },
                 input,
-            ),
-            _ => (
-                TaskRef {
-                    name: r.task,
-                    version: u32_col(r.task_version),
-                    digest: r.digest,
-                },
-                r.input,
-            ),
+            )),
+            _ => None,
         };
-        ClaimedJob {
+        ClaimedJob::from(ClaimedRow {
             id: r.id,
             tenant: r.tenant,
-            task,
-            input,
+            task: TaskRef {
+                name: r.task,
+                version: u32_col(r.task_version),
+                digest: r.digest,
+            },
+            input: r.input,
+            fallback,
             queue: r.queue,
-            attempt: u32_col(r.attempts - r.stage_offset),
             attempts: u32_col(r.attempts),
+            stage_offset: u32_col(r.stage_offset),
             max_attempts: u32_col(r.max_attempts),
             deadline_at: r.deadline_at,
             fallback_depth: u32_col(r.fallback_depth),
             snoozes: u32_col(r.snoozes),
             started_at: r.attempt_started_at.unwrap_or_default(),
             lease_token: r.lease_token.unwrap_or_default(),
-            fuel: None,
-        }
+        })
     }
 }
 

@@ -1,0 +1,354 @@
+//! The queue's rules for moving a job, computed once, backend-neutral, from
+//! the state machine in `job.rs`: each move is data (the statuses it may
+//! leave, where it goes, what else it changes) that a backend only binds
+//! to its own SQL, guarding its update with those statuses. What a snooze
+//! does to the attempt count, how a fallback takes over, what a pending
+//! cancellation turns an ending into, and which task a claim runs are
+//! decided here and nowhere else.
+
+use super::records::{Action, ClaimedJob, TaskRef};
+use super::Millis;
+use crate::job::{JobError, JobStatus, Transition};
+
+/// One change a move makes besides the job's status.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// The job's output (JSON text).
+    Output(String),
+    /// The error of the attempt that ended.
+    Error(JobError),
+    /// Due again this many milliseconds after the write, by the store's
+    /// clock (0: at once).
+    RunAfter(u64),
+    /// What a waiting job waits for (JSON text from the guest).
+    WaitingFor(String),
+    /// The attempt does not use up one of the job's (a snooze, a wait):
+    /// `max_attempts` grows by one.
+    SpareAttempt,
+    /// The attempt did not happen (a release): `attempts` shrinks by one.
+    UncountAttempt,
+    /// One more snooze on the job's count.
+    Snoozed,
+    /// The job's next stage takes over: its fallback task, on this input,
+    /// with this many attempts of its own after those already made.
+    Fallback {
+        task: TaskRef,
+        input: String,
+        max_attempts: u32,
+    },
+}
+
+/// A move of one job from one of `from` to `to`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Move {
+    pub transition: Transition,
+    /// The statuses the job may be in; the update is guarded by them.
+    pub from: Vec<JobStatus>,
+    pub to: JobStatus,
+    /// Whether a cancellation asked for while the job ran turns this move
+    /// into `cancelled` (the job does not go back to the queue, wait or
+    /// fail: it was asked to stop, and now it has).
+    pub cancel_wins: bool,
+    pub changes: Vec<Change>,
+}
+
+impl Move {
+    /// A move by `t` from every status the transition table allows it
+    /// from, or `None` when it allows none.
+    fn new(t: Transition, from: &[JobStatus], changes: Vec<Change>) -> Move {
+        let mut to = None;
+        for s in from {
+            let next = s.after(t);
+            assert!(
+                next.is_some() && (to.is_none() || to == next),
+                "{t:?} from {s} is not in the transition table"
+            );
+            to = next;
+        }
+        Move {
+            transition: t,
+            from: from.to_vec(),
+            to: to.expect("a move leaves at least one status"),
+            cancel_wins: false,
+            changes,
+        }
+    }
+
+    /// How an attempt's end moves its running job.
+    pub fn of_ending(action: &Action) -> Move {
+        use JobStatus::Running;
+        let ending = |t, changes| Move {
+            cancel_wins: true,
+            ..Move::new(t, &[Running], changes)
+        };
+        match action {
+            // A completion stands even if a cancellation was asked for: the
+            // work is done.
+            Action::Complete { output } => Move::new(
+                Transition::Complete,
+                &[Running],
+                vec![Change::Output(output.clone())],
+            ),
+            Action::Retry { delay_ms, error } => ending(
+                Transition::Retry,
+                vec![Change::RunAfter(*delay_ms), Change::Error(error.clone())],
+            ),
+            Action::Fail { error } => ending(Transition::Fail, vec![Change::Error(error.clone())]),
+            Action::Snooze { delay_ms } => ending(
+                Transition::Snooze,
+                vec![
+                    Change::RunAfter(*delay_ms),
+                    Change::SpareAttempt,
+                    Change::Snoozed,
+                ],
+            ),
+            Action::Wait { waiting_for } => ending(
+                Transition::Wait,
+                vec![
+                    Change::WaitingFor(waiting_for.clone()),
+                    Change::SpareAttempt,
+                ],
+            ),
+            Action::Cancel => Move::new(Transition::Cancel, &[Running], Vec::new()),
+            Action::Fallback {
+                task,
+                input,
+                max_attempts,
+                error,
+            } => ending(
+                Transition::Retry,
+                vec![
+                    Change::RunAfter(0),
+                    Change::Error(error.clone()),
+                    Change::Fallback {
+                        task: task.clone(),
+                        input: input.clone(),
+                        max_attempts: *max_attempts,
+                    },
+                ],
+            ),
+            // Given back uncounted: a queued job again, as a retry leaves it.
+            Action::Release { delay_ms } => ending(
+                Transition::Retry,
+                vec![Change::RunAfter(*delay_ms), Change::UncountAttempt],
+            ),
+        }
+    }
+
+    /// A cancel by the API of a job that is not running (a running one is
+    /// asked to stop instead, and its ending becomes the cancel).
+    pub fn cancel() -> Move {
+        Move::new(
+            Transition::Cancel,
+            &[JobStatus::Queued, JobStatus::Waiting],
+            Vec::new(),
+        )
+    }
+
+    /// A waiting job queued again, due now.
+    pub fn resume() -> Move {
+        Move::new(
+            Transition::Resume,
+            &[JobStatus::Waiting],
+            vec![Change::RunAfter(0)],
+        )
+    }
+
+    /// The status the job ends in, given whether its cancellation was
+    /// asked for.
+    pub fn lands(&self, cancel_requested: bool) -> JobStatus {
+        if self.cancel_wins && cancel_requested {
+            JobStatus::Cancelled
+        } else {
+            self.to
+        }
+    }
+
+    /// Whether the job is due again at once after this move (a backend
+    /// may keep that in an index).
+    pub fn due_at_once(&self) -> bool {
+        self.to == JobStatus::Queued
+            && !self
+                .changes
+                .iter()
+                .any(|c| matches!(c, Change::RunAfter(ms) if *ms > 0))
+    }
+}
+
+/// What a backend reads of a job it has just claimed: the columns of its
+/// stage, from which `claimed` decides what the attempt runs.
+#[derive(Debug, Clone)]
+pub struct ClaimedRow {
+    pub id: String,
+    pub tenant: String,
+    /// The job's own task and input.
+    pub task: TaskRef,
+    pub input: String,
+    /// The fallback that took over, with its input, if one did.
+    pub fallback: Option<(TaskRef, String)>,
+    pub queue: String,
+    /// Attempts of the job in all, this one included.
+    pub attempts: u32,
+    /// Attempts made before the stage running now began.
+    pub stage_offset: u32,
+    pub max_attempts: u32,
+    pub deadline_at: Option<Millis>,
+    pub fallback_depth: u32,
+    pub snoozes: u32,
+    pub started_at: Millis,
+    pub lease_token: String,
+}
+
+impl From<ClaimedRow> for ClaimedJob {
+    /// The attempt runs the stage in charge: the fallback once one took
+    /// over, else the job's own task; its number counts from that stage's
+    /// start.
+    fn from(r: ClaimedRow) -> ClaimedJob {
+        let (task, input) = r.fallback.unwrap_or((r.task, r.input));
+        ClaimedJob {
+            id: r.id,
+            tenant: r.tenant,
+            task,
+            input,
+            queue: r.queue,
+            attempt: r.attempts.saturating_sub(r.stage_offset),
+            attempts: r.attempts,
+            max_attempts: r.max_attempts,
+            deadline_at: r.deadline_at,
+            fallback_depth: r.fallback_depth,
+            snoozes: r.snoozes,
+            started_at: r.started_at,
+            lease_token: r.lease_token,
+            fuel: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::ErrorKind;
+
+    fn every_ending() -> Vec<Action> {
+        let error = JobError::new(ErrorKind::Timeout, "slow");
+        vec![
+            Action::Complete { output: "1".into() },
+            Action::Retry {
+                delay_ms: 5,
+                error: error.clone(),
+            },
+            Action::Fail {
+                error: error.clone(),
+            },
+            Action::Snooze { delay_ms: 0 },
+            Action::Wait {
+                waiting_for: "{}".into(),
+            },
+            Action::Cancel,
+            Action::Fallback {
+                task: TaskRef {
+                    name: "f".into(),
+                    version: 1,
+                    digest: "d".into(),
+                },
+                input: "{}".into(),
+                max_attempts: 2,
+                error,
+            },
+            Action::Release { delay_ms: 0 },
+        ]
+    }
+
+    #[test]
+    fn every_ending_is_a_move_of_the_table_from_running() {
+        for a in every_ending() {
+            let m = Move::of_ending(&a);
+            assert_eq!(m.from, [JobStatus::Running], "{a:?}");
+            assert_eq!(JobStatus::Running.after(m.transition), Some(m.to), "{a:?}");
+        }
+    }
+
+    /// Asked to stop, a job that would go on (queued again, waiting,
+    /// failed) is cancelled instead; a completion and a cancel stand.
+    #[test]
+    fn a_pending_cancellation_turns_every_ending_but_a_completion() {
+        for a in every_ending() {
+            let m = Move::of_ending(&a);
+            let want = match a {
+                Action::Complete { .. } => JobStatus::Completed,
+                _ => JobStatus::Cancelled,
+            };
+            assert_eq!(m.lands(true), want, "{a:?}");
+            assert_eq!(m.lands(false), m.to, "{a:?}");
+        }
+    }
+
+    #[test]
+    fn snoozes_and_waits_spare_the_attempt_and_releases_uncount_it() {
+        let spares = |a: &Action| Move::of_ending(a).changes.contains(&Change::SpareAttempt);
+        let all = every_ending();
+        let sparing: Vec<_> = all.iter().filter(|a| spares(a)).collect();
+        assert_eq!(sparing.len(), 2);
+        assert!(sparing
+            .iter()
+            .all(|a| matches!(a, Action::Snooze { .. } | Action::Wait { .. })));
+        let release = Move::of_ending(&Action::Release { delay_ms: 0 });
+        assert!(release.changes.contains(&Change::UncountAttempt));
+        assert!(release.due_at_once());
+        assert!(!Move::of_ending(&Action::Release { delay_ms: 1 }).due_at_once());
+    }
+
+    #[test]
+    fn the_api_cancels_and_resumes_by_the_table() {
+        let c = Move::cancel();
+        assert_eq!(c.to, JobStatus::Cancelled);
+        assert!(c
+            .from
+            .iter()
+            .all(|s| s.after(Transition::Cancel) == Some(c.to)));
+        let r = Move::resume();
+        assert_eq!(
+            (r.from.as_slice(), r.to),
+            ([JobStatus::Waiting].as_slice(), JobStatus::Queued)
+        );
+    }
+
+    #[test]
+    fn a_claim_runs_the_stage_in_charge() {
+        let own = TaskRef {
+            name: "own".into(),
+            version: 1,
+            digest: "a".into(),
+        };
+        let fb = TaskRef {
+            name: "fb".into(),
+            version: 2,
+            digest: "b".into(),
+        };
+        let row = ClaimedRow {
+            id: "j".into(),
+            tenant: "t".into(),
+            task: own.clone(),
+            input: "in".into(),
+            fallback: None,
+            queue: "default".into(),
+            attempts: 4,
+            stage_offset: 0,
+            max_attempts: 5,
+            deadline_at: None,
+            fallback_depth: 0,
+            snoozes: 0,
+            started_at: 1,
+            lease_token: "l".into(),
+        };
+        let c = ClaimedJob::from(row.clone());
+        assert_eq!((c.task, c.input.as_str(), c.attempt), (own, "in", 4));
+        let c = ClaimedJob::from(ClaimedRow {
+            fallback: Some((fb.clone(), "fin".into())),
+            stage_offset: 3,
+            fallback_depth: 1,
+            ..row
+        });
+        assert_eq!((c.task, c.input.as_str(), c.attempt), (fb, "fin", 1));
+    }
+}
