@@ -162,6 +162,9 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::Conflict(m) => ApiError::Conflict(m),
             StoreError::NotFound => ApiError::Internal("a store lookup found nothing".into()),
+            StoreError::Fenced => ApiError::Conflict(
+                "the job moved on while this request ran; read it again and retry".into(),
+            ),
             StoreError::Unavailable(m) => ApiError::Unavailable(m),
             StoreError::Internal(m) => ApiError::Internal(m),
             StoreError::QuotaExceeded(e) => ApiError::QuotaExceeded(e),

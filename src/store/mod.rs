@@ -27,6 +27,10 @@ pub enum StoreError {
     Conflict(String),
     #[error("not found")]
     NotFound,
+    /// A runner's write whose lease is gone (another holds the job, or it
+    /// ended): nothing was written.
+    #[error("the job's lease is no longer this runner's; nothing was written")]
+    Fenced,
     /// A tenant's quota refused new work; nothing was written.
     #[error(transparent)]
     QuotaExceeded(#[from] crate::quota::Exceeded),
@@ -149,6 +153,15 @@ pub trait JobStore: Send + Sync + 'static {
     async fn job_next_run_at(&self) -> StoreResult<Option<Millis>>;
 
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>>;
+
+    /// Applies the writes in order, in one transaction: all of them, or
+    /// none when one fails (its error is the answer). What needs "these
+    /// changes together" (a callback enqueued with the state it reports, a
+    /// workflow step's result with its child jobs) is a list of writes.
+    /// Unlike the batch calls above, nothing here is partial: an insert
+    /// refused, or a finalize fenced out (`StoreError::Fenced`), undoes
+    /// every write before it.
+    async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>>;
 
     /// Flushes and stops the writer; later writes answer `Unavailable`.
     async fn close(&self);

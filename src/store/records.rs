@@ -490,3 +490,38 @@ pub struct RescueParams {
     /// owns its database alone, at start.
     pub all_running: bool,
 }
+
+/// One write of a transaction (`JobStore::apply`), as data, so that any
+/// backend applies the same list in one transaction of its own.
+#[derive(Debug, Clone)]
+pub enum Write {
+    /// As `job_insert`, for one job; an idempotent repeat answers the job
+    /// that exists.
+    JobInsert(NewJob),
+    /// As `job_finalize`, for one attempt; fenced out, it fails the whole.
+    JobFinalize(Finalize),
+    JobCancel {
+        tenant: String,
+        id: String,
+    },
+    JobResume {
+        tenant: String,
+        id: String,
+        input: Option<String>,
+    },
+    JobRunNow {
+        tenant: String,
+        id: String,
+    },
+}
+
+/// What one write of a transaction did, in the order of the writes.
+#[derive(Debug, Clone)]
+pub enum Written {
+    JobInserted(Inserted),
+    /// The job's status after the attempt's end.
+    JobFinalized(JobStatus),
+    JobCancelled(CancelOutcome),
+    JobResumed(JobRecord),
+    JobRanNow(JobRecord),
+}

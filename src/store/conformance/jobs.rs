@@ -812,3 +812,90 @@ pub(super) async fn many_concurrent_writers(h: Harness) {
     let counts = h.store.job_counts().await.unwrap();
     assert_eq!(counts, vec![(JobStatus::Queued, 200)]);
 }
+
+/// An attempt's end as one write of a transaction.
+fn ending(c: &ClaimedJob, token: &str, action: Action) -> Write {
+    Write::JobFinalize(Finalize {
+        id: c.id.clone(),
+        tenant: c.tenant.clone(),
+        lease_token: token.into(),
+        attempt: attempt(c, "completed", None),
+        action,
+        usage: None,
+    })
+}
+
+pub(super) async fn a_transaction_applies_all_or_nothing(h: Harness) {
+    setup(&h).await;
+    insert(&h, new_job("j")).await;
+    let c = claim(&h, 1).await.pop().unwrap();
+    let done = || Action::Complete {
+        output: "{}".into(),
+    };
+
+    // A fenced end undoes the insert before it, and changes nothing.
+    let err = h
+        .store
+        .apply(vec![
+            Write::JobInsert(new_job("before")),
+            ending(&c, "not-the-token", done()),
+        ])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Fenced), "{err:?}");
+    assert!(h.store.job_get(A, "before").await.unwrap().is_none());
+    assert_eq!(get(&h, "j").await.status, JobStatus::Running);
+
+    // A refused insert (a duplicate id) undoes the end and the other insert.
+    let err = h
+        .store
+        .apply(vec![
+            ending(&c, &c.lease_token, done()),
+            Write::JobInsert(new_job("x")),
+            Write::JobInsert(new_job("x")),
+        ])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    assert!(h.store.job_get(A, "x").await.unwrap().is_none());
+    assert_eq!(get(&h, "j").await.status, JobStatus::Running);
+    assert!(attempts(&h, A, "j").await.is_empty(), "no attempt recorded");
+
+    // All together: the end, a job it enqueues, and a write that reads
+    // what the one before it wrote.
+    let written = h
+        .store
+        .apply(vec![
+            ending(&c, &c.lease_token, done()),
+            Write::JobInsert(new_job("callback")),
+            Write::JobCancel {
+                tenant: A.into(),
+                id: "callback".into(),
+            },
+        ])
+        .await
+        .unwrap();
+    assert!(matches!(
+        written.as_slice(),
+        [
+            Written::JobFinalized(JobStatus::Completed),
+            Written::JobInserted(Inserted::Created(_)),
+            Written::JobCancelled(CancelOutcome::Cancelled(_)),
+        ]
+    ));
+    assert_eq!(get(&h, "j").await.status, JobStatus::Completed);
+    assert_eq!(get(&h, "callback").await.status, JobStatus::Cancelled);
+    assert_eq!(attempts(&h, A, "j").await.len(), 1);
+    let mut counts = h.store.job_counts().await.unwrap();
+    counts.sort_by_key(|(s, _)| s.as_str());
+    assert_eq!(
+        counts,
+        [(JobStatus::Cancelled, 1), (JobStatus::Completed, 1)],
+        "nothing of the undone transactions is left"
+    );
+    assert_eq!(
+        h.store.tenant_usage(A).await.unwrap().jobs,
+        JobGauges::default(),
+        "the tenant's gauges count only what was committed"
+    );
+}

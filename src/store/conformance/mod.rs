@@ -180,6 +180,7 @@ macro_rules! conformance_cases {
             a_bad_attempt_record_does_not_fail_its_batch,
             snoozes_are_counted,
             pages_are_bounded,
+            a_transaction_applies_all_or_nothing,
         );
     };
 }

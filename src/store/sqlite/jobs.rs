@@ -191,6 +191,40 @@ fn insert_one(
     Ok(Inserted::Created(row.try_into()?))
 }
 
+/// The writes of one transaction, in order; the first that fails fails
+/// them all (the caller's savepoint undoes what went before).
+pub fn apply(
+    conn: &Connection,
+    now: Millis,
+    writes: Vec<Write>,
+    defaults: &Quotas,
+) -> StoreResult<Vec<Written>> {
+    let mut tally = Tally::new(now);
+    let mut out = Vec::with_capacity(writes.len());
+    for w in writes {
+        out.push(match w {
+            Write::JobInsert(job) => {
+                Written::JobInserted(insert_one(conn, now, job, defaults, &mut tally)?)
+            }
+            Write::JobFinalize(f) => match finalize_item(conn, now, &f, &mut tally, true)? {
+                Finalized::Done(status) => Written::JobFinalized(status),
+                Finalized::Fenced => return Err(StoreError::Fenced),
+            },
+            Write::JobCancel { tenant, id } => {
+                Written::JobCancelled(cancel(conn, now, &tenant, &id)?)
+            }
+            Write::JobResume { tenant, id, input } => {
+                Written::JobResumed(resume(conn, now, &tenant, &id, input)?)
+            }
+            Write::JobRunNow { tenant, id } => {
+                Written::JobRanNow(run_now(conn, now, &tenant, &id)?)
+            }
+        });
+    }
+    tally.apply(conn)?;
+    Ok(out)
+}
+
 /// Puts a queued job first in its tenant's line, due now.
 pub fn run_now(conn: &Connection, now: Millis, tenant: &str, id: &str) -> StoreResult<JobRecord> {
     let job = get(conn, tenant, id)?.ok_or(StoreError::NotFound)?;

@@ -209,7 +209,7 @@ impl SqliteStore {
     }
 
     /// Runs a write in a coming group commit.
-    async fn write<T, F>(&self, class: Class, durable: bool, atomic: bool, f: F) -> StoreResult<T>
+    async fn write<T, F>(&self, class: Class, durable: bool, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&rusqlite::Connection, Millis) -> StoreResult<T> + Send + 'static,
@@ -220,7 +220,7 @@ impl SqliteStore {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or_else(|| StoreError::Unavailable("the store is closed".into()))?;
-        writer.write(class, durable, atomic, f).await
+        writer.write(class, durable, f).await
     }
 
     async fn reader(&self) -> StoreResult<sqlx::pool::PoolConnection<sqlx::Sqlite>> {
@@ -297,7 +297,7 @@ impl JobStore for SqliteStore {
 
     async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant> {
         let name = name.to_owned();
-        self.write(Class::Prompt, true, true, move |c, now| {
+        self.write(Class::Prompt, true, move |c, now| {
             tenants::tenant_insert(c, now, name)
         })
         .await
@@ -315,7 +315,7 @@ impl JobStore for SqliteStore {
     }
 
     async fn tenant_put(&self, t: TenantSettings) -> StoreResult<(Tenant, bool)> {
-        self.write(Class::Prompt, true, false, move |c, now| {
+        self.write(Class::Prompt, true, move |c, now| {
             tenants::tenant_put(c, now, t)
         })
         .await
@@ -380,7 +380,7 @@ impl JobStore for SqliteStore {
     }
 
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
-        self.write(Class::Prompt, true, false, move |c, now| {
+        self.write(Class::Prompt, true, move |c, now| {
             registry::token_insert(c, now, token)
         })
         .await
@@ -406,7 +406,7 @@ impl JobStore for SqliteStore {
 
     async fn component_insert(&self, comp: NewComponent) -> StoreResult<(ComponentRecord, bool)> {
         let defaults = self.defaults;
-        self.write(Class::Prompt, true, false, move |c, now| {
+        self.write(Class::Prompt, true, move |c, now| {
             registry::component_insert(c, now, comp, &defaults)
         })
         .await
@@ -444,7 +444,7 @@ impl JobStore for SqliteStore {
 
     async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
         let defaults = self.defaults;
-        self.write(Class::Prompt, true, true, move |c, now| {
+        self.write(Class::Prompt, true, move |c, now| {
             registry::task_insert(c, now, t, &defaults)
         })
         .await
@@ -509,7 +509,7 @@ impl JobStore for SqliteStore {
         // A write that fails undoes itself whole: its counts change with
         // the job, so none makes only one change.
         let writes = chunks(new, JOBS_PER_WRITE).map(|chunk| {
-            self.write(class, true, false, move |c, now| {
+            self.write(class, true, move |c, now| {
                 jobs::insert(c, now, chunk, &defaults)
             })
         });
@@ -599,7 +599,7 @@ impl JobStore for SqliteStore {
                 limit: u32::try_from(limit).unwrap_or(u32::MAX),
                 ..p.clone()
             };
-            self.write(class, false, false, move |c, now| {
+            self.write(class, false, move |c, now| {
                 use std::sync::atomic::Ordering::Relaxed;
                 if exhausted.load(Relaxed) {
                     return Ok(Vec::new());
@@ -628,7 +628,7 @@ impl JobStore for SqliteStore {
             return super::insert_then_claim(self, new, p).await;
         }
         let (fair, defaults) = (self.fair.clone(), self.defaults);
-        self.write(Class::Prompt, true, false, move |c, now| {
+        self.write(Class::Prompt, true, move |c, now| {
             let inserted = jobs::insert(c, now, new, &defaults)?;
             // The claim in a savepoint of its own: one that fails is undone
             // alone, and the jobs stay inserted for the claim loop.
@@ -654,22 +654,20 @@ impl JobStore for SqliteStore {
 
     async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.write(Class::Prompt, false, true, move |c, now| {
+        self.write(Class::Prompt, false, move |c, now| {
             jobs::run_now(c, now, &tenant, &id)
         })
         .await
     }
 
     async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
-        self.write(Class::Bulk, false, false, move |c, now| {
-            jobs::heartbeat(c, now, p)
-        })
-        .await
+        self.write(Class::Bulk, false, move |c, now| jobs::heartbeat(c, now, p))
+            .await
     }
 
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
         let writes = chunks(batch, FINALIZES_PER_WRITE).map(|chunk| {
-            self.write(Class::Bulk, true, false, move |c, now| {
+            self.write(Class::Bulk, true, move |c, now| {
                 jobs::finalize(c, now, chunk)
             })
         });
@@ -682,7 +680,7 @@ impl JobStore for SqliteStore {
 
     async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.write(Class::Prompt, true, false, move |c, now| {
+        self.write(Class::Prompt, true, move |c, now| {
             jobs::cancel(c, now, &tenant, &id)
         })
         .await
@@ -695,7 +693,7 @@ impl JobStore for SqliteStore {
         input: Option<String>,
     ) -> StoreResult<JobRecord> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.write(Class::Prompt, true, false, move |c, now| {
+        self.write(Class::Prompt, true, move |c, now| {
             jobs::resume(c, now, &tenant, &id, input)
         })
         .await
@@ -703,10 +701,8 @@ impl JobStore for SqliteStore {
 
     async fn job_rescue(&self, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
         // Not durable: a take-over lost to a power cut is taken over again.
-        self.write(Class::Bulk, false, true, move |c, now| {
-            jobs::rescue(c, now, p)
-        })
-        .await
+        self.write(Class::Bulk, false, move |c, now| jobs::rescue(c, now, p))
+            .await
     }
 
     async fn job_next_run_at(&self) -> StoreResult<Option<Millis>> {
@@ -718,6 +714,16 @@ impl JobStore for SqliteStore {
         .await
         .map_err(db)?;
         Ok(row.0)
+    }
+
+    async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>> {
+        let defaults = self.defaults;
+        // One write of the writer's: its savepoint undoes all of it when
+        // any part fails.
+        self.write(Class::Prompt, true, move |c, now| {
+            jobs::apply(c, now, writes, &defaults)
+        })
+        .await
     }
 
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {

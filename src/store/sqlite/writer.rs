@@ -61,9 +61,6 @@ pub enum Class {
 struct Pending {
     class: Class,
     durable: bool,
-    /// Makes at most one change (one statement): a failure undoes itself,
-    /// so it needs no savepoint.
-    atomic: bool,
     work: Work,
 }
 
@@ -94,13 +91,7 @@ impl Writer {
 
     /// Runs `f` in a coming batch and answers its result after COMMIT.
     /// `durable: false` marks writes whose loss in a power cut is harmless.
-    pub async fn write<T, F>(
-        &self,
-        class: Class,
-        durable: bool,
-        atomic: bool,
-        f: F,
-    ) -> StoreResult<T>
+    pub async fn write<T, F>(&self, class: Class, durable: bool, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection, Millis) -> StoreResult<T> + Send + 'static,
@@ -126,7 +117,6 @@ impl Writer {
             .send(Pending {
                 class,
                 durable,
-                atomic,
                 work,
             })
             .await
@@ -330,7 +320,7 @@ fn run_batch(
 fn run_one(conn: &Connection, p: Pending, single: bool, now: Millis) -> Deliver {
     // A batch of one needs no savepoint: a failed write rolls back the
     // whole transaction, which holds nothing else.
-    let savepoint = !single && !p.atomic;
+    let savepoint = !single;
     if savepoint {
         if let Err(e) = exec(conn, "SAVEPOINT w") {
             tracing::error!(error = %e, "savepoint failed");
@@ -348,7 +338,7 @@ fn run_one(conn: &Connection, p: Pending, single: bool, now: Millis) -> Deliver 
                 (false, Box::new(|_| {}) as Deliver)
             }
         };
-    if !ok && !p.atomic {
+    if !ok {
         let undone = if single {
             exec(conn, "ROLLBACK").and_then(|()| exec(conn, "BEGIN IMMEDIATE"))
         } else {
@@ -389,22 +379,22 @@ mod tests {
         conn.execute_batch("CREATE TABLE t (v INTEGER)")?;
         let (w, ended) = Writer::spawn(conn, Arc::new(SystemClock), Durability::Normal)?;
         // Sent together, so that they share batches.
-        let ok = w.write(Class::Prompt, true, false, |c, _| insert(c, 1));
-        let failed = w.write(Class::Prompt, true, false, |c, _| {
+        let ok = w.write(Class::Prompt, true, |c, _| insert(c, 1));
+        let failed = w.write(Class::Prompt, true, |c, _| {
             insert(c, 2)?;
             Err::<(), _>(StoreError::Conflict("no".into()))
         });
-        let panicked = w.write(Class::Prompt, true, false, |c, _| -> StoreResult<()> {
+        let panicked = w.write(Class::Prompt, true, |c, _| -> StoreResult<()> {
             insert(c, 3)?;
             panic!("a bug in a write")
         });
-        let after = w.write(Class::Prompt, true, false, |c, _| insert(c, 4));
+        let after = w.write(Class::Prompt, true, |c, _| insert(c, 4));
         let (ok, failed, panicked, after) = tokio::join!(ok, failed, panicked, after);
         assert!(ok.is_ok() && after.is_ok());
         assert!(matches!(failed, Err(StoreError::Conflict(_))));
         assert!(matches!(panicked, Err(StoreError::Unavailable(_))));
         let values = w
-            .write(Class::Bulk, false, true, |c, _| {
+            .write(Class::Bulk, false, |c, _| {
                 let mut s = c
                     .prepare("SELECT v FROM t ORDER BY v")
                     .map_err(|e| StoreError::Internal(e.to_string()))?;
@@ -416,7 +406,7 @@ mod tests {
             })
             .await?;
         assert_eq!(values, vec![1, 4]);
-        assert_eq!(w.write(Class::Bulk, false, true, |c, _| count(c)).await?, 2);
+        assert_eq!(w.write(Class::Bulk, false, |c, _| count(c)).await?, 2);
         drop(w);
         ended.await?;
         Ok(())
@@ -440,7 +430,7 @@ mod tests {
         let (started_tx, started) = oneshot::channel::<()>();
         let (o, w1) = (order.clone(), w.clone());
         let running = tokio::spawn(async move {
-            w1.write(first.0, first.1, false, move |_, _| -> StoreResult<()> {
+            w1.write(first.0, first.1, move |_, _| -> StoreResult<()> {
                 o.lock().unwrap().push(first.2);
                 let _ = started_tx.send(());
                 // Held until the others are queued behind it.
@@ -454,12 +444,10 @@ mod tests {
             .iter()
             .map(|&(class, durable, name)| {
                 let order = order.clone();
-                Box::pin(
-                    w.write(class, durable, false, move |_, _| -> StoreResult<()> {
-                        order.lock().unwrap().push(name);
-                        Ok(())
-                    }),
-                )
+                Box::pin(w.write(class, durable, move |_, _| -> StoreResult<()> {
+                    order.lock().unwrap().push(name);
+                    Ok(())
+                }))
             })
             .collect();
         for f in &mut queued {
@@ -545,7 +533,6 @@ mod tests {
         let pending = Pending {
             class,
             durable: false,
-            atomic: true,
             work,
         };
         assert!(w.tx.try_send(pending).is_ok(), "the channel has room");
@@ -563,7 +550,7 @@ mod tests {
         let (started_tx, started) = oneshot::channel::<()>();
         let (r, w1) = (ran.clone(), w.clone());
         let first = tokio::spawn(async move {
-            w1.write(Class::Prompt, false, true, move |_, _| -> StoreResult<()> {
+            w1.write(Class::Prompt, false, move |_, _| -> StoreResult<()> {
                 let _ = r.send("request 0");
                 let _ = started_tx.send(());
                 let _ = hold.recv_timeout(std::time::Duration::from_secs(30));
