@@ -45,3 +45,19 @@ pub struct AttemptLog {
     /// Bytes in those lines (and in the cut-off ends of over-long lines).
     pub dropped_bytes: u64,
 }
+
+impl AttemptLog {
+    /// What is kept of an attempt's log that could not be stored.
+    pub fn unstorable() -> AttemptLog {
+        AttemptLog {
+            lines: vec![LogLine {
+                at_ms: 0.0,
+                level: Level::Error,
+                source: Source::Host,
+                message: "this attempt's log could not be stored".into(),
+            }],
+            dropped_lines: 0,
+            dropped_bytes: 0,
+        }
+    }
+}

@@ -8,8 +8,11 @@ pub mod clock;
 pub mod conformance;
 pub mod fair;
 mod open;
+pub mod postgres;
 pub mod records;
+pub mod rows;
 pub mod sqlite;
+pub mod tally;
 pub mod transition;
 
 pub use clock::{Clock, ManualClock, Millis, SystemClock};

@@ -1,6 +1,7 @@
 //! Picks the backend from the database URL and opens it: the one place
 //! that knows which stores this build has.
 
+use super::postgres::{PgStore, PostgresOptions};
 use super::sqlite::{SqliteOptions, SqliteStore};
 use super::{Clock, JobStore};
 use crate::quota::Quotas;
@@ -20,7 +21,7 @@ pub enum Durability {
 /// How to open a store.
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
-    /// `sqlite://PATH` (or `postgres://…` once that backend is built in).
+    /// `sqlite://PATH` or `postgres://…`.
     pub url: String,
     pub durability: Durability,
     /// The quotas of tenants the admin set none for.
@@ -63,12 +64,10 @@ pub enum OpenError {
         "--database-url {0:?} names no database this build knows; use sqlite://PATH or postgres://USER@HOST/DB"
     )]
     UnknownScheme(String),
-    #[error(
-        "--database-url {0:?} is a PostgreSQL URL, and this build has no PostgreSQL store yet; use sqlite://PATH"
-    )]
-    NoPostgres(String),
     #[error(transparent)]
     Sqlite(#[from] super::sqlite::OpenError),
+    #[error(transparent)]
+    Postgres(#[from] super::postgres::OpenError),
 }
 
 /// Opens (creating and migrating where the backend does) the store the URL
@@ -90,7 +89,21 @@ pub async fn open(
             .await?;
             Ok(Arc::new(store))
         }
-        Some(Backend::Postgres) => Err(OpenError::NoPostgres(opts.url.clone())),
+        Some(Backend::Postgres) => {
+            // The database's clock decides; `clock` is for SQLite's tests.
+            let store = PgStore::open(
+                &PostgresOptions {
+                    url: opts.url.clone(),
+                    durability: opts.durability,
+                    quotas: opts.quotas,
+                    pool: super::postgres::DEFAULT_POOL,
+                    migrate: true,
+                },
+                None,
+            )
+            .await?;
+            Ok(Arc::new(store))
+        }
         None => Err(OpenError::UnknownScheme(opts.url.clone())),
     }
 }

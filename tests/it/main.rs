@@ -13,4 +13,5 @@ mod sandbox_hostile;
 mod sandbox_limits;
 mod server;
 mod store;
+mod store_pg;
 mod tenants;

@@ -3,7 +3,7 @@
 
 use super::jobs::millis_after;
 use super::rows::{ClaimRow, CLAIM_COLUMNS};
-use super::tally::Tally;
+use super::tally::{Apply, Tally};
 use super::tenants::{self, policy};
 use super::{random_token, wdb};
 use crate::job::JobStatus;

@@ -6,15 +6,15 @@
 //! less than any batching trick.
 
 use super::rows::{ClaimRow, JobRow, CLAIM_COLUMNS, JOB_COLUMNS};
-use super::tally::Tally;
+use super::tally::{Apply, Tally};
 use super::tenants::{self, policy, within};
 use super::writer::exec;
 use super::{constraint, random_token, wdb, Constraint};
 use crate::attempt_log::AttemptLog;
-use crate::attempt_log::{Level, LogLine, Source};
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::records::*;
+use crate::store::rows::MAX_LOG_JSON;
 use crate::store::transition::{Change, Move};
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::types::Value;
@@ -357,20 +357,6 @@ fn finalize_alone(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<F
     Ok(Finalized::Fenced)
 }
 
-/// What is kept of an attempt's log that could not be stored.
-fn unstorable_log() -> AttemptLog {
-    AttemptLog {
-        lines: vec![LogLine {
-            at_ms: 0.0,
-            level: Level::Error,
-            source: Source::Host,
-            message: "this attempt's log could not be stored".into(),
-        }],
-        dropped_lines: 0,
-        dropped_bytes: 0,
-    }
-}
-
 fn finalize_item(
     conn: &Connection,
     now: Millis,
@@ -390,16 +376,12 @@ fn finalize_item(
             insert_attempt(conn, &f.id, a)?;
         } else {
             let mut a = a.clone();
-            a.log = Some(unstorable_log());
+            a.log = Some(AttemptLog::unstorable());
             insert_attempt(conn, &f.id, &a)?;
         }
     }
     Ok(Finalized::Done(status))
 }
-
-/// Largest attempt log the store keeps, as JSON; the sandbox bounds logs
-/// far below this, so one larger is refused as a sign of a bug.
-const MAX_LOG_JSON: usize = 4 << 20;
 
 fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreResult<()> {
     let log = a.log.as_ref().map(to_json);

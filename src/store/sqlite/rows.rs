@@ -1,7 +1,7 @@
 //! Rows as SQLite returns them, and their conversion into records.
 
-use crate::job::{JobError, JobStatus};
 use crate::store::records::*;
+pub use crate::store::rows::{error_col, json_col, u32_col, JobRow};
 use crate::store::transition::ClaimedRow;
 use crate::store::StoreError;
 
@@ -11,46 +11,7 @@ pub const JOB_COLUMNS: &str = "id, tenant, task, task_version, digest, status, q
     deadline_at, concurrency_key, unique_key, progress, waiting_for, fallback_task, \
     fallback_version, fallback_digest, cancel_requested, idempotency_hash";
 
-#[derive(sqlx::FromRow)]
-pub struct JobRow {
-    id: String,
-    tenant: String,
-    task: String,
-    task_version: i64,
-    digest: String,
-    status: String,
-    queue: String,
-    priority: i64,
-    input: String,
-    output: Option<String>,
-    error: Option<String>,
-    attempts: i64,
-    max_attempts: i64,
-    run_at: i64,
-    created_at: i64,
-    started_at: Option<i64>,
-    finished_at: Option<i64>,
-    deadline_at: Option<i64>,
-    concurrency_key: Option<String>,
-    unique_key: Option<String>,
-    progress: Option<String>,
-    waiting_for: Option<String>,
-    fallback_task: Option<String>,
-    fallback_version: Option<i64>,
-    fallback_digest: Option<String>,
-    cancel_requested: i64,
-    pub idempotency_hash: Option<String>,
-}
-
 impl JobRow {
-    /// Roughly what the job weighs in memory: its JSON texts.
-    pub fn weight(&self) -> usize {
-        self.input.len()
-            + self.output.as_ref().map_or(0, String::len)
-            + self.error.as_ref().map_or(0, String::len)
-            + 512
-    }
-
     /// Reads a row of `JOB_COLUMNS` on the writer's connection.
     pub fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<JobRow> {
         Ok(JobRow {
@@ -81,72 +42,6 @@ impl JobRow {
             fallback_digest: r.get(24)?,
             cancel_requested: r.get(25)?,
             idempotency_hash: r.get(26)?,
-        })
-    }
-}
-
-/// A column that holds something this version does not understand: the
-/// database was written by something else.
-fn corrupt(what: &str, detail: impl std::fmt::Display) -> StoreError {
-    StoreError::Internal(format!("unreadable {what} in the database: {detail}"))
-}
-
-pub fn json_col<T: serde::de::DeserializeOwned>(
-    what: &str,
-    text: Option<String>,
-) -> Result<Option<T>, StoreError> {
-    text.map(|t| serde_json::from_str(&t).map_err(|e| corrupt(what, e)))
-        .transpose()
-}
-
-pub fn error_col(text: Option<String>) -> Result<Option<JobError>, StoreError> {
-    json_col("job error", text)
-}
-
-pub fn u32_col(v: i64) -> u32 {
-    u32::try_from(v).unwrap_or(0)
-}
-
-impl TryFrom<JobRow> for JobRecord {
-    type Error = StoreError;
-
-    fn try_from(r: JobRow) -> Result<Self, StoreError> {
-        let status: JobStatus = r.status.parse().map_err(|e| corrupt("job status", e))?;
-        let fallback = match (r.fallback_task, r.fallback_version, r.fallback_digest) {
-            (Some(name), Some(version), Some(digest)) => Some(TaskRef {
-                name,
-                version: u32_col(version),
-                digest,
-            }),
-            _ => None,
-        };
-        Ok(JobRecord {
-            id: r.id,
-            tenant: r.tenant,
-            task: TaskRef {
-                name: r.task,
-                version: u32_col(r.task_version),
-                digest: r.digest,
-            },
-            status,
-            queue: r.queue,
-            priority: i32::try_from(r.priority).unwrap_or(0),
-            input: r.input,
-            output: r.output,
-            error: error_col(r.error)?,
-            attempts: u32_col(r.attempts),
-            max_attempts: u32_col(r.max_attempts),
-            run_at: r.run_at,
-            created_at: r.created_at,
-            started_at: r.started_at,
-            finished_at: r.finished_at,
-            deadline_at: r.deadline_at,
-            concurrency_key: r.concurrency_key,
-            unique_key: r.unique_key,
-            progress: json_col("job progress", r.progress)?,
-            waiting_for: r.waiting_for,
-            fallback,
-            cancel_requested: r.cancel_requested != 0,
         })
     }
 }

@@ -1,0 +1,275 @@
+//! Claims on PostgreSQL: due jobs shared among tenants by weight
+//! (`Fairness`, this process's own), each tenant's taken with
+//! `FOR UPDATE SKIP LOCKED` in its own order, so that many claimers on
+//! one database never wait for each other's rows and never take a job
+//! twice.
+
+use super::jobs::{claimed_row, CLAIM_COLUMNS};
+use super::pg;
+use super::tally;
+use super::tenants::{policy, running_and_fuel};
+use crate::job::{JobStatus, Transition};
+use crate::quota::{window_start, Quotas};
+use crate::store::fair::{Contender, Fairness};
+use crate::store::records::*;
+use crate::store::tally::Tally;
+use crate::store::{Millis, StoreResult};
+use sqlx::{Postgres, Transaction};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+type Tx = Transaction<'static, Postgres>;
+
+/// Most tenants one claim looks at; past it, claims go round them in turn.
+const MAX_TENANTS_PER_CLAIM: i64 = 256;
+/// Rounds of picking in one claim (a tenant with fewer jobs than it was
+/// given leaves its picks to the others).
+const CLAIM_ROUNDS: usize = 3;
+
+/// A fresh lease token.
+pub fn random_token() -> String {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).expect("the system's random source failed");
+    hex::encode(b)
+}
+
+fn fairness(fair: &Mutex<Fairness>) -> std::sync::MutexGuard<'_, Fairness> {
+    fair.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Claims due jobs, shared among tenants by weight: each tenant's jobs in
+/// its own order, run-now first. Tenants at their `max_running` or out of
+/// fuel for the window are passed over; so are jobs whose concurrency key
+/// is running, and a second job of a key taken in the same claim.
+pub async fn claim(
+    tx: &mut Tx,
+    now: Millis,
+    p: ClaimParams,
+    fair: Arc<Mutex<Fairness>>,
+    defaults: Quotas,
+) -> StoreResult<Vec<ClaimedJob>> {
+    if p.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let cursor = fairness(&fair).cursor.take().unwrap_or_default();
+    let tenants = active_tenants(tx, &cursor).await?;
+    if tenants.len() as i64 >= MAX_TENANTS_PER_CLAIM {
+        fairness(&fair).cursor = tenants.last().cloned();
+    }
+    let mut contenders = Vec::new();
+    let mut budgets = HashMap::new();
+    for tenant in tenants {
+        if p.only_tenants
+            .as_ref()
+            .is_some_and(|o| !o.contains(&tenant))
+        {
+            continue;
+        }
+        let policy = policy(tx, &tenant, &defaults).await?;
+        let (running, fuel_used) = running_and_fuel(tx, &tenant, now).await?;
+        let room = policy.quotas.max_running.map_or(u64::MAX, |m| {
+            m.saturating_sub(u64::try_from(running).unwrap_or(0))
+        });
+        let fuel = policy.quotas.fuel_per_minute.map(|budget| FuelWindow {
+            start: window_start(now),
+            budget,
+            used: u64::try_from(fuel_used).unwrap_or(0),
+        });
+        if room == 0 || fuel.is_some_and(|f| f.used >= f.budget) {
+            continue;
+        }
+        budgets.insert(tenant.clone(), fuel);
+        contenders.push(Contender {
+            tenant,
+            weight: policy.weight,
+            room,
+        });
+    }
+    let queues: Option<Vec<String>> = p.queues.clone();
+    let token = random_token();
+    let expires = now.saturating_add(i64::try_from(p.lease_ms).unwrap_or(i64::MAX));
+    let mut tally = Tally::new(now);
+    let mut claimed = Vec::new();
+    let mut keys = HashSet::new();
+    for _ in 0..CLAIM_ROUNDS {
+        let want = (p.limit as usize).saturating_sub(claimed.len());
+        let picks = fairness(&fair).pick(&contenders, want);
+        if picks.is_empty() {
+            break;
+        }
+        let mut given = vec![0usize; contenders.len()];
+        for &i in &picks {
+            given[i] += 1;
+        }
+        let mut rows: Vec<std::collections::VecDeque<String>> =
+            vec![Default::default(); contenders.len()];
+        for (i, c) in contenders.iter_mut().enumerate() {
+            if given[i] == 0 {
+                continue;
+            }
+            let got =
+                tenant_rows(tx, now, &c.tenant, queues.as_deref(), given[i], &mut keys).await?;
+            if got.len() < given[i] {
+                // It has no more: it leaves the rest to the others.
+                fairness(&fair).refund(&c.tenant, c.weight, given[i] - got.len());
+                c.room = 0;
+            } else {
+                c.room -= got.len() as u64;
+            }
+            rows[i] = got.into();
+        }
+        // In the order picked, so that a runner starting them in order
+        // takes the tenants in turn too.
+        let ordered: Vec<String> = picks.iter().filter_map(|&i| rows[i].pop_front()).collect();
+        if ordered.is_empty() {
+            break;
+        }
+        for mut job in take(tx, now, &ordered, &p.owner, &token, expires, &mut tally).await? {
+            job.fuel = budgets.get(&job.tenant).copied().flatten();
+            claimed.push(job);
+        }
+    }
+    tally::apply(tx, tally).await?;
+    Ok(claimed)
+}
+
+/// Tenants with queued jobs: all of them, or the next
+/// `MAX_TENANTS_PER_CLAIM` after `after`, going round from the start. Each
+/// is one index seek (a skip scan of `jobs_claim`).
+async fn active_tenants(tx: &mut Tx, after: &str) -> StoreResult<Vec<String>> {
+    let scan = "WITH RECURSIVE t(name) AS ( \
+           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND tenant > $1) \
+           UNION ALL \
+           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND tenant > t.name) \
+           FROM t WHERE t.name IS NOT NULL) \
+         SELECT name FROM t WHERE name IS NOT NULL LIMIT $2";
+    let mut names: Vec<String> = sqlx::query_scalar(scan)
+        .bind(after)
+        .bind(MAX_TENANTS_PER_CLAIM)
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(pg)?;
+    if (names.len() as i64) < MAX_TENANTS_PER_CLAIM && !after.is_empty() {
+        let more: Vec<String> = sqlx::query_scalar(scan)
+            .bind("")
+            .bind(MAX_TENANTS_PER_CLAIM - names.len() as i64)
+            .fetch_all(&mut **tx)
+            .await
+            .map_err(pg)?;
+        names.extend(more.into_iter().take_while(|n| n.as_str() <= after));
+    }
+    Ok(names)
+}
+
+/// The ids of up to `n` of a tenant's due jobs that can run now, in its
+/// order, locked for this claim (rows other claimers hold are skipped).
+/// A job of a concurrency key that runs, or that this claim took already,
+/// is passed over; a key is held for the transaction by an advisory lock,
+/// and checked again once held, so two claimers never start one key twice.
+async fn tenant_rows(
+    tx: &mut Tx,
+    now: Millis,
+    tenant: &str,
+    queues: Option<&[String]>,
+    n: usize,
+    keys: &mut HashSet<(String, String)>,
+) -> StoreResult<Vec<String>> {
+    let rows: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT id, concurrency_key FROM jobs j \
+         WHERE tenant = $1 AND status = 'queued' AND run_at <= $2 \
+           AND ($3::text[] IS NULL OR queue = ANY($3)) \
+           AND (concurrency_key IS NULL OR NOT EXISTS ( \
+                SELECT 1 FROM jobs r WHERE r.tenant = j.tenant \
+                AND r.concurrency_key = j.concurrency_key AND r.status = 'running')) \
+         ORDER BY urgent DESC, priority, run_at, id LIMIT $4 FOR UPDATE SKIP LOCKED",
+    )
+    .bind(tenant)
+    .bind(now)
+    .bind(queues)
+    .bind(i64::try_from(n).unwrap_or(i64::MAX))
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(pg)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (id, key) in rows {
+        if let Some(k) = key {
+            let pair = (tenant.to_owned(), k);
+            if keys.contains(&pair) || !hold_key(tx, &pair.0, &pair.1).await? {
+                continue;
+            }
+            keys.insert(pair);
+        }
+        out.push(id);
+    }
+    Ok(out)
+}
+
+/// Takes a concurrency key for this transaction if no other claimer holds
+/// it and no job of it runs (read after the lock, so after the commit of
+/// any claimer that held it before).
+async fn hold_key(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<bool> {
+    let locked: bool = sqlx::query_scalar(
+        "SELECT pg_try_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))",
+    )
+    .bind(tenant)
+    .bind(key)
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(pg)?;
+    if !locked {
+        return Ok(false);
+    }
+    let running: Option<i32> = sqlx::query_scalar(
+        "SELECT 1 FROM jobs WHERE tenant = $1 AND concurrency_key = $2 AND status = 'running'",
+    )
+    .bind(tenant)
+    .bind(key)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(pg)?;
+    Ok(running.is_none())
+}
+
+/// Moves the given queued jobs to running under one lease token, in the
+/// order given.
+async fn take(
+    tx: &mut Tx,
+    now: Millis,
+    ids: &[String],
+    owner: &str,
+    token: &str,
+    expires: Millis,
+    tally: &mut Tally,
+) -> StoreResult<Vec<ClaimedJob>> {
+    let running = JobStatus::Queued
+        .after(Transition::Claim)
+        .unwrap_or(JobStatus::Running);
+    let rows = sqlx::query(&format!(
+        "UPDATE jobs SET status = $1, attempts = attempts + 1, lease_owner = $2, \
+         lease_token = $3, lease_expires_at = $4, attempt_started_at = $5, \
+         started_at = COALESCE(started_at, $5), progress = NULL, urgent = FALSE \
+         WHERE id = ANY($6) AND status = 'queued' RETURNING {CLAIM_COLUMNS}"
+    ))
+    .bind(running.as_str())
+    .bind(owner)
+    .bind(token)
+    .bind(expires)
+    .bind(now)
+    .bind(ids)
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(pg)?;
+    let mut by_id = HashMap::with_capacity(rows.len());
+    for r in &rows {
+        let job = claimed_row(r).map_err(pg)?;
+        by_id.insert(job.id.clone(), job);
+    }
+    let mut claimed = Vec::with_capacity(by_id.len());
+    for id in ids {
+        if let Some(job) = by_id.remove(id) {
+            tally.moved(&job.tenant, Some(JobStatus::Queued), Some(running), 1);
+            claimed.push(job);
+        }
+    }
+    Ok(claimed)
+}

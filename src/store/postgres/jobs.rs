@@ -1,0 +1,793 @@
+//! The SQL of jobs on PostgreSQL (claims are in `claim.rs`). Every update
+//! of a job is one of `store::transition`'s moves, guarded by its
+//! from-statuses and, for a runner's writes, by the lease token.
+
+use super::tally;
+use super::tenants::{policy, queued_locked, within};
+use super::{pg, violated, Violation};
+use crate::attempt_log::AttemptLog;
+use crate::job::{ErrorKind, JobError, JobStatus};
+use crate::quota::Quotas;
+use crate::store::records::*;
+use crate::store::rows::{JobRow, MAX_LOG_JSON};
+use crate::store::tally::Tally;
+use crate::store::transition::{Change, ClaimedRow, Move};
+use crate::store::{Millis, StoreError, StoreResult};
+use sqlx::postgres::PgRow;
+use sqlx::{PgPool, Postgres, Row, Transaction};
+
+type Tx = Transaction<'static, Postgres>;
+
+/// The columns of `JobRow`, cast to the types it reads.
+pub const JOB_COLUMNS: &str = "id, tenant, task, task_version::int8 AS task_version, digest, \
+    status, queue, priority::int8 AS priority, input, output, error, attempts::int8 AS attempts, \
+    max_attempts::int8 AS max_attempts, run_at, created_at, started_at, finished_at, deadline_at, \
+    concurrency_key, unique_key, progress, waiting_for, fallback_task, \
+    fallback_version::int8 AS fallback_version, fallback_digest, \
+    cancel_requested::int4::int8 AS cancel_requested, idempotency_hash";
+
+/// The columns `claimed_row` reads.
+pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
+    max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
+    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes";
+
+fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
+fn millis_after(now: Millis, ms: u64) -> Millis {
+    now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX))
+}
+
+fn u32_of(v: i32) -> u32 {
+    u32::try_from(v).unwrap_or(0)
+}
+
+/// A row of `CLAIM_COLUMNS`.
+pub fn claimed_row(r: &PgRow) -> Result<ClaimedJob, sqlx::Error> {
+    let fallback = match (
+        r.try_get::<Option<String>, _>("fallback_task")?,
+        r.try_get::<Option<i32>, _>("fallback_version")?,
+        r.try_get::<Option<String>, _>("fallback_digest")?,
+        r.try_get::<Option<String>, _>("fallback_input")?,
+    ) {
+        (Some(name), Some(version), Some(digest), Some(input)) => Some((
+            TaskRef {
+                name,
+                version: u32_of(version),
+                digest,
+            },
+            input,
+        )),
+        _ => None,
+    };
+    Ok(ClaimedJob::from(ClaimedRow {
+        id: r.try_get("id")?,
+        tenant: r.try_get("tenant")?,
+        task: TaskRef {
+            name: r.try_get("task")?,
+            version: u32_of(r.try_get("task_version")?),
+            digest: r.try_get("digest")?,
+        },
+        input: r.try_get("input")?,
+        fallback,
+        queue: r.try_get("queue")?,
+        attempts: u32_of(r.try_get("attempts")?),
+        stage_offset: u32_of(r.try_get("stage_offset")?),
+        max_attempts: u32_of(r.try_get("max_attempts")?),
+        deadline_at: r.try_get("deadline_at")?,
+        fallback_depth: u32_of(r.try_get("fallback_depth")?),
+        snoozes: u32_of(r.try_get("snoozes")?),
+        started_at: r
+            .try_get::<Option<i64>, _>("attempt_started_at")?
+            .unwrap_or_default(),
+        lease_token: r
+            .try_get::<Option<String>, _>("lease_token")?
+            .unwrap_or_default(),
+    }))
+}
+
+/// A job as the transaction sees it.
+async fn get_in(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
+    let row: Option<JobRow> = sqlx::query_as(&format!(
+        "SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1 AND tenant = $2"
+    ))
+    .bind(id)
+    .bind(tenant)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(pg)?;
+    row.map(JobRecord::try_from).transpose()
+}
+
+async fn reread(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<JobRecord> {
+    get_in(tx, tenant, id).await?.ok_or(StoreError::NotFound)
+}
+
+pub async fn get(pool: &PgPool, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
+    let row: Option<JobRow> = sqlx::query_as(&format!(
+        "SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1 AND tenant = $2"
+    ))
+    .bind(id)
+    .bind(tenant)
+    .fetch_optional(pool)
+    .await
+    .map_err(pg)?;
+    row.map(JobRecord::try_from).transpose()
+}
+
+pub async fn list(pool: &PgPool, q: JobQuery) -> StoreResult<JobPage> {
+    use futures_util::TryStreamExt;
+    let sql = format!(
+        "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = $1 \
+           AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR task = $3) \
+           AND ($4::text IS NULL OR queue = $4) AND ($5::text IS NULL OR id < $5) \
+         ORDER BY id DESC LIMIT $6"
+    );
+    let mut rows = sqlx::query_as::<_, JobRow>(&sql)
+        .bind(&q.tenant)
+        .bind(q.status.map(|s| s.as_str()))
+        .bind(&q.task)
+        .bind(&q.queue)
+        .bind(&q.before)
+        .bind(i64::from(q.limit))
+        .fetch(pool);
+    // Rows one at a time, until the page's byte budget is spent.
+    let mut page = JobPage::default();
+    let mut bytes = 0usize;
+    while let Some(row) = rows.try_next().await.map_err(pg)? {
+        if !page.jobs.is_empty() && bytes + row.weight() > q.max_bytes {
+            page.cut = true;
+            break;
+        }
+        bytes += row.weight();
+        page.jobs.push(JobRecord::try_from(row)?);
+    }
+    Ok(page)
+}
+
+pub async fn counts(pool: &PgPool) -> StoreResult<Vec<(JobStatus, u64)>> {
+    let rows: Vec<(String, i64)> =
+        sqlx::query_as("SELECT status, COUNT(*) FROM jobs GROUP BY status ORDER BY status")
+            .fetch_all(pool)
+            .await
+            .map_err(pg)?;
+    rows.into_iter()
+        .map(|(s, n)| {
+            Ok((
+                s.parse().map_err(StoreError::Internal)?,
+                u64::try_from(n).unwrap_or(0),
+            ))
+        })
+        .collect()
+}
+
+/// Inserts each job under its own savepoint, so one refused does not undo
+/// the others (nor is anything it changed kept).
+pub async fn insert(
+    tx: &mut Tx,
+    now: Millis,
+    jobs: Vec<NewJob>,
+    defaults: Quotas,
+) -> StoreResult<Vec<StoreResult<Inserted>>> {
+    let mut out = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        sqlx::query("SAVEPOINT job")
+            .execute(&mut **tx)
+            .await
+            .map_err(pg)?;
+        let mut tally = Tally::new(now);
+        let mut r = insert_one(tx, now, job, &defaults, &mut tally).await;
+        if r.is_ok() {
+            if let Err(e) = tally::apply(tx, tally).await {
+                r = Err(e);
+            }
+        }
+        let end = if r.is_ok() {
+            "RELEASE job"
+        } else {
+            "ROLLBACK TO job"
+        };
+        sqlx::query(end).execute(&mut **tx).await.map_err(pg)?;
+        out.push(r);
+    }
+    Ok(out)
+}
+
+async fn insert_one(
+    tx: &mut Tx,
+    now: Millis,
+    job: NewJob,
+    defaults: &Quotas,
+    tally: &mut Tally,
+) -> StoreResult<Inserted> {
+    // Locks the tenant's gauges first: the checks below and the insert
+    // are then one after the other for the tenant's enqueues.
+    let queued = queued_locked(tx, &job.tenant).await?;
+    if let Some(idem) = &job.idempotency {
+        let seen: Option<JobRow> = sqlx::query_as(&format!(
+            "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = $1 AND idempotency_key = $2"
+        ))
+        .bind(&job.tenant)
+        .bind(&idem.key)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(pg)?;
+        if let Some(row) = seen {
+            if row.idempotency_hash.as_deref() == Some(idem.body_hash.as_str()) {
+                return Ok(Inserted::Existing(row.try_into()?));
+            }
+            return Err(StoreError::Conflict(format!(
+                "Idempotency-Key {:?} was already used with a different request body; send the same body to get the same job, or use a new key",
+                idem.key
+            )));
+        }
+    }
+    if let Some(key) = &job.unique_key {
+        let holder: Option<String> = sqlx::query_scalar(
+            "SELECT id FROM jobs WHERE tenant = $1 AND unique_key = $2 \
+             AND status IN ('queued', 'running', 'waiting')",
+        )
+        .bind(&job.tenant)
+        .bind(key)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(pg)?;
+        if let Some(id) = holder {
+            return Err(unique_taken(&id, key));
+        }
+    }
+    if let (true, Some(key)) = (job.supersedes, &job.concurrency_key) {
+        let error = JobError::with_code(
+            ErrorKind::TaskFailed,
+            "superseded",
+            format!("superseded by job {}", job.id),
+        );
+        let mv = Move::cancel();
+        for from in &mv.from {
+            let n = sqlx::query(
+                "UPDATE jobs SET status = $1, finished_at = $2, error = $3 \
+                 WHERE tenant = $4 AND concurrency_key = $5 AND status = $6",
+            )
+            .bind(mv.to.as_str())
+            .bind(now)
+            .bind(to_json(&error))
+            .bind(&job.tenant)
+            .bind(key)
+            .bind(from.as_str())
+            .execute(&mut **tx)
+            .await
+            .map_err(pg)?
+            .rows_affected();
+            tally.moved(
+                &job.tenant,
+                Some(*from),
+                Some(mv.to),
+                i64::try_from(n).unwrap_or(0),
+            );
+        }
+    }
+    let quotas = policy(tx, &job.tenant, defaults).await?.quotas;
+    within(
+        "max_queued",
+        quotas.max_queued,
+        queued + tally.pending_queued(&job.tenant),
+        1,
+    )?;
+    let deadline_at = job.deadline_ms.map(|d| millis_after(now, d));
+    let run_at = job.run_at.resolve(now);
+    let (idem_key, idem_hash) = match job.idempotency {
+        Some(i) => (Some(i.key), Some(i.body_hash)),
+        None => (None, None),
+    };
+    let row: JobRow = sqlx::query_as(&format!(
+        "INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
+         max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
+         idempotency_key, idempotency_hash) \
+         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+         RETURNING {JOB_COLUMNS}"
+    ))
+    .bind(&job.id)
+    .bind(&job.tenant)
+    .bind(&job.task.name)
+    .bind(i32::try_from(job.task.version).unwrap_or(i32::MAX))
+    .bind(&job.task.digest)
+    .bind(&job.queue)
+    .bind(job.priority)
+    .bind(&job.input)
+    .bind(i32::try_from(job.max_attempts).unwrap_or(i32::MAX))
+    .bind(run_at)
+    .bind(now)
+    .bind(deadline_at)
+    .bind(&job.concurrency_key)
+    .bind(&job.unique_key)
+    .bind(idem_key)
+    .bind(idem_hash)
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(|e| match violated(&e) {
+        Some((Violation::Unique, c)) if c == "jobs_pkey" => {
+            StoreError::Conflict(format!("a job with id {} exists already", job.id))
+        }
+        Some((Violation::Unique, c)) if c == "jobs_unique_key" => {
+            unique_taken("another", job.unique_key.as_deref().unwrap_or_default())
+        }
+        Some((Violation::Unique, _)) => StoreError::Conflict(
+            "another request made the same job at the same moment; send it again".into(),
+        ),
+        _ => pg(e),
+    })?;
+    tally.moved(&job.tenant, None, Some(JobStatus::Queued), 1);
+    Ok(Inserted::Created(row.try_into()?))
+}
+
+fn unique_taken(id: &str, key: &str) -> StoreError {
+    StoreError::Conflict(format!(
+        "job {id} with unique_key {key:?} has not finished yet; a unique key admits one unfinished job at a time"
+    ))
+}
+
+/// Puts a queued job first in its tenant's line, due now.
+pub async fn run_now(tx: &mut Tx, now: Millis, tenant: &str, id: &str) -> StoreResult<JobRecord> {
+    let job = get_in(tx, tenant, id).await?.ok_or(StoreError::NotFound)?;
+    if job.status != JobStatus::Queued {
+        return Err(StoreError::Conflict(format!(
+            "job {} is {}; only a queued job can be run now",
+            job.id, job.status
+        )));
+    }
+    if let Some(key) = &job.concurrency_key {
+        let busy: Option<String> = sqlx::query_scalar(
+            "SELECT id FROM jobs WHERE tenant = $1 AND concurrency_key = $2 AND status = 'running'",
+        )
+        .bind(&job.tenant)
+        .bind(key)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(pg)?;
+        if let Some(other) = busy {
+            return Err(StoreError::Conflict(format!(
+                "job {other} with the same concurrency key {key:?} is running; try again when it ends"
+            )));
+        }
+    }
+    sqlx::query(
+        "UPDATE jobs SET urgent = TRUE, run_at = LEAST(run_at, $1) WHERE id = $2 AND status = 'queued'",
+    )
+    .bind(now)
+    .bind(&job.id)
+    .execute(&mut **tx)
+    .await
+    .map_err(pg)?;
+    reread(tx, tenant, id).await
+}
+
+pub async fn heartbeat(
+    tx: &mut Tx,
+    now: Millis,
+    p: HeartbeatParams,
+) -> StoreResult<HeartbeatReply> {
+    for (id, token, progress) in &p.progress {
+        sqlx::query(
+            "UPDATE jobs SET progress = $1 WHERE id = $2 AND lease_token = $3 AND status = 'running'",
+        )
+        .bind(to_json(progress))
+        .bind(id)
+        .bind(token)
+        .execute(&mut **tx)
+        .await
+        .map_err(pg)?;
+    }
+    let mut reply = HeartbeatReply::default();
+    let expires = millis_after(now, p.lease_ms);
+    for (id, token) in &p.leases {
+        let held: Option<bool> = sqlx::query_scalar(
+            "UPDATE jobs SET lease_expires_at = $1 \
+             WHERE id = $2 AND lease_token = $3 AND lease_owner = $4 AND status = 'running' \
+             RETURNING cancel_requested",
+        )
+        .bind(expires)
+        .bind(id)
+        .bind(token)
+        .bind(&p.owner)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(pg)?;
+        match held {
+            None => reply.lost.push(id.clone()),
+            Some(false) => {}
+            Some(true) => reply.cancel.push(id.clone()),
+        }
+    }
+    Ok(reply)
+}
+
+/// Writes each attempt's end, fenced by its lease token, the attempt rows
+/// of those written, and what each attempt cost its tenant.
+pub async fn finalize(
+    tx: &mut Tx,
+    now: Millis,
+    batch: Vec<Finalize>,
+) -> StoreResult<Vec<Finalized>> {
+    let mut tally = Tally::new(now);
+    let mut out = Vec::with_capacity(batch.len());
+    for f in &batch {
+        out.push(finalize_item(tx, now, f, &mut tally, true).await?);
+    }
+    tally::apply(tx, tally).await?;
+    Ok(out)
+}
+
+/// One attempt's end in its own transaction, with its log or without.
+pub async fn finalize_one(
+    tx: &mut Tx,
+    now: Millis,
+    f: Finalize,
+    with_log: bool,
+) -> StoreResult<Finalized> {
+    let mut tally = Tally::new(now);
+    let r = finalize_item(tx, now, &f, &mut tally, with_log).await?;
+    tally::apply(tx, tally).await?;
+    Ok(r)
+}
+
+async fn finalize_item(
+    tx: &mut Tx,
+    now: Millis,
+    f: &Finalize,
+    tally: &mut Tally,
+    with_log: bool,
+) -> StoreResult<Finalized> {
+    if let Some(u) = &f.usage {
+        tally.charge(&f.tenant, u);
+    }
+    let Some(status) = bind_ending(tx, now, f, &Move::of_ending(&f.action)).await? else {
+        return Ok(Finalized::Fenced);
+    };
+    tally.moved(&f.tenant, Some(JobStatus::Running), Some(status), 1);
+    if let Some(a) = &f.attempt {
+        if with_log {
+            insert_attempt(tx, &f.id, a).await?;
+        } else {
+            let mut a = a.clone();
+            a.log = Some(AttemptLog::unstorable());
+            insert_attempt(tx, &f.id, &a).await?;
+        }
+    }
+    Ok(Finalized::Done(status))
+}
+
+async fn insert_attempt(tx: &mut Tx, job_id: &str, a: &AttemptRecord) -> StoreResult<()> {
+    let log = a.log.as_ref().map(to_json);
+    if log.as_ref().is_some_and(|l| l.len() > MAX_LOG_JSON) {
+        return Err(StoreError::Internal(format!(
+            "the log of attempt {} of job {job_id} is larger than {MAX_LOG_JSON} bytes",
+            a.attempt
+        )));
+    }
+    sqlx::query(
+        "INSERT INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
+         finished_at, outcome, error, fuel_used, peak_memory_bytes, log) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+         ON CONFLICT (job_id, attempt) DO UPDATE SET task = excluded.task, \
+         task_version = excluded.task_version, digest = excluded.digest, \
+         started_at = excluded.started_at, finished_at = excluded.finished_at, \
+         outcome = excluded.outcome, error = excluded.error, fuel_used = excluded.fuel_used, \
+         peak_memory_bytes = excluded.peak_memory_bytes, log = excluded.log",
+    )
+    .bind(job_id)
+    .bind(i32::try_from(a.attempt).unwrap_or(i32::MAX))
+    .bind(&a.task.name)
+    .bind(i32::try_from(a.task.version).unwrap_or(i32::MAX))
+    .bind(&a.task.digest)
+    .bind(a.started_at)
+    .bind(a.finished_at)
+    .bind(&a.outcome)
+    .bind(a.error.as_ref().map(to_json))
+    .bind(i64::try_from(a.fuel_used).unwrap_or(i64::MAX))
+    .bind(i64::try_from(a.peak_memory_bytes).unwrap_or(i64::MAX))
+    .bind(log)
+    // A NUL in a log line is legal JSON (escaped) but not in TEXT; the
+    // escape keeps it out of the column.
+    .execute(&mut **tx)
+    .await
+    .map_err(pg)?;
+    Ok(())
+}
+
+/// A parameter of a statement built from a move.
+enum Arg {
+    Text(String),
+    Int(i64),
+}
+
+#[derive(Default)]
+struct Args(Vec<Arg>);
+
+impl Args {
+    fn add(&mut self, v: Arg) -> String {
+        self.0.push(v);
+        format!("${}", self.0.len())
+    }
+}
+
+fn status_in(from: &[JobStatus]) -> String {
+    let list: Vec<String> = from.iter().map(|s| format!("'{}'", s.as_str())).collect();
+    format!("status IN ({})", list.join(", "))
+}
+
+/// Writes an attempt's end as its move says, fenced by the lease token and
+/// the move's from-statuses: the job's new status, or `None` when fenced
+/// out. The text depends only on the move's shape, so each shape is
+/// prepared once per connection.
+async fn bind_ending(
+    tx: &mut Tx,
+    now: Millis,
+    f: &Finalize,
+    mv: &Move,
+) -> StoreResult<Option<JobStatus>> {
+    let mut args = Args::default();
+    let to = args.add(Arg::Text(mv.to.as_str().to_owned()));
+    let at = args.add(Arg::Int(now));
+    let mut set = if mv.cancel_wins {
+        vec![format!(
+            "status = CASE WHEN cancel_requested THEN 'cancelled' ELSE {to} END"
+        )]
+    } else {
+        vec![format!("status = {to}")]
+    };
+    if mv.to.is_terminal() {
+        set.push(format!("finished_at = {at}"));
+    } else if mv.cancel_wins {
+        set.push(format!(
+            "finished_at = CASE WHEN cancel_requested THEN {at} ELSE finished_at END"
+        ));
+    }
+    for c in &mv.changes {
+        set.push(match c {
+            Change::Output(o) => format!("output = {}", args.add(Arg::Text(o.clone()))),
+            Change::Error(e) => format!("error = {}", args.add(Arg::Text(to_json(e)))),
+            Change::RunAfter(ms) => {
+                format!("run_at = {}", args.add(Arg::Int(millis_after(now, *ms))))
+            }
+            Change::WaitingFor(w) => format!("waiting_for = {}", args.add(Arg::Text(w.clone()))),
+            Change::SpareAttempt => "max_attempts = max_attempts + 1".into(),
+            Change::UncountAttempt => "attempts = attempts - 1".into(),
+            Change::Snoozed => "snoozes = snoozes + 1".into(),
+            Change::Fallback {
+                task,
+                input,
+                max_attempts,
+            } => format!(
+                "fallback_task = {}, fallback_version = {}::int4, fallback_digest = {}, \
+                 fallback_input = {}, fallback_depth = fallback_depth + 1, \
+                 stage_offset = attempts, max_attempts = attempts + {}::int4",
+                args.add(Arg::Text(task.name.clone())),
+                args.add(Arg::Int(i64::from(task.version))),
+                args.add(Arg::Text(task.digest.clone())),
+                args.add(Arg::Text(input.clone())),
+                args.add(Arg::Int(i64::from(*max_attempts))),
+            ),
+        });
+    }
+    let sql = format!(
+        "UPDATE jobs SET {}, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
+         WHERE id = {} AND lease_token = {} AND {} RETURNING status",
+        set.join(", "),
+        args.add(Arg::Text(f.id.clone())),
+        args.add(Arg::Text(f.lease_token.clone())),
+        status_in(&mv.from),
+    );
+    let mut q = sqlx::query_scalar::<_, String>(&sql);
+    for a in args.0 {
+        q = match a {
+            Arg::Text(t) => q.bind(t),
+            Arg::Int(i) => q.bind(i),
+        };
+    }
+    let status = q.fetch_optional(&mut **tx).await.map_err(pg)?;
+    status
+        .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
+        .transpose()
+}
+
+pub async fn cancel(
+    tx: &mut Tx,
+    now: Millis,
+    tenant: &str,
+    id: &str,
+) -> StoreResult<CancelOutcome> {
+    // Locked: a runner's end of the same job waits for this, or this for it.
+    let job: Option<JobRow> = sqlx::query_as(&format!(
+        "SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1 AND tenant = $2 FOR UPDATE"
+    ))
+    .bind(id)
+    .bind(tenant)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(pg)?;
+    let job = JobRecord::try_from(job.ok_or(StoreError::NotFound)?)?;
+    let mv = Move::cancel();
+    match job.status {
+        from if mv.from.contains(&from) => {
+            sqlx::query(&format!(
+                "UPDATE jobs SET status = $1, finished_at = $2 WHERE id = $3 AND {}",
+                status_in(&mv.from)
+            ))
+            .bind(mv.to.as_str())
+            .bind(now)
+            .bind(id)
+            .execute(&mut **tx)
+            .await
+            .map_err(pg)?;
+            let mut tally = Tally::new(now);
+            tally.moved(tenant, Some(job.status), Some(mv.to), 1);
+            tally::apply(tx, tally).await?;
+            Ok(CancelOutcome::Cancelled(reread(tx, tenant, id).await?))
+        }
+        JobStatus::Running => {
+            sqlx::query(
+                "UPDATE jobs SET cancel_requested = TRUE WHERE id = $1 AND status = 'running'",
+            )
+            .bind(id)
+            .execute(&mut **tx)
+            .await
+            .map_err(pg)?;
+            Ok(CancelOutcome::Requested(reread(tx, tenant, id).await?))
+        }
+        _ => Ok(CancelOutcome::AlreadyEnded(job)),
+    }
+}
+
+pub async fn resume(
+    tx: &mut Tx,
+    now: Millis,
+    tenant: &str,
+    id: &str,
+    input: Option<String>,
+) -> StoreResult<JobRecord> {
+    let job = get_in(tx, tenant, id).await?.ok_or(StoreError::NotFound)?;
+    let mv = Move::resume();
+    if !mv.from.contains(&job.status) {
+        return Err(StoreError::Conflict(format!(
+            "job {id} is {}; only a waiting job can be resumed",
+            job.status
+        )));
+    }
+    // A job in its fallback gets the new input as the fallback's.
+    let n = sqlx::query(&format!(
+        "UPDATE jobs SET status = $1, run_at = $2, waiting_for = NULL, \
+         input = CASE WHEN $3::text IS NOT NULL AND fallback_task IS NULL THEN $3 ELSE input END, \
+         fallback_input = CASE WHEN $3::text IS NOT NULL AND fallback_task IS NOT NULL \
+                               THEN $3 ELSE fallback_input END \
+         WHERE id = $4 AND {}",
+        status_in(&mv.from)
+    ))
+    .bind(mv.to.as_str())
+    .bind(now)
+    .bind(input)
+    .bind(id)
+    .execute(&mut **tx)
+    .await
+    .map_err(pg)?
+    .rows_affected();
+    if n == 1 {
+        let mut tally = Tally::new(now);
+        tally.moved(tenant, Some(job.status), Some(mv.to), 1);
+        tally::apply(tx, tally).await?;
+    }
+    reread(tx, tenant, id).await
+}
+
+/// Takes over the leases of running jobs without a live one (or of every
+/// running job), leaving their attempt count as it is. Rows another
+/// transaction holds are left for the next round.
+pub async fn rescue(tx: &mut Tx, now: Millis, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
+    let rows = sqlx::query(&format!(
+        "UPDATE jobs SET lease_owner = $1, lease_token = $2, lease_expires_at = $3 \
+         WHERE id IN (SELECT id FROM jobs WHERE status = 'running' \
+                      AND ($4 OR lease_expires_at < $5) ORDER BY id FOR UPDATE SKIP LOCKED) \
+         RETURNING {CLAIM_COLUMNS}"
+    ))
+    .bind(&p.owner)
+    .bind(super::claim::random_token())
+    .bind(millis_after(now, p.lease_ms))
+    .bind(p.all_running)
+    .bind(now)
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(pg)?;
+    rows.iter().map(|r| claimed_row(r).map_err(pg)).collect()
+}
+
+pub async fn next_run_at(pool: &PgPool) -> StoreResult<Option<Millis>> {
+    sqlx::query_scalar("SELECT MIN(run_at) FROM jobs WHERE status = 'queued'")
+        .fetch_one(pool)
+        .await
+        .map_err(pg)
+}
+
+pub async fn attempt_list(pool: &PgPool, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
+    let rows = sqlx::query(
+        "SELECT a.attempt, a.task, a.task_version, a.digest, a.started_at, a.finished_at, \
+                a.outcome, a.error, a.fuel_used, a.peak_memory_bytes, a.log \
+         FROM attempts a JOIN jobs j ON j.id = a.job_id \
+         WHERE a.job_id = $1 AND j.tenant = $2 AND a.attempt > $3 \
+         ORDER BY a.attempt LIMIT $4",
+    )
+    .bind(&q.job_id)
+    .bind(&q.tenant)
+    .bind(i32::try_from(q.after.unwrap_or(0)).unwrap_or(i32::MAX))
+    .bind(i64::from(q.limit))
+    .fetch_all(pool)
+    .await
+    .map_err(pg)?;
+    rows.iter()
+        .map(|r| {
+            let read = || -> Result<_, sqlx::Error> {
+                Ok((
+                    r.try_get::<i32, _>(0)?,
+                    TaskRef {
+                        name: r.try_get(1)?,
+                        version: u32_of(r.try_get(2)?),
+                        digest: r.try_get(3)?,
+                    },
+                    r.try_get::<i64, _>(4)?,
+                    r.try_get::<i64, _>(5)?,
+                    r.try_get::<String, _>(6)?,
+                    r.try_get::<Option<String>, _>(7)?,
+                    r.try_get::<i64, _>(8)?,
+                    r.try_get::<i64, _>(9)?,
+                    r.try_get::<Option<String>, _>(10)?,
+                ))
+            };
+            let (attempt, task, started_at, finished_at, outcome, error, fuel, peak, log) =
+                read().map_err(pg)?;
+            Ok(AttemptRecord {
+                attempt: u32_of(attempt),
+                task,
+                started_at,
+                finished_at,
+                outcome,
+                error: crate::store::rows::error_col(error)?,
+                fuel_used: u64::try_from(fuel).unwrap_or(0),
+                peak_memory_bytes: u64::try_from(peak).unwrap_or(0),
+                log: crate::store::rows::json_col("attempt log", log)?,
+            })
+        })
+        .collect()
+}
+
+/// The writes of one transaction, in order; the first that fails fails
+/// them all.
+pub async fn apply(
+    tx: &mut Tx,
+    now: Millis,
+    writes: Vec<Write>,
+    defaults: Quotas,
+) -> StoreResult<Vec<Written>> {
+    let mut tally = Tally::new(now);
+    let mut out = Vec::with_capacity(writes.len());
+    for w in writes {
+        out.push(match w {
+            Write::JobInsert(job) => {
+                Written::JobInserted(insert_one(tx, now, job, &defaults, &mut tally).await?)
+            }
+            Write::JobFinalize(f) => match finalize_item(tx, now, &f, &mut tally, true).await? {
+                Finalized::Done(status) => Written::JobFinalized(status),
+                Finalized::Fenced => return Err(StoreError::Fenced),
+            },
+            Write::JobCancel { tenant, id } => {
+                Written::JobCancelled(cancel(tx, now, &tenant, &id).await?)
+            }
+            Write::JobResume { tenant, id, input } => {
+                Written::JobResumed(resume(tx, now, &tenant, &id, input).await?)
+            }
+            Write::JobRunNow { tenant, id } => {
+                Written::JobRanNow(run_now(tx, now, &tenant, &id).await?)
+            }
+        });
+    }
+    tally::apply(tx, tally).await?;
+    Ok(out)
+}

@@ -1,0 +1,491 @@
+//! The shared backend: PostgreSQL through a pool of sqlx connections, for
+//! any number of processes on any number of machines on one queue. Each
+//! call is one transaction; times that decide anything come from the
+//! database's clock. All of its SQL lives in this directory.
+
+mod claim;
+mod jobs;
+mod registry;
+mod tally;
+mod tenants;
+
+use super::fair::Fairness;
+use super::records::*;
+use super::{Capabilities, Clock, Durability, JobStore, Millis, StoreError, StoreResult};
+use crate::job::JobStatus;
+use crate::quota::Quotas;
+use async_trait::async_trait;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::{ConnectOptions, Postgres, Transaction};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Connections kept open by default.
+pub const DEFAULT_POOL: u32 = 16;
+/// Longest a session may sit idle inside a transaction before the server
+/// ends it: a process that stalls mid-transaction (SIGSTOP, a hung
+/// network) must not hold its rows' locks for ever.
+const IDLE_IN_TRANSACTION_MS: u64 = 10_000;
+/// Longest one statement may run.
+const STATEMENT_TIMEOUT_MS: u64 = 30_000;
+
+/// A database error; its text is logged, never answered.
+pub(crate) fn pg(e: sqlx::Error) -> StoreError {
+    match &e {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
+            StoreError::Unavailable(e.to_string())
+        }
+        _ => StoreError::Internal(e.to_string()),
+    }
+}
+
+/// The constraint a database error broke, if it broke one that means
+/// something to a caller.
+pub(crate) fn violated(e: &sqlx::Error) -> Option<(Violation, String)> {
+    let db = e.as_database_error()?;
+    let constraint = db.constraint().unwrap_or_default().to_owned();
+    match db.code().as_deref() {
+        Some("23505") => Some((Violation::Unique, constraint)),
+        Some("23503") => Some((Violation::ForeignKey, constraint)),
+        _ => None,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Violation {
+    Unique,
+    ForeignKey,
+}
+
+/// How to open the database.
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    /// `postgres://…`
+    pub url: String,
+    pub durability: Durability,
+    /// The quotas of tenants the admin set none for.
+    pub quotas: Quotas,
+    /// Connections in the pool.
+    pub pool: u32,
+    /// Migrate the schema at open (`taskbox migrate` does it on its own).
+    pub migrate: bool,
+}
+
+/// Why the database could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("{0:?} is not a PostgreSQL URL; use postgres://USER@HOST:PORT/DATABASE")]
+    BadUrl(String),
+    #[error("cannot connect to the database {url}: {source}")]
+    Connect { url: String, source: sqlx::Error },
+    #[error("cannot migrate the database {url}: {source}")]
+    Migrate {
+        url: String,
+        source: sqlx::migrate::MigrateError,
+    },
+}
+
+pub struct PgStore {
+    pool: PgPool,
+    defaults: Quotas,
+    /// Tests move time by hand; otherwise the database's clock decides.
+    clock: Option<Arc<dyn Clock>>,
+    /// The database's clock less this machine's, in ms, as last measured:
+    /// `now()` for what decides nothing (an attempt's recorded times).
+    skew: AtomicI64,
+    /// This process's fair-share state of claims (each claimer keeps its
+    /// own, which is fair per claimer).
+    fair: Arc<std::sync::Mutex<Fairness>>,
+}
+
+/// The URL without its password, for messages.
+fn redacted(url: &str) -> String {
+    match url.split_once('@') {
+        Some((head, tail)) => match head.rsplit_once(':') {
+            Some((user, _)) if user.contains("//") && !user.ends_with('/') => {
+                format!("{user}:***@{tail}")
+            }
+            _ => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
+impl PgStore {
+    /// Connects, and migrates unless told not to. `clock: None` takes every
+    /// time from the database's clock; tests pass one they move.
+    pub async fn open(
+        opts: &PostgresOptions,
+        clock: Option<Arc<dyn Clock>>,
+    ) -> Result<PgStore, OpenError> {
+        let shown = redacted(&opts.url);
+        let base =
+            PgConnectOptions::from_str(&opts.url).map_err(|_| OpenError::BadUrl(shown.clone()))?;
+        let synchronous = match opts.durability {
+            Durability::Full => "on",
+            Durability::Normal => "off",
+        };
+        let connect = base
+            .options([
+                (
+                    "idle_in_transaction_session_timeout",
+                    IDLE_IN_TRANSACTION_MS.to_string(),
+                ),
+                ("statement_timeout", STATEMENT_TIMEOUT_MS.to_string()),
+                ("synchronous_commit", synchronous.to_string()),
+            ])
+            .application_name("taskbox")
+            .disable_statement_logging();
+        let pool = PgPoolOptions::new()
+            .max_connections(opts.pool.max(2))
+            .min_connections(1)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_with(connect)
+            .await
+            .map_err(|source| OpenError::Connect {
+                url: shown.clone(),
+                source,
+            })?;
+        if opts.migrate {
+            sqlx::migrate!("migrations/postgres")
+                .run(&pool)
+                .await
+                .map_err(|source| OpenError::Migrate {
+                    url: shown.clone(),
+                    source,
+                })?;
+        }
+        let store = PgStore {
+            pool,
+            defaults: opts.quotas,
+            clock,
+            skew: AtomicI64::new(0),
+            fair: Arc::default(),
+        };
+        if store.clock.is_none() {
+            let local = super::SystemClock.now();
+            if let Ok(db) = store.db_now().await {
+                store.skew.store(db - local, Ordering::Relaxed);
+            }
+        }
+        Ok(store)
+    }
+
+    /// The database's clock, read once.
+    async fn db_now(&self) -> StoreResult<Millis> {
+        sqlx::query_scalar("SELECT (extract(epoch from clock_timestamp()) * 1000)::int8")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(pg)
+    }
+
+    /// A transaction and the time it decides by.
+    async fn begin(&self) -> StoreResult<(Transaction<'static, Postgres>, Millis)> {
+        let mut tx = self.pool.begin().await.map_err(pg)?;
+        let now = match &self.clock {
+            Some(c) => c.now(),
+            None => {
+                sqlx::query_scalar("SELECT (extract(epoch from clock_timestamp()) * 1000)::int8")
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(pg)?
+            }
+        };
+        Ok((tx, now))
+    }
+
+    /// Runs `f` in one transaction, committed when it answers Ok and
+    /// rolled back when it answers an error.
+    async fn tx<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        F: for<'c> FnOnce(
+            &'c mut Transaction<'static, Postgres>,
+            Millis,
+        ) -> futures_util::future::BoxFuture<'c, StoreResult<T>>,
+    {
+        let (mut tx, now) = self.begin().await?;
+        match f(&mut tx, now).await {
+            Ok(v) => {
+                tx.commit().await.map_err(pg)?;
+                Ok(v)
+            }
+            Err(e) => {
+                // Dropped, the transaction rolls back; say so at once.
+                let _ = tx.rollback().await;
+                Err(e)
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl JobStore for PgStore {
+    fn now(&self) -> Millis {
+        match &self.clock {
+            Some(c) => c.now(),
+            None => super::SystemClock.now() + self.skew.load(Ordering::Relaxed),
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        // Other processes may share the database: a running job is
+        // rescued only once its lease has expired.
+        Capabilities {
+            owns_database: false,
+        }
+    }
+
+    async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant> {
+        let name = name.to_owned();
+        self.tx(move |tx, now| Box::pin(tenants::tenant_insert(tx, now, name)))
+            .await
+    }
+
+    async fn tenant_get(&self, name: &str) -> StoreResult<Option<Tenant>> {
+        tenants::tenant_get(&self.pool, name).await
+    }
+
+    async fn tenant_put(&self, t: TenantSettings) -> StoreResult<(Tenant, bool)> {
+        self.tx(move |tx, now| Box::pin(tenants::tenant_put(tx, now, t)))
+            .await
+    }
+
+    async fn tenant_list(&self) -> StoreResult<Vec<Tenant>> {
+        tenants::tenant_list(&self.pool).await
+    }
+
+    async fn tenant_usage(&self, tenant: &str) -> StoreResult<TenantUsage> {
+        let now = match &self.clock {
+            Some(c) => c.now(),
+            None => self.db_now().await?,
+        };
+        tenants::tenant_usage(&self.pool, tenant, now).await
+    }
+
+    async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
+        self.tx(move |tx, now| Box::pin(registry::token_insert(tx, now, token)))
+            .await
+    }
+
+    async fn token_get(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
+        registry::token_get(&self.pool, hash).await
+    }
+
+    async fn token_admin_exists(&self) -> StoreResult<bool> {
+        registry::token_admin_exists(&self.pool).await
+    }
+
+    async fn component_insert(&self, c: NewComponent) -> StoreResult<(ComponentRecord, bool)> {
+        let defaults = self.defaults;
+        self.tx(move |tx, now| Box::pin(registry::component_insert(tx, now, c, defaults)))
+            .await
+    }
+
+    async fn component_get(
+        &self,
+        tenant: &str,
+        digest: &str,
+    ) -> StoreResult<Option<ComponentRecord>> {
+        registry::component_get(&self.pool, tenant, digest).await
+    }
+
+    async fn component_bytes(&self, digest: &str) -> StoreResult<Option<Vec<u8>>> {
+        registry::component_bytes(&self.pool, digest).await
+    }
+
+    async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
+        let defaults = self.defaults;
+        self.tx(move |tx, now| Box::pin(registry::task_insert(tx, now, t, defaults)))
+            .await
+    }
+
+    async fn task_get(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: Option<u32>,
+    ) -> StoreResult<Option<TaskRecord>> {
+        registry::task_get(&self.pool, tenant, name, version).await
+    }
+
+    async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>> {
+        registry::task_versions(&self.pool, tenant, name).await
+    }
+
+    async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>> {
+        registry::task_list(&self.pool, tenant).await
+    }
+
+    async fn job_insert(&self, new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
+        let defaults = self.defaults;
+        self.tx(move |tx, now| Box::pin(jobs::insert(tx, now, new, defaults)))
+            .await
+    }
+
+    async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
+        jobs::get(&self.pool, tenant, id).await
+    }
+
+    async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage> {
+        jobs::list(&self.pool, q).await
+    }
+
+    async fn job_counts(&self) -> StoreResult<Vec<(JobStatus, u64)>> {
+        jobs::counts(&self.pool).await
+    }
+
+    async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
+        let (fair, defaults) = (self.fair.clone(), self.defaults);
+        self.tx(move |tx, now| Box::pin(claim::claim(tx, now, p, fair, defaults)))
+            .await
+    }
+
+    async fn job_insert_claim(
+        &self,
+        new: Vec<NewJob>,
+        p: ClaimParams,
+    ) -> StoreResult<(Vec<StoreResult<Inserted>>, Vec<ClaimedJob>)> {
+        let (fair, defaults) = (self.fair.clone(), self.defaults);
+        self.tx(move |tx, now| {
+            Box::pin(async move {
+                let inserted = jobs::insert(tx, now, new, defaults).await?;
+                // The claim in a savepoint of its own: one that fails is
+                // undone alone, and the jobs stay for the claim loop.
+                sqlx::query("SAVEPOINT insert_claim")
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(pg)?;
+                let claimed = match claim::claim(tx, now, p, fair, defaults).await {
+                    Ok(c) => {
+                        sqlx::query("RELEASE insert_claim")
+                            .execute(&mut **tx)
+                            .await
+                            .map_err(pg)?;
+                        c
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "claim after an insert failed; the claim loop will take them");
+                        sqlx::query("ROLLBACK TO insert_claim")
+                            .execute(&mut **tx)
+                            .await
+                            .map_err(pg)?;
+                        Vec::new()
+                    }
+                };
+                Ok((inserted, claimed))
+            })
+        })
+        .await
+    }
+
+    async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord> {
+        let (tenant, id) = (tenant.to_owned(), id.to_owned());
+        self.tx(move |tx, now| Box::pin(async move { jobs::run_now(tx, now, &tenant, &id).await }))
+            .await
+    }
+
+    async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
+        self.tx(move |tx, now| Box::pin(jobs::heartbeat(tx, now, p)))
+            .await
+    }
+
+    async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
+        let all = batch.clone();
+        match self
+            .tx(move |tx, now| Box::pin(jobs::finalize(tx, now, all)))
+            .await
+        {
+            Ok(out) => Ok(out),
+            Err(e) => {
+                // One attempt that cannot be recorded must not take the
+                // others with it: each on its own, then without its log.
+                tracing::warn!(error = %e, jobs = batch.len(), "a finalize batch failed; writing its jobs one by one");
+                let mut out = Vec::with_capacity(batch.len());
+                for f in batch {
+                    out.push(self.finalize_alone(f).await?);
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome> {
+        let (tenant, id) = (tenant.to_owned(), id.to_owned());
+        self.tx(move |tx, now| Box::pin(async move { jobs::cancel(tx, now, &tenant, &id).await }))
+            .await
+    }
+
+    async fn job_resume(
+        &self,
+        tenant: &str,
+        id: &str,
+        input: Option<String>,
+    ) -> StoreResult<JobRecord> {
+        let (tenant, id) = (tenant.to_owned(), id.to_owned());
+        self.tx(move |tx, now| {
+            Box::pin(async move { jobs::resume(tx, now, &tenant, &id, input).await })
+        })
+        .await
+    }
+
+    async fn job_rescue(&self, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
+        self.tx(move |tx, now| Box::pin(jobs::rescue(tx, now, p)))
+            .await
+    }
+
+    async fn job_next_run_at(&self) -> StoreResult<Option<Millis>> {
+        jobs::next_run_at(&self.pool).await
+    }
+
+    async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
+        jobs::attempt_list(&self.pool, q).await
+    }
+
+    async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>> {
+        let defaults = self.defaults;
+        self.tx(move |tx, now| Box::pin(jobs::apply(tx, now, writes, defaults)))
+            .await
+    }
+
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+impl PgStore {
+    /// One attempt's end in a transaction of its own: as it is, else
+    /// without its log; if even that fails, nothing is written (the lease
+    /// runs out and the rescuer decides the attempt).
+    async fn finalize_alone(&self, f: Finalize) -> StoreResult<Finalized> {
+        for with_log in [true, false] {
+            let one = f.clone();
+            let r = self
+                .tx(move |tx, now| Box::pin(jobs::finalize_one(tx, now, one, with_log)))
+                .await;
+            match r {
+                Ok(r) => return Ok(r),
+                Err(e) => {
+                    tracing::warn!(job = %f.id, with_log, error = %e, "an attempt's end could not be written")
+                }
+            }
+        }
+        Ok(Finalized::Fenced)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn passwords_stay_out_of_messages() {
+        assert_eq!(
+            redacted("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(redacted("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redacted("postgres://h/db"), "postgres://h/db");
+    }
+}

@@ -1,0 +1,118 @@
+//! Rows as a database returns them, the same for every backend (each
+//! casts its columns to these types), and their conversion into records.
+
+use crate::job::{JobError, JobStatus};
+use crate::store::records::*;
+use crate::store::StoreError;
+
+/// Largest attempt log a store keeps, as JSON; the sandbox bounds logs far
+/// below this, so one larger is refused as a sign of a bug.
+pub const MAX_LOG_JSON: usize = 4 << 20;
+
+/// A job's columns.
+#[derive(sqlx::FromRow)]
+pub struct JobRow {
+    pub(crate) id: String,
+    pub(crate) tenant: String,
+    pub(crate) task: String,
+    pub(crate) task_version: i64,
+    pub(crate) digest: String,
+    pub(crate) status: String,
+    pub(crate) queue: String,
+    pub(crate) priority: i64,
+    pub(crate) input: String,
+    pub(crate) output: Option<String>,
+    pub(crate) error: Option<String>,
+    pub(crate) attempts: i64,
+    pub(crate) max_attempts: i64,
+    pub(crate) run_at: i64,
+    pub(crate) created_at: i64,
+    pub(crate) started_at: Option<i64>,
+    pub(crate) finished_at: Option<i64>,
+    pub(crate) deadline_at: Option<i64>,
+    pub(crate) concurrency_key: Option<String>,
+    pub(crate) unique_key: Option<String>,
+    pub(crate) progress: Option<String>,
+    pub(crate) waiting_for: Option<String>,
+    pub(crate) fallback_task: Option<String>,
+    pub(crate) fallback_version: Option<i64>,
+    pub(crate) fallback_digest: Option<String>,
+    pub(crate) cancel_requested: i64,
+    pub idempotency_hash: Option<String>,
+}
+
+impl JobRow {
+    /// Roughly what the job weighs in memory: its JSON texts.
+    pub fn weight(&self) -> usize {
+        self.input.len()
+            + self.output.as_ref().map_or(0, String::len)
+            + self.error.as_ref().map_or(0, String::len)
+            + 512
+    }
+}
+
+/// A column that holds something this version does not understand: the
+/// database was written by something else.
+fn corrupt(what: &str, detail: impl std::fmt::Display) -> StoreError {
+    StoreError::Internal(format!("unreadable {what} in the database: {detail}"))
+}
+
+pub fn json_col<T: serde::de::DeserializeOwned>(
+    what: &str,
+    text: Option<String>,
+) -> Result<Option<T>, StoreError> {
+    text.map(|t| serde_json::from_str(&t).map_err(|e| corrupt(what, e)))
+        .transpose()
+}
+
+pub fn error_col(text: Option<String>) -> Result<Option<JobError>, StoreError> {
+    json_col("job error", text)
+}
+
+pub fn u32_col(v: i64) -> u32 {
+    u32::try_from(v).unwrap_or(0)
+}
+
+impl TryFrom<JobRow> for JobRecord {
+    type Error = StoreError;
+
+    fn try_from(r: JobRow) -> Result<Self, StoreError> {
+        let status: JobStatus = r.status.parse().map_err(|e| corrupt("job status", e))?;
+        let fallback = match (r.fallback_task, r.fallback_version, r.fallback_digest) {
+            (Some(name), Some(version), Some(digest)) => Some(TaskRef {
+                name,
+                version: u32_col(version),
+                digest,
+            }),
+            _ => None,
+        };
+        Ok(JobRecord {
+            id: r.id,
+            tenant: r.tenant,
+            task: TaskRef {
+                name: r.task,
+                version: u32_col(r.task_version),
+                digest: r.digest,
+            },
+            status,
+            queue: r.queue,
+            priority: i32::try_from(r.priority).unwrap_or(0),
+            input: r.input,
+            output: r.output,
+            error: error_col(r.error)?,
+            attempts: u32_col(r.attempts),
+            max_attempts: u32_col(r.max_attempts),
+            run_at: r.run_at,
+            created_at: r.created_at,
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            deadline_at: r.deadline_at,
+            concurrency_key: r.concurrency_key,
+            unique_key: r.unique_key,
+            progress: json_col("job progress", r.progress)?,
+            waiting_for: r.waiting_for,
+            fallback,
+            cancel_requested: r.cancel_requested != 0,
+        })
+    }
+}

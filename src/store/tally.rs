@@ -1,0 +1,128 @@
+//! Per-tenant counts a write changes (jobs queued, running and waiting;
+//! usage in the current window), gathered while the write runs and applied
+//! at its end by the backend: one row update per tenant per write, in the
+//! same transaction as the changes they count. What a move counts is
+//! decided here, for every backend.
+
+use super::records::Usage;
+use super::Millis;
+use crate::job::JobStatus;
+use crate::quota::window_start;
+use std::collections::HashMap;
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Gauges {
+    pub queued: i64,
+    pub running: i64,
+    pub waiting: i64,
+}
+
+impl Gauges {
+    fn slot(&mut self, status: JobStatus) -> Option<&mut i64> {
+        match status {
+            JobStatus::Queued => Some(&mut self.queued),
+            JobStatus::Running => Some(&mut self.running),
+            JobStatus::Waiting => Some(&mut self.waiting),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Spent {
+    pub fuel: i64,
+    pub wall_ms: i64,
+    pub attempts: i64,
+    pub completed: i64,
+    pub failed: i64,
+    pub cancelled: i64,
+}
+
+/// What one write changed, by tenant.
+pub struct Tally {
+    window: Millis,
+    gauges: HashMap<String, Gauges>,
+    spent: HashMap<String, Spent>,
+}
+
+/// The tenant's entry, made when missing; no allocation when it is there
+/// (the claim and finalize paths call this once per job).
+fn slot<'a, V: Default>(map: &'a mut HashMap<String, V>, tenant: &str) -> &'a mut V {
+    if !map.contains_key(tenant) {
+        map.insert(tenant.to_owned(), V::default());
+    }
+    map.get_mut(tenant)
+        .unwrap_or_else(|| unreachable!("inserted above"))
+}
+
+fn clamp(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+impl Tally {
+    pub fn new(now: Millis) -> Tally {
+        Tally {
+            window: window_start(now),
+            gauges: HashMap::new(),
+            spent: HashMap::new(),
+        }
+    }
+
+    /// `n` of the tenant's jobs went from `from` to `to` (`None`: not yet,
+    /// or no longer, a job).
+    pub fn moved(&mut self, tenant: &str, from: Option<JobStatus>, to: Option<JobStatus>, n: i64) {
+        if from == to || n == 0 {
+            return;
+        }
+        let g = slot(&mut self.gauges, tenant);
+        if let Some(slot) = from.and_then(|s| g.slot(s)) {
+            *slot -= n;
+        }
+        if let Some(slot) = to.and_then(|s| g.slot(s)) {
+            *slot += n;
+        }
+        let ended: Option<fn(&mut Spent) -> &mut i64> = match to {
+            Some(JobStatus::Completed) => Some(|s| &mut s.completed),
+            Some(JobStatus::Failed) => Some(|s| &mut s.failed),
+            Some(JobStatus::Cancelled) => Some(|s| &mut s.cancelled),
+            _ => None,
+        };
+        if let Some(field) = ended {
+            *field(slot(&mut self.spent, tenant)) += n;
+        }
+    }
+
+    /// Charges an attempt's cost to its tenant.
+    pub fn charge(&mut self, tenant: &str, u: &Usage) {
+        let s = slot(&mut self.spent, tenant);
+        s.fuel = s.fuel.saturating_add(clamp(u.fuel));
+        s.wall_ms = s.wall_ms.saturating_add(clamp(u.wall_ms));
+        s.attempts += 1;
+    }
+
+    /// The tenant's queued and waiting jobs added by this write so far.
+    pub fn pending_queued(&self, tenant: &str) -> i64 {
+        self.gauges.get(tenant).map_or(0, |g| g.queued + g.waiting)
+    }
+
+    /// The window the usage is charged to.
+    pub fn window(&self) -> Millis {
+        self.window
+    }
+
+    /// The gauges' changes, by tenant name: a backend that locks a row per
+    /// tenant takes them in this order, so that two writes never wait for
+    /// each other in a cycle.
+    pub fn gauges(&self) -> Vec<(&str, Gauges)> {
+        let mut v: Vec<_> = self.gauges.iter().map(|(t, g)| (t.as_str(), *g)).collect();
+        v.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+
+    /// The usage charged, by tenant name.
+    pub fn spent(&self) -> Vec<(&str, Spent)> {
+        let mut v: Vec<_> = self.spent.iter().map(|(t, s)| (t.as_str(), *s)).collect();
+        v.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+}

@@ -1,0 +1,175 @@
+//! The store conformance suite on PostgreSQL: every case on a database of
+//! its own, made for it and dropped after it, on the server at
+//! `TASKBOX_TEST_DATABASE_URL` or else this machine's at 127.0.0.1:5432.
+//! With `CI=true` a server that cannot be reached fails the suite; without
+//! it, each case says so and passes, so a laptop without PostgreSQL can
+//! run the rest.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use taskbox::quota::Quotas;
+use taskbox::store::conformance::{self, Harness};
+use taskbox::store::postgres::{PgStore, PostgresOptions};
+use taskbox::store::{Durability, JobStore, ManualClock};
+
+const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+/// Databases this suite makes are named with this and the process id.
+const PREFIX: &str = "taskbox_it_";
+
+/// The server to make databases on.
+pub fn admin_url() -> String {
+    std::env::var("TASKBOX_TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_URL.to_owned())
+}
+
+/// `url` with its database replaced by `db`.
+fn with_database(url: &str, db: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[scheme_end..]
+        .find('/')
+        .map_or(base.len(), |i| scheme_end + i);
+    let mut out = format!("{}/{db}", &base[..host_end]);
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(q);
+    }
+    out
+}
+
+/// A database made for one test, dropped when this is.
+pub struct TestDb {
+    pub url: String,
+    name: String,
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        // Drop may run inside a runtime; the drop gets one of its own.
+        let dropped = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime for the drop");
+            rt.block_on(async move {
+                use sqlx::Connection;
+                let mut c = sqlx::PgConnection::connect(&admin_url()).await?;
+                sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                    .execute(&mut c)
+                    .await?;
+                Ok::<_, sqlx::Error>(())
+            })
+        })
+        .join();
+        if !matches!(dropped, Ok(Ok(()))) {
+            eprintln!("could not drop the test database {}", self.name);
+        }
+    }
+}
+
+/// Databases left by runs of this suite whose process is gone (a run that
+/// was killed), dropped once per run.
+async fn sweep(c: &mut sqlx::PgConnection) {
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE $1")
+            .bind(format!("{PREFIX}%"))
+            .fetch_all(&mut *c)
+            .await
+            .unwrap_or_default();
+    for name in names {
+        let pid = name
+            .strip_prefix(PREFIX)
+            .and_then(|rest| rest.split('_').next())
+            .and_then(|p| p.parse::<u32>().ok());
+        let alive = pid.is_some_and(|p| std::path::Path::new(&format!("/proc/{p}")).exists());
+        if !alive {
+            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                .execute(&mut *c)
+                .await;
+        }
+    }
+}
+
+/// A fresh database, or `None` when no server answers and this is not CI.
+pub async fn test_db() -> Option<TestDb> {
+    use sqlx::Connection;
+    static SWEPT: OnceLock<()> = OnceLock::new();
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let admin = admin_url();
+    let mut c = match sqlx::PgConnection::connect(&admin).await {
+        Ok(c) => c,
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true and no PostgreSQL server answers at {admin}: {e}; start one, or set TASKBOX_TEST_DATABASE_URL")
+        }
+        Err(e) => {
+            eprintln!("skipped: no PostgreSQL server answers at {admin} ({e}); set TASKBOX_TEST_DATABASE_URL to run this");
+            return None;
+        }
+    };
+    if SWEPT.set(()).is_ok() {
+        sweep(&mut c).await;
+    }
+    let name = format!(
+        "{PREFIX}{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    sqlx::query(&format!("CREATE DATABASE \"{name}\""))
+        .execute(&mut c)
+        .await
+        .unwrap_or_else(|e| panic!("cannot create the test database {name}: {e}"));
+    Some(TestDb {
+        url: with_database(&admin, &name),
+        name,
+    })
+}
+
+/// A store on a fresh database, on a manual clock.
+pub async fn postgres(db: &TestDb, clock: ManualClock) -> PgStore {
+    PgStore::open(
+        &PostgresOptions {
+            url: db.url.clone(),
+            durability: Durability::Full,
+            quotas: Quotas::default(),
+            pool: 8,
+            migrate: true,
+        },
+        Some(Arc::new(clock)),
+    )
+    .await
+    .expect("open the store")
+}
+
+/// Makes a test of each conformance case, on a database of its own.
+macro_rules! on_postgres {
+    ($($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $case() {
+                let Some(db) = test_db().await else { return };
+                let clock = ManualClock::default();
+                let store: Arc<dyn JobStore> = Arc::new(postgres(&db, clock.clone()).await);
+                conformance::run(stringify!($case), Harness { store: store.clone(), clock }).await;
+                store.close().await;
+            }
+        )*
+    };
+}
+
+taskbox::conformance_cases!(on_postgres);
+
+#[test]
+fn urls_name_the_test_database() {
+    assert_eq!(
+        with_database("postgres://u@h:5432/postgres", "x"),
+        "postgres://u@h:5432/x"
+    );
+    assert_eq!(with_database("postgres://h", "x"), "postgres://h/x");
+    assert_eq!(
+        with_database("postgres://u:p@h/db?sslmode=disable", "x"),
+        "postgres://u:p@h/x?sslmode=disable"
+    );
+}
