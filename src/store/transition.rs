@@ -10,18 +10,19 @@ use super::records::{Action, ClaimedJob, TaskRef};
 use super::Millis;
 use crate::job::{JobError, JobStatus, Transition};
 
-/// One change a move makes besides the job's status.
+/// One change a move makes besides the job's status, borrowing its values
+/// from the ending it was made from.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Change {
+pub enum Change<'a> {
     /// The job's output (JSON text).
-    Output(String),
+    Output(&'a str),
     /// The error of the attempt that ended.
-    Error(JobError),
+    Error(&'a JobError),
     /// Due again this many milliseconds after the write, by the store's
     /// clock (0: at once).
     RunAfter(u64),
     /// What a waiting job waits for (JSON text from the guest).
-    WaitingFor(String),
+    WaitingFor(&'a str),
     /// The attempt does not use up one of the job's (a snooze, a wait):
     /// `max_attempts` grows by one.
     SpareAttempt,
@@ -32,30 +33,30 @@ pub enum Change {
     /// The job's next stage takes over: its fallback task, on this input,
     /// with this many attempts of its own after those already made.
     Fallback {
-        task: TaskRef,
-        input: String,
+        task: &'a TaskRef,
+        input: &'a str,
         max_attempts: u32,
     },
 }
 
 /// A move of one job from one of `from` to `to`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Move {
+pub struct Move<'a> {
     pub transition: Transition,
     /// The statuses the job may be in; the update is guarded by them.
-    pub from: Vec<JobStatus>,
+    pub from: &'static [JobStatus],
     pub to: JobStatus,
     /// Whether a cancellation asked for while the job ran turns this move
     /// into `cancelled` (the job does not go back to the queue, wait or
     /// fail: it was asked to stop, and now it has).
     pub cancel_wins: bool,
-    pub changes: Vec<Change>,
+    pub changes: Vec<Change<'a>>,
 }
 
-impl Move {
+impl<'a> Move<'a> {
     /// A move by `t` from every status the transition table allows it
     /// from, or `None` when it allows none.
-    fn new(t: Transition, from: &[JobStatus], changes: Vec<Change>) -> Move {
+    fn new(t: Transition, from: &'static [JobStatus], changes: Vec<Change<'a>>) -> Move<'a> {
         let mut to = None;
         for s in from {
             let next = s.after(t);
@@ -67,7 +68,7 @@ impl Move {
         }
         Move {
             transition: t,
-            from: from.to_vec(),
+            from,
             to: to.expect("a move leaves at least one status"),
             cancel_wins: false,
             changes,
@@ -75,7 +76,7 @@ impl Move {
     }
 
     /// How an attempt's end moves its running job.
-    pub fn of_ending(action: &Action) -> Move {
+    pub fn of_ending(action: &'a Action) -> Move<'a> {
         use JobStatus::Running;
         let ending = |t, changes| Move {
             cancel_wins: true,
@@ -87,13 +88,13 @@ impl Move {
             Action::Complete { output } => Move::new(
                 Transition::Complete,
                 &[Running],
-                vec![Change::Output(output.clone())],
+                vec![Change::Output(output)],
             ),
             Action::Retry { delay_ms, error } => ending(
                 Transition::Retry,
-                vec![Change::RunAfter(*delay_ms), Change::Error(error.clone())],
+                vec![Change::RunAfter(*delay_ms), Change::Error(error)],
             ),
-            Action::Fail { error } => ending(Transition::Fail, vec![Change::Error(error.clone())]),
+            Action::Fail { error } => ending(Transition::Fail, vec![Change::Error(error)]),
             Action::Snooze { delay_ms } => ending(
                 Transition::Snooze,
                 vec![
@@ -104,10 +105,7 @@ impl Move {
             ),
             Action::Wait { waiting_for } => ending(
                 Transition::Wait,
-                vec![
-                    Change::WaitingFor(waiting_for.clone()),
-                    Change::SpareAttempt,
-                ],
+                vec![Change::WaitingFor(waiting_for), Change::SpareAttempt],
             ),
             Action::Cancel => Move::new(Transition::Cancel, &[Running], Vec::new()),
             Action::Fallback {
@@ -119,10 +117,10 @@ impl Move {
                 Transition::Retry,
                 vec![
                     Change::RunAfter(0),
-                    Change::Error(error.clone()),
+                    Change::Error(error),
                     Change::Fallback {
-                        task: task.clone(),
-                        input: input.clone(),
+                        task,
+                        input,
                         max_attempts: *max_attempts,
                     },
                 ],
@@ -137,7 +135,7 @@ impl Move {
 
     /// A cancel by the API of a job that is not running (a running one is
     /// asked to stop instead, and its ending becomes the cancel).
-    pub fn cancel() -> Move {
+    pub fn cancel() -> Move<'static> {
         Move::new(
             Transition::Cancel,
             &[JobStatus::Queued, JobStatus::Waiting],
@@ -146,7 +144,7 @@ impl Move {
     }
 
     /// A waiting job queued again, due now.
-    pub fn resume() -> Move {
+    pub fn resume() -> Move<'static> {
         Move::new(
             Transition::Resume,
             &[JobStatus::Waiting],
@@ -308,7 +306,7 @@ mod tests {
             .all(|s| s.after(Transition::Cancel) == Some(c.to)));
         let r = Move::resume();
         assert_eq!(
-            (r.from.as_slice(), r.to),
+            (r.from, r.to),
             ([JobStatus::Waiting].as_slice(), JobStatus::Queued)
         );
     }

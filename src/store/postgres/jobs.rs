@@ -8,10 +8,11 @@ use super::{pg, violated, Violation};
 use crate::attempt_log::AttemptLog;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
+use crate::store::ending_sql::{ending, status_in, Arg, Dialect};
 use crate::store::records::*;
 use crate::store::rows::{JobRow, MAX_LOG_JSON};
 use crate::store::tally::Tally;
-use crate::store::transition::{Change, ClaimedRow, Move};
+use crate::store::transition::{ClaimedRow, Move};
 use crate::store::{Millis, StoreError, StoreResult};
 use sqlx::postgres::PgRow;
 use sqlx::{PgPool, Postgres, Row, Transaction};
@@ -244,7 +245,7 @@ async fn insert_one(
             format!("superseded by job {}", job.id),
         );
         let mv = Move::cancel();
-        for from in &mv.from {
+        for from in mv.from {
             let n = sqlx::query(
                 "UPDATE jobs SET status = $1, finished_at = $2, error = $3 \
                  WHERE tenant = $4 AND concurrency_key = $5 AND status = $6",
@@ -487,105 +488,38 @@ async fn insert_attempt(tx: &mut Tx, job_id: &str, a: &AttemptRecord) -> StoreRe
     .bind(i64::try_from(a.fuel_used).unwrap_or(i64::MAX))
     .bind(i64::try_from(a.peak_memory_bytes).unwrap_or(i64::MAX))
     .bind(log)
-    // A NUL in a log line is legal JSON (escaped) but not in TEXT; the
-    // escape keeps it out of the column.
     .execute(&mut **tx)
     .await
     .map_err(pg)?;
     Ok(())
 }
 
-/// A parameter of a statement built from a move.
-enum Arg {
-    Text(String),
-    Int(i64),
-}
-
-#[derive(Default)]
-struct Args(Vec<Arg>);
-
-impl Args {
-    fn add(&mut self, v: Arg) -> String {
-        self.0.push(v);
-        format!("${}", self.0.len())
-    }
-}
-
-fn status_in(from: &[JobStatus]) -> String {
-    let list: Vec<String> = from.iter().map(|s| format!("'{}'", s.as_str())).collect();
-    format!("status IN ({})", list.join(", "))
-}
-
-/// Writes an attempt's end as its move says, fenced by the lease token and
-/// the move's from-statuses: the job's new status, or `None` when fenced
-/// out. The text depends only on the move's shape, so each shape is
-/// prepared once per connection.
+/// Writes an attempt's end as its move says (`store::ending_sql`): the
+/// job's new status, or `None` when the lease or its status fenced it out.
 async fn bind_ending(
     tx: &mut Tx,
     now: Millis,
     f: &Finalize,
-    mv: &Move,
+    mv: &Move<'_>,
 ) -> StoreResult<Option<JobStatus>> {
-    let mut args = Args::default();
-    let to = args.add(Arg::Text(mv.to.as_str().to_owned()));
-    let at = args.add(Arg::Int(now));
-    let mut set = if mv.cancel_wins {
-        vec![format!(
-            "status = CASE WHEN cancel_requested THEN 'cancelled' ELSE {to} END"
-        )]
-    } else {
-        vec![format!("status = {to}")]
-    };
-    if mv.to.is_terminal() {
-        set.push(format!("finished_at = {at}"));
-    } else if mv.cancel_wins {
-        set.push(format!(
-            "finished_at = CASE WHEN cancel_requested THEN {at} ELSE finished_at END"
-        ));
-    }
-    for c in &mv.changes {
-        set.push(match c {
-            Change::Output(o) => format!("output = {}", args.add(Arg::Text(o.clone()))),
-            Change::Error(e) => format!("error = {}", args.add(Arg::Text(to_json(e)))),
-            Change::RunAfter(ms) => {
-                format!("run_at = {}", args.add(Arg::Int(millis_after(now, *ms))))
-            }
-            Change::WaitingFor(w) => format!("waiting_for = {}", args.add(Arg::Text(w.clone()))),
-            Change::SpareAttempt => "max_attempts = max_attempts + 1".into(),
-            Change::UncountAttempt => "attempts = attempts - 1".into(),
-            Change::Snoozed => "snoozes = snoozes + 1".into(),
-            Change::Fallback {
-                task,
-                input,
-                max_attempts,
-            } => format!(
-                "fallback_task = {}, fallback_version = {}::int4, fallback_digest = {}, \
-                 fallback_input = {}, fallback_depth = fallback_depth + 1, \
-                 stage_offset = attempts, max_attempts = attempts + {}::int4",
-                args.add(Arg::Text(task.name.clone())),
-                args.add(Arg::Int(i64::from(task.version))),
-                args.add(Arg::Text(task.digest.clone())),
-                args.add(Arg::Text(input.clone())),
-                args.add(Arg::Int(i64::from(*max_attempts))),
-            ),
-        });
-    }
-    let sql = format!(
-        "UPDATE jobs SET {}, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
-         WHERE id = {} AND lease_token = {} AND {} RETURNING status",
-        set.join(", "),
-        args.add(Arg::Text(f.id.clone())),
-        args.add(Arg::Text(f.lease_token.clone())),
-        status_in(&mv.from),
-    );
-    let mut q = sqlx::query_scalar::<_, String>(&sql);
-    for a in args.0 {
+    let (sql, args) = ending(mv, Dialect::Postgres, now, &f.id, &f.lease_token);
+    let mut q = sqlx::query(&sql);
+    for a in args {
         q = match a {
             Arg::Text(t) => q.bind(t),
+            Arg::Owned(t) => q.bind(t),
             Arg::Int(i) => q.bind(i),
+            Arg::Bool(b) => q.bind(b),
         };
     }
-    let status = q.fetch_optional(&mut **tx).await.map_err(pg)?;
+    if !mv.cancel_wins {
+        let n = q.execute(&mut **tx).await.map_err(pg)?.rows_affected();
+        return Ok((n == 1).then_some(mv.to));
+    }
+    let status: Option<String> = match q.fetch_optional(&mut **tx).await.map_err(pg)? {
+        Some(row) => Some(row.try_get(0).map_err(pg)?),
+        None => None,
+    };
     status
         .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
         .transpose()
@@ -612,7 +546,7 @@ pub async fn cancel(
         from if mv.from.contains(&from) => {
             sqlx::query(&format!(
                 "UPDATE jobs SET status = $1, finished_at = $2 WHERE id = $3 AND {}",
-                status_in(&mv.from)
+                status_in(mv.from)
             ))
             .bind(mv.to.as_str())
             .bind(now)
@@ -661,7 +595,7 @@ pub async fn resume(
          fallback_input = CASE WHEN $3::text IS NOT NULL AND fallback_task IS NOT NULL \
                                THEN $3 ELSE fallback_input END \
          WHERE id = $4 AND {}",
-        status_in(&mv.from)
+        status_in(mv.from)
     ))
     .bind(mv.to.as_str())
     .bind(now)

@@ -13,11 +13,12 @@ use super::{constraint, random_token, wdb, Constraint};
 use crate::attempt_log::AttemptLog;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
+use crate::store::ending_sql::{ending, status_in, Arg, Dialect};
 use crate::store::records::*;
 use crate::store::rows::MAX_LOG_JSON;
-use crate::store::transition::{Change, Move};
+use crate::store::transition::Move;
 use crate::store::{Millis, StoreError, StoreResult};
-use rusqlite::types::Value;
+use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
 
 fn to_json<T: serde::Serialize>(v: &T) -> String {
@@ -416,95 +417,35 @@ fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreRe
     Ok(())
 }
 
-/// Parameters of a statement built from a move, numbered as they are added.
-#[derive(Default)]
-struct Args(Vec<Value>);
-
-impl Args {
-    fn add(&mut self, v: impl Into<Value>) -> String {
-        self.0.push(v.into());
-        format!("?{}", self.0.len())
+impl rusqlite::ToSql for Arg<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Arg::Text(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+            Arg::Owned(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+            Arg::Int(i) => ToSqlOutput::Owned(Value::Integer(*i)),
+            Arg::Bool(b) => ToSqlOutput::Owned(Value::Integer(i64::from(*b))),
+        })
     }
 }
 
-/// `status IN (…)` for a move's from-statuses.
-fn status_in(from: &[JobStatus]) -> String {
-    let list: Vec<String> = from.iter().map(|s| format!("'{}'", s.as_str())).collect();
-    format!("status IN ({})", list.join(", "))
-}
-
-/// Writes an attempt's end as its move says, fenced by the lease token and
-/// the move's from-statuses: the job's new status, or `None` when fenced
-/// out. The statement's text depends only on the move's shape, so each
-/// shape is prepared once.
+/// Writes an attempt's end as its move says (`store::ending_sql`): the
+/// job's new status, or `None` when the lease or its status fenced it out.
 fn bind_ending(
     conn: &Connection,
     now: Millis,
     f: &Finalize,
-    mv: &Move,
+    mv: &Move<'_>,
 ) -> StoreResult<Option<JobStatus>> {
-    let mut args = Args::default();
-    let to = args.add(mv.to.as_str().to_owned());
-    let at = args.add(now);
-    let mut set = if mv.cancel_wins {
-        vec![format!(
-            "status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE {to} END"
-        )]
-    } else {
-        vec![format!("status = {to}")]
-    };
-    if mv.to.is_terminal() {
-        set.push(format!("finished_at = {at}"));
-    } else if mv.cancel_wins {
-        set.push(format!(
-            "finished_at = CASE WHEN cancel_requested = 1 THEN {at} ELSE finished_at END"
-        ));
+    let (sql, args) = ending(mv, Dialect::Sqlite, now, &f.id, &f.lease_token);
+    let mut stmt = conn.prepare_cached(&sql).map_err(wdb)?;
+    let params = rusqlite::params_from_iter(args.iter());
+    if !mv.cancel_wins {
+        let n = stmt.execute(params).map_err(wdb)?;
+        return Ok((n == 1).then_some(mv.to));
     }
-    for c in &mv.changes {
-        set.push(match c {
-            Change::Output(o) => format!("output = {}", args.add(o.clone())),
-            Change::Error(e) => format!("error = {}", args.add(to_json(e))),
-            Change::RunAfter(ms) => format!("run_at = {}", args.add(millis_after(now, *ms))),
-            Change::WaitingFor(w) => format!("waiting_for = {}", args.add(w.clone())),
-            Change::SpareAttempt => "max_attempts = max_attempts + 1".into(),
-            Change::UncountAttempt => "attempts = attempts - 1".into(),
-            Change::Snoozed => "snoozes = snoozes + 1".into(),
-            Change::Fallback {
-                task,
-                input,
-                max_attempts,
-            } => format!(
-                "fallback_task = {}, fallback_version = {}, fallback_digest = {}, \
-                 fallback_input = {}, fallback_depth = fallback_depth + 1, \
-                 stage_offset = attempts, max_attempts = attempts + {}",
-                args.add(task.name.clone()),
-                args.add(i64::from(task.version)),
-                args.add(task.digest.clone()),
-                args.add(input.clone()),
-                args.add(i64::from(*max_attempts)),
-            ),
-        });
-    }
-    // `available` marks rows the claim's index may take at once; for a job
-    // that is not queued it says nothing.
-    set.push(format!(
-        "available = {}",
-        args.add(mv.to != JobStatus::Queued || mv.due_at_once())
-    ));
-    let sql = format!(
-        "UPDATE OR FAIL jobs SET {}, lease_owner = NULL, lease_token = NULL, \
-         lease_expires_at = NULL WHERE id = {} AND lease_token = {} AND {} RETURNING status",
-        set.join(", "),
-        args.add(f.id.clone()),
-        args.add(f.lease_token.clone()),
-        status_in(&mv.from),
-    );
-    let status: Option<String> = conn
-        .prepare_cached(&sql)
-        .and_then(|mut s| {
-            s.query_row(rusqlite::params_from_iter(args.0), |r| r.get(0))
-                .optional()
-        })
+    let status: Option<String> = stmt
+        .query_row(params, |r| r.get(0))
+        .optional()
         .map_err(wdb)?;
     status
         .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
@@ -523,7 +464,7 @@ pub fn cancel(
         from if mv.from.contains(&from) => {
             conn.prepare_cached(&format!(
                 "UPDATE jobs SET status = ?1, finished_at = ?2 WHERE id = ?3 AND {}",
-                status_in(&mv.from)
+                status_in(mv.from)
             ))
             .and_then(|mut s| s.execute(params![mv.to.as_str(), now, id]))
             .map_err(wdb)?;
@@ -569,7 +510,7 @@ pub fn resume(
          input = CASE WHEN ?3 IS NOT NULL AND fallback_task IS NULL THEN ?3 ELSE input END, \
          fallback_input = CASE WHEN ?3 IS NOT NULL AND fallback_task IS NOT NULL THEN ?3 ELSE fallback_input END \
          WHERE id = ?4 AND {}",
-        status_in(&mv.from)
+        status_in(mv.from)
     ))
     .and_then(|mut s| s.execute(params![mv.to.as_str(), now, input, id]))
     .map_err(wdb)?;

@@ -1,0 +1,257 @@
+//! The one UPDATE that writes an attempt's end, for every SQL backend: a
+//! move (`store::transition`) becomes its SET list, guarded by the lease
+//! token and the move's from-statuses, and its arguments in order. The
+//! text depends only on the move's shape and the dialect, so it is built
+//! once per shape and thread, and a backend's statement cache keys on it.
+
+use super::transition::{Change, Move};
+use super::Millis;
+use crate::job::JobStatus;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Where the SQL of two backends differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// `?N` parameters, flags as integers, and an `available` column that
+    /// the claim's index reads.
+    Sqlite,
+    /// `$N` parameters, booleans, typed integer columns.
+    Postgres,
+}
+
+impl Dialect {
+    fn param(self, n: usize) -> String {
+        match self {
+            Dialect::Sqlite => format!("?{n}"),
+            Dialect::Postgres => format!("${n}"),
+        }
+    }
+
+    /// A parameter bound to an INTEGER column.
+    fn int4(self, n: usize) -> String {
+        match self {
+            Dialect::Sqlite => self.param(n),
+            Dialect::Postgres => format!("${n}::int4"),
+        }
+    }
+
+    fn cancel_requested(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "cancel_requested = 1",
+            Dialect::Postgres => "cancel_requested",
+        }
+    }
+}
+
+/// One argument of the statement, borrowed where it can be.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg<'a> {
+    Text(&'a str),
+    Owned(String),
+    Int(i64),
+    Bool(bool),
+}
+
+fn millis_after(now: Millis, ms: u64) -> Millis {
+    now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX))
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
+/// `status IN (…)` for a move's from-statuses: its guard.
+pub fn status_in(from: &[JobStatus]) -> String {
+    let list: Vec<String> = from.iter().map(|s| format!("'{}'", s.as_str())).collect();
+    format!("status IN ({})", list.join(", "))
+}
+
+/// A key naming the move's shape: what its statement's text depends on.
+fn shape(mv: &Move<'_>, d: Dialect) -> u64 {
+    let mut k = mv.transition as u64 | u64::from(mv.cancel_wins) << 8 | (mv.to as u64) << 9;
+    k |= u64::from(d == Dialect::Postgres) << 13;
+    for (i, c) in mv.changes.iter().enumerate() {
+        let kind: u64 = match c {
+            Change::Output(_) => 1,
+            Change::Error(_) => 2,
+            Change::RunAfter(_) => 3,
+            Change::WaitingFor(_) => 4,
+            Change::SpareAttempt => 5,
+            Change::UncountAttempt => 6,
+            Change::Snoozed => 7,
+            Change::Fallback { .. } => 8,
+        };
+        k |= kind << (16 + 4 * i);
+    }
+    k
+}
+
+thread_local! {
+    static TEXTS: RefCell<HashMap<u64, Arc<str>>> = RefCell::new(HashMap::new());
+}
+
+/// The statement and its arguments that end the attempt holding `token` on
+/// job `id` as `mv` says. Where a pending cancel may turn the move
+/// (`cancel_wins`) it answers the job's new status (`RETURNING status`);
+/// otherwise the status is `mv.to` when it changed a row. No row: the
+/// lease or the status fenced it out. (A completion, the hot path, is
+/// cheaper without `RETURNING`.)
+pub fn ending<'a>(
+    mv: &Move<'a>,
+    d: Dialect,
+    now: Millis,
+    id: &'a str,
+    token: &'a str,
+) -> (Arc<str>, Vec<Arg<'a>>) {
+    let mut args: Vec<Arg<'a>> = Vec::with_capacity(8);
+    let mut set: Vec<String> = Vec::new();
+    let key = shape(mv, d);
+    let cached = TEXTS.with(|t| t.borrow().get(&key).cloned());
+    let want_text = cached.is_none();
+    // Adds an argument, and answers its parameter's place.
+    let mut add = |a: Arg<'a>| {
+        args.push(a);
+        args.len()
+    };
+    let to = add(Arg::Text(mv.to.as_str()));
+    let at = add(Arg::Int(now));
+    let cancelled = d.cancel_requested();
+    if want_text {
+        let to = d.param(to);
+        set.push(if mv.cancel_wins {
+            format!("status = CASE WHEN {cancelled} THEN 'cancelled' ELSE {to} END")
+        } else {
+            format!("status = {to}")
+        });
+        let at = d.param(at);
+        if mv.to.is_terminal() {
+            set.push(format!("finished_at = {at}"));
+        } else if mv.cancel_wins {
+            set.push(format!(
+                "finished_at = CASE WHEN {cancelled} THEN {at} ELSE finished_at END"
+            ));
+        }
+    }
+    for c in &mv.changes {
+        let text = match c {
+            Change::Output(o) => {
+                let n = add(Arg::Text(o));
+                want_text.then(|| format!("output = {}", d.param(n)))
+            }
+            Change::Error(e) => {
+                let n = add(Arg::Owned(to_json(e)));
+                want_text.then(|| format!("error = {}", d.param(n)))
+            }
+            Change::RunAfter(ms) => {
+                let n = add(Arg::Int(millis_after(now, *ms)));
+                want_text.then(|| format!("run_at = {}", d.param(n)))
+            }
+            Change::WaitingFor(w) => {
+                let n = add(Arg::Text(w));
+                want_text.then(|| format!("waiting_for = {}", d.param(n)))
+            }
+            Change::SpareAttempt => want_text.then(|| "max_attempts = max_attempts + 1".into()),
+            Change::UncountAttempt => want_text.then(|| "attempts = attempts - 1".into()),
+            Change::Snoozed => want_text.then(|| "snoozes = snoozes + 1".into()),
+            Change::Fallback {
+                task,
+                input,
+                max_attempts,
+            } => {
+                let (name, version, digest, input, max) = (
+                    add(Arg::Text(&task.name)),
+                    add(Arg::Int(i64::from(task.version))),
+                    add(Arg::Text(&task.digest)),
+                    add(Arg::Text(input)),
+                    add(Arg::Int(i64::from(*max_attempts))),
+                );
+                want_text.then(|| {
+                    format!(
+                        "fallback_task = {}, fallback_version = {}, fallback_digest = {}, \
+                         fallback_input = {}, fallback_depth = fallback_depth + 1, \
+                         stage_offset = attempts, max_attempts = attempts + {}",
+                        d.param(name),
+                        d.int4(version),
+                        d.param(digest),
+                        d.param(input),
+                        d.int4(max),
+                    )
+                })
+            }
+        };
+        set.extend(text);
+    }
+    if d == Dialect::Sqlite && mv.to == JobStatus::Queued {
+        // `available` marks queued rows the claim's index may take at once.
+        let n = add(Arg::Bool(mv.due_at_once()));
+        if want_text {
+            set.push(format!("available = {}", d.param(n)));
+        }
+    }
+    let (id, token) = (add(Arg::Text(id)), add(Arg::Text(token)));
+    let text = cached.unwrap_or_else(|| {
+        let text: Arc<str> = format!(
+            "UPDATE jobs SET {}, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
+             WHERE id = {} AND lease_token = {} AND {}{}",
+            set.join(", "),
+            d.param(id),
+            d.param(token),
+            status_in(mv.from),
+            if mv.cancel_wins {
+                " RETURNING status"
+            } else {
+                ""
+            },
+        )
+        .into();
+        TEXTS.with(|t| t.borrow_mut().insert(key, text.clone()));
+        text
+    });
+    (text, args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{ErrorKind, JobError};
+    use crate::store::records::Action;
+
+    #[test]
+    fn one_text_per_shape_whatever_the_values() {
+        let a = Action::Retry {
+            delay_ms: 5,
+            error: JobError::new(ErrorKind::Timeout, "one"),
+        };
+        let b = Action::Retry {
+            delay_ms: 9,
+            error: JobError::new(ErrorKind::Trap, "two"),
+        };
+        let (ma, mb) = (Move::of_ending(&a), Move::of_ending(&b));
+        let (ta, aa) = ending(&ma, Dialect::Sqlite, 100, "j1", "t1");
+        let (tb, ab) = ending(&mb, Dialect::Sqlite, 100, "j2", "t2");
+        assert!(Arc::ptr_eq(&ta, &tb), "the text is built once");
+        assert_ne!(aa, ab);
+        let placeholders = ta.matches('?').count();
+        assert_eq!(placeholders, aa.len(), "{ta}");
+        let (tp, ap) = ending(&ma, Dialect::Postgres, 100, "j1", "t1");
+        assert_eq!(tp.matches('$').count(), ap.len(), "{tp}");
+        assert!(tp.contains("CASE WHEN cancel_requested THEN"), "{tp}");
+        assert!(!tp.contains("available"), "{tp}");
+    }
+
+    #[test]
+    fn a_completion_is_guarded_by_running_and_sets_its_output() {
+        let done = Action::Complete {
+            output: "{\"ok\":1}".into(),
+        };
+        let mv = Move::of_ending(&done);
+        let (text, args) = ending(&mv, Dialect::Postgres, 7, "j", "t");
+        assert!(text.contains("status IN ('running')"), "{text}");
+        assert!(text.contains("finished_at = $2"), "{text}");
+        assert!(!text.contains("RETURNING"), "{text}");
+        assert!(args.contains(&Arg::Text("{\"ok\":1}")));
+        assert_eq!(args.last(), Some(&Arg::Text("t")));
+    }
+}
