@@ -1,5 +1,6 @@
 //! Wires one server together — store, sandbox, registry, runner,
-//! maintenance, HTTP API — on one data dir, and takes it apart gracefully.
+//! maintenance, and the HTTP API unless it is a worker — on one data dir,
+//! and takes it apart gracefully.
 
 use crate::api::{self, auth, ApiLimits, ApiState};
 use crate::config::ServeConfig;
@@ -19,13 +20,14 @@ use tokio_util::sync::CancellationToken;
 
 /// A started server.
 pub struct App {
-    pub addr: SocketAddr,
+    /// Where the HTTP API listens; `None` for a worker, which has none.
+    pub addr: Option<SocketAddr>,
     pub state: Arc<ApiState>,
     runner: Arc<Runner>,
     store: Arc<dyn JobStore>,
     stop_http: CancellationToken,
     stop_maintenance: CancellationToken,
-    http: JoinHandle<()>,
+    http: Option<JoinHandle<()>>,
     services: Vec<JoinHandle<()>>,
     grace: Duration,
     /// Held while the server runs: one process per data dir.
@@ -73,6 +75,7 @@ impl App {
                 url: cfg.database_url.clone(),
                 durability: cfg.durability,
                 quotas: cfg.quotas,
+                migrate: cfg.migrate,
             },
             Arc::new(SystemClock),
         )
@@ -83,6 +86,8 @@ impl App {
             Err(e) => return Err(e).context("cannot create the default tenant"),
         }
         let generated_admin_token = match &cfg.admin_token {
+            // A worker has no API to sign in to.
+            _ if cfg.listen.is_none() => None,
             Some(t) => {
                 dyn_store
                     .token_insert(NewToken {
@@ -154,21 +159,27 @@ impl App {
             },
             cfg.quotas,
         ));
-        let listener = tokio::net::TcpListener::bind(cfg.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", cfg.listen))?;
-        let addr = listener.local_addr()?;
         let stop_http = CancellationToken::new();
-        let router = api::router(state.clone());
-        let stop = stop_http.clone();
-        let http = tokio::spawn(async move {
-            let served = axum::serve(listener, router)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await;
-            if let Err(e) = served {
-                tracing::error!(error = %e, "the HTTP server stopped");
+        let (addr, http) = match cfg.listen {
+            Some(listen) => {
+                let listener = tokio::net::TcpListener::bind(listen)
+                    .await
+                    .with_context(|| format!("cannot listen on {listen}"))?;
+                let addr = listener.local_addr()?;
+                let router = api::router(state.clone());
+                let stop = stop_http.clone();
+                let http = tokio::spawn(async move {
+                    let served = axum::serve(listener, router)
+                        .with_graceful_shutdown(async move { stop.cancelled().await })
+                        .await;
+                    if let Err(e) = served {
+                        tracing::error!(error = %e, "the HTTP server stopped");
+                    }
+                });
+                (Some(addr), Some(http))
             }
-        });
+            None => (None, None),
+        };
         Ok(Started {
             app: App {
                 addr,
@@ -196,7 +207,9 @@ impl App {
             let _ = s.await;
         }
         // In-flight requests finish; a slow client does not hold the stop.
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.http).await;
+        if let Some(http) = self.http {
+            let _ = tokio::time::timeout(Duration::from_secs(5), http).await;
+        }
         self.store.close().await;
     }
 }

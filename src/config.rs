@@ -32,6 +32,7 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "TASKBOX_QUOTA_MAX_TASK_VERSIONS",
     "TASKBOX_SNOOZE_FLOOR_MS",
     "TASKBOX_MAX_SNOOZES",
+    "TASKBOX_NO_MIGRATE",
     "TASKBOX_LOG",
     "TASKBOX_URL",
     "TASKBOX_TOKEN",
@@ -53,10 +54,14 @@ pub const MAX_GRACE: Duration = Duration::from_secs(3600);
 /// Longest snooze floor the server can be told to keep.
 pub const MAX_SNOOZE_FLOOR_MS: u64 = 3_600_000;
 
-/// Validated settings of `taskbox serve`.
+/// Validated settings of `taskbox serve` and `taskbox worker`.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
-    pub listen: SocketAddr,
+    /// Where the HTTP API listens; `None` runs no API (a worker).
+    pub listen: Option<SocketAddr>,
+    /// Migrate the database's schema at start (PostgreSQL; SQLite always
+    /// migrates the file it owns).
+    pub migrate: bool,
     pub data_dir: PathBuf,
     /// `sqlite://…` or `postgres://…`; defaults to `taskbox.db` in the
     /// data dir.

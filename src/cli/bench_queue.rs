@@ -78,6 +78,7 @@ async fn bed(args: &QueueBench, durability: Durability) -> anyhow::Result<Bed> {
             url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
             durability,
             quotas: Quotas::SERVER_DEFAULTS,
+            migrate: true,
         },
         Arc::new(SystemClock),
     )
@@ -279,7 +280,8 @@ async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     let dir = tempfile::tempdir()?;
     const TOKEN: &str = "bench-admin-token-0123456789";
     let started = App::start(ServeConfig {
-        listen: "127.0.0.1:0".parse()?,
+        listen: Some("127.0.0.1:0".parse()?),
+        migrate: true,
         data_dir: dir.path().to_path_buf(),
         database_url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
         runners: 0,
@@ -297,7 +299,10 @@ async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     })
     .await?;
     let app = started.app;
-    let url = format!("http://{}", app.addr);
+    let url = format!(
+        "http://{}",
+        app.addr.context("the bench server has no API")?
+    );
     let client = reqwest::Client::new();
     let noop = std::fs::read(args.guests.join("noop.wasm")).context("cannot read noop.wasm")?;
     let up: serde_json::Value = client

@@ -185,7 +185,8 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         _ => {}
     });
     let app = App::start(ServeConfig {
-        listen: "127.0.0.1:0".parse()?,
+        listen: Some("127.0.0.1:0".parse()?),
+        migrate: true,
         data_dir: dir.path().to_path_buf(),
         database_url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
         runners,
@@ -203,7 +204,10 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
     })
     .await?
     .app;
-    let url = format!("http://{}", app.addr);
+    let url = format!(
+        "http://{}",
+        app.addr.context("the bench server has no API")?
+    );
     let mut b = Bed {
         _dir: dir,
         app,

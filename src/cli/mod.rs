@@ -8,6 +8,7 @@ mod client;
 mod format;
 mod job;
 mod job_view;
+mod migrate;
 mod run;
 mod serve;
 mod table;
@@ -33,6 +34,10 @@ pub struct Cli {
 pub enum Command {
     /// Run the queue: the HTTP API, runners and maintenance, on one data dir.
     Serve(ServeArgs),
+    /// Run runners and maintenance, no API, on a PostgreSQL queue others share.
+    Worker(serve::WorkerArgs),
+    /// Migrate a database's schema to this version, then exit.
+    Migrate(migrate::MigrateArgs),
     /// Upload and inspect tasks on a server (TASKBOX_URL, TASKBOX_TOKEN).
     #[command(subcommand)]
     Task(task::TaskCmd),
@@ -56,6 +61,8 @@ pub enum Command {
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::main(args),
+        Command::Worker(args) => serve::worker(args),
+        Command::Migrate(args) => migrate::main(args),
         Command::Task(cmd) => task::main(cmd),
         Command::Job(cmd) => job::main(cmd),
         Command::Tenant(cmd) => admin::tenant_main(cmd),

@@ -1,5 +1,7 @@
-//! `taskbox serve`: the flags (each also a `TASKBOX_*` variable), then the
-//! server until SIGINT or SIGTERM.
+//! `taskbox serve` and `taskbox worker`: the flags (each also a
+//! `TASKBOX_*` variable), then the process until SIGINT or SIGTERM. A
+//! worker is a server without the HTTP API: runners and maintenance on a
+//! PostgreSQL queue that other processes share.
 
 use crate::app::App;
 use crate::config::{self, ServeConfig};
@@ -25,7 +27,24 @@ pub struct ServeArgs {
     /// Address and port of the HTTP API (port 0 picks a free one).
     #[arg(long, env = "TASKBOX_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Where the database and compiled components live.
+    /// Largest JSON request body, in bytes.
+    #[arg(long, env = "TASKBOX_MAX_BODY_BYTES", default_value_t = 1 << 20)]
+    pub max_body_bytes: usize,
+    #[command(flatten)]
+    pub node: NodeArgs,
+}
+
+/// `taskbox worker`: runners and maintenance, no API.
+#[derive(Debug, clap::Args)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    pub node: NodeArgs,
+}
+
+/// What a server and a worker both take.
+#[derive(Debug, clap::Args)]
+pub struct NodeArgs {
+    /// Where the database (SQLite) and compiled components live; one process each.
     #[arg(long, env = "TASKBOX_DATA_DIR", default_value = "./taskbox-data")]
     pub data_dir: PathBuf,
     /// Database URL [default: sqlite://DATA_DIR/taskbox.db]
@@ -43,10 +62,7 @@ pub struct ServeArgs {
     /// On stop, how long running attempts get to finish before their jobs are given back.
     #[arg(long, env = "TASKBOX_GRACE_MS", default_value_t = 10_000)]
     pub grace_ms: u64,
-    /// Largest JSON request body, in bytes.
-    #[arg(long, env = "TASKBOX_MAX_BODY_BYTES", default_value_t = 1 << 20)]
-    pub max_body_bytes: usize,
-    /// Largest component upload, in bytes.
+    /// Largest component, in bytes (uploads, and what a worker compiles).
     #[arg(long, env = "TASKBOX_MAX_COMPONENT_BYTES", default_value_t = 64 << 20)]
     pub max_component_bytes: usize,
     #[command(flatten)]
@@ -57,6 +73,9 @@ pub struct ServeArgs {
     /// Snoozes one job may make; the next one fails it (`trap`, `too_many_snoozes`).
     #[arg(long, env = "TASKBOX_MAX_SNOOZES", default_value_t = crate::runner::executor::DEFAULT_MAX_SNOOZES)]
     pub max_snoozes: u32,
+    /// Do not migrate the PostgreSQL schema at start (run `taskbox migrate` first).
+    #[arg(long, env = "TASKBOX_NO_MIGRATE")]
+    pub no_migrate: bool,
 }
 
 /// Every tenant's quotas unless the admin sets its own (PUT /v1/tenants/NAME); 0 is no limit.
@@ -112,14 +131,21 @@ impl QuotaArgs {
     }
 }
 
-impl ServeArgs {
-    fn config(self) -> Result<ServeConfig, String> {
+impl NodeArgs {
+    /// The settings of a process whose API listens on `listen` (`None`: a
+    /// worker) with requests of at most `max_body_bytes`.
+    fn config(
+        self,
+        listen: Option<SocketAddr>,
+        max_body_bytes: usize,
+    ) -> Result<ServeConfig, String> {
         config::check_environment(std::env::vars())?;
         let database_url = self
             .database_url
             .unwrap_or_else(|| format!("sqlite://{}", self.data_dir.join("taskbox.db").display()));
         let cfg = ServeConfig {
-            listen: self.listen,
+            listen,
+            migrate: !self.no_migrate,
             runners: self
                 .runners
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
@@ -129,7 +155,7 @@ impl ServeArgs {
             },
             queues: config::parse_queues(&self.queues)?,
             grace: Duration::from_millis(self.grace_ms),
-            max_body_bytes: self.max_body_bytes,
+            max_body_bytes,
             max_component_bytes: self.max_component_bytes,
             admin_token: std::env::var("TASKBOX_ADMIN_TOKEN")
                 .ok()
@@ -151,7 +177,23 @@ impl ServeArgs {
 }
 
 pub fn main(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let cfg = args.config().map_err(anyhow::Error::msg)?;
+    let cfg = args
+        .node
+        .config(Some(args.listen), args.max_body_bytes)
+        .map_err(anyhow::Error::msg)?;
+    run(cfg)
+}
+
+pub fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
+    // A worker reads no request bodies; the bound is the default's.
+    let cfg = args
+        .node
+        .config(None, 1 << 20)
+        .map_err(anyhow::Error::msg)?;
+    run(cfg)
+}
+
+fn run(cfg: ServeConfig) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -162,13 +204,20 @@ pub fn main(args: ServeArgs) -> anyhow::Result<ExitCode> {
             eprintln!("  export TASKBOX_TOKEN={token}");
         }
         let app = started.app;
-        println!(
-            "taskbox listening on http://{} (data dir {}, {} runners, durability {:?})",
-            app.addr,
-            cfg.data_dir.display(),
-            cfg.runners,
-            cfg.durability
-        );
+        match app.addr {
+            Some(addr) => println!(
+                "taskbox listening on http://{addr} (data dir {}, {} runners, durability {:?})",
+                cfg.data_dir.display(),
+                cfg.runners,
+                cfg.durability
+            ),
+            None => println!(
+                "taskbox worker running (data dir {}, {} runners, durability {:?})",
+                cfg.data_dir.display(),
+                cfg.runners,
+                cfg.durability
+            ),
+        }
         let _ = std::io::stdout().flush();
         shutdown_signal().await;
         eprintln!(

@@ -6,6 +6,7 @@
 pub mod clock;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
+pub mod ending_sql;
 pub mod fair;
 mod open;
 pub mod postgres;

@@ -26,6 +26,9 @@ pub struct StoreOptions {
     pub durability: Durability,
     /// The quotas of tenants the admin set none for.
     pub quotas: Quotas,
+    /// Migrate the schema at open (PostgreSQL; SQLite always migrates the
+    /// file it owns).
+    pub migrate: bool,
 }
 
 /// What a store can do beyond the seam's common ground.
@@ -97,7 +100,7 @@ pub async fn open(
                     durability: opts.durability,
                     quotas: opts.quotas,
                     pool: super::postgres::DEFAULT_POOL,
-                    migrate: true,
+                    migrate: opts.migrate,
                 },
                 None,
             )

@@ -25,7 +25,8 @@ pub struct TestServer {
 /// The settings a test server starts with.
 pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
     ServeConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
+        listen: Some("127.0.0.1:0".parse().unwrap()),
+        migrate: true,
         data_dir: dir.to_path_buf(),
         database_url: format!("sqlite://{}", dir.join("taskbox.db").display()),
         runners,

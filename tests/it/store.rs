@@ -109,6 +109,7 @@ async fn the_url_picks_the_backend() {
         url,
         durability: Durability::Normal,
         quotas: Quotas::default(),
+        migrate: true,
     };
     let store = taskbox::store::open(
         &opts(format!("sqlite://{}", dir.path().join("x.db").display())),
