@@ -180,12 +180,14 @@ impl ServeConfig {
                     .into(),
             );
         }
-        if crate::store::Backend::of(&self.database_url).is_none() {
-            return Err(
-                crate::store::OpenError::UnknownScheme(self.database_url.clone()).to_string(),
-            );
+        match crate::store::Backend::of(&self.database_url) {
+            None => Err(crate::store::OpenError::UnknownScheme(self.database_url.clone()).to_string()),
+            Some(crate::store::Backend::Sqlite) if self.listen.is_none() => Err(format!(
+                "taskbox worker shares a queue with other processes, and a SQLite database ({}) belongs to one process; give it --database-url postgres://…, or run taskbox serve",
+                self.database_url
+            )),
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 

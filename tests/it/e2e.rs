@@ -9,16 +9,16 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const ADMIN: &str = "admin-token-for-the-e2e-tests";
+pub(crate) const ADMIN: &str = "admin-token-for-the-e2e-tests";
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// A `taskbox serve` process; killed when dropped.
-struct Served {
+pub(crate) struct Served {
     child: Child,
-    url: String,
+    pub(crate) url: String,
     /// Everything it wrote to stderr so far.
     stderr: Arc<Mutex<String>>,
 }
@@ -28,10 +28,13 @@ impl Served {
         Served::spawn(data_dir, &["--grace-ms", "2000"], Some(ADMIN))
     }
 
-    fn spawn(data_dir: &Path, extra: &[&str], admin: Option<&str>) -> Served {
+    pub(crate) fn spawn(data_dir: &Path, extra: &[&str], admin: Option<&str>) -> Served {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_taskbox"));
-        cmd.args(["serve", "--listen", "127.0.0.1:0", "--runners", "2"])
-            .args(extra)
+        cmd.args(["serve", "--listen", "127.0.0.1:0"]);
+        if !extra.contains(&"--runners") {
+            cmd.args(["--runners", "2"]);
+        }
+        cmd.args(extra)
             .arg("--data-dir")
             .arg(data_dir)
             .env_remove("TASKBOX_ADMIN_TOKEN")
@@ -119,14 +122,14 @@ impl Drop for Served {
     }
 }
 
-struct Client {
+pub(crate) struct Client {
     http: reqwest::Client,
     url: String,
     token: String,
 }
 
 impl Client {
-    fn new(url: &str, token: &str) -> Client {
+    pub(crate) fn new(url: &str, token: &str) -> Client {
         Client {
             http: reqwest::Client::new(),
             url: url.to_owned(),
@@ -151,11 +154,11 @@ impl Client {
         )
     }
 
-    async fn get(&self, path: &str) -> (u16, Value) {
+    pub(crate) async fn get(&self, path: &str) -> (u16, Value) {
         self.send(reqwest::Method::GET, path, None).await
     }
 
-    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+    pub(crate) async fn post(&self, path: &str, body: Value) -> (u16, Value) {
         self.send(reqwest::Method::POST, path, Some(body)).await
     }
 
@@ -173,7 +176,7 @@ impl Client {
         body["digest"].as_str().unwrap().to_owned()
     }
 
-    async fn task(&self, name: &str, guest: &str) -> String {
+    pub(crate) async fn task(&self, name: &str, guest: &str) -> String {
         let digest = self.upload(guest).await;
         let (status, body) = self
             .send(
@@ -186,7 +189,7 @@ impl Client {
         digest
     }
 
-    async fn until(&self, id: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) async fn until(&self, id: &str, pred: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let (status, job) = self.get(&format!("/v1/jobs/{id}")).await;

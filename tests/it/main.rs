@@ -6,6 +6,7 @@ mod api_jobs;
 mod cli_run;
 mod common;
 mod e2e;
+mod e2e_pg;
 mod holes;
 mod sandbox_abi;
 mod sandbox_cache;

@@ -1,0 +1,101 @@
+//! End to end on PostgreSQL: the real binary as one `serve` (API only) and
+//! two `worker`s on one database, sharing one queue.
+
+use crate::e2e::{Client, Served, ADMIN};
+use crate::store_pg::test_db;
+use serde_json::json;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A `taskbox worker` process; killed when dropped.
+struct Worker {
+    child: Child,
+}
+
+impl Worker {
+    /// Starts a worker and waits until it says it runs.
+    fn start(data_dir: &Path, database_url: &str) -> Worker {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_taskbox"))
+            .args(["worker", "--runners", "2", "--database-url", database_url])
+            .arg("--data-dir")
+            .arg(data_dir)
+            .env_remove("TASKBOX_ADMIN_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start taskbox worker");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if line.contains("worker running") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("the worker says it runs");
+        Worker { child }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_and_two_workers_share_one_queue() {
+    let Some(db) = test_db().await else { return };
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    // The server runs no attempts: every job is a worker's.
+    let server = Served::spawn(
+        dirs[0].path(),
+        &["--runners", "0", "--database-url", &db.url],
+        Some(ADMIN),
+    );
+    let _workers = [
+        Worker::start(dirs[1].path(), &db.url),
+        Worker::start(dirs[2].path(), &db.url),
+    ];
+    let c = Client::new(&server.url, ADMIN);
+    c.task("limits", "limits").await;
+    let mut ids = Vec::new();
+    for i in 0..40 {
+        let (status, job) = c
+            .post(
+                "/v1/jobs",
+                json!({"task": "limits", "input": {"op": "echo", "value": i}}),
+            )
+            .await;
+        assert_eq!(status, 201, "{job}");
+        ids.push(job["id"].as_str().unwrap().to_owned());
+    }
+    for (i, id) in ids.iter().enumerate() {
+        let done = c.until(id, |j| j["status"] == "completed").await;
+        assert_eq!(done["output"], json!(i));
+        let (_, attempts) = c.get(&format!("/v1/jobs/{id}/attempts")).await;
+        assert_eq!(
+            attempts["attempts"].as_array().map(Vec::len),
+            Some(1),
+            "each job runs once: {attempts}"
+        );
+    }
+}
+
+#[test]
+fn a_worker_on_sqlite_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
+        .args(["worker", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--database-url postgres://"), "{err}");
+}
