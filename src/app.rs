@@ -146,7 +146,15 @@ impl App {
             wake.clone(),
         ));
         let stop_maintenance = CancellationToken::new();
-        let services = maintenance::spawn(vec![Box::new(rescuer)], stop_maintenance.clone());
+        let mut services = maintenance::spawn(vec![Box::new(rescuer)], stop_maintenance.clone());
+        if let Some(signals) = dyn_store.signals() {
+            services.push(tokio::spawn(follow_signals(
+                signals,
+                runner.clone(),
+                wake.clone(),
+                stop_maintenance.clone(),
+            )));
+        }
         let state = Arc::new(ApiState::new(
             dyn_store,
             registry,
@@ -211,5 +219,29 @@ impl App {
             let _ = tokio::time::timeout(Duration::from_secs(5), http).await;
         }
         self.store.close().await;
+    }
+}
+
+/// Acts on what other processes on the same database say: jobs to look
+/// for wake the claim loop, a cancel stops the attempt if it runs here.
+async fn follow_signals(
+    mut signals: tokio::sync::broadcast::Receiver<store::Signal>,
+    runner: Arc<Runner>,
+    wake: Arc<Notify>,
+    stop: CancellationToken,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let signal = tokio::select! {
+            s = signals.recv() => s,
+            _ = stop.cancelled() => return,
+        };
+        match signal {
+            Ok(store::Signal::Jobs) | Err(RecvError::Lagged(_)) => wake.notify_one(),
+            Ok(store::Signal::Cancel(id)) => {
+                runner.interrupt(&id);
+            }
+            Err(RecvError::Closed) => return,
+        }
     }
 }

@@ -48,6 +48,16 @@ pub enum StoreError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// What a store that other processes share tells this one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signal {
+    /// Jobs may have become claimable (enqueued, due again, or freed by
+    /// another's end): look.
+    Jobs,
+    /// A cancel was asked for this running job: stop it if it is held here.
+    Cancel(String),
+}
+
 /// The storage seam. Every time that decides anything (run_at, leases,
 /// backoff) comes from the store's clock, so that many processes sharing
 /// one database agree on it.
@@ -58,6 +68,14 @@ pub trait JobStore: Send + Sync + 'static {
 
     /// What this store can do beyond the seam's common ground.
     fn capabilities(&self) -> Capabilities;
+
+    /// Signals from other processes on the same database, for a store
+    /// that others share; `None` where this process is alone (its own
+    /// API tells its runner directly). Signals can be lost (a dropped
+    /// connection); the runner's poll is the fallback.
+    fn signals(&self) -> Option<tokio::sync::broadcast::Receiver<Signal>> {
+        None
+    }
 
     async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant>;
     async fn tenant_get(&self, name: &str) -> StoreResult<Option<Tenant>>;

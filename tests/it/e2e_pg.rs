@@ -30,6 +30,7 @@ impl Worker {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                eprintln!("[worker] {line}");
                 if line.contains("worker running") {
                     let _ = tx.send(());
                 }
@@ -98,4 +99,45 @@ fn a_worker_on_sqlite_is_refused() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--database-url postgres://"), "{err}");
+}
+
+/// A cancel reaches the attempt on another process at once, not at its
+/// runner's next heartbeat (every 10 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_reaches_a_job_running_on_a_worker() {
+    let Some(db) = test_db().await else { return };
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let server = Served::spawn(
+        dirs[0].path(),
+        &["--runners", "0", "--database-url", &db.url],
+        Some(ADMIN),
+    );
+    let _worker = Worker::start(dirs[1].path(), &db.url);
+    let c = Client::new(&server.url, ADMIN);
+    c.task("limits", "limits").await;
+    let (status, job) = c
+        .post(
+            "/v1/jobs",
+            json!({"task": "limits", "input": {"op": "sleep", "ms": 60_000}}),
+        )
+        .await;
+    assert_eq!(status, 201, "{job}");
+    let id = job["id"].as_str().unwrap().to_owned();
+    c.until(&id, |j| j["status"] == "running").await;
+    let asked = std::time::Instant::now();
+    // The request itself waits a while for the end it asked for; the job
+    // is watched beside it.
+    let cancel = {
+        let (c, id) = (Client::new(&server.url, ADMIN), id.clone());
+        tokio::spawn(async move { c.post(&format!("/v1/jobs/{id}/cancel"), json!({})).await })
+    };
+    c.until(&id, |j| j["status"] == "cancelled").await;
+    let took = asked.elapsed();
+    let (status, body) = cancel.await.unwrap();
+    assert!(status == 200 || status == 202, "{status} {body}");
+    eprintln!("cancel reached the worker's attempt and ended it in {took:?}");
+    assert!(
+        took < Duration::from_secs(5),
+        "the cancel waited for a heartbeat ({took:?}), not for the signal"
+    );
 }

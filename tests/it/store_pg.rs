@@ -173,3 +173,61 @@ fn urls_name_the_test_database() {
         "postgres://u:p@h/x?sslmode=disable"
     );
 }
+
+/// The next signal, within a deadline.
+async fn next_signal(
+    rx: &mut tokio::sync::broadcast::Receiver<taskbox::store::Signal>,
+    want: impl Fn(&taskbox::store::Signal) -> bool,
+) {
+    let deadline = std::time::Duration::from_secs(20);
+    tokio::time::timeout(deadline, async {
+        loop {
+            match rx.recv().await {
+                Ok(s) if want(&s) => return,
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(e) => panic!("the signals ended: {e}"),
+            }
+        }
+    })
+    .await
+    .expect("the signal came");
+}
+
+/// Two stores on one database, as two processes would have them: what one
+/// enqueues and cancels, the other hears of.
+#[tokio::test]
+async fn signals_reach_the_other_processes() {
+    use taskbox::store::{ClaimParams, Signal};
+    let Some(db) = test_db().await else { return };
+    let clock = ManualClock::default();
+    let a = postgres(&db, clock.clone()).await;
+    let b = postgres(&db, clock.clone()).await;
+    let mut heard = b.signals().expect("a shared store signals");
+    // What B heard while it was starting is not what this test is about.
+    while heard.try_recv().is_ok() {}
+    a.tenant_insert("tenant-a").await.unwrap();
+    a.job_insert(vec![conformance::new_job("j1")])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap()
+        .unwrap();
+    next_signal(&mut heard, |s| *s == Signal::Jobs).await;
+    let claimed = a
+        .job_claim(ClaimParams {
+            owner: "r1".into(),
+            queues: None,
+            limit: 1,
+            lease_ms: 30_000,
+            only_tenants: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    let asked = std::time::Instant::now();
+    a.job_cancel("tenant-a", "j1").await.unwrap();
+    next_signal(&mut heard, |s| *s == Signal::Cancel("j1".into())).await;
+    eprintln!("the cancel was heard in {:?}", asked.elapsed());
+    a.close().await;
+    b.close().await;
+}

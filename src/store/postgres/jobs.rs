@@ -567,6 +567,14 @@ pub async fn cancel(
             .execute(&mut **tx)
             .await
             .map_err(pg)?;
+            // The runner holding it may be in another process: tell it now,
+            // not at its next heartbeat (sent when this commits).
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(super::notify::CANCEL)
+                .bind(id)
+                .execute(&mut **tx)
+                .await
+                .map_err(pg)?;
             Ok(CancelOutcome::Requested(reread(tx, tenant, id).await?))
         }
         _ => Ok(CancelOutcome::AlreadyEnded(job)),

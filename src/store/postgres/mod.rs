@@ -5,13 +5,14 @@
 
 mod claim;
 mod jobs;
+mod notify;
 mod registry;
 mod tally;
 mod tenants;
 
 use super::fair::Fairness;
 use super::records::*;
-use super::{Capabilities, Clock, Durability, JobStore, Millis, StoreError, StoreResult};
+use super::{Capabilities, Clock, Durability, JobStore, Millis, Signal, StoreError, StoreResult};
 use crate::job::JobStatus;
 use crate::quota::Quotas;
 use async_trait::async_trait;
@@ -98,6 +99,8 @@ pub struct PgStore {
     /// This process's fair-share state of claims (each claimer keeps its
     /// own, which is fair per claimer).
     fair: Arc<std::sync::Mutex<Fairness>>,
+    /// LISTEN and batched NOTIFY between the processes on this database.
+    notifier: notify::Notifier,
 }
 
 /// The URL without its password, for messages.
@@ -158,6 +161,7 @@ impl PgStore {
                 })?;
         }
         let store = PgStore {
+            notifier: notify::Notifier::start(pool.clone()),
             pool,
             defaults: opts.quotas,
             clock,
@@ -227,6 +231,10 @@ impl JobStore for PgStore {
             Some(c) => c.now(),
             None => super::SystemClock.now() + self.skew.load(Ordering::Relaxed),
         }
+    }
+
+    fn signals(&self) -> Option<tokio::sync::broadcast::Receiver<Signal>> {
+        Some(self.notifier.subscribe())
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -320,8 +328,11 @@ impl JobStore for PgStore {
 
     async fn job_insert(&self, new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
         let defaults = self.defaults;
-        self.tx(move |tx, now| Box::pin(jobs::insert(tx, now, new, defaults)))
-            .await
+        let r = self
+            .tx(move |tx, now| Box::pin(jobs::insert(tx, now, new, defaults)))
+            .await;
+        self.poke();
+        r
     }
 
     async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
@@ -348,7 +359,7 @@ impl JobStore for PgStore {
         p: ClaimParams,
     ) -> StoreResult<(Vec<StoreResult<Inserted>>, Vec<ClaimedJob>)> {
         let (fair, defaults) = (self.fair.clone(), self.defaults);
-        self.tx(move |tx, now| {
+        let r = self.tx(move |tx, now| {
             Box::pin(async move {
                 let inserted = jobs::insert(tx, now, new, defaults).await?;
                 // The claim in a savepoint of its own: one that fails is
@@ -377,13 +388,18 @@ impl JobStore for PgStore {
                 Ok((inserted, claimed))
             })
         })
-        .await
+        .await;
+        self.poke();
+        r
     }
 
     async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.tx(move |tx, now| Box::pin(async move { jobs::run_now(tx, now, &tenant, &id).await }))
-            .await
+        let r = self
+            .tx(move |tx, now| Box::pin(async move { jobs::run_now(tx, now, &tenant, &id).await }))
+            .await;
+        self.poke();
+        r
     }
 
     async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
@@ -392,6 +408,73 @@ impl JobStore for PgStore {
     }
 
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
+        // An end may free a concurrency key or a tenant's room, or queue
+        // the job again: others look (batched, at most one NOTIFY per
+        // few ms from this process).
+        let r = self.finalize_batch(batch).await;
+        self.poke();
+        r
+    }
+
+    async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome> {
+        let (tenant, id) = (tenant.to_owned(), id.to_owned());
+        self.tx(move |tx, now| Box::pin(async move { jobs::cancel(tx, now, &tenant, &id).await }))
+            .await
+    }
+
+    async fn job_resume(
+        &self,
+        tenant: &str,
+        id: &str,
+        input: Option<String>,
+    ) -> StoreResult<JobRecord> {
+        let (tenant, id) = (tenant.to_owned(), id.to_owned());
+        let r = self
+            .tx(move |tx, now| {
+                Box::pin(async move { jobs::resume(tx, now, &tenant, &id, input).await })
+            })
+            .await;
+        self.poke();
+        r
+    }
+
+    async fn job_rescue(&self, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
+        self.tx(move |tx, now| Box::pin(jobs::rescue(tx, now, p)))
+            .await
+    }
+
+    async fn job_next_run_at(&self) -> StoreResult<Option<Millis>> {
+        jobs::next_run_at(&self.pool).await
+    }
+
+    async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
+        jobs::attempt_list(&self.pool, q).await
+    }
+
+    async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>> {
+        let defaults = self.defaults;
+        let r = self
+            .tx(move |tx, now| Box::pin(jobs::apply(tx, now, writes, defaults)))
+            .await;
+        self.poke();
+        r
+    }
+
+    async fn close(&self) {
+        self.notifier.stop();
+        self.pool.close().await;
+    }
+}
+
+impl PgStore {
+    /// Tells the other processes, batched, that jobs may be claimable.
+    fn poke(&self) {
+        self.notifier.poke();
+    }
+
+    /// A batch of ends in one transaction; if it fails as a whole, each on
+    /// its own.
+    async fn finalize_batch(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
         let all = batch.clone();
         match self
             .tx(move |tx, now| Box::pin(jobs::finalize(tx, now, all)))
@@ -411,50 +494,6 @@ impl JobStore for PgStore {
         }
     }
 
-    async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome> {
-        let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.tx(move |tx, now| Box::pin(async move { jobs::cancel(tx, now, &tenant, &id).await }))
-            .await
-    }
-
-    async fn job_resume(
-        &self,
-        tenant: &str,
-        id: &str,
-        input: Option<String>,
-    ) -> StoreResult<JobRecord> {
-        let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.tx(move |tx, now| {
-            Box::pin(async move { jobs::resume(tx, now, &tenant, &id, input).await })
-        })
-        .await
-    }
-
-    async fn job_rescue(&self, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
-        self.tx(move |tx, now| Box::pin(jobs::rescue(tx, now, p)))
-            .await
-    }
-
-    async fn job_next_run_at(&self) -> StoreResult<Option<Millis>> {
-        jobs::next_run_at(&self.pool).await
-    }
-
-    async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
-        jobs::attempt_list(&self.pool, q).await
-    }
-
-    async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>> {
-        let defaults = self.defaults;
-        self.tx(move |tx, now| Box::pin(jobs::apply(tx, now, writes, defaults)))
-            .await
-    }
-
-    async fn close(&self) {
-        self.pool.close().await;
-    }
-}
-
-impl PgStore {
     /// One attempt's end in a transaction of its own: as it is, else
     /// without its log; if even that fails, nothing is written (the lease
     /// runs out and the rescuer decides the attempt).
