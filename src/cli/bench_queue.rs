@@ -47,6 +47,10 @@ pub struct QueueBench {
     /// Jobs enqueued over HTTP.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
     pub http_jobs: u64,
+    /// Run on PostgreSQL: each part on a database of its own, made on
+    /// this server and dropped after (default: SQLite in a temporary dir).
+    #[arg(long)]
+    pub database_url: Option<String>,
     /// Measure only this part (default: all three).
     #[arg(long, value_enum)]
     pub only: Option<QueuePart>,
@@ -64,8 +68,52 @@ pub enum QueuePart {
 }
 
 /// A store, registry and no-op task on a fresh data dir.
+/// A database of its own for one part: SQLite in the part's temporary
+/// dir, or one made on the PostgreSQL server given.
+struct Db {
+    url: String,
+    /// The server and the database's name, to drop it after.
+    made: Option<(String, String)>,
+}
+
+impl Db {
+    async fn new(args: &QueueBench, dir: &std::path::Path) -> anyhow::Result<Db> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let Some(server) = &args.database_url else {
+            return Ok(Db {
+                url: format!("sqlite://{}", dir.join("taskbox.db").display()),
+                made: None,
+            });
+        };
+        if crate::store::Backend::of(server) != Some(crate::store::Backend::Postgres) {
+            bail!("--database-url takes a postgres:// URL; without it the bench uses SQLite");
+        }
+        let name = format!(
+            "taskbox_bench_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let url = crate::store::postgres::admin::create_database(server, &name)
+            .await
+            .with_context(|| format!("cannot make a database for the bench on {server}"))?;
+        Ok(Db {
+            url,
+            made: Some((server.clone(), name)),
+        })
+    }
+
+    async fn drop(self) {
+        if let Some((server, name)) = self.made {
+            if let Err(e) = crate::store::postgres::admin::drop_database(&server, &name).await {
+                eprintln!("taskbox bench queue: cannot drop the database {name}: {e}");
+            }
+        }
+    }
+}
+
 struct Bed {
     _dir: tempfile::TempDir,
+    db: Db,
     store: Arc<dyn JobStore>,
     registry: Arc<Registry>,
     task: TaskRef,
@@ -73,9 +121,10 @@ struct Bed {
 
 async fn bed(args: &QueueBench, durability: Durability) -> anyhow::Result<Bed> {
     let dir = tempfile::tempdir().context("cannot make a temporary data dir")?;
+    let db = Db::new(args, dir.path()).await?;
     let store = store::open(
         &StoreOptions {
-            url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
+            url: db.url.clone(),
             durability,
             quotas: Quotas::SERVER_DEFAULTS,
             migrate: true,
@@ -106,6 +155,7 @@ async fn bed(args: &QueueBench, durability: Durability) -> anyhow::Result<Bed> {
     };
     Ok(Bed {
         _dir: dir,
+        db,
         store,
         registry,
         task,
@@ -199,6 +249,7 @@ async fn burn_down(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
         bail!("not every job completed: {counts:?}");
     }
     b.store.close().await;
+    b.db.drop().await;
     let rate = args.jobs as f64 / elapsed.as_secs_f64();
     Ok(json!({
         "jobs": args.jobs,
@@ -259,6 +310,7 @@ async fn latency(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     eprintln!(" done");
     runner.stop(Duration::from_secs(5)).await;
     b.store.close().await;
+    b.db.drop().await;
     Ok(json!({
         "samples": args.samples,
         "enqueue_call_to_start": percentiles(from_call),
@@ -278,12 +330,13 @@ pub(super) fn percentiles(mut v: Vec<Duration>) -> serde_json::Value {
 
 async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     let dir = tempfile::tempdir()?;
+    let db = Db::new(args, dir.path()).await?;
     const TOKEN: &str = "bench-admin-token-0123456789";
     let started = App::start(ServeConfig {
         listen: Some("127.0.0.1:0".parse()?),
         migrate: true,
         data_dir: dir.path().to_path_buf(),
-        database_url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
+        database_url: db.url.clone(),
         runners: 0,
         durability: durability(args),
         queues: None,
@@ -358,6 +411,7 @@ async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     let elapsed = t0.elapsed();
     eprintln!(" done");
     app.stop().await;
+    db.drop().await;
     let failed = failures.load(Ordering::Relaxed);
     if failed > 0 {
         bail!("{failed} enqueues were not acknowledged with 201");
@@ -510,6 +564,8 @@ pub async fn store_only(args: &QueueBench) -> anyhow::Result<serde_json::Value> 
         tf += f0.elapsed();
     }
     let s = t0.elapsed().as_secs_f64();
+    b.store.close().await;
+    b.db.drop().await;
     Ok(
         json!({"jobs": args.jobs, "seconds": s, "jobs_per_second": args.jobs as f64 / s,
               "claim_us_per_job": tc.as_secs_f64() * 1e6 / args.jobs as f64,

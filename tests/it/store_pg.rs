@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use taskbox::quota::Quotas;
 use taskbox::store::conformance::{self, Harness};
-use taskbox::store::postgres::{PgStore, PostgresOptions};
+use taskbox::store::postgres::{admin, PgStore, PostgresOptions};
 use taskbox::store::{Durability, JobStore, ManualClock};
 
 const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -19,24 +19,6 @@ const PREFIX: &str = "taskbox_it_";
 /// The server to make databases on.
 pub fn admin_url() -> String {
     std::env::var("TASKBOX_TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_URL.to_owned())
-}
-
-/// `url` with its database replaced by `db`.
-fn with_database(url: &str, db: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
-    };
-    let scheme_end = base.find("://").map_or(0, |i| i + 3);
-    let host_end = base[scheme_end..]
-        .find('/')
-        .map_or(base.len(), |i| scheme_end + i);
-    let mut out = format!("{}/{db}", &base[..host_end]);
-    if let Some(q) = query {
-        out.push('?');
-        out.push_str(q);
-    }
-    out
 }
 
 /// A database made for one test, dropped when this is.
@@ -54,14 +36,7 @@ impl Drop for TestDb {
                 .enable_all()
                 .build()
                 .expect("a runtime for the drop");
-            rt.block_on(async move {
-                use sqlx::Connection;
-                let mut c = sqlx::PgConnection::connect(&admin_url()).await?;
-                sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-                    .execute(&mut c)
-                    .await?;
-                Ok::<_, sqlx::Error>(())
-            })
+            rt.block_on(admin::drop_database(&admin_url(), &name))
         })
         .join();
         if !matches!(dropped, Ok(Ok(()))) {
@@ -117,14 +92,11 @@ pub async fn test_db() -> Option<TestDb> {
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
-    sqlx::query(&format!("CREATE DATABASE \"{name}\""))
-        .execute(&mut c)
+    drop(c);
+    let url = admin::create_database(&admin, &name)
         .await
         .unwrap_or_else(|e| panic!("cannot create the test database {name}: {e}"));
-    Some(TestDb {
-        url: with_database(&admin, &name),
-        name,
-    })
+    Some(TestDb { url, name })
 }
 
 /// A store on a fresh database, on a manual clock.
@@ -160,19 +132,6 @@ macro_rules! on_postgres {
 }
 
 taskbox::conformance_cases!(on_postgres);
-
-#[test]
-fn urls_name_the_test_database() {
-    assert_eq!(
-        with_database("postgres://u@h:5432/postgres", "x"),
-        "postgres://u@h:5432/x"
-    );
-    assert_eq!(with_database("postgres://h", "x"), "postgres://h/x");
-    assert_eq!(
-        with_database("postgres://u:p@h/db?sslmode=disable", "x"),
-        "postgres://u:p@h/x?sslmode=disable"
-    );
-}
 
 /// The next signal, within a deadline.
 async fn next_signal(

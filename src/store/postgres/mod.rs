@@ -3,6 +3,7 @@
 //! call is one transaction; times that decide anything come from the
 //! database's clock. All of its SQL lives in this directory.
 
+pub mod admin;
 mod claim;
 mod jobs;
 mod notify;
