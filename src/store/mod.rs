@@ -14,6 +14,7 @@ pub mod records;
 pub mod rows;
 pub mod sqlite;
 pub mod tally;
+pub mod tenants;
 pub mod transition;
 
 pub use clock::{Clock, ManualClock, Millis, SystemClock};

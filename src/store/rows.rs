@@ -116,3 +116,20 @@ impl TryFrom<JobRow> for JobRecord {
         })
     }
 }
+
+/// Adds a job to a page unless the page's byte budget is spent (a page
+/// lists at least one job); `false`: it is full, and marked cut.
+pub fn page_push(
+    page: &mut JobPage,
+    bytes: &mut usize,
+    row: JobRow,
+    max_bytes: usize,
+) -> Result<bool, StoreError> {
+    if !page.jobs.is_empty() && *bytes + row.weight() > max_bytes {
+        page.cut = true;
+        return Ok(false);
+    }
+    *bytes += row.weight();
+    page.jobs.push(JobRecord::try_from(row)?);
+    Ok(true)
+}

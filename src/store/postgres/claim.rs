@@ -9,10 +9,11 @@ use super::pg;
 use super::tally;
 use super::tenants::{policy, running_and_fuel};
 use crate::job::{JobStatus, Transition};
-use crate::quota::{window_start, Quotas};
-use crate::store::fair::{Contender, Fairness};
+use crate::quota::Quotas;
+use crate::store::fair::Fairness;
 use crate::store::records::*;
 use crate::store::tally::Tally;
+use crate::store::tenants::contender;
 use crate::store::{Millis, StoreResult};
 use sqlx::{Postgres, Transaction};
 use std::collections::{HashMap, HashSet};
@@ -67,23 +68,10 @@ pub async fn claim(
         }
         let policy = policy(tx, &tenant, &defaults).await?;
         let (running, fuel_used) = running_and_fuel(tx, &tenant, now).await?;
-        let room = policy.quotas.max_running.map_or(u64::MAX, |m| {
-            m.saturating_sub(u64::try_from(running).unwrap_or(0))
-        });
-        let fuel = policy.quotas.fuel_per_minute.map(|budget| FuelWindow {
-            start: window_start(now),
-            budget,
-            used: u64::try_from(fuel_used).unwrap_or(0),
-        });
-        if room == 0 || fuel.is_some_and(|f| f.used >= f.budget) {
-            continue;
+        if let Some((c, fuel)) = contender(tenant, &policy, running, fuel_used, now) {
+            budgets.insert(c.tenant.clone(), fuel);
+            contenders.push(c);
         }
-        budgets.insert(tenant.clone(), fuel);
-        contenders.push(Contender {
-            tenant,
-            weight: policy.weight,
-            room,
-        });
     }
     let queues: Option<Vec<String>> = p.queues.clone();
     let token = random_token();

@@ -10,7 +10,7 @@ use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{ending, status_in, Arg, Dialect};
 use crate::store::records::*;
-use crate::store::rows::{JobRow, MAX_LOG_JSON};
+use crate::store::rows::{page_push, JobRow, MAX_LOG_JSON};
 use crate::store::tally::Tally;
 use crate::store::transition::{ClaimedRow, Move};
 use crate::store::{Millis, StoreError, StoreResult};
@@ -137,12 +137,9 @@ pub async fn list(pool: &PgPool, q: JobQuery) -> StoreResult<JobPage> {
     let mut page = JobPage::default();
     let mut bytes = 0usize;
     while let Some(row) = rows.try_next().await.map_err(pg)? {
-        if !page.jobs.is_empty() && bytes + row.weight() > q.max_bytes {
-            page.cut = true;
+        if !page_push(&mut page, &mut bytes, row, q.max_bytes)? {
             break;
         }
-        bytes += row.weight();
-        page.jobs.push(JobRecord::try_from(row)?);
     }
     Ok(page)
 }

@@ -2,31 +2,15 @@
 //! and their usage.
 
 use super::pg;
-use crate::quota::{window_start, Exceeded, Quotas, DEFAULT_WEIGHT, WINDOW_MS};
+use crate::quota::{window_start, Quotas};
 use crate::store::records::*;
+use crate::store::tenants::{last_window, usage_from, UsageRow, USAGE_COLUMNS};
+pub use crate::store::tenants::{policy_from, tenant_from, within, Policy, TenantRow};
 use crate::store::{Millis, StoreError, StoreResult};
 use sqlx::{PgPool, Postgres, Transaction};
 
-const TENANT_COLUMNS: &str = "name, created_at, weight, quotas";
-
-type TenantRow = (String, i64, Option<i32>, Option<String>);
-
-fn quotas_col(tenant: &str, text: Option<String>) -> StoreResult<Quotas> {
-    text.map_or(Ok(Quotas::default()), |q| {
-        serde_json::from_str(&q).map_err(|e| {
-            StoreError::Internal(format!("unreadable quotas of tenant {tenant:?}: {e}"))
-        })
-    })
-}
-
-fn tenant_from((name, created_at, weight, quotas): TenantRow) -> StoreResult<Tenant> {
-    Ok(Tenant {
-        quotas: quotas_col(&name, quotas)?,
-        weight: weight.and_then(|w| u32::try_from(w).ok()),
-        name,
-        created_at,
-    })
-}
+/// `TENANT_COLUMNS` with `weight` cast to the 64-bit integer `TenantRow` reads.
+const TENANT_SELECT: &str = "name, created_at, weight::int8 AS weight, quotas";
 
 pub async fn tenant_insert(
     tx: &mut Transaction<'static, Postgres>,
@@ -57,7 +41,7 @@ pub async fn tenant_insert(
 
 pub async fn tenant_get(pool: &PgPool, name: &str) -> StoreResult<Option<Tenant>> {
     let row: Option<TenantRow> = sqlx::query_as(&format!(
-        "SELECT {TENANT_COLUMNS} FROM tenants WHERE name = $1"
+        "SELECT {TENANT_SELECT} FROM tenants WHERE name = $1"
     ))
     .bind(name)
     .fetch_optional(pool)
@@ -68,7 +52,7 @@ pub async fn tenant_get(pool: &PgPool, name: &str) -> StoreResult<Option<Tenant>
 
 pub async fn tenant_list(pool: &PgPool) -> StoreResult<Vec<Tenant>> {
     let rows: Vec<TenantRow> = sqlx::query_as(&format!(
-        "SELECT {TENANT_COLUMNS} FROM tenants ORDER BY name"
+        "SELECT {TENANT_SELECT} FROM tenants ORDER BY name"
     ))
     .fetch_all(pool)
     .await
@@ -88,10 +72,10 @@ pub async fn tenant_put(
     let weight = t.weight.map(|w| i32::try_from(w).unwrap_or(i32::MAX));
     // xmax = 0: the row was inserted by this statement, not updated.
     let (row, created): (TenantRow, bool) =
-        sqlx::query_as::<_, (String, i64, Option<i32>, Option<String>, bool)>(&format!(
+        sqlx::query_as::<_, (String, i64, Option<i64>, Option<String>, bool)>(&format!(
             "INSERT INTO tenants (name, created_at, weight, quotas) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (name) DO UPDATE SET weight = excluded.weight, quotas = excluded.quotas \
-             RETURNING {TENANT_COLUMNS}, (xmax = 0)"
+             RETURNING {TENANT_SELECT}, (xmax = 0)"
         ))
         .bind(&t.name)
         .bind(now)
@@ -104,42 +88,18 @@ pub async fn tenant_put(
     Ok((tenant_from(row)?, created))
 }
 
-/// A tenant's weight and quotas (the server's defaults where unset).
-#[derive(Debug, Clone, Copy)]
-pub struct Policy {
-    pub weight: u32,
-    pub quotas: Quotas,
-}
-
 pub async fn policy(
     tx: &mut Transaction<'static, Postgres>,
     tenant: &str,
     defaults: &Quotas,
 ) -> StoreResult<Policy> {
-    let row: Option<(Option<i32>, Option<String>)> =
-        sqlx::query_as("SELECT weight, quotas FROM tenants WHERE name = $1")
+    let row: Option<(Option<i64>, Option<String>)> =
+        sqlx::query_as("SELECT weight::int8, quotas FROM tenants WHERE name = $1")
             .bind(tenant)
             .fetch_optional(&mut **tx)
             .await
             .map_err(pg)?;
-    let (weight, quotas) = row.unwrap_or((None, None));
-    Ok(Policy {
-        weight: weight
-            .and_then(|w| u32::try_from(w).ok())
-            .filter(|w| *w > 0)
-            .unwrap_or(DEFAULT_WEIGHT),
-        quotas: quotas_col(tenant, quotas)?.or(defaults),
-    })
-}
-
-/// Refuses `adding` more of something of which `used` are taken, past `limit`.
-pub fn within(quota: &'static str, limit: Option<u64>, used: i64, adding: i64) -> StoreResult<()> {
-    match limit {
-        Some(limit) if used.saturating_add(adding) > i64::try_from(limit).unwrap_or(i64::MAX) => {
-            Err(StoreError::QuotaExceeded(Exceeded { quota, limit }))
-        }
-        _ => Ok(()),
-    }
+    policy_from(tenant, row, defaults)
 }
 
 /// The tenant's queued and waiting jobs, its gauges' row locked until the
@@ -180,48 +140,20 @@ pub async fn running_and_fuel(
 }
 
 pub async fn tenant_usage(pool: &PgPool, tenant: &str, now: Millis) -> StoreResult<TenantUsage> {
-    let n = |v: i64| u64::try_from(v).unwrap_or(0);
     let jobs: Option<(i64, i64, i64)> =
         sqlx::query_as("SELECT queued, running, waiting FROM tenant_jobs WHERE tenant = $1")
             .bind(tenant)
             .fetch_optional(pool)
             .await
             .map_err(pg)?;
-    let current = window_start(now);
-    let windows: Vec<(i64, i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
-        "SELECT window_start, fuel, wall_ms, attempts, completed, failed, cancelled \
-         FROM tenant_usage WHERE tenant = $1 AND window_start IN ($2, $3)",
-    )
+    let windows: Vec<UsageRow> = sqlx::query_as(&format!(
+        "SELECT {USAGE_COLUMNS} FROM tenant_usage WHERE tenant = $1 AND window_start IN ($2, $3)"
+    ))
     .bind(tenant)
-    .bind(current)
-    .bind(current - WINDOW_MS)
+    .bind(window_start(now))
+    .bind(last_window(now))
     .fetch_all(pool)
     .await
     .map_err(pg)?;
-    let window = |start: Millis| {
-        windows.iter().find(|w| w.0 == start).map_or(
-            UsageWindow {
-                start,
-                ..UsageWindow::default()
-            },
-            |w| UsageWindow {
-                start,
-                fuel: n(w.1),
-                wall_ms: n(w.2),
-                attempts: n(w.3),
-                completed: n(w.4),
-                failed: n(w.5),
-                cancelled: n(w.6),
-            },
-        )
-    };
-    Ok(TenantUsage {
-        jobs: jobs.map_or(JobGauges::default(), |(q, r, w)| JobGauges {
-            queued: n(q),
-            running: n(r),
-            waiting: n(w),
-        }),
-        current: window(current),
-        last: window(current - WINDOW_MS),
-    })
+    Ok(usage_from(jobs, &windows, now))
 }

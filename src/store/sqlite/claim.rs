@@ -7,9 +7,10 @@ use super::tally::{Apply, Tally};
 use super::tenants::{self, policy};
 use super::{random_token, wdb};
 use crate::job::JobStatus;
-use crate::quota::{window_start, Quotas};
-use crate::store::fair::{Contender, Fairness};
+use crate::quota::Quotas;
+use crate::store::fair::Fairness;
 use crate::store::records::*;
+use crate::store::tenants::contender;
 use crate::store::{Millis, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::{HashMap, HashSet};
@@ -49,23 +50,10 @@ pub fn claim(
         }
         let policy = policy(conn, &tenant, defaults)?;
         let (running, fuel_used) = tenants::running_and_fuel(conn, &tenant, now)?;
-        let room = policy.quotas.max_running.map_or(u64::MAX, |m| {
-            m.saturating_sub(u64::try_from(running).unwrap_or(0))
-        });
-        let fuel = policy.quotas.fuel_per_minute.map(|budget| FuelWindow {
-            start: window_start(now),
-            budget,
-            used: u64::try_from(fuel_used).unwrap_or(0),
-        });
-        if room == 0 || fuel.is_some_and(|f| f.used >= f.budget) {
-            continue;
+        if let Some((c, fuel)) = contender(tenant, &policy, running, fuel_used, now) {
+            budgets.insert(c.tenant.clone(), fuel);
+            contenders.push(c);
         }
-        budgets.insert(tenant.clone(), fuel);
-        contenders.push(Contender {
-            tenant,
-            weight: policy.weight,
-            room,
-        });
     }
     let queues: Option<HashSet<String>> = p.queues.map(|q| q.into_iter().collect());
     let token = random_token();

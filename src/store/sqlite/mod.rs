@@ -17,7 +17,9 @@ use super::fair::Fairness;
 use super::records::*;
 use super::{Capabilities, Clock, Durability, JobStore, Millis, StoreError, StoreResult};
 use crate::job::JobStatus;
-use crate::quota::{window_start, Quotas, WINDOW_MS};
+use crate::quota::{window_start, Quotas};
+use crate::store::rows::page_push;
+use crate::store::tenants::{last_window, usage_from, UsageRow, USAGE_COLUMNS};
 use async_trait::async_trait;
 use rows::{AttemptRow, TaskRow};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
@@ -339,44 +341,17 @@ impl JobStore for SqliteStore {
                 .fetch_optional(&mut *conn)
                 .await
                 .map_err(db)?;
-        let n = |v: i64| u64::try_from(v).unwrap_or(0);
-        let current = window_start(self.now());
-        let windows: Vec<(i64, i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
-            "SELECT window_start, fuel, wall_ms, attempts, completed, failed, cancelled \
-             FROM tenant_usage WHERE tenant = ?1 AND window_start IN (?2, ?3)",
-        )
+        let now = self.now();
+        let windows: Vec<UsageRow> = sqlx::query_as(&format!(
+            "SELECT {USAGE_COLUMNS} FROM tenant_usage WHERE tenant = ?1 AND window_start IN (?2, ?3)"
+        ))
         .bind(tenant)
-        .bind(current)
-        .bind(current - WINDOW_MS)
+        .bind(window_start(now))
+        .bind(last_window(now))
         .fetch_all(&mut *conn)
         .await
         .map_err(db)?;
-        let window = |start: Millis| {
-            windows.iter().find(|w| w.0 == start).map_or(
-                UsageWindow {
-                    start,
-                    ..UsageWindow::default()
-                },
-                |w| UsageWindow {
-                    start,
-                    fuel: n(w.1),
-                    wall_ms: n(w.2),
-                    attempts: n(w.3),
-                    completed: n(w.4),
-                    failed: n(w.5),
-                    cancelled: n(w.6),
-                },
-            )
-        };
-        Ok(TenantUsage {
-            jobs: jobs.map_or(JobGauges::default(), |(q, r, w)| JobGauges {
-                queued: n(q),
-                running: n(r),
-                waiting: n(w),
-            }),
-            current: window(current),
-            last: window(current - WINDOW_MS),
-        })
+        Ok(usage_from(jobs, &windows, now))
     }
 
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
@@ -555,12 +530,9 @@ impl JobStore for SqliteStore {
         let mut page = JobPage::default();
         let mut bytes = 0usize;
         while let Some(row) = rows.try_next().await.map_err(db)? {
-            if !page.jobs.is_empty() && bytes + row.weight() > q.max_bytes {
-                page.cut = true;
+            if !page_push(&mut page, &mut bytes, row, q.max_bytes)? {
                 break;
             }
-            bytes += row.weight();
-            page.jobs.push(JobRecord::try_from(row)?);
         }
         Ok(page)
     }

@@ -3,33 +3,13 @@
 //! and its usage.
 
 use super::wdb;
-use crate::quota::{window_start, Exceeded, Quotas, DEFAULT_WEIGHT};
+use crate::quota::{window_start, Quotas};
 use crate::store::records::*;
+pub use crate::store::tenants::{
+    policy_from, tenant_from, within, Policy, TenantRow, TENANT_COLUMNS,
+};
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
-
-/// The columns of a tenant, in the order of `TenantRow`.
-pub const TENANT_COLUMNS: &str = "name, created_at, weight, quotas";
-
-/// A tenant as either driver reads `TENANT_COLUMNS`.
-pub type TenantRow = (String, i64, Option<i64>, Option<String>);
-
-fn quotas_col(tenant: &str, text: Option<String>) -> StoreResult<Quotas> {
-    text.map_or(Ok(Quotas::default()), |q| {
-        serde_json::from_str(&q).map_err(|e| {
-            StoreError::Internal(format!("unreadable quotas of tenant {tenant:?}: {e}"))
-        })
-    })
-}
-
-pub fn tenant_from((name, created_at, weight, quotas): TenantRow) -> StoreResult<Tenant> {
-    Ok(Tenant {
-        quotas: quotas_col(&name, quotas)?,
-        weight: weight.and_then(|w| u32::try_from(w).ok()),
-        name,
-        created_at,
-    })
-}
 
 pub fn tenant_insert(conn: &Connection, now: Millis, name: String) -> StoreResult<Tenant> {
     let added = conn
@@ -77,12 +57,6 @@ pub fn tenant_put(
 
 /// What the store enforces for one tenant: its weight and its quotas, each
 /// its own or the server's default.
-#[derive(Debug, Clone, Copy)]
-pub struct Policy {
-    pub weight: u32,
-    pub quotas: Quotas,
-}
-
 pub fn policy(conn: &Connection, tenant: &str, defaults: &Quotas) -> StoreResult<Policy> {
     let row: Option<(Option<i64>, Option<String>)> = conn
         .prepare_cached("SELECT weight, quotas FROM tenants WHERE name = ?1")
@@ -91,28 +65,9 @@ pub fn policy(conn: &Connection, tenant: &str, defaults: &Quotas) -> StoreResult
                 .optional()
         })
         .map_err(wdb)?;
-    let (weight, quotas) = row.unwrap_or((None, None));
-    let own = quotas_col(tenant, quotas)?;
-    Ok(Policy {
-        weight: weight
-            .and_then(|w| u32::try_from(w).ok())
-            .filter(|w| *w > 0)
-            .unwrap_or(DEFAULT_WEIGHT),
-        quotas: own.or(defaults),
-    })
+    policy_from(tenant, row, defaults)
 }
 
-/// Refuses when `used + adding` would pass `limit`.
-pub fn within(quota: &'static str, limit: Option<u64>, used: i64, adding: i64) -> StoreResult<()> {
-    match limit {
-        Some(limit) if used.saturating_add(adding) > i64::try_from(limit).unwrap_or(i64::MAX) => {
-            Err(StoreError::QuotaExceeded(Exceeded { quota, limit }))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// The tenant's jobs queued and waiting, as counted.
 pub fn queued(conn: &Connection, tenant: &str) -> StoreResult<i64> {
     conn.prepare_cached("SELECT queued + waiting FROM tenant_jobs WHERE tenant = ?1")
         .and_then(|mut s| s.query_row(params![tenant], |r| r.get(0)).optional())

@@ -1,0 +1,142 @@
+//! What every backend decides the same way about tenants, from the rows it
+//! reads: a tenant's record, its policy (weight and quotas, the server's
+//! defaults where unset), whether a quota admits more, its usage, and
+//! whether a claim may give it jobs.
+
+use super::fair::Contender;
+use super::records::{FuelWindow, JobGauges, Tenant, TenantUsage, UsageWindow};
+use super::{Millis, StoreError, StoreResult};
+use crate::quota::{window_start, Exceeded, Quotas, DEFAULT_WEIGHT, WINDOW_MS};
+
+/// The columns of a tenant, in `TenantRow`'s order (each backend casts
+/// `weight` to a 64-bit integer).
+pub const TENANT_COLUMNS: &str = "name, created_at, weight, quotas";
+
+/// name, created_at, weight, quotas (JSON).
+pub type TenantRow = (String, i64, Option<i64>, Option<String>);
+
+fn quotas_col(tenant: &str, text: Option<String>) -> StoreResult<Quotas> {
+    text.map_or(Ok(Quotas::default()), |q| {
+        serde_json::from_str(&q).map_err(|e| {
+            StoreError::Internal(format!("unreadable quotas of tenant {tenant:?}: {e}"))
+        })
+    })
+}
+
+pub fn tenant_from((name, created_at, weight, quotas): TenantRow) -> StoreResult<Tenant> {
+    Ok(Tenant {
+        quotas: quotas_col(&name, quotas)?,
+        weight: weight.and_then(|w| u32::try_from(w).ok()),
+        name,
+        created_at,
+    })
+}
+
+/// A tenant's weight and quotas, the server's defaults where unset.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    pub weight: u32,
+    pub quotas: Quotas,
+}
+
+/// The policy of `tenant` from its row's `weight` and `quotas` (none: a
+/// tenant without a row gets the defaults).
+pub fn policy_from(
+    tenant: &str,
+    row: Option<(Option<i64>, Option<String>)>,
+    defaults: &Quotas,
+) -> StoreResult<Policy> {
+    let (weight, quotas) = row.unwrap_or((None, None));
+    Ok(Policy {
+        weight: weight
+            .and_then(|w| u32::try_from(w).ok())
+            .filter(|w| *w > 0)
+            .unwrap_or(DEFAULT_WEIGHT),
+        quotas: quotas_col(tenant, quotas)?.or(defaults),
+    })
+}
+
+/// Refuses `adding` more of something of which `used` are taken, past `limit`.
+pub fn within(quota: &'static str, limit: Option<u64>, used: i64, adding: i64) -> StoreResult<()> {
+    match limit {
+        Some(limit) if used.saturating_add(adding) > i64::try_from(limit).unwrap_or(i64::MAX) => {
+            Err(StoreError::QuotaExceeded(Exceeded { quota, limit }))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A tenant as a claim sees it: its room under `max_running` and its fuel
+/// in the window, or `None` when it may be given no job now.
+pub fn contender(
+    tenant: String,
+    policy: &Policy,
+    running: i64,
+    fuel_used: i64,
+    now: Millis,
+) -> Option<(Contender, Option<FuelWindow>)> {
+    let room = policy.quotas.max_running.map_or(u64::MAX, |m| {
+        m.saturating_sub(u64::try_from(running).unwrap_or(0))
+    });
+    let fuel = policy.quotas.fuel_per_minute.map(|budget| FuelWindow {
+        start: window_start(now),
+        budget,
+        used: u64::try_from(fuel_used).unwrap_or(0),
+    });
+    if room == 0 || fuel.is_some_and(|f| f.used >= f.budget) {
+        return None;
+    }
+    Some((
+        Contender {
+            tenant,
+            weight: policy.weight,
+            room,
+        },
+        fuel,
+    ))
+}
+
+/// window_start, fuel, wall_ms, attempts, completed, failed, cancelled.
+pub type UsageRow = (i64, i64, i64, i64, i64, i64, i64);
+
+/// The columns of `UsageRow`.
+pub const USAGE_COLUMNS: &str =
+    "window_start, fuel, wall_ms, attempts, completed, failed, cancelled";
+
+/// The start of the window before the current one, which `usage_from`
+/// also wants.
+pub fn last_window(now: Millis) -> Millis {
+    window_start(now) - WINDOW_MS
+}
+
+/// A tenant's usage from its gauges (queued, running, waiting) and the rows
+/// of its current and last windows.
+pub fn usage_from(jobs: Option<(i64, i64, i64)>, windows: &[UsageRow], now: Millis) -> TenantUsage {
+    let n = |v: i64| u64::try_from(v).unwrap_or(0);
+    let window = |start: Millis| {
+        windows.iter().find(|w| w.0 == start).map_or(
+            UsageWindow {
+                start,
+                ..UsageWindow::default()
+            },
+            |w| UsageWindow {
+                start,
+                fuel: n(w.1),
+                wall_ms: n(w.2),
+                attempts: n(w.3),
+                completed: n(w.4),
+                failed: n(w.5),
+                cancelled: n(w.6),
+            },
+        )
+    };
+    TenantUsage {
+        jobs: jobs.map_or(JobGauges::default(), |(q, r, w)| JobGauges {
+            queued: n(q),
+            running: n(r),
+            waiting: n(w),
+        }),
+        current: window(window_start(now)),
+        last: window(last_window(now)),
+    }
+}
