@@ -96,10 +96,11 @@ async fn one_process_at_a_time_opens_a_database_file() {
             .contains("another taskbox process has the database"),
         "{err}"
     );
+    // Closed, it lets go of the file even while the value lives on.
     first.close().await;
-    drop(first);
     let again = sqlite(&dir, ManualClock::default()).await;
     again.close().await;
+    drop(first);
 }
 
 #[tokio::test]

@@ -104,8 +104,8 @@ pub struct SqliteStore {
     writer_ended: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
     /// Copies the WAL back off the writer's thread; stopped after it.
     checkpointer: std::sync::Mutex<Option<checkpoint::Checkpointer>>,
-    /// Held while the store is open: one process per database file.
-    _lock: std::fs::File,
+    /// Held until the store is closed: one process per database file.
+    lock: std::sync::Mutex<Option<std::fs::File>>,
 }
 
 /// Why the database could not be opened.
@@ -206,7 +206,7 @@ impl SqliteStore {
             writer: std::sync::RwLock::new(Some(writer)),
             writer_ended: Mutex::new(Some(ended)),
             checkpointer: std::sync::Mutex::new(Some(checkpointer)),
-            _lock: lock,
+            lock: std::sync::Mutex::new(Some(lock)),
         })
     }
 
@@ -735,5 +735,8 @@ impl JobStore for SqliteStore {
             let _ = tokio::task::spawn_blocking(move || drop(c)).await;
         }
         self.readers.close().await;
+        // Closed, it owns the file no more, however long this value lives
+        // on (a restart in one process opens it again before then).
+        self.lock.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 }
