@@ -133,3 +133,27 @@ pub fn page_push(
     page.jobs.push(JobRecord::try_from(row)?);
     Ok(true)
 }
+
+/// A repeated enqueue under an `Idempotency-Key`: the job the key made, if
+/// the request's body is the same, else a conflict that says so.
+pub fn idempotent_repeat(seen: JobRow, idem: &Idempotency) -> Result<Inserted, StoreError> {
+    if seen.idempotency_hash.as_deref() == Some(idem.body_hash.as_str()) {
+        return Ok(Inserted::Existing(seen.try_into()?));
+    }
+    Err(StoreError::Conflict(format!(
+        "Idempotency-Key {:?} was already used with a different request body; send the same body to get the same job, or use a new key",
+        idem.key
+    )))
+}
+
+/// Counts of jobs by status from `(status, count)` rows.
+pub fn counts_from(rows: Vec<(String, i64)>) -> Result<Vec<(JobStatus, u64)>, StoreError> {
+    rows.into_iter()
+        .map(|(s, n)| {
+            Ok((
+                s.parse().map_err(StoreError::Internal)?,
+                u64::try_from(n).unwrap_or(0),
+            ))
+        })
+        .collect()
+}

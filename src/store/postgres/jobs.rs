@@ -10,7 +10,7 @@ use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{ending, status_in, Arg, Dialect};
 use crate::store::records::*;
-use crate::store::rows::{page_push, JobRow, MAX_LOG_JSON};
+use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow, MAX_LOG_JSON};
 use crate::store::tally::Tally;
 use crate::store::transition::{ClaimedRow, Move};
 use crate::store::{Millis, StoreError, StoreResult};
@@ -150,14 +150,7 @@ pub async fn counts(pool: &PgPool) -> StoreResult<Vec<(JobStatus, u64)>> {
             .fetch_all(pool)
             .await
             .map_err(pg)?;
-    rows.into_iter()
-        .map(|(s, n)| {
-            Ok((
-                s.parse().map_err(StoreError::Internal)?,
-                u64::try_from(n).unwrap_or(0),
-            ))
-        })
-        .collect()
+    counts_from(rows)
 }
 
 /// Inserts each job under its own savepoint, so one refused does not undo
@@ -212,13 +205,7 @@ async fn insert_one(
         .await
         .map_err(pg)?;
         if let Some(row) = seen {
-            if row.idempotency_hash.as_deref() == Some(idem.body_hash.as_str()) {
-                return Ok(Inserted::Existing(row.try_into()?));
-            }
-            return Err(StoreError::Conflict(format!(
-                "Idempotency-Key {:?} was already used with a different request body; send the same body to get the same job, or use a new key",
-                idem.key
-            )));
+            return idempotent_repeat(row, idem);
         }
     }
     if let Some(key) = &job.unique_key {

@@ -15,7 +15,7 @@ use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{ending, status_in, Arg, Dialect};
 use crate::store::records::*;
-use crate::store::rows::MAX_LOG_JSON;
+use crate::store::rows::{idempotent_repeat, MAX_LOG_JSON};
 use crate::store::transition::Move;
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
@@ -84,13 +84,7 @@ fn insert_one(
             })
             .map_err(wdb)?;
         if let Some(row) = seen {
-            if row.idempotency_hash.as_deref() == Some(idem.body_hash.as_str()) {
-                return Ok(Inserted::Existing(row.try_into()?));
-            }
-            return Err(StoreError::Conflict(format!(
-                "Idempotency-Key {:?} was already used with a different request body; send the same body to get the same job, or use a new key",
-                idem.key
-            )));
+            return idempotent_repeat(row, idem);
         }
     }
     if let Some(key) = &job.unique_key {

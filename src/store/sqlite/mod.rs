@@ -18,7 +18,7 @@ use super::records::*;
 use super::{Capabilities, Clock, Durability, JobStore, Millis, StoreError, StoreResult};
 use crate::job::JobStatus;
 use crate::quota::{window_start, Quotas};
-use crate::store::rows::page_push;
+use crate::store::rows::{counts_from, page_push};
 use crate::store::tenants::{last_window, usage_from, UsageRow, USAGE_COLUMNS};
 use async_trait::async_trait;
 use rows::{AttemptRow, TaskRow};
@@ -543,14 +543,7 @@ impl JobStore for SqliteStore {
                 .fetch_all(&mut *self.reader().await?)
                 .await
                 .map_err(db)?;
-        rows.into_iter()
-            .map(|(s, n)| {
-                Ok((
-                    s.parse().map_err(StoreError::Internal)?,
-                    u64::try_from(n).unwrap_or(0),
-                ))
-            })
-            .collect()
+        counts_from(rows)
     }
 
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
