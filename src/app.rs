@@ -124,7 +124,8 @@ impl App {
         })?;
         let registry = Arc::new(Registry::new(dyn_store.clone(), sandbox, Limits::DEFAULT));
         let wake = Arc::new(Notify::new());
-        let rescuer = Rescuer::new(registry.clone(), wake.clone());
+        let lease_ms = u64::try_from(cfg.lease.as_millis()).unwrap_or(u64::MAX);
+        let rescuer = Rescuer::new(registry.clone(), wake.clone(), lease_ms);
         // Where this process owns the database alone, whatever is still
         // running was left by a previous run that did not stop cleanly.
         // Where others share it, their jobs are rescued only when their
@@ -140,6 +141,7 @@ impl App {
             RunnerConfig {
                 queues: cfg.queues.clone(),
                 rules: cfg.rules,
+                lease_ms,
                 on_event: cfg.observer.clone().map(|o| o.0),
                 ..RunnerConfig::new(cfg.runners)
             },

@@ -19,6 +19,7 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "TASKBOX_DURABILITY",
     "TASKBOX_QUEUES",
     "TASKBOX_GRACE_MS",
+    "TASKBOX_LEASE_MS",
     "TASKBOX_MAX_BODY_BYTES",
     "TASKBOX_MAX_COMPONENT_BYTES",
     "TASKBOX_ADMIN_TOKEN",
@@ -70,6 +71,9 @@ pub struct ServeConfig {
     pub durability: Durability,
     pub queues: Option<Vec<String>>,
     pub grace: Duration,
+    /// How long a claim holds a job without a renewal before another
+    /// process may rescue it.
+    pub lease: Duration,
     pub max_body_bytes: usize,
     pub max_component_bytes: usize,
     /// From `TASKBOX_ADMIN_TOKEN`; `None` generates one at first start.
@@ -157,6 +161,15 @@ impl ServeConfig {
             return Err(format!(
                 "--grace-ms must be at most {}",
                 MAX_GRACE.as_millis()
+            ));
+        }
+        let lease = crate::runner::LEASE_MS_RANGE;
+        if !lease.contains(&u64::try_from(self.lease.as_millis()).unwrap_or(u64::MAX)) {
+            return Err(format!(
+                "--lease-ms must be between {} and {}, not {}",
+                lease.start(),
+                lease.end(),
+                self.lease.as_millis()
             ));
         }
         if let Some(t) = &self.admin_token {

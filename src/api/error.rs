@@ -165,7 +165,14 @@ impl From<StoreError> for ApiError {
             StoreError::Fenced => ApiError::Conflict(
                 "the job moved on while this request ran; read it again and retry".into(),
             ),
-            StoreError::Unavailable(m) => ApiError::Unavailable(m),
+            StoreError::Unavailable(m) => {
+                // The reason goes to the log; the answer names no internals.
+                tracing::warn!(error = %m, "the store is unavailable");
+                ApiError::Unavailable(
+                    "the database does not answer for now (or the server is stopping); try again shortly"
+                        .into(),
+                )
+            }
             StoreError::Internal(m) => ApiError::Internal(m),
             StoreError::QuotaExceeded(e) => ApiError::QuotaExceeded(e),
         }

@@ -20,6 +20,8 @@ pub enum BenchArgs {
     Queue(super::bench_queue::QueueBench),
     /// What one tenant's flood costs another: latency and share.
     Tenants(super::bench_tenants::TenantsBench),
+    /// The fault harness: serve + workers on a private PostgreSQL while workers are killed, stopped and the database crashes; audits that no job is lost or completed twice.
+    Faults(super::faults::FaultsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -54,6 +56,7 @@ pub fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
         BenchArgs::Sandbox(a) => sandbox(a),
         BenchArgs::Queue(a) => super::bench_queue::main(a),
         BenchArgs::Tenants(a) => super::bench_tenants::main(a),
+        BenchArgs::Faults(a) => super::faults::main(a),
     }
 }
 

@@ -341,6 +341,7 @@ async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
         durability: durability(args),
         queues: None,
         grace: Duration::from_secs(5),
+        lease: Duration::from_millis(crate::runner::LEASE_MS),
         max_body_bytes: 1 << 20,
         max_component_bytes: 64 << 20,
         admin_token: Some(TOKEN.into()),

@@ -193,6 +193,7 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         durability: Durability::Full,
         queues: None,
         grace: Duration::from_secs(2),
+        lease: Duration::from_millis(crate::runner::LEASE_MS),
         max_body_bytes: 1 << 20,
         max_component_bytes: 64 << 20,
         admin_token: Some(TOKEN.into()),

@@ -5,6 +5,7 @@ mod bench;
 mod bench_queue;
 mod bench_tenants;
 mod client;
+mod faults;
 mod format;
 mod job;
 mod job_view;

@@ -62,6 +62,9 @@ pub struct NodeArgs {
     /// On stop, how long running attempts get to finish before their jobs are given back.
     #[arg(long, env = "TASKBOX_GRACE_MS", default_value_t = 10_000)]
     pub grace_ms: u64,
+    /// How long a runner's claim holds a job without a renewal (renewed three times a lease); a process that dies loses its jobs to a rescue this long after.
+    #[arg(long, env = "TASKBOX_LEASE_MS", default_value_t = crate::runner::LEASE_MS)]
+    pub lease_ms: u64,
     /// Largest component, in bytes (uploads, and what a worker compiles).
     #[arg(long, env = "TASKBOX_MAX_COMPONENT_BYTES", default_value_t = 64 << 20)]
     pub max_component_bytes: usize,
@@ -155,6 +158,7 @@ impl NodeArgs {
             },
             queues: config::parse_queues(&self.queues)?,
             grace: Duration::from_millis(self.grace_ms),
+            lease: Duration::from_millis(self.lease_ms),
             max_body_bytes,
             max_component_bytes: self.max_component_bytes,
             admin_token: std::env::var("TASKBOX_ADMIN_TOKEN")

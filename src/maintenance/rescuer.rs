@@ -4,24 +4,32 @@
 //! to the task's fallback.
 
 use crate::registry::Registry;
-use crate::runner::{executor, LEASE_MS};
+use crate::runner::executor;
 use crate::store::{Finalized, RescueParams, StoreResult};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 
-/// How often expired leases are looked for.
+/// How often expired leases are looked for, at most (a short lease is
+/// looked for three times a lease).
 pub const RESCUE_EVERY: Duration = Duration::from_secs(5);
 
 pub struct Rescuer {
     registry: Arc<Registry>,
     /// Rung when jobs are queued again, so runners claim them at once.
     wake: Arc<Notify>,
+    /// The lease runners take, and so the one this takes over lost jobs
+    /// with while it decides them.
+    lease_ms: u64,
 }
 
 impl Rescuer {
-    pub fn new(registry: Arc<Registry>, wake: Arc<Notify>) -> Self {
-        Rescuer { registry, wake }
+    pub fn new(registry: Arc<Registry>, wake: Arc<Notify>, lease_ms: u64) -> Self {
+        Rescuer {
+            registry,
+            wake,
+            lease_ms,
+        }
     }
 
     /// Rescues what has expired now (`all_running`: every running job, at
@@ -31,7 +39,7 @@ impl Rescuer {
         let lost = store
             .job_rescue(RescueParams {
                 owner: format!("rescuer-{}", std::process::id()),
-                lease_ms: LEASE_MS,
+                lease_ms: self.lease_ms,
                 all_running,
             })
             .await?;
@@ -63,7 +71,7 @@ impl super::Service for Rescuer {
     }
 
     fn interval(&self) -> Duration {
-        RESCUE_EVERY
+        RESCUE_EVERY.min(Duration::from_millis(self.lease_ms / 3))
     }
 
     async fn run_once(&self) {

@@ -35,10 +35,19 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use watch::{Watch, Watcher};
 
-/// How long a claim holds a job before maintenance may rescue it.
+/// How long a claim holds a job before maintenance may rescue it, unless
+/// the server is told otherwise (`--lease-ms`).
 pub const LEASE_MS: u64 = 30_000;
-/// How often every held lease is renewed.
-pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(10);
+/// Shortest and longest lease the server can be told to take: renewing a
+/// shorter one would be most of a runner's writes, and a longer one keeps
+/// a dead runner's jobs waiting for longer than anyone would wait.
+pub const LEASE_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=600_000;
+
+/// How often every held lease is renewed: three times a lease, so that two
+/// renewals may fail before it runs out.
+pub fn heartbeat_every(lease_ms: u64) -> Duration {
+    Duration::from_millis(lease_ms / 3)
+}
 /// How often progress reports are written (and their leases renewed).
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// Longest an idle runner waits before looking for due jobs again.
@@ -597,11 +606,22 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<Finalize>) {
             took_us = t0.elapsed().as_micros() as u64,
             "finalized"
         );
+        if results.is_none() {
+            // Not written: the jobs stay running until their leases run
+            // out, and a rescue decides them as lost.
+            tracing::warn!(
+                jobs = items.len(),
+                "attempt ends not written; the jobs will be rescued when their leases expire"
+            );
+        }
         for (i, f) in items.drain(..).enumerate() {
             let result = results
                 .as_ref()
                 .and_then(|r| r.get(i).cloned())
                 .unwrap_or(Finalized::Fenced);
+            if results.is_some() && result == Finalized::Fenced {
+                tracing::warn!(job = %f.id, "attempt end refused: the job's lease is no longer this runner's (fenced)");
+            }
             inner.held.remove(&f.id);
             inner.watch.ended(&f.id);
             inner.emit(|| RunnerEvent::Finalized { id: f.id, result });
@@ -610,7 +630,7 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<Finalize>) {
     }
 }
 
-/// Renews held leases every `HEARTBEAT_EVERY`, writes progress every
+/// Renews held leases every `heartbeat_every`, writes progress every
 /// `PROGRESS_EVERY`, and stops attempts whose lease is gone or whose job was
 /// cancelled elsewhere.
 async fn heartbeat(inner: Arc<Inner>) {
@@ -620,7 +640,7 @@ async fn heartbeat(inner: Arc<Inner>) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let full = last_full.elapsed() >= HEARTBEAT_EVERY;
+        let full = last_full.elapsed() >= heartbeat_every(inner.config.lease_ms);
         if !full && !inner.held.has_progress() {
             continue;
         }
@@ -643,7 +663,7 @@ async fn heartbeat(inner: Arc<Inner>) {
                     last_full = Instant::now();
                 }
                 for id in reply.lost {
-                    tracing::warn!(job = %id, "lease lost; stopping the attempt");
+                    tracing::warn!(job = %id, "lease renewal refused: the job's lease is no longer this runner's (fenced); stopping the attempt");
                     inner.held.stop(&id, StopReason::Lost);
                 }
                 for id in reply.cancel {

@@ -334,7 +334,11 @@ async fn a_job_whose_runner_died_goes_on_to_its_fallback() {
         .await
         .unwrap();
     assert_eq!(claimed.len(), 1);
-    let rescuer = Rescuer::new(state.registry.clone(), state.wake.clone());
+    let rescuer = Rescuer::new(
+        state.registry.clone(),
+        state.wake.clone(),
+        taskbox::runner::LEASE_MS,
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     // Polls until the 1 ms lease has expired and the rescuer takes it.
     while rescuer.rescue(false).await.unwrap() == 0 {

@@ -153,3 +153,27 @@ async fn a_cancel_reaches_a_job_running_on_a_worker() {
         "the cancel waited for a heartbeat ({took:?}), not for the signal"
     );
 }
+
+/// A lease too short to renew, or too long to wait for, is refused with
+/// the bounds; one inside them is taken.
+#[test]
+fn the_lease_flag_has_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in ["999", "600001"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--lease-ms", bad])
+            .arg("--data-dir")
+            .arg(dir.path())
+            .env_remove("TASKBOX_ADMIN_TOKEN")
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--lease-ms must be between 1000 and 600000"),
+            "{err}"
+        );
+    }
+    let server = Served::spawn(dir.path(), &["--lease-ms", "1000"], Some(ADMIN));
+    assert!(server.url.starts_with("http://"));
+}

@@ -7,6 +7,7 @@ mod cli_run;
 mod common;
 mod e2e;
 mod e2e_pg;
+mod faults;
 mod holes;
 mod sandbox_abi;
 mod sandbox_cache;

@@ -33,6 +33,7 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
         durability: Durability::Full,
         queues: None,
         grace: Duration::from_secs(5),
+        lease: Duration::from_millis(taskbox::runner::LEASE_MS),
         max_body_bytes: 1 << 20,
         max_component_bytes: 64 << 20,
         admin_token: Some(ADMIN.into()),

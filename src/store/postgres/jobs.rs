@@ -350,40 +350,77 @@ pub async fn run_now(tx: &mut Tx, now: Millis, tenant: &str, id: &str) -> StoreR
 pub async fn heartbeat(
     tx: &mut Tx,
     now: Millis,
-    p: HeartbeatParams,
+    mut p: HeartbeatParams,
 ) -> StoreResult<HeartbeatReply> {
-    for (id, token, progress) in &p.progress {
+    // One statement for all of a runner's leases (it may hold thousands,
+    // claimed ahead), rows locked in id order so that two writers of the
+    // same rows never wait for each other in a cycle.
+    p.progress.sort_by(|a, b| a.0.cmp(&b.0));
+    if !p.progress.is_empty() {
+        let (ids, tokens, values): (Vec<&str>, Vec<&str>, Vec<String>) = p
+            .progress
+            .iter()
+            .map(|(id, token, progress)| (id.as_str(), token.as_str(), to_json(progress)))
+            .fold(
+                (vec![], vec![], vec![]),
+                |(mut a, mut b, mut c), (x, y, z)| {
+                    a.push(x);
+                    b.push(y);
+                    c.push(z);
+                    (a, b, c)
+                },
+            );
         sqlx::query(
-            "UPDATE jobs SET progress = $1 WHERE id = $2 AND lease_token = $3 AND status = 'running'",
+            "WITH h AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS h(id, token, progress)), \
+             held AS (SELECT j.id, h.progress FROM jobs j JOIN h ON j.id = h.id AND j.lease_token = h.token \
+                      WHERE j.status = 'running' ORDER BY j.id FOR UPDATE OF j) \
+             UPDATE jobs SET progress = held.progress FROM held WHERE jobs.id = held.id",
         )
-        .bind(to_json(progress))
-        .bind(id)
-        .bind(token)
+        .bind(&ids)
+        .bind(&tokens)
+        .bind(&values)
         .execute(&mut **tx)
         .await
         .map_err(pg)?;
     }
     let mut reply = HeartbeatReply::default();
-    let expires = millis_after(now, p.lease_ms);
-    for (id, token) in &p.leases {
-        let held: Option<bool> = sqlx::query_scalar(
-            "UPDATE jobs SET lease_expires_at = $1 \
-             WHERE id = $2 AND lease_token = $3 AND lease_owner = $4 AND status = 'running' \
-             RETURNING cancel_requested",
-        )
-        .bind(expires)
-        .bind(id)
-        .bind(token)
-        .bind(&p.owner)
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(pg)?;
-        match held {
-            None => reply.lost.push(id.clone()),
-            Some(false) => {}
-            Some(true) => reply.cancel.push(id.clone()),
-        }
+    if p.leases.is_empty() {
+        return Ok(reply);
     }
+    p.leases.sort();
+    let (ids, tokens): (Vec<&str>, Vec<&str>) = p
+        .leases
+        .iter()
+        .map(|(id, t)| (id.as_str(), t.as_str()))
+        .unzip();
+    let rows = sqlx::query(
+        "WITH h AS (SELECT * FROM unnest($1::text[], $2::text[]) AS h(id, token)), \
+         held AS (SELECT j.id FROM jobs j JOIN h ON j.id = h.id AND j.lease_token = h.token \
+                  WHERE j.lease_owner = $3 AND j.status = 'running' ORDER BY j.id FOR UPDATE OF j) \
+         UPDATE jobs SET lease_expires_at = $4 FROM held WHERE jobs.id = held.id \
+         RETURNING jobs.id, jobs.cancel_requested",
+    )
+    .bind(&ids)
+    .bind(&tokens)
+    .bind(&p.owner)
+    .bind(millis_after(now, p.lease_ms))
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(pg)?;
+    let mut held = std::collections::HashSet::with_capacity(rows.len());
+    for r in &rows {
+        let id: String = r.try_get("id").map_err(pg)?;
+        if r.try_get::<bool, _>("cancel_requested").map_err(pg)? {
+            reply.cancel.push(id.clone());
+        }
+        held.insert(id);
+    }
+    reply.lost = p
+        .leases
+        .iter()
+        .filter(|(id, _)| !held.contains(id))
+        .map(|(id, _)| id.clone())
+        .collect();
     Ok(reply)
 }
 

@@ -39,6 +39,19 @@ pub(crate) fn pg(e: sqlx::Error) -> StoreError {
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
             StoreError::Unavailable(e.to_string())
         }
+        // Connection exceptions, a server shutting down or starting
+        // (operator intervention), out of connections or memory: the
+        // database is there again soon, and the caller may try again.
+        _ if e
+            .as_database_error()
+            .and_then(|d| d.code())
+            .is_some_and(|c| c.starts_with("08") || c.starts_with("57") || c.starts_with("53")) =>
+        {
+            StoreError::Unavailable(e.to_string())
+        }
+        sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed => {
+            StoreError::Unavailable(e.to_string())
+        }
         _ => StoreError::Internal(e.to_string()),
     }
 }

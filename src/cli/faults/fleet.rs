@@ -1,0 +1,184 @@
+//! The processes under test: one `taskbox serve` (the API, no runners) and
+//! N `taskbox worker`s on one database, each started from this very binary,
+//! with what their logs say about fenced writes counted as they go.
+
+use anyhow::{bail, Context};
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the processes' logs said, over all of them and all their lives.
+#[derive(Default)]
+pub struct Said {
+    /// A runner's attempt end the store refused: another had taken its job.
+    pub fenced_ends: AtomicU64,
+    /// A lease renewal the store refused, for the same reason.
+    pub fenced_renewals: AtomicU64,
+    /// Ends not written at all (the database did not answer).
+    pub unwritten: AtomicU64,
+}
+
+/// How the processes are started.
+#[derive(Clone)]
+pub struct Setup {
+    pub exe: PathBuf,
+    pub database_url: String,
+    pub admin_token: String,
+    pub lease_ms: u64,
+    pub runners: usize,
+    /// Where each process's data dir and log go.
+    pub dir: PathBuf,
+}
+
+/// One process; killed when dropped.
+pub struct Proc {
+    child: Child,
+}
+
+impl Proc {
+    pub fn pid(&self) -> i32 {
+        i32::try_from(self.child.id()).unwrap_or(i32::MAX)
+    }
+
+    /// SIGKILL, and the exit reaped.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn signal(&self, signal: libc::c_int) -> anyhow::Result<()> {
+        // SAFETY: kill(2) on a child this process started and has not reaped.
+        if unsafe { libc::kill(self.pid(), signal) } != 0 {
+            bail!("cannot signal process {}", self.pid());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Setup {
+    /// Starts `taskbox serve` and answers it with its API's address.
+    pub fn serve(&self, said: &Arc<Said>) -> anyhow::Result<(Proc, String)> {
+        let (proc, line) = self.start(
+            "serve",
+            &["serve", "--listen", "127.0.0.1:0", "--runners", "0"],
+            "taskbox listening on http://",
+            said,
+        )?;
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .context("the server did not say where it listens")?;
+        Ok((proc, format!("http://{addr}")))
+    }
+
+    /// Starts worker `n` (its data dir, and so its compile cache, kept
+    /// between its lives).
+    pub fn worker(&self, n: usize, said: &Arc<Said>) -> anyhow::Result<Proc> {
+        let runners = self.runners.to_string();
+        let (proc, _) = self.start(
+            &format!("worker-{n}"),
+            &["worker", "--runners", &runners],
+            "taskbox worker running",
+            said,
+        )?;
+        Ok(proc)
+    }
+
+    /// Starts a process and waits for the line that says it is ready.
+    fn start(
+        &self,
+        name: &str,
+        args: &[&str],
+        ready: &str,
+        said: &Arc<Said>,
+    ) -> anyhow::Result<(Proc, String)> {
+        let data_dir = self.dir.join(name);
+        std::fs::create_dir_all(&data_dir)?;
+        let log_path = self.dir.join(format!("{name}.log"));
+        let mut log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)?;
+        let _ = writeln!(log, "=== start");
+        let mut cmd = Command::new(&self.exe);
+        // Only what this harness sets: a variable of the caller's (a
+        // database URL, a lease) must not change what is tested.
+        for (k, _) in std::env::vars() {
+            if k.starts_with("TASKBOX_") {
+                cmd.env_remove(k);
+            }
+        }
+        let mut child = cmd
+            .args(args)
+            .arg("--database-url")
+            .arg(&self.database_url)
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .arg("--lease-ms")
+            .arg(self.lease_ms.to_string())
+            .env("TASKBOX_ADMIN_TOKEN", &self.admin_token)
+            .env("TASKBOX_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("cannot start {}", self.exe.display()))?;
+        let stderr = child.stderr.take().context("no stderr")?;
+        {
+            let (said, mut log) = (said.clone(), log.try_clone()?);
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    count(&said, &line);
+                    let _ = writeln!(log, "{line}");
+                }
+            });
+        }
+        let stdout = child.stdout.take().context("no stdout")?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let ready = ready.to_owned();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if line.contains(&ready) {
+                    let _ = tx.send(line.clone());
+                }
+                let _ = writeln!(log, "{line}");
+            }
+        });
+        let proc = Proc { child };
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) => Ok((proc, line)),
+            Err(_) => bail!(
+                "{name} did not say it was ready within 60 s; see {}",
+                log_path.display()
+            ),
+        }
+    }
+}
+
+/// Counts what a log line says of fenced and unwritten writes (the
+/// runner's own words, in `runner/mod.rs`).
+fn count(said: &Said, line: &str) {
+    if line.contains("attempt end refused") {
+        said.fenced_ends.fetch_add(1, Ordering::Relaxed);
+    } else if line.contains("lease renewal refused") {
+        said.fenced_renewals.fetch_add(1, Ordering::Relaxed);
+    } else if line.contains("attempt ends not written") {
+        said.unwritten.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The path of this binary, which the processes are started from.
+pub fn this_binary() -> anyhow::Result<PathBuf> {
+    std::env::current_exe().context("cannot find this program's own path")
+}

@@ -1,0 +1,413 @@
+//! `taskbox bench faults`: the fault harness. One `serve` and N `worker`s
+//! on a private PostgreSQL cluster run thousands of jobs while workers are
+//! killed (SIGKILL) and restarted, one is stopped (SIGSTOP) past its lease
+//! and continued, and the database is crashed (`-m immediate`) and
+//! restarted; then the database's records are audited: every acknowledged
+//! job ended, none completed twice, no fallback ran twice.
+
+mod audit;
+mod cluster;
+mod fleet;
+mod load;
+
+use anyhow::Context;
+use clap::Args;
+use fleet::{Proc, Said, Setup};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Args)]
+pub struct FaultsArgs {
+    /// Where the built guests are (limits.wasm, noop.wasm).
+    #[arg(long, default_value = "target/guests")]
+    pub guests: PathBuf,
+    /// Jobs enqueued, over --spread-secs.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
+    pub jobs: u64,
+    /// Seconds over which the jobs are enqueued (the faults come meanwhile).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub spread_secs: u64,
+    /// Worker processes.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=32))]
+    pub workers: u64,
+    /// Runners of each worker.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub runners: u64,
+    /// Workers killed with SIGKILL (and restarted), one at a time.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    pub kills: u64,
+    /// Time between two kills, on average, in ms.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=600_000))]
+    pub kill_every_ms: u64,
+    /// The processes' lease (`--lease-ms`): a killed worker's jobs are rescued this long after.
+    #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(1000..=600_000))]
+    pub lease_ms: u64,
+    /// Do not stop a worker with SIGSTOP past its lease.
+    #[arg(long)]
+    pub no_stop: bool,
+    /// Do not crash and restart the database.
+    #[arg(long)]
+    pub no_db_crash: bool,
+    /// After the faults, how long the jobs get to end before those left are counted lost.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub settle_secs: u64,
+    /// The PostgreSQL server programs' directory [default: the newest /usr/lib/postgresql/*/bin]
+    #[arg(long)]
+    pub pg_bin: Option<PathBuf>,
+    /// Seed of the faults' random choices [default: from the clock]
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Keep the processes' logs (they are kept anyway when the audit fails).
+    #[arg(long)]
+    pub keep: bool,
+    /// Print the counts as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What the faults were, as they happened.
+#[derive(Debug, Default, serde::Serialize)]
+struct Faults {
+    seed: u64,
+    killed: u64,
+    restart_failures: u64,
+    stopped: u64,
+    stopped_for_ms: u64,
+    db_crashes: u64,
+    db_down_ms: u64,
+}
+
+/// A small deterministic generator: the faults of one seed repeat.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn say(what: &str) {
+    eprintln!("taskbox bench faults: {what}");
+}
+
+pub fn main(args: FaultsArgs) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(run(args))
+}
+
+async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
+    let t0 = Instant::now();
+    let bin = cluster::find_bin(args.pg_bin.as_deref())?;
+    say(&format!(
+        "a private PostgreSQL cluster from {}",
+        bin.display()
+    ));
+    let workers = args.workers as usize;
+    // The server's pool, each worker's (twice: a killed one's connections
+    // linger until the server notices), the harness's, and spare.
+    let connections = 16 * (2 * workers as u32 + 1) + 40;
+    let cluster = Arc::new(cluster::Cluster::start(&bin, connections)?);
+    let work = tempfile::Builder::new()
+        .prefix("taskbox-faults-")
+        .tempdir()?;
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    }) | 1;
+    let setup = Setup {
+        exe: fleet::this_binary()?,
+        database_url: cluster.url(),
+        admin_token: format!("faults-admin-{seed:016x}"),
+        lease_ms: args.lease_ms,
+        runners: args.runners as usize,
+        dir: work.path().to_path_buf(),
+    };
+    let said = Arc::new(Said::default());
+    let (serve, api) = setup.serve(&said)?;
+    let mut procs: Vec<Option<Proc>> = Vec::with_capacity(workers);
+    for n in 0..workers {
+        procs.push(Some(setup.worker(n, &said)?));
+    }
+    say(&format!(
+        "serve at {api} and {workers} workers of {} runners, lease {} ms; logs in {}",
+        args.runners,
+        args.lease_ms,
+        work.path().display()
+    ));
+    let client = reqwest::Client::new();
+    load::define(&client, &api, &setup.admin_token, &args.guests).await?;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&cluster.url())
+        .await
+        .context("cannot connect to the private cluster")?;
+
+    let enqueued = Arc::new(load::Enqueued::default());
+    let enqueuer = tokio::spawn(load::enqueue(
+        load::Load {
+            client: client.clone(),
+            api: api.clone(),
+            token: setup.admin_token.clone(),
+            jobs: args.jobs,
+            clients: 16,
+            spread: Duration::from_secs(args.spread_secs),
+            give_up_after: Duration::from_secs(120),
+        },
+        enqueued.clone(),
+    ));
+    say(&format!(
+        "enqueuing {} jobs over {} s; faults meanwhile (seed {seed})",
+        args.jobs, args.spread_secs
+    ));
+    let chaos = {
+        let (setup, said, cluster) = (setup.clone(), said.clone(), cluster.clone());
+        let plan = Plan {
+            kills: args.kills,
+            kill_every: Duration::from_millis(args.kill_every_ms),
+            stop: !args.no_stop,
+            crash: !args.no_db_crash,
+            lease: Duration::from_millis(args.lease_ms),
+        };
+        tokio::task::spawn_blocking(move || faults(plan, seed, &setup, &said, &cluster, procs))
+    };
+    let (procs, faults) = chaos.await.context("the fault thread failed")??;
+    let _ = enqueuer.await;
+    say(&format!(
+        "{} of {} jobs acknowledged; waiting for them to end",
+        enqueued.acknowledged.load(Ordering::Relaxed),
+        args.jobs
+    ));
+    let settle = Instant::now();
+    let mut last_said = Instant::now();
+    loop {
+        let left = audit::unfinished(&pool).await.unwrap_or(u64::MAX);
+        if left == 0 || settle.elapsed() > Duration::from_secs(args.settle_secs) {
+            break;
+        }
+        if last_said.elapsed() > Duration::from_secs(5) {
+            say(&format!("{left} jobs not ended yet"));
+            last_said = Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let ids: Vec<String> = enqueued
+        .ids
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .flatten()
+        .cloned()
+        .collect();
+    let audit = audit::audit(&pool, &ids).await?;
+    drop(procs);
+    serve.kill();
+    pool.close().await;
+    drop(cluster);
+
+    let fenced_ends = said.fenced_ends.load(Ordering::Relaxed);
+    let fenced_renewals = said.fenced_renewals.load(Ordering::Relaxed);
+    let unavailable = enqueued.unavailable.load(Ordering::Relaxed);
+    let given_up = enqueued.given_up.load(Ordering::Relaxed);
+    let passed = audit.clean()
+        && given_up == 0
+        && faults.killed >= args.kills
+        && (args.no_stop || faults.stopped == 1)
+        && (args.no_db_crash || faults.db_crashes == 1);
+    let report = json!({
+        "passed": passed,
+        "jobs": args.jobs,
+        "acknowledged": ids.len(),
+        "never_acknowledged": given_up,
+        "enqueue_unavailable_503": unavailable,
+        "enqueue_errors": enqueued.errors.load(Ordering::Relaxed),
+        "audit": audit,
+        "fenced_writes": fenced_ends + fenced_renewals,
+        "fenced_ends": fenced_ends,
+        "fenced_renewals": fenced_renewals,
+        "ends_not_written": said.unwritten.load(Ordering::Relaxed),
+        "faults": faults,
+        "took_ms": t0.elapsed().as_millis() as u64,
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_table(&report);
+    }
+    if !passed || args.keep {
+        let kept = work.keep();
+        say(&format!(
+            "the processes' logs are kept in {}",
+            kept.display()
+        ));
+    }
+    Ok(if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The faults to bring.
+struct Plan {
+    kills: u64,
+    kill_every: Duration,
+    stop: bool,
+    crash: bool,
+    lease: Duration,
+}
+
+/// Brings the faults, one at a time: the kills, with the stop a third of
+/// the way through and the database crash two thirds of the way.
+fn faults(
+    plan: Plan,
+    seed: u64,
+    setup: &Setup,
+    said: &Arc<Said>,
+    cluster: &cluster::Cluster,
+    mut procs: Vec<Option<Proc>>,
+) -> anyhow::Result<(Vec<Option<Proc>>, Faults)> {
+    let mut rng = Rng(seed);
+    let mut f = Faults {
+        seed,
+        ..Faults::default()
+    };
+    let n = procs.len() as u64;
+    let pause = |rng: &mut Rng| {
+        // Half to one and a half times the average.
+        let ms = plan.kill_every.as_millis() as u64;
+        std::thread::sleep(Duration::from_millis(ms / 2 + rng.next() % ms.max(1)));
+    };
+    for k in 0..plan.kills.max(1) {
+        if plan.stop && k == plan.kills / 3 {
+            let w = (rng.next() % n) as usize;
+            if let Some(p) = &procs[w] {
+                // Past the lease, and past the rescue that comes after it
+                // (maintenance looks three times a lease).
+                let hold = plan.lease * 2 + Duration::from_secs(1);
+                say(&format!("SIGSTOP worker-{w} for {} ms", hold.as_millis()));
+                p.signal(libc::SIGSTOP)?;
+                std::thread::sleep(hold);
+                p.signal(libc::SIGCONT)?;
+                f.stopped += 1;
+                f.stopped_for_ms = hold.as_millis() as u64;
+            }
+        }
+        if plan.crash && k == 2 * plan.kills / 3 {
+            say("crashing the database (pg_ctl stop -m immediate) and starting it again");
+            let down = cluster.crash_and_restart()?;
+            f.db_crashes += 1;
+            f.db_down_ms = down.as_millis() as u64;
+            say(&format!("the database was down {} ms", f.db_down_ms));
+        }
+        if k >= plan.kills {
+            break;
+        }
+        pause(&mut rng);
+        let w = (rng.next() % n) as usize;
+        if let Some(p) = procs[w].take() {
+            p.kill();
+            f.killed += 1;
+        }
+        // A worker that cannot start (the database restarting) is tried
+        // again; one that never starts fails the run.
+        let mut tries = 0;
+        procs[w] = loop {
+            match setup.worker(w, said) {
+                Ok(p) => break Some(p),
+                Err(e) if tries < 5 => {
+                    tries += 1;
+                    f.restart_failures += 1;
+                    say(&format!("worker-{w} did not start ({e:#}); again"));
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        if (k + 1) % 5 == 0 {
+            say(&format!("{} of {} kills", k + 1, plan.kills));
+        }
+    }
+    Ok((procs, f))
+}
+
+fn print_table(r: &serde_json::Value) {
+    let a = &r["audit"];
+    let f = &r["faults"];
+    let rows: Vec<(&str, String)> = vec![
+        (
+            "verdict",
+            if r["passed"] == true {
+                "PASSED".into()
+            } else {
+                "FAILED".into()
+            },
+        ),
+        ("jobs", r["jobs"].to_string()),
+        ("acknowledged", r["acknowledged"].to_string()),
+        ("never acknowledged", r["never_acknowledged"].to_string()),
+        (
+            "enqueues answered 503 (tried again)",
+            r["enqueue_unavailable_503"].to_string(),
+        ),
+        ("completed", a["completed"].to_string()),
+        ("failed", a["failed"].to_string()),
+        ("lost", a["lost"].to_string()),
+        ("duplicated (completed twice)", a["duplicated"].to_string()),
+        ("fallback ran twice", a["fallback_twice"].to_string()),
+        (
+            "status disagrees with attempts",
+            a["inconsistent"].to_string(),
+        ),
+        ("attempts", a["attempts"].to_string()),
+        ("rescued (runner_lost attempts)", a["rescued"].to_string()),
+        (
+            "fenced writes (ends, renewals)",
+            format!(
+                "{} ({}, {})",
+                r["fenced_writes"], r["fenced_ends"], r["fenced_renewals"]
+            ),
+        ),
+        (
+            "ends not written (db down)",
+            r["ends_not_written"].to_string(),
+        ),
+        ("workers killed (SIGKILL)", f["killed"].to_string()),
+        (
+            "worker stopped (SIGSTOP)",
+            format!("{} for {} ms", f["stopped"], f["stopped_for_ms"]),
+        ),
+        (
+            "database crashed (-m immediate)",
+            format!("{}, down {} ms", f["db_crashes"], f["db_down_ms"]),
+        ),
+        ("seed", f["seed"].to_string()),
+        (
+            "took",
+            format!(
+                "{:.1} s",
+                r["took_ms"].as_u64().unwrap_or(0) as f64 / 1000.0
+            ),
+        ),
+    ];
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in rows {
+        println!("{k:<width$}  {v}");
+    }
+    if let Some(ex) = a["examples"].as_array().filter(|e| !e.is_empty()) {
+        println!("examples:");
+        for e in ex {
+            println!("  {}", e.as_str().unwrap_or_default());
+        }
+    }
+}

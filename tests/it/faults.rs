@@ -1,0 +1,84 @@
+//! The fault harness (`taskbox bench faults`) run by the real binary: one
+//! serve and three workers on a private PostgreSQL cluster, 10,000 jobs,
+//! 20 kills, a stop past the lease and a database crash; the audit of the
+//! database's records must find nothing lost and nothing twice.
+
+use crate::common::guests_dir;
+use serde_json::Value;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Whether this machine has PostgreSQL's server programs; with `CI=true`,
+/// their absence fails the test rather than skipping it.
+fn have_server_programs() -> bool {
+    let found = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| e.path().join("bin/initdb").is_file())
+        || Command::new("pg_config").arg("--bindir").output().is_ok();
+    if !found && std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI=true and no PostgreSQL server programs (initdb, pg_ctl) are installed");
+    }
+    found
+}
+
+#[test]
+fn no_acknowledged_job_is_lost_or_completed_twice_under_faults() {
+    if !have_server_programs() {
+        eprintln!("skipped: no PostgreSQL server programs here");
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
+        .args(["bench", "faults", "--json", "--guests"])
+        .arg(guests_dir())
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .stdin(Stdio::null())
+        // The harness's progress goes straight to the run's output.
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run taskbox bench faults");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Written past the test harness's capture, so that the counts are in
+    // the output of every run, passing or not.
+    let _ = writeln!(std::io::stderr(), "taskbox bench faults:\n{text}");
+    let r: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let a = &r["audit"];
+    let f = &r["faults"];
+    assert_eq!(
+        r["acknowledged"], 10_000,
+        "every enqueue is acknowledged in the end"
+    );
+    assert_eq!(a["lost"], 0, "lost jobs: {}", a["examples"]);
+    assert_eq!(
+        a["duplicated"], 0,
+        "jobs completed twice: {}",
+        a["examples"]
+    );
+    assert_eq!(
+        a["fallback_twice"], 0,
+        "fallbacks run twice: {}",
+        a["examples"]
+    );
+    assert_eq!(
+        a["inconsistent"], 0,
+        "statuses against attempts: {}",
+        a["examples"]
+    );
+    let ended = a["completed"].as_u64().unwrap() + a["failed"].as_u64().unwrap();
+    assert_eq!(ended, 10_000, "every job ended: {a}");
+    assert!(f["killed"].as_u64().unwrap() >= 20, "{f}");
+    assert_eq!(f["stopped"], 1, "{f}");
+    assert_eq!(f["db_crashes"], 1, "{f}");
+    assert!(
+        a["rescued"].as_u64().unwrap() > 0,
+        "killed workers' attempts are rescued: {a}"
+    );
+    assert!(
+        r["fenced_writes"].as_u64().unwrap() > 0,
+        "the stopped worker's late writes are refused: {r}"
+    );
+    assert_eq!(r["passed"], true, "{r}");
+    assert!(out.status.success(), "{:?}", out.status);
+}
