@@ -19,6 +19,10 @@ pub enum Dialect {
     Sqlite,
     /// `$N` parameters, booleans, typed integer columns.
     Postgres,
+    /// PostgreSQL, one statement for many attempts' ends of one shape:
+    /// each parameter is an array with one element per attempt, read
+    /// through `unnest` as column `v.pN`.
+    PostgresMany,
 }
 
 impl Dialect {
@@ -26,6 +30,7 @@ impl Dialect {
         match self {
             Dialect::Sqlite => format!("?{n}"),
             Dialect::Postgres => format!("${n}"),
+            Dialect::PostgresMany => format!("v.p{n}"),
         }
     }
 
@@ -33,14 +38,14 @@ impl Dialect {
     fn int4(self, n: usize) -> String {
         match self {
             Dialect::Sqlite => self.param(n),
-            Dialect::Postgres => format!("${n}::int4"),
+            Dialect::Postgres | Dialect::PostgresMany => format!("{}::int4", self.param(n)),
         }
     }
 
     fn cancel_requested(self) -> &'static str {
         match self {
             Dialect::Sqlite => "cancel_requested = 1",
-            Dialect::Postgres => "cancel_requested",
+            Dialect::Postgres | Dialect::PostgresMany => "jobs.cancel_requested",
         }
     }
 }
@@ -71,7 +76,7 @@ pub fn status_in(from: &[JobStatus]) -> String {
 /// A key naming the move's shape: what its statement's text depends on.
 fn shape(mv: &Move<'_>, d: Dialect) -> u64 {
     let mut k = mv.transition as u64 | u64::from(mv.cancel_wins) << 8 | (mv.to as u64) << 9;
-    k |= u64::from(d == Dialect::Postgres) << 13;
+    k |= (d as u64) << 13;
     for (i, c) in mv.changes.iter().enumerate() {
         let kind: u64 = match c {
             Change::Output(_) => 1,
@@ -192,24 +197,61 @@ pub fn ending<'a>(
     }
     let (id, token) = (add(Arg::Text(id)), add(Arg::Text(token)));
     let text = cached.unwrap_or_else(|| {
+        let (from, returning) = match d {
+            Dialect::PostgresMany => {
+                // One array parameter per argument, typed by its kind.
+                let arrays: Vec<String> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| format!("${}::{}[]", i + 1, a.sql_type()))
+                    .collect();
+                let names: Vec<String> = (1..=args.len()).map(|i| format!("p{i}")).collect();
+                (
+                    format!(
+                        " FROM unnest({}) AS v({})",
+                        arrays.join(", "),
+                        names.join(", ")
+                    ),
+                    if mv.cancel_wins {
+                        " RETURNING jobs.id, jobs.status"
+                    } else {
+                        " RETURNING jobs.id"
+                    },
+                )
+            }
+            _ => (
+                String::new(),
+                if mv.cancel_wins {
+                    " RETURNING status"
+                } else {
+                    ""
+                },
+            ),
+        };
         let text: Arc<str> = format!(
-            "UPDATE jobs SET {}, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL \
-             WHERE id = {} AND lease_token = {} AND {}{}",
+            "UPDATE jobs SET {}, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL\
+             {from} WHERE jobs.id = {} AND jobs.lease_token = {} AND jobs.{}{returning}",
             set.join(", "),
             d.param(id),
             d.param(token),
             status_in(mv.from),
-            if mv.cancel_wins {
-                " RETURNING status"
-            } else {
-                ""
-            },
         )
         .into();
         TEXTS.with(|t| t.borrow_mut().insert(key, text.clone()));
         text
     });
     (text, args)
+}
+
+impl Arg<'_> {
+    /// The PostgreSQL type of an array of this kind of argument.
+    fn sql_type(&self) -> &'static str {
+        match self {
+            Arg::Text(_) | Arg::Owned(_) => "text",
+            Arg::Int(_) => "int8",
+            Arg::Bool(_) => "bool",
+        }
+    }
 }
 
 #[cfg(test)]
@@ -237,7 +279,7 @@ mod tests {
         assert_eq!(placeholders, aa.len(), "{ta}");
         let (tp, ap) = ending(&ma, Dialect::Postgres, 100, "j1", "t1");
         assert_eq!(tp.matches('$').count(), ap.len(), "{tp}");
-        assert!(tp.contains("CASE WHEN cancel_requested THEN"), "{tp}");
+        assert!(tp.contains("CASE WHEN jobs.cancel_requested THEN"), "{tp}");
         assert!(!tp.contains("available"), "{tp}");
     }
 

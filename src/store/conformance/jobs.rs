@@ -316,6 +316,86 @@ pub(super) async fn claims_follow_priority_time_and_queues(h: Harness) {
     assert_eq!(j.started_at, Some(h.clock.now()));
 }
 
+/// One batch of ends of every shape (a backend may write them together):
+/// each lands as it would alone, a pending cancel turns only the ends it
+/// may, a forged token and a job named twice are fenced.
+pub(super) async fn a_batch_of_ends_lands_each_as_it_would_alone(h: Harness) {
+    setup(&h).await;
+    for i in 0..6 {
+        insert(&h, new_job(&format!("b{i}"))).await;
+    }
+    let got = claim(&h, 6).await;
+    let c = |id: &str| got.iter().find(|c| c.id == id).unwrap().clone();
+    // Asked to cancel while they run: the retry gives way, the completion
+    // does not.
+    h.store.job_cancel(A, "b2").await.unwrap();
+    h.store.job_cancel(A, "b3").await.unwrap();
+    let end = |c: &ClaimedJob, action: Action| Finalize {
+        id: c.id.clone(),
+        tenant: c.tenant.clone(),
+        lease_token: c.lease_token.clone(),
+        attempt: attempt(c, "other", None),
+        action,
+        usage: None,
+    };
+    let forged = ClaimedJob {
+        lease_token: "not-it".into(),
+        ..c("b4")
+    };
+    let done = |o: &str| Action::Complete { output: o.into() };
+    let retry = Action::Retry {
+        delay_ms: 1000,
+        error: failure(),
+    };
+    let r = h
+        .store
+        .job_finalize(vec![
+            end(&c("b0"), done(r#"{"n":0}"#)),
+            end(&c("b1"), retry.clone()),
+            end(&c("b2"), retry.clone()),
+            end(&c("b3"), done(r#"{"n":3}"#)),
+            end(&forged, done("{}")),
+            end(&c("b5"), Action::Fail { error: failure() }),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        r,
+        [
+            Finalized::Done(JobStatus::Completed),
+            Finalized::Done(JobStatus::Queued),
+            Finalized::Done(JobStatus::Cancelled),
+            Finalized::Done(JobStatus::Completed),
+            Finalized::Fenced,
+            Finalized::Done(JobStatus::Failed),
+        ]
+    );
+    // A batch that names one job twice: the second end finds it ended.
+    let again = h
+        .store
+        .job_finalize(vec![end(&c("b0"), done("{}")), end(&c("b0"), done("{}"))])
+        .await
+        .unwrap();
+    assert_eq!(again, [Finalized::Fenced, Finalized::Fenced]);
+    let b0 = get(&h, "b0").await;
+    assert_eq!(b0.output.as_deref(), Some(r#"{"n":0}"#));
+    let b1 = get(&h, "b1").await;
+    assert_eq!(b1.status, JobStatus::Queued);
+    assert_eq!(b1.run_at, h.clock.now() + 1000, "the retry's own delay");
+    assert_eq!(get(&h, "b2").await.status, JobStatus::Cancelled);
+    assert_eq!(get(&h, "b3").await.output.as_deref(), Some(r#"{"n":3}"#));
+    assert_eq!(get(&h, "b4").await.status, JobStatus::Running);
+    assert_eq!(get(&h, "b5").await.status, JobStatus::Failed);
+    for (id, n) in [("b0", 1), ("b1", 1), ("b2", 1), ("b4", 0), ("b5", 1)] {
+        assert_eq!(attempts(&h, A, id).await.len(), n, "attempts of {id}");
+    }
+    let counts = h.store.job_counts().await.unwrap();
+    assert!(
+        counts.contains(&(JobStatus::Running, 1)),
+        "only the fenced one still runs: {counts:?}"
+    );
+}
+
 pub(super) async fn finalize_is_fenced_by_the_lease(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("j")).await;

@@ -160,6 +160,7 @@ macro_rules! conformance_cases {
             unique_keys_admit_one_unfinished_job,
             claims_follow_priority_time_and_queues,
             finalize_is_fenced_by_the_lease,
+            a_batch_of_ends_lands_each_as_it_would_alone,
             retries_snoozes_waits_and_resumes,
             cancels,
             heartbeats_extend_leases_and_record_progress,

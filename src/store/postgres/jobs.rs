@@ -3,7 +3,7 @@
 //! from-statuses and, for a runner's writes, by the lease token.
 
 use super::tally;
-use super::tenants::{policy, queued_locked, within};
+use super::tenants::{hold, policy, queued_now, within};
 use super::{pg, violated, Violation};
 use crate::attempt_log::AttemptLog;
 use crate::job::{ErrorKind, JobError, JobStatus};
@@ -32,7 +32,7 @@ pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, 
     max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
     fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes";
 
-fn to_json<T: serde::Serialize>(v: &T) -> String {
+pub(super) fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
@@ -192,9 +192,15 @@ async fn insert_one(
     defaults: &Quotas,
     tally: &mut Tally,
 ) -> StoreResult<Inserted> {
-    // Locks the tenant's gauges first: the checks below and the insert
-    // are then one after the other for the tenant's enqueues.
-    let queued = queued_locked(tx, &job.tenant).await?;
+    // Enqueues of one idempotency key see each other's job: the second
+    // waits for the first's commit, then finds it.
+    if let Some(idem) = &job.idempotency {
+        hold(tx, &job.tenant, &format!("idempotency/{}", idem.key)).await?;
+    }
+    if let (true, Some(key)) = (job.supersedes, &job.concurrency_key) {
+        hold(tx, &job.tenant, &format!("supersedes/{key}")).await?;
+    }
+    let queued = queued_now(tx, &job.tenant).await?;
     if let Some(idem) = &job.idempotency {
         let seen: Option<JobRow> = sqlx::query_as(&format!(
             "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = $1 AND idempotency_key = $2"
@@ -426,14 +432,13 @@ pub async fn heartbeat(
 
 /// Writes each attempt's end, fenced by its lease token, the attempt rows
 /// of those written, and what each attempt cost its tenant.
-pub async fn finalize(
-    tx: &mut Tx,
-    now: Millis,
-    batch: Vec<Finalize>,
-) -> StoreResult<Vec<Finalized>> {
+pub async fn finalize(tx: &mut Tx, now: Millis, batch: &[Finalize]) -> StoreResult<Vec<Finalized>> {
+    if let Some(out) = super::finalize::many(tx, now, batch).await? {
+        return Ok(out);
+    }
     let mut tally = Tally::new(now);
     let mut out = Vec::with_capacity(batch.len());
-    for f in &batch {
+    for f in batch {
         out.push(finalize_item(tx, now, f, &mut tally, true).await?);
     }
     tally::apply(tx, tally).await?;

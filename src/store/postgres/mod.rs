@@ -5,6 +5,7 @@
 
 pub mod admin;
 mod claim;
+mod finalize;
 mod jobs;
 mod notify;
 mod registry;
@@ -152,6 +153,7 @@ impl PgStore {
                 ),
                 ("statement_timeout", STATEMENT_TIMEOUT_MS.to_string()),
                 ("synchronous_commit", synchronous.to_string()),
+                ("plan_cache_mode", "force_custom_plan".to_string()),
             ])
             .application_name("taskbox")
             .disable_statement_logging();
@@ -489,15 +491,17 @@ impl PgStore {
     /// A batch of ends in one transaction; if it fails as a whole, each on
     /// its own.
     async fn finalize_batch(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
-        let all = batch.clone();
+        let all = Arc::new(batch);
+        let shared = all.clone();
         match self
-            .tx(move |tx, now| Box::pin(jobs::finalize(tx, now, all)))
+            .tx(move |tx, now| Box::pin(async move { jobs::finalize(tx, now, &shared).await }))
             .await
         {
             Ok(out) => Ok(out),
             Err(e) => {
                 // One attempt that cannot be recorded must not take the
                 // others with it: each on its own, then without its log.
+                let batch = Arc::try_unwrap(all).unwrap_or_else(|a| (*a).clone());
                 tracing::warn!(error = %e, jobs = batch.len(), "a finalize batch failed; writing its jobs one by one");
                 let mut out = Vec::with_capacity(batch.len());
                 for f in batch {

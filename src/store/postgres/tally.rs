@@ -1,19 +1,25 @@
 //! Writes a write's per-tenant counts (`store::tally`) on PostgreSQL, in
-//! its transaction, tenant by tenant in name order.
+//! its transaction, tenant by tenant in name order, each into the shard of
+//! the connection (`SHARD`: migration 0002 says why).
 
 use super::pg;
 use crate::store::tally::Tally;
 use crate::store::StoreResult;
 use sqlx::{Postgres, Transaction};
 
+/// The shard a connection adds to: the same for a whole transaction, so
+/// that it never holds two shards of one tenant.
+pub const SHARD: &str = "(pg_backend_pid() % 16)::int2";
+
 pub async fn apply(tx: &mut Transaction<'static, Postgres>, tally: Tally) -> StoreResult<()> {
     for (tenant, g) in tally.gauges() {
-        sqlx::query(
-            "INSERT INTO tenant_jobs (tenant, queued, running, waiting) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (tenant) DO UPDATE SET queued = tenant_jobs.queued + excluded.queued, \
+        sqlx::query(&format!(
+            "INSERT INTO tenant_jobs (tenant, shard, queued, running, waiting) \
+             VALUES ($1, {SHARD}, $2, $3, $4) \
+             ON CONFLICT (tenant, shard) DO UPDATE SET queued = tenant_jobs.queued + excluded.queued, \
              running = tenant_jobs.running + excluded.running, \
-             waiting = tenant_jobs.waiting + excluded.waiting",
-        )
+             waiting = tenant_jobs.waiting + excluded.waiting"
+        ))
         .bind(tenant)
         .bind(g.queued)
         .bind(g.running)
@@ -24,17 +30,17 @@ pub async fn apply(tx: &mut Transaction<'static, Postgres>, tally: Tally) -> Sto
     }
     let window = tally.window();
     for (tenant, s) in tally.spent() {
-        sqlx::query(
-            "INSERT INTO tenant_usage (tenant, window_start, fuel, wall_ms, attempts, \
-             completed, failed, cancelled) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-             ON CONFLICT (tenant, window_start) DO UPDATE SET \
+        sqlx::query(&format!(
+            "INSERT INTO tenant_usage (tenant, window_start, shard, fuel, wall_ms, attempts, \
+             completed, failed, cancelled) VALUES ($1, $2, {SHARD}, $3, $4, $5, $6, $7, $8) \
+             ON CONFLICT (tenant, window_start, shard) DO UPDATE SET \
              fuel = tenant_usage.fuel + excluded.fuel, \
              wall_ms = tenant_usage.wall_ms + excluded.wall_ms, \
              attempts = tenant_usage.attempts + excluded.attempts, \
              completed = tenant_usage.completed + excluded.completed, \
              failed = tenant_usage.failed + excluded.failed, \
-             cancelled = tenant_usage.cancelled + excluded.cancelled",
-        )
+             cancelled = tenant_usage.cancelled + excluded.cancelled"
+        ))
         .bind(tenant)
         .bind(window)
         .bind(s.fuel)

@@ -102,23 +102,35 @@ pub async fn policy(
     policy_from(tenant, row, defaults)
 }
 
-/// The tenant's queued and waiting jobs, its gauges' row locked until the
-/// transaction ends: two enqueues of one tenant check `max_queued` one
-/// after the other, never both against the same count.
-pub async fn queued_locked(
+/// The tenant's queued and waiting jobs, as committed now. Unlocked: two
+/// enqueues of one tenant at once may both pass `max_queued` by one, so a
+/// tenant may overshoot it by as many enqueues as it has in flight
+/// (bounded by the processes' pools); no enqueue waits for another's.
+pub async fn queued_now(tx: &mut Transaction<'static, Postgres>, tenant: &str) -> StoreResult<i64> {
+    sqlx::query_scalar(
+        "SELECT coalesce(sum(queued + waiting), 0)::int8 FROM tenant_jobs WHERE tenant = $1",
+    )
+    .bind(tenant)
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(pg)
+}
+
+/// Holds `what` of `tenant` until the transaction ends: enqueues that must
+/// see each other (one idempotency key, one superseding concurrency key)
+/// come one after the other.
+pub async fn hold(
     tx: &mut Transaction<'static, Postgres>,
     tenant: &str,
-) -> StoreResult<i64> {
-    sqlx::query("INSERT INTO tenant_jobs (tenant) VALUES ($1) ON CONFLICT (tenant) DO NOTHING")
+    what: &str,
+) -> StoreResult<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 1))")
         .bind(tenant)
+        .bind(what)
         .execute(&mut **tx)
         .await
         .map_err(pg)?;
-    sqlx::query_scalar("SELECT queued + waiting FROM tenant_jobs WHERE tenant = $1 FOR UPDATE")
-        .bind(tenant)
-        .fetch_one(&mut **tx)
-        .await
-        .map_err(pg)
+    Ok(())
 }
 
 /// The tenant's running jobs and the fuel it used in the current window.
@@ -128,8 +140,8 @@ pub async fn running_and_fuel(
     now: Millis,
 ) -> StoreResult<(i64, i64)> {
     let (running, fuel): (Option<i64>, Option<i64>) = sqlx::query_as(
-        "SELECT (SELECT running FROM tenant_jobs WHERE tenant = $1), \
-                (SELECT fuel FROM tenant_usage WHERE tenant = $1 AND window_start = $2)",
+        "SELECT (SELECT sum(running)::int8 FROM tenant_jobs WHERE tenant = $1), \
+                (SELECT sum(fuel)::int8 FROM tenant_usage WHERE tenant = $1 AND window_start = $2)",
     )
     .bind(tenant)
     .bind(window_start(now))
@@ -140,14 +152,20 @@ pub async fn running_and_fuel(
 }
 
 pub async fn tenant_usage(pool: &PgPool, tenant: &str, now: Millis) -> StoreResult<TenantUsage> {
-    let jobs: Option<(i64, i64, i64)> =
-        sqlx::query_as("SELECT queued, running, waiting FROM tenant_jobs WHERE tenant = $1")
-            .bind(tenant)
-            .fetch_optional(pool)
-            .await
-            .map_err(pg)?;
+    let jobs: Option<(i64, i64, i64)> = sqlx::query_as(
+        "SELECT sum(queued)::int8, sum(running)::int8, sum(waiting)::int8 \
+             FROM tenant_jobs WHERE tenant = $1 HAVING count(*) > 0",
+    )
+    .bind(tenant)
+    .fetch_optional(pool)
+    .await
+    .map_err(pg)?;
     let windows: Vec<UsageRow> = sqlx::query_as(&format!(
-        "SELECT {USAGE_COLUMNS} FROM tenant_usage WHERE tenant = $1 AND window_start IN ($2, $3)"
+        "SELECT {USAGE_COLUMNS} FROM (SELECT window_start, sum(fuel)::int8 AS fuel, \
+         sum(wall_ms)::int8 AS wall_ms, sum(attempts)::int8 AS attempts, \
+         sum(completed)::int8 AS completed, sum(failed)::int8 AS failed, \
+         sum(cancelled)::int8 AS cancelled FROM tenant_usage \
+         WHERE tenant = $1 AND window_start IN ($2, $3) GROUP BY window_start) w"
     ))
     .bind(tenant)
     .bind(window_start(now))

@@ -1,0 +1,227 @@
+//! A batch of attempts' ends on PostgreSQL in a handful of statements
+//! whatever its size: the rows locked in id order, one UPDATE per shape of
+//! move (`store::ending_sql`, its arguments as arrays), one INSERT of all
+//! the attempt rows, then the tenants' counts. Per-job statements cost a
+//! round trip each, and a runner ends thousands of short attempts a second.
+
+use super::jobs::to_json;
+use super::{pg, tally};
+use crate::job::JobStatus;
+use crate::store::ending_sql::{ending, Arg, Dialect};
+use crate::store::records::{AttemptRecord, Finalize, Finalized};
+use crate::store::rows::MAX_LOG_JSON;
+use crate::store::tally::Tally;
+use crate::store::transition::Move;
+use crate::store::{Millis, StoreError, StoreResult};
+use sqlx::{Postgres, Row, Transaction};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+type Tx = Transaction<'static, Postgres>;
+
+/// One statement's text, the batch positions it writes, and their
+/// arguments (a row each).
+struct Group<'a> {
+    text: Arc<str>,
+    members: Vec<usize>,
+    rows: Vec<Vec<Arg<'a>>>,
+}
+
+/// Writes the batch's ends, fenced by their lease tokens; `None` when the
+/// batch names a job twice (then each is written on its own).
+pub async fn many(
+    tx: &mut Tx,
+    now: Millis,
+    batch: &[Finalize],
+) -> StoreResult<Option<Vec<Finalized>>> {
+    let mut ids: Vec<&str> = batch.iter().map(|f| f.id.as_str()).collect();
+    ids.sort_unstable();
+    if ids.windows(2).any(|w| w[0] == w[1]) {
+        return Ok(None);
+    }
+    // In id order, as the heartbeat does, so that the two never wait for
+    // each other's rows in a cycle.
+    sqlx::query("SELECT 1 FROM jobs WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+        .bind(&ids)
+        .execute(&mut **tx)
+        .await
+        .map_err(pg)?;
+
+    // Group by the statement's text: one shape, one statement.
+    let moves: Vec<Move<'_>> = batch.iter().map(|f| Move::of_ending(&f.action)).collect();
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    let mut group_of: HashMap<Arc<str>, usize> = HashMap::new();
+    for (i, (f, mv)) in batch.iter().zip(&moves).enumerate() {
+        let (text, args) = ending(mv, Dialect::PostgresMany, now, &f.id, &f.lease_token);
+        let g = *group_of.entry(text.clone()).or_insert_with(|| {
+            groups.push(Group {
+                text,
+                members: Vec::new(),
+                rows: Vec::new(),
+            });
+            groups.len() - 1
+        });
+        groups[g].members.push(i);
+        groups[g].rows.push(args);
+    }
+    let mut status: Vec<Option<JobStatus>> = vec![None; batch.len()];
+    for Group {
+        text,
+        members,
+        rows,
+    } in groups
+    {
+        let mut q = sqlx::query(&text);
+        for col in 0..rows[0].len() {
+            q = match rows[0][col] {
+                Arg::Int(_) => q.bind(
+                    rows.iter()
+                        .map(|r| match r[col] {
+                            Arg::Int(v) => v,
+                            _ => 0,
+                        })
+                        .collect::<Vec<i64>>(),
+                ),
+                Arg::Bool(_) => q.bind(
+                    rows.iter()
+                        .map(|r| matches!(r[col], Arg::Bool(true)))
+                        .collect::<Vec<bool>>(),
+                ),
+                Arg::Text(_) | Arg::Owned(_) => q.bind(
+                    rows.iter()
+                        .map(|r| match &r[col] {
+                            Arg::Text(t) => t,
+                            Arg::Owned(t) => t.as_str(),
+                            _ => "",
+                        })
+                        .collect::<Vec<&str>>(),
+                ),
+            };
+        }
+        let written = q.fetch_all(&mut **tx).await.map_err(pg)?;
+        let mut by_id: HashMap<String, Option<String>> = HashMap::with_capacity(written.len());
+        for r in &written {
+            let id: String = r.try_get(0).map_err(pg)?;
+            let to: Option<String> = if r.len() > 1 {
+                Some(r.try_get(1).map_err(pg)?)
+            } else {
+                None
+            };
+            by_id.insert(id, to);
+        }
+        for i in members {
+            if let Some(to) = by_id.remove(&batch[i].id) {
+                status[i] = Some(match to {
+                    Some(s) => s.parse::<JobStatus>().map_err(StoreError::Internal)?,
+                    None => moves[i].to,
+                });
+            }
+        }
+    }
+
+    let mut tally = Tally::new(now);
+    let mut attempts: Vec<(&str, &AttemptRecord)> = Vec::new();
+    let mut out = Vec::with_capacity(batch.len());
+    for (f, s) in batch.iter().zip(&status) {
+        if let Some(u) = &f.usage {
+            tally.charge(&f.tenant, u);
+        }
+        match s {
+            Some(s) => {
+                tally.moved(&f.tenant, Some(JobStatus::Running), Some(*s), 1);
+                if let Some(a) = &f.attempt {
+                    attempts.push((&f.id, a));
+                }
+                out.push(Finalized::Done(*s));
+            }
+            None => out.push(Finalized::Fenced),
+        }
+    }
+    insert_attempts(tx, &attempts).await?;
+    tally::apply(tx, tally).await?;
+    Ok(Some(out))
+}
+
+/// All the attempt rows in one INSERT. A log too large to keep fails the
+/// whole (the batch is then written job by job, that one without its log).
+async fn insert_attempts(tx: &mut Tx, rows: &[(&str, &AttemptRecord)]) -> StoreResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut logs = Vec::with_capacity(rows.len());
+    for (id, a) in rows {
+        let log = a.log.as_ref().map(to_json);
+        if log.as_ref().is_some_and(|l| l.len() > MAX_LOG_JSON) {
+            return Err(StoreError::Internal(format!(
+                "the log of attempt {} of job {id} is larger than {MAX_LOG_JSON} bytes",
+                a.attempt
+            )));
+        }
+        logs.push(log);
+    }
+    let int4 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+    let int8 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    sqlx::query(
+        "INSERT INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
+         finished_at, outcome, error, fuel_used, peak_memory_bytes, log) \
+         SELECT * FROM unnest($1::text[], $2::int4[], $3::text[], $4::int4[], $5::text[], \
+         $6::int8[], $7::int8[], $8::text[], $9::text[], $10::int8[], $11::int8[], $12::text[]) \
+         ON CONFLICT (job_id, attempt) DO UPDATE SET task = excluded.task, \
+         task_version = excluded.task_version, digest = excluded.digest, \
+         started_at = excluded.started_at, finished_at = excluded.finished_at, \
+         outcome = excluded.outcome, error = excluded.error, fuel_used = excluded.fuel_used, \
+         peak_memory_bytes = excluded.peak_memory_bytes, log = excluded.log",
+    )
+    .bind(rows.iter().map(|(id, _)| *id).collect::<Vec<&str>>())
+    .bind(
+        rows.iter()
+            .map(|(_, a)| int4(a.attempt))
+            .collect::<Vec<i32>>(),
+    )
+    .bind(
+        rows.iter()
+            .map(|(_, a)| a.task.name.as_str())
+            .collect::<Vec<&str>>(),
+    )
+    .bind(
+        rows.iter()
+            .map(|(_, a)| int4(a.task.version))
+            .collect::<Vec<i32>>(),
+    )
+    .bind(
+        rows.iter()
+            .map(|(_, a)| a.task.digest.as_str())
+            .collect::<Vec<&str>>(),
+    )
+    .bind(rows.iter().map(|(_, a)| a.started_at).collect::<Vec<i64>>())
+    .bind(
+        rows.iter()
+            .map(|(_, a)| a.finished_at)
+            .collect::<Vec<i64>>(),
+    )
+    .bind(
+        rows.iter()
+            .map(|(_, a)| a.outcome.as_str())
+            .collect::<Vec<&str>>(),
+    )
+    .bind(
+        rows.iter()
+            .map(|(_, a)| a.error.as_ref().map(to_json))
+            .collect::<Vec<Option<String>>>(),
+    )
+    .bind(
+        rows.iter()
+            .map(|(_, a)| int8(a.fuel_used))
+            .collect::<Vec<i64>>(),
+    )
+    .bind(
+        rows.iter()
+            .map(|(_, a)| int8(a.peak_memory_bytes))
+            .collect::<Vec<i64>>(),
+    )
+    .bind(logs)
+    .execute(&mut **tx)
+    .await
+    .map_err(pg)?;
+    Ok(())
+}
