@@ -51,6 +51,10 @@ pub struct QueueBench {
     /// this server and dropped after (default: SQLite in a temporary dir).
     #[arg(long)]
     pub database_url: Option<String>,
+    /// Burn down with this many `taskbox worker` processes instead of
+    /// runners in this process (PostgreSQL only; timed from their spawn).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=64))]
+    pub workers: u64,
     /// Measure only this part (default: all three).
     #[arg(long, value_enum)]
     pub only: Option<QueuePart>,
@@ -214,6 +218,24 @@ async fn burn_down(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
         left -= n;
     }
     eprintln!(" done");
+    if args.workers > 0 {
+        progress(&format!(
+            "burning down with {} worker processes",
+            args.workers
+        ));
+        let r = super::bench_workers::burn_down(
+            &b.db.url,
+            args.jobs,
+            args.workers as usize,
+            runners(args),
+            &format!("{:?}", durability(args)).to_lowercase(),
+        )
+        .await?;
+        eprintln!(" done");
+        b.store.close().await;
+        b.db.drop().await;
+        return Ok(r);
+    }
     let completed = Arc::new(AtomicU64::new(0));
     let all_done = Arc::new(Notify::new());
     let (count, target, done) = (completed.clone(), args.jobs, all_done.clone());
@@ -430,6 +452,11 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    if args.workers > 0 && args.database_url.is_none() {
+        bail!(
+            "--workers runs worker processes on a shared queue: give --database-url postgres://…"
+        );
+    }
     let want = |p: QueuePart| args.only.is_none_or(|o| o == p);
     let mut report = serde_json::Map::new();
     report.insert(
@@ -464,11 +491,22 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
     );
     if let Some(b) = report.get("burn_down") {
         println!(
-            "  burn-down         {:>9.0} jobs/s   ({} no-op jobs in {:.2} s, {:.0} µs CPU per job)",
+            "  burn-down         {:>9.0} jobs/s   ({} no-op jobs in {:.2} s, {})",
             b["jobs_per_second"].as_f64().unwrap_or_default(),
             b["jobs"],
             b["seconds"].as_f64().unwrap_or_default(),
-            b["cpu_us_per_job"].as_f64().unwrap_or_default()
+            match b["workers"].as_u64() {
+                Some(w) => format!(
+                    "{w} worker processes from their spawn; steady 10→90 % {:.0} jobs/s",
+                    b["steady_10_90_jobs_per_second"]
+                        .as_f64()
+                        .unwrap_or_default()
+                ),
+                None => format!(
+                    "{:.0} µs CPU per job",
+                    b["cpu_us_per_job"].as_f64().unwrap_or_default()
+                ),
+            }
         );
     }
     if let Some(l) = report.get("latency") {

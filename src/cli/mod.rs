@@ -4,6 +4,7 @@ mod admin;
 mod bench;
 mod bench_queue;
 mod bench_tenants;
+mod bench_workers;
 mod client;
 mod faults;
 mod format;
