@@ -52,6 +52,15 @@ pub async fn claim(
     if p.limit == 0 {
         return Ok(Vec::new());
     }
+    // A generic plan of the claim's query (PostgreSQL's choice after five
+    // runs of a prepared statement) sorts every due job of the tenant and
+    // stalled claims for 150-230 ms; planned with its values, it reads the
+    // claim index in order. Only here: planning every statement costs the
+    // enqueues ~15 %.
+    sqlx::query("SET LOCAL plan_cache_mode = force_custom_plan")
+        .execute(&mut **tx)
+        .await
+        .map_err(pg)?;
     let cursor = fairness(&fair).cursor.take().unwrap_or_default();
     let tenants = active_tenants(tx, &cursor).await?;
     if tenants.len() as i64 >= MAX_TENANTS_PER_CLAIM {

@@ -185,6 +185,19 @@ pub async fn insert(
     Ok(out)
 }
 
+/// One job in a transaction of its own.
+pub async fn insert_alone(
+    tx: &mut Tx,
+    now: Millis,
+    job: NewJob,
+    defaults: Quotas,
+) -> StoreResult<Inserted> {
+    let mut tally = Tally::new(now);
+    let inserted = insert_one(tx, now, job, &defaults, &mut tally).await?;
+    tally::apply(tx, tally).await?;
+    Ok(inserted)
+}
+
 async fn insert_one(
     tx: &mut Tx,
     now: Millis,

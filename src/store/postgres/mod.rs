@@ -153,7 +153,6 @@ impl PgStore {
                 ),
                 ("statement_timeout", STATEMENT_TIMEOUT_MS.to_string()),
                 ("synchronous_commit", synchronous.to_string()),
-                ("plan_cache_mode", "force_custom_plan".to_string()),
             ])
             .application_name("taskbox")
             .disable_statement_logging();
@@ -342,8 +341,18 @@ impl JobStore for PgStore {
         registry::task_list(&self.pool, tenant).await
     }
 
-    async fn job_insert(&self, new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
+    async fn job_insert(&self, mut new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
         let defaults = self.defaults;
+        if new.len() == 1 {
+            // One job (an API enqueue) needs no savepoint: its
+            // transaction is all its own, undone whole when it fails.
+            let job = new.pop().ok_or(StoreError::NotFound)?;
+            let r = self
+                .tx(move |tx, now| Box::pin(jobs::insert_alone(tx, now, job, defaults)))
+                .await;
+            self.poke();
+            return Ok(vec![r]);
+        }
         let r = self
             .tx(move |tx, now| Box::pin(jobs::insert(tx, now, new, defaults)))
             .await;
