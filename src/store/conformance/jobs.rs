@@ -166,6 +166,32 @@ pub(super) async fn one_refused_insert_does_not_undo_the_batch(h: Harness) {
     assert!(matches!(results[1], Err(StoreError::Conflict(_))));
     assert!(matches!(results[2], Ok(Inserted::Created(_))));
     get(&h, "x2").await;
+    // A batch with an id taken before it (a backend that writes a batch in
+    // one statement must still answer each job on its own).
+    let results = h
+        .store
+        .job_insert(vec![new_job("x3"), new_job("x2"), new_job("x4")])
+        .await
+        .unwrap();
+    assert!(matches!(results[0], Ok(Inserted::Created(_))));
+    assert!(matches!(results[1], Err(StoreError::Conflict(_))));
+    assert!(matches!(results[2], Ok(Inserted::Created(_))));
+    get(&h, "x4").await;
+    let plain = h
+        .store
+        .job_insert(vec![new_job("x5"), new_job("x6")])
+        .await
+        .unwrap();
+    for (r, id) in plain.iter().zip(["x5", "x6"]) {
+        match r {
+            Ok(Inserted::Created(j)) => {
+                assert_eq!(j.id, id);
+                assert_eq!(j.status, JobStatus::Queued);
+                assert_eq!(j.created_at, h.clock.now());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }
 
 pub(super) async fn idempotency_keys(h: Harness) {

@@ -161,6 +161,9 @@ pub async fn insert(
     jobs: Vec<NewJob>,
     defaults: Quotas,
 ) -> StoreResult<Vec<StoreResult<Inserted>>> {
+    if let Some(out) = super::bulk::insert_plain(tx, now, &jobs, &defaults).await? {
+        return Ok(out);
+    }
     let mut out = Vec::with_capacity(jobs.len());
     for job in jobs {
         sqlx::query("SAVEPOINT job")

@@ -4,6 +4,7 @@
 //! database's clock. All of its SQL lives in this directory.
 
 pub mod admin;
+mod bulk;
 mod claim;
 mod finalize;
 mod jobs;
