@@ -102,6 +102,9 @@ pub(super) async fn claimer(inner: Arc<Inner>) {
             continue;
         };
         let t0 = Instant::now();
+        // Jobs due before this claim that it passes over are not worth a
+        // poll (with a margin for this clock's distance from the store's).
+        let claimed_at = store.now() - 10;
         let got = match claim(&inner, limit, None).await {
             Ok(got) => got,
             Err(e) => {
@@ -120,7 +123,7 @@ pub(super) async fn claimer(inner: Arc<Inner>) {
             "claimed"
         );
         if got < limit {
-            let idle = match store.job_next_run_at().await {
+            let idle = match store.job_next_run_at(claimed_at).await {
                 Ok(Some(t)) => Duration::from_millis(u64::try_from(t - store.now()).unwrap_or(0))
                     .min(POLL_EVERY),
                 _ => POLL_EVERY,

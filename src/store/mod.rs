@@ -173,7 +173,10 @@ pub trait JobStore: Send + Sync + 'static {
     /// lease, so the dead runner's token is fenced out.
     async fn job_rescue(&self, p: RescueParams) -> StoreResult<Vec<ClaimedJob>>;
     /// When the next queued job becomes due, if any is waiting for its time.
-    async fn job_next_run_at(&self) -> StoreResult<Option<Millis>>;
+    /// Jobs due at or before `passed` may be left out: a claim begun then
+    /// passed them over (their concurrency key runs, their tenant is at a
+    /// quota), and what frees them wakes the claimers.
+    async fn job_next_run_at(&self, passed: Millis) -> StoreResult<Option<Millis>>;
 
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>>;
 

@@ -319,7 +319,10 @@ pub(super) async fn claims_follow_priority_time_and_queues(h: Harness) {
     assert_eq!(got[0].attempts, 1);
     assert_eq!(ids(&claim(&h, 10).await), ["low"]);
     assert!(claim(&h, 10).await.is_empty(), "`later` is not due");
-    assert_eq!(h.store.job_next_run_at().await.unwrap(), Some(now + 10_000));
+    assert_eq!(
+        h.store.job_next_run_at(0).await.unwrap(),
+        Some(now + 10_000)
+    );
     insert(
         &h,
         NewJob {
@@ -330,13 +333,13 @@ pub(super) async fn claims_follow_priority_time_and_queues(h: Harness) {
     )
     .await;
     assert_eq!(
-        h.store.job_next_run_at().await.unwrap(),
+        h.store.job_next_run_at(0).await.unwrap(),
         Some(now + 5_000),
         "the next due time is the earliest of every priority"
     );
     h.clock.advance(10_000);
     assert_eq!(ids(&claim(&h, 10).await), ["later", "sooner"]);
-    assert_eq!(h.store.job_next_run_at().await.unwrap(), None);
+    assert_eq!(h.store.job_next_run_at(0).await.unwrap(), None);
     let j = get(&h, "later").await;
     assert_eq!(j.status, JobStatus::Running);
     assert_eq!(j.started_at, Some(h.clock.now()));

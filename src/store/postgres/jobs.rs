@@ -684,8 +684,13 @@ pub async fn rescue(tx: &mut Tx, now: Millis, p: RescueParams) -> StoreResult<Ve
     rows.iter().map(|r| claimed_row(r).map_err(pg)).collect()
 }
 
-pub async fn next_run_at(pool: &PgPool) -> StoreResult<Option<Millis>> {
-    sqlx::query_scalar("SELECT MIN(run_at) FROM jobs WHERE status = 'queued'")
+/// The earliest due time after `passed`. Jobs due by then but not claimed
+/// (their concurrency key runs, their tenant is at `max_running`) are left
+/// out: what frees them (an end) wakes the claimers, and counted here they
+/// would keep every claimer polling.
+pub async fn next_run_at(pool: &PgPool, passed: Millis) -> StoreResult<Option<Millis>> {
+    sqlx::query_scalar("SELECT MIN(run_at) FROM jobs WHERE status = 'queued' AND run_at > $1")
+        .bind(passed)
         .fetch_one(pool)
         .await
         .map_err(pg)

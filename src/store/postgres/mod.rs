@@ -469,8 +469,8 @@ impl JobStore for PgStore {
             .await
     }
 
-    async fn job_next_run_at(&self) -> StoreResult<Option<Millis>> {
-        jobs::next_run_at(&self.pool).await
+    async fn job_next_run_at(&self, passed: Millis) -> StoreResult<Option<Millis>> {
+        jobs::next_run_at(&self.pool, passed).await
     }
 
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {

@@ -670,8 +670,9 @@ impl JobStore for SqliteStore {
             .await
     }
 
-    async fn job_next_run_at(&self) -> StoreResult<Option<Millis>> {
-        // One seek: the first of jobs_scheduled.
+    async fn job_next_run_at(&self, _passed: Millis) -> StoreResult<Option<Millis>> {
+        // One seek: the first of jobs_scheduled. Those due are not staged
+        // yet (the next claim stages them), so none is left out.
         let row: (Option<i64>,) = sqlx::query_as(
             "SELECT MIN(run_at) FROM jobs WHERE status = 'queued' AND available = 0",
         )
