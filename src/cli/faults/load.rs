@@ -108,7 +108,8 @@ pub struct Enqueued {
     pub acknowledged: AtomicUsize,
     /// Answers 503 `UNAVAILABLE` (the database was down).
     pub unavailable: AtomicU64,
-    /// Requests that got no answer at all, or another error; tried again.
+    /// Requests that got no answer at all, or an answer other than 2xx or
+    /// 503 (an internal error, say); tried again.
     pub errors: AtomicU64,
     /// Jobs never acknowledged before the deadline.
     pub given_up: AtomicUsize,
