@@ -24,7 +24,11 @@ fn have_server_programs() -> bool {
     found
 }
 
+/// Ignored in the suite's run: its five processes and 10,000 jobs load
+/// both cores for a minute, which would fail the timing of tests beside it.
+/// `scripts/test` runs it alone after the others.
 #[test]
+#[ignore = "run alone: scripts/test runs it after the suite"]
 fn no_acknowledged_job_is_lost_or_completed_twice_under_faults() {
     if !have_server_programs() {
         eprintln!("skipped: no PostgreSQL server programs here");
