@@ -7,6 +7,7 @@ pub mod admin;
 mod bulk;
 mod claim;
 mod finalize;
+mod group;
 mod jobs;
 mod notify;
 mod registry;
@@ -117,6 +118,9 @@ pub struct PgStore {
     fair: Arc<std::sync::Mutex<Fairness>>,
     /// LISTEN and batched NOTIFY between the processes on this database.
     notifier: notify::Notifier,
+    /// What a transaction needs, for the enqueues committed together.
+    db: group::Db,
+    group: group::Group,
 }
 
 /// The URL without its password, for messages.
@@ -178,6 +182,12 @@ impl PgStore {
         }
         let store = PgStore {
             notifier: notify::Notifier::start(pool.clone()),
+            db: group::Db {
+                pool: pool.clone(),
+                clock: clock.clone(),
+                defaults: opts.quotas,
+            },
+            group: group::Group::default(),
             pool,
             defaults: opts.quotas,
             clock,
@@ -203,17 +213,7 @@ impl PgStore {
 
     /// A transaction and the time it decides by.
     async fn begin(&self) -> StoreResult<(Transaction<'static, Postgres>, Millis)> {
-        let mut tx = self.pool.begin().await.map_err(pg)?;
-        let now = match &self.clock {
-            Some(c) => c.now(),
-            None => {
-                sqlx::query_scalar("SELECT (extract(epoch from clock_timestamp()) * 1000)::int8")
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(pg)?
-            }
-        };
-        Ok((tx, now))
+        self.db.begin().await
     }
 
     /// Runs `f` in one transaction, committed when it answers Ok and
@@ -345,12 +345,10 @@ impl JobStore for PgStore {
     async fn job_insert(&self, mut new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
         let defaults = self.defaults;
         if new.len() == 1 {
-            // One job (an API enqueue) needs no savepoint: its
-            // transaction is all its own, undone whole when it fails.
+            // One job (an API enqueue): committed with whatever other
+            // requests' jobs wait at the same moment (`group`).
             let job = new.pop().ok_or(StoreError::NotFound)?;
-            let r = self
-                .tx(move |tx, now| Box::pin(jobs::insert_alone(tx, now, job, defaults)))
-                .await;
+            let r = self.group.insert(&self.db, job).await;
             self.poke();
             return Ok(vec![r]);
         }
