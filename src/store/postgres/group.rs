@@ -1,5 +1,5 @@
-//! Enqueues of one job each, from many requests at once, committed
-//! together: each caller leaves its job in a shared line; whoever holds one
+//! Enqueues of one plain job each (no key to lock), from many requests at
+//! once, committed together: each caller leaves its job in a shared line; whoever holds one
 //! of a few leads takes the whole line into one transaction (`bulk.rs`
 //! makes plain jobs one INSERT), and every caller gets its own job's
 //! answer. One transaction per request cost a pool's worth of round trips

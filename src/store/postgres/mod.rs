@@ -345,10 +345,19 @@ impl JobStore for PgStore {
     async fn job_insert(&self, mut new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
         let defaults = self.defaults;
         if new.len() == 1 {
-            // One job (an API enqueue): committed with whatever other
-            // requests' jobs wait at the same moment (`group`).
+            // One plain job (an API enqueue): committed with whatever
+            // other requests' jobs wait at the same moment (`group`).
             let job = new.pop().ok_or(StoreError::NotFound)?;
-            let r = self.group.insert(&self.db, job).await;
+            // A job with a key takes a lock on it (or waits on a unique
+            // index) in its transaction: batched, two batches could take
+            // two keys in opposite orders. Such a job commits alone.
+            let keyed = job.idempotency.is_some() || job.unique_key.is_some() || job.supersedes;
+            let r = if keyed {
+                self.tx(move |tx, now| Box::pin(jobs::insert_alone(tx, now, job, defaults)))
+                    .await
+            } else {
+                self.group.insert(&self.db, job).await
+            };
             self.poke();
             return Ok(vec![r]);
         }
