@@ -161,6 +161,7 @@ macro_rules! conformance_cases {
             claims_follow_priority_time_and_queues,
             finalize_is_fenced_by_the_lease,
             a_batch_of_ends_lands_each_as_it_would_alone,
+            many_enqueues_at_once_each_get_their_own_answer,
             retries_snoozes_waits_and_resumes,
             cancels,
             heartbeats_extend_leases_and_record_progress,

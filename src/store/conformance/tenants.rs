@@ -7,7 +7,7 @@ use crate::attempt_log::{Level, LogLine, Source};
 use crate::quota::{Exceeded, Quotas, WINDOW_MS};
 use crate::sandbox::AttemptLog;
 
-async fn put(h: &Harness, tenant: &str, weight: Option<u32>, quotas: Quotas) {
+pub(super) async fn put(h: &Harness, tenant: &str, weight: Option<u32>, quotas: Quotas) {
     h.store
         .tenant_put(TenantSettings {
             name: tenant.into(),
@@ -26,7 +26,7 @@ async fn cap_running(h: &Harness, tenant: &str, max_running: u64) {
     put(h, tenant, None, quotas).await;
 }
 
-fn job_of(tenant: &str, id: &str) -> NewJob {
+pub(super) fn job_of(tenant: &str, id: &str) -> NewJob {
     NewJob {
         tenant: tenant.into(),
         ..new_job(id)
