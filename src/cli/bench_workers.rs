@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context};
 use serde_json::json;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// Worker processes; killed when dropped.
@@ -34,23 +34,16 @@ pub async fn burn_down(
         .await
         .context("cannot connect to the bench database")?;
     let dir = tempfile::tempdir()?;
-    let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let t0 = Instant::now();
     let mut procs = Workers(Vec::new());
     for n in 0..workers {
-        let mut cmd = Command::new(&exe);
-        for (k, _) in std::env::vars() {
-            if k.starts_with("TASKBOX_") {
-                cmd.env_remove(k);
-            }
-        }
         procs.0.push(
-            cmd.args(["worker", "--no-migrate", "--durability", durability])
+            super::this_binary()?
+                .args(["worker", "--no-migrate", "--durability", durability])
                 .args(["--runners", &runners.to_string()])
                 .args(["--database-url", database_url])
                 .arg("--data-dir")
                 .arg(dir.path().join(format!("worker-{n}")))
-                .env("TASKBOX_LOG", "warn")
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .spawn()

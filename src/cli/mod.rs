@@ -59,6 +59,22 @@ pub enum Command {
     Bench(BenchArgs),
 }
 
+/// This very binary as a child process (a bench's or the fault harness's
+/// server or worker), with none of the caller's `TASKBOX_*` variables: only
+/// what the caller sets may change what is measured or tested.
+pub(crate) fn this_binary() -> anyhow::Result<std::process::Command> {
+    use anyhow::Context;
+    let exe = std::env::current_exe().context("cannot find this program's own path")?;
+    let mut cmd = std::process::Command::new(exe);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("TASKBOX_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("TASKBOX_LOG", "warn");
+    Ok(cmd)
+}
+
 /// Runs the chosen subcommand; its exit code, or an error for status 2.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {

@@ -5,7 +5,7 @@
 use anyhow::{bail, Context};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +24,6 @@ pub struct Said {
 /// How the processes are started.
 #[derive(Clone)]
 pub struct Setup {
-    pub exe: PathBuf,
     pub database_url: String,
     pub admin_token: String,
     pub lease_ms: u64,
@@ -111,15 +110,7 @@ impl Setup {
             .append(true)
             .open(&log_path)?;
         let _ = writeln!(log, "=== start");
-        let mut cmd = Command::new(&self.exe);
-        // Only what this harness sets: a variable of the caller's (a
-        // database URL, a lease) must not change what is tested.
-        for (k, _) in std::env::vars() {
-            if k.starts_with("TASKBOX_") {
-                cmd.env_remove(k);
-            }
-        }
-        let mut child = cmd
+        let mut child = crate::cli::this_binary()?
             .args(args)
             .arg("--database-url")
             .arg(&self.database_url)
@@ -128,12 +119,11 @@ impl Setup {
             .arg("--lease-ms")
             .arg(self.lease_ms.to_string())
             .env("TASKBOX_ADMIN_TOKEN", &self.admin_token)
-            .env("TASKBOX_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .with_context(|| format!("cannot start {}", self.exe.display()))?;
+            .with_context(|| format!("cannot start {name}"))?;
         let stderr = child.stderr.take().context("no stderr")?;
         {
             let (said, mut log) = (said.clone(), log.try_clone()?);
@@ -176,9 +166,4 @@ fn count(said: &Said, line: &str) {
     } else if line.contains("attempt ends not written") {
         said.unwritten.fetch_add(1, Ordering::Relaxed);
     }
-}
-
-/// The path of this binary, which the processes are started from.
-pub fn this_binary() -> anyhow::Result<PathBuf> {
-    std::env::current_exe().context("cannot find this program's own path")
 }

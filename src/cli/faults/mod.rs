@@ -126,7 +126,6 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
             .map_or(1, |d| d.as_nanos() as u64)
     }) | 1;
     let setup = Setup {
-        exe: fleet::this_binary()?,
         database_url: cluster.url(),
         admin_token: format!("faults-admin-{seed:016x}"),
         lease_ms: args.lease_ms,

@@ -3,12 +3,15 @@
 //! moves, and panics with what broke. Every backend's test file runs every
 //! case, from the one list in [`conformance_cases!`]. Built for tests only
 //! (the `conformance` feature, which the integration tests turn on), never
-//! into the release binary. The cases are by subject: `jobs` (the life of
-//! a job), `tenants` (fair claims, quotas, budgets and usage).
+//! into the release binary. The cases are by subject: `inserts` (what is
+//! written before a job runs), `jobs` (the life of a queued job),
+//! `tenants` (fair claims, quotas, budgets and usage).
 
+mod inserts;
 mod jobs;
 mod tenants;
 
+use inserts::*;
 use jobs::*;
 use tenants::*;
 

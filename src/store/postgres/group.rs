@@ -21,7 +21,11 @@ const MAX_BATCH: usize = 1024;
 
 type Waiting = (NewJob, oneshot::Sender<StoreResult<Inserted>>);
 
-/// What a batch needs to run on its own, apart from any request.
+/// The database's clock in Unix ms: what every transaction decides by.
+pub const DB_NOW: &str = "SELECT (extract(epoch from clock_timestamp()) * 1000)::int8";
+
+/// What a transaction needs, also apart from any request (a batch runs in
+/// a task of its own).
 #[derive(Clone)]
 pub struct Db {
     pub pool: PgPool,

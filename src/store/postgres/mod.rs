@@ -20,7 +20,7 @@ use super::{Capabilities, Clock, Durability, JobStore, Millis, Signal, StoreErro
 use crate::job::JobStatus;
 use crate::quota::Quotas;
 use async_trait::async_trait;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Postgres, Transaction};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -106,10 +106,8 @@ pub enum OpenError {
 }
 
 pub struct PgStore {
-    pool: PgPool,
-    defaults: Quotas,
-    /// Tests move time by hand; otherwise the database's clock decides.
-    clock: Option<Arc<dyn Clock>>,
+    /// The pool, the test's clock (if any) and the quota defaults.
+    db: group::Db,
     /// The database's clock less this machine's, in ms, as last measured:
     /// `now()` for what decides nothing (an attempt's recorded times).
     skew: AtomicI64,
@@ -118,8 +116,7 @@ pub struct PgStore {
     fair: Arc<std::sync::Mutex<Fairness>>,
     /// LISTEN and batched NOTIFY between the processes on this database.
     notifier: notify::Notifier,
-    /// What a transaction needs, for the enqueues committed together.
-    db: group::Db,
+    /// The enqueues committed together.
     group: group::Group,
 }
 
@@ -183,18 +180,15 @@ impl PgStore {
         let store = PgStore {
             notifier: notify::Notifier::start(pool.clone()),
             db: group::Db {
-                pool: pool.clone(),
-                clock: clock.clone(),
+                pool,
+                clock,
                 defaults: opts.quotas,
             },
             group: group::Group::default(),
-            pool,
-            defaults: opts.quotas,
-            clock,
             skew: AtomicI64::new(0),
             fair: Arc::default(),
         };
-        if store.clock.is_none() {
+        if store.db.clock.is_none() {
             let local = super::SystemClock.now();
             if let Ok(db) = store.db_now().await {
                 store.skew.store(db - local, Ordering::Relaxed);
@@ -205,8 +199,8 @@ impl PgStore {
 
     /// The database's clock, read once.
     async fn db_now(&self) -> StoreResult<Millis> {
-        sqlx::query_scalar("SELECT (extract(epoch from clock_timestamp()) * 1000)::int8")
-            .fetch_one(&self.pool)
+        sqlx::query_scalar(group::DB_NOW)
+            .fetch_one(&self.db.pool)
             .await
             .map_err(pg)
     }
@@ -243,7 +237,7 @@ impl PgStore {
 #[async_trait]
 impl JobStore for PgStore {
     fn now(&self) -> Millis {
-        match &self.clock {
+        match &self.db.clock {
             Some(c) => c.now(),
             None => super::SystemClock.now() + self.skew.load(Ordering::Relaxed),
         }
@@ -268,7 +262,7 @@ impl JobStore for PgStore {
     }
 
     async fn tenant_get(&self, name: &str) -> StoreResult<Option<Tenant>> {
-        tenants::tenant_get(&self.pool, name).await
+        tenants::tenant_get(&self.db.pool, name).await
     }
 
     async fn tenant_put(&self, t: TenantSettings) -> StoreResult<(Tenant, bool)> {
@@ -277,15 +271,15 @@ impl JobStore for PgStore {
     }
 
     async fn tenant_list(&self) -> StoreResult<Vec<Tenant>> {
-        tenants::tenant_list(&self.pool).await
+        tenants::tenant_list(&self.db.pool).await
     }
 
     async fn tenant_usage(&self, tenant: &str) -> StoreResult<TenantUsage> {
-        let now = match &self.clock {
+        let now = match &self.db.clock {
             Some(c) => c.now(),
             None => self.db_now().await?,
         };
-        tenants::tenant_usage(&self.pool, tenant, now).await
+        tenants::tenant_usage(&self.db.pool, tenant, now).await
     }
 
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
@@ -294,15 +288,15 @@ impl JobStore for PgStore {
     }
 
     async fn token_get(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
-        registry::token_get(&self.pool, hash).await
+        registry::token_get(&self.db.pool, hash).await
     }
 
     async fn token_admin_exists(&self) -> StoreResult<bool> {
-        registry::token_admin_exists(&self.pool).await
+        registry::token_admin_exists(&self.db.pool).await
     }
 
     async fn component_insert(&self, c: NewComponent) -> StoreResult<(ComponentRecord, bool)> {
-        let defaults = self.defaults;
+        let defaults = self.db.defaults;
         self.tx(move |tx, now| Box::pin(registry::component_insert(tx, now, c, defaults)))
             .await
     }
@@ -312,15 +306,15 @@ impl JobStore for PgStore {
         tenant: &str,
         digest: &str,
     ) -> StoreResult<Option<ComponentRecord>> {
-        registry::component_get(&self.pool, tenant, digest).await
+        registry::component_get(&self.db.pool, tenant, digest).await
     }
 
     async fn component_bytes(&self, digest: &str) -> StoreResult<Option<Vec<u8>>> {
-        registry::component_bytes(&self.pool, digest).await
+        registry::component_bytes(&self.db.pool, digest).await
     }
 
     async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
-        let defaults = self.defaults;
+        let defaults = self.db.defaults;
         self.tx(move |tx, now| Box::pin(registry::task_insert(tx, now, t, defaults)))
             .await
     }
@@ -331,19 +325,19 @@ impl JobStore for PgStore {
         name: &str,
         version: Option<u32>,
     ) -> StoreResult<Option<TaskRecord>> {
-        registry::task_get(&self.pool, tenant, name, version).await
+        registry::task_get(&self.db.pool, tenant, name, version).await
     }
 
     async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>> {
-        registry::task_versions(&self.pool, tenant, name).await
+        registry::task_versions(&self.db.pool, tenant, name).await
     }
 
     async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>> {
-        registry::task_list(&self.pool, tenant).await
+        registry::task_list(&self.db.pool, tenant).await
     }
 
     async fn job_insert(&self, mut new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
-        let defaults = self.defaults;
+        let defaults = self.db.defaults;
         if new.len() == 1 {
             // One plain job (an API enqueue): committed with whatever
             // other requests' jobs wait at the same moment (`group`).
@@ -369,19 +363,19 @@ impl JobStore for PgStore {
     }
 
     async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
-        jobs::get(&self.pool, tenant, id).await
+        jobs::get(&self.db.pool, tenant, id).await
     }
 
     async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage> {
-        jobs::list(&self.pool, q).await
+        jobs::list(&self.db.pool, q).await
     }
 
     async fn job_counts(&self) -> StoreResult<Vec<(JobStatus, u64)>> {
-        jobs::counts(&self.pool).await
+        jobs::counts(&self.db.pool).await
     }
 
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
-        let (fair, defaults) = (self.fair.clone(), self.defaults);
+        let (fair, defaults) = (self.fair.clone(), self.db.defaults);
         self.tx(move |tx, now| Box::pin(claim::claim(tx, now, p, fair, defaults)))
             .await
     }
@@ -391,7 +385,7 @@ impl JobStore for PgStore {
         new: Vec<NewJob>,
         p: ClaimParams,
     ) -> StoreResult<(Vec<StoreResult<Inserted>>, Vec<ClaimedJob>)> {
-        let (fair, defaults) = (self.fair.clone(), self.defaults);
+        let (fair, defaults) = (self.fair.clone(), self.db.defaults);
         let r = self.tx(move |tx, now| {
             Box::pin(async move {
                 let inserted = jobs::insert(tx, now, new, defaults).await?;
@@ -477,15 +471,15 @@ impl JobStore for PgStore {
     }
 
     async fn job_next_run_at(&self, passed: Millis) -> StoreResult<Option<Millis>> {
-        jobs::next_run_at(&self.pool, passed).await
+        jobs::next_run_at(&self.db.pool, passed).await
     }
 
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
-        jobs::attempt_list(&self.pool, q).await
+        jobs::attempt_list(&self.db.pool, q).await
     }
 
     async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>> {
-        let defaults = self.defaults;
+        let defaults = self.db.defaults;
         let r = self
             .tx(move |tx, now| Box::pin(jobs::apply(tx, now, writes, defaults)))
             .await;
@@ -495,7 +489,7 @@ impl JobStore for PgStore {
 
     async fn close(&self) {
         self.notifier.stop();
-        self.pool.close().await;
+        self.db.pool.close().await;
     }
 }
 

@@ -1,0 +1,320 @@
+//! Conformance cases of what is written before a job runs: the registry's
+//! records, inserts (one, a batch, many at once), idempotency and unique
+//! keys.
+
+use super::*;
+
+pub(super) async fn registry_records(h: Harness) {
+    setup(&h).await;
+    assert!(matches!(
+        h.store.tenant_insert(A).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(h.store.tenant_get(A).await.unwrap().unwrap().name, A);
+    assert!(h.store.tenant_get("nobody").await.unwrap().is_none());
+
+    h.store
+        .token_insert(NewToken {
+            hash: "h1".into(),
+            tenant: Some(A.into()),
+            scopes: vec![Scope::JobsRead, Scope::JobsQueue],
+        })
+        .await
+        .unwrap();
+    let t = h.store.token_get("h1").await.unwrap().unwrap();
+    assert_eq!(t.tenant.as_deref(), Some(A));
+    assert_eq!(t.scopes, vec![Scope::JobsRead, Scope::JobsQueue]);
+    assert!(!t.admin);
+    assert!(!h.store.token_admin_exists().await.unwrap());
+    for hash in ["admin1", "admin2"] {
+        h.store
+            .token_insert(NewToken {
+                hash: hash.into(),
+                tenant: None,
+                scopes: vec![],
+            })
+            .await
+            .unwrap();
+    }
+    assert!(
+        h.store.token_get("admin1").await.unwrap().is_none(),
+        "a new admin token replaces the old"
+    );
+    assert!(h.store.token_get("admin2").await.unwrap().unwrap().admin);
+
+    let comp = |tenant: &str| NewComponent {
+        tenant: tenant.into(),
+        digest: DIGEST.into(),
+        abi: "task".into(),
+        bytes: vec![0, 97, 115, 109],
+    };
+    let (c, created) = h.store.component_insert(comp(A)).await.unwrap();
+    assert!(created);
+    assert_eq!(c.size, 4);
+    let (_, again) = h.store.component_insert(comp(A)).await.unwrap();
+    assert!(!again, "the same bytes twice are one component");
+    assert!(
+        h.store.component_get(B, DIGEST).await.unwrap().is_none(),
+        "B has not uploaded it"
+    );
+    assert!(h.store.component_insert(comp(B)).await.unwrap().1);
+    assert_eq!(
+        h.store.component_bytes(DIGEST).await.unwrap().unwrap(),
+        vec![0, 97, 115, 109]
+    );
+
+    for spec in ["v1", "v2"] {
+        h.store
+            .task_insert(NewTask {
+                tenant: A.into(),
+                name: "t".into(),
+                digest: DIGEST.into(),
+                spec: format!("{{\"s\":\"{spec}\"}}"),
+            })
+            .await
+            .unwrap();
+    }
+    let newest = h.store.task_get(A, "t", None).await.unwrap().unwrap();
+    assert_eq!(newest.version, 2);
+    assert_eq!(
+        h.store
+            .task_get(A, "t", Some(1))
+            .await
+            .unwrap()
+            .unwrap()
+            .spec,
+        "{\"s\":\"v1\"}"
+    );
+    assert_eq!(h.store.task_versions(A, "t").await.unwrap().len(), 2);
+    assert_eq!(h.store.task_list(A).await.unwrap().len(), 1);
+    assert!(
+        h.store.task_get(B, "t", None).await.unwrap().is_none(),
+        "tasks are per tenant"
+    );
+}
+
+pub(super) async fn insert_get_and_list(h: Harness) {
+    setup(&h).await;
+    for i in 0..5 {
+        insert(&h, new_job(&format!("job{i}"))).await;
+    }
+    let j = get(&h, "job3").await;
+    assert_eq!(j.status, JobStatus::Queued);
+    assert_eq!(j.input, r#"{"n":1}"#);
+    assert_eq!(j.attempts, 0);
+    assert_eq!(j.max_attempts, 3);
+    assert_eq!(j.run_at, h.clock.now());
+    assert!(
+        h.store.job_get(B, "job3").await.unwrap().is_none(),
+        "B cannot see A's job"
+    );
+
+    let page = |before: Option<String>| JobQuery {
+        tenant: A.into(),
+        limit: 2,
+        before,
+        max_bytes: usize::MAX,
+        ..JobQuery::default()
+    };
+    let p1 = h.store.job_list(page(None)).await.unwrap().jobs;
+    assert_eq!(
+        p1.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
+        ["job4", "job3"]
+    );
+    let p2 = h
+        .store
+        .job_list(page(Some("job3".into())))
+        .await
+        .unwrap()
+        .jobs;
+    assert_eq!(
+        p2.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
+        ["job2", "job1"]
+    );
+    let filtered = h
+        .store
+        .job_list(JobQuery {
+            tenant: A.into(),
+            status: Some(JobStatus::Completed),
+            limit: 10,
+            max_bytes: usize::MAX,
+            ..JobQuery::default()
+        })
+        .await
+        .unwrap();
+    assert!(filtered.jobs.is_empty());
+    let other = h
+        .store
+        .job_list(JobQuery {
+            tenant: B.into(),
+            limit: 10,
+            max_bytes: usize::MAX,
+            ..JobQuery::default()
+        })
+        .await
+        .unwrap();
+    assert!(other.jobs.is_empty(), "B lists none of A's jobs");
+}
+
+/// Single-job enqueues sent at once (a backend may commit them together):
+/// each gets its own answer, a taken id is refused alone, a tenant's quota
+/// refuses only what passes it, and every accepted job is stored once.
+pub(super) async fn many_enqueues_at_once_each_get_their_own_answer(h: Harness) {
+    setup(&h).await;
+    insert(&h, new_job("taken")).await;
+    super::tenants::put(
+        &h,
+        B,
+        None,
+        crate::quota::Quotas {
+            max_queued: Some(5),
+            ..crate::quota::Quotas::default()
+        },
+    )
+    .await;
+    let mut calls = Vec::new();
+    for i in 0..64 {
+        let store = h.store.clone();
+        let job = match i {
+            0 => new_job("taken"),
+            i if i % 4 == 0 => super::tenants::job_of(B, &format!("b{i}")),
+            i => new_job(&format!("m{i}")),
+        };
+        calls.push(tokio::spawn(async move {
+            store.job_insert(vec![job]).await.unwrap().pop().unwrap()
+        }));
+    }
+    let mut b_ok = 0;
+    for (i, call) in calls.into_iter().enumerate() {
+        let r = call.await.unwrap();
+        match (i, r) {
+            (0, Err(StoreError::Conflict(_))) => {}
+            (i, Ok(Inserted::Created(j))) if i % 4 == 0 => {
+                assert_eq!(j.id, format!("b{i}"));
+                b_ok += 1;
+            }
+            (i, Err(StoreError::QuotaExceeded(_))) if i % 4 == 0 => {}
+            (i, Ok(Inserted::Created(j))) => assert_eq!(j.id, format!("m{i}")),
+            (i, other) => panic!("enqueue {i}: {other:?}"),
+        }
+    }
+    // Checked against a count read as the enqueues commit, B's quota may
+    // be passed by enqueues in flight together, never by others.
+    assert!(b_ok >= 5, "B had room for five: {b_ok}");
+    let counts = h.store.job_counts().await.unwrap();
+    let queued = counts
+        .iter()
+        .find(|(s, _)| *s == JobStatus::Queued)
+        .map_or(0, |c| c.1);
+    assert_eq!(queued, 1 + 48 + b_ok, "each accepted job once: {counts:?}");
+}
+
+pub(super) async fn one_refused_insert_does_not_undo_the_batch(h: Harness) {
+    setup(&h).await;
+    let results = h
+        .store
+        .job_insert(vec![new_job("x1"), new_job("x1"), new_job("x2")])
+        .await
+        .unwrap();
+    assert!(matches!(results[0], Ok(Inserted::Created(_))));
+    assert!(matches!(results[1], Err(StoreError::Conflict(_))));
+    assert!(matches!(results[2], Ok(Inserted::Created(_))));
+    get(&h, "x2").await;
+    // A batch with an id taken before it (a backend that writes a batch in
+    // one statement must still answer each job on its own).
+    let results = h
+        .store
+        .job_insert(vec![new_job("x3"), new_job("x2"), new_job("x4")])
+        .await
+        .unwrap();
+    assert!(matches!(results[0], Ok(Inserted::Created(_))));
+    assert!(matches!(results[1], Err(StoreError::Conflict(_))));
+    assert!(matches!(results[2], Ok(Inserted::Created(_))));
+    get(&h, "x4").await;
+    let plain = h
+        .store
+        .job_insert(vec![new_job("x5"), new_job("x6")])
+        .await
+        .unwrap();
+    for (r, id) in plain.iter().zip(["x5", "x6"]) {
+        match r {
+            Ok(Inserted::Created(j)) => {
+                assert_eq!(j.id, id);
+                assert_eq!(j.status, JobStatus::Queued);
+                assert_eq!(j.created_at, h.clock.now());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+pub(super) async fn idempotency_keys(h: Harness) {
+    setup(&h).await;
+    let with = |id: &str, tenant: &str, hash: &str| NewJob {
+        tenant: tenant.into(),
+        idempotency: Some(Idempotency {
+            key: "k1".into(),
+            body_hash: hash.into(),
+        }),
+        ..new_job(id)
+    };
+    insert(&h, with("first", A, "h")).await;
+    match h
+        .store
+        .job_insert(vec![with("second", A, "h")])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap()
+    {
+        Ok(Inserted::Existing(j)) => assert_eq!(j.id, "first"),
+        other => panic!("same key and body: the same job, got {other:?}"),
+    }
+    let other_body = h
+        .store
+        .job_insert(vec![with("third", A, "other")])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert!(
+        matches!(other_body, Err(StoreError::Conflict(_))),
+        "{other_body:?}"
+    );
+    // Keys are per tenant.
+    let b = h
+        .store
+        .job_insert(vec![with("fourth", B, "h")])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert!(matches!(b, Ok(Inserted::Created(_))), "{b:?}");
+}
+
+pub(super) async fn unique_keys_admit_one_unfinished_job(h: Harness) {
+    setup(&h).await;
+    let with = |id: &str| NewJob {
+        unique_key: Some("u".into()),
+        ..new_job(id)
+    };
+    insert(&h, with("u1")).await;
+    let dup = h
+        .store
+        .job_insert(vec![with("u2")])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert!(matches!(dup, Err(StoreError::Conflict(_))), "{dup:?}");
+    let c = claim(&h, 1).await.pop().unwrap();
+    finalize(
+        &h,
+        &c,
+        Action::Complete {
+            output: "{}".into(),
+        },
+    )
+    .await;
+    insert(&h, with("u3")).await;
+}
