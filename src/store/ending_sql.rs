@@ -67,11 +67,29 @@ fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
-/// `status IN (…)` for a move's from-statuses: its guard.
-pub fn status_in(from: &[JobStatus]) -> String {
+/// `status IN (…)` for a move's from-statuses: its guard, on the row
+/// the statement names by id.
+///
+/// On PostgreSQL the column is hidden in an expression (`status || ''`)
+/// so that the planner cannot read the guard as "scan the partial index
+/// of that status": without fresh statistics (autovacuum off, or a queue
+/// that changed since it last ran) it believes such an index holds a few
+/// hundred rows, and hashed or bitmap-ANDed every running or queued job
+/// into each batch of ends and claims (a claim's UPDATE cost 45 µs a row
+/// with 100,000 queued, 9 µs with the guard hidden).
+pub fn status_in(d: Dialect, from: &[JobStatus]) -> String {
     let list: Vec<String> = from.iter().map(|s| format!("'{}'", s.as_str())).collect();
-    format!("status IN ({})", list.join(", "))
+    match d {
+        Dialect::Sqlite => format!("status IN ({})", list.join(", ")),
+        Dialect::Postgres | Dialect::PostgresMany => {
+            format!("{} IN ({})", PG_STATUS, list.join(", "))
+        }
+    }
 }
+
+/// The job's status on PostgreSQL in a form no partial index matches
+/// (`status_in` says why): for guards on rows found by their id.
+pub const PG_STATUS: &str = "(jobs.status || '')";
 
 /// A key naming the move's shape: what its statement's text depends on.
 fn shape(mv: &Move<'_>, d: Dialect) -> u64 {
@@ -230,11 +248,11 @@ pub fn ending<'a>(
         };
         let text: Arc<str> = format!(
             "UPDATE jobs SET {}, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL\
-             {from} WHERE jobs.id = {} AND jobs.lease_token = {} AND jobs.{}{returning}",
+             {from} WHERE jobs.id = {} AND jobs.lease_token = {} AND {}{returning}",
             set.join(", "),
             d.param(id),
             d.param(token),
-            status_in(mv.from),
+            status_in(d, mv.from),
         )
         .into();
         TEXTS.with(|t| t.borrow_mut().insert(key, text.clone()));

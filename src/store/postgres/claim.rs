@@ -10,6 +10,7 @@ use super::tally;
 use super::tenants::{policy, running_and_fuel};
 use crate::job::{JobStatus, Transition};
 use crate::quota::Quotas;
+use crate::store::ending_sql::PG_STATUS;
 use crate::store::fair::Fairness;
 use crate::store::records::*;
 use crate::store::tally::Tally;
@@ -245,7 +246,7 @@ async fn take(
         "UPDATE jobs SET status = $1, attempts = attempts + 1, lease_owner = $2, \
          lease_token = $3, lease_expires_at = $4, attempt_started_at = $5, \
          started_at = COALESCE(started_at, $5), progress = NULL, urgent = FALSE \
-         WHERE id = ANY($6) AND status = 'queued' RETURNING {CLAIM_COLUMNS}"
+         WHERE id = ANY($6) AND {PG_STATUS} = 'queued' RETURNING {CLAIM_COLUMNS}"
     ))
     .bind(running.as_str())
     .bind(owner)

@@ -395,7 +395,7 @@ pub async fn heartbeat(
         sqlx::query(
             "WITH h AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS h(id, token, progress)), \
              held AS (SELECT j.id, h.progress FROM jobs j JOIN h ON j.id = h.id AND j.lease_token = h.token \
-                      WHERE j.status = 'running' ORDER BY j.id FOR UPDATE OF j) \
+                      WHERE (j.status || '') = 'running' ORDER BY j.id FOR UPDATE OF j) \
              UPDATE jobs SET progress = held.progress FROM held WHERE jobs.id = held.id",
         )
         .bind(&ids)
@@ -418,7 +418,7 @@ pub async fn heartbeat(
     let rows = sqlx::query(
         "WITH h AS (SELECT * FROM unnest($1::text[], $2::text[]) AS h(id, token)), \
          held AS (SELECT j.id FROM jobs j JOIN h ON j.id = h.id AND j.lease_token = h.token \
-                  WHERE j.lease_owner = $3 AND j.status = 'running' ORDER BY j.id FOR UPDATE OF j) \
+                  WHERE j.lease_owner = $3 AND (j.status || '') = 'running' ORDER BY j.id FOR UPDATE OF j) \
          UPDATE jobs SET lease_expires_at = $4 FROM held WHERE jobs.id = held.id \
          RETURNING jobs.id, jobs.cancel_requested",
     )
@@ -588,7 +588,7 @@ pub async fn cancel(
         from if mv.from.contains(&from) => {
             sqlx::query(&format!(
                 "UPDATE jobs SET status = $1, finished_at = $2 WHERE id = $3 AND {}",
-                status_in(mv.from)
+                status_in(Dialect::Postgres, mv.from)
             ))
             .bind(mv.to.as_str())
             .bind(now)
@@ -645,7 +645,7 @@ pub async fn resume(
          fallback_input = CASE WHEN $3::text IS NOT NULL AND fallback_task IS NOT NULL \
                                THEN $3 ELSE fallback_input END \
          WHERE id = $4 AND {}",
-        status_in(mv.from)
+        status_in(Dialect::Postgres, mv.from)
     ))
     .bind(mv.to.as_str())
     .bind(now)

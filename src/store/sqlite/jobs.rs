@@ -458,7 +458,7 @@ pub fn cancel(
         from if mv.from.contains(&from) => {
             conn.prepare_cached(&format!(
                 "UPDATE jobs SET status = ?1, finished_at = ?2 WHERE id = ?3 AND {}",
-                status_in(mv.from)
+                status_in(Dialect::Sqlite, mv.from)
             ))
             .and_then(|mut s| s.execute(params![mv.to.as_str(), now, id]))
             .map_err(wdb)?;
@@ -504,7 +504,7 @@ pub fn resume(
          input = CASE WHEN ?3 IS NOT NULL AND fallback_task IS NULL THEN ?3 ELSE input END, \
          fallback_input = CASE WHEN ?3 IS NOT NULL AND fallback_task IS NOT NULL THEN ?3 ELSE fallback_input END \
          WHERE id = ?4 AND {}",
-        status_in(mv.from)
+        status_in(Dialect::Sqlite, mv.from)
     ))
     .and_then(|mut s| s.execute(params![mv.to.as_str(), now, input, id]))
     .map_err(wdb)?;
