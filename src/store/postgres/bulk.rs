@@ -2,121 +2,75 @@
 //! one INSERT: a batch enqueue costs a few statements, not six per job.
 //! Each job is still decided on its own: those past their tenant's
 //! `max_queued` are refused, the others inserted.
+//!
+//! Outside a caller's transaction (`insert_now`, what API enqueues and
+//! batch enqueues take) it is two round trips: one read of the clock and
+//! the tenants' room, then one statement that inserts the jobs and counts
+//! them, committed by itself. The server's CPU for a flood of API
+//! enqueues went mostly to sending and receiving the eight statements a
+//! batch took before (BEGIN, clock, policy, count, INSERT, counters,
+//! COMMIT).
 
+use super::group::Db;
 use super::jobs::JOB_COLUMNS;
-use super::tenants::{policy, queued_now, within};
-use super::{pg, tally};
+use super::tally::SHARD;
+use super::tenants::{policy, policy_from, queued_now, within};
+use super::{pg, tally, violated};
 use crate::job::JobStatus;
 use crate::quota::Quotas;
 use crate::store::records::{Inserted, JobRecord, NewJob};
 use crate::store::rows::JobRow;
 use crate::store::tally::Tally;
 use crate::store::{Millis, StoreResult};
+use sqlx::postgres::PgArguments;
+use sqlx::query::QueryAs;
 use sqlx::{Postgres, Transaction};
 use std::collections::{HashMap, HashSet};
 
 type Tx = Transaction<'static, Postgres>;
 
-/// Inserts `jobs` if they are all plain, with distinct ids; `None` when
-/// they are not, or the INSERT failed (a taken id): nothing was written,
-/// and the caller inserts them one by one.
+/// Each tenant's `max_queued` and its queued and waiting jobs.
+type Rooms<'a> = HashMap<&'a str, (Option<u64>, i64)>;
+
+fn plain(jobs: &[NewJob]) -> bool {
+    let ids: HashSet<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+    ids.len() == jobs.len()
+        && jobs
+            .iter()
+            .all(|j| j.idempotency.is_none() && j.unique_key.is_none() && !j.supersedes)
+}
+
+/// Inserts `jobs` in the caller's transaction if there are several and
+/// they are all plain, with distinct ids; `None` when they are not, or the
+/// INSERT failed (a taken id): nothing was written, and the caller inserts
+/// them one by one.
 pub async fn insert_plain(
     tx: &mut Tx,
     now: Millis,
     jobs: &[NewJob],
     defaults: &Quotas,
 ) -> StoreResult<Option<Vec<StoreResult<Inserted>>>> {
-    let plain = |j: &NewJob| j.idempotency.is_none() && j.unique_key.is_none() && !j.supersedes;
-    let ids: HashSet<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
-    if jobs.len() < 2 || ids.len() < jobs.len() || !jobs.iter().all(plain) {
+    if jobs.len() < 2 || !plain(jobs) {
         return Ok(None);
     }
     // Each tenant's room under max_queued, read once; jobs take it in order.
-    let mut used: HashMap<&str, (Option<u64>, i64)> = HashMap::new();
-    let mut verdicts: Vec<StoreResult<()>> = Vec::with_capacity(jobs.len());
+    let mut rooms: Rooms<'_> = HashMap::new();
     for j in jobs {
-        if !used.contains_key(j.tenant.as_str()) {
+        if !rooms.contains_key(j.tenant.as_str()) {
             let limit = policy(tx, &j.tenant, defaults).await?.quotas.max_queued;
             let queued = queued_now(tx, &j.tenant).await?;
-            used.insert(&j.tenant, (limit, queued));
+            rooms.insert(&j.tenant, (limit, queued));
         }
-        let Some((limit, queued)) = used.get_mut(j.tenant.as_str()) else {
-            continue;
-        };
-        let v = within("max_queued", *limit, *queued, 1);
-        if v.is_ok() {
-            *queued += 1;
-        }
-        verdicts.push(v);
     }
-    let take: Vec<&NewJob> = jobs
-        .iter()
-        .zip(&verdicts)
-        .filter(|(_, v)| v.is_ok())
-        .map(|(j, _)| j)
-        .collect();
-    let int4 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+    let verdicts = verdicts(jobs, rooms);
+    let take = admitted(jobs, &verdicts);
     sqlx::query("SAVEPOINT bulk")
         .execute(&mut **tx)
         .await
         .map_err(pg)?;
-    let rows: Result<Vec<JobRow>, sqlx::Error> = sqlx::query_as(&format!(
-        "INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, \
-         input, max_attempts, run_at, created_at, deadline_at, concurrency_key) \
-         SELECT v.id, v.tenant, v.task, v.task_version, v.digest, 'queued', v.queue, v.priority, \
-         v.input, v.max_attempts, v.run_at, $12, v.deadline_at, v.concurrency_key \
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::text[], \
-         $7::int4[], $8::text[], $9::int4[], $10::int8[], $11::int8[], $13::text[]) \
-         AS v(id, tenant, task, task_version, digest, queue, priority, input, max_attempts, \
-         run_at, deadline_at, concurrency_key) \
-         RETURNING {JOB_COLUMNS}"
-    ))
-    .bind(take.iter().map(|j| j.id.as_str()).collect::<Vec<_>>())
-    .bind(take.iter().map(|j| j.tenant.as_str()).collect::<Vec<_>>())
-    .bind(
-        take.iter()
-            .map(|j| j.task.name.as_str())
-            .collect::<Vec<_>>(),
-    )
-    .bind(
-        take.iter()
-            .map(|j| int4(j.task.version))
-            .collect::<Vec<_>>(),
-    )
-    .bind(
-        take.iter()
-            .map(|j| j.task.digest.as_str())
-            .collect::<Vec<_>>(),
-    )
-    .bind(take.iter().map(|j| j.queue.as_str()).collect::<Vec<_>>())
-    .bind(take.iter().map(|j| j.priority).collect::<Vec<i32>>())
-    .bind(take.iter().map(|j| j.input.as_str()).collect::<Vec<_>>())
-    .bind(
-        take.iter()
-            .map(|j| int4(j.max_attempts))
-            .collect::<Vec<_>>(),
-    )
-    .bind(
-        take.iter()
-            .map(|j| j.run_at.resolve(now))
-            .collect::<Vec<i64>>(),
-    )
-    .bind(
-        take.iter()
-            .map(|j| {
-                j.deadline_ms
-                    .map(|d| now.saturating_add(i64::try_from(d).unwrap_or(i64::MAX)))
-            })
-            .collect::<Vec<Option<i64>>>(),
-    )
-    .bind(now)
-    .bind(
-        take.iter()
-            .map(|j| j.concurrency_key.as_deref())
-            .collect::<Vec<Option<&str>>>(),
-    )
-    .fetch_all(&mut **tx)
-    .await;
+    let rows = bind(sqlx::query_as(&insert_sql(false)), &take, now)
+        .fetch_all(&mut **tx)
+        .await;
     let rows = match rows {
         Ok(rows) => rows,
         Err(e) => {
@@ -132,28 +86,201 @@ pub async fn insert_plain(
         .execute(&mut **tx)
         .await
         .map_err(pg)?;
+    let out = answers(jobs, verdicts, rows)?;
+    let mut tally = Tally::new(now);
+    for (j, _) in jobs.iter().zip(&out).filter(|(_, r)| r.is_ok()) {
+        tally.moved(&j.tenant, None, Some(JobStatus::Queued), 1);
+    }
+    tally::apply(tx, tally).await?;
+    Ok(Some(out))
+}
+
+/// Inserts plain `jobs` (one or more, distinct ids) in a transaction of
+/// their own, in two round trips; `None` when they are not all plain or a
+/// constraint refused the INSERT (a taken id): nothing was written, and
+/// the caller takes the path that decides job by job.
+///
+/// The room under `max_queued` is read before the write, as `insert_plain`
+/// reads it unlocked: a tenant may overshoot by the enqueues it has in
+/// flight (DESIGN §9).
+pub async fn insert_now(
+    db: &Db,
+    jobs: &[NewJob],
+) -> StoreResult<Option<Vec<StoreResult<Inserted>>>> {
+    if jobs.is_empty() || !plain(jobs) {
+        return Ok(None);
+    }
+    let mut tenants: Vec<&str> = jobs.iter().map(|j| j.tenant.as_str()).collect();
+    tenants.sort_unstable();
+    tenants.dedup();
+    let read: Vec<(i64, String, Option<i64>, Option<String>, i64)> = sqlx::query_as(&format!(
+        "SELECT {clock}, t.name, s.weight::int8, s.quotas, \
+         (SELECT coalesce(sum(queued + waiting), 0)::int8 FROM tenant_jobs WHERE tenant = t.name) \
+         FROM unnest($1::text[]) AS t(name) LEFT JOIN tenants s ON s.name = t.name",
+        clock = super::group::DB_CLOCK
+    ))
+    .bind(&tenants)
+    .fetch_all(&db.pool)
+    .await
+    .map_err(pg)?;
+    let now = match (&db.clock, read.first()) {
+        (Some(c), _) => c.now(),
+        (None, Some(r)) => r.0,
+        (None, None) => return Ok(None),
+    };
+    let mut rooms: Rooms<'_> = HashMap::new();
+    for (_, name, weight, quotas, queued) in read {
+        let limit = policy_from(&name, Some((weight, quotas)), &db.defaults)?
+            .quotas
+            .max_queued;
+        if let Some(t) = tenants.iter().find(|t| **t == name) {
+            rooms.insert(t, (limit, queued));
+        }
+    }
+    let verdicts = verdicts(jobs, rooms);
+    let take = admitted(jobs, &verdicts);
+    let rows = if take.is_empty() {
+        Vec::new()
+    } else {
+        match bind(sqlx::query_as(&insert_sql(true)), &take, now)
+            .fetch_all(&db.pool)
+            .await
+        {
+            Ok(rows) => rows,
+            Err(e) if violated(&e).is_some() => {
+                tracing::debug!(error = %e, "a bulk insert failed; inserting one by one");
+                return Ok(None);
+            }
+            Err(e) => return Err(pg(e)),
+        }
+    };
+    // The statement counted them.
+    answers(jobs, verdicts, rows).map(Some)
+}
+
+/// Each job's verdict under its tenant's `max_queued`, in order.
+fn verdicts(jobs: &[NewJob], mut rooms: Rooms<'_>) -> Vec<StoreResult<()>> {
+    jobs.iter()
+        .map(|j| {
+            let (limit, queued) = rooms.get_mut(j.tenant.as_str()).ok_or_else(|| {
+                crate::store::StoreError::Internal(format!("no room read for tenant {}", j.tenant))
+            })?;
+            within("max_queued", *limit, *queued, 1)?;
+            *queued += 1;
+            Ok(())
+        })
+        .collect()
+}
+
+fn admitted<'a>(jobs: &'a [NewJob], verdicts: &[StoreResult<()>]) -> Vec<&'a NewJob> {
+    jobs.iter()
+        .zip(verdicts)
+        .filter(|(_, v)| v.is_ok())
+        .map(|(j, _)| j)
+        .collect()
+}
+
+/// The INSERT of many jobs from arrays; `counted`: the same statement adds
+/// them to their tenants' counters (in tenant order, as `tally` writes).
+fn insert_sql(counted: bool) -> String {
+    let insert = format!(
+        "INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, \
+         input, max_attempts, run_at, created_at, deadline_at, concurrency_key) \
+         SELECT v.id, v.tenant, v.task, v.task_version, v.digest, 'queued', v.queue, v.priority, \
+         v.input, v.max_attempts, v.run_at, $12, v.deadline_at, v.concurrency_key \
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::text[], \
+         $7::int4[], $8::text[], $9::int4[], $10::int8[], $11::int8[], $13::text[]) \
+         AS v(id, tenant, task, task_version, digest, queue, priority, input, max_attempts, \
+         run_at, deadline_at, concurrency_key) \
+         RETURNING {JOB_COLUMNS}"
+    );
+    if !counted {
+        return insert;
+    }
+    format!(
+        "WITH ins AS ({insert}), \
+         counted AS (INSERT INTO tenant_jobs (tenant, shard, queued, running, waiting) \
+            SELECT tenant, {SHARD}, count(*), 0, 0 FROM ins GROUP BY tenant ORDER BY tenant \
+            ON CONFLICT (tenant, shard) DO UPDATE SET queued = tenant_jobs.queued + excluded.queued) \
+         SELECT * FROM ins"
+    )
+}
+
+fn bind<'q>(
+    q: QueryAs<'q, Postgres, JobRow, PgArguments>,
+    take: &[&'q NewJob],
+    now: Millis,
+) -> QueryAs<'q, Postgres, JobRow, PgArguments> {
+    let int4 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+    q.bind(take.iter().map(|j| j.id.as_str()).collect::<Vec<_>>())
+        .bind(take.iter().map(|j| j.tenant.as_str()).collect::<Vec<_>>())
+        .bind(
+            take.iter()
+                .map(|j| j.task.name.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            take.iter()
+                .map(|j| int4(j.task.version))
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            take.iter()
+                .map(|j| j.task.digest.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(take.iter().map(|j| j.queue.as_str()).collect::<Vec<_>>())
+        .bind(take.iter().map(|j| j.priority).collect::<Vec<i32>>())
+        .bind(take.iter().map(|j| j.input.as_str()).collect::<Vec<_>>())
+        .bind(
+            take.iter()
+                .map(|j| int4(j.max_attempts))
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            take.iter()
+                .map(|j| j.run_at.resolve(now))
+                .collect::<Vec<i64>>(),
+        )
+        .bind(
+            take.iter()
+                .map(|j| {
+                    j.deadline_ms
+                        .map(|d| now.saturating_add(i64::try_from(d).unwrap_or(i64::MAX)))
+                })
+                .collect::<Vec<Option<i64>>>(),
+        )
+        .bind(now)
+        .bind(
+            take.iter()
+                .map(|j| j.concurrency_key.as_deref())
+                .collect::<Vec<Option<&str>>>(),
+        )
+}
+
+/// Each job's answer: its refusal, or its row as written.
+fn answers(
+    jobs: &[NewJob],
+    verdicts: Vec<StoreResult<()>>,
+    rows: Vec<JobRow>,
+) -> StoreResult<Vec<StoreResult<Inserted>>> {
     let mut by_id: HashMap<String, JobRecord> = HashMap::with_capacity(rows.len());
     for row in rows {
         let job = JobRecord::try_from(row)?;
         by_id.insert(job.id.clone(), job);
     }
-    let mut tally = Tally::new(now);
     let mut out = Vec::with_capacity(jobs.len());
     for (j, v) in jobs.iter().zip(verdicts) {
         out.push(match v {
             Err(e) => Err(e),
-            Ok(()) => {
-                tally.moved(&j.tenant, None, Some(JobStatus::Queued), 1);
-                match by_id.remove(&j.id) {
-                    Some(job) => Ok(Inserted::Created(job)),
-                    None => Err(crate::store::StoreError::Internal(format!(
-                        "the bulk insert did not answer job {}",
-                        j.id
-                    ))),
-                }
-            }
+            Ok(()) => match by_id.remove(&j.id) {
+                Some(job) => Ok(Inserted::Created(job)),
+                None => Err(crate::store::StoreError::Internal(format!(
+                    "the bulk insert did not answer job {}",
+                    j.id
+                ))),
+            },
         });
     }
-    tally::apply(tx, tally).await?;
-    Ok(Some(out))
+    Ok(out)
 }

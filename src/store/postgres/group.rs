@@ -5,7 +5,7 @@
 //! answer. One transaction per request cost a pool's worth of round trips
 //! per commit; a flood of API enqueues now costs a few per batch.
 
-use super::jobs;
+use super::{bulk, jobs};
 use crate::quota::Quotas;
 use crate::store::records::{Inserted, NewJob};
 use crate::store::{Clock, Millis, StoreError, StoreResult};
@@ -21,8 +21,15 @@ const MAX_BATCH: usize = 1024;
 
 type Waiting = (NewJob, oneshot::Sender<StoreResult<Inserted>>);
 
+macro_rules! db_clock {
+    () => {
+        "(extract(epoch from clock_timestamp()) * 1000)::int8"
+    };
+}
 /// The database's clock in Unix ms: what every transaction decides by.
-pub const DB_NOW: &str = "SELECT (extract(epoch from clock_timestamp()) * 1000)::int8";
+pub const DB_CLOCK: &str = db_clock!();
+/// `DB_CLOCK` read on its own.
+pub const DB_NOW: &str = concat!("SELECT ", db_clock!());
 
 /// What a transaction needs, also apart from any request (a batch runs in
 /// a task of its own).
@@ -40,12 +47,10 @@ impl Db {
         let mut tx = self.pool.begin().await.map_err(super::pg)?;
         let now = match &self.clock {
             Some(c) => c.now(),
-            None => {
-                sqlx::query_scalar("SELECT (extract(epoch from clock_timestamp()) * 1000)::int8")
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(super::pg)?
-            }
+            None => sqlx::query_scalar(DB_NOW)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(super::pg)?,
         };
         Ok((tx, now))
     }
@@ -119,6 +124,10 @@ async fn write(db: &Db, batch: Vec<Waiting>) {
     let (jobs, callers): (Vec<NewJob>, Vec<_>) = batch.into_iter().unzip();
     let n = jobs.len();
     let result = async {
+        // Two round trips, when no id is taken.
+        if let Some(answers) = bulk::insert_now(db, &jobs).await? {
+            return Ok(answers);
+        }
         let (mut tx, now) = db.begin().await?;
         let r = if n == 1 {
             let job = jobs.into_iter().next().ok_or(StoreError::NotFound)?;

@@ -355,9 +355,15 @@ impl JobStore for PgStore {
             self.poke();
             return Ok(vec![r]);
         }
-        let r = self
-            .tx(move |tx, now| Box::pin(jobs::insert(tx, now, new, defaults)))
-            .await;
+        // Two round trips, when they are plain and no id is taken.
+        let r = match bulk::insert_now(&self.db, &new).await {
+            Ok(Some(answers)) => Ok(answers),
+            Ok(None) => {
+                self.tx(move |tx, now| Box::pin(jobs::insert(tx, now, new, defaults)))
+                    .await
+            }
+            Err(e) => Err(e),
+        };
         self.poke();
         r
     }
