@@ -29,6 +29,10 @@ use std::collections::{HashMap, HashSet};
 
 type Tx = Transaction<'static, Postgres>;
 
+/// The clock, a tenant, its weight and quotas as set, and its queued and
+/// waiting jobs.
+type RoomRow = (Millis, String, Option<i64>, Option<String>, i64);
+
 /// Each tenant's `max_queued` and its queued and waiting jobs.
 type Rooms<'a> = HashMap<&'a str, (Option<u64>, i64)>;
 
@@ -113,7 +117,7 @@ pub async fn insert_now(
     let mut tenants: Vec<&str> = jobs.iter().map(|j| j.tenant.as_str()).collect();
     tenants.sort_unstable();
     tenants.dedup();
-    let read: Vec<(i64, String, Option<i64>, Option<String>, i64)> = sqlx::query_as(&format!(
+    let read: Vec<RoomRow> = sqlx::query_as(&format!(
         "SELECT {clock}, t.name, s.weight::int8, s.quotas, \
          (SELECT coalesce(sum(queued + waiting), 0)::int8 FROM tenant_jobs WHERE tenant = t.name) \
          FROM unnest($1::text[]) AS t(name) LEFT JOIN tenants s ON s.name = t.name",
