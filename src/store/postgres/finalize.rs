@@ -39,19 +39,19 @@ pub async fn many(
     if ids.windows(2).any(|w| w[0] == w[1]) {
         return Ok(None);
     }
-    // In id order, as the heartbeat does, so that the two never wait for
-    // each other's rows in a cycle.
-    sqlx::query("SELECT 1 FROM jobs WHERE id = ANY($1) ORDER BY id FOR UPDATE")
-        .bind(&ids)
-        .execute(&mut **tx)
-        .await
-        .map_err(pg)?;
-
     // Group by the statement's text: one shape, one statement.
+    // Each statement's rows in id order: it locks them in that order, as
+    // the heartbeat does, through the plan PostgreSQL takes for it (a
+    // nested loop over its arrays into the primary key). Were it to take
+    // another on some table, a cycle with a heartbeat is a deadlock the
+    // server breaks, and the finalizer writes the batch again.
     let moves: Vec<Move<'_>> = batch.iter().map(|f| Move::of_ending(&f.action)).collect();
+    let mut order: Vec<usize> = (0..batch.len()).collect();
+    order.sort_unstable_by(|a, b| batch[*a].id.cmp(&batch[*b].id));
     let mut groups: Vec<Group<'_>> = Vec::new();
     let mut group_of: HashMap<Arc<str>, usize> = HashMap::new();
-    for (i, (f, mv)) in batch.iter().zip(&moves).enumerate() {
+    for i in order {
+        let (f, mv) = (&batch[i], &moves[i]);
         let (text, args) = ending(mv, Dialect::PostgresMany, now, &f.id, &f.lease_token);
         let g = *group_of.entry(text.clone()).or_insert_with(|| {
             groups.push(Group {
@@ -63,6 +63,17 @@ pub async fn many(
         });
         groups[g].members.push(i);
         groups[g].rows.push(args);
+    }
+    if groups.len() > 1 {
+        // Several statements would lock their rows in several runs of id
+        // order: all of them first, in one run, as the heartbeat does, so
+        // that the two never wait for each other's rows in a cycle. (A
+        // batch of one shape, the common one, locks in its UPDATE.)
+        sqlx::query("SELECT 1 FROM jobs WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+            .bind(&ids)
+            .execute(&mut **tx)
+            .await
+            .map_err(pg)?;
     }
     let mut status: Vec<Option<JobStatus>> = vec![None; batch.len()];
     for Group {
