@@ -175,7 +175,8 @@ pub trait JobStore: Send + Sync + 'static {
     /// When the next queued job becomes due, if any is waiting for its time.
     /// Jobs due at or before `passed` may be left out: a claim begun then
     /// passed them over (their concurrency key runs, their tenant is at a
-    /// quota), and what frees them wakes the claimers.
+    /// quota), and what frees them wakes the claimers. So may jobs that
+    /// were due when they were enqueued: their enqueue woke the claimers.
     async fn job_next_run_at(&self, passed: Millis) -> StoreResult<Option<Millis>>;
 
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>>;

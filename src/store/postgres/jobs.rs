@@ -687,13 +687,17 @@ pub async fn rescue(tx: &mut Tx, now: Millis, p: RescueParams) -> StoreResult<Ve
 /// The earliest due time after `passed`. Jobs due by then but not claimed
 /// (their concurrency key runs, their tenant is at `max_running`) are left
 /// out: what frees them (an end) wakes the claimers, and counted here they
-/// would keep every claimer polling.
+/// would keep every claimer polling. So are jobs due when they were
+/// enqueued (migration 0004: `jobs_due` holds only the others).
 pub async fn next_run_at(pool: &PgPool, passed: Millis) -> StoreResult<Option<Millis>> {
-    sqlx::query_scalar("SELECT MIN(run_at) FROM jobs WHERE status = 'queued' AND run_at > $1")
-        .bind(passed)
-        .fetch_one(pool)
-        .await
-        .map_err(pg)
+    sqlx::query_scalar(
+        "SELECT MIN(run_at) FROM jobs \
+         WHERE status = 'queued' AND run_at > created_at AND run_at > $1",
+    )
+    .bind(passed)
+    .fetch_one(pool)
+    .await
+    .map_err(pg)
 }
 
 pub async fn attempt_list(pool: &PgPool, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
