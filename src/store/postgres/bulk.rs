@@ -117,6 +117,8 @@ pub async fn insert_now(
     let mut tenants: Vec<&str> = jobs.iter().map(|j| j.tenant.as_str()).collect();
     tenants.sort_unstable();
     tenants.dedup();
+    // Both statements on one connection: one acquire.
+    let mut conn = db.pool.acquire().await.map_err(pg)?;
     let read: Vec<RoomRow> = sqlx::query_as(&format!(
         "SELECT {clock}, t.name, s.weight::int8, s.quotas, \
          (SELECT coalesce(sum(queued + waiting), 0)::int8 FROM tenant_jobs WHERE tenant = t.name) \
@@ -124,7 +126,7 @@ pub async fn insert_now(
         clock = super::group::DB_CLOCK
     ))
     .bind(&tenants)
-    .fetch_all(&db.pool)
+    .fetch_all(&mut *conn)
     .await
     .map_err(pg)?;
     let now = match (&db.clock, read.first()) {
@@ -147,7 +149,7 @@ pub async fn insert_now(
         Vec::new()
     } else {
         match bind(sqlx::query_as(&insert_sql(true)), &take, now)
-            .fetch_all(&db.pool)
+            .fetch_all(&mut *conn)
             .await
         {
             Ok(rows) => rows,

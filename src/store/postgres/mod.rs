@@ -161,6 +161,11 @@ impl PgStore {
         let pool = PgPoolOptions::new()
             .max_connections(opts.pool.max(2))
             .min_connections(1)
+            // sqlx pings a connection before lending it by default: a round
+            // trip more for every claim, batch of ends and enqueue. A broken
+            // connection fails its statement instead, which callers take
+            // as `Unavailable` and try again.
+            .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(5))
             .connect_with(connect)
             .await
