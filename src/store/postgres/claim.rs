@@ -7,7 +7,7 @@
 use super::jobs::{claimed_row, CLAIM_COLUMNS};
 use super::pg;
 use super::tally;
-use super::tenants::{policy, running_and_fuel};
+use super::tenants::claim_views;
 use crate::job::{JobStatus, Transition};
 use crate::quota::Quotas;
 use crate::store::ending_sql::PG_STATUS;
@@ -53,7 +53,25 @@ pub async fn claim(
     if p.limit == 0 {
         return Ok(Vec::new());
     }
-    // A generic plan of the claim's query (PostgreSQL's choice after five
+    let cursor = fairness(&fair).cursor.take().unwrap_or_default();
+    let tenants = active_tenants(tx, &cursor).await?;
+    if tenants.len() as i64 >= MAX_TENANTS_PER_CLAIM {
+        fairness(&fair).cursor = tenants.last().cloned();
+    }
+    let tenants: Vec<String> = tenants
+        .into_iter()
+        .filter(|t| p.only_tenants.as_ref().is_none_or(|o| o.contains(t)))
+        .collect();
+    let mut contenders = Vec::new();
+    let mut budgets = HashMap::new();
+    for (tenant, policy, running, fuel_used) in claim_views(tx, &tenants, now, &defaults).await? {
+        if let Some((c, fuel)) = contender(tenant, &policy, running, fuel_used, now) {
+            budgets.insert(c.tenant.clone(), fuel);
+            contenders.push(c);
+        }
+    }
+    // Set after the reads above, which are planned once and kept. A
+    // generic plan of the claim's query (PostgreSQL's choice after five
     // runs of a prepared statement) sorts every due job of the tenant and
     // stalled claims for 150-230 ms; planned with its values, it reads the
     // claim index in order. Only here: planning every statement costs the
@@ -62,27 +80,6 @@ pub async fn claim(
         .execute(&mut **tx)
         .await
         .map_err(pg)?;
-    let cursor = fairness(&fair).cursor.take().unwrap_or_default();
-    let tenants = active_tenants(tx, &cursor).await?;
-    if tenants.len() as i64 >= MAX_TENANTS_PER_CLAIM {
-        fairness(&fair).cursor = tenants.last().cloned();
-    }
-    let mut contenders = Vec::new();
-    let mut budgets = HashMap::new();
-    for tenant in tenants {
-        if p.only_tenants
-            .as_ref()
-            .is_some_and(|o| !o.contains(&tenant))
-        {
-            continue;
-        }
-        let policy = policy(tx, &tenant, &defaults).await?;
-        let (running, fuel_used) = running_and_fuel(tx, &tenant, now).await?;
-        if let Some((c, fuel)) = contender(tenant, &policy, running, fuel_used, now) {
-            budgets.insert(c.tenant.clone(), fuel);
-            contenders.push(c);
-        }
-    }
     let queues: Option<Vec<String>> = p.queues.clone();
     let token = random_token();
     let expires = now.saturating_add(i64::try_from(p.lease_ms).unwrap_or(i64::MAX));
