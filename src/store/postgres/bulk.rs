@@ -14,7 +14,7 @@
 use super::group::Db;
 use super::jobs::JOB_COLUMNS;
 use super::tally::SHARD;
-use super::tenants::{policy, policy_from, queued_now, within};
+use super::tenants::{policy_from, within};
 use super::{pg, tally, violated};
 use crate::job::JobStatus;
 use crate::quota::Quotas;
@@ -24,7 +24,7 @@ use crate::store::tally::Tally;
 use crate::store::{Millis, StoreResult};
 use sqlx::postgres::PgArguments;
 use sqlx::query::QueryAs;
-use sqlx::{Postgres, Transaction};
+use sqlx::{PgConnection, Postgres, Transaction};
 use std::collections::{HashMap, HashSet};
 
 type Tx = Transaction<'static, Postgres>;
@@ -57,15 +57,7 @@ pub async fn insert_plain(
     if jobs.len() < 2 || !plain(jobs) {
         return Ok(None);
     }
-    // Each tenant's room under max_queued, read once; jobs take it in order.
-    let mut rooms: Rooms<'_> = HashMap::new();
-    for j in jobs {
-        if !rooms.contains_key(j.tenant.as_str()) {
-            let limit = policy(tx, &j.tenant, defaults).await?.quotas.max_queued;
-            let queued = queued_now(tx, &j.tenant).await?;
-            rooms.insert(&j.tenant, (limit, queued));
-        }
-    }
+    let (_, rooms) = read_rooms(tx, jobs, defaults).await?;
     let verdicts = verdicts(jobs, rooms);
     let take = admitted(jobs, &verdicts);
     sqlx::query("SAVEPOINT bulk")
@@ -114,35 +106,14 @@ pub async fn insert_now(
     if jobs.is_empty() || !plain(jobs) {
         return Ok(None);
     }
-    let mut tenants: Vec<&str> = jobs.iter().map(|j| j.tenant.as_str()).collect();
-    tenants.sort_unstable();
-    tenants.dedup();
     // Both statements on one connection: one acquire.
     let mut conn = db.pool.acquire().await.map_err(pg)?;
-    let read: Vec<RoomRow> = sqlx::query_as(&format!(
-        "SELECT {clock}, t.name, s.weight::int8, s.quotas, \
-         (SELECT coalesce(sum(queued + waiting), 0)::int8 FROM tenant_jobs WHERE tenant = t.name) \
-         FROM unnest($1::text[]) AS t(name) LEFT JOIN tenants s ON s.name = t.name",
-        clock = super::group::DB_CLOCK
-    ))
-    .bind(&tenants)
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(pg)?;
-    let now = match (&db.clock, read.first()) {
+    let (db_now, rooms) = read_rooms(&mut conn, jobs, &db.defaults).await?;
+    let now = match (&db.clock, db_now) {
         (Some(c), _) => c.now(),
-        (None, Some(r)) => r.0,
+        (None, Some(t)) => t,
         (None, None) => return Ok(None),
     };
-    let mut rooms: Rooms<'_> = HashMap::new();
-    for (_, name, weight, quotas, queued) in read {
-        let limit = policy_from(&name, Some((weight, quotas)), &db.defaults)?
-            .quotas
-            .max_queued;
-        if let Some(t) = tenants.iter().find(|t| **t == name) {
-            rooms.insert(t, (limit, queued));
-        }
-    }
     let verdicts = verdicts(jobs, rooms);
     let take = admitted(jobs, &verdicts);
     let rows = if take.is_empty() {
@@ -162,6 +133,39 @@ pub async fn insert_now(
     };
     // The statement counted them.
     answers(jobs, verdicts, rows).map(Some)
+}
+
+/// The database's clock and each of the jobs' tenants' room under
+/// `max_queued` (read once; jobs take it in order), in one statement.
+async fn read_rooms<'a>(
+    conn: &mut PgConnection,
+    jobs: &'a [NewJob],
+    defaults: &Quotas,
+) -> StoreResult<(Option<Millis>, Rooms<'a>)> {
+    let mut tenants: Vec<&'a str> = jobs.iter().map(|j| j.tenant.as_str()).collect();
+    tenants.sort_unstable();
+    tenants.dedup();
+    let read: Vec<RoomRow> = sqlx::query_as(&format!(
+        "SELECT {clock}, t.name, s.weight::int8, s.quotas, \
+         (SELECT coalesce(sum(queued + waiting), 0)::int8 FROM tenant_jobs WHERE tenant = t.name) \
+         FROM unnest($1::text[]) AS t(name) LEFT JOIN tenants s ON s.name = t.name",
+        clock = super::group::DB_CLOCK
+    ))
+    .bind(&tenants)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(pg)?;
+    let now = read.first().map(|r| r.0);
+    let mut rooms: Rooms<'a> = HashMap::new();
+    for (_, name, weight, quotas, queued) in read {
+        let limit = policy_from(&name, Some((weight, quotas)), defaults)?
+            .quotas
+            .max_queued;
+        if let Some(t) = tenants.iter().find(|t| **t == name) {
+            rooms.insert(t, (limit, queued));
+        }
+    }
+    Ok((now, rooms))
 }
 
 /// Each job's verdict under its tenant's `max_queued`, in order.
