@@ -641,7 +641,26 @@ pub(super) async fn run_now_puts_a_job_first(h: Harness) {
         ),
         "it runs already"
     );
-    assert_eq!(ids(&claim(&h, 1).await), ["first"]);
+    // A claim of several hands them over in their tenant's order: run-now
+    // first, then by priority, then by time.
+    insert(
+        &h,
+        NewJob {
+            priority: 5,
+            ..new_job("p5")
+        },
+    )
+    .await;
+    insert(
+        &h,
+        NewJob {
+            priority: -5,
+            ..new_job("pm5")
+        },
+    )
+    .await;
+    h.store.job_run_now(A, "p5").await.unwrap();
+    assert_eq!(ids(&claim(&h, 3).await), ["p5", "pm5", "first"]);
 }
 
 pub(super) async fn many_concurrent_writers(h: Harness) {

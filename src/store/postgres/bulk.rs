@@ -4,12 +4,12 @@
 //! `max_queued` are refused, the others inserted.
 //!
 //! Outside a caller's transaction (`insert_now`, what API enqueues and
-//! batch enqueues take) it is two round trips: one read of the clock and
-//! the tenants' room, then one statement that inserts the jobs and counts
-//! them, committed by itself. The server's CPU for a flood of API
-//! enqueues went mostly to sending and receiving the eight statements a
-//! batch took before (BEGIN, clock, policy, count, INSERT, counters,
-//! COMMIT).
+//! batch enqueues take) it is one round trip: one statement that reads the
+//! clock and the tenants' room, inserts the jobs that fit and counts them,
+//! committed by itself. The server's CPU for a flood of API enqueues went
+//! mostly to sending and receiving the eight statements a batch took
+//! before (BEGIN, clock, policy, count, INSERT, counters, COMMIT), and an
+//! enqueue's latency is mostly its round trips and its commit.
 
 use super::group::Db;
 use super::jobs::JOB_COLUMNS;
@@ -18,7 +18,7 @@ use super::tenants::{policy_from, within};
 use super::{pg, tally, violated};
 use crate::job::JobStatus;
 use crate::quota::Quotas;
-use crate::store::records::{Inserted, JobRecord, NewJob};
+use crate::store::records::{Inserted, JobRecord, NewJob, RunAt};
 use crate::store::rows::JobRow;
 use crate::store::tally::Tally;
 use crate::store::{Millis, StoreResult};
@@ -64,7 +64,7 @@ pub async fn insert_plain(
         .execute(&mut **tx)
         .await
         .map_err(pg)?;
-    let rows = bind(sqlx::query_as(&insert_sql(false)), &take, now)
+    let rows = bind(sqlx::query_as(&insert_sql()), &take, now)
         .fetch_all(&mut **tx)
         .await;
     let rows = match rows {
@@ -91,13 +91,13 @@ pub async fn insert_plain(
     Ok(Some(out))
 }
 
-/// Inserts plain `jobs` (one or more, distinct ids) in a transaction of
-/// their own, in two round trips; `None` when they are not all plain or a
+/// Inserts plain `jobs` (one or more, distinct ids) in a statement of
+/// their own, one round trip; `None` when they are not all plain or a
 /// constraint refused the INSERT (a taken id): nothing was written, and
 /// the caller takes the path that decides job by job.
 ///
-/// The room under `max_queued` is read before the write, as `insert_plain`
-/// reads it unlocked: a tenant may overshoot by the enqueues it has in
+/// The room under `max_queued` is read unlocked, as `insert_plain` reads
+/// it: a tenant may overshoot by the enqueues it has in
 /// flight (DESIGN §9).
 pub async fn insert_now(
     db: &Db,
@@ -106,33 +106,145 @@ pub async fn insert_now(
     if jobs.is_empty() || !plain(jobs) {
         return Ok(None);
     }
-    // Both statements on one connection: one acquire.
-    let mut conn = db.pool.acquire().await.map_err(pg)?;
-    let (db_now, rooms) = read_rooms(&mut conn, jobs, &db.defaults).await?;
-    let now = match (&db.clock, db_now) {
-        (Some(c), _) => c.now(),
-        (None, Some(t)) => t,
-        (None, None) => return Ok(None),
-    };
-    let verdicts = verdicts(jobs, rooms);
-    let take = admitted(jobs, &verdicts);
-    let rows = if take.is_empty() {
-        Vec::new()
-    } else {
-        match bind(sqlx::query_as(&insert_sql(true)), &take, now)
-            .fetch_all(&mut *conn)
-            .await
-        {
-            Ok(rows) => rows,
-            Err(e) if violated(&e).is_some() => {
-                tracing::debug!(error = %e, "a bulk insert failed; inserting one by one");
-                return Ok(None);
-            }
-            Err(e) => return Err(pg(e)),
+    let test_now = db.clock.as_ref().map(|c| c.now());
+    let rows = match bind_now(
+        sqlx::query_as(&insert_now_sql()),
+        jobs,
+        test_now,
+        &db.defaults,
+    )
+    .fetch_all(&db.pool)
+    .await
+    {
+        Ok(rows) => rows,
+        Err(e) if violated(&e).is_some() => {
+            tracing::debug!(error = %e, "a bulk insert failed; inserting one by one");
+            return Ok(None);
         }
+        Err(e) => return Err(pg(e)),
+    };
+    // Those the statement left out were past their tenant's `max_queued`:
+    // read it again to say so (rare, so not worth a column of every row).
+    let verdicts = if rows.len() < jobs.len() {
+        let mut conn = db.pool.acquire().await.map_err(pg)?;
+        let (_, rooms) = read_rooms(&mut conn, jobs, &db.defaults).await?;
+        let written: HashSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        jobs.iter()
+            .map(|j| {
+                if written.contains(j.id.as_str()) {
+                    return Ok(());
+                }
+                let limit = rooms.get(j.tenant.as_str()).and_then(|r| r.0);
+                within("max_queued", limit, i64::MAX, 1)?;
+                Err(crate::store::StoreError::Internal(format!(
+                    "the bulk insert did not answer job {}",
+                    j.id
+                )))
+            })
+            .collect()
+    } else {
+        jobs.iter().map(|_| Ok(())).collect()
     };
     // The statement counted them.
     answers(jobs, verdicts, rows).map(Some)
+}
+
+/// Plain jobs inserted and counted in one statement that reads the clock
+/// and each tenant's room under `max_queued` itself: each tenant's jobs
+/// are taken in order while its queued and waiting jobs, with those before
+/// them in the batch, stay within it (`verdicts` decides the same way).
+/// Times relative to now are resolved by the database's clock (`$14`, a
+/// test's clock, instead when given).
+fn insert_now_sql() -> String {
+    format!(
+        "WITH clock AS (SELECT coalesce($14::int8, {clock}) AS now), \
+         v AS (SELECT u.*, row_number() OVER (PARTITION BY u.tenant ORDER BY u.ord) AS k \
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::text[], \
+             $7::int4[], $8::text[], $9::int4[], $10::int8[], $11::int8[], $12::int8[], \
+             $13::text[]) WITH ORDINALITY \
+           AS u(id, tenant, task, task_version, digest, queue, priority, input, max_attempts, \
+             run_at_abs, run_at_rel, deadline_rel, concurrency_key, ord)), \
+         room AS (SELECT t.tenant, \
+             least((s.quotas::jsonb ->> 'max_queued')::numeric, {max})::int8 AS lim, \
+             (SELECT coalesce(sum(queued + waiting), 0)::int8 FROM tenant_jobs \
+               WHERE tenant = t.tenant) AS used \
+           FROM (SELECT DISTINCT tenant FROM v) t LEFT JOIN tenants s ON s.name = t.tenant), \
+         ins AS (INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, \
+             priority, input, max_attempts, run_at, created_at, deadline_at, concurrency_key) \
+           SELECT v.id, v.tenant, v.task, v.task_version, v.digest, 'queued', v.queue, \
+             v.priority, v.input, v.max_attempts, \
+             greatest(coalesce(v.run_at_abs, least(c.now::numeric + v.run_at_rel, {max})::int8), \
+               c.now), \
+             c.now, least(c.now::numeric + v.deadline_rel, {max})::int8, v.concurrency_key \
+           FROM v CROSS JOIN clock c JOIN room ON room.tenant = v.tenant \
+           WHERE coalesce(room.lim, $15::int8) IS NULL OR room.used + v.k <= coalesce(room.lim, $15::int8) \
+           ORDER BY v.ord \
+           RETURNING {JOB_COLUMNS}), \
+         counted AS (INSERT INTO tenant_jobs (tenant, shard, queued, running, waiting) \
+            SELECT tenant, {SHARD}, count(*), 0, 0 FROM ins GROUP BY tenant ORDER BY tenant \
+            ON CONFLICT (tenant, shard) DO UPDATE SET queued = tenant_jobs.queued + excluded.queued) \
+         SELECT * FROM ins",
+        clock = super::group::DB_CLOCK,
+        max = i64::MAX,
+    )
+}
+
+/// `insert_now_sql`'s arguments.
+fn bind_now<'q>(
+    q: QueryAs<'q, Postgres, JobRow, PgArguments>,
+    jobs: &'q [NewJob],
+    test_now: Option<Millis>,
+    defaults: &Quotas,
+) -> QueryAs<'q, Postgres, JobRow, PgArguments> {
+    let int4 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+    let int8 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    let (abs, rel): (Vec<Option<i64>>, Vec<Option<i64>>) = jobs
+        .iter()
+        .map(|j| match j.run_at {
+            RunAt::Now => (None, Some(0)),
+            RunAt::After(ms) => (None, Some(int8(ms))),
+            RunAt::At(t) => (Some(t), None),
+        })
+        .unzip();
+    q.bind(jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>())
+        .bind(jobs.iter().map(|j| j.tenant.as_str()).collect::<Vec<_>>())
+        .bind(
+            jobs.iter()
+                .map(|j| j.task.name.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            jobs.iter()
+                .map(|j| int4(j.task.version))
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            jobs.iter()
+                .map(|j| j.task.digest.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(jobs.iter().map(|j| j.queue.as_str()).collect::<Vec<_>>())
+        .bind(jobs.iter().map(|j| j.priority).collect::<Vec<i32>>())
+        .bind(jobs.iter().map(|j| j.input.as_str()).collect::<Vec<_>>())
+        .bind(
+            jobs.iter()
+                .map(|j| int4(j.max_attempts))
+                .collect::<Vec<_>>(),
+        )
+        .bind(abs)
+        .bind(rel)
+        .bind(
+            jobs.iter()
+                .map(|j| j.deadline_ms.map(int8))
+                .collect::<Vec<Option<i64>>>(),
+        )
+        .bind(
+            jobs.iter()
+                .map(|j| j.concurrency_key.as_deref())
+                .collect::<Vec<Option<&str>>>(),
+        )
+        .bind(test_now)
+        .bind(defaults.max_queued.map(int8))
 }
 
 /// The database's clock and each of the jobs' tenants' room under
@@ -190,10 +302,10 @@ fn admitted<'a>(jobs: &'a [NewJob], verdicts: &[StoreResult<()>]) -> Vec<&'a New
         .collect()
 }
 
-/// The INSERT of many jobs from arrays; `counted`: the same statement adds
-/// them to their tenants' counters (in tenant order, as `tally` writes).
-fn insert_sql(counted: bool) -> String {
-    let insert = format!(
+/// The INSERT of many jobs from arrays, in a caller's transaction (which
+/// counts them in its tally).
+fn insert_sql() -> String {
+    format!(
         "INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, \
          input, max_attempts, run_at, created_at, deadline_at, concurrency_key) \
          SELECT v.id, v.tenant, v.task, v.task_version, v.digest, 'queued', v.queue, v.priority, \
@@ -203,16 +315,6 @@ fn insert_sql(counted: bool) -> String {
          AS v(id, tenant, task, task_version, digest, queue, priority, input, max_attempts, \
          run_at, deadline_at, concurrency_key) \
          RETURNING {JOB_COLUMNS}"
-    );
-    if !counted {
-        return insert;
-    }
-    format!(
-        "WITH ins AS ({insert}), \
-         counted AS (INSERT INTO tenant_jobs (tenant, shard, queued, running, waiting) \
-            SELECT tenant, {SHARD}, count(*), 0, 0 FROM ins GROUP BY tenant ORDER BY tenant \
-            ON CONFLICT (tenant, shard) DO UPDATE SET queued = tenant_jobs.queued + excluded.queued) \
-         SELECT * FROM ins"
     )
 }
 

@@ -23,10 +23,10 @@ use std::sync::{Arc, Mutex};
 type Tx = Transaction<'static, Postgres>;
 
 /// Most tenants one claim looks at; past it, claims go round them in turn.
-const MAX_TENANTS_PER_CLAIM: i64 = 256;
+pub(super) const MAX_TENANTS_PER_CLAIM: i64 = 256;
 /// Rounds of picking in one claim (a tenant with fewer jobs than it was
 /// given leaves its picks to the others).
-const CLAIM_ROUNDS: usize = 3;
+pub(super) const CLAIM_ROUNDS: usize = 3;
 
 /// A fresh lease token.
 pub fn random_token() -> String {

@@ -124,7 +124,7 @@ async fn write(db: &Db, batch: Vec<Waiting>) {
     let (jobs, callers): (Vec<NewJob>, Vec<_>) = batch.into_iter().unzip();
     let n = jobs.len();
     let result = async {
-        // Two round trips, when no id is taken.
+        // One round trip, when no id is taken.
         if let Some(answers) = bulk::insert_now(db, &jobs).await? {
             return Ok(answers);
         }

@@ -10,6 +10,7 @@ mod finalize;
 mod group;
 mod jobs;
 mod notify;
+mod quick_claim;
 mod registry;
 mod tally;
 mod tenants;
@@ -29,6 +30,8 @@ use std::time::Duration;
 
 /// Connections kept open by default.
 pub const DEFAULT_POOL: u32 = 16;
+/// Connections for claims (a process's claim loop and sparse claimer).
+const CLAIM_POOL: u32 = 4;
 /// Longest a session may sit idle inside a transaction before the server
 /// ends it: a process that stalls mid-transaction (SIGSTOP, a hung
 /// network) must not hold its rows' locks for ever.
@@ -118,6 +121,9 @@ pub struct PgStore {
     notifier: notify::Notifier,
     /// The enqueues committed together.
     group: group::Group,
+    /// Connections for claims' takes: each commits without waiting for
+    /// its WAL flush, and is planned with its values (`quick_claim`).
+    claims: sqlx::PgPool,
 }
 
 /// The URL without its password, for messages.
@@ -147,6 +153,27 @@ impl PgStore {
             Durability::Full => "on",
             Durability::Normal => "off",
         };
+        let claims = PgPoolOptions::new()
+            .max_connections(CLAIM_POOL)
+            .min_connections(0)
+            .test_before_acquire(false)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_lazy_with(
+                base.clone()
+                    .options([
+                        (
+                            "idle_in_transaction_session_timeout",
+                            IDLE_IN_TRANSACTION_MS.to_string(),
+                        ),
+                        ("statement_timeout", STATEMENT_TIMEOUT_MS.to_string()),
+                        ("synchronous_commit", "off".to_string()),
+                        // A generic plan of the take (PostgreSQL's choice
+                        // after five runs) sorts every due job of a tenant.
+                        ("plan_cache_mode", "force_custom_plan".to_string()),
+                    ])
+                    .application_name("taskbox")
+                    .disable_statement_logging(),
+            );
         let connect = base
             .options([
                 (
@@ -190,6 +217,7 @@ impl PgStore {
                 defaults: opts.quotas,
             },
             group: group::Group::default(),
+            claims,
             skew: AtomicI64::new(0),
             fair: Arc::default(),
         };
@@ -360,7 +388,7 @@ impl JobStore for PgStore {
             self.poke();
             return Ok(vec![r]);
         }
-        // Two round trips, when they are plain and no id is taken.
+        // One round trip, when they are plain and no id is taken.
         let r = match bulk::insert_now(&self.db, &new).await {
             Ok(Some(answers)) => Ok(answers),
             Ok(None) => {
@@ -386,6 +414,9 @@ impl JobStore for PgStore {
     }
 
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
+        if let Some(claimed) = quick_claim::claim(&self.db, &self.claims, &p, &self.fair).await? {
+            return Ok(claimed);
+        }
         let (fair, defaults) = (self.fair.clone(), self.db.defaults);
         self.tx(move |tx, now| Box::pin(claim::claim(tx, now, p, fair, defaults)))
             .await
@@ -500,6 +531,7 @@ impl JobStore for PgStore {
 
     async fn close(&self) {
         self.notifier.stop();
+        self.claims.close().await;
         self.db.pool.close().await;
     }
 }

@@ -1,0 +1,239 @@
+//! The common claim on PostgreSQL in two statements and no transaction:
+//! one read of the clock and of the contending tenants (settings, running
+//! jobs, fuel in the window, and whether any has a queued job with a
+//! concurrency key), then for each round of picks one statement that takes
+//! every picked tenant's jobs with `FOR UPDATE SKIP LOCKED`, moves them to
+//! running and counts them, committed by itself. The general claim
+//! (`claim.rs`) takes nine round trips in a transaction; it is still the
+//! one taken when a contender has keyed jobs (a key is held by an advisory
+//! lock between its statements), or when tenants are many enough that
+//! claims go round them in turn.
+//!
+//! Nothing is lost by leaving the transaction: under READ COMMITTED each of
+//! the general claim's statements read its own snapshot anyway, and the
+//! reads lock nothing. The take is one statement, so its rows and its
+//! counts commit together. It commits on the claims' own connections
+//! (`PgStore::claims`), without waiting for its WAL flush, as SQLite's
+//! claims commit without a sync: a claim lost in a crash only runs its job
+//! again (the runner's end is refused by the fence), and the end's own
+//! synchronous commit flushes the claim's record before it.
+
+use super::claim::{random_token, CLAIM_ROUNDS, MAX_TENANTS_PER_CLAIM};
+use super::group::{Db, DB_CLOCK};
+use super::jobs::{claimed_row, CLAIM_COLUMNS};
+use super::pg;
+use super::tally::SHARD;
+use crate::job::{JobStatus, Transition};
+use crate::quota::WINDOW_MS;
+use crate::store::ending_sql::PG_STATUS;
+use crate::store::fair::Fairness;
+use crate::store::records::*;
+use crate::store::tenants::{contender, policy_from};
+use crate::store::{Millis, StoreResult};
+use sqlx::{PgPool, Row};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+/// now, tenant, weight, quotas, running, fuel used, has keyed jobs,
+/// tenants with queued jobs in all.
+type ViewRow = (
+    Millis,
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    Option<i64>,
+    Option<i64>,
+    Option<bool>,
+    i64,
+);
+
+fn fairness(fair: &Mutex<Fairness>) -> std::sync::MutexGuard<'_, Fairness> {
+    fair.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Claims as `claim::claim` does, or answers `None` (having written
+/// nothing) when the general claim must do it.
+pub async fn claim(
+    db: &Db,
+    claims: &PgPool,
+    p: &ClaimParams,
+    fair: &Mutex<Fairness>,
+) -> StoreResult<Option<Vec<ClaimedJob>>> {
+    if p.limit == 0 {
+        return Ok(Some(Vec::new()));
+    }
+    if fairness(fair).cursor.is_some() {
+        return Ok(None);
+    }
+    let test_now = db.clock.as_ref().map(|c| c.now());
+    let rows: Vec<ViewRow> = sqlx::query_as(&format!(
+        "WITH RECURSIVE t(name) AS ( \
+           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued') \
+           UNION ALL \
+           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND tenant > t.name) \
+           FROM t WHERE t.name IS NOT NULL), \
+         names AS (SELECT name FROM t WHERE name IS NOT NULL LIMIT $1), \
+         clock AS (SELECT coalesce($2::int8, {DB_CLOCK}) AS now) \
+         SELECT clock.now, n.name, s.weight::int8, s.quotas, \
+           (SELECT sum(running)::int8 FROM tenant_jobs WHERE tenant = n.name), \
+           (SELECT sum(fuel)::int8 FROM tenant_usage WHERE tenant = n.name \
+              AND window_start = clock.now - mod(clock.now, {WINDOW_MS})), \
+           EXISTS (SELECT 1 FROM jobs k WHERE k.tenant = n.name \
+              AND k.concurrency_key IS NOT NULL AND k.status IN ('queued', 'waiting')), \
+           (SELECT count(*) FROM names)::int8 \
+         FROM clock LEFT JOIN names n ON ($3::text[] IS NULL OR n.name = ANY($3)) \
+         LEFT JOIN tenants s ON s.name = n.name \
+         ORDER BY n.name"
+    ))
+    .bind(MAX_TENANTS_PER_CLAIM)
+    .bind(test_now)
+    .bind(p.only_tenants.as_deref())
+    .fetch_all(&db.pool)
+    .await
+    .map_err(pg)?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let now = test_now.unwrap_or(first.0);
+    if first.7 >= MAX_TENANTS_PER_CLAIM || rows.iter().any(|r| r.6 == Some(true)) {
+        return Ok(None);
+    }
+    let mut contenders = Vec::new();
+    let mut budgets = HashMap::new();
+    for (_, name, weight, quotas, running, fuel, _, _) in rows {
+        let Some(name) = name else { continue };
+        let policy = policy_from(&name, Some((weight, quotas)), &db.defaults)?;
+        if let Some((c, fuel)) =
+            contender(name, &policy, running.unwrap_or(0), fuel.unwrap_or(0), now)
+        {
+            budgets.insert(c.tenant.clone(), fuel);
+            contenders.push(c);
+        }
+    }
+    let token = random_token();
+    let expires = now.saturating_add(i64::try_from(p.lease_ms).unwrap_or(i64::MAX));
+    let mut claimed = Vec::new();
+    for _ in 0..CLAIM_ROUNDS {
+        let want = (p.limit as usize).saturating_sub(claimed.len());
+        let picks = fairness(fair).pick(&contenders, want);
+        if picks.is_empty() {
+            break;
+        }
+        let mut given = vec![0usize; contenders.len()];
+        for &i in &picks {
+            given[i] += 1;
+        }
+        let (names, counts): (Vec<&str>, Vec<i64>) = contenders
+            .iter()
+            .zip(&given)
+            .filter(|(_, n)| **n > 0)
+            .map(|(c, n)| (c.tenant.as_str(), *n as i64))
+            .unzip();
+        let mut got = take(claims, now, p, &token, expires, &names, &counts).await?;
+        let mut rows: Vec<VecDeque<ClaimedJob>> = vec![VecDeque::new(); contenders.len()];
+        for (i, c) in contenders.iter_mut().enumerate() {
+            if given[i] == 0 {
+                continue;
+            }
+            let mine: VecDeque<ClaimedJob> = got.remove(&c.tenant).unwrap_or_default().into();
+            if mine.len() < given[i] {
+                // It has no more: it leaves the rest to the others.
+                fairness(fair).refund(&c.tenant, c.weight, given[i] - mine.len());
+                c.room = 0;
+            } else {
+                c.room -= mine.len() as u64;
+            }
+            rows[i] = mine;
+        }
+        // In the order picked, so that a runner starting them in order
+        // takes the tenants in turn too.
+        let before = claimed.len();
+        for &i in &picks {
+            if let Some(mut job) = rows[i].pop_front() {
+                job.fuel = budgets.get(&job.tenant).copied().flatten();
+                claimed.push(job);
+            }
+        }
+        if claimed.len() == before {
+            break;
+        }
+    }
+    Ok(Some(claimed))
+}
+
+/// Takes up to `counts[i]` due jobs of each `names[i]` (none with a
+/// concurrency key) in its order, moves them to running under one lease
+/// token and counts them, in one statement; each tenant's jobs in its
+/// order.
+async fn take(
+    claims: &PgPool,
+    now: Millis,
+    p: &ClaimParams,
+    token: &str,
+    expires: Millis,
+    names: &[&str],
+    counts: &[i64],
+) -> StoreResult<HashMap<String, Vec<ClaimedJob>>> {
+    let running = JobStatus::Queued
+        .after(Transition::Claim)
+        .unwrap_or(JobStatus::Running);
+    // The picked rows' columns are named apart from the jobs' own, so
+    // that the RETURNING list reads the jobs' unqualified.
+    let rows = sqlx::query(&format!(
+        "WITH want AS (SELECT * FROM unnest($1::text[], $2::int8[]) AS w(tenant, n)), \
+         picked AS (SELECT j.* FROM want w CROSS JOIN LATERAL ( \
+             SELECT id AS pick_id, urgent AS pick_urgent, priority AS pick_priority, \
+               run_at AS pick_run_at FROM jobs \
+             WHERE tenant = w.tenant AND status = 'queued' AND run_at <= $3 \
+               AND ($4::text[] IS NULL OR queue = ANY($4)) AND concurrency_key IS NULL \
+             ORDER BY urgent DESC, priority, run_at, id LIMIT w.n FOR UPDATE SKIP LOCKED) j), \
+         taken AS (UPDATE jobs SET status = $5, attempts = attempts + 1, lease_owner = $6, \
+             lease_token = $7, lease_expires_at = $8, attempt_started_at = $3, \
+             started_at = COALESCE(started_at, $3), progress = NULL, urgent = FALSE \
+           FROM picked WHERE id = pick_id AND {PG_STATUS} = 'queued' \
+           RETURNING {CLAIM_COLUMNS}, pick_urgent, pick_priority, pick_run_at), \
+         counted AS (INSERT INTO tenant_jobs (tenant, shard, queued, running, waiting) \
+             SELECT tenant, {SHARD}, -count(*), count(*), 0 FROM taken \
+             GROUP BY tenant ORDER BY tenant \
+           ON CONFLICT (tenant, shard) DO UPDATE SET \
+             queued = tenant_jobs.queued + excluded.queued, \
+             running = tenant_jobs.running + excluded.running) \
+         SELECT * FROM taken"
+    ))
+    .bind(names)
+    .bind(counts)
+    .bind(now)
+    .bind(p.queues.as_deref())
+    .bind(running.as_str())
+    .bind(&p.owner)
+    .bind(token)
+    .bind(expires)
+    .fetch_all(claims)
+    .await
+    .map_err(pg)?;
+    let mut by_tenant: HashMap<String, Vec<(bool, i32, Millis, ClaimedJob)>> = HashMap::new();
+    for r in &rows {
+        let job = claimed_row(r).map_err(pg)?;
+        let order = (
+            r.try_get::<bool, _>("pick_urgent").map_err(pg)?,
+            r.try_get::<i32, _>("pick_priority").map_err(pg)?,
+            r.try_get::<i64, _>("pick_run_at").map_err(pg)?,
+        );
+        by_tenant
+            .entry(job.tenant.clone())
+            .or_default()
+            .push((order.0, order.1, order.2, job));
+    }
+    Ok(by_tenant
+        .into_iter()
+        .map(|(tenant, mut jobs)| {
+            jobs.sort_by(|a, b| {
+                b.0.cmp(&a.0)
+                    .then(a.1.cmp(&b.1))
+                    .then(a.2.cmp(&b.2))
+                    .then(a.3.id.cmp(&b.3.id))
+            });
+            (tenant, jobs.into_iter().map(|j| j.3).collect())
+        })
+        .collect())
+}
