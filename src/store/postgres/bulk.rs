@@ -196,8 +196,8 @@ fn bind_now<'q>(
     test_now: Option<Millis>,
     defaults: &Quotas,
 ) -> QueryAs<'q, Postgres, JobRow, PgArguments> {
-    let int4 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
     let int8 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    let refs: Vec<&NewJob> = jobs.iter().collect();
     let (abs, rel): (Vec<Option<i64>>, Vec<Option<i64>>) = jobs
         .iter()
         .map(|j| match j.run_at {
@@ -206,31 +206,7 @@ fn bind_now<'q>(
             RunAt::At(t) => (Some(t), None),
         })
         .unzip();
-    q.bind(jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>())
-        .bind(jobs.iter().map(|j| j.tenant.as_str()).collect::<Vec<_>>())
-        .bind(
-            jobs.iter()
-                .map(|j| j.task.name.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            jobs.iter()
-                .map(|j| int4(j.task.version))
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            jobs.iter()
-                .map(|j| j.task.digest.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(jobs.iter().map(|j| j.queue.as_str()).collect::<Vec<_>>())
-        .bind(jobs.iter().map(|j| j.priority).collect::<Vec<i32>>())
-        .bind(jobs.iter().map(|j| j.input.as_str()).collect::<Vec<_>>())
-        .bind(
-            jobs.iter()
-                .map(|j| int4(j.max_attempts))
-                .collect::<Vec<_>>(),
-        )
+    bind_head(q, &refs)
         .bind(abs)
         .bind(rel)
         .bind(
@@ -318,10 +294,10 @@ fn insert_sql() -> String {
     )
 }
 
-fn bind<'q>(
+/// The columns both INSERTs take first ($1 to $9), from the jobs' fields.
+fn bind_head<'q>(
     q: QueryAs<'q, Postgres, JobRow, PgArguments>,
     take: &[&'q NewJob],
-    now: Millis,
 ) -> QueryAs<'q, Postgres, JobRow, PgArguments> {
     let int4 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
     q.bind(take.iter().map(|j| j.id.as_str()).collect::<Vec<_>>())
@@ -349,6 +325,14 @@ fn bind<'q>(
                 .map(|j| int4(j.max_attempts))
                 .collect::<Vec<_>>(),
         )
+}
+
+fn bind<'q>(
+    q: QueryAs<'q, Postgres, JobRow, PgArguments>,
+    take: &[&'q NewJob],
+    now: Millis,
+) -> QueryAs<'q, Postgres, JobRow, PgArguments> {
+    bind_head(q, take)
         .bind(
             take.iter()
                 .map(|j| j.run_at.resolve(now))
