@@ -29,9 +29,8 @@ use std::collections::{HashMap, HashSet};
 
 type Tx = Transaction<'static, Postgres>;
 
-/// The clock, a tenant, its weight and quotas as set, and its queued and
-/// waiting jobs.
-type RoomRow = (Millis, String, Option<i64>, Option<String>, i64);
+/// A tenant, its weight and quotas as set, and its queued and waiting jobs.
+type RoomRow = (String, Option<i64>, Option<String>, i64);
 
 /// Each tenant's `max_queued` and its queued and waiting jobs.
 type Rooms<'a> = HashMap<&'a str, (Option<u64>, i64)>;
@@ -57,7 +56,7 @@ pub async fn insert_plain(
     if jobs.len() < 2 || !plain(jobs) {
         return Ok(None);
     }
-    let (_, rooms) = read_rooms(tx, jobs, defaults).await?;
+    let rooms = read_rooms(tx, jobs, defaults).await?;
     let verdicts = verdicts(jobs, rooms);
     let take = admitted(jobs, &verdicts);
     sqlx::query("SAVEPOINT bulk")
@@ -127,7 +126,7 @@ pub async fn insert_now(
     // read it again to say so (rare, so not worth a column of every row).
     let verdicts = if rows.len() < jobs.len() {
         let mut conn = db.pool.acquire().await.map_err(pg)?;
-        let (_, rooms) = read_rooms(&mut conn, jobs, &db.defaults).await?;
+        let rooms = read_rooms(&mut conn, jobs, &db.defaults).await?;
         let written: HashSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
         jobs.iter()
             .map(|j| {
@@ -223,29 +222,27 @@ fn bind_now<'q>(
         .bind(defaults.max_queued.map(int8))
 }
 
-/// The database's clock and each of the jobs' tenants' room under
-/// `max_queued` (read once; jobs take it in order), in one statement.
+/// Each of the jobs' tenants' room under `max_queued` (read once; jobs
+/// take it in order), in one statement.
 async fn read_rooms<'a>(
     conn: &mut PgConnection,
     jobs: &'a [NewJob],
     defaults: &Quotas,
-) -> StoreResult<(Option<Millis>, Rooms<'a>)> {
+) -> StoreResult<Rooms<'a>> {
     let mut tenants: Vec<&'a str> = jobs.iter().map(|j| j.tenant.as_str()).collect();
     tenants.sort_unstable();
     tenants.dedup();
-    let read: Vec<RoomRow> = sqlx::query_as(&format!(
-        "SELECT {clock}, t.name, s.weight::int8, s.quotas, \
+    let read: Vec<RoomRow> = sqlx::query_as(
+        "SELECT t.name, s.weight::int8, s.quotas, \
          (SELECT coalesce(sum(queued + waiting), 0)::int8 FROM tenant_jobs WHERE tenant = t.name) \
          FROM unnest($1::text[]) AS t(name) LEFT JOIN tenants s ON s.name = t.name",
-        clock = super::group::DB_CLOCK
-    ))
+    )
     .bind(&tenants)
     .fetch_all(&mut *conn)
     .await
     .map_err(pg)?;
-    let now = read.first().map(|r| r.0);
     let mut rooms: Rooms<'a> = HashMap::new();
-    for (_, name, weight, quotas, queued) in read {
+    for (name, weight, quotas, queued) in read {
         let limit = policy_from(&name, Some((weight, quotas)), defaults)?
             .quotas
             .max_queued;
@@ -253,7 +250,7 @@ async fn read_rooms<'a>(
             rooms.insert(t, (limit, queued));
         }
     }
-    Ok((now, rooms))
+    Ok(rooms)
 }
 
 /// Each job's verdict under its tenant's `max_queued`, in order.

@@ -11,7 +11,7 @@ use super::tenants::claim_views;
 use crate::job::{JobStatus, Transition};
 use crate::quota::Quotas;
 use crate::store::ending_sql::PG_STATUS;
-use crate::store::fair::Fairness;
+use crate::store::fair::{Contender, Fairness};
 use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::tenants::contender;
@@ -35,8 +35,44 @@ pub fn random_token() -> String {
     hex::encode(b)
 }
 
-fn fairness(fair: &Mutex<Fairness>) -> std::sync::MutexGuard<'_, Fairness> {
+pub(super) fn fairness(fair: &Mutex<Fairness>) -> std::sync::MutexGuard<'_, Fairness> {
     fair.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// How many of a round's picks each contender got.
+pub(super) fn given(picks: &[usize], contenders: usize) -> Vec<usize> {
+    let mut given = vec![0usize; contenders];
+    for &i in picks {
+        given[i] += 1;
+    }
+    given
+}
+
+/// Settles a round: `got[i]` is what contender `i` had of the `given[i]`
+/// it was picked for, in its order. One that had fewer has no more and
+/// leaves the rest to the others; the others' room shrinks. Answers what
+/// was got in the order picked, so that a runner starting them in order
+/// takes the tenants in turn too.
+pub(super) fn settle<T>(
+    fair: &Mutex<Fairness>,
+    contenders: &mut [Contender],
+    picks: &[usize],
+    given: &[usize],
+    got: Vec<Vec<T>>,
+) -> Vec<T> {
+    let mut got: Vec<std::collections::VecDeque<T>> = got.into_iter().map(Into::into).collect();
+    for ((c, &n), mine) in contenders.iter_mut().zip(given).zip(&got) {
+        if n == 0 {
+            continue;
+        }
+        if mine.len() < n {
+            fairness(fair).refund(&c.tenant, c.weight, n - mine.len());
+            c.room = 0;
+        } else {
+            c.room -= mine.len() as u64;
+        }
+    }
+    picks.iter().filter_map(|&i| got[i].pop_front()).collect()
 }
 
 /// Claims due jobs, shared among tenants by weight: each tenant's jobs in
@@ -92,30 +128,16 @@ pub async fn claim(
         if picks.is_empty() {
             break;
         }
-        let mut given = vec![0usize; contenders.len()];
-        for &i in &picks {
-            given[i] += 1;
-        }
-        let mut rows: Vec<std::collections::VecDeque<String>> =
-            vec![Default::default(); contenders.len()];
-        for (i, c) in contenders.iter_mut().enumerate() {
-            if given[i] == 0 {
-                continue;
-            }
-            let got =
-                tenant_rows(tx, now, &c.tenant, queues.as_deref(), given[i], &mut keys).await?;
-            if got.len() < given[i] {
-                // It has no more: it leaves the rest to the others.
-                fairness(&fair).refund(&c.tenant, c.weight, given[i] - got.len());
-                c.room = 0;
+        let given = given(&picks, contenders.len());
+        let mut rows = Vec::with_capacity(contenders.len());
+        for (c, &n) in contenders.iter().zip(&given) {
+            rows.push(if n == 0 {
+                Vec::new()
             } else {
-                c.room -= got.len() as u64;
-            }
-            rows[i] = got.into();
+                tenant_rows(tx, now, &c.tenant, queues.as_deref(), n, &mut keys).await?
+            });
         }
-        // In the order picked, so that a runner starting them in order
-        // takes the tenants in turn too.
-        let ordered: Vec<String> = picks.iter().filter_map(|&i| rows[i].pop_front()).collect();
+        let ordered = settle(&fair, &mut contenders, &picks, &given, rows);
         if ordered.is_empty() {
             break;
         }

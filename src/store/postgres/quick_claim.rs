@@ -18,7 +18,7 @@
 //! again (the runner's end is refused by the fence), and the end's own
 //! synchronous commit flushes the claim's record before it.
 
-use super::claim::{random_token, CLAIM_ROUNDS, MAX_TENANTS_PER_CLAIM};
+use super::claim::{fairness, given, random_token, settle, CLAIM_ROUNDS, MAX_TENANTS_PER_CLAIM};
 use super::group::{Db, DB_CLOCK};
 use super::jobs::{claimed_row, CLAIM_COLUMNS};
 use super::pg;
@@ -31,7 +31,7 @@ use crate::store::records::*;
 use crate::store::tenants::{contender, policy_from};
 use crate::store::{Millis, StoreResult};
 use sqlx::{PgPool, Row};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// now, tenant, weight, quotas, running, fuel used, has keyed jobs,
@@ -46,10 +46,6 @@ type ViewRow = (
     Option<bool>,
     i64,
 );
-
-fn fairness(fair: &Mutex<Fairness>) -> std::sync::MutexGuard<'_, Fairness> {
-    fair.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Claims as `claim::claim` does, or answers `None` (having written
 /// nothing) when the general claim must do it.
@@ -119,10 +115,7 @@ pub async fn claim(
         if picks.is_empty() {
             break;
         }
-        let mut given = vec![0usize; contenders.len()];
-        for &i in &picks {
-            given[i] += 1;
-        }
+        let given = given(&picks, contenders.len());
         let (names, counts): (Vec<&str>, Vec<i64>) = contenders
             .iter()
             .zip(&given)
@@ -130,29 +123,14 @@ pub async fn claim(
             .map(|(c, n)| (c.tenant.as_str(), *n as i64))
             .unzip();
         let mut got = take(claims, now, p, &token, expires, &names, &counts).await?;
-        let mut rows: Vec<VecDeque<ClaimedJob>> = vec![VecDeque::new(); contenders.len()];
-        for (i, c) in contenders.iter_mut().enumerate() {
-            if given[i] == 0 {
-                continue;
-            }
-            let mine: VecDeque<ClaimedJob> = got.remove(&c.tenant).unwrap_or_default().into();
-            if mine.len() < given[i] {
-                // It has no more: it leaves the rest to the others.
-                fairness(fair).refund(&c.tenant, c.weight, given[i] - mine.len());
-                c.room = 0;
-            } else {
-                c.room -= mine.len() as u64;
-            }
-            rows[i] = mine;
-        }
-        // In the order picked, so that a runner starting them in order
-        // takes the tenants in turn too.
+        let rows = contenders
+            .iter()
+            .map(|c| got.remove(&c.tenant).unwrap_or_default())
+            .collect();
         let before = claimed.len();
-        for &i in &picks {
-            if let Some(mut job) = rows[i].pop_front() {
-                job.fuel = budgets.get(&job.tenant).copied().flatten();
-                claimed.push(job);
-            }
+        for mut job in settle(fair, &mut contenders, &picks, &given, rows) {
+            job.fuel = budgets.get(&job.tenant).copied().flatten();
+            claimed.push(job);
         }
         if claimed.len() == before {
             break;
