@@ -8,6 +8,7 @@ pub mod config;
 pub mod digest;
 pub mod job;
 pub mod maintenance;
+pub mod priority;
 pub mod quota;
 pub mod registry;
 pub mod retry;

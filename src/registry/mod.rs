@@ -67,9 +67,10 @@ pub enum Which {
     Output,
 }
 
-/// Where checks that outgrow an async thread run: on the blocking pool,
-/// one at a time per tenant and a few at a time in all, so that a tenant
-/// whose schemas are costly waits behind itself, not others behind it.
+/// Where checks that outgrow an async thread run: on threads of a guest's
+/// priority (`priority::run_lowered`), one at a time per tenant and a few
+/// at a time in all, so that a tenant whose schemas are costly waits
+/// behind itself, not others behind it.
 struct CheckLanes {
     shared: Arc<Semaphore>,
     tenants: Mutex<HashMap<String, Arc<Semaphore>>>,
@@ -372,14 +373,15 @@ impl Registry {
             return Ok(value);
         }
         let own = self.checks.tenant(&tv.record.tenant);
-        let unavailable = |_| {
+        let too_complex = |message: String| {
             CheckError::TooComplex(schema::Violation {
                 pointer: String::new(),
-                message: "the server is stopping; try again".into(),
+                message,
             })
         };
-        let _mine = own.acquire_owned().await.map_err(unavailable)?;
-        let _shared = self
+        let unavailable = |_| too_complex("the server is stopping; try again".into());
+        let mine = own.acquire_owned().await.map_err(unavailable)?;
+        let shared = self
             .checks
             .shared
             .clone()
@@ -387,16 +389,15 @@ impl Registry {
             .await
             .map_err(unavailable)?;
         let tv = tv.clone();
-        tokio::task::spawn_blocking(move || {
+        // At a guest's priority: its cost is the tenant's schema's. The
+        // permits go with it, so a caller who gives up frees no lane
+        // before the check ends.
+        crate::priority::run_lowered("taskbox-check", move || {
+            let _permits = (mine, shared);
             let checked = schema(&tv, which).map_or(Ok(()), |s| s.check(&value, schema::MAX_STEPS));
             checked.map(|()| value)
         })
         .await
-        .unwrap_or_else(|e| {
-            Err(CheckError::TooComplex(schema::Violation {
-                pointer: String::new(),
-                message: format!("the check failed: {e}"),
-            }))
-        })
+        .unwrap_or_else(|| Err(too_complex("the check failed".into())))
     }
 }

@@ -188,7 +188,7 @@ fn guest_runtime(threads: usize) -> Option<tokio::runtime::Runtime> {
     match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .thread_name("taskbox-guest")
-        .on_thread_start(lower_priority)
+        .on_thread_start(crate::priority::lower_this_thread)
         .enable_all()
         .build()
     {
@@ -196,23 +196,6 @@ fn guest_runtime(threads: usize) -> Option<tokio::runtime::Runtime> {
         Err(e) => {
             tracing::warn!(error = %e, "cannot start the attempts' runtime; attempts share the server's");
             None
-        }
-    }
-}
-
-/// Guests yield the CPU to the rest of the server: a flood of busy guests
-/// must not slow the answers to requests, the store's writer or the
-/// claims, or every tenant's jobs wait on one tenant's guests.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        /// Niceness of the attempts' threads (0 is the default, 19 the lowest).
-        const GUEST_NICENESS: libc::c_int = 10;
-        // SAFETY: setpriority reads no memory of ours; on Linux, `who` 0
-        // with PRIO_PROCESS is the calling thread.
-        let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, GUEST_NICENESS) };
-        if r != 0 {
-            tracing::debug!(error = %std::io::Error::last_os_error(), "cannot lower the guest threads' priority");
         }
     }
 }
