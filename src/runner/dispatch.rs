@@ -4,6 +4,11 @@
 //! start one more beyond them (up to `slots` such in all). So a tenant
 //! that sends a job now and then starts it at once, even while another
 //! tenant's long attempts fill every slot.
+//!
+//! Such a job (its tenant has nothing running) is the prompt lane's while
+//! the lane is free: a worker of its own, on a thread of normal priority,
+//! starts it, so that it does not wait for a core behind the guests of
+//! the tenants that keep the slots busy (see `runner::lane`).
 
 use crate::store::ClaimedJob;
 use std::collections::{HashMap, VecDeque};
@@ -13,6 +18,13 @@ use tokio::sync::Notify;
 /// The dispatch was closed: the runner is stopping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Closed;
+
+/// Who asks for the next job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Picker {
+    Worker,
+    Lane,
+}
 
 /// Which allowance an attempt started under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,21 +45,40 @@ struct State {
     extra: usize,
     waiting: usize,
     closed: bool,
+    /// The prompt lane is starting or running an attempt.
+    lane_busy: bool,
 }
 
 pub struct Dispatch {
     slots: usize,
+    /// Whether a prompt lane takes the jobs of tenants with nothing
+    /// running while it is free.
+    lane: bool,
     state: Mutex<State>,
     /// Rung when a job is added or an attempt ends.
     ready: Notify,
+    /// The same, for the prompt lane.
+    lane_ready: Notify,
 }
 
 impl Dispatch {
     pub fn new(slots: usize) -> Self {
         Dispatch {
             slots,
+            lane: false,
             state: Mutex::default(),
             ready: Notify::new(),
+            lane_ready: Notify::new(),
+        }
+    }
+
+    /// A dispatch whose idle tenants' jobs go to a prompt lane while it is
+    /// free (`next_prompt`); the other workers take them only while it is
+    /// busy.
+    pub fn with_lane(slots: usize) -> Self {
+        Dispatch {
+            lane: true,
+            ..Dispatch::new(slots)
         }
     }
 
@@ -77,7 +108,8 @@ impl Dispatch {
 
     /// Adds claimed jobs, each to the back of its tenant's line. Answers
     /// whether one is of a tenant with nothing running while every slot is
-    /// taken (it may start beyond them, and running guests should yield).
+    /// taken and no prompt lane is free (it may start beyond them, and
+    /// running guests should yield).
     /// Once closed, it takes none: they are answered, to be given back.
     pub fn push(&self, jobs: Vec<ClaimedJob>) -> Result<bool, Vec<ClaimedJob>> {
         if jobs.is_empty() {
@@ -87,7 +119,8 @@ impl Dispatch {
         if s.closed {
             return Err(jobs);
         }
-        let full = s.in_slots >= self.slots;
+        // A free lane starts such a job itself: no guest need yield.
+        let full = s.in_slots >= self.slots && (!self.lane || s.lane_busy);
         let idle = full
             && jobs
                 .iter()
@@ -103,8 +136,12 @@ impl Dispatch {
             }
             s.waiting += 1;
         }
+        let for_lane = self.lane_has_work(&s);
         drop(s);
         self.ready.notify_one();
+        if for_lane {
+            self.lane_ready.notify_one();
+        }
         Ok(idle)
     }
 
@@ -125,11 +162,40 @@ impl Dispatch {
 
     /// The next job that may start now, if any.
     pub fn try_next(&self) -> Result<Option<(ClaimedJob, Seat)>, Closed> {
+        self.try_pick(Picker::Worker)
+    }
+
+    /// The prompt lane's next job (one of a tenant with nothing running),
+    /// waiting until there is one; the lane is busy from then until
+    /// `lane_free`. `None` once closed.
+    pub async fn next_prompt(&self) -> Option<(ClaimedJob, Seat)> {
+        loop {
+            let notified = self.lane_ready.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            match self.try_pick(Picker::Lane) {
+                Err(Closed) => return None,
+                Ok(Some(picked)) => return Some(picked),
+                Ok(None) => notified.await,
+            }
+        }
+    }
+
+    /// The prompt lane has handed its attempt on (or ended it): the next
+    /// idle tenant's job is the lane's again, and until the lane takes it,
+    /// any worker's.
+    pub fn lane_free(&self) {
+        self.state().lane_busy = false;
+        self.lane_ready.notify_one();
+        self.ready.notify_one();
+    }
+
+    fn try_pick(&self, picker: Picker) -> Result<Option<(ClaimedJob, Seat)>, Closed> {
         let mut s = self.state();
         if s.closed {
             return Err(Closed);
         }
-        let picked = self.pick(&mut s);
+        let picked = self.pick(&mut s, picker);
         if picked.is_some() && s.waiting > 0 {
             // Another may start too: the next worker looks.
             self.ready.notify_one();
@@ -137,15 +203,25 @@ impl Dispatch {
         Ok(picked)
     }
 
-    fn pick(&self, s: &mut State) -> Option<(ClaimedJob, Seat)> {
+    fn pick(&self, s: &mut State, picker: Picker) -> Option<(ClaimedJob, Seat)> {
         let free_slot = s.in_slots < self.slots;
         let free_extra = s.extra < self.slots;
         if !free_slot && !free_extra {
             return None;
         }
+        if picker == Picker::Lane && s.lane_busy {
+            return None;
+        }
+        // While the lane is free, idle tenants' jobs wait for it.
+        let leave_idle = self.lane && picker == Picker::Worker && !s.lane_busy;
         for i in 0..s.turns.len() {
             let tenant = &s.turns[i];
             let idle = s.running.get(tenant).copied().unwrap_or(0) == 0;
+            match picker {
+                Picker::Lane if !idle => continue,
+                Picker::Worker if idle && leave_idle => continue,
+                _ => {}
+            }
             let seat = match (free_slot, free_extra && idle) {
                 (true, _) => Seat::Slot,
                 (false, true) => Seat::Extra,
@@ -165,6 +241,9 @@ impl Dispatch {
                 Seat::Slot => s.in_slots += 1,
                 Seat::Extra => s.extra += 1,
             }
+            if picker == Picker::Lane {
+                s.lane_busy = true;
+            }
             return Some((job, seat));
         }
         None
@@ -183,8 +262,24 @@ impl Dispatch {
                 s.running.remove(tenant);
             }
         }
+        let for_lane = self.lane_has_work(&s);
         drop(s);
         self.ready.notify_one();
+        if for_lane {
+            self.lane_ready.notify_one();
+        }
+    }
+
+    /// Whether the prompt lane is free and a tenant with nothing running
+    /// has a job waiting. Only then is the lane woken: waking its thread
+    /// for every claim and every ended attempt cost `bench tenants`' flood
+    /// of short jobs about a tenth of its throughput.
+    fn lane_has_work(&self, s: &State) -> bool {
+        self.lane
+            && !s.lane_busy
+            && s.lines
+                .iter()
+                .any(|(tenant, line)| !line.is_empty() && !s.running.contains_key(tenant))
     }
 
     /// Every job not started yet, taken out (the runner is stopping); no
@@ -197,6 +292,7 @@ impl Dispatch {
         let jobs = s.lines.drain().flat_map(|(_, line)| line).collect();
         drop(s);
         self.ready.notify_waiters();
+        self.lane_ready.notify_waiters();
         jobs
     }
 }
@@ -267,5 +363,50 @@ mod tests {
         assert_eq!(d.try_next(), Err(Closed));
         let refused = d.push(vec![job("c", 0)]).unwrap_err();
         assert_eq!(refused.len(), 1, "a closed dispatch gives jobs back");
+    }
+
+    #[tokio::test]
+    async fn a_free_lane_starts_idle_tenants_and_a_busy_one_leaves_them_to_the_workers() {
+        let d = Dispatch::with_lane(1);
+        d.push(vec![job("a", 0), job("a", 1)]).unwrap();
+        // a has nothing running: a-0 is the free lane's, not a worker's.
+        assert!(d.try_next().unwrap().is_none(), "left to the lane");
+        let (first, seat) = d.next_prompt().await.unwrap();
+        assert_eq!((first.id.as_str(), seat), ("a-0", Seat::Slot));
+        // a runs now: a-1 is a worker's, and the lane takes no busy tenant.
+        d.push(vec![job("b", 0)]).unwrap();
+        assert!(
+            d.try_pick(Picker::Lane).unwrap().is_none(),
+            "the lane is busy"
+        );
+        let (second, seat) = d.next().await.unwrap();
+        assert_eq!(
+            (second.id.as_str(), seat),
+            ("b-0", Seat::Extra),
+            "a busy lane leaves b to the workers"
+        );
+        d.lane_free();
+        assert!(
+            d.try_pick(Picker::Lane).unwrap().is_none(),
+            "a-1's tenant is running"
+        );
+        d.finished("a", Seat::Slot);
+        let (third, seat) = d.next_prompt().await.unwrap();
+        assert_eq!((third.id.as_str(), seat), ("a-1", Seat::Slot));
+        assert_eq!(d.load(), 2);
+        assert!(d.close().is_empty());
+        assert!(d.next_prompt().await.is_none(), "closed");
+    }
+
+    #[test]
+    fn a_free_lane_spares_the_guests_a_nudge() {
+        let d = Dispatch::with_lane(1);
+        d.push(vec![job("a", 0)]).unwrap();
+        let _ = d.try_pick(Picker::Lane).unwrap().unwrap();
+        // Every slot taken, lane busy: b must start beside a's guest.
+        assert_eq!(d.push(vec![job("b", 0)]), Ok(true));
+        d.lane_free();
+        // The lane is free again: it starts c at once, no guest yields.
+        assert_eq!(d.push(vec![job("c", 0)]), Ok(false));
     }
 }

@@ -13,6 +13,7 @@ mod claims;
 pub mod dispatch;
 pub mod executor;
 pub mod held;
+mod lane;
 pub mod ledger;
 pub mod watch;
 
@@ -167,7 +168,7 @@ struct Inner {
     finalize_tx: mpsc::Sender<Finalize>,
     /// Moving average of attempt durations, in µs.
     avg_attempt_us: AtomicU64,
-    /// Where attempts run.
+    /// Where attempts run (those of the prompt lane after their slice).
     guests: tokio::runtime::Handle,
 }
 
@@ -175,9 +176,10 @@ struct Inner {
 pub struct Runner {
     inner: Arc<Inner>,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
-    /// The runtime attempts run on, so that a guest burning its fuel never
-    /// holds up a request; shut down when the runner stops.
-    guest_runtime: std::sync::Mutex<Option<tokio::runtime::Runtime>>,
+    /// The runtimes attempts run on (the guests' and the prompt lane's),
+    /// so that a guest burning its fuel never holds up a request; shut
+    /// down when the runner stops.
+    runtimes: std::sync::Mutex<Vec<tokio::runtime::Runtime>>,
 }
 
 fn guest_runtime(threads: usize) -> Option<tokio::runtime::Runtime> {
@@ -211,9 +213,16 @@ impl Runner {
         let guests = runtime
             .as_ref()
             .map_or_else(tokio::runtime::Handle::current, |rt| rt.handle().clone());
+        // Without a runtime of lower priority for the guests, a lane of
+        // normal priority would gain nothing.
+        let lane_runtime = runtime.as_ref().and_then(|_| lane::runtime());
+        let dispatch = match lane_runtime {
+            Some(_) => Dispatch::with_lane(config.slots),
+            None => Dispatch::new(config.slots),
+        };
         let inner = Arc::new(Inner {
             registry,
-            dispatch: Dispatch::new(config.slots),
+            dispatch,
             config,
             held: Held::default(),
             ledger: Ledger::default(),
@@ -238,13 +247,16 @@ impl Runner {
             for _ in 0..2 * inner.config.slots {
                 tasks.push(inner.guests.spawn(worker(inner.clone())));
             }
+            if let Some(rt) = &lane_runtime {
+                tasks.push(rt.spawn(lane::run(inner.clone())));
+            }
             tasks.push(tokio::spawn(claimer(inner.clone())));
             tasks.push(tokio::spawn(sparse_claimer(inner.clone())));
         }
         Runner {
             inner,
             tasks: std::sync::Mutex::new(tasks),
-            guest_runtime: std::sync::Mutex::new(runtime),
+            runtimes: std::sync::Mutex::new(runtime.into_iter().chain(lane_runtime).collect()),
         }
     }
 
@@ -435,12 +447,9 @@ impl Runner {
     }
 
     fn shut_guests(&self) {
-        let rt = self
-            .guest_runtime
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Some(rt) = rt {
+        let runtimes =
+            std::mem::take(&mut *self.runtimes.lock().unwrap_or_else(|p| p.into_inner()));
+        for rt in runtimes {
             rt.shutdown_background();
         }
     }
