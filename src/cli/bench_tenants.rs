@@ -507,13 +507,21 @@ async fn flood_tasks(b: &Bed, fuel: u64) -> anyhow::Result<(TaskRef, TaskRef)> {
     Ok((noop, burn))
 }
 
-/// One phase: the quiet tenant measured, with the flood `which` says. The
-/// tenants' clients run on a runtime of their own, as they would elsewhere.
+/// Where each tenant's clients run.
+struct Clients {
+    flood: tokio::runtime::Handle,
+    quiet: tokio::runtime::Handle,
+}
+
+/// One phase: the quiet tenant measured, with the flood `which` says. Each
+/// tenant's clients run on a thread of their own, as they would on
+/// machines of their own: a quiet request's send must not wait behind
+/// the flood's, or the client's queue would be measured, not the server.
 async fn phase(
     args: &TenantsBench,
     runners: usize,
     which: Phase,
-    clients: &tokio::runtime::Handle,
+    clients: &Clients,
 ) -> anyhow::Result<Value> {
     let b = Arc::new(bed(args, runners).await?);
     let (noop, burn) = flood_tasks(&b, args.burn_fuel).await?;
@@ -526,7 +534,7 @@ async fn phase(
     let (ready_tx, ready) = tokio::sync::oneshot::channel();
     let flooding = match which {
         Phase::Alone | Phase::Share => None,
-        Phase::Flood | Phase::Burn => Some(clients.spawn(flood(
+        Phase::Flood | Phase::Burn => Some(clients.flood.spawn(flood(
             b.clone(),
             (task, input),
             args.flood,
@@ -544,6 +552,7 @@ async fn phase(
     }
     let a0 = started_of(&b, FLOOD);
     let quiet = clients
+        .quiet
         .spawn(quiet_tenant(b.clone(), args.samples, args.interval_ms))
         .await??;
     let a1 = started_of(&b, FLOOD);
@@ -670,12 +679,19 @@ pub fn main(args: TenantsBench) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let clients = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name("bench-clients")
-        .enable_all()
-        .build()
-        .context("cannot start the clients' runtime")?;
+    let client_thread = |name: &str| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name(name)
+            .enable_all()
+            .build()
+            .context("cannot start a client's runtime")
+    };
+    let (flood_rt, quiet_rt) = (client_thread("bench-flood")?, client_thread("bench-quiet")?);
+    let clients = Clients {
+        flood: flood_rt.handle().clone(),
+        quiet: quiet_rt.handle().clone(),
+    };
     let runners = args
         .runners
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -690,10 +706,7 @@ pub fn main(args: TenantsBench) -> anyhow::Result<ExitCode> {
         ] {
             if want(p) {
                 progress(&format!("phase {name}"));
-                report.insert(
-                    name.into(),
-                    phase(&args, runners, p, clients.handle()).await?,
-                );
+                report.insert(name.into(), phase(&args, runners, p, &clients).await?);
                 eprintln!(" done");
             }
         }
@@ -702,7 +715,8 @@ pub fn main(args: TenantsBench) -> anyhow::Result<ExitCode> {
         }
         Ok::<_, anyhow::Error>(())
     })?;
-    clients.shutdown_background();
+    flood_rt.shutdown_background();
+    quiet_rt.shutdown_background();
     let p99 = |report: &Map<String, Value>, phase: &str| {
         report
             .get(phase)
