@@ -198,8 +198,18 @@ async fn claim(
 /// Holds claimed jobs and hands them to the dispatch, or back to the queue
 /// if the runner stopped meanwhile.
 pub(super) async fn hold(inner: &Inner, claimed: Vec<ClaimedJob>) {
+    for job in &take_in(inner, claimed) {
+        give_back(inner, job, 0).await;
+    }
+}
+
+/// Holds claimed jobs (their leases are renewed from now on) and hands
+/// them to the dispatch; answers those it could not take because the
+/// runner is stopping, to be given back. It does not block: a store may
+/// call it on its writer's thread.
+pub(super) fn take_in(inner: &Inner, claimed: Vec<ClaimedJob>) -> Vec<ClaimedJob> {
     if claimed.is_empty() {
-        return;
+        return claimed;
     }
     inner.emit(|| RunnerEvent::Claimed {
         ids: claimed.iter().map(|j| j.id.clone()).collect(),
@@ -215,12 +225,11 @@ pub(super) async fn hold(inner: &Inner, claimed: Vec<ClaimedJob>) {
     match inner.dispatch.push(claimed) {
         // A tenant with nothing running got a job while every slot is
         // busy: the running guests yield, so that it starts at once.
-        Ok(true) => inner.registry.sandbox().nudge(),
-        Ok(false) => {}
-        Err(closed) => {
-            for job in &closed {
-                give_back(inner, job, 0).await;
-            }
+        Ok(true) => {
+            inner.registry.sandbox().nudge();
+            Vec::new()
         }
+        Ok(false) => Vec::new(),
+        Err(closed) => closed,
     }
 }

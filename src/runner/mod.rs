@@ -21,9 +21,9 @@ use crate::job::JobStatus;
 use crate::registry::Registry;
 use crate::store::{
     Action, ClaimedJob, Finalize, Finalized, HeartbeatParams, Inserted, JobRecord, NewJob,
-    StoreError, StoreResult,
+    OnClaimed, StoreError, StoreResult,
 };
-use claims::{claimer, hold, sparse_claimer};
+use claims::{claimer, sparse_claimer};
 use dispatch::{Dispatch, Seat};
 use executor::AttemptRules;
 use held::{Held, StopReason};
@@ -279,15 +279,31 @@ impl Runner {
         };
         let inner = self.inner.clone();
         let params = inner.claim_params(limit, Some(vec![tenant.clone()]));
-        let took = tokio::spawn(async move {
-            let (inserted, claimed) = store.job_insert_claim(jobs, params).await?;
-            let ids: Vec<String> = claimed.iter().map(|j| j.id.clone()).collect();
-            hold(&inner, claimed).await;
-            Ok::<_, StoreError>((inserted, ids))
+        let claimed_ids: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+        let ids = claimed_ids.clone();
+        let runtime = tokio::runtime::Handle::current();
+        // The claimed jobs are taken in as soon as their claim commits
+        // (on SQLite, on the writer's thread, while the enqueue's sync
+        // runs), never by the caller: it may be a request whose client
+        // goes away.
+        let on_claimed: OnClaimed = Box::new(move |claimed| {
+            *ids.lock().unwrap_or_else(|p| p.into_inner()) =
+                claimed.iter().map(|j| j.id.clone()).collect();
+            let left = claims::take_in(&inner, claimed);
+            if !left.is_empty() {
+                runtime.spawn(async move {
+                    for job in &left {
+                        give_back(&inner, job, 0).await;
+                    }
+                });
+            }
         });
-        let (inserted, claimed) = took
+        let took =
+            tokio::spawn(async move { store.job_insert_claim(jobs, params, on_claimed).await });
+        let inserted = took
             .await
             .map_err(|e| StoreError::Internal(format!("the enqueue's task failed: {e}")))??;
+        let claimed = std::mem::take(&mut *claimed_ids.lock().unwrap_or_else(|p| p.into_inner()));
         self.inserted(&tenant, &inserted, &claimed);
         Ok(inserted)
     }

@@ -140,13 +140,19 @@ pub trait JobStore: Send + Sync + 'static {
     /// in one write where the backend can: a runner with room for the
     /// jobs' tenant takes them as they are sent, so that one starts one
     /// round trip after its enqueue, not two. A claim that fails leaves the
-    /// inserts standing, with nothing claimed.
+    /// inserts standing, with nothing claimed. The claimed jobs (maybe
+    /// none) go to `on_claimed` once, as soon as their claim is committed:
+    /// that may be before the inserts are durable and this answers (the
+    /// jobs may start while the enqueue's sync runs; whatever their
+    /// attempts write is durable only after it). It is not called when
+    /// the write fails, and must not block.
     async fn job_insert_claim(
         &self,
         jobs: Vec<NewJob>,
         claim: ClaimParams,
-    ) -> StoreResult<(Vec<StoreResult<Inserted>>, Vec<ClaimedJob>)> {
-        insert_then_claim(self, jobs, claim).await
+        on_claimed: OnClaimed,
+    ) -> StoreResult<Vec<StoreResult<Inserted>>> {
+        insert_then_claim(self, jobs, claim, on_claimed).await
     }
     /// Puts a queued job first in its tenant's line, due now (run now); a
     /// runner claims it like any other.
@@ -200,11 +206,16 @@ pub(crate) async fn insert_then_claim<S: JobStore + ?Sized>(
     store: &S,
     jobs: Vec<NewJob>,
     claim: ClaimParams,
-) -> StoreResult<(Vec<StoreResult<Inserted>>, Vec<ClaimedJob>)> {
+    on_claimed: OnClaimed,
+) -> StoreResult<Vec<StoreResult<Inserted>>> {
     let inserted = store.job_insert(jobs).await?;
     let claimed = store.job_claim(claim).await.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "claim after an insert failed; the claim loop will take them");
         Vec::new()
     });
-    Ok((inserted, claimed))
+    on_claimed(claimed);
+    Ok(inserted)
 }
+
+/// Where `job_insert_claim` hands the jobs its claim took.
+pub type OnClaimed = Box<dyn FnOnce(Vec<ClaimedJob>) + Send>;

@@ -6,6 +6,7 @@ use super::*;
 use crate::attempt_log::{Level, LogLine, Source};
 use crate::quota::{Exceeded, Quotas, WINDOW_MS};
 use crate::sandbox::AttemptLog;
+use std::sync::Mutex;
 
 pub(super) async fn put(h: &Harness, tenant: &str, weight: Option<u32>, quotas: Quotas) {
     h.store
@@ -284,10 +285,18 @@ pub(super) async fn an_insert_can_claim_for_its_tenant(h: Harness) {
                 lease_ms: 30_000,
                 only_tenants: Some(vec![A.to_string()]),
             };
-            store
-                .job_insert_claim(vec![job_of(A, id)], claim)
+            let handed: Arc<Mutex<Option<Vec<ClaimedJob>>>> = Arc::default();
+            let h = handed.clone();
+            let inserted = store
+                .job_insert_claim(
+                    vec![job_of(A, id)],
+                    claim,
+                    Box::new(move |c| *h.lock().unwrap() = Some(c)),
+                )
                 .await
-                .unwrap()
+                .unwrap();
+            let got = handed.lock().unwrap().take();
+            (inserted, got.expect("the claimed jobs were handed on"))
         }
     };
     insert(&h, job_of(B, "b1")).await;

@@ -17,7 +17,9 @@ mod tenants;
 
 use super::fair::Fairness;
 use super::records::*;
-use super::{Capabilities, Clock, Durability, JobStore, Millis, Signal, StoreError, StoreResult};
+use super::{
+    Capabilities, Clock, Durability, JobStore, Millis, OnClaimed, Signal, StoreError, StoreResult,
+};
 use crate::job::JobStatus;
 use crate::quota::Quotas;
 use async_trait::async_trait;
@@ -426,7 +428,8 @@ impl JobStore for PgStore {
         &self,
         new: Vec<NewJob>,
         p: ClaimParams,
-    ) -> StoreResult<(Vec<StoreResult<Inserted>>, Vec<ClaimedJob>)> {
+        on_claimed: OnClaimed,
+    ) -> StoreResult<Vec<StoreResult<Inserted>>> {
         let (fair, defaults) = (self.fair.clone(), self.db.defaults);
         let r = self.tx(move |tx, now| {
             Box::pin(async move {
@@ -459,7 +462,9 @@ impl JobStore for PgStore {
         })
         .await;
         self.poke();
-        r
+        let (inserted, claimed) = r?;
+        on_claimed(claimed);
+        Ok(inserted)
     }
 
     async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord> {

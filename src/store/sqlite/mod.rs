@@ -7,6 +7,7 @@ mod claim;
 mod jobs;
 mod registry;
 mod rows;
+mod syncer;
 mod tally;
 mod tenants;
 mod writer;
@@ -15,7 +16,9 @@ use writer::Class;
 
 use super::fair::Fairness;
 use super::records::*;
-use super::{Capabilities, Clock, Durability, JobStore, Millis, StoreError, StoreResult};
+use super::{
+    Capabilities, Clock, Durability, JobStore, Millis, OnClaimed, StoreError, StoreResult,
+};
 use crate::job::JobStatus;
 use crate::quota::{window_start, Quotas};
 use crate::store::rows::{counts_from, page_push};
@@ -177,11 +180,10 @@ impl SqliteStore {
                 source,
             })?;
         conn.close().await.map_err(open_err)?;
-        let writer_conn =
-            open_writer(&path, opts.durability).map_err(|source| OpenError::OpenWriter {
-                path: path.clone(),
-                source,
-            })?;
+        let writer_conn = open_writer(&path).map_err(|source| OpenError::OpenWriter {
+            path: path.clone(),
+            source,
+        })?;
         let readers = SqlitePoolOptions::new()
             .max_connections(READERS)
             .min_connections(1)
@@ -216,13 +218,15 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&rusqlite::Connection, Millis) -> StoreResult<T> + Send + 'static,
     {
-        let writer = self
-            .writer
+        self.writer()?.write(class, durable, f).await
+    }
+
+    fn writer(&self) -> StoreResult<Writer> {
+        self.writer
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
-            .ok_or_else(|| StoreError::Unavailable("the store is closed".into()))?;
-        writer.write(class, durable, f).await
+            .ok_or_else(|| StoreError::Unavailable("the store is closed".into()))
     }
 
     async fn reader(&self) -> StoreResult<sqlx::pool::PoolConnection<sqlx::Sqlite>> {
@@ -266,16 +270,14 @@ fn chunks<T>(items: Vec<T>, n: usize) -> impl Iterator<Item = Vec<T>> {
 /// The writer's connection: the one that writes, with a page cache big
 /// enough for the queue's hot pages (queued rows and their indexes outgrow
 /// SQLite's default 8 MB early).
-fn open_writer(path: &str, durability: Durability) -> rusqlite::Result<rusqlite::Connection> {
+fn open_writer(path: &str) -> rusqlite::Result<rusqlite::Connection> {
     let conn = rusqlite::Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(10))?;
     conn.set_prepared_statement_cache_capacity(64);
-    let synchronous = match durability {
-        Durability::Full => "FULL",
-        Durability::Normal => "NORMAL",
-    };
+    // Never a sync inside COMMIT: under `Durability::Full` the writer's
+    // syncing thread syncs the WAL before durable writes are answered.
     conn.execute_batch(&format!(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; \
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
          PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; \
          PRAGMA cache_size = -{WRITER_CACHE_KIB}; \
          PRAGMA wal_autocheckpoint = {};",
@@ -588,33 +590,42 @@ impl JobStore for SqliteStore {
         &self,
         new: Vec<NewJob>,
         p: ClaimParams,
-    ) -> StoreResult<(Vec<StoreResult<Inserted>>, Vec<ClaimedJob>)> {
+        on_claimed: OnClaimed,
+    ) -> StoreResult<Vec<StoreResult<Inserted>>> {
         if new.len() > JOBS_PER_WRITE || p.limit as usize > CLAIMS_PER_WRITE {
-            return super::insert_then_claim(self, new, p).await;
+            return super::insert_then_claim(self, new, p, on_claimed).await;
         }
         let (fair, defaults) = (self.fair.clone(), self.defaults);
-        self.write(Class::Prompt, true, move |c, now| {
-            let inserted = jobs::insert(c, now, new, &defaults)?;
-            // The claim in a savepoint of its own: one that fails is undone
-            // alone, and the jobs stay inserted for the claim loop.
-            writer::exec(c, "SAVEPOINT insert_claim").map_err(wdb)?;
-            let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
-            let claimed = match claim::claim(c, now, p, &mut fair, &defaults) {
-                Ok(claimed) => {
-                    writer::exec(c, "RELEASE insert_claim").map_err(wdb)?;
-                    claimed
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "claim after an insert failed; the claim loop will take them");
-                    writer::exec(c, "ROLLBACK TO insert_claim")
-                        .and_then(|()| writer::exec(c, "RELEASE insert_claim"))
-                        .map_err(wdb)?;
-                    Vec::new()
-                }
-            };
-            Ok((inserted, claimed))
-        })
-        .await
+        let writer = self.writer()?;
+        writer
+            .write_early(
+                Class::Prompt,
+                true,
+                move |c, now| {
+                    let inserted = jobs::insert(c, now, new, &defaults)?;
+                    // The claim in a savepoint of its own: one that fails is
+                    // undone alone, and the jobs stay inserted for the claim
+                    // loop.
+                    writer::exec(c, "SAVEPOINT insert_claim").map_err(wdb)?;
+                    let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
+                    let claimed = match claim::claim(c, now, p, &mut fair, &defaults) {
+                        Ok(claimed) => {
+                            writer::exec(c, "RELEASE insert_claim").map_err(wdb)?;
+                            claimed
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "claim after an insert failed; the claim loop will take them");
+                            writer::exec(c, "ROLLBACK TO insert_claim")
+                                .and_then(|()| writer::exec(c, "RELEASE insert_claim"))
+                                .map_err(wdb)?;
+                            Vec::new()
+                        }
+                    };
+                    Ok((inserted, claimed))
+                },
+                on_claimed,
+            )
+            .await
     }
 
     async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord> {

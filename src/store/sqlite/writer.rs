@@ -1,5 +1,5 @@
-//! Group commit: one OS thread owns the SQLite write connection and drains a
-//! channel of writes into one transaction per batch, answering each caller
+//! Group commit: one OS thread owns the SQLite write connection and drains
+//! a channel of writes into one transaction per batch, answering each caller
 //! only after COMMIT (DESIGN §5). Each write runs inside its own SAVEPOINT,
 //! so one that fails is rolled back alone.
 //!
@@ -19,13 +19,16 @@
 //! a stream of requests cannot stop the runners. Callers keep each write
 //! small.
 //!
-//! A batch of only non-durable writes (claims, heartbeats: losing one to a
-//! power cut only makes a job run again) commits with `synchronous=NORMAL`;
-//! the next durable commit syncs the WAL, and those frames with it. When
-//! both kinds of bulk write wait, the non-durable ones go first in a batch
-//! of their own, so that a claim does not wait for completions' sync; the
-//! next batch takes the rest.
+//! Every batch commits without a sync (`synchronous=NORMAL`). Under
+//! `Durability::Full`, a batch's durable writes are answered by the
+//! syncing thread (`syncer`) once it has synced the WAL, while this thread
+//! goes on with the next batch; non-durable writes (claims, heartbeats:
+//! losing one to a power cut only makes a job run again) are answered at
+//! once. A write may hand part of its result on at once too (`early`): an
+//! enqueue's claimed jobs start while the sync that acknowledges the
+//! enqueue runs; nothing they write can be durable before it.
 
+use super::syncer::{self, Answer, Syncer};
 use crate::store::{Clock, Durability, Millis, StoreError, StoreResult};
 use rusqlite::Connection;
 use std::collections::VecDeque;
@@ -41,13 +44,37 @@ const BULK_BUDGET: Duration = Duration::from_millis(8);
 /// Writes waiting for the writer before callers wait to send.
 const CHANNEL_DEPTH: usize = 8192;
 
+/// How a batch ended, for the callers of its writes.
+#[derive(Debug, Clone)]
+enum Fate {
+    /// Committed (and, for a durable write under `Durability::Full`, synced).
+    Done,
+    /// The commit failed: nothing of the batch was written.
+    Failed(String),
+    /// Not written, or committed but never made durable: the store can no
+    /// longer promise anything.
+    Unavailable(String),
+}
+
 /// Hands a write's result to its caller once the batch's fate is known.
-type Deliver = Box<dyn FnOnce(Result<(), String>) + Send>;
+type Deliver = Box<dyn FnOnce(Fate) + Send>;
+
+/// Runs on the writer's thread right after its batch's COMMIT, before the
+/// sync: what a write hands on early. It must not block.
+type Early = Box<dyn FnOnce() + Send>;
+
+/// What a write left: whether it succeeded, what it hands on at COMMIT,
+/// and its answer.
+struct Ran {
+    ok: bool,
+    early: Option<Early>,
+    deliver: Deliver,
+}
 
 /// One write: runs against the connection inside the batch's transaction,
 /// says whether it succeeded, and keeps its answer until COMMIT.
 /// Given no connection (the transaction could not begin), it fails unrun.
-type Work = Box<dyn FnOnce(Option<&Connection>, Millis) -> (bool, Deliver) + Send>;
+type Work = Box<dyn FnOnce(Option<&Connection>, Millis) -> Ran + Send>;
 
 /// Who waits for a write, and so how soon it must be committed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,17 +100,37 @@ pub struct Writer {
 impl Writer {
     /// Starts the writer thread on `conn`. It ends when every `Writer` is
     /// dropped, after committing what it has; the handle says when.
+    /// The connection must be in WAL mode with `synchronous=NORMAL`:
+    /// under `Durability::Full` the WAL is synced by a thread of the
+    /// writer's own (`syncer`), not inside each COMMIT.
     pub fn spawn(
         conn: Connection,
         clock: Arc<dyn Clock>,
         durability: Durability,
     ) -> std::io::Result<(Writer, oneshot::Receiver<()>)> {
+        let sync = match durability {
+            Durability::Full => Some(syncer::wal_sync(conn.path().unwrap_or_default())),
+            Durability::Normal => None,
+        };
+        Self::spawn_with(conn, clock, sync)
+    }
+
+    /// As `spawn`, with `sync` making what was committed durable before
+    /// durable writes are answered (`None`: they are answered at COMMIT).
+    fn spawn_with(
+        conn: Connection,
+        clock: Arc<dyn Clock>,
+        sync: Option<syncer::SyncFn>,
+    ) -> std::io::Result<(Writer, oneshot::Receiver<()>)> {
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
         let (ended_tx, ended) = oneshot::channel();
+        let syncer = sync.map(Syncer::spawn).transpose()?;
         std::thread::Builder::new()
             .name("taskbox-writer".into())
             .spawn(move || {
-                run(conn, rx, clock, durability);
+                run(conn, rx, clock, syncer.as_ref());
+                // Every durable answer is given before the writer says it ended.
+                drop(syncer);
                 let _ = ended_tx.send(());
             })?;
         Ok((Writer { tx }, ended))
@@ -96,22 +143,57 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&Connection, Millis) -> StoreResult<T> + Send + 'static,
     {
+        self.write_early(
+            class,
+            durable,
+            move |c, now| f(c, now).map(|t| (t, ())),
+            |()| {},
+        )
+        .await
+    }
+
+    /// As `write`, where `f` also yields a part that `early` is given on
+    /// the writer's thread as soon as the batch has committed, before the
+    /// sync that makes it durable (and never if the write or the commit
+    /// failed). `early` must not block: the next batch waits for it.
+    pub async fn write_early<T, E, F, G>(
+        &self,
+        class: Class,
+        durable: bool,
+        f: F,
+        early: G,
+    ) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        E: Send + 'static,
+        F: FnOnce(&Connection, Millis) -> StoreResult<(T, E)> + Send + 'static,
+        G: FnOnce(E) + Send + 'static,
+    {
         let (reply, answer) = oneshot::channel::<StoreResult<T>>();
         let work: Work = Box::new(move |conn, now| {
-            let result = match conn {
-                Some(conn) => f(conn, now),
-                None => Err(StoreError::Unavailable(
-                    "the database could not begin a transaction".into(),
-                )),
+            let (result, handed) = match conn.map(|conn| f(conn, now)) {
+                Some(Ok((t, e))) => (Ok(t), Some(e)),
+                Some(Err(e)) => (Err(e), None),
+                None => (
+                    Err(StoreError::Unavailable(
+                        "the database could not begin a transaction".into(),
+                    )),
+                    None,
+                ),
             };
             let ok = result.is_ok();
-            let deliver: Deliver = Box::new(move |commit: Result<(), String>| {
-                let _ = reply.send(match commit {
-                    Ok(()) => result,
-                    Err(e) => Err(StoreError::Internal(e)),
+            let deliver: Deliver = Box::new(move |fate: Fate| {
+                let _ = reply.send(match fate {
+                    Fate::Done => result,
+                    Fate::Failed(e) => Err(StoreError::Internal(e)),
+                    Fate::Unavailable(e) => Err(StoreError::Unavailable(e)),
                 });
             });
-            (ok, deliver)
+            Ran {
+                ok,
+                early: handed.map(|e| Box::new(move || early(e)) as Early),
+                deliver,
+            }
         });
         self.tx
             .send(Pending {
@@ -176,12 +258,9 @@ fn run(
     conn: Connection,
     mut rx: mpsc::Receiver<Pending>,
     clock: Arc<dyn Clock>,
-    durability: Durability,
+    syncer: Option<&Syncer>,
 ) {
     let mut queues = Queues::default();
-    let mut synchronous_full = durability == Durability::Full;
-    // A batch left durable writes waiting: the next one takes them.
-    let mut owed_full = false;
     // The last batch ran only requests' writes.
     let mut owe_bulk = false;
     loop {
@@ -195,40 +274,18 @@ fn run(
             }
         }
         queues.fill(&mut rx);
-        let durable_waits = queues.prompt.iter().chain(&queues.bulk).any(|p| p.durable);
-        // Claims and heartbeats go first, in a batch of their own that needs
-        // no sync, rather than wait for the sync of the completions queued
-        // beside them; the completions go in the next batch.
-        let light_first = !owed_full
-            && !queues.prompt.iter().any(|p| p.durable)
-            && queues.bulk.iter().any(|p| !p.durable);
-        let want_full = durability == Durability::Full && durable_waits && !light_first;
-        owed_full = durability == Durability::Full && durable_waits && light_first;
-        if want_full != synchronous_full {
-            let pragma = if want_full {
-                "PRAGMA synchronous = FULL"
-            } else {
-                "PRAGMA synchronous = NORMAL"
-            };
-            if let Err(e) = conn.execute_batch(pragma) {
-                tracing::error!(error = %e, "could not set the sync mode");
-            } else {
-                synchronous_full = want_full;
+        if let Some(why) = syncer.and_then(Syncer::broken) {
+            let now = clock.now();
+            for p in queues.prompt.drain(..).chain(queues.bulk.drain(..)) {
+                ((p.work)(None, now).deliver)(Fate::Unavailable(why.clone()));
             }
+            continue;
         }
         let t0 = Instant::now();
-        let durable_ok = durability == Durability::Normal || synchronous_full;
-        let (delivers, ran_bulk) = run_batch(
-            &conn,
-            &mut queues,
-            &mut rx,
-            clock.now(),
-            durable_ok,
-            owe_bulk,
-        );
+        let (ran, ran_bulk) = run_batch(&conn, &mut queues, &mut rx, clock.now(), owe_bulk);
         owe_bulk = !ran_bulk;
-        let ran = t0.elapsed();
-        let commit = match exec(&conn, "COMMIT") {
+        let run_us = t0.elapsed().as_micros() as u64;
+        let committed = match exec(&conn, "COMMIT") {
             Ok(()) => Ok(()),
             Err(e) => {
                 tracing::error!(error = %e, "commit failed; the batch is rolled back");
@@ -237,13 +294,38 @@ fn run(
             }
         };
         tracing::trace!(
-            writes = delivers.len(),
-            run_us = ran.as_micros() as u64,
-            commit_us = (t0.elapsed() - ran).as_micros() as u64,
+            writes = ran.len(),
+            run_us,
+            commit_us = t0.elapsed().as_micros() as u64 - run_us,
             "batch"
         );
-        for d in delivers {
-            d(commit.clone());
+        let mut after_sync: Vec<Answer> = Vec::new();
+        for (durable, r) in ran {
+            match &committed {
+                Err(e) => (r.deliver)(Fate::Failed(e.clone())),
+                Ok(()) => {
+                    if let Some(early) = r.early {
+                        // Like a write, a hand-off that panics must not take
+                        // the writer down.
+                        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(early)).is_err() {
+                            tracing::error!("a write's early hand-off panicked");
+                        }
+                    }
+                    match syncer {
+                        // An error promises nothing: it needs no sync.
+                        Some(_) if durable && r.ok => {
+                            let deliver = r.deliver;
+                            after_sync.push(Box::new(move |synced: Result<(), String>| {
+                                deliver(synced.map_or_else(Fate::Unavailable, |()| Fate::Done))
+                            }));
+                        }
+                        _ => (r.deliver)(Fate::Done),
+                    }
+                }
+            }
+        }
+        if let Some(s) = syncer {
+            s.after_sync(after_sync);
         }
     }
     if let Err((_, e)) = conn.close() {
@@ -255,28 +337,25 @@ fn run(
 /// every prompt write waiting, then bulk writes until none is left or the
 /// batch's time is up. A prompt write that arrives meanwhile runs next, in
 /// the same transaction, which then commits: its caller waits for one
-/// commit, not for the batch's and then its own. Without `durable_ok`
-/// (the batch commits without the sync the database was asked for), durable
-/// writes wait for the next batch. With `owe_bulk` (the last batch ran only
-/// requests' writes) it runs a bulk write after them if one waits, so that
-/// a stream of requests cannot stop every runner's claims and completions.
-/// Answers whether it ran a bulk write.
+/// commit, not for the batch's and then its own. With `owe_bulk` (the
+/// last batch ran only requests' writes) it runs a bulk write after them
+/// if one waits, so that a stream of requests cannot stop every runner's
+/// claims and completions. Answers what ran (each with whether it is
+/// durable) and whether a bulk write did.
 fn run_batch(
     conn: &Connection,
     queues: &mut Queues,
     rx: &mut mpsc::Receiver<Pending>,
     now: Millis,
-    durable_ok: bool,
     owe_bulk: bool,
-) -> (Vec<Deliver>, bool) {
-    let mut delivers = Vec::with_capacity(queues.len());
+) -> (Vec<(bool, Ran)>, bool) {
+    let mut ran = Vec::with_capacity(queues.len());
     if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
         tracing::error!(error = %e, "could not begin a write transaction");
         for p in queues.prompt.drain(..).chain(queues.bulk.drain(..)) {
-            let (_, d) = (p.work)(None, now);
-            delivers.push(d);
+            ran.push((p.durable, (p.work)(None, now)));
         }
-        return (delivers, true);
+        return (ran, true);
     }
     let until = Instant::now() + BULK_BUDGET;
     let single = queues.len() == 1;
@@ -289,35 +368,31 @@ fn run_batch(
             }
             queues.fill(rx);
         }
-        let next = match queues.prompt.front() {
-            // It waits for the next batch, which syncs.
-            Some(p) if p.durable && !durable_ok => break,
-            Some(_) => queues.prompt.pop_front(),
+        let next = match queues.prompt.pop_front() {
+            Some(p) => p,
             // A request's write ran: commit now, for its caller waits. (Even
             // 250 µs more of bulk writes doubled a request's wait under a
             // flood, in `bench tenants`.)
             None if prompted && (ran_bulk || !owe_bulk) => break,
-            None if durable_ok => queues.bulk.pop_front(),
-            None => match queues.bulk.iter().position(|p| !p.durable) {
-                Some(i) => queues.bulk.remove(i),
+            None => match queues.bulk.pop_front() {
+                Some(p) => p,
                 None => break,
             },
         };
-        let Some(next) = next else { break };
         prompted |= next.class == Class::Prompt;
         ran_bulk |= next.class == Class::Bulk;
-        delivers.push(run_one(conn, next, single, now));
+        ran.push((next.durable, run_one(conn, next, single, now)));
         if single {
             // It ran without a savepoint: nothing else may share its
             // transaction.
             break;
         }
     }
-    (delivers, ran_bulk)
+    (ran, ran_bulk)
 }
 
 /// One write inside the batch's transaction, undone alone if it fails.
-fn run_one(conn: &Connection, p: Pending, single: bool, now: Millis) -> Deliver {
+fn run_one(conn: &Connection, p: Pending, single: bool, now: Millis) -> Ran {
     // A batch of one needs no savepoint: a failed write rolls back the
     // whole transaction, which holds nothing else.
     let savepoint = !single;
@@ -330,15 +405,21 @@ fn run_one(conn: &Connection, p: Pending, single: bool, now: Millis) -> Deliver 
     // every caller behind it, down. Its caller is answered that the
     // writer stopped (its reply is dropped), and its changes are undone.
     let work = p.work;
-    let (ok, d) =
+    let mut ran =
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(Some(conn), now))) {
-            Ok(done) => done,
+            Ok(ran) => ran,
             Err(_) => {
                 tracing::error!("a write panicked; it is rolled back");
-                (false, Box::new(|_| {}) as Deliver)
+                Ran {
+                    ok: false,
+                    early: None,
+                    deliver: Box::new(|_| {}),
+                }
             }
         };
-    if !ok {
+    if !ran.ok {
+        // Nothing of it stands: nothing to hand on.
+        ran.early = None;
         let undone = if single {
             exec(conn, "ROLLBACK").and_then(|()| exec(conn, "BEGIN IMMEDIATE"))
         } else {
@@ -353,7 +434,7 @@ fn run_one(conn: &Connection, p: Pending, single: bool, now: Millis) -> Deliver 
             tracing::error!(error = %e, "release of a savepoint failed");
         }
     }
-    d
+    ran
 }
 
 #[cfg(test)]
@@ -487,28 +568,114 @@ mod tests {
         Ok(())
     }
 
-    /// Under `synchronous=FULL`, claims (not durable) queued among
-    /// completions (durable) go first, in a batch that needs no sync; where
-    /// every commit is the same, writes keep their order.
+    /// No write waits for another's sync in the writer (syncs are the
+    /// syncing thread's): claims (not durable) queued among completions
+    /// (durable) keep their order, whatever the durability.
     #[tokio::test]
-    async fn claims_go_ahead_of_completions_only_where_syncs_differ() -> anyhow::Result<()> {
+    async fn writes_keep_their_order_whatever_the_durability() -> anyhow::Result<()> {
         let queued = [
             (Class::Bulk, true, "done 1"),
             (Class::Bulk, false, "claim 1"),
             (Class::Bulk, true, "done 2"),
             (Class::Bulk, false, "claim 2"),
         ];
-        // A request's write first: its batch commits as soon as it ran, so
-        // the others make the batches after it.
         let request = (Class::Prompt, true, "request");
-        assert_eq!(
-            order_of(Durability::Full, request, &queued).await?,
-            ["request", "claim 1", "claim 2", "done 1", "done 2"]
+        for durability in [Durability::Full, Durability::Normal] {
+            assert_eq!(
+                order_of(durability, request, &queued).await?,
+                ["request", "done 1", "claim 1", "done 2", "claim 2"]
+            );
+        }
+        Ok(())
+    }
+
+    /// A sync held until released: `release` lets the next sync through.
+    fn held_sync() -> (syncer::SyncFn, std::sync::mpsc::Sender<()>) {
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let sync: syncer::SyncFn = Box::new(move || {
+            held.recv_timeout(std::time::Duration::from_secs(30))
+                .map_err(std::io::Error::other)
+        });
+        (sync, release)
+    }
+
+    /// A durable write is answered after the sync, a non-durable one and
+    /// an early hand-off at COMMIT, while the sync still runs.
+    #[tokio::test]
+    async fn durable_answers_wait_for_the_sync_and_early_parts_do_not() -> anyhow::Result<()> {
+        use futures_util::FutureExt;
+        let dir = tempfile::tempdir()?;
+        let conn = Connection::open(dir.path().join("w.db"))?;
+        conn.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (v INTEGER)")?;
+        let (sync, release) = held_sync();
+        let (w, ended) = Writer::spawn_with(conn, Arc::new(SystemClock), Some(sync))?;
+        let (early_tx, early_rx) = oneshot::channel();
+        let mut durable = Box::pin(w.write_early(
+            Class::Prompt,
+            true,
+            |c, _| insert(c, 1).map(|()| ("answer", "early")),
+            move |e| {
+                let _ = early_tx.send(e);
+            },
+        ));
+        assert!(durable.as_mut().now_or_never().is_none());
+        assert_eq!(early_rx.await?, "early");
+        // A later batch commits and is answered while the first one's
+        // sync is still held.
+        assert_eq!(w.write(Class::Bulk, false, |c, _| count(c)).await?, 1);
+        assert!(
+            durable.as_mut().now_or_never().is_none(),
+            "answered before its sync"
         );
-        assert_eq!(
-            order_of(Durability::Normal, request, &queued).await?,
-            ["request", "done 1", "claim 1", "done 2", "claim 2"]
-        );
+        release.send(())?;
+        assert_eq!(durable.await?, "answer");
+        drop((w, release));
+        ended.await?;
+        Ok(())
+    }
+
+    /// A write that fails hands nothing on early; a failed sync fails its
+    /// durable writes and every write after it, with `Unavailable`.
+    #[tokio::test]
+    async fn a_failed_write_hands_nothing_on_and_a_failed_sync_stops_the_writer(
+    ) -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let conn = Connection::open(dir.path().join("w.db"))?;
+        conn.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (v INTEGER)")?;
+        let mut syncs = 0;
+        let sync: syncer::SyncFn = Box::new(move || {
+            syncs += 1;
+            if syncs == 1 {
+                Ok(())
+            } else {
+                Err(std::io::Error::other("EIO"))
+            }
+        });
+        let (w, ended) = Writer::spawn_with(conn, Arc::new(SystemClock), Some(sync))?;
+        let handed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let h = handed.clone();
+        let failed = w
+            .write_early(
+                Class::Prompt,
+                true,
+                |c, _| {
+                    insert(c, 1)?;
+                    Err::<((), ()), _>(StoreError::Conflict("no".into()))
+                },
+                move |()| h.store(true, std::sync::atomic::Ordering::SeqCst),
+            )
+            .await;
+        assert!(matches!(failed, Err(StoreError::Conflict(_))));
+        assert!(!handed.load(std::sync::atomic::Ordering::SeqCst));
+        // The first sync passes (that write was undone, but its batch
+        // synced all the same); the second fails.
+        w.write(Class::Prompt, true, |c, _| insert(c, 2)).await?;
+        let unsynced = w.write(Class::Prompt, true, |c, _| insert(c, 3)).await;
+        assert!(matches!(unsynced, Err(StoreError::Unavailable(e)) if e.contains("EIO")));
+        let after = w.write(Class::Bulk, false, |c, _| count(c)).await;
+        assert!(matches!(after, Err(StoreError::Unavailable(e)) if e.contains("EIO")));
+        drop(w);
+        ended.await?;
         Ok(())
     }
 
@@ -528,7 +695,11 @@ mod tests {
         let work: Work = Box::new(move |_, _| {
             let _ = ran.send(name);
             send_chain(&next, class, rest, ran);
-            (true, Box::new(|_| {}) as Deliver)
+            Ran {
+                ok: true,
+                early: None,
+                deliver: Box::new(|_| {}),
+            }
         });
         let pending = Pending {
             class,
