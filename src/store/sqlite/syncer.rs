@@ -17,6 +17,7 @@
 
 use std::fs::File;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -37,21 +38,41 @@ pub(super) struct Syncer {
     /// the writer refuses every write from then on (as PostgreSQL stops
     /// on a failed fsync: retrying one proves nothing).
     broken: Arc<Mutex<Option<String>>>,
+    /// A sync is under way.
+    busy: Arc<AtomicBool>,
+    /// How many syncs have ended.
+    synced: tokio::sync::watch::Sender<u64>,
 }
 
 impl Syncer {
     pub(super) fn spawn(sync: SyncFn) -> std::io::Result<Syncer> {
         let (tx, rx) = mpsc::channel();
         let broken = Arc::new(Mutex::new(None));
-        let b = broken.clone();
+        let busy = Arc::new(AtomicBool::new(false));
+        let (synced, _) = tokio::sync::watch::channel(0);
+        let state = Shared {
+            broken: broken.clone(),
+            busy: busy.clone(),
+            synced: synced.clone(),
+        };
         let thread = std::thread::Builder::new()
             .name("taskbox-sync".into())
-            .spawn(move || run(sync, rx, b))?;
+            .spawn(move || run(sync, rx, state))?;
         Ok(Syncer {
             tx: Some(tx),
             thread: Some(thread),
             broken,
+            busy,
+            synced,
         })
+    }
+
+    /// While a sync is under way: what says when it has ended. Durable
+    /// writes committed now would wait for the sync after it anyway.
+    pub(super) fn syncing(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        // Subscribed first: a sync that ends after the check still counts.
+        let ended = self.synced.subscribe();
+        self.busy.load(Ordering::SeqCst).then_some(ended)
     }
 
     /// Answers `answers` after the next sync, begun after this call.
@@ -86,22 +107,36 @@ impl Drop for Syncer {
     }
 }
 
-fn run(mut sync: SyncFn, rx: mpsc::Receiver<Vec<Answer>>, broken: Arc<Mutex<Option<String>>>) {
+/// What the syncing thread shares with the writer's.
+struct Shared {
+    broken: Arc<Mutex<Option<String>>>,
+    busy: Arc<AtomicBool>,
+    synced: tokio::sync::watch::Sender<u64>,
+}
+
+fn run(mut sync: SyncFn, rx: mpsc::Receiver<Vec<Answer>>, shared: Shared) {
     while let Ok(mut group) = rx.recv() {
+        shared.busy.store(true, Ordering::SeqCst);
         // Every batch committed by now is covered by one sync.
         while let Ok(more) = rx.try_recv() {
             group.extend(more);
         }
-        let already = broken.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let already = shared
+            .broken
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         let outcome = match already {
             Some(why) => Err(why),
             None => sync().map_err(|e| {
                 let why = format!("the WAL could not be synced to disk ({e}); restart the server once the disk is sound");
                 tracing::error!("{why}");
-                *broken.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
+                *shared.broken.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
                 why
             }),
         };
+        shared.busy.store(false, Ordering::SeqCst);
+        shared.synced.send_modify(|n| *n += 1);
         for a in group {
             a(outcome.clone());
         }

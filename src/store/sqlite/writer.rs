@@ -239,6 +239,33 @@ impl Queues {
         }
     }
 
+    /// Nothing waits but runners' durable writes (completions).
+    fn only_durable_bulk(&self) -> bool {
+        self.prompt.is_empty() && self.bulk.iter().all(|p| p.durable)
+    }
+
+    /// Takes writes as they come until `ended` changes (the sync under
+    /// way ended), one is waited for (a request's, or a claim), the batch
+    /// is full, or `BULK_BUDGET` is up.
+    async fn wait_for(
+        &mut self,
+        rx: &mut mpsc::Receiver<Pending>,
+        ended: &mut tokio::sync::watch::Receiver<u64>,
+    ) {
+        let until = tokio::time::Instant::now() + BULK_BUDGET;
+        while self.only_durable_bulk() && self.len() < MAX_BATCH && !self.closed {
+            tokio::select! {
+                biased;
+                p = rx.recv() => match p {
+                    Some(p) => self.push(p),
+                    None => self.closed = true,
+                },
+                _ = ended.changed() => break,
+                () = tokio::time::sleep_until(until) => break,
+            }
+        }
+    }
+
     /// Takes what waits on the channel, without blocking.
     fn fill(&mut self, rx: &mut mpsc::Receiver<Pending>) {
         while self.len() < MAX_BATCH {
@@ -263,6 +290,17 @@ fn run(
     let mut queues = Queues::default();
     // The last batch ran only requests' writes.
     let mut owe_bulk = false;
+    // Waits on the channel and the syncer at once.
+    let waits = match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            tracing::warn!(error = %e, "the writer cannot wait for syncs; it commits as writes come");
+            None
+        }
+    };
     loop {
         if queues.is_empty() {
             if queues.closed {
@@ -274,6 +312,16 @@ fn run(
             }
         }
         queues.fill(&mut rx);
+        // Only completions wait while a sync runs: committed now, they
+        // would wait for the sync after it all the same, so the batch
+        // waits for its end (or for a write that is waited for), and takes
+        // what came meanwhile. Without this, the writer commits a few
+        // writes at a time, and each job writes its pages to the WAL again.
+        if let (Some(mut ended), Some(rt)) = (syncer.and_then(Syncer::syncing), &waits) {
+            if queues.only_durable_bulk() {
+                rt.block_on(queues.wait_for(&mut rx, &mut ended));
+            }
+        }
         if let Some(why) = syncer.and_then(Syncer::broken) {
             let now = clock.now();
             for p in queues.prompt.drain(..).chain(queues.bulk.drain(..)) {
