@@ -24,6 +24,8 @@ struct Entry {
     cancel: CancellationToken,
     stop: Option<StopReason>,
     progress: Option<ProgressRecord>,
+    /// Its attempt ended; its end is being written.
+    ended: bool,
 }
 
 /// What a heartbeat writes.
@@ -65,6 +67,7 @@ impl Held {
                 cancel: CancellationToken::new(),
                 stop: None,
                 progress: None,
+                ended: false,
             },
         );
         if let Some(old) = old {
@@ -90,6 +93,18 @@ impl Held {
 
     pub fn contains(&self, id: &str) -> bool {
         self.jobs().by_id.contains_key(id)
+    }
+
+    /// Its attempt ended and its end is on the way to the store: a renewal
+    /// refused from now on only means that the end was written first.
+    pub fn ended(&self, id: &str) {
+        if let Some(e) = self.jobs().by_id.get_mut(id) {
+            e.ended = true;
+        }
+    }
+
+    pub fn has_ended(&self, id: &str) -> bool {
+        self.jobs().by_id.get(id).is_some_and(|e| e.ended)
     }
 
     /// The token that stops this job's attempt (a fresh one if not held).
@@ -161,5 +176,27 @@ impl Jobs {
                 self.per_tenant.remove(tenant);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Held;
+
+    #[test]
+    fn an_ended_attempt_is_known_until_its_job_is_let_go() {
+        let held = Held::default();
+        held.insert("j", "t", "token");
+        assert!(!held.has_ended("j"));
+        held.ended("j");
+        assert!(held.has_ended("j"));
+        // Claimed again (a new lease): a new attempt, not ended.
+        held.insert("j", "t", "token 2");
+        assert!(!held.has_ended("j"));
+        held.ended("j");
+        held.remove("j");
+        assert!(!held.has_ended("j"));
+        held.ended("unknown");
+        assert!(!held.has_ended("unknown"));
     }
 }

@@ -579,6 +579,7 @@ async fn attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
     inner.dispatch.finished(&job.tenant, seat);
     match finalize {
         Some(f) => {
+            inner.held.ended(&job.id);
             let _ = inner.finalize_tx.send(f).await;
         }
         None => {
@@ -671,6 +672,12 @@ async fn heartbeat(inner: Arc<Inner>) {
                     last_full = Instant::now();
                 }
                 for id in reply.lost {
+                    if inner.held.has_ended(&id) {
+                        // Its end committed before this renewal ran, and
+                        // its answer is on the way (after the sync).
+                        tracing::debug!(job = %id, "lease renewal refused after the attempt's end was written");
+                        continue;
+                    }
                     tracing::warn!(job = %id, "lease renewal refused: the job's lease is no longer this runner's (fenced); stopping the attempt");
                     inner.held.stop(&id, StopReason::Lost);
                 }
