@@ -88,7 +88,17 @@ pub enum Class {
 struct Pending {
     class: Class,
     durable: bool,
+    /// It hands something on at COMMIT (`Writer::write_early`).
+    hands_early: bool,
     work: Work,
+}
+
+impl Pending {
+    /// Its caller hears of it only after the next sync: committed now or
+    /// when the sync under way ends, it is answered at the same moment.
+    fn waits_for_sync(&self) -> bool {
+        self.durable && !self.hands_early
+    }
 }
 
 /// The sending side; cloned by every caller.
@@ -143,9 +153,10 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&Connection, Millis) -> StoreResult<T> + Send + 'static,
     {
-        self.write_early(
+        self.send(
             class,
             durable,
+            false,
             move |c, now| f(c, now).map(|t| (t, ())),
             |()| {},
         )
@@ -160,6 +171,23 @@ impl Writer {
         &self,
         class: Class,
         durable: bool,
+        f: F,
+        early: G,
+    ) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        E: Send + 'static,
+        F: FnOnce(&Connection, Millis) -> StoreResult<(T, E)> + Send + 'static,
+        G: FnOnce(E) + Send + 'static,
+    {
+        self.send(class, durable, true, f, early).await
+    }
+
+    async fn send<T, E, F, G>(
+        &self,
+        class: Class,
+        durable: bool,
+        hands_early: bool,
         f: F,
         early: G,
     ) -> StoreResult<T>
@@ -199,6 +227,7 @@ impl Writer {
             .send(Pending {
                 class,
                 durable,
+                hands_early,
                 work,
             })
             .await
@@ -239,21 +268,24 @@ impl Queues {
         }
     }
 
-    /// Nothing waits but runners' durable writes (completions).
-    fn only_durable_bulk(&self) -> bool {
-        self.prompt.is_empty() && self.bulk.iter().all(|p| p.durable)
+    /// Every write waiting is answered only after the next sync.
+    fn all_wait_for_sync(&self) -> bool {
+        self.prompt
+            .iter()
+            .chain(&self.bulk)
+            .all(Pending::waits_for_sync)
     }
 
     /// Takes writes as they come until `ended` changes (the sync under
-    /// way ended), one is waited for (a request's, or a claim), the batch
-    /// is full, or `BULK_BUDGET` is up.
+    /// way ended), one comes whose caller hears of it at COMMIT (a claim,
+    /// an enqueue's claim), the batch is full, or `BULK_BUDGET` is up.
     async fn wait_for(
         &mut self,
         rx: &mut mpsc::Receiver<Pending>,
         ended: &mut tokio::sync::watch::Receiver<u64>,
     ) {
         let until = tokio::time::Instant::now() + BULK_BUDGET;
-        while self.only_durable_bulk() && self.len() < MAX_BATCH && !self.closed {
+        while self.all_wait_for_sync() && self.len() < MAX_BATCH && !self.closed {
             tokio::select! {
                 biased;
                 p = rx.recv() => match p {
@@ -312,13 +344,15 @@ fn run(
             }
         }
         queues.fill(&mut rx);
-        // Only completions wait while a sync runs: committed now, they
-        // would wait for the sync after it all the same, so the batch
-        // waits for its end (or for a write that is waited for), and takes
-        // what came meanwhile. Without this, the writer commits a few
-        // writes at a time, and each job writes its pages to the WAL again.
+        // While a sync runs, writes whose callers hear of them only after
+        // a sync (completions, enqueues that claim nothing) are answered at
+        // the same moment whether committed now or when it ends, so the
+        // batch waits for its end (or for a write whose caller hears at
+        // COMMIT), and takes what came meanwhile. Without this, the writer
+        // commits a few writes at a time, each job writes its pages to the
+        // WAL again, and the syncs come back to back.
         if let (Some(mut ended), Some(rt)) = (syncer.and_then(Syncer::syncing), &waits) {
-            if queues.only_durable_bulk() {
+            if queues.all_wait_for_sync() {
                 rt.block_on(queues.wait_for(&mut rx, &mut ended));
             }
         }
@@ -752,6 +786,7 @@ mod tests {
         let pending = Pending {
             class,
             durable: false,
+            hands_early: false,
             work,
         };
         assert!(w.tx.try_send(pending).is_ok(), "the channel has room");
