@@ -623,7 +623,7 @@ impl JobStore for SqliteStore {
                     };
                     Ok((inserted, claimed))
                 },
-                on_claimed,
+                Some(on_claimed),
             )
             .await
     }

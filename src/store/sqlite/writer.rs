@@ -153,26 +153,26 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&Connection, Millis) -> StoreResult<T> + Send + 'static,
     {
-        self.send(
+        self.write_early(
             class,
             durable,
-            false,
             move |c, now| f(c, now).map(|t| (t, ())),
-            |()| {},
+            None::<fn(())>,
         )
         .await
     }
 
-    /// As `write`, where `f` also yields a part that `early` is given on
-    /// the writer's thread as soon as the batch has committed, before the
-    /// sync that makes it durable (and never if the write or the commit
-    /// failed). `early` must not block: the next batch waits for it.
+    /// As `write`, where `f` also yields a part that `early` (if given) is
+    /// given on the writer's thread as soon as the batch has committed,
+    /// before the sync that makes it durable (and never if the write or
+    /// the commit failed). `early` must not block: the next batch waits
+    /// for it.
     pub async fn write_early<T, E, F, G>(
         &self,
         class: Class,
         durable: bool,
         f: F,
-        early: G,
+        early: Option<G>,
     ) -> StoreResult<T>
     where
         T: Send + 'static,
@@ -180,23 +180,7 @@ impl Writer {
         F: FnOnce(&Connection, Millis) -> StoreResult<(T, E)> + Send + 'static,
         G: FnOnce(E) + Send + 'static,
     {
-        self.send(class, durable, true, f, early).await
-    }
-
-    async fn send<T, E, F, G>(
-        &self,
-        class: Class,
-        durable: bool,
-        hands_early: bool,
-        f: F,
-        early: G,
-    ) -> StoreResult<T>
-    where
-        T: Send + 'static,
-        E: Send + 'static,
-        F: FnOnce(&Connection, Millis) -> StoreResult<(T, E)> + Send + 'static,
-        G: FnOnce(E) + Send + 'static,
-    {
+        let hands_early = early.is_some();
         let (reply, answer) = oneshot::channel::<StoreResult<T>>();
         let work: Work = Box::new(move |conn, now| {
             let (result, handed) = match conn.map(|conn| f(conn, now)) {
@@ -219,7 +203,9 @@ impl Writer {
             });
             Ran {
                 ok,
-                early: handed.map(|e| Box::new(move || early(e)) as Early),
+                early: handed
+                    .zip(early)
+                    .map(|(e, early)| Box::new(move || early(e)) as Early),
                 deliver,
             }
         });
@@ -696,9 +682,9 @@ mod tests {
             Class::Prompt,
             true,
             |c, _| insert(c, 1).map(|()| ("answer", "early")),
-            move |e| {
+            Some(move |e| {
                 let _ = early_tx.send(e);
-            },
+            }),
         ));
         assert!(durable.as_mut().now_or_never().is_none());
         assert_eq!(early_rx.await?, "early");
@@ -744,7 +730,7 @@ mod tests {
                     insert(c, 1)?;
                     Err::<((), ()), _>(StoreError::Conflict("no".into()))
                 },
-                move |()| h.store(true, std::sync::atomic::Ordering::SeqCst),
+                Some(move |()| h.store(true, std::sync::atomic::Ordering::SeqCst)),
             )
             .await;
         assert!(matches!(failed, Err(StoreError::Conflict(_))));
