@@ -153,7 +153,8 @@ async fn next_signal(
 }
 
 /// Two stores on one database, as two processes would have them: what one
-/// enqueues and cancels, the other hears of.
+/// enqueues and cancels, the other hears of; a store does not hear its own
+/// enqueues (its runner knows of them already).
 #[tokio::test]
 async fn signals_reach_the_other_processes() {
     use taskbox::store::{ClaimParams, Signal};
@@ -162,9 +163,19 @@ async fn signals_reach_the_other_processes() {
     let a = postgres(&db, clock.clone()).await;
     let b = postgres(&db, clock.clone()).await;
     let mut heard = b.signals().expect("a shared store signals");
-    // What B heard while it was starting is not what this test is about.
+    let mut mine = a.signals().expect("a shared store signals");
+    b.tenant_insert("tenant-a").await.unwrap();
+    // A hears B's enqueue: A's listener is up.
+    b.job_insert(vec![conformance::new_job("j0")])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap()
+        .unwrap();
+    next_signal(&mut mine, |s| *s == Signal::Jobs).await;
+    // What either heard while starting is not what this test is about.
     while heard.try_recv().is_ok() {}
-    a.tenant_insert("tenant-a").await.unwrap();
+    while mine.try_recv().is_ok() {}
     a.job_insert(vec![conformance::new_job("j1")])
         .await
         .unwrap()
@@ -176,17 +187,31 @@ async fn signals_reach_the_other_processes() {
         .job_claim(ClaimParams {
             owner: "r1".into(),
             queues: None,
-            limit: 1,
+            limit: 2,
             lease_ms: 30_000,
             only_tenants: None,
         })
         .await
         .unwrap();
-    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed.len(), 2);
     let asked = std::time::Instant::now();
     a.job_cancel("tenant-a", "j1").await.unwrap();
     next_signal(&mut heard, |s| *s == Signal::Cancel("j1".into())).await;
     eprintln!("the cancel was heard in {:?}", asked.elapsed());
+    // A's own listener hears the cancel after its enqueue's NOTIFY (one
+    // connection hears commits in order), and nothing else before it.
+    let mut before_cancel = Vec::new();
+    tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        loop {
+            match mine.recv().await.expect("the signals go on") {
+                Signal::Cancel(id) if id == "j1" => return,
+                s => before_cancel.push(s),
+            }
+        }
+    })
+    .await
+    .expect("A heard its own cancel");
+    assert_eq!(before_cancel, vec![], "A heard its own enqueue");
     a.close().await;
     b.close().await;
 }

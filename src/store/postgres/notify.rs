@@ -4,6 +4,12 @@
 //! `NOTIFY_EVERY` for however many jobs it enqueued or ended, outside any
 //! transaction of its jobs. A lost notification costs at most the runner's
 //! poll interval.
+//!
+//! A process does not wake itself through the database: its own runner
+//! already heard of what it enqueued or ended (as on SQLite, which has no
+//! NOTIFY), and an echo only woke its claim loop for nothing. Each NOTIFY
+//! on `JOBS` carries its process's token, and a listener drops those with
+//! its own.
 
 use crate::store::Signal;
 use sqlx::postgres::PgListener;
@@ -35,13 +41,15 @@ impl Notifier {
     pub fn start(pool: PgPool) -> Notifier {
         let poke = Arc::new(Notify::new());
         let (signals, _) = broadcast::channel(BACKLOG);
+        let ours: Arc<str> = super::claim::random_token().into();
         let sender = {
-            let (pool, poke) = (pool.clone(), poke.clone());
+            let (pool, poke, ours) = (pool.clone(), poke.clone(), ours.clone());
             tokio::spawn(async move {
                 loop {
                     poke.notified().await;
-                    if let Err(e) = sqlx::query("SELECT pg_notify($1, '')")
+                    if let Err(e) = sqlx::query("SELECT pg_notify($1, $2)")
                         .bind(JOBS)
+                        .bind(&*ours)
                         .execute(&pool)
                         .await
                     {
@@ -54,7 +62,7 @@ impl Notifier {
         };
         let listener = {
             let signals = signals.clone();
-            tokio::spawn(listen(pool, signals))
+            tokio::spawn(listen(pool, signals, ours))
         };
         Notifier {
             poke,
@@ -88,7 +96,7 @@ impl Drop for Notifier {
 }
 
 /// Listens until aborted, reconnecting with a jittered backoff.
-async fn listen(pool: PgPool, signals: broadcast::Sender<Signal>) {
+async fn listen(pool: PgPool, signals: broadcast::Sender<Signal>, ours: Arc<str>) {
     let mut backoff = Duration::from_millis(100);
     loop {
         let mut listener = match PgListener::connect_with(&pool).await {
@@ -114,6 +122,7 @@ async fn listen(pool: PgPool, signals: broadcast::Sender<Signal>) {
                 Ok(Some(n)) => {
                     let signal = match n.channel() {
                         CANCEL => Signal::Cancel(n.payload().to_owned()),
+                        _ if n.payload() == &*ours => continue,
                         _ => Signal::Jobs,
                     };
                     let _ = signals.send(signal);
