@@ -148,16 +148,20 @@ pub async fn many(
             None => out.push(Finalized::Fenced),
         }
     }
-    insert_attempts(tx, &attempts).await?;
-    tally::apply(tx, tally).await?;
+    insert_attempts(tx, &attempts, tally).await?;
     Ok(Some(out))
 }
 
-/// All the attempt rows in one INSERT. A log too large to keep fails the
-/// whole (the batch is then written job by job, that one without its log).
-async fn insert_attempts(tx: &mut Tx, rows: &[(&str, &AttemptRecord)]) -> StoreResult<()> {
+/// All the attempt rows in one INSERT, and the tenants' counts in the same
+/// statement. A log too large to keep fails the whole (the batch is then
+/// written job by job, that one without its log).
+async fn insert_attempts(
+    tx: &mut Tx,
+    rows: &[(&str, &AttemptRecord)],
+    tally: Tally,
+) -> StoreResult<()> {
     if rows.is_empty() {
-        return Ok(());
+        return tally::apply(tx, tally).await;
     }
     let mut logs = Vec::with_capacity(rows.len());
     for (id, a) in rows {
@@ -172,67 +176,69 @@ async fn insert_attempts(tx: &mut Tx, rows: &[(&str, &AttemptRecord)]) -> StoreR
     }
     let int4 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
     let int8 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-    sqlx::query(
-        "INSERT INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
-         finished_at, outcome, error, fuel_used, peak_memory_bytes, log) \
+    let counts = tally::Counts::of(&tally);
+    let sql = format!(
+        "WITH tried AS (INSERT INTO attempts (job_id, attempt, task, task_version, digest, \
+         started_at, finished_at, outcome, error, fuel_used, peak_memory_bytes, log) \
          SELECT * FROM unnest($1::text[], $2::int4[], $3::text[], $4::int4[], $5::text[], \
          $6::int8[], $7::int8[], $8::text[], $9::text[], $10::int8[], $11::int8[], $12::text[]) \
          ON CONFLICT (job_id, attempt) DO UPDATE SET task = excluded.task, \
          task_version = excluded.task_version, digest = excluded.digest, \
          started_at = excluded.started_at, finished_at = excluded.finished_at, \
          outcome = excluded.outcome, error = excluded.error, fuel_used = excluded.fuel_used, \
-         peak_memory_bytes = excluded.peak_memory_bytes, log = excluded.log",
-    )
-    .bind(rows.iter().map(|(id, _)| *id).collect::<Vec<&str>>())
-    .bind(
-        rows.iter()
-            .map(|(_, a)| int4(a.attempt))
-            .collect::<Vec<i32>>(),
-    )
-    .bind(
-        rows.iter()
-            .map(|(_, a)| a.task.name.as_str())
-            .collect::<Vec<&str>>(),
-    )
-    .bind(
-        rows.iter()
-            .map(|(_, a)| int4(a.task.version))
-            .collect::<Vec<i32>>(),
-    )
-    .bind(
-        rows.iter()
-            .map(|(_, a)| a.task.digest.as_str())
-            .collect::<Vec<&str>>(),
-    )
-    .bind(rows.iter().map(|(_, a)| a.started_at).collect::<Vec<i64>>())
-    .bind(
-        rows.iter()
-            .map(|(_, a)| a.finished_at)
-            .collect::<Vec<i64>>(),
-    )
-    .bind(
-        rows.iter()
-            .map(|(_, a)| a.outcome.as_str())
-            .collect::<Vec<&str>>(),
-    )
-    .bind(
-        rows.iter()
-            .map(|(_, a)| a.error.as_ref().map(to_json))
-            .collect::<Vec<Option<String>>>(),
-    )
-    .bind(
-        rows.iter()
-            .map(|(_, a)| int8(a.fuel_used))
-            .collect::<Vec<i64>>(),
-    )
-    .bind(
-        rows.iter()
-            .map(|(_, a)| int8(a.peak_memory_bytes))
-            .collect::<Vec<i64>>(),
-    )
-    .bind(logs)
-    .execute(&mut **tx)
-    .await
-    .map_err(pg)?;
+         peak_memory_bytes = excluded.peak_memory_bytes, log = excluded.log), {} \
+         SELECT 1",
+        tally::ctes(13)
+    );
+    let q = sqlx::query(&sql)
+        .bind(rows.iter().map(|(id, _)| *id).collect::<Vec<&str>>())
+        .bind(
+            rows.iter()
+                .map(|(_, a)| int4(a.attempt))
+                .collect::<Vec<i32>>(),
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, a)| a.task.name.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, a)| int4(a.task.version))
+                .collect::<Vec<i32>>(),
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, a)| a.task.digest.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .bind(rows.iter().map(|(_, a)| a.started_at).collect::<Vec<i64>>())
+        .bind(
+            rows.iter()
+                .map(|(_, a)| a.finished_at)
+                .collect::<Vec<i64>>(),
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, a)| a.outcome.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, a)| a.error.as_ref().map(to_json))
+                .collect::<Vec<Option<String>>>(),
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, a)| int8(a.fuel_used))
+                .collect::<Vec<i64>>(),
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, a)| int8(a.peak_memory_bytes))
+                .collect::<Vec<i64>>(),
+        )
+        .bind(logs);
+    counts.bind(q).execute(&mut **tx).await.map_err(pg)?;
     Ok(())
 }

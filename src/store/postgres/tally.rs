@@ -1,57 +1,137 @@
 //! Writes a write's per-tenant counts (`store::tally`) on PostgreSQL, in
-//! its transaction, tenant by tenant in name order, each into the shard of
-//! the connection (`SHARD`: migration 0002 says why).
+//! its transaction and in one statement whatever the number of tenants:
+//! each tenant's rows in name order, each into the shard of the connection
+//! (`SHARD`: migration 0002 says why). The upserts are CTEs that another
+//! statement can carry too (a finalize's attempt rows), a round trip less.
 
 use super::pg;
 use crate::store::tally::Tally;
 use crate::store::StoreResult;
+use sqlx::postgres::PgArguments;
+use sqlx::query::Query;
 use sqlx::{Postgres, Transaction};
 
 /// The shard a connection adds to: the same for a whole transaction, so
 /// that it never holds two shards of one tenant.
 pub const SHARD: &str = "(pg_backend_pid() % 16)::int2";
 
+/// The counts of one write, as the arrays `ctes` reads.
+pub struct Counts<'a> {
+    tenants: Vec<&'a str>,
+    queued: Vec<i64>,
+    running: Vec<i64>,
+    waiting: Vec<i64>,
+    window: i64,
+    charged: Vec<&'a str>,
+    fuel: Vec<i64>,
+    wall_ms: Vec<i64>,
+    attempts: Vec<i64>,
+    completed: Vec<i64>,
+    failed: Vec<i64>,
+    cancelled: Vec<i64>,
+}
+
+impl<'a> Counts<'a> {
+    pub fn of(tally: &'a Tally) -> Counts<'a> {
+        let mut c = Counts {
+            tenants: Vec::new(),
+            queued: Vec::new(),
+            running: Vec::new(),
+            waiting: Vec::new(),
+            window: tally.window(),
+            charged: Vec::new(),
+            fuel: Vec::new(),
+            wall_ms: Vec::new(),
+            attempts: Vec::new(),
+            completed: Vec::new(),
+            failed: Vec::new(),
+            cancelled: Vec::new(),
+        };
+        for (tenant, g) in tally.gauges() {
+            c.tenants.push(tenant);
+            c.queued.push(g.queued);
+            c.running.push(g.running);
+            c.waiting.push(g.waiting);
+        }
+        for (tenant, s) in tally.spent() {
+            c.charged.push(tenant);
+            c.fuel.push(s.fuel);
+            c.wall_ms.push(s.wall_ms);
+            c.attempts.push(s.attempts);
+            c.completed.push(s.completed);
+            c.failed.push(s.failed);
+            c.cancelled.push(s.cancelled);
+        }
+        c
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tenants.is_empty() && self.charged.is_empty()
+    }
+
+    /// Binds the arguments of `ctes`, after those already bound.
+    pub fn bind<'q>(
+        &'q self,
+        q: Query<'q, Postgres, PgArguments>,
+    ) -> Query<'q, Postgres, PgArguments> {
+        q.bind(&self.tenants)
+            .bind(&self.queued)
+            .bind(&self.running)
+            .bind(&self.waiting)
+            .bind(self.window)
+            .bind(&self.charged)
+            .bind(&self.fuel)
+            .bind(&self.wall_ms)
+            .bind(&self.attempts)
+            .bind(&self.completed)
+            .bind(&self.failed)
+            .bind(&self.cancelled)
+    }
+}
+
+/// The two upserts as CTEs (`gauges`, `usage`) whose twelve arguments are
+/// numbered from `$first`. Rows go in the tenants' byte order (`COLLATE
+/// "C"`, as the tenant columns and Rust compare), the order every other
+/// write of the counters takes, so that two never wait in a cycle; every
+/// statement that writes both tables is built here, so all take them in
+/// one order.
+pub fn ctes(first: usize) -> String {
+    let p: Vec<String> = (first..first + 12).map(|i| format!("${i}")).collect();
+    format!(
+        "gauges AS (INSERT INTO tenant_jobs (tenant, shard, queued, running, waiting) \
+           SELECT t, {SHARD}, q, r, w \
+           FROM unnest({}::text[], {}::int8[], {}::int8[], {}::int8[]) AS g(t, q, r, w) \
+           ORDER BY t COLLATE \"C\" \
+           ON CONFLICT (tenant, shard) DO UPDATE SET queued = tenant_jobs.queued + excluded.queued, \
+           running = tenant_jobs.running + excluded.running, \
+           waiting = tenant_jobs.waiting + excluded.waiting), \
+         usage AS (INSERT INTO tenant_usage (tenant, window_start, shard, fuel, wall_ms, \
+           attempts, completed, failed, cancelled) \
+           SELECT t, {}::int8, {SHARD}, f, wm, a, c, fl, cn \
+           FROM unnest({}::text[], {}::int8[], {}::int8[], {}::int8[], {}::int8[], {}::int8[], \
+             {}::int8[]) AS s(t, f, wm, a, c, fl, cn) \
+           ORDER BY t COLLATE \"C\" \
+           ON CONFLICT (tenant, window_start, shard) DO UPDATE SET \
+           fuel = tenant_usage.fuel + excluded.fuel, \
+           wall_ms = tenant_usage.wall_ms + excluded.wall_ms, \
+           attempts = tenant_usage.attempts + excluded.attempts, \
+           completed = tenant_usage.completed + excluded.completed, \
+           failed = tenant_usage.failed + excluded.failed, \
+           cancelled = tenant_usage.cancelled + excluded.cancelled)",
+        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11]
+    )
+}
+
 pub async fn apply(tx: &mut Transaction<'static, Postgres>, tally: Tally) -> StoreResult<()> {
-    for (tenant, g) in tally.gauges() {
-        sqlx::query(&format!(
-            "INSERT INTO tenant_jobs (tenant, shard, queued, running, waiting) \
-             VALUES ($1, {SHARD}, $2, $3, $4) \
-             ON CONFLICT (tenant, shard) DO UPDATE SET queued = tenant_jobs.queued + excluded.queued, \
-             running = tenant_jobs.running + excluded.running, \
-             waiting = tenant_jobs.waiting + excluded.waiting"
-        ))
-        .bind(tenant)
-        .bind(g.queued)
-        .bind(g.running)
-        .bind(g.waiting)
+    let counts = Counts::of(&tally);
+    if counts.is_empty() {
+        return Ok(());
+    }
+    let sql = format!("WITH {} SELECT 1", ctes(1));
+    counts
+        .bind(sqlx::query(&sql))
         .execute(&mut **tx)
         .await
         .map_err(pg)?;
-    }
-    let window = tally.window();
-    for (tenant, s) in tally.spent() {
-        sqlx::query(&format!(
-            "INSERT INTO tenant_usage (tenant, window_start, shard, fuel, wall_ms, attempts, \
-             completed, failed, cancelled) VALUES ($1, $2, {SHARD}, $3, $4, $5, $6, $7, $8) \
-             ON CONFLICT (tenant, window_start, shard) DO UPDATE SET \
-             fuel = tenant_usage.fuel + excluded.fuel, \
-             wall_ms = tenant_usage.wall_ms + excluded.wall_ms, \
-             attempts = tenant_usage.attempts + excluded.attempts, \
-             completed = tenant_usage.completed + excluded.completed, \
-             failed = tenant_usage.failed + excluded.failed, \
-             cancelled = tenant_usage.cancelled + excluded.cancelled"
-        ))
-        .bind(tenant)
-        .bind(window)
-        .bind(s.fuel)
-        .bind(s.wall_ms)
-        .bind(s.attempts)
-        .bind(s.completed)
-        .bind(s.failed)
-        .bind(s.cancelled)
-        .execute(&mut **tx)
-        .await
-        .map_err(pg)?;
-    }
     Ok(())
 }
