@@ -570,7 +570,8 @@ pub async fn store_only(args: &QueueBench) -> anyhow::Result<serde_json::Value> 
                 lease_ms: 30_000,
                 only_tenants: None,
             })
-            .await?;
+            .await?
+            .jobs;
         let fin = claimed
             .iter()
             .map(|c| crate::store::Finalize {

@@ -105,7 +105,7 @@ pub(super) async fn claimer(inner: Arc<Inner>) {
         // Jobs due before this claim that it passes over are not worth a
         // poll (with a margin for this clock's distance from the store's).
         let claimed_at = store.now() - 10;
-        let got = match claim(&inner, limit, None).await {
+        let (got, passed_over) = match claim(&inner, limit, None).await {
             Ok(got) => got,
             Err(e) => {
                 tracing::warn!(error = %e, "claim failed; retrying shortly");
@@ -139,9 +139,14 @@ pub(super) async fn claimer(inner: Arc<Inner>) {
                 }
                 continue;
             }
+            // A claim that left nothing due behind is not made again when
+            // an attempt ends and frees a seat: there is nothing for it
+            // (an end that queues its job again wakes this loop itself).
+            // Made anyway, it was an empty claim and a look for the next
+            // due time after every job of a sparse load.
             tokio::select! {
                 _ = inner.wake.notified() => {}
-                _ = inner.space.notified() => {}
+                _ = inner.space.notified(), if passed_over => {}
                 _ = tokio::time::sleep(idle) => {}
                 _ = inner.stopping.cancelled() => break,
             }
@@ -179,20 +184,21 @@ pub(super) async fn sparse_claimer(inner: Arc<Inner>) {
 
 /// Claims up to `limit` jobs (only those tenants' if `only` names them),
 /// holds them and hands them to the dispatch, or back to the queue if the
-/// runner stopped meanwhile. Answers how many it got.
+/// runner stopped meanwhile. Answers how many it got, and whether it
+/// passed any over (`Claim::passed_over`).
 async fn claim(
     inner: &Inner,
     limit: usize,
     only: Option<Vec<String>>,
-) -> Result<usize, StoreError> {
+) -> Result<(usize, bool), StoreError> {
     let claimed = inner
         .registry
         .store()
         .job_claim(inner.claim_params(limit, only))
         .await?;
-    let got = claimed.len();
-    hold(inner, claimed).await;
-    Ok(got)
+    let got = claimed.jobs.len();
+    hold(inner, claimed.jobs).await;
+    Ok((got, claimed.passed_over))
 }
 
 /// Holds claimed jobs and hands them to the dispatch, or back to the queue

@@ -623,6 +623,7 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<Finalize>) {
                 "attempt ends not written; the jobs will be rescued when their leases expire"
             );
         }
+        let mut requeued = false;
         for (i, f) in items.drain(..).enumerate() {
             let result = results
                 .as_ref()
@@ -631,9 +632,15 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<Finalize>) {
             if results.is_some() && result == Finalized::Fenced {
                 tracing::warn!(job = %f.id, "attempt end refused: the job's lease is no longer this runner's (fenced)");
             }
+            // Queued again (a retry, a snooze, a fallback, a job given
+            // back): a new due time the claim loop may not know of.
+            requeued |= result == Finalized::Done(JobStatus::Queued);
             inner.held.remove(&f.id);
             inner.watch.ended(&f.id);
             inner.emit(|| RunnerEvent::Finalized { id: f.id, result });
+        }
+        if requeued {
+            inner.wake.notify_one();
         }
         inner.space.notify_one();
     }

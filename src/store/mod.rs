@@ -134,8 +134,8 @@ pub trait JobStore: Send + Sync + 'static {
     /// Claims up to `limit` due jobs under a new lease, sharing them among
     /// tenants by weight (a tenant's own jobs in its order: run-now first,
     /// then priority, run_at, id), skipping tenants at their `max_running`
-    /// or out of fuel for the window.
-    async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>>;
+    /// or out of fuel for the window; says whether it passed any over.
+    async fn job_claim(&self, p: ClaimParams) -> StoreResult<Claim>;
     /// Inserts jobs as `job_insert` does, then claims as `job_claim` does,
     /// in one write where the backend can: a runner with room for the
     /// jobs' tenant takes them as they are sent, so that one starts one
@@ -209,10 +209,13 @@ pub(crate) async fn insert_then_claim<S: JobStore + ?Sized>(
     on_claimed: OnClaimed,
 ) -> StoreResult<Vec<StoreResult<Inserted>>> {
     let inserted = store.job_insert(jobs).await?;
-    let claimed = store.job_claim(claim).await.unwrap_or_else(|e| {
-        tracing::warn!(error = %e, "claim after an insert failed; the claim loop will take them");
-        Vec::new()
-    });
+    let claimed = match store.job_claim(claim).await {
+        Ok(c) => c.jobs,
+        Err(e) => {
+            tracing::warn!(error = %e, "claim after an insert failed; the claim loop will take them");
+            Vec::new()
+        }
+    };
     on_claimed(claimed);
     Ok(inserted)
 }

@@ -333,6 +333,21 @@ pub struct ClaimParams {
     pub only_tenants: Option<Vec<String>>,
 }
 
+/// What a claim took, and whether another claim could take more before
+/// anything new is enqueued.
+#[derive(Debug, Default)]
+pub struct Claim {
+    pub jobs: Vec<ClaimedJob>,
+    /// It left a due job behind for a reason an end may lift (its tenant
+    /// at `max_running` or out of fuel, its concurrency key running, more
+    /// tenants or jobs than one claim looks at), or it was full. `false`:
+    /// every tenant it saw ran out of due jobs this runner serves, so an
+    /// end of this runner's makes nothing claimable (a retry it schedules
+    /// is a new due time), and only an enqueue, a due time or a rescue is
+    /// worth another claim.
+    pub passed_over: bool,
+}
+
 /// A tenant's fuel budget in the current window, as a claim saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FuelWindow {

@@ -332,7 +332,8 @@ async fn a_job_whose_runner_died_goes_on_to_its_fallback() {
             only_tenants: None,
         })
         .await
-        .unwrap();
+        .unwrap()
+        .jobs;
     assert_eq!(claimed.len(), 1);
     let rescuer = Rescuer::new(
         state.registry.clone(),

@@ -192,7 +192,8 @@ async fn signals_reach_the_other_processes() {
             only_tenants: None,
         })
         .await
-        .unwrap();
+        .unwrap()
+        .jobs;
     assert_eq!(claimed.len(), 2);
     let asked = std::time::Instant::now();
     a.job_cancel("tenant-a", "j1").await.unwrap();

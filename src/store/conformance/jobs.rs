@@ -50,7 +50,8 @@ pub(super) async fn claims_follow_priority_time_and_queues(h: Harness) {
             only_tenants: None,
         })
         .await
-        .unwrap();
+        .unwrap()
+        .jobs;
     assert_eq!(ids(&only_other), ["elsewhere"]);
     let got = claim(&h, 1).await;
     assert_eq!(got[0].id, "high", "lower priority numbers run first");
@@ -365,6 +366,7 @@ pub(super) async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
         })
         .await
         .unwrap()
+        .jobs
         .pop()
         .unwrap();
     h.clock.advance(800);

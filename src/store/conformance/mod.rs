@@ -66,6 +66,7 @@ pub(crate) async fn claim(h: &Harness, limit: u32) -> Vec<ClaimedJob> {
         })
         .await
         .unwrap()
+        .jobs
 }
 
 /// The ids of claimed jobs, in claim order.
@@ -180,6 +181,7 @@ macro_rules! conformance_cases {
             quotas_refuse_new_work,
             max_running_caps_claims,
             an_insert_can_claim_for_its_tenant,
+            claims_say_whether_they_passed_jobs_over,
             fuel_budgets_hold_claims_until_the_window_refills,
             usage_counts_attempts_and_ended_jobs,
             a_bad_attempt_record_does_not_fail_its_batch,

@@ -147,11 +147,16 @@ pub(super) async fn claims_share_tenants_by_weight(h: Harness) {
         lease_ms: 30_000,
         only_tenants: Some(tenants.iter().map(|t| t.to_string()).collect()),
     };
-    let got = h.store.job_claim(only(&["late", "nobody"])).await.unwrap();
+    let got = h
+        .store
+        .job_claim(only(&["late", "nobody"]))
+        .await
+        .unwrap()
+        .jobs;
     assert_eq!(ids(&got), ["late2"]);
-    let got = h.store.job_claim(only(&[A])).await.unwrap();
+    let got = h.store.job_claim(only(&[A])).await.unwrap().jobs;
     assert_eq!(count(&got, A), 5, "{:?}", ids(&got));
-    assert!(h.store.job_claim(only(&[])).await.unwrap().is_empty());
+    assert!(h.store.job_claim(only(&[])).await.unwrap().jobs.is_empty());
     gauges_agree(&h, A).await;
     gauges_agree(&h, B).await;
 }
@@ -268,6 +273,64 @@ pub(super) async fn max_running_caps_claims(h: Harness) {
     .await;
     assert_eq!(ids(&claim(&h, 10).await).len(), 1);
     gauges_agree(&h, A).await;
+}
+
+/// A claim says whether it left behind a due job that an end may free:
+/// not when every tenant it saw ran out of jobs; when it was full, when a
+/// tenant was at its `max_running`, and when a job waits for its
+/// concurrency key. (A runner makes no claim on an end of its own after
+/// one that passed nothing over.)
+pub(super) async fn claims_say_whether_they_passed_jobs_over(h: Harness) {
+    setup(&h).await;
+    let claim_all = |limit: u32| {
+        let store = h.store.clone();
+        async move {
+            store
+                .job_claim(ClaimParams {
+                    owner: "r1".into(),
+                    queues: None,
+                    limit,
+                    lease_ms: 30_000,
+                    only_tenants: None,
+                })
+                .await
+                .unwrap()
+        }
+    };
+    let c = claim_all(10).await;
+    assert!(c.jobs.is_empty() && !c.passed_over, "nothing is queued");
+    insert_many(&h, A, "a", 3, 0).await;
+    let c = claim_all(10).await;
+    assert_eq!(c.jobs.len(), 3);
+    assert!(!c.passed_over, "it took every job there was");
+    insert_many(&h, B, "b", 3, 0).await;
+    let c = claim_all(2).await;
+    assert_eq!(c.jobs.len(), 2);
+    assert!(c.passed_over, "a full claim may have left some");
+    let c = claim_all(10).await;
+    assert_eq!(c.jobs.len(), 1);
+    assert!(!c.passed_over);
+    // A runs 3: at a max_running of 3, its next job waits for an end.
+    cap_running(&h, A, 3).await;
+    insert_many(&h, A, "c", 1, 0).await;
+    let c = claim_all(10).await;
+    assert!(c.jobs.is_empty());
+    assert!(c.passed_over, "A is at its max_running");
+    cap_running(&h, A, 10).await;
+    assert_eq!(claim_all(10).await.jobs.len(), 1);
+    // A job whose concurrency key runs waits for that job's end.
+    let keyed = |id: &str| NewJob {
+        concurrency_key: Some("k".into()),
+        ..job_of(B, id)
+    };
+    insert(&h, keyed("k1")).await;
+    assert_eq!(ids(&claim_all(10).await.jobs), ["k1"]);
+    insert(&h, keyed("k2")).await;
+    let c = claim_all(10).await;
+    assert!(c.jobs.is_empty());
+    assert!(c.passed_over, "k2 waits for k1's key");
+    gauges_agree(&h, A).await;
+    gauges_agree(&h, B).await;
 }
 
 /// An insert with a claim for its tenant: the claim sees the new job and

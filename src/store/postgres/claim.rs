@@ -49,25 +49,27 @@ pub(super) fn given(picks: &[usize], contenders: usize) -> Vec<usize> {
 }
 
 /// Settles a round: `got[i]` is what contender `i` had of the `given[i]`
-/// it was picked for, in its order. One that had fewer has no more and
-/// leaves the rest to the others; the others' room shrinks. Answers what
-/// was got in the order picked, so that a runner starting them in order
-/// takes the tenants in turn too.
+/// it was picked for, in its order. One that had fewer has no more
+/// (`ran_out[i]`) and leaves the rest to the others; the others' room
+/// shrinks. Answers what was got in the order picked, so that a runner
+/// starting them in order takes the tenants in turn too.
 pub(super) fn settle<T>(
     fair: &Mutex<Fairness>,
     contenders: &mut [Contender],
+    ran_out: &mut [bool],
     picks: &[usize],
     given: &[usize],
     got: Vec<Vec<T>>,
 ) -> Vec<T> {
     let mut got: Vec<std::collections::VecDeque<T>> = got.into_iter().map(Into::into).collect();
-    for ((c, &n), mine) in contenders.iter_mut().zip(given).zip(&got) {
+    for (((c, &n), mine), out) in contenders.iter_mut().zip(given).zip(&got).zip(ran_out) {
         if n == 0 {
             continue;
         }
         if mine.len() < n {
             fairness(fair).refund(&c.tenant, c.weight, n - mine.len());
             c.room = 0;
+            *out = true;
         } else {
             c.room -= mine.len() as u64;
         }
@@ -78,16 +80,22 @@ pub(super) fn settle<T>(
 /// Claims due jobs, shared among tenants by weight: each tenant's jobs in
 /// its own order, run-now first. Tenants at their `max_running` or out of
 /// fuel for the window are passed over; so are jobs whose concurrency key
-/// is running, and a second job of a key taken in the same claim.
+/// is running, and a second job of a key taken in the same claim. It
+/// always says it may have passed some over: its keyed jobs are left out
+/// by its query, unseen.
 pub async fn claim(
     tx: &mut Tx,
     now: Millis,
     p: ClaimParams,
     fair: Arc<Mutex<Fairness>>,
     defaults: Quotas,
-) -> StoreResult<Vec<ClaimedJob>> {
+) -> StoreResult<Claim> {
+    let passed_over = |jobs| Claim {
+        jobs,
+        passed_over: true,
+    };
     if p.limit == 0 {
-        return Ok(Vec::new());
+        return Ok(passed_over(Vec::new()));
     }
     let cursor = fairness(&fair).cursor.take().unwrap_or_default();
     let tenants = active_tenants(tx, &cursor).await?;
@@ -122,6 +130,7 @@ pub async fn claim(
     let mut tally = Tally::new(now);
     let mut claimed = Vec::new();
     let mut keys = HashSet::new();
+    let mut ran_out = vec![false; contenders.len()];
     for _ in 0..CLAIM_ROUNDS {
         let want = (p.limit as usize).saturating_sub(claimed.len());
         let picks = fairness(&fair).pick(&contenders, want);
@@ -137,7 +146,7 @@ pub async fn claim(
                 tenant_rows(tx, now, &c.tenant, queues.as_deref(), n, &mut keys).await?
             });
         }
-        let ordered = settle(&fair, &mut contenders, &picks, &given, rows);
+        let ordered = settle(&fair, &mut contenders, &mut ran_out, &picks, &given, rows);
         if ordered.is_empty() {
             break;
         }
@@ -147,7 +156,7 @@ pub async fn claim(
         }
     }
     tally::apply(tx, tally).await?;
-    Ok(claimed)
+    Ok(passed_over(claimed))
 }
 
 /// Tenants with queued jobs: all of them, or the next

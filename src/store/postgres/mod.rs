@@ -17,9 +17,7 @@ mod tenants;
 
 use super::fair::Fairness;
 use super::records::*;
-use super::{
-    Capabilities, Clock, Durability, JobStore, Millis, OnClaimed, Signal, StoreError, StoreResult,
-};
+use super::{Capabilities, Clock, Durability, JobStore, Millis, Signal, StoreError, StoreResult};
 use crate::job::JobStatus;
 use crate::quota::Quotas;
 use async_trait::async_trait;
@@ -438,36 +436,13 @@ impl JobStore for PgStore {
         jobs::counts(&self.db.pool).await
     }
 
-    async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
+    async fn job_claim(&self, p: ClaimParams) -> StoreResult<Claim> {
         if let Some(claimed) = quick_claim::claim(&self.db, &self.claims, &p, &self.fair).await? {
             return Ok(claimed);
         }
         let (fair, defaults) = (self.fair.clone(), self.db.defaults);
         self.tx(move |tx, now| Box::pin(claim::claim(tx, now, p, fair, defaults)))
             .await
-    }
-
-    /// The insert, then the claim, each as its own commit: the insert as
-    /// `job_insert` writes it (one statement for plain jobs, batched with
-    /// other requests'), the claim as `job_claim` takes it (two statements,
-    /// committed without waiting for the flush). In one transaction they
-    /// took about fifteen round trips, all after the insert's own.
-    async fn job_insert_claim(
-        &self,
-        new: Vec<NewJob>,
-        p: ClaimParams,
-        on_claimed: OnClaimed,
-    ) -> StoreResult<Vec<StoreResult<Inserted>>> {
-        let inserted = self.job_insert(new).await?;
-        let claimed = match self.job_claim(p).await {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "claim after an insert failed; the claim loop will take them");
-                Vec::new()
-            }
-        };
-        on_claimed(claimed);
-        Ok(inserted)
     }
 
     async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord> {

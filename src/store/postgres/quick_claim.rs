@@ -48,15 +48,19 @@ type ViewRow = (
 );
 
 /// Claims as `claim::claim` does, or answers `None` (having written
-/// nothing) when the general claim must do it.
+/// nothing) when the general claim must do it. It says it passed jobs
+/// over when a tenant was at its quotas or did not run out of due jobs.
 pub async fn claim(
     db: &Db,
     claims: &PgPool,
     p: &ClaimParams,
     fair: &Mutex<Fairness>,
-) -> StoreResult<Option<Vec<ClaimedJob>>> {
+) -> StoreResult<Option<Claim>> {
     if p.limit == 0 {
-        return Ok(Some(Vec::new()));
+        return Ok(Some(Claim {
+            jobs: Vec::new(),
+            passed_over: true,
+        }));
     }
     if fairness(fair).cursor.is_some() {
         return Ok(None);
@@ -96,6 +100,7 @@ pub async fn claim(
     }
     let mut contenders = Vec::new();
     let mut budgets = HashMap::new();
+    let mut passed_over = false;
     for (_, name, weight, quotas, running, fuel, _, _) in rows {
         let Some(name) = name else { continue };
         let policy = policy_from(&name, Some((weight, quotas)), &db.defaults)?;
@@ -104,8 +109,11 @@ pub async fn claim(
         {
             budgets.insert(c.tenant.clone(), fuel);
             contenders.push(c);
+        } else {
+            passed_over = true;
         }
     }
+    let mut ran_out = vec![false; contenders.len()];
     let token = random_token();
     let expires = now.saturating_add(i64::try_from(p.lease_ms).unwrap_or(i64::MAX));
     let mut claimed = Vec::new();
@@ -128,7 +136,7 @@ pub async fn claim(
             .map(|c| got.remove(&c.tenant).unwrap_or_default())
             .collect();
         let before = claimed.len();
-        for mut job in settle(fair, &mut contenders, &picks, &given, rows) {
+        for mut job in settle(fair, &mut contenders, &mut ran_out, &picks, &given, rows) {
             job.fuel = budgets.get(&job.tenant).copied().flatten();
             claimed.push(job);
         }
@@ -136,7 +144,10 @@ pub async fn claim(
             break;
         }
     }
-    Ok(Some(claimed))
+    Ok(Some(Claim {
+        jobs: claimed,
+        passed_over: passed_over || !ran_out.iter().all(|r| *r),
+    }))
 }
 
 /// Takes up to `counts[i]` due jobs of each `names[i]` (none with a

@@ -34,14 +34,20 @@ pub fn claim(
     p: ClaimParams,
     fair: &mut Fairness,
     defaults: &Quotas,
-) -> StoreResult<Vec<ClaimedJob>> {
+) -> StoreResult<Claim> {
     if p.limit == 0 {
-        return Ok(Vec::new());
+        return Ok(Claim {
+            jobs: Vec::new(),
+            passed_over: true,
+        });
     }
     stage(conn, now)?;
     let mut contenders = Vec::new();
     let mut budgets = HashMap::new();
-    for tenant in active_tenants(conn, fair)? {
+    let tenants = active_tenants(conn, fair)?;
+    // Claims go round the tenants: some were not looked at.
+    let mut passed_over = fair.cursor.is_some();
+    for tenant in tenants {
         if p.only_tenants
             .as_ref()
             .is_some_and(|o| !o.contains(&tenant))
@@ -53,8 +59,12 @@ pub fn claim(
         if let Some((c, fuel)) = contender(tenant, &policy, running, fuel_used, now) {
             budgets.insert(c.tenant.clone(), fuel);
             contenders.push(c);
+        } else {
+            passed_over = true;
         }
     }
+    // Those that had fewer jobs than they were given: they have no more.
+    let mut ran_out = vec![false; contenders.len()];
     let queues: Option<HashSet<String>> = p.queues.map(|q| q.into_iter().collect());
     let token = random_token();
     let expires = millis_after(now, p.lease_ms);
@@ -76,11 +86,13 @@ pub fn claim(
             if given[i] == 0 {
                 continue;
             }
-            let got = tenant_rows(conn, &c.tenant, queues.as_ref(), given[i])?;
+            let (got, skipped) = tenant_rows(conn, &c.tenant, queues.as_ref(), given[i])?;
+            passed_over |= skipped;
             if got.len() < given[i] {
                 // It has no more: it leaves the rest to the others.
                 fair.refund(&c.tenant, c.weight, given[i] - got.len());
                 c.room = 0;
+                ran_out[i] = true;
             } else {
                 c.room -= got.len() as u64;
             }
@@ -98,7 +110,10 @@ pub fn claim(
         }
     }
     tally.apply(conn)?;
-    Ok(claimed)
+    Ok(Claim {
+        jobs: claimed,
+        passed_over: passed_over || !ran_out.iter().all(|r| *r),
+    })
 }
 
 /// Makes scheduled jobs whose time has come available, oldest first, a
@@ -154,13 +169,15 @@ fn active_tenants(conn: &Connection, fair: &mut Fairness) -> StoreResult<Vec<Str
 /// in its order: not on another queue than those served, not of a
 /// concurrency key that is running or taken already. At most a bounded
 /// number of its jobs are looked at, so a tenant whose first jobs all wait
-/// for one key costs a claim little (and waits behind itself).
+/// for one key costs a claim little (and waits behind itself). Also
+/// answers whether it passed over any it may take later (one of a key, or
+/// any past the rows it looked at).
 fn tenant_rows(
     conn: &Connection,
     tenant: &str,
     queues: Option<&HashSet<String>>,
     n: usize,
-) -> StoreResult<Vec<i64>> {
+) -> StoreResult<(Vec<i64>, bool)> {
     let scan_limit = (n * 4 + 64) as i64;
     let mut stmt = conn
         .prepare_cached(
@@ -177,10 +194,12 @@ fn tenant_rows(
     let mut rows = stmt.query(params![tenant, scan_limit]).map_err(wdb)?;
     let mut keys = HashSet::new();
     let mut out = Vec::with_capacity(n);
+    let (mut seen, mut skipped) = (0i64, false);
     while out.len() < n {
         let Some(r) = rows.next().map_err(wdb)? else {
             break;
         };
+        seen += 1;
         let rowid: i64 = r.get(0).map_err(wdb)?;
         if let Some(q) = queues {
             let queue: String = r.get(1).map_err(wdb)?;
@@ -191,6 +210,7 @@ fn tenant_rows(
         let key: Option<String> = r.get(2).map_err(wdb)?;
         if let Some(k) = key {
             if keys.contains(&k) {
+                skipped = true;
                 continue;
             }
             let running: Option<i64> = busy
@@ -198,13 +218,15 @@ fn tenant_rows(
                 .optional()
                 .map_err(wdb)?;
             if running.is_some() {
+                skipped = true;
                 continue;
             }
             keys.insert(k);
         }
         out.push(rowid);
     }
-    Ok(out)
+    let more = out.len() < n && seen >= scan_limit;
+    Ok((out, skipped || more))
 }
 
 /// What a claim sets on each job it takes (?1 owner, ?2 token, ?3 lease

@@ -548,7 +548,13 @@ impl JobStore for SqliteStore {
         counts_from(rows)
     }
 
-    async fn job_claim(&self, p: ClaimParams) -> StoreResult<Vec<ClaimedJob>> {
+    async fn job_claim(&self, p: ClaimParams) -> StoreResult<Claim> {
+        if p.limit == 0 {
+            return Ok(Claim {
+                jobs: Vec::new(),
+                passed_over: true,
+            });
+        }
         // A claim for named tenants is for those with nothing waiting,
         // whose job should start at once.
         let class = if p.only_tenants.is_some() {
@@ -569,19 +575,24 @@ impl JobStore for SqliteStore {
             self.write(class, false, move |c, now| {
                 use std::sync::atomic::Ordering::Relaxed;
                 if exhausted.load(Relaxed) {
-                    return Ok(Vec::new());
+                    return Ok(None);
                 }
                 let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
                 let got = claim::claim(c, now, p, &mut fair, &defaults)?;
-                if got.len() < limit {
+                if got.jobs.len() < limit {
                     exhausted.store(true, Relaxed);
                 }
-                Ok(got)
+                Ok(Some(got))
             })
         });
-        let mut out = Vec::new();
+        // What passed over is the last write's word: every one before it
+        // was full.
+        let mut out = Claim::default();
         for r in futures_util::future::join_all(writes).await {
-            out.extend(r?);
+            if let Some(got) = r? {
+                out.jobs.extend(got.jobs);
+                out.passed_over = got.passed_over;
+            }
         }
         Ok(out)
     }
@@ -611,7 +622,7 @@ impl JobStore for SqliteStore {
                     let claimed = match claim::claim(c, now, p, &mut fair, &defaults) {
                         Ok(claimed) => {
                             writer::exec(c, "RELEASE insert_claim").map_err(wdb)?;
-                            claimed
+                            claimed.jobs
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "claim after an insert failed; the claim loop will take them");
