@@ -36,6 +36,8 @@ pub const DB_NOW: &str = concat!("SELECT ", db_clock!());
 #[derive(Clone)]
 pub struct Db {
     pub pool: PgPool,
+    /// For `bulk::insert_now` alone, planned once (`PgStore::open`).
+    pub enqueues: PgPool,
     pub clock: Option<Arc<dyn Clock>>,
     pub defaults: Quotas,
 }
