@@ -56,6 +56,11 @@ pub(crate) async fn insert(h: &Harness, job: NewJob) -> JobRecord {
 }
 
 pub(crate) async fn claim(h: &Harness, limit: u32) -> Vec<ClaimedJob> {
+    claim_whole(h, limit).await.jobs
+}
+
+/// A claim of every tenant's jobs, and what it says it passed over.
+pub(crate) async fn claim_whole(h: &Harness, limit: u32) -> Claim {
     h.store
         .job_claim(ClaimParams {
             owner: "r1".into(),
@@ -66,7 +71,6 @@ pub(crate) async fn claim(h: &Harness, limit: u32) -> Vec<ClaimedJob> {
         })
         .await
         .unwrap()
-        .jobs
 }
 
 /// The ids of claimed jobs, in claim order.

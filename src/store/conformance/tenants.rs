@@ -282,21 +282,7 @@ pub(super) async fn max_running_caps_claims(h: Harness) {
 /// one that passed nothing over.)
 pub(super) async fn claims_say_whether_they_passed_jobs_over(h: Harness) {
     setup(&h).await;
-    let claim_all = |limit: u32| {
-        let store = h.store.clone();
-        async move {
-            store
-                .job_claim(ClaimParams {
-                    owner: "r1".into(),
-                    queues: None,
-                    limit,
-                    lease_ms: 30_000,
-                    only_tenants: None,
-                })
-                .await
-                .unwrap()
-        }
-    };
+    let claim_all = |limit: u32| claim_whole(&h, limit);
     let c = claim_all(10).await;
     assert!(c.jobs.is_empty() && !c.passed_over, "nothing is queued");
     insert_many(&h, A, "a", 3, 0).await;
