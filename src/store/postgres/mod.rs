@@ -46,15 +46,14 @@ const ENQUEUE_POOL: u32 = 4;
 /// the picked ids (30 ms a claim at 100,000 jobs queued). Sorts, hashes,
 /// merges and full scans are therefore off on these connections, where
 /// nothing else runs; the sort that orders the counters' update has no
-/// other way and is kept.
-const TAKE_PLAN: [(&str, &str); 7] = [
+/// other way and is kept. (JIT is off on every connection: `session`.)
+const TAKE_PLAN: [(&str, &str); 6] = [
     ("plan_cache_mode", "force_generic_plan"),
     ("enable_sort", "off"),
     ("enable_hashjoin", "off"),
     ("enable_mergejoin", "off"),
     ("enable_seqscan", "off"),
     ("enable_bitmapscan", "off"),
-    ("jit", "off"),
 ];
 /// Longest a session may sit idle inside a transaction before the server
 /// ends it: a process that stalls mid-transaction (SIGSTOP, a hung
@@ -163,6 +162,37 @@ fn redacted(url: &str) -> String {
     }
 }
 
+/// A session's settings: `synchronous_commit` as given, and bounds on what
+/// a stalled process can hold.
+fn session(base: &PgConnectOptions, synchronous_commit: &str) -> PgConnectOptions {
+    base.clone()
+        .options([
+            (
+                "idle_in_transaction_session_timeout",
+                IDLE_IN_TRANSACTION_MS.to_string(),
+            ),
+            ("statement_timeout", STATEMENT_TIMEOUT_MS.to_string()),
+            ("synchronous_commit", synchronous_commit.to_string()),
+            // A statement whose estimated cost passes `jit_above_cost`
+            // (a claim's, once the queue is large) is compiled first:
+            // ~200 ms here, for statements that run in a millisecond.
+            ("jit", "off".to_string()),
+        ])
+        .application_name("taskbox")
+        .disable_statement_logging()
+}
+
+/// A pool of up to `max` connections for one kind of statement, opened
+/// when first wanted, lent without a ping (as the main pool's).
+fn lazy_pool(max: u32, connect: PgConnectOptions) -> sqlx::PgPool {
+    PgPoolOptions::new()
+        .max_connections(max)
+        .min_connections(0)
+        .test_before_acquire(false)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect_lazy_with(connect)
+}
+
 impl PgStore {
     /// Connects, and migrates unless told not to. `clock: None` takes every
     /// time from the database's clock; tests pass one they move.
@@ -177,54 +207,18 @@ impl PgStore {
             Durability::Full => "on",
             Durability::Normal => "off",
         };
-        let claims = PgPoolOptions::new()
-            .max_connections(CLAIM_POOL)
-            .min_connections(0)
-            .test_before_acquire(false)
-            .acquire_timeout(Duration::from_secs(5))
-            .connect_lazy_with(
-                base.clone()
-                    .options([
-                        (
-                            "idle_in_transaction_session_timeout",
-                            IDLE_IN_TRANSACTION_MS.to_string(),
-                        ),
-                        ("statement_timeout", STATEMENT_TIMEOUT_MS.to_string()),
-                        ("synchronous_commit", "off".to_string()),
-                    ])
-                    .options(TAKE_PLAN)
-                    .application_name("taskbox")
-                    .disable_statement_logging(),
-            );
-        let connect = base
-            .options([
-                (
-                    "idle_in_transaction_session_timeout",
-                    IDLE_IN_TRANSACTION_MS.to_string(),
-                ),
-                ("statement_timeout", STATEMENT_TIMEOUT_MS.to_string()),
-                ("synchronous_commit", synchronous.to_string()),
-                // A statement whose estimated cost passes `jit_above_cost`
-                // (a claim's, once the queue is large) is compiled first:
-                // ~200 ms here, for statements that run in a millisecond.
-                ("jit", "off".to_string()),
-            ])
-            .application_name("taskbox")
-            .disable_statement_logging();
+        let connect = session(&base, synchronous);
+        let claims = lazy_pool(CLAIM_POOL, session(&base, "off").options(TAKE_PLAN));
         // The plain enqueue's statement (`bulk::insert_now`) on connections
         // that plan it once. Left to choose, PostgreSQL planned it with its
         // values on every run (~0.35 ms, as long as running it for one
         // job); its plan does not depend on them (arrays, lookups by key).
-        let enqueues = PgPoolOptions::new()
-            .max_connections(ENQUEUE_POOL)
-            .min_connections(0)
-            .test_before_acquire(false)
-            .acquire_timeout(Duration::from_secs(5))
-            .connect_lazy_with(
-                connect
-                    .clone()
-                    .options([("plan_cache_mode", "force_generic_plan")]),
-            );
+        let enqueues = lazy_pool(
+            ENQUEUE_POOL,
+            connect
+                .clone()
+                .options([("plan_cache_mode", "force_generic_plan")]),
+        );
         let pool = PgPoolOptions::new()
             .max_connections(opts.pool.max(2))
             .min_connections(1)
