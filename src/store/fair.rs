@@ -23,6 +23,18 @@ pub struct Contender {
     pub weight: u32,
     /// Most jobs it may still be given (its `max_running` less those running).
     pub room: u64,
+    /// It had fewer jobs than a round of this claim gave it: it has no
+    /// more (`Fairness::settle`).
+    pub ran_out: bool,
+}
+
+/// How many of a round's picks each contender got.
+pub fn given(picks: &[usize], contenders: usize) -> Vec<usize> {
+    let mut given = vec![0usize; contenders];
+    for &i in picks {
+        given[i] += 1;
+    }
+    given
 }
 
 #[derive(Default)]
@@ -107,6 +119,35 @@ impl Fairness {
         }
     }
 
+    /// Settles a round: `got[i]` is what contender `i` had of the
+    /// `given[i]` it was picked for, in its order. One that had fewer ran
+    /// out: it leaves the rest to the others, who are not charged for it.
+    /// The others' room shrinks. Answers what was got in the order picked,
+    /// so that a runner starting them in order takes the tenants in turn
+    /// too.
+    pub fn settle<T>(
+        &mut self,
+        contenders: &mut [Contender],
+        picks: &[usize],
+        given: &[usize],
+        got: Vec<Vec<T>>,
+    ) -> Vec<T> {
+        let mut got: Vec<std::collections::VecDeque<T>> = got.into_iter().map(Into::into).collect();
+        for ((c, &n), mine) in contenders.iter_mut().zip(given).zip(&got) {
+            if n == 0 {
+                continue;
+            }
+            if mine.len() < n {
+                self.refund(&c.tenant, c.weight, n - mine.len());
+                c.room = 0;
+                c.ran_out = true;
+            } else {
+                c.room -= mine.len() as u64;
+            }
+        }
+        picks.iter().filter_map(|&i| got[i].pop_front()).collect()
+    }
+
     fn forget_idle(&mut self) {
         if self.vtime.len() > MAX_REMEMBERED {
             let now = self.now;
@@ -124,6 +165,7 @@ mod tests {
             tenant: tenant.into(),
             weight,
             room,
+            ran_out: false,
         }
     }
 

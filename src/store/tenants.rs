@@ -91,6 +91,7 @@ pub fn contender(
             tenant,
             weight: policy.weight,
             room,
+            ran_out: false,
         },
         fuel,
     ))

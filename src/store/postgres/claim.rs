@@ -11,7 +11,7 @@ use super::tenants::claim_views;
 use crate::job::{JobStatus, Transition};
 use crate::quota::Quotas;
 use crate::store::ending_sql::PG_STATUS;
-use crate::store::fair::{Contender, Fairness};
+use crate::store::fair::{given, Fairness};
 use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::tenants::contender;
@@ -37,44 +37,6 @@ pub fn random_token() -> String {
 
 pub(super) fn fairness(fair: &Mutex<Fairness>) -> std::sync::MutexGuard<'_, Fairness> {
     fair.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// How many of a round's picks each contender got.
-pub(super) fn given(picks: &[usize], contenders: usize) -> Vec<usize> {
-    let mut given = vec![0usize; contenders];
-    for &i in picks {
-        given[i] += 1;
-    }
-    given
-}
-
-/// Settles a round: `got[i]` is what contender `i` had of the `given[i]`
-/// it was picked for, in its order. One that had fewer has no more
-/// (`ran_out[i]`) and leaves the rest to the others; the others' room
-/// shrinks. Answers what was got in the order picked, so that a runner
-/// starting them in order takes the tenants in turn too.
-pub(super) fn settle<T>(
-    fair: &Mutex<Fairness>,
-    contenders: &mut [Contender],
-    ran_out: &mut [bool],
-    picks: &[usize],
-    given: &[usize],
-    got: Vec<Vec<T>>,
-) -> Vec<T> {
-    let mut got: Vec<std::collections::VecDeque<T>> = got.into_iter().map(Into::into).collect();
-    for (((c, &n), mine), out) in contenders.iter_mut().zip(given).zip(&got).zip(ran_out) {
-        if n == 0 {
-            continue;
-        }
-        if mine.len() < n {
-            fairness(fair).refund(&c.tenant, c.weight, n - mine.len());
-            c.room = 0;
-            *out = true;
-        } else {
-            c.room -= mine.len() as u64;
-        }
-    }
-    picks.iter().filter_map(|&i| got[i].pop_front()).collect()
 }
 
 /// Claims due jobs, shared among tenants by weight: each tenant's jobs in
@@ -130,7 +92,6 @@ pub async fn claim(
     let mut tally = Tally::new(now);
     let mut claimed = Vec::new();
     let mut keys = HashSet::new();
-    let mut ran_out = vec![false; contenders.len()];
     for _ in 0..CLAIM_ROUNDS {
         let want = (p.limit as usize).saturating_sub(claimed.len());
         let picks = fairness(&fair).pick(&contenders, want);
@@ -146,7 +107,7 @@ pub async fn claim(
                 tenant_rows(tx, now, &c.tenant, queues.as_deref(), n, &mut keys).await?
             });
         }
-        let ordered = settle(&fair, &mut contenders, &mut ran_out, &picks, &given, rows);
+        let ordered = fairness(&fair).settle(&mut contenders, &picks, &given, rows);
         if ordered.is_empty() {
             break;
         }

@@ -18,7 +18,7 @@
 //! again (the runner's end is refused by the fence), and the end's own
 //! synchronous commit flushes the claim's record before it.
 
-use super::claim::{fairness, given, random_token, settle, CLAIM_ROUNDS, MAX_TENANTS_PER_CLAIM};
+use super::claim::{fairness, random_token, CLAIM_ROUNDS, MAX_TENANTS_PER_CLAIM};
 use super::group::{Db, DB_CLOCK};
 use super::jobs::{claimed_row, CLAIM_COLUMNS};
 use super::pg;
@@ -26,7 +26,7 @@ use super::tally::SHARD;
 use crate::job::{JobStatus, Transition};
 use crate::quota::WINDOW_MS;
 use crate::store::ending_sql::PG_STATUS;
-use crate::store::fair::Fairness;
+use crate::store::fair::{given, Fairness};
 use crate::store::records::*;
 use crate::store::tenants::{contender, policy_from};
 use crate::store::{Millis, StoreResult};
@@ -113,7 +113,6 @@ pub async fn claim(
             passed_over = true;
         }
     }
-    let mut ran_out = vec![false; contenders.len()];
     let token = random_token();
     let expires = now.saturating_add(i64::try_from(p.lease_ms).unwrap_or(i64::MAX));
     let mut claimed = Vec::new();
@@ -136,7 +135,8 @@ pub async fn claim(
             .map(|c| got.remove(&c.tenant).unwrap_or_default())
             .collect();
         let before = claimed.len();
-        for mut job in settle(fair, &mut contenders, &mut ran_out, &picks, &given, rows) {
+        let ordered = fairness(fair).settle(&mut contenders, &picks, &given, rows);
+        for mut job in ordered {
             job.fuel = budgets.get(&job.tenant).copied().flatten();
             claimed.push(job);
         }
@@ -146,7 +146,7 @@ pub async fn claim(
     }
     Ok(Some(Claim {
         jobs: claimed,
-        passed_over: passed_over || !ran_out.iter().all(|r| *r),
+        passed_over: passed_over || !contenders.iter().all(|c| c.ran_out),
     }))
 }
 

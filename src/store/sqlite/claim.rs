@@ -8,7 +8,7 @@ use super::tenants::{self, policy};
 use super::{random_token, wdb};
 use crate::job::JobStatus;
 use crate::quota::Quotas;
-use crate::store::fair::Fairness;
+use crate::store::fair::{given, Fairness};
 use crate::store::records::*;
 use crate::store::tenants::contender;
 use crate::store::{Millis, StoreResult};
@@ -63,8 +63,6 @@ pub fn claim(
             passed_over = true;
         }
     }
-    // Those that had fewer jobs than they were given: they have no more.
-    let mut ran_out = vec![false; contenders.len()];
     let queues: Option<HashSet<String>> = p.queues.map(|q| q.into_iter().collect());
     let token = random_token();
     let expires = millis_after(now, p.lease_ms);
@@ -76,31 +74,18 @@ pub fn claim(
         if picks.is_empty() {
             break;
         }
-        let mut given = vec![0usize; contenders.len()];
-        for &i in &picks {
-            given[i] += 1;
-        }
-        let mut rows: Vec<std::collections::VecDeque<i64>> =
-            vec![Default::default(); contenders.len()];
-        for (i, c) in contenders.iter_mut().enumerate() {
-            if given[i] == 0 {
-                continue;
-            }
-            let (got, skipped) = tenant_rows(conn, &c.tenant, queues.as_ref(), given[i])?;
-            passed_over |= skipped;
-            if got.len() < given[i] {
-                // It has no more: it leaves the rest to the others.
-                fair.refund(&c.tenant, c.weight, given[i] - got.len());
-                c.room = 0;
-                ran_out[i] = true;
+        let given = given(&picks, contenders.len());
+        let mut rows = Vec::with_capacity(contenders.len());
+        for (c, &n) in contenders.iter().zip(&given) {
+            rows.push(if n == 0 {
+                Vec::new()
             } else {
-                c.room -= got.len() as u64;
-            }
-            rows[i] = got.into();
+                let (got, skipped) = tenant_rows(conn, &c.tenant, queues.as_ref(), n)?;
+                passed_over |= skipped;
+                got
+            });
         }
-        // In the order picked, so that a runner starting them in order
-        // takes the tenants in turn too.
-        let ordered: Vec<i64> = picks.iter().filter_map(|&i| rows[i].pop_front()).collect();
+        let ordered = fair.settle(&mut contenders, &picks, &given, rows);
         if ordered.is_empty() {
             break;
         }
@@ -112,7 +97,7 @@ pub fn claim(
     tally.apply(conn)?;
     Ok(Claim {
         jobs: claimed,
-        passed_over: passed_over || !ran_out.iter().all(|r| *r),
+        passed_over: passed_over || !contenders.iter().all(|c| c.ran_out),
     })
 }
 
