@@ -165,17 +165,39 @@ async fn signals_reach_the_other_processes() {
     let mut heard = b.signals().expect("a shared store signals");
     let mut mine = a.signals().expect("a shared store signals");
     b.tenant_insert("tenant-a").await.unwrap();
-    // A hears B's enqueue: A's listener is up.
     b.job_insert(vec![conformance::new_job("j0")])
         .await
         .unwrap()
         .pop()
         .unwrap()
         .unwrap();
+    // A's listener is up once it says anything: a listener looks (sends
+    // `Jobs`) as soon as it listens, and hears B's enqueue after.
     next_signal(&mut mine, |s| *s == Signal::Jobs).await;
-    // What either heard while starting is not what this test is about.
-    while heard.try_recv().is_ok() {}
-    while mine.try_recv().is_ok() {}
+    // Which of those two it was is not known, and B's enqueue may still be
+    // on its way. One connection hears commits in order: B cancels a job
+    // of its own, and what A hears up to that cancel is behind it.
+    b.job_insert(vec![conformance::new_job("a-sync")])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap()
+        .unwrap();
+    let sync = b
+        .job_claim(ClaimParams {
+            owner: "r0".into(),
+            queues: None,
+            limit: 1,
+            lease_ms: 30_000,
+            only_tenants: None,
+        })
+        .await
+        .unwrap()
+        .jobs;
+    assert_eq!(sync[0].id, "a-sync");
+    b.job_cancel("tenant-a", "a-sync").await.unwrap();
+    next_signal(&mut mine, |s| *s == Signal::Cancel("a-sync".into())).await;
+    next_signal(&mut heard, |s| *s == Signal::Cancel("a-sync".into())).await;
     a.job_insert(vec![conformance::new_job("j1")])
         .await
         .unwrap()
