@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use taskbox::quota::Quotas;
 use taskbox::store::conformance::{self, Harness};
 use taskbox::store::postgres::{admin, PgStore, PostgresOptions};
-use taskbox::store::{Durability, JobStore, ManualClock};
+use taskbox::store::{Durability, JobStore, ManualClock, NewJob, StoreError};
 
 const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 /// Databases this suite makes are named with this and the process id.
@@ -237,4 +237,58 @@ async fn signals_reach_the_other_processes() {
     assert_eq!(before_cancel, vec![], "A heard its own enqueue");
     a.close().await;
     b.close().await;
+}
+
+/// The server's default `max_queued` holds for a tenant that set none, on
+/// the one-statement insert path too (its `least` once read a quota that
+/// was not set as no limit).
+#[tokio::test]
+async fn the_default_max_queued_holds_on_every_insert_path() {
+    let Some(db) = test_db().await else { return };
+    let store = PgStore::open(
+        &PostgresOptions {
+            url: db.url.clone(),
+            durability: Durability::Full,
+            quotas: Quotas {
+                max_queued: Some(2),
+                ..Quotas::default()
+            },
+            pool: 8,
+            migrate: true,
+        },
+        None,
+    )
+    .await
+    .expect("open the store");
+    store.tenant_insert("t").await.unwrap();
+    let task = taskbox::store::TaskRef {
+        name: "x".into(),
+        version: 1,
+        digest: "sha256:00".into(),
+    };
+    let one = |id: &str| vec![NewJob::plain(id, "t", task.clone(), "{}")];
+    for id in ["a", "b"] {
+        store
+            .job_insert(one(id))
+            .await
+            .unwrap()
+            .pop()
+            .unwrap()
+            .unwrap();
+    }
+    let third = store.job_insert(one("c")).await.unwrap().pop().unwrap();
+    assert!(
+        matches!(&third, Err(StoreError::QuotaExceeded(e)) if e.quota == "max_queued" && e.limit == 2),
+        "{third:?}"
+    );
+    // And a batch: none past the default.
+    let batch = store
+        .job_insert(vec![
+            NewJob::plain("d", "t", task.clone(), "{}"),
+            NewJob::plain("e", "t", task.clone(), "{}"),
+        ])
+        .await
+        .unwrap();
+    assert!(batch.iter().all(|r| r.is_err()), "{batch:?}");
+    store.close().await;
 }

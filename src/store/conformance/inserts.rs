@@ -104,6 +104,20 @@ pub(super) async fn insert_get_and_list(h: Harness) {
     assert_eq!(j.attempts, 0);
     assert_eq!(j.max_attempts, 3);
     assert_eq!(j.run_at, h.clock.now());
+    assert_eq!(j.deadline_at, None, "no deadline was asked for");
+    // (B's, so that A's list below is only A's five.)
+    let d = insert(
+        &h,
+        NewJob {
+            deadline_ms: Some(5_000),
+            tenant: B.into(),
+            ..new_job("deadline")
+        },
+    )
+    .await;
+    assert_eq!(d.deadline_at, Some(h.clock.now() + 5_000));
+    let stored = h.store.job_get(B, "deadline").await.unwrap().unwrap();
+    assert_eq!(stored.deadline_at, d.deadline_at);
     assert!(
         h.store.job_get(B, "job3").await.unwrap().is_none(),
         "B cannot see A's job"
@@ -153,7 +167,11 @@ pub(super) async fn insert_get_and_list(h: Harness) {
         })
         .await
         .unwrap();
-    assert!(other.jobs.is_empty(), "B lists none of A's jobs");
+    assert_eq!(
+        other.jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
+        ["deadline"],
+        "B lists only its own job, none of A's"
+    );
 }
 
 /// Single-job enqueues sent at once (a backend may commit them together):

@@ -157,7 +157,8 @@ pub async fn insert_now(
 /// into the join, its sum over the counters' shards ran once per job, not
 /// once per tenant (a tenth of a batch of 32's time). Run on connections
 /// that plan it once: with its values, materialized, it was planned anew
-/// every time (~0.35 ms).
+/// every time (~0.35 ms). `least` ignores NULLs, so a deadline or quota
+/// that is not set is kept NULL by a `CASE`, not capped into a value.
 fn insert_now_sql() -> String {
     format!(
         "WITH clock AS (SELECT coalesce($14::int8, {clock}) AS now), \
@@ -168,7 +169,8 @@ fn insert_now_sql() -> String {
            AS u(id, tenant, task, task_version, digest, queue, priority, input, max_attempts, \
              run_at_abs, run_at_rel, deadline_rel, concurrency_key, ord)), \
          room AS MATERIALIZED (SELECT t.tenant, \
-             least((s.quotas::jsonb ->> 'max_queued')::numeric, {max})::int8 AS lim, \
+             CASE WHEN s.quotas::jsonb ->> 'max_queued' IS NOT NULL \
+               THEN least((s.quotas::jsonb ->> 'max_queued')::numeric, {max})::int8 END AS lim, \
              (SELECT coalesce(sum(queued + waiting), 0)::int8 FROM tenant_jobs \
                WHERE tenant = t.tenant) AS used \
            FROM (SELECT DISTINCT tenant FROM v) t LEFT JOIN tenants s ON s.name = t.tenant), \
@@ -178,7 +180,8 @@ fn insert_now_sql() -> String {
              v.priority, v.input, v.max_attempts, \
              greatest(coalesce(v.run_at_abs, least(c.now::numeric + v.run_at_rel, {max})::int8), \
                c.now), \
-             c.now, least(c.now::numeric + v.deadline_rel, {max})::int8, v.concurrency_key \
+             c.now, CASE WHEN v.deadline_rel IS NOT NULL \
+               THEN least(c.now::numeric + v.deadline_rel, {max})::int8 END, v.concurrency_key \
            FROM v CROSS JOIN clock c JOIN room ON room.tenant = v.tenant \
            WHERE coalesce(room.lim, $15::int8) IS NULL OR room.used + v.k <= coalesce(room.lim, $15::int8) \
            ORDER BY v.ord \
