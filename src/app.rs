@@ -4,6 +4,7 @@
 
 use crate::api::{self, auth, ApiLimits, ApiState};
 use crate::config::ServeConfig;
+use crate::enqueue::Enqueuer;
 use crate::maintenance::{self, rescuer::Rescuer};
 use crate::registry::Registry;
 use crate::runner::{Runner, RunnerConfig};
@@ -157,6 +158,7 @@ impl App {
                 stop_maintenance.clone(),
             )));
         }
+        let enqueuer = Arc::new(Enqueuer::new(registry.clone(), runner.clone(), cfg.quotas));
         let state = Arc::new(ApiState::new(
             dyn_store,
             registry,
@@ -164,10 +166,11 @@ impl App {
             wake,
             ApiLimits {
                 max_json_bytes: cfg.max_body_bytes,
+                max_batch_bytes: cfg.max_body_bytes.max(ApiLimits::default().max_batch_bytes),
                 max_component_bytes: cfg.max_component_bytes,
                 ..ApiLimits::default()
             },
-            cfg.quotas,
+            enqueuer,
         ));
         let stop_http = CancellationToken::new();
         let (addr, http) = match cfg.listen {

@@ -144,6 +144,8 @@ pub enum Transition {
     Wait,
     /// The API resumed a waiting job.
     Resume,
+    /// The API re-drove a failed job: a new series of attempts.
+    Redrive,
     /// The API cancelled the job.
     Cancel,
     /// Maintenance found the lease expired: queued again, or failed when out of attempts.
@@ -176,6 +178,7 @@ impl JobStatus {
             // A rescue re-queues; when out of attempts it is a `Fail` instead.
             (Running, Rescue) => Some(Queued),
             (Waiting, Resume) => Some(Queued),
+            (Failed, Redrive) => Some(Queued),
             _ => None,
         }
     }

@@ -179,10 +179,11 @@ pub struct EnqueueMeter {
 }
 
 impl EnqueueMeter {
-    /// Takes `n` tokens from the tenant's bucket of `rate` per second and
-    /// `burst` deep; if they are not there, takes none and answers how long
-    /// until they will be.
-    pub fn take(&self, tenant: &str, rate: f64, burst: f64, n: f64) -> Result<(), Duration> {
+    /// Takes up to `n` whole tokens from the tenant's bucket of `rate` per
+    /// second and `burst` deep: as many as it holds. Answers how many it
+    /// took and, when fewer than `n`, how long until the next one comes
+    /// (`Duration::MAX` for a rate of nothing).
+    pub fn take_up_to(&self, tenant: &str, rate: f64, burst: f64, n: u64) -> (u64, Duration) {
         let now = Instant::now();
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
         if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(tenant) {
@@ -196,14 +197,19 @@ impl EnqueueMeter {
         let refill = now.duration_since(b.at).as_secs_f64() * rate;
         b.tokens = (b.tokens + refill).min(burst);
         b.at = now;
-        if b.tokens >= n {
-            b.tokens -= n;
-            return Ok(());
+        // Whole tokens only; `as` saturates a float past u64's range.
+        let took = (b.tokens.floor().max(0.0) as u64).min(n);
+        b.tokens -= took as f64;
+        if took == n {
+            return (took, Duration::ZERO);
         }
-        if rate <= 0.0 || n > burst {
-            return Err(Duration::MAX);
+        if rate <= 0.0 {
+            return (took, Duration::MAX);
         }
-        Err(Duration::from_secs_f64((n - b.tokens) / rate))
+        (
+            took,
+            Duration::from_secs_f64((1.0 - b.tokens).max(0.0) / rate),
+        )
     }
 }
 
@@ -235,13 +241,19 @@ mod tests {
     fn the_bucket_refuses_past_its_burst_and_says_when() {
         let m = EnqueueMeter::default();
         for _ in 0..3 {
-            assert!(m.take("a", 1.0, 3.0, 1.0).is_ok());
+            assert_eq!(m.take_up_to("a", 1.0, 3.0, 1).0, 1);
         }
-        let wait = m.take("a", 1.0, 3.0, 1.0).unwrap_err();
+        let (took, wait) = m.take_up_to("a", 1.0, 3.0, 1);
+        assert_eq!(took, 0);
         assert!(wait > Duration::from_millis(900) && wait <= Duration::from_secs(1));
         // Another tenant's bucket is its own.
-        assert!(m.take("b", 1.0, 3.0, 1.0).is_ok());
-        // More than the bucket holds can never be taken.
-        assert_eq!(m.take("c", 1.0, 3.0, 4.0).unwrap_err(), Duration::MAX);
+        assert_eq!(m.take_up_to("b", 1.0, 3.0, 1).0, 1);
+        // A batch larger than the bucket takes what it holds.
+        let (took, wait) = m.take_up_to("c", 1.0, 3.0, 5);
+        assert_eq!(took, 3);
+        assert!(wait > Duration::ZERO);
+        // A rate of nothing never refills.
+        let (took, wait) = m.take_up_to("d", 0.0, 1.0, 2);
+        assert_eq!((took, wait), (1, Duration::MAX));
     }
 }

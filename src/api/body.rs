@@ -8,6 +8,7 @@ use super::ApiState;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use std::sync::Arc;
 
 /// Reads the whole body, or refuses with 413 past `limit`.
@@ -35,7 +36,7 @@ pub async fn read_limited(req: Request, limit: usize) -> Result<Bytes, ApiError>
 }
 
 /// Parses JSON text into `T`, naming what is wrong.
-pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+pub fn parse_json<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::BadRequest(
             "the request body is empty; send a JSON object".into(),

@@ -2,6 +2,7 @@
 //! and the whole mapping from error to HTTP status (DESIGN §3.4).
 //! Internal errors are logged here and answered without their text.
 
+use crate::enqueue::EnqueueError;
 use crate::quota::Exceeded;
 use crate::registry::schema::{CheckError, Violation};
 use crate::registry::RegistryError;
@@ -109,6 +110,19 @@ impl ApiError {
         }
     }
 
+    /// What the answer's `error` holds: `{code, message, details}`.
+    pub fn body(&self) -> Value {
+        let message = match self {
+            ApiError::InvalidInput(v) => format!(
+                "the job's input does not match the task's input_schema ({} problem{}; see details)",
+                v.len(),
+                if v.len() == 1 { "" } else { "s" }
+            ),
+            other => other.to_string(),
+        };
+        json!({"code": self.code(), "message": message, "details": self.details()})
+    }
+
     fn details(&self) -> Value {
         match self {
             ApiError::InvalidInput(v) => json!(v),
@@ -136,16 +150,7 @@ impl IntoResponse for ApiError {
         if let ApiError::Internal(detail) = &self {
             tracing::error!(%detail, "internal error answered as 500");
         }
-        let message = match &self {
-            ApiError::InvalidInput(v) => format!(
-                "the job's input does not match the task's input_schema ({} problem{}; see details)",
-                v.len(),
-                if v.len() == 1 { "" } else { "s" }
-            ),
-            other => other.to_string(),
-        };
-        let body =
-            json!({"error": {"code": self.code(), "message": message, "details": self.details()}});
+        let body = json!({ "error": self.body() });
         let mut resp = (self.status_code(), axum::Json(body)).into_response();
         if let ApiError::RateLimited { retry_after_ms, .. } = &self {
             resp.headers_mut().insert(
@@ -175,6 +180,26 @@ impl From<StoreError> for ApiError {
             }
             StoreError::Internal(m) => ApiError::Internal(m),
             StoreError::QuotaExceeded(e) => ApiError::QuotaExceeded(e),
+        }
+    }
+}
+
+impl From<EnqueueError> for ApiError {
+    fn from(e: EnqueueError) -> Self {
+        match e {
+            EnqueueError::Registry(r) => r.into(),
+            EnqueueError::InvalidInput(v) => ApiError::InvalidInput(v),
+            EnqueueError::BadRequest(m) => ApiError::BadRequest(m),
+            EnqueueError::RateLimited {
+                limit,
+                burst,
+                retry_after_ms,
+            } => ApiError::RateLimited {
+                limit,
+                burst,
+                retry_after_ms,
+            },
+            EnqueueError::Store(s) => s.into(),
         }
     }
 }

@@ -4,14 +4,13 @@ use super::auth::Principal;
 use super::body::{JsonBody, OptionalJson};
 use super::error::ApiError;
 use super::{views, ApiState};
-use crate::job::JobStatus;
-use crate::registry::spec::{check_name, ConcurrencyMode};
-use crate::registry::{TaskVersion, Which};
+use crate::enqueue::{Caller, EnqueueError, JobSpec, MAX_KEY_LEN};
+use crate::job::{ErrorKind, JobStatus};
+use crate::redrive::{Filter, Version, MAX_REDRIVE};
+use crate::registry::Which;
 use crate::runner::{RunNowError, Waited};
-use crate::store::clock::parse_rfc3339;
 use crate::store::{
-    AttemptQuery, CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, NewJob, RunAt, Scope,
-    StoreError,
+    AttemptQuery, CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, Scope, StoreError,
 };
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -22,11 +21,6 @@ use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Priorities run lowest first, within these bounds.
-const PRIORITY_RANGE: std::ops::RangeInclusive<i32> = -1000..=1000;
-/// Longest delay (or deadline) an enqueue may ask for: one year.
-const MAX_DELAY_MS: u64 = 366 * 24 * 60 * 60 * 1000;
-const MAX_KEY_LEN: usize = 255;
 const DEFAULT_PAGE: u32 = 50;
 const MAX_PAGE: u32 = 500;
 const DEFAULT_ATTEMPTS_PAGE: u32 = 100;
@@ -35,22 +29,6 @@ const MAX_ATTEMPTS_PAGE: u32 = 1000;
 /// attempt to end (it may wait for a slot first); then it answers 202.
 const RUN_WAIT_SLACK: Duration = Duration::from_secs(60);
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EnqueueBody {
-    task: Option<String>,
-    workflow: Option<String>,
-    #[serde(default)]
-    input: Option<Value>,
-    queue: Option<String>,
-    priority: Option<i32>,
-    run_at: Option<String>,
-    delay_ms: Option<u64>,
-    deadline_ms: Option<u64>,
-    unique_key: Option<String>,
-    concurrency_key: Option<String>,
-}
-
 fn not_found(e: StoreError, id: &str) -> ApiError {
     match e {
         StoreError::NotFound => ApiError::JobNotFound(id.to_owned()),
@@ -58,190 +36,40 @@ fn not_found(e: StoreError, id: &str) -> ApiError {
     }
 }
 
-fn check_key(field: &str, key: &Option<String>) -> Result<(), ApiError> {
-    match key {
-        Some(k) if k.is_empty() || k.len() > MAX_KEY_LEN => Err(ApiError::BadRequest(format!(
-            "{field} must be 1 to {MAX_KEY_LEN} bytes long"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// The concurrency key of a new job: the one it names, or the task's. A
-/// task's key that starts with `/` is a JSON pointer into the input.
-fn concurrency_key(
-    tv: &TaskVersion,
-    body: &EnqueueBody,
-    input: &Value,
-) -> Result<Option<String>, ApiError> {
-    if body.concurrency_key.is_some() {
-        return Ok(body.concurrency_key.clone());
-    }
-    let Some(c) = &tv.spec.concurrency else {
+/// The `Idempotency-Key` header, if sent.
+pub(super) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(v) = headers.get("idempotency-key") else {
         return Ok(None);
     };
-    if !c.key.starts_with('/') {
-        return Ok(Some(c.key.clone()));
-    }
-    let violation = |message: String| {
-        ApiError::InvalidInput(vec![crate::registry::schema::Violation {
-            pointer: c.key.clone(),
-            message,
-        }])
-    };
-    let key =
-        match input.pointer(&c.key) {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Null) | None => return Err(violation(
-                "the task's concurrency key is read from here, and the input has no value at it"
-                    .into(),
-            )),
-            Some(other) => other.to_string(),
-        };
-    if key.is_empty() || key.len() > MAX_KEY_LEN {
-        return Err(violation(format!(
-            "the task's concurrency key is read from here, and must be 1 to {MAX_KEY_LEN} bytes long"
-        )));
-    }
-    Ok(Some(key))
-}
-
-/// Takes one enqueue from the tenant's bucket, or refuses with 429.
-async fn meter_enqueue(state: &ApiState, tenant: &str) -> Result<(), ApiError> {
-    let quotas = match state.quotas.get(tenant) {
-        Some(q) => q,
-        None => {
-            let own = state
-                .store
-                .tenant_get(tenant)
-                .await?
-                .map(|t| t.quotas)
-                .unwrap_or_default();
-            state.quotas.put(tenant, own)
-        }
-    };
-    let Some((rate, burst)) = quotas.enqueue_bucket() else {
-        return Ok(());
-    };
-    state
-        .meter
-        .take(tenant, rate, burst, 1.0)
-        .map_err(|wait| ApiError::RateLimited {
-            limit: quotas.enqueue_per_second.unwrap_or(0),
-            burst: burst as u64,
-            retry_after_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-        })
+    let key = v
+        .to_str()
+        .ok()
+        .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_LEN)
+        .ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "the Idempotency-Key header must be 1 to {MAX_KEY_LEN} characters of text"
+            ))
+        })?;
+    Ok(Some(key.to_owned()))
 }
 
 pub async fn enqueue(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     headers: HeaderMap,
-    body: JsonBody<EnqueueBody>,
+    body: JsonBody<JobSpec>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     who.require(Scope::JobsQueue)?;
-    meter_enqueue(&state, &who.tenant).await?;
-    let JsonBody { value: b, raw } = body;
-    if b.workflow.is_some() {
-        return Err(ApiError::BadRequest(
-            "workflows are not available yet; enqueue a task".into(),
-        ));
-    }
-    let name = b.task.as_deref().ok_or_else(|| {
-        ApiError::BadRequest("the body needs \"task\": the name of the task to run".into())
-    })?;
-    let tv = state.registry.task(&who.tenant, name, None).await?;
-    let input = b.input.clone().unwrap_or_else(|| json!({}));
-    let input = state.registry.check(&tv, Which::Input, input).await?;
-    let queue = b.queue.clone().unwrap_or_else(|| tv.queue().to_owned());
-    check_name("queue", &queue).map_err(ApiError::BadRequest)?;
-    let priority = b.priority.unwrap_or(0);
-    if !PRIORITY_RANGE.contains(&priority) {
-        return Err(ApiError::BadRequest(format!(
-            "priority must be between {} and {} (lower runs first), not {priority}",
-            PRIORITY_RANGE.start(),
-            PRIORITY_RANGE.end()
-        )));
-    }
-    // Resolved by the store, by the database's clock.
-    let run_at = match (&b.run_at, b.delay_ms) {
-        (Some(_), Some(_)) => {
-            return Err(ApiError::BadRequest(
-                "give run_at or delay_ms, not both".into(),
-            ))
-        }
-        (Some(t), None) => RunAt::At(parse_rfc3339(t).ok_or_else(|| {
-            ApiError::BadRequest(format!(
-                "run_at {t:?} is not an RFC 3339 time such as 2026-01-31T12:00:00Z"
-            ))
-        })?),
-        (None, Some(d)) if d > MAX_DELAY_MS => {
-            return Err(ApiError::BadRequest(format!(
-                "delay_ms must be at most {MAX_DELAY_MS} (a year)"
-            )))
-        }
-        (None, Some(d)) => RunAt::After(d),
-        (None, None) => RunAt::Now,
-    };
-    let deadline_ms = b.deadline_ms.or(tv.spec.deadline_ms);
-    if deadline_ms.is_some_and(|d| d == 0 || d > MAX_DELAY_MS) {
-        return Err(ApiError::BadRequest(format!(
-            "deadline_ms must be between 1 and {MAX_DELAY_MS}"
-        )));
-    }
-    check_key("unique_key", &b.unique_key)?;
-    check_key("concurrency_key", &b.concurrency_key)?;
-    let concurrency_key = concurrency_key(&tv, &b, &input)?;
-    let idempotency = match headers.get("idempotency-key") {
-        Some(v) => {
-            let key = v
-                .to_str()
-                .ok()
-                .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_LEN)
-                .ok_or_else(|| {
-                    ApiError::BadRequest(format!(
-                        "the Idempotency-Key header must be 1 to {MAX_KEY_LEN} characters of text"
-                    ))
-                })?;
-            Some(Idempotency {
-                key: key.to_owned(),
-                body_hash: hex::encode(Sha256::digest(&raw)),
-            })
-        }
-        None => None,
-    };
-    let new = NewJob {
-        id: state.new_job_id(),
-        tenant: who.tenant.clone(),
-        task: crate::store::TaskRef {
-            name: tv.record.name.clone(),
-            version: tv.record.version,
-            digest: tv.record.digest.clone(),
-        },
-        queue,
-        priority,
-        input: input.to_string(),
-        max_attempts: tv.retry.max_attempts,
-        run_at,
-        deadline_ms,
-        supersedes: tv
-            .spec
-            .concurrency
-            .as_ref()
-            .is_some_and(|c| c.mode == ConcurrencyMode::Supersedes),
-        concurrency_key,
-        unique_key: b.unique_key,
-        idempotency,
-    };
-    // The runner inserts it, and claims it with the insert if it has room
-    // for the tenant.
-    let inserted = state
-        .runner
-        .enqueue(vec![new])
+    let JsonBody { value: spec, raw } = body;
+    let idempotency = idempotency_key(&headers)?.map(|key| Idempotency {
+        key,
+        body_hash: hex::encode(Sha256::digest(&raw)),
+    });
+    match state
+        .enqueuer
+        .enqueue(&who.tenant, spec, idempotency, Caller::Tenant)
         .await?
-        .pop()
-        .ok_or_else(|| ApiError::Internal("insert answered nothing".into()))??;
-    match inserted {
+    {
         Inserted::Created(j) => Ok((StatusCode::CREATED, Json(views::job(&j)))),
         Inserted::Existing(j) => Ok((StatusCode::OK, Json(views::job(&j)))),
     }
@@ -439,9 +267,101 @@ pub async fn resume(
         .job_resume(&who.tenant, &id, input.map(|v| v.to_string()))
         .await
         .map_err(|e| not_found(e, &id))?;
-    state.wake.notify_one();
-    state.runner.enqueued(&j.tenant);
+    state.runner.queued_again(&j.tenant);
     Ok(Json(views::job(&j)))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RetryBody {
+    /// `"latest"`: on the task's newest version; absent or `"pinned"`: on
+    /// the version the job pinned.
+    digest: Option<String>,
+}
+
+fn version_of(d: Option<&str>) -> Result<Version, ApiError> {
+    match d {
+        None | Some("pinned") => Ok(Version::Pinned),
+        Some("latest") => Ok(Version::Latest),
+        Some(other) => Err(ApiError::BadRequest(format!(
+            "digest must be \"latest\" (the task's newest version) or \"pinned\" (the job's own, the default), not {other:?}"
+        ))),
+    }
+}
+
+/// `POST /v1/jobs/{id}/retry` `{digest?: "latest"}`: a failed job back to
+/// the queue for a new series of attempts.
+pub async fn retry(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path(id): Path<String>,
+    OptionalJson(body): OptionalJson<RetryBody>,
+) -> Result<Json<Value>, ApiError> {
+    who.require(Scope::JobsQueue)?;
+    let version = version_of(body.digest.as_deref())?;
+    let j = state
+        .redriver
+        .one(&who.tenant, &id, version)
+        .await
+        .map_err(|e| match e {
+            EnqueueError::Store(s) => not_found(s, &id),
+            other => other.into(),
+        })?;
+    Ok(Json(views::job(&j)))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RetryFilter {
+    task: Option<String>,
+    queue: Option<String>,
+    /// The error's kind, e.g. `timeout`.
+    kind: Option<ErrorKind>,
+    /// The error's code.
+    code: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryManyBody {
+    #[serde(default)]
+    filter: RetryFilter,
+    digest: Option<String>,
+    limit: Option<u32>,
+}
+
+/// `POST /v1/jobs/retry` `{filter?: {task?, queue?, kind?, code?}, digest?,
+/// limit?}`: re-drives the tenant's failed jobs that match, newest first,
+/// up to `limit` (default and most: `MAX_REDRIVE`), and says how many.
+pub async fn retry_many(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    body: JsonBody<RetryManyBody>,
+) -> Result<Json<Value>, ApiError> {
+    who.require(Scope::JobsQueue)?;
+    let b = body.value;
+    let version = version_of(b.digest.as_deref())?;
+    let limit = b.limit.unwrap_or(MAX_REDRIVE);
+    if !(1..=MAX_REDRIVE).contains(&limit) {
+        return Err(ApiError::BadRequest(format!(
+            "limit must be between 1 and {MAX_REDRIVE}"
+        )));
+    }
+    let filter = Filter {
+        task: b.filter.task.filter(|s| !s.is_empty()),
+        queue: b.filter.queue.filter(|s| !s.is_empty()),
+        kind: b.filter.kind,
+        code: b.filter.code,
+    };
+    let done = state
+        .redriver
+        .many(&who.tenant, &filter, version, limit)
+        .await?;
+    Ok(Json(json!({
+        "retried": done.retried,
+        "refused": done.refused,
+        "more": done.more,
+    })))
 }
 
 #[derive(Deserialize)]

@@ -2,6 +2,7 @@
 //! resource; `error.rs` holds the one error shape and status mapping.
 
 pub mod auth;
+mod batch;
 pub mod body;
 pub mod error;
 mod jobs;
@@ -10,7 +11,8 @@ mod tenants;
 mod usage;
 pub mod views;
 
-use crate::quota::{EnqueueMeter, QuotaCache, Quotas};
+use crate::enqueue::Enqueuer;
+use crate::redrive::Redriver;
 use crate::registry::Registry;
 use crate::runner::Runner;
 use crate::store::JobStore;
@@ -32,6 +34,8 @@ pub struct ApiLimits {
     pub cancel_wait: Duration,
     /// Most bytes of inputs and outputs one page of a job list holds.
     pub max_list_bytes: usize,
+    /// Largest batch enqueue body (default 16 MiB: a thousand jobs of 16 KiB).
+    pub max_batch_bytes: usize,
 }
 
 impl Default for ApiLimits {
@@ -41,6 +45,7 @@ impl Default for ApiLimits {
             max_component_bytes: 64 << 20,
             cancel_wait: Duration::from_secs(2),
             max_list_bytes: 8 << 20,
+            max_batch_bytes: 16 << 20,
         }
     }
 }
@@ -54,11 +59,11 @@ pub struct ApiState {
     pub wake: Arc<Notify>,
     pub limits: ApiLimits,
     pub tokens: auth::TokenCache,
-    /// Each tenant's quotas, as enqueues are metered by them.
-    pub quotas: QuotaCache,
-    /// Each tenant's bucket of enqueues.
-    pub meter: EnqueueMeter,
-    ids: std::sync::Mutex<ulid::Generator>,
+    /// The one enqueue path (it holds each tenant's quotas as enqueues are
+    /// metered by them).
+    pub enqueuer: Arc<Enqueuer>,
+    /// Failed jobs sent back for a new series of attempts.
+    pub redriver: Redriver,
 }
 
 impl ApiState {
@@ -68,28 +73,18 @@ impl ApiState {
         runner: Arc<Runner>,
         wake: Arc<Notify>,
         limits: ApiLimits,
-        quotas: Quotas,
+        enqueuer: Arc<Enqueuer>,
     ) -> Self {
         ApiState {
+            redriver: Redriver::new(registry.clone(), runner.clone()),
             store,
             registry,
             runner,
             wake,
             limits,
             tokens: auth::TokenCache::default(),
-            quotas: QuotaCache::new(quotas),
-            meter: EnqueueMeter::default(),
-            ids: std::sync::Mutex::new(ulid::Generator::new()),
+            enqueuer,
         }
-    }
-
-    /// A new job id: a ULID, increasing within this process so that
-    /// "newest first" is the order of enqueue.
-    pub fn new_job_id(&self) -> String {
-        let mut g = self.ids.lock().unwrap_or_else(|p| p.into_inner());
-        g.generate()
-            .unwrap_or_else(|_| ulid::Ulid::generate())
-            .to_string()
     }
 }
 
@@ -115,10 +110,13 @@ pub fn router(state: Arc<ApiState>) -> Router {
             put(registry::define_task).get(registry::show_task),
         )
         .route("/v1/jobs", post(jobs::enqueue).get(jobs::list))
+        .route("/v1/jobs/batch", post(batch::enqueue_batch))
+        .route("/v1/jobs/retry", post(jobs::retry_many))
         .route("/v1/jobs/{id}", get(jobs::show))
         .route("/v1/jobs/{id}/cancel", post(jobs::cancel))
         .route("/v1/jobs/{id}/run", post(jobs::run_now))
         .route("/v1/jobs/{id}/resume", post(jobs::resume))
+        .route("/v1/jobs/{id}/retry", post(jobs::retry))
         .route("/v1/jobs/{id}/attempts", get(jobs::attempts))
         .fallback(no_route)
         .method_not_allowed_fallback(no_method)

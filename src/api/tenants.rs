@@ -37,7 +37,7 @@ pub async fn create_tenant(
 /// A tenant as the admin sees it: its weight and every quota, with the
 /// value in force and whether the tenant has its own or the server's.
 pub fn tenant_view(state: &ApiState, t: &Tenant) -> Value {
-    let defaults = &state.quotas.defaults;
+    let defaults = &state.enqueuer.quotas.defaults;
     let quotas: serde_json::Map<String, Value> = t
         .quotas
         .entries()
@@ -108,7 +108,7 @@ pub async fn put_tenant(
         })
         .await?;
     // Enqueues through this process are metered by the new quotas at once.
-    state.quotas.put(&name, t.quotas);
+    state.enqueuer.quotas.put(&name, t.quotas);
     let status = if created {
         StatusCode::CREATED
     } else {

@@ -4,6 +4,7 @@
 use crate::api::auth::DEFAULT_TENANT;
 use crate::app::App;
 use crate::config::ServeConfig;
+use crate::enqueue::{Caller, Enqueuer, JobSpec};
 use crate::quota::Quotas;
 use crate::registry::spec::TaskSpec;
 use crate::registry::Registry;
@@ -47,6 +48,10 @@ pub struct QueueBench {
     /// Jobs enqueued over HTTP.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
     pub http_jobs: u64,
+    /// Jobs enqueued in batches of 1000 by one client (rounded up to a
+    /// whole batch).
+    #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1_000..=10_000_000))]
+    pub batch_jobs: u64,
     /// Run on PostgreSQL: each part on a database of its own, made on
     /// this server and dropped after (default: SQLite in a temporary dir).
     #[arg(long)]
@@ -55,7 +60,7 @@ pub struct QueueBench {
     /// runners in this process (PostgreSQL only; timed from their spawn).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=64))]
     pub workers: u64,
-    /// Measure only this part (default: all three).
+    /// Measure only this part (default: all but `store`).
     #[arg(long, value_enum)]
     pub only: Option<QueuePart>,
     /// Print the figures as JSON instead of a table.
@@ -68,6 +73,7 @@ pub enum QueuePart {
     BurnDown,
     Latency,
     Http,
+    Batch,
     Store,
 }
 
@@ -286,27 +292,33 @@ async fn burn_down(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
 async fn latency(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     let b = bed(args, durability(args)).await?;
     let waiting: Arc<Mutex<HashMap<String, oneshot::Sender<Instant>>>> = Arc::default();
-    let w = waiting.clone();
+    // Through the enqueue path the id is not known before the call; the
+    // enqueues are one at a time, so the next start is the one.
+    let next: Arc<Mutex<Option<oneshot::Sender<Instant>>>> = Arc::default();
+    let (w, n) = (waiting.clone(), next.clone());
     let hook = Arc::new(move |e: RunnerEvent| {
         if let RunnerEvent::Started { id, at, .. } = e {
-            if let Some(tx) = w.lock().unwrap_or_else(|p| p.into_inner()).remove(&id) {
+            let tx = w.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+            let tx = tx.or_else(|| n.lock().unwrap_or_else(|p| p.into_inner()).take());
+            if let Some(tx) = tx {
                 let _ = tx.send(at);
             }
         }
     });
     let wake = Arc::new(Notify::new());
-    let runner = Runner::start(
+    let runner = Arc::new(Runner::start(
         b.registry.clone(),
         RunnerConfig {
             on_event: Some(hook),
             ..RunnerConfig::new(runners(args))
         },
         wake.clone(),
-    );
+    ));
+    let enqueuer = Enqueuer::new(b.registry.clone(), runner.clone(), Quotas::default());
     // Two ways a job reaches a runner, each timed from its enqueue call to
-    // its attempt's start: through `Runner::enqueue`, as `POST /v1/jobs`
-    // enqueues on a server with runners (the insert and a claim for its
-    // tenant); and inserted by the store alone, then claimed by the claim
+    // its attempt's start: through the enqueue path (`Enqueuer`, which
+    // `POST /v1/jobs` calls: the task's rules, then the runner's insert
+    // and a claim for its tenant); and inserted by the store alone, then claimed by the claim
     // loop once woken (a job enqueued by another process, or while the
     // runner was full).
     let mut ids = ulid::Generator::new();
@@ -316,27 +328,37 @@ async fn latency(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
             "{} sequential enqueues{}",
             args.samples + 100,
             if by_runner {
-                " through the runner"
+                " through the enqueue path"
             } else {
                 ", claimed by the claim loop"
             }
         ));
         let (mut from_call, mut from_ack) = (Vec::new(), Vec::new());
         for i in 0..(args.samples + 100) {
-            let id = ids.generate().map(|u| u.to_string()).unwrap_or_default();
             let (tx, rx) = oneshot::channel();
-            waiting
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(id.clone(), tx);
-            let t0 = Instant::now();
-            let jobs = vec![job(&b.task, id)];
-            let inserted = if by_runner {
-                runner.enqueue(jobs).await?
+            let t0;
+            if by_runner {
+                *next.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+                t0 = Instant::now();
+                let spec = JobSpec::of(b.task.name.clone(), json!({}));
+                enqueuer
+                    .enqueue(DEFAULT_TENANT, spec, None, Caller::Tenant)
+                    .await?;
             } else {
-                b.store.job_insert(jobs).await?
-            };
-            inserted.into_iter().next().context("no answer")??;
+                let id = ids.generate().map(|u| u.to_string()).unwrap_or_default();
+                waiting
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(id.clone(), tx);
+                t0 = Instant::now();
+                let jobs = vec![job(&b.task, id)];
+                b.store
+                    .job_insert(jobs)
+                    .await?
+                    .into_iter()
+                    .next()
+                    .context("no answer")??;
+            }
             let acked = Instant::now();
             if !by_runner {
                 wake.notify_one();
@@ -379,10 +401,21 @@ pub(super) fn percentiles(mut v: Vec<Duration>) -> serde_json::Value {
     json!({"p50_ms": pick(0.5), "p99_ms": pick(0.99), "max_ms": pick(1.0)})
 }
 
-async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
+/// A server on a fresh database with no runners, and the no-op task
+/// defined on it: what the HTTP parts enqueue into.
+struct HttpBed {
+    _dir: tempfile::TempDir,
+    db: Db,
+    app: App,
+    url: String,
+    client: reqwest::Client,
+}
+
+const TOKEN: &str = "bench-admin-token-0123456789";
+
+async fn http_bed(args: &QueueBench) -> anyhow::Result<HttpBed> {
     let dir = tempfile::tempdir()?;
     let db = Db::new(args, dir.path()).await?;
-    const TOKEN: &str = "bench-admin-token-0123456789";
     let started = App::start(ServeConfig {
         listen: Some("127.0.0.1:0".parse()?),
         migrate: true,
@@ -427,6 +460,23 @@ async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     if !put.status().is_success() {
         bail!("cannot define the task: {}", put.text().await?);
     }
+    Ok(HttpBed {
+        _dir: dir,
+        db,
+        app,
+        url,
+        client,
+    })
+}
+
+async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
+    let HttpBed {
+        _dir,
+        db,
+        app,
+        url,
+        client,
+    } = http_bed(args).await?;
     progress(&format!(
         "{} enqueues from {} clients",
         args.http_jobs, args.clients
@@ -479,6 +529,84 @@ async fn http(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     }))
 }
 
+#[derive(serde::Deserialize)]
+struct BatchAnswer {
+    jobs: Vec<BatchItem>,
+}
+
+#[derive(serde::Deserialize)]
+struct BatchItem {
+    id: Option<String>,
+}
+
+/// One client sending `POST /v1/jobs/batch` of a thousand jobs, one
+/// request after another's answer: jobs written per second, and how long
+/// each request took.
+async fn batch(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
+    let bed = http_bed(args).await?;
+    const PER_BATCH: u64 = crate::enqueue::MAX_BATCH as u64;
+    let total = args.batch_jobs.div_ceil(PER_BATCH) * PER_BATCH;
+    progress(&format!(
+        "{total} jobs in batches of {PER_BATCH} from one client"
+    ));
+    let endpoint = reqwest::Url::parse(&format!("{}/v1/jobs/batch", bed.url))?;
+    // Each batch's text made before the clock starts: the client's work
+    // is not the server's.
+    let bodies: Vec<String> = (0..total / PER_BATCH)
+        .map(|b| {
+            let jobs: Vec<serde_json::Value> = (0..PER_BATCH)
+                .map(|i| json!({"task": "noop", "input": {"n": b * PER_BATCH + i}}))
+                .collect();
+            json!({ "jobs": jobs }).to_string()
+        })
+        .collect();
+    let mut took = Vec::with_capacity(bodies.len());
+    let t0 = Instant::now();
+    for body in bodies {
+        let t = Instant::now();
+        let resp = bed
+            .client
+            .post(endpoint.clone())
+            .bearer_auth(TOKEN)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await?;
+        let status = resp.status();
+        let text = resp.bytes().await?;
+        took.push(t.elapsed());
+        // Read only what is checked: every item a job with an id.
+        let answer: BatchAnswer = match serde_json::from_slice(&text) {
+            Ok(a) if status.is_success() => a,
+            _ => bail!(
+                "a batch was refused ({status}): {}",
+                String::from_utf8_lossy(&text)
+            ),
+        };
+        if answer.jobs.len() as u64 != PER_BATCH || answer.jobs.iter().any(|j| j.id.is_none()) {
+            bail!(
+                "a job of a batch was refused: {}",
+                String::from_utf8_lossy(&text)
+            );
+        }
+    }
+    let elapsed = t0.elapsed();
+    eprintln!(" done");
+    let queued = bed.app.state.store.job_counts().await?;
+    bed.app.stop().await;
+    bed.db.drop().await;
+    if queued != vec![(crate::job::JobStatus::Queued, total)] {
+        bail!("not every job was written: {queued:?}");
+    }
+    Ok(json!({
+        "jobs": total,
+        "per_batch": PER_BATCH,
+        "seconds": elapsed.as_secs_f64(),
+        "jobs_per_second": total as f64 / elapsed.as_secs_f64(),
+        "request": percentiles(took),
+    }))
+}
+
 pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -505,6 +633,9 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
         }
         if want(QueuePart::Http) {
             report.insert("http_enqueue".into(), http(&args).await?);
+        }
+        if want(QueuePart::Batch) {
+            report.insert("batch_enqueue".into(), batch(&args).await?);
         }
         if args.only == Some(QueuePart::Store) {
             report.insert("store".into(), store_only(&args).await?);
@@ -546,7 +677,7 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
             (
                 "enqueue→start",
                 &l["enqueue_call_to_start"],
-                "through the runner, as POST /v1/jobs",
+                "through the enqueue path, as POST /v1/jobs",
             ),
             (
                 "ack→start",
@@ -580,6 +711,16 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
             h["jobs_per_second"].as_f64().unwrap_or_default(),
             h["jobs"],
             h["clients"]
+        );
+    }
+    if let Some(h) = report.get("batch_enqueue") {
+        println!(
+            "  batch enqueue     {:>9.0} jobs/s   ({} jobs in batches of {} from one client; a request p50 {:.1} ms, p99 {:.1} ms)",
+            h["jobs_per_second"].as_f64().unwrap_or_default(),
+            h["jobs"],
+            h["per_batch"],
+            h["request"]["p50_ms"].as_f64().unwrap_or_default(),
+            h["request"]["p99_ms"].as_f64().unwrap_or_default(),
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -11,11 +11,12 @@
 use super::bench_queue::percentiles;
 use crate::app::App;
 use crate::config::ServeConfig;
+use crate::enqueue::{Caller, JobSpec, MAX_BATCH};
 use crate::job::JobStatus;
 use crate::quota::Quotas;
 use crate::runner::{Observer, RunnerEvent};
 use crate::store::Durability;
-use crate::store::{NewJob, TaskRef};
+use crate::store::{Inserted, TaskRef};
 use anyhow::{bail, Context};
 use clap::Args;
 use serde_json::{json, Map, Value};
@@ -358,33 +359,40 @@ async fn quiet_tenant(b: Arc<Bed>, samples: u64, interval_ms: u64) -> anyhow::Re
     }
 }
 
-/// Puts `n` jobs of `task` in the flooding tenant's backlog, at the best
-/// priority, a thousand per write; the ids of the last thousand.
-async fn backlog(b: &Bed, task: &TaskRef, input: &str, n: u64) -> anyhow::Result<Vec<String>> {
-    let store = b.app.state.store.clone();
-    let mut ids = ulid::Generator::new();
+/// Puts `n` jobs of `task` in `tenant`'s backlog at `priority`, through
+/// the enqueue path a thousand per write; the ids of the last thousand.
+async fn backlog(
+    b: &Bed,
+    (tenant, task, priority): (&str, &TaskRef, i32),
+    input: &Value,
+    n: u64,
+) -> anyhow::Result<Vec<String>> {
     let mut last = Vec::new();
     let mut left = n;
     while left > 0 {
-        let k = left.min(1_000);
-        let jobs: Vec<NewJob> = (0..k)
-            .map(|_| NewJob {
-                priority: -1000,
-                ..NewJob::plain(
-                    ids.generate().map(|u| u.to_string()).unwrap_or_default(),
-                    FLOOD,
-                    task.clone(),
-                    input,
-                )
+        let k = left.min(MAX_BATCH as u64);
+        let items = (0..k)
+            .map(|_| {
+                let spec = JobSpec {
+                    priority: Some(priority),
+                    ..JobSpec::of(task.name.clone(), input.clone())
+                };
+                (spec, None)
             })
             .collect();
-        last = jobs.iter().map(|j| j.id.clone()).collect();
-        for r in store.job_insert(jobs).await? {
-            r?;
+        last.clear();
+        for r in b
+            .app
+            .state
+            .enqueuer
+            .enqueue_batch(tenant, items, Caller::Server)
+            .await?
+        {
+            let (Inserted::Created(j) | Inserted::Existing(j)) = r?;
+            last.push(j.id);
         }
         left -= k;
     }
-    b.app.state.wake.notify_one();
     Ok(last)
 }
 
@@ -401,7 +409,7 @@ async fn flood(
     ready: tokio::sync::oneshot::Sender<()>,
 ) -> anyhow::Result<Value> {
     let token = b.tokens[FLOOD].clone();
-    let queued = backlog(&b, &task, &input.to_string(), backlog_size).await?;
+    let queued = backlog(&b, (FLOOD, &task, -1000), &input, backlog_size).await?;
     let _ = ready.send(());
     let ready = Instant::now();
     let enqueued = Arc::new(AtomicU64::new(0));
@@ -456,7 +464,7 @@ async fn flood(
     while !stop.load(Ordering::Relaxed) {
         let queued = b.app.state.store.tenant_usage(FLOOD).await?.jobs.queued;
         if queued < backlog_size / 2 {
-            backlog(&b, &task, &input.to_string(), backlog_size / 2).await?;
+            backlog(&b, (FLOOD, &task, -1000), &input, backlog_size / 2).await?;
             topped_up += backlog_size / 2;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -610,31 +618,18 @@ async fn share(args: &TenantsBench, runners: usize) -> anyhow::Result<Value> {
     )
     .await?;
     let store = b.app.state.store.clone();
-    let mut ids = ulid::Generator::new();
     let each = args.flood / 2;
-    for (tenant, task, priority) in [(FLOOD, &noop, -1000), (QUIET, &quiet, 1000)] {
-        let mut left = each;
-        while left > 0 {
-            let n = left.min(5_000);
-            let jobs = (0..n)
-                .map(|_| NewJob {
-                    priority,
-                    ..NewJob::plain(
-                        ids.generate().map(|u| u.to_string()).unwrap_or_default(),
-                        tenant,
-                        task.clone(),
-                        "{}",
-                    )
-                })
-                .collect();
-            for r in store.job_insert(jobs).await? {
-                r?;
-            }
-            left -= n;
+    // A write of each in turn, so that both lines grow together while the
+    // runners already start the first jobs.
+    let mut left = each;
+    while left > 0 {
+        let k = left.min(MAX_BATCH as u64);
+        for (tenant, task, priority) in [(FLOOD, &noop, -1000), (QUIET, &quiet, 1000)] {
+            backlog(&b, (tenant, task, priority), &json!({}), k).await?;
         }
+        left -= k;
     }
     progress("both tenants backlogged");
-    b.app.state.wake.notify_one();
     // Count starts over a span in which both still have work queued.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (f0, q0) = (started_of(&b, FLOOD), started_of(&b, QUIET));

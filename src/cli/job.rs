@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 pub enum JobCmd {
     /// Enqueue a job of a task; print its id, or follow it with --wait.
     Enqueue(EnqueueArgs),
+    /// Enqueue many jobs from JSON lines, a thousand per request.
+    Batch(super::job_batch::BatchArgs),
     /// Show one job.
     Get {
         /// The job's id.
@@ -63,6 +65,46 @@ or was cancelled, 2 on any other error."
         #[command(flatten)]
         server: ServerArgs,
         /// Print the job as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Retry a failed job: a new series of attempts, on the version it pinned
+    /// or, with --latest, on its task's newest.
+    Retry {
+        /// The job's id.
+        id: String,
+        /// Run the task's newest version instead of the one the job pinned.
+        #[arg(long)]
+        latest: bool,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the job as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Retry many failed jobs at once (dead letters), newest first.
+    RetryFailed {
+        /// Only jobs of this task.
+        #[arg(long)]
+        task: Option<String>,
+        /// Only jobs on this queue.
+        #[arg(long)]
+        queue: Option<String>,
+        /// Only jobs whose error is of this kind (timeout, task_failed, fuel_exhausted, …).
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only jobs whose error has this code.
+        #[arg(long)]
+        code: Option<String>,
+        /// Run each task's newest version instead of the one each job pinned.
+        #[arg(long)]
+        latest: bool,
+        /// At most this many jobs [server default and ceiling: 10000].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        limit: Option<u32>,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -158,6 +200,7 @@ const POLL_OUTAGE: Duration = Duration::from_secs(30);
 pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         JobCmd::Enqueue(args) => enqueue(args),
+        JobCmd::Batch(args) => super::job_batch::batch(args),
         JobCmd::Get { id, server, json } => {
             let client = Client::new(&server)?;
             let job = client.get(&["v1", "jobs", &id]).send()?.body;
@@ -189,6 +232,81 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
             server,
             json,
         } => run(&id, wait, &server, json),
+        JobCmd::Retry {
+            id,
+            latest,
+            server,
+            json,
+        } => {
+            let body = if latest {
+                json!({"digest": "latest"})
+            } else {
+                json!({})
+            };
+            let client = Client::new(&server)?;
+            let job = client
+                .post(&["v1", "jobs", &id, "retry"])
+                .json(body)
+                .send()?
+                .body;
+            if json {
+                print_json(&job)?;
+            } else {
+                println!(
+                    "retrying job {id} on {} version {}: {}",
+                    table::cell(&job["task"]["name"]),
+                    job["task"]["version"],
+                    table::cell(&job["status"])
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        JobCmd::RetryFailed {
+            task,
+            queue,
+            kind,
+            code,
+            latest,
+            limit,
+            server,
+            json,
+        } => {
+            let mut body = json!({
+                "filter": {"task": task, "queue": queue, "kind": kind, "code": code},
+            });
+            if latest {
+                body["digest"] = json!("latest");
+            }
+            if let Some(n) = limit {
+                body["limit"] = json!(n);
+            }
+            let client = Client::new(&server)?;
+            let done = client
+                .post(&["v1", "jobs", "retry"])
+                .json(body)
+                .send()?
+                .body;
+            if json {
+                print_json(&done)?;
+            } else {
+                println!(
+                    "retried {} failed jobs{}{}",
+                    done["retried"],
+                    match done["refused"].as_u64() {
+                        Some(n) if n > 0 => format!(
+                            "; {n} refused (a unique key taken since, or the tenant's max_queued)"
+                        ),
+                        _ => String::new(),
+                    },
+                    if done["more"] == true {
+                        "; more match: run it again"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         JobCmd::Resume {
             id,
             input,

@@ -9,6 +9,7 @@ mod client;
 mod faults;
 mod format;
 mod job;
+mod job_batch;
 mod job_view;
 mod migrate;
 mod run;

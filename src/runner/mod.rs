@@ -332,6 +332,14 @@ impl Runner {
         }
     }
 
+    /// Tells the runner that jobs of `tenant` were queued again by another
+    /// path than `enqueue` (a resume, a redrive): the claim loop looks,
+    /// and the tenant's first is claimed at once if there is room.
+    pub fn queued_again(&self, tenant: &str) {
+        self.inner.wake.notify_one();
+        self.enqueued(tenant);
+    }
+
     /// Tells the runner that `tenant` has a job due: if it has none of
     /// that tenant's waiting, it claims for it at once, beside the batch it
     /// may be claiming, so that the job does not wait for a batch of other

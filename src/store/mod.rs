@@ -173,6 +173,18 @@ pub trait JobStore: Send + Sync + 'static {
         id: &str,
         input: Option<String>,
     ) -> StoreResult<JobRecord>;
+    /// Re-drives failed jobs of a tenant's, each under its own guard: back
+    /// to the queue, due now, for a new series of attempts after those
+    /// made (`max_attempts` = attempts + `Redrive::attempts`), with the
+    /// error, output, deadline's clock and fallback of the last series
+    /// cleared, within the tenant's `max_queued`. A job that is not failed
+    /// answers `Conflict`, one that is not the tenant's `NotFound`; a
+    /// unique key another unfinished job holds, `Conflict`.
+    async fn job_redrive(
+        &self,
+        tenant: &str,
+        jobs: Vec<Redrive>,
+    ) -> StoreResult<Vec<StoreResult<JobRecord>>>;
     /// Takes over the leases of running jobs whose lease expired (their
     /// runner died), without counting a new attempt: the caller decides the
     /// lost attempt like any failed one and finalizes it under the new

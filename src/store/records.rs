@@ -203,6 +203,37 @@ impl NewJob {
             idempotency: None,
         }
     }
+
+    /// The job as it is once inserted, due at `run_at` (resolved) and
+    /// written at `now`: what a store answers without reading it back.
+    pub fn into_record(self, now: Millis, run_at: Millis) -> JobRecord {
+        JobRecord {
+            deadline_at: self
+                .deadline_ms
+                .map(|d| now.saturating_add(i64::try_from(d).unwrap_or(i64::MAX))),
+            id: self.id,
+            tenant: self.tenant,
+            task: self.task,
+            status: crate::job::JobStatus::Queued,
+            queue: self.queue,
+            priority: self.priority,
+            input: self.input,
+            output: None,
+            error: None,
+            attempts: 0,
+            max_attempts: self.max_attempts,
+            run_at,
+            created_at: now,
+            started_at: None,
+            finished_at: None,
+            concurrency_key: self.concurrency_key,
+            unique_key: self.unique_key,
+            progress: None,
+            waiting_for: None,
+            fallback: None,
+            cancel_requested: false,
+        }
+    }
 }
 
 /// When a job becomes due. Relative times are resolved by the store, by the
@@ -227,6 +258,16 @@ impl RunAt {
             RunAt::At(t) => t.max(now),
         }
     }
+}
+
+/// A failed job to re-drive: a new series of `attempts` attempts, on
+/// `task` (a newer version of its task) or, when `None`, on the version
+/// and digest it pinned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redrive {
+    pub id: String,
+    pub task: Option<TaskRef>,
+    pub attempts: u32,
 }
 
 /// An `Idempotency-Key` and the hash of the request it came with.

@@ -100,6 +100,25 @@ impl Tally {
         s.attempts += 1;
     }
 
+    /// Adds what another tally of the same write counted.
+    pub fn absorb(&mut self, other: Tally) {
+        for (tenant, g) in other.gauges {
+            let mine = slot(&mut self.gauges, &tenant);
+            mine.queued += g.queued;
+            mine.running += g.running;
+            mine.waiting += g.waiting;
+        }
+        for (tenant, s) in other.spent {
+            let mine = slot(&mut self.spent, &tenant);
+            mine.fuel = mine.fuel.saturating_add(s.fuel);
+            mine.wall_ms = mine.wall_ms.saturating_add(s.wall_ms);
+            mine.attempts += s.attempts;
+            mine.completed += s.completed;
+            mine.failed += s.failed;
+            mine.cancelled += s.cancelled;
+        }
+    }
+
     /// The tenant's queued and waiting jobs added by this write so far.
     pub fn pending_queued(&self, tenant: &str) -> i64 {
         self.gauges.get(tenant).map_or(0, |g| g.queued + g.waiting)

@@ -152,6 +152,16 @@ impl<'a> Move<'a> {
         )
     }
 
+    /// A failed job queued again, due now, for a new series of attempts
+    /// (its error, output and fallback cleared).
+    pub fn redrive() -> Move<'static> {
+        Move::new(
+            Transition::Redrive,
+            &[JobStatus::Failed],
+            vec![Change::RunAfter(0)],
+        )
+    }
+
     /// The status the job ends in, given whether its cancellation was
     /// asked for.
     pub fn lands(&self, cancel_requested: bool) -> JobStatus {
@@ -309,6 +319,15 @@ mod tests {
             (r.from, r.to),
             ([JobStatus::Waiting].as_slice(), JobStatus::Queued)
         );
+        let d = Move::redrive();
+        assert_eq!(
+            (d.from, d.to),
+            ([JobStatus::Failed].as_slice(), JobStatus::Queued)
+        );
+        // Nothing else leaves a job's end.
+        for s in [JobStatus::Completed, JobStatus::Cancelled] {
+            assert_eq!(s.after(Transition::Redrive), None);
+        }
     }
 
     #[test]

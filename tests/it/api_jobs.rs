@@ -696,3 +696,126 @@ async fn lists_page_newest_first_with_filters() {
     assert_eq!(shown["versions"].as_array().unwrap().len(), 1);
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_jobs_are_retried_on_their_version_or_the_newest() {
+    let s = TestServer::start(2).await;
+    s.task(ADMIN, "t", "limits", json!({"retry": quick_retry(1)}))
+        .await;
+    let fail =
+        |code: &str| json!({"task": "t", "input": {"op": "fail", "code": code, "retryable": true}});
+    let mut ids = Vec::new();
+    for code in ["nope", "nope", "nope", "other"] {
+        let job = s.enqueue(ADMIN, fail(code)).await;
+        ids.push(job["id"].as_str().unwrap().to_owned());
+    }
+    for id in &ids {
+        assert_eq!(s.finished(ADMIN, id).await["status"], "failed");
+    }
+    // Only a failed job, only the tenant's own, only a known digest choice.
+    let ok = s
+        .enqueue(
+            ADMIN,
+            json!({"task": "t", "input": {"op": "echo", "value": 1}}),
+        )
+        .await;
+    let ok = ok["id"].as_str().unwrap();
+    s.finished(ADMIN, ok).await;
+    let (status, e) = s
+        .post(&format!("/v1/jobs/{ok}/retry"), ADMIN, json!({}))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("completed"),
+        "{e}"
+    );
+    let (status, _) = s.post("/v1/jobs/01NOSUCHJOB/retry", ADMIN, json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let other = s.tenant("other", crate::server::ALL_SCOPES).await;
+    let (status, _) = s
+        .post(&format!("/v1/jobs/{}/retry", ids[0]), &other, json!({}))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, e) = s
+        .post(
+            &format!("/v1/jobs/{}/retry", ids[0]),
+            ADMIN,
+            json!({"digest": "newest"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
+
+    // The task's next version does not fail; the newest is asked for.
+    s.task(ADMIN, "t", "noop", json!({})).await;
+    let (status, j) = s
+        .post(
+            &format!("/v1/jobs/{}/retry", ids[0]),
+            ADMIN,
+            json!({"digest": "latest"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{j}");
+    assert_eq!(j["status"], "queued");
+    assert_eq!(j["task"]["version"], 2);
+    assert_eq!(j["error"], Value::Null);
+    let done = s.finished(ADMIN, &ids[0]).await;
+    assert_eq!(done["status"], "completed", "{done:#}");
+    assert_eq!(done["attempts"], 2);
+    let versions: Vec<Value> = s
+        .attempts(ADMIN, &ids[0])
+        .await
+        .iter()
+        .map(|a| a["task"]["version"].clone())
+        .collect();
+    assert_eq!(versions, [json!(1), json!(2)]);
+
+    // Without a body: on the version it pinned, where it fails again.
+    let (status, j) = s
+        .call(
+            Method::POST,
+            &format!("/v1/jobs/{}/retry", ids[1]),
+            ADMIN,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{j}");
+    let again = s.finished(ADMIN, &ids[1]).await;
+    assert_eq!(
+        (again["status"].as_str(), again["attempts"].as_u64()),
+        (Some("failed"), Some(2))
+    );
+    assert_eq!(again["task"]["version"], 1);
+
+    // Many at once, by the error's code, a limited number at a time.
+    let (status, r) = s
+        .post(
+            "/v1/jobs/retry",
+            ADMIN,
+            json!({"filter": {"code": "nope"}, "digest": "latest", "limit": 1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+    assert_eq!(r, json!({"retried": 1, "refused": 0, "more": true}));
+    let (_, r) = s
+        .post(
+            "/v1/jobs/retry",
+            ADMIN,
+            json!({"filter": {"code": "nope", "kind": "task_failed"}, "digest": "latest"}),
+        )
+        .await;
+    assert_eq!(r, json!({"retried": 1, "refused": 0, "more": false}));
+    for id in &ids[..3] {
+        assert_eq!(s.finished(ADMIN, id).await["status"], "completed");
+    }
+    // The other code was left failed.
+    let (_, j) = s.get(&format!("/v1/jobs/{}", ids[3]), ADMIN).await;
+    assert_eq!(j["status"], "failed");
+    let (status, e) = s
+        .post("/v1/jobs/retry", ADMIN, json!({"filter": {"kind": "slow"}}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
+    s.stop().await;
+}

@@ -76,6 +76,20 @@ async fn a_server_and_two_workers_share_one_queue() {
         assert_eq!(status, 201, "{job}");
         ids.push(job["id"].as_str().unwrap().to_owned());
     }
+    // A batch: each item under its own rules, on this backend too.
+    let mut items: Vec<_> = (40..60)
+        .map(|i| json!({"task": "limits", "input": {"op": "echo", "value": i}}))
+        .collect();
+    items.insert(5, json!({"task": "missing"}));
+    let (status, answer) = c.post("/v1/jobs/batch", json!({"jobs": items})).await;
+    assert_eq!(status, 200, "{answer}");
+    let answers = answer["jobs"].as_array().unwrap();
+    assert_eq!(answers.len(), 21);
+    assert_eq!(answers[5]["error"]["code"], "TASK_NOT_FOUND", "{answer}");
+    for (k, a) in answers.iter().enumerate().filter(|(k, _)| *k != 5) {
+        assert_eq!(a["status"], "queued", "item {k}: {answer}");
+        ids.push(a["id"].as_str().unwrap().to_owned());
+    }
     for (i, id) in ids.iter().enumerate() {
         let done = c.until(id, |j| j["status"] == "completed").await;
         assert_eq!(done["output"], json!(i));

@@ -192,6 +192,8 @@ macro_rules! conformance_cases {
             snoozes_are_counted,
             pages_are_bounded,
             a_transaction_applies_all_or_nothing,
+            failed_jobs_can_be_redriven,
+            a_redrive_keeps_keys_and_quotas,
         );
     };
 }

@@ -486,6 +486,21 @@ impl JobStore for PgStore {
             .await
     }
 
+    async fn job_redrive(
+        &self,
+        tenant: &str,
+        jobs: Vec<Redrive>,
+    ) -> StoreResult<Vec<StoreResult<JobRecord>>> {
+        let (tenant, defaults) = (tenant.to_owned(), self.db.defaults);
+        let r = self
+            .tx(move |tx, now| {
+                Box::pin(async move { jobs::redrive(tx, now, &tenant, jobs, defaults).await })
+            })
+            .await;
+        self.poke();
+        r
+    }
+
     async fn job_resume(
         &self,
         tenant: &str,

@@ -40,9 +40,11 @@ pub fn get(conn: &Connection, tenant: &str, id: &str) -> StoreResult<Option<JobR
     row.map(JobRecord::try_from).transpose()
 }
 
-/// Inserts each job under its own savepoint, so one refused does not undo
-/// the others (nor is anything it changed kept: a superseding job that is
-/// refused cancels nothing).
+/// Inserts jobs, each under its own rules: one refused does not undo the
+/// others, nor is anything it changed kept (a superseding job that is
+/// refused cancels nothing). Only a job that writes more than its own row
+/// (a superseding one) needs a savepoint: a plain insert is one
+/// `INSERT OR FAIL`, which writes nothing when it fails.
 pub fn insert(
     conn: &Connection,
     now: Millis,
@@ -51,19 +53,56 @@ pub fn insert(
 ) -> StoreResult<Vec<StoreResult<Inserted>>> {
     let mut out = Vec::with_capacity(jobs.len());
     let step = |sql: &str| exec(conn, sql).map_err(wdb);
+    let mut tally = Tally::new(now);
+    let mut tenants = Tenants::default();
     for job in jobs {
-        step("SAVEPOINT job")?;
-        // A refused job's counts go with it.
-        let mut tally = Tally::new(now);
-        let r = insert_one(conn, now, job, defaults, &mut tally);
-        match &r {
-            Ok(_) => tally.apply(conn)?,
-            Err(_) => step("ROLLBACK TO job")?,
-        }
-        step("RELEASE job")?;
+        let r = if job.supersedes && job.concurrency_key.is_some() {
+            step("SAVEPOINT job")?;
+            // A refused job's counts go with it.
+            let mut own = Tally::new(now);
+            let r = insert_one(conn, now, job, defaults, &mut own, &mut tenants, &tally);
+            match &r {
+                Ok(_) => tally.absorb(own),
+                Err(_) => step("ROLLBACK TO job")?,
+            }
+            step("RELEASE job")?;
+            r
+        } else {
+            let mut own = Tally::new(now);
+            let r = insert_one(conn, now, job, defaults, &mut own, &mut tenants, &tally);
+            if r.is_ok() {
+                tally.absorb(own);
+            }
+            r
+        };
         out.push(r);
     }
+    tally.apply(conn)?;
     Ok(out)
+}
+
+/// What a batch of inserts reads once per tenant: its quotas and its jobs
+/// queued before the batch (the batch's own are in its tally).
+#[derive(Default)]
+struct Tenants(std::collections::HashMap<String, (Quotas, i64)>);
+
+impl Tenants {
+    fn of(
+        &mut self,
+        conn: &Connection,
+        tenant: &str,
+        defaults: &Quotas,
+    ) -> StoreResult<(Quotas, i64)> {
+        if let Some(t) = self.0.get(tenant) {
+            return Ok(*t);
+        }
+        let t = (
+            policy(conn, tenant, defaults)?.quotas,
+            tenants::queued(conn, tenant)?,
+        );
+        self.0.insert(tenant.to_owned(), t);
+        Ok(t)
+    }
 }
 
 fn insert_one(
@@ -72,6 +111,8 @@ fn insert_one(
     job: NewJob,
     defaults: &Quotas,
     tally: &mut Tally,
+    tenants: &mut Tenants,
+    before: &Tally,
 ) -> StoreResult<Inserted> {
     if let Some(idem) = &job.idempotency {
         let seen = conn
@@ -134,56 +175,51 @@ fn insert_one(
             );
         }
     }
-    let quotas = policy(conn, &job.tenant, defaults)?.quotas;
-    let queued = tenants::queued(conn, &job.tenant)? + tally.pending_queued(&job.tenant);
+    let (quotas, queued) = tenants.of(conn, &job.tenant, defaults)?;
+    let queued = queued + before.pending_queued(&job.tenant) + tally.pending_queued(&job.tenant);
     within("max_queued", quotas.max_queued, queued, 1)?;
     let deadline_at = job.deadline_ms.map(|d| millis_after(now, d));
     // A time in the past is now: it buys no place in the line.
     let run_at = job.run_at.resolve(now);
-    let (idem_key, idem_hash) = match job.idempotency {
-        Some(i) => (Some(i.key), Some(i.body_hash)),
+    let (idem_key, idem_hash) = match &job.idempotency {
+        Some(i) => (Some(i.key.as_str()), Some(i.body_hash.as_str())),
         None => (None, None),
     };
-    let row = conn
-        .prepare_cached(&format!(
-            "INSERT OR FAIL INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
-             max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
-             idempotency_key, idempotency_hash, available) \
-             VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) \
-             RETURNING {JOB_COLUMNS}"
-        ))
-        .and_then(|mut s| {
-            s.query_row(
-                params![
-                    job.id,
-                    job.tenant,
-                    job.task.name,
-                    job.task.version,
-                    job.task.digest,
-                    job.queue,
-                    job.priority,
-                    job.input,
-                    job.max_attempts,
-                    run_at,
-                    now,
-                    deadline_at,
-                    job.concurrency_key,
-                    job.unique_key,
-                    idem_key,
-                    idem_hash,
-                    run_at <= now,
-                ],
-                JobRow::read,
-            )
-        })
-        .map_err(|e| match constraint(&e) {
-            Some(Constraint::Unique) => {
-                StoreError::Conflict(format!("a job with id {} exists already", job.id))
-            }
-            _ => wdb(e),
-        })?;
+    conn.prepare_cached(
+        "INSERT OR FAIL INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
+         max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
+         idempotency_key, idempotency_hash, available) \
+         VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            job.id,
+            job.tenant,
+            job.task.name,
+            job.task.version,
+            job.task.digest,
+            job.queue,
+            job.priority,
+            job.input,
+            job.max_attempts,
+            run_at,
+            now,
+            deadline_at,
+            job.concurrency_key,
+            job.unique_key,
+            idem_key,
+            idem_hash,
+            run_at <= now,
+        ])
+    })
+    .map_err(|e| match constraint(&e) {
+        Some(Constraint::Unique) => {
+            StoreError::Conflict(format!("a job with id {} exists already", job.id))
+        }
+        _ => wdb(e),
+    })?;
     tally.moved(&job.tenant, None, Some(JobStatus::Queued), 1);
-    Ok(Inserted::Created(row.try_into()?))
+    Ok(Inserted::Created(job.into_record(now, run_at)))
 }
 
 /// The writes of one transaction, in order; the first that fails fails
@@ -199,7 +235,16 @@ pub fn apply(
     for w in writes {
         out.push(match w {
             Write::JobInsert(job) => {
-                Written::JobInserted(insert_one(conn, now, job, defaults, &mut tally)?)
+                let (mut tenants, none) = (Tenants::default(), Tally::new(now));
+                Written::JobInserted(insert_one(
+                    conn,
+                    now,
+                    job,
+                    defaults,
+                    &mut tally,
+                    &mut tenants,
+                    &none,
+                )?)
             }
             Write::JobFinalize(f) => match finalize_item(conn, now, &f, &mut tally, true)? {
                 Finalized::Done(status) => Written::JobFinalized(status),
@@ -512,6 +557,95 @@ pub fn resume(
     tally.moved(tenant, Some(job.status), Some(mv.to), 1);
     tally.apply(conn)?;
     reread(conn, tenant, id)
+}
+
+/// Re-drives failed jobs, each on its own: one refused leaves the others.
+pub fn redrive(
+    conn: &Connection,
+    now: Millis,
+    tenant: &str,
+    jobs: Vec<Redrive>,
+    defaults: &Quotas,
+) -> StoreResult<Vec<StoreResult<JobRecord>>> {
+    let mut tally = Tally::new(now);
+    let mut tenants = Tenants::default();
+    let mut out = Vec::with_capacity(jobs.len());
+    for r in jobs {
+        out.push(redrive_one(
+            conn,
+            now,
+            tenant,
+            r,
+            defaults,
+            &mut tally,
+            &mut tenants,
+        ));
+    }
+    tally.apply(conn)?;
+    Ok(out)
+}
+
+fn redrive_one(
+    conn: &Connection,
+    now: Millis,
+    tenant: &str,
+    r: Redrive,
+    defaults: &Quotas,
+    tally: &mut Tally,
+    tenants: &mut Tenants,
+) -> StoreResult<JobRecord> {
+    let job = get(conn, tenant, &r.id)?.ok_or(StoreError::NotFound)?;
+    let mv = Move::redrive();
+    if !mv.from.contains(&job.status) {
+        return Err(StoreError::Conflict(format!(
+            "job {} is {}; only a failed job can be retried",
+            r.id, job.status
+        )));
+    }
+    let (quotas, queued) = tenants.of(conn, tenant, defaults)?;
+    within(
+        "max_queued",
+        quotas.max_queued,
+        queued + tally.pending_queued(tenant),
+        1,
+    )?;
+    let task = r.task.as_ref().unwrap_or(&job.task);
+    let n = conn
+        .prepare_cached(&format!(
+            "UPDATE jobs SET status = ?1, run_at = ?2, available = 1, urgent = 0, \
+             task = ?3, task_version = ?4, digest = ?5, max_attempts = attempts + ?6, \
+             stage_offset = attempts, fallback_task = NULL, fallback_version = NULL, \
+             fallback_digest = NULL, fallback_input = NULL, fallback_depth = 0, \
+             output = NULL, error = NULL, started_at = NULL, finished_at = NULL, \
+             progress = NULL, waiting_for = NULL, cancel_requested = 0, snoozes = 0, \
+             deadline_at = CASE WHEN deadline_at IS NULL THEN NULL \
+                                ELSE ?2 + (deadline_at - created_at) END \
+             WHERE id = ?7 AND tenant = ?8 AND {}",
+            status_in(Dialect::Sqlite, mv.from)
+        ))
+        .and_then(|mut s| {
+            s.execute(params![
+                mv.to.as_str(),
+                now,
+                task.name,
+                task.version,
+                task.digest,
+                r.attempts,
+                r.id,
+                tenant
+            ])
+        })
+        .map_err(|e| match constraint(&e) {
+            Some(Constraint::Unique) => StoreError::Conflict(format!(
+                "job {} has a unique_key another unfinished job holds; it can be retried once that one ends",
+                r.id
+            )),
+            _ => wdb(e),
+        })?;
+    if n == 1 {
+        tally.moved(tenant, Some(job.status), Some(mv.to), 1);
+    }
+    reread(conn, tenant, &r.id)
 }
 
 /// Takes over the leases of running jobs without a live one (or of every

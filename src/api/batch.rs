@@ -1,0 +1,122 @@
+//! Jobs: `POST /v1/jobs/batch`, many enqueues in one request and one write,
+//! each under its own rules, answered one result per item, in order.
+
+use super::auth::Principal;
+use super::body::{parse_json, read_limited};
+use super::error::ApiError;
+use super::{views, ApiState};
+use crate::enqueue::{Caller, JobSpec, MAX_BATCH};
+use crate::store::{Idempotency, Inserted, JobRecord, Scope};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchBody<'a> {
+    #[serde(borrow)]
+    jobs: Vec<&'a RawValue>,
+}
+
+/// An item's error: the error shape of a whole answer, with the status
+/// the item would have had on its own.
+fn item_error(e: ApiError) -> Value {
+    if let ApiError::Internal(detail) = &e {
+        tracing::error!(%detail, "internal error answered in a batch item");
+    }
+    let mut body = e.body();
+    body["status"] = json!(e.status_code().as_u16());
+    json!({ "error": body })
+}
+
+/// `POST /v1/jobs/batch` `{"jobs": [...]}`: up to `MAX_BATCH` of the bodies
+/// `POST /v1/jobs` takes. Answers 200 `{"jobs": [...]}`, each item the
+/// job (created, or the one its idempotency key names) or, with no `id`,
+/// `{"error": {code, message, details, status}}`. With an
+/// `Idempotency-Key` header, item `i` carries the key `<key>/<i>` and the
+/// hash of its own text, so that a retried batch answers the same jobs.
+pub async fn enqueue_batch(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    headers: HeaderMap,
+    req: Request,
+) -> Result<Response, ApiError> {
+    who.require(Scope::JobsQueue)?;
+    let key = super::jobs::idempotency_key(&headers)?;
+    let raw = read_limited(req, state.limits.max_batch_bytes).await?;
+    let BatchBody { jobs } = parse_json(&raw)?;
+    if jobs.is_empty() {
+        return Err(ApiError::BadRequest(
+            "\"jobs\" is empty; send 1 to 1000 job bodies".into(),
+        ));
+    }
+    if jobs.len() > MAX_BATCH {
+        return Err(ApiError::BadRequest(format!(
+            "a batch holds at most {MAX_BATCH} jobs, not {}; send the rest in another",
+            jobs.len()
+        )));
+    }
+    let mut answers: Vec<Option<Answer>> = Vec::with_capacity(jobs.len());
+    let mut items = Vec::with_capacity(jobs.len());
+    let mut slots = Vec::with_capacity(jobs.len());
+    for (i, item) in jobs.into_iter().enumerate() {
+        let idempotency = key.as_ref().map(|k| Idempotency {
+            key: format!("{k}/{i}"),
+            body_hash: hex::encode(Sha256::digest(item.get())),
+        });
+        match serde_json::from_str::<JobSpec>(item.get()) {
+            Ok(spec) => {
+                slots.push(i);
+                items.push((spec, idempotency));
+                answers.push(None);
+            }
+            Err(e) => answers.push(Some(Err(item_error(ApiError::BadRequest(format!(
+                "jobs[{i}]: {e}"
+            )))))),
+        }
+    }
+    if !items.is_empty() {
+        let results = state
+            .enqueuer
+            .enqueue_batch(&who.tenant, items, Caller::Tenant)
+            .await?;
+        for (slot, r) in slots.into_iter().zip(results) {
+            answers[slot] = Some(match r {
+                Ok(Inserted::Created(j) | Inserted::Existing(j)) => Ok(j),
+                Err(e) => Err(item_error(e.into())),
+            });
+        }
+    }
+    let items: Vec<Item> = answers.iter().map(Item).collect();
+    // Written straight to text: a thousand jobs as values first cost more
+    // than the insert.
+    let text = serde_json::to_vec(&Batch { jobs: items })
+        .map_err(|e| ApiError::Internal(format!("cannot write a batch's answer: {e}")))?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], text).into_response())
+}
+
+#[derive(Serialize)]
+struct Batch<'a> {
+    jobs: Vec<Item<'a>>,
+}
+
+/// An item's answer: the job, or its error's body.
+type Answer = Result<JobRecord, Value>;
+
+/// An item as the answer writes it (`None`: never left so).
+struct Item<'a>(&'a Option<Answer>);
+
+impl Serialize for Item<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(Ok(j)) => views::JobView::of(j).serialize(s),
+            Some(Err(e)) => e.serialize(s),
+            None => s.serialize_none(),
+        }
+    }
+}

@@ -1,0 +1,409 @@
+//! The one enqueue path: the rules every new job is held to (its task and
+//! input, queue, priority, times, keys, idempotency, the tenant's enqueue
+//! rate), whoever asks for it — a request, a batch, and the callbacks,
+//! cron slots and workflow steps to come — and the runner's wake-up after
+//! the insert, which `Runner::enqueue` does itself.
+
+use crate::quota::{EnqueueMeter, QuotaCache, Quotas};
+use crate::registry::schema::{CheckError, Violation};
+use crate::registry::spec::{check_name, ConcurrencyMode};
+use crate::registry::{Registry, RegistryError, TaskVersion, Which};
+use crate::runner::Runner;
+use crate::store::clock::parse_rfc3339;
+use crate::store::{Idempotency, Inserted, NewJob, RunAt, StoreError, TaskRef};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Priorities run lowest first, within these bounds.
+pub const PRIORITY_RANGE: std::ops::RangeInclusive<i32> = -1000..=1000;
+/// Longest delay (or deadline) an enqueue may ask for: one year.
+pub const MAX_DELAY_MS: u64 = 366 * 24 * 60 * 60 * 1000;
+/// Longest key (unique, concurrency, idempotency) a job may carry.
+pub const MAX_KEY_LEN: usize = 255;
+/// Most jobs one batch may hold.
+pub const MAX_BATCH: usize = 1_000;
+
+/// One job to enqueue, as `POST /v1/jobs` takes it (and each item of a
+/// batch). Unknown fields are refused, so that a misspelled one is not
+/// silently ignored.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    pub task: Option<String>,
+    pub workflow: Option<String>,
+    #[serde(default)]
+    pub input: Option<Value>,
+    pub queue: Option<String>,
+    pub priority: Option<i32>,
+    /// An RFC 3339 time; one in the past is now.
+    pub run_at: Option<String>,
+    pub delay_ms: Option<u64>,
+    pub deadline_ms: Option<u64>,
+    pub unique_key: Option<String>,
+    pub concurrency_key: Option<String>,
+}
+
+impl JobSpec {
+    /// A job of `task` on `input`, with the task's defaults for the rest.
+    pub fn of(task: impl Into<String>, input: Value) -> Self {
+        JobSpec {
+            task: Some(task.into()),
+            input: Some(input),
+            ..JobSpec::default()
+        }
+    }
+}
+
+/// Who asks: a tenant's own request is metered by its enqueue rate; the
+/// server's own enqueues (callbacks, cron, workflow steps) are not, since
+/// they come of work the tenant was already charged for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    Tenant,
+    Server,
+}
+
+/// Why a job was not enqueued; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum EnqueueError {
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error("the job's input does not match the task's input_schema")]
+    InvalidInput(Vec<Violation>),
+    #[error("{0}")]
+    BadRequest(String),
+    /// Over the tenant's enqueue rate; try again after `retry_after_ms`.
+    #[error("the tenant's enqueue rate ({limit} per second, {burst} at once) is used up")]
+    RateLimited {
+        limit: u64,
+        burst: u64,
+        retry_after_ms: u64,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<CheckError> for EnqueueError {
+    fn from(e: CheckError) -> Self {
+        EnqueueError::InvalidInput(e.violations())
+    }
+}
+
+fn bad(message: impl Into<String>) -> EnqueueError {
+    EnqueueError::BadRequest(message.into())
+}
+
+/// Enqueues jobs for tenants. One per process, shared by every caller.
+pub struct Enqueuer {
+    registry: Arc<Registry>,
+    runner: Arc<Runner>,
+    /// Each tenant's quotas, as enqueues are metered by them.
+    pub quotas: QuotaCache,
+    meter: EnqueueMeter,
+    ids: Mutex<ulid::Generator>,
+}
+
+impl Enqueuer {
+    pub fn new(registry: Arc<Registry>, runner: Arc<Runner>, quotas: Quotas) -> Self {
+        Enqueuer {
+            registry,
+            runner,
+            quotas: QuotaCache::new(quotas),
+            meter: EnqueueMeter::default(),
+            ids: Mutex::new(ulid::Generator::new()),
+        }
+    }
+
+    /// A new job id: a ULID, increasing within this process so that
+    /// "newest first" is the order of enqueue.
+    pub fn new_job_id(&self) -> String {
+        let mut g = self.ids.lock().unwrap_or_else(|p| p.into_inner());
+        g.generate()
+            .unwrap_or_else(|_| ulid::Ulid::generate())
+            .to_string()
+    }
+
+    /// Enqueues one job: `Created`, or `Existing` when its idempotency key
+    /// was seen before with the same request.
+    pub async fn enqueue(
+        &self,
+        tenant: &str,
+        spec: JobSpec,
+        idempotency: Option<Idempotency>,
+        caller: Caller,
+    ) -> Result<Inserted, EnqueueError> {
+        if caller == Caller::Tenant {
+            if let (0, Some(over)) = self.meter(tenant, 1).await? {
+                return Err(over.into_error());
+            }
+        }
+        let new = self.prepare(tenant, spec, idempotency).await?;
+        self.runner
+            .enqueue(vec![new])
+            .await?
+            .pop()
+            .ok_or_else(|| StoreError::Internal("an insert answered nothing".into()))?
+            .map_err(EnqueueError::Store)
+    }
+
+    /// Enqueues up to `MAX_BATCH` jobs in one write, each under its own
+    /// rules: one refused (its input, its keys, the tenant's rate or
+    /// quotas) does not refuse the others. The answers are in the order of
+    /// the items. Only a store that does not answer fails the whole batch.
+    pub async fn enqueue_batch(
+        &self,
+        tenant: &str,
+        items: Vec<(JobSpec, Option<Idempotency>)>,
+        caller: Caller,
+    ) -> Result<Vec<Result<Inserted, EnqueueError>>, EnqueueError> {
+        if items.len() > MAX_BATCH {
+            return Err(bad(format!(
+                "a batch holds at most {MAX_BATCH} jobs, not {}; send the rest in another",
+                items.len()
+            )));
+        }
+        let n = items.len();
+        // Items past what the tenant's bucket holds are refused one by one.
+        let (granted, over) = match caller {
+            Caller::Tenant => self.meter(tenant, n).await?,
+            Caller::Server => (n, None),
+        };
+        let mut answers: Vec<Option<Result<Inserted, EnqueueError>>> = Vec::with_capacity(n);
+        let mut jobs = Vec::with_capacity(granted);
+        let mut slots = Vec::with_capacity(granted);
+        let mut tasks: HashMap<String, Arc<TaskVersion>> = HashMap::new();
+        for (i, (spec, idem)) in items.into_iter().enumerate() {
+            if i >= granted {
+                let over = over.clone().map(Over::into_error);
+                answers.push(Some(Err(
+                    over.unwrap_or_else(|| bad("over the tenant's enqueue rate"))
+                )));
+                continue;
+            }
+            match self.prepare_with(tenant, spec, idem, &mut tasks).await {
+                Ok(job) => {
+                    slots.push(i);
+                    jobs.push(job);
+                    answers.push(None);
+                }
+                Err(e) => answers.push(Some(Err(e))),
+            }
+        }
+        if !jobs.is_empty() {
+            let inserted = self.runner.enqueue(jobs).await?;
+            if inserted.len() != slots.len() {
+                return Err(StoreError::Internal(format!(
+                    "a batch insert answered {} of {} jobs",
+                    inserted.len(),
+                    slots.len()
+                ))
+                .into());
+            }
+            for (slot, r) in slots.into_iter().zip(inserted) {
+                answers[slot] = Some(r.map_err(EnqueueError::Store));
+            }
+        }
+        Ok(answers
+            .into_iter()
+            .map(|a| a.unwrap_or_else(|| Err(StoreError::Internal("unanswered".into()).into())))
+            .collect())
+    }
+
+    /// Takes up to `n` enqueues from the tenant's bucket: how many it
+    /// held, and what to say to those it did not.
+    async fn meter(&self, tenant: &str, n: usize) -> Result<(usize, Option<Over>), EnqueueError> {
+        let quotas = match self.quotas.get(tenant) {
+            Some(q) => q,
+            None => {
+                let own = self
+                    .registry
+                    .store()
+                    .tenant_get(tenant)
+                    .await?
+                    .map(|t| t.quotas)
+                    .unwrap_or_default();
+                self.quotas.put(tenant, own)
+            }
+        };
+        let Some((rate, burst)) = quotas.enqueue_bucket() else {
+            return Ok((n, None));
+        };
+        let (granted, wait) = self.meter.take_up_to(tenant, rate, burst, n as u64);
+        if granted == n as u64 {
+            return Ok((n, None));
+        }
+        let over = Over {
+            limit: quotas.enqueue_per_second.unwrap_or(0),
+            burst: burst as u64,
+            retry_after_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+        };
+        Ok((granted as usize, Some(over)))
+    }
+
+    /// The job a spec asks for, under every rule of enqueue but the
+    /// store's own (uniqueness, idempotency, `max_queued`).
+    pub async fn prepare(
+        &self,
+        tenant: &str,
+        spec: JobSpec,
+        idempotency: Option<Idempotency>,
+    ) -> Result<NewJob, EnqueueError> {
+        self.prepare_with(tenant, spec, idempotency, &mut HashMap::new())
+            .await
+    }
+
+    /// `prepare`, looking each task up once for a batch.
+    async fn prepare_with(
+        &self,
+        tenant: &str,
+        b: JobSpec,
+        idempotency: Option<Idempotency>,
+        tasks: &mut HashMap<String, Arc<TaskVersion>>,
+    ) -> Result<NewJob, EnqueueError> {
+        if b.workflow.is_some() {
+            return Err(bad("workflows are not available yet; enqueue a task"));
+        }
+        let name = b
+            .task
+            .as_deref()
+            .ok_or_else(|| bad("the job needs \"task\": the name of the task to run"))?;
+        let tv = match tasks.get(name) {
+            Some(tv) => tv.clone(),
+            None => {
+                let tv = self.registry.task(tenant, name, None).await?;
+                tasks.insert(name.to_owned(), tv.clone());
+                tv
+            }
+        };
+        let input = b.input.clone().unwrap_or_else(|| json!({}));
+        let input = self.registry.check(&tv, Which::Input, input).await?;
+        let queue = b.queue.clone().unwrap_or_else(|| tv.queue().to_owned());
+        check_name("queue", &queue).map_err(EnqueueError::BadRequest)?;
+        let priority = b.priority.unwrap_or(0);
+        if !PRIORITY_RANGE.contains(&priority) {
+            return Err(bad(format!(
+                "priority must be between {} and {} (lower runs first), not {priority}",
+                PRIORITY_RANGE.start(),
+                PRIORITY_RANGE.end()
+            )));
+        }
+        let run_at = run_at(&b)?;
+        let deadline_ms = b.deadline_ms.or(tv.spec.deadline_ms);
+        if deadline_ms.is_some_and(|d| d == 0 || d > MAX_DELAY_MS) {
+            return Err(bad(format!(
+                "deadline_ms must be between 1 and {MAX_DELAY_MS}"
+            )));
+        }
+        check_key("unique_key", &b.unique_key)?;
+        check_key("concurrency_key", &b.concurrency_key)?;
+        let concurrency_key = concurrency_key(&tv, &b, &input)?;
+        Ok(NewJob {
+            id: self.new_job_id(),
+            tenant: tenant.to_owned(),
+            task: TaskRef {
+                name: tv.record.name.clone(),
+                version: tv.record.version,
+                digest: tv.record.digest.clone(),
+            },
+            queue,
+            priority,
+            input: input.to_string(),
+            max_attempts: tv.retry.max_attempts,
+            run_at,
+            deadline_ms,
+            supersedes: tv
+                .spec
+                .concurrency
+                .as_ref()
+                .is_some_and(|c| c.mode == ConcurrencyMode::Supersedes),
+            concurrency_key,
+            unique_key: b.unique_key,
+            idempotency,
+        })
+    }
+}
+
+/// Over the enqueue rate: what the refusal says.
+#[derive(Debug, Clone)]
+struct Over {
+    limit: u64,
+    burst: u64,
+    retry_after_ms: u64,
+}
+
+impl Over {
+    fn into_error(self) -> EnqueueError {
+        EnqueueError::RateLimited {
+            limit: self.limit,
+            burst: self.burst,
+            retry_after_ms: self.retry_after_ms,
+        }
+    }
+}
+
+/// When the job is due, resolved later by the store, by its clock.
+fn run_at(b: &JobSpec) -> Result<RunAt, EnqueueError> {
+    match (&b.run_at, b.delay_ms) {
+        (Some(_), Some(_)) => Err(bad("give run_at or delay_ms, not both")),
+        (Some(t), None) => Ok(RunAt::At(parse_rfc3339(t).ok_or_else(|| {
+            bad(format!(
+                "run_at {t:?} is not an RFC 3339 time such as 2026-01-31T12:00:00Z"
+            ))
+        })?)),
+        (None, Some(d)) if d > MAX_DELAY_MS => Err(bad(format!(
+            "delay_ms must be at most {MAX_DELAY_MS} (a year)"
+        ))),
+        (None, Some(d)) => Ok(RunAt::After(d)),
+        (None, None) => Ok(RunAt::Now),
+    }
+}
+
+fn check_key(field: &str, key: &Option<String>) -> Result<(), EnqueueError> {
+    match key {
+        Some(k) if k.is_empty() || k.len() > MAX_KEY_LEN => Err(bad(format!(
+            "{field} must be 1 to {MAX_KEY_LEN} bytes long"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The concurrency key of a new job: the one it names, or the task's. A
+/// task's key that starts with `/` is a JSON pointer into the input.
+fn concurrency_key(
+    tv: &TaskVersion,
+    body: &JobSpec,
+    input: &Value,
+) -> Result<Option<String>, EnqueueError> {
+    if body.concurrency_key.is_some() {
+        return Ok(body.concurrency_key.clone());
+    }
+    let Some(c) = &tv.spec.concurrency else {
+        return Ok(None);
+    };
+    if !c.key.starts_with('/') {
+        return Ok(Some(c.key.clone()));
+    }
+    let violation = |message: String| {
+        EnqueueError::InvalidInput(vec![Violation {
+            pointer: c.key.clone(),
+            message,
+        }])
+    };
+    let key =
+        match input.pointer(&c.key) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => return Err(violation(
+                "the task's concurrency key is read from here, and the input has no value at it"
+                    .into(),
+            )),
+            Some(other) => other.to_string(),
+        };
+    if key.is_empty() || key.len() > MAX_KEY_LEN {
+        return Err(violation(format!(
+            "the task's concurrency key is read from here, and must be 1 to {MAX_KEY_LEN} bytes long"
+        )));
+    }
+    Ok(Some(key))
+}

@@ -1,0 +1,195 @@
+//! Dead letters and redrive: failed jobs sent back to the queue for a new
+//! series of attempts, one by id or many by a filter, on the version they
+//! pinned or on their task's newest; the runners are woken after.
+
+use crate::enqueue::EnqueueError;
+use crate::job::{ErrorKind, JobStatus};
+use crate::registry::Registry;
+use crate::runner::Runner;
+use crate::store::{JobQuery, JobRecord, Redrive, StoreError, TaskRef};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Most jobs one filtered redrive takes; the answer says whether more
+/// matched.
+pub const MAX_REDRIVE: u32 = 10_000;
+/// Jobs a filtered redrive reads and writes at a time.
+const PAGE: u32 = 500;
+
+/// Which task version a redriven job runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    /// The version and digest it pinned at enqueue.
+    Pinned,
+    /// Its task's newest version.
+    Latest,
+}
+
+/// Which failed jobs a filtered redrive takes.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub task: Option<String>,
+    pub queue: Option<String>,
+    /// The error's kind (`timeout`, `task_failed`, …).
+    pub kind: Option<ErrorKind>,
+    /// The error's code (a guest's own, for `task_failed`).
+    pub code: Option<String>,
+}
+
+impl Filter {
+    fn takes(&self, j: &JobRecord) -> bool {
+        let e = j.error.as_ref();
+        self.kind.is_none_or(|k| e.is_some_and(|e| e.kind == k))
+            && self
+                .code
+                .as_deref()
+                .is_none_or(|c| e.is_some_and(|e| e.code == c))
+    }
+}
+
+/// What a filtered redrive did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Redriven {
+    pub retried: u64,
+    /// Matched but refused (a unique key taken since, `max_queued`).
+    pub refused: u64,
+    /// More failed jobs matched past the limit.
+    pub more: bool,
+}
+
+pub struct Redriver {
+    registry: Arc<Registry>,
+    runner: Arc<Runner>,
+}
+
+impl Redriver {
+    pub fn new(registry: Arc<Registry>, runner: Arc<Runner>) -> Self {
+        Redriver { registry, runner }
+    }
+
+    /// Re-drives one failed job of the tenant's.
+    pub async fn one(
+        &self,
+        tenant: &str,
+        id: &str,
+        version: Version,
+    ) -> Result<JobRecord, EnqueueError> {
+        let store = self.registry.store();
+        let job = store
+            .job_get(tenant, id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        if job.status != JobStatus::Failed {
+            return Err(StoreError::Conflict(format!(
+                "job {id} is {}; only a failed job can be retried",
+                job.status
+            ))
+            .into());
+        }
+        let r = self
+            .plan(tenant, &job, version, &mut HashMap::new())
+            .await?;
+        let out = store
+            .job_redrive(tenant, vec![r])
+            .await?
+            .pop()
+            .ok_or_else(|| StoreError::Internal("a redrive answered nothing".into()))??;
+        self.runner.queued_again(tenant);
+        Ok(out)
+    }
+
+    /// Re-drives up to `limit` of the tenant's failed jobs that match,
+    /// newest first, a page at a time.
+    pub async fn many(
+        &self,
+        tenant: &str,
+        filter: &Filter,
+        version: Version,
+        limit: u32,
+    ) -> Result<Redriven, EnqueueError> {
+        let store = self.registry.store();
+        let limit = limit.clamp(1, MAX_REDRIVE) as u64;
+        let mut done = Redriven::default();
+        let mut before: Option<String> = None;
+        let mut tasks = HashMap::new();
+        loop {
+            let page = store
+                .job_list(JobQuery {
+                    tenant: tenant.to_owned(),
+                    status: Some(JobStatus::Failed),
+                    task: filter.task.clone(),
+                    queue: filter.queue.clone(),
+                    limit: PAGE,
+                    before: before.clone(),
+                    max_bytes: 8 << 20,
+                })
+                .await?;
+            let last = page.jobs.last().map(|j| j.id.clone());
+            let full = page.cut || page.jobs.len() == PAGE as usize;
+            let mut plans = Vec::new();
+            for j in page.jobs.iter().filter(|j| filter.takes(j)) {
+                if done.retried + done.refused + plans.len() as u64 >= limit {
+                    done.more = true;
+                    break;
+                }
+                match self.plan(tenant, j, version, &mut tasks).await {
+                    Ok(r) => plans.push(r),
+                    Err(_) => done.refused += 1,
+                }
+            }
+            if !plans.is_empty() {
+                for r in store.job_redrive(tenant, plans).await? {
+                    match r {
+                        Ok(_) => done.retried += 1,
+                        Err(_) => done.refused += 1,
+                    }
+                }
+                self.runner.queued_again(tenant);
+            }
+            // Redriven jobs left the failed ones: the next page goes on
+            // from the last read.
+            match last {
+                Some(id) if full && !done.more => before = Some(id),
+                _ => break,
+            }
+        }
+        Ok(done)
+    }
+
+    /// The redrive of one failed job: on which task version, with how many
+    /// attempts (that version's retry policy's).
+    async fn plan(
+        &self,
+        tenant: &str,
+        job: &JobRecord,
+        version: Version,
+        tasks: &mut HashMap<(String, Option<u32>), (TaskRef, u32)>,
+    ) -> Result<Redrive, EnqueueError> {
+        let pick = match version {
+            Version::Pinned => Some(job.task.version),
+            Version::Latest => None,
+        };
+        let key = (job.task.name.clone(), pick);
+        let (task, attempts) = match tasks.get(&key) {
+            Some(t) => t.clone(),
+            None => {
+                let tv = self.registry.task(tenant, &job.task.name, pick).await?;
+                let t = (
+                    TaskRef {
+                        name: tv.record.name.clone(),
+                        version: tv.record.version,
+                        digest: tv.record.digest.clone(),
+                    },
+                    tv.retry.max_attempts,
+                );
+                tasks.insert(key, t.clone());
+                t
+            }
+        };
+        Ok(Redrive {
+            id: job.id.clone(),
+            task: (version == Version::Latest).then_some(task),
+            attempts,
+        })
+    }
+}
