@@ -10,7 +10,7 @@ use crate::registry::spec::{check_name, ConcurrencyMode};
 use crate::registry::{Registry, RegistryError, TaskVersion, Which};
 use crate::runner::Runner;
 use crate::store::clock::parse_rfc3339;
-use crate::store::{Idempotency, Inserted, NewJob, RunAt, StoreError, TaskRef};
+use crate::store::{Idempotency, Inserted, NewJob, OnConflict, Reuse, RunAt, StoreError, TaskRef};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -42,6 +42,12 @@ pub struct JobSpec {
     pub delay_ms: Option<u64>,
     pub deadline_ms: Option<u64>,
     pub unique_key: Option<String>,
+    /// With a `unique_key` an unfinished job holds: `error` (409, the
+    /// default) or `use_existing` (that job, 200).
+    pub on_conflict: Option<OnConflict>,
+    /// Whether the `unique_key` of finished jobs may be used again:
+    /// `allow` (the default), `allow_failed_only`, `reject`.
+    pub reuse: Option<Reuse>,
     pub concurrency_key: Option<String>,
 }
 
@@ -297,6 +303,11 @@ impl Enqueuer {
             )));
         }
         check_key("unique_key", &b.unique_key)?;
+        if b.unique_key.is_none() && (b.on_conflict.is_some() || b.reuse.is_some()) {
+            return Err(bad(
+                "on_conflict and reuse are rules of a unique_key; give one, or leave them out",
+            ));
+        }
         check_key("concurrency_key", &b.concurrency_key)?;
         let concurrency_key = concurrency_key(&tv, &b, &input)?;
         Ok(NewJob {
@@ -320,6 +331,8 @@ impl Enqueuer {
                 .is_some_and(|c| c.mode == ConcurrencyMode::Supersedes),
             concurrency_key,
             unique_key: b.unique_key,
+            on_conflict: b.on_conflict.unwrap_or_default(),
+            reuse: b.reuse.unwrap_or_default(),
             idempotency,
         })
     }

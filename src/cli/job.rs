@@ -150,6 +150,14 @@ pub struct EnqueueArgs {
     /// At most one unfinished job of this task holds this key.
     #[arg(long, value_name = "KEY")]
     pub unique_key: Option<String>,
+    /// When an unfinished job holds the unique key: error (the default) or
+    /// use-existing (answer that job).
+    #[arg(long, value_enum, requires = "unique_key")]
+    pub on_conflict: Option<OnConflictArg>,
+    /// Whether finished jobs' unique key may be used again: allow (the
+    /// default), allow-failed-only, reject.
+    #[arg(long, value_enum, requires = "unique_key")]
+    pub reuse: Option<ReuseArg>,
     /// Jobs with the same key never run at the same time.
     #[arg(long, value_name = "KEY")]
     pub concurrency_key: Option<String>,
@@ -164,6 +172,19 @@ pub struct EnqueueArgs {
     /// Print the job as JSON (the final job with --wait).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum OnConflictArg {
+    Error,
+    UseExisting,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ReuseArg {
+    Allow,
+    AllowFailedOnly,
+    Reject,
 }
 
 /// `job list`.
@@ -402,6 +423,21 @@ fn enqueue_body(args: &EnqueueArgs, input: Value) -> anyhow::Result<Value> {
         ("run_at", args.run_at.as_ref().map(|v| json!(v))),
         ("unique_key", args.unique_key.as_ref().map(|v| json!(v))),
         (
+            "on_conflict",
+            args.on_conflict.map(|v| match v {
+                OnConflictArg::Error => json!("error"),
+                OnConflictArg::UseExisting => json!("use_existing"),
+            }),
+        ),
+        (
+            "reuse",
+            args.reuse.map(|v| match v {
+                ReuseArg::Allow => json!("allow"),
+                ReuseArg::AllowFailedOnly => json!("allow_failed_only"),
+                ReuseArg::Reject => json!("reject"),
+            }),
+        ),
+        (
             "concurrency_key",
             args.concurrency_key.as_ref().map(|v| json!(v)),
         ),
@@ -616,6 +652,25 @@ mod tests {
             Ok(JobCmd::Enqueue(args)) => args,
             other => panic!("not an enqueue: {other:?}"),
         }
+    }
+
+    #[test]
+    fn unique_key_rules_are_sent_as_the_api_spells_them() -> anyhow::Result<()> {
+        let args = enqueue_args(&[
+            "--unique-key",
+            "k",
+            "--on-conflict",
+            "use-existing",
+            "--reuse",
+            "allow-failed-only",
+        ]);
+        let body = enqueue_body(&args, json!({}))?;
+        assert_eq!(body["on_conflict"], "use_existing");
+        assert_eq!(body["reuse"], "allow_failed_only");
+        // Rules of a key need the key.
+        let argv = ["enqueue", "echo", "--input", "{}", "--reuse", "reject"];
+        assert!(parse(&argv).is_err());
+        Ok(())
     }
 
     #[test]

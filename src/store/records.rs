@@ -175,7 +175,83 @@ pub struct NewJob {
     /// Whether a new job with this concurrency key cancels the queued ones.
     pub supersedes: bool,
     pub unique_key: Option<String>,
+    /// What an insert whose unique key is held answers.
+    pub on_conflict: OnConflict,
+    /// Whether a unique key of finished jobs may be used again.
+    pub reuse: Reuse,
     pub idempotency: Option<Idempotency>,
+}
+
+/// What an insert answers when an unfinished job holds its unique key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnConflict {
+    /// A conflict (409).
+    #[default]
+    Error,
+    /// The job that holds it (200).
+    UseExisting,
+}
+
+/// Whether a unique key that finished jobs had may be used again
+/// (Temporal's workflow-id reuse policy). An unfinished job always holds
+/// its key alone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reuse {
+    /// By any new job.
+    #[default]
+    Allow,
+    /// Only when none of the jobs that had it completed.
+    AllowFailedOnly,
+    /// Never: one job per key, ever (until it is pruned).
+    Reject,
+}
+
+/// Jobs that had a unique key and have finished.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FinishedWithKey {
+    pub any: bool,
+    pub completed: bool,
+}
+
+impl NewJob {
+    /// What the store answers for this job given who holds its unique key
+    /// (an unfinished job) and which finished jobs had it: `Ok(None)` to
+    /// insert it; the holder (`use_existing`); or a conflict. Decided
+    /// here for every backend.
+    pub fn unique_verdict(
+        &self,
+        holder: Option<JobRecord>,
+        finished: FinishedWithKey,
+    ) -> Result<Option<Inserted>, super::StoreError> {
+        let Some(key) = &self.unique_key else {
+            return Ok(None);
+        };
+        if let Some(h) = holder {
+            return match self.on_conflict {
+                OnConflict::UseExisting => Ok(Some(Inserted::Existing(h))),
+                OnConflict::Error => Err(super::StoreError::Conflict(format!(
+                    "job {} with unique_key {key:?} has not finished yet; a unique key admits one unfinished job at a time (\"on_conflict\": \"use_existing\" answers that job instead)",
+                    h.id
+                ))),
+            };
+        }
+        let refused = match self.reuse {
+            Reuse::Allow => None,
+            Reuse::AllowFailedOnly if finished.completed => {
+                Some("a job with it completed, and reuse is allow_failed_only")
+            }
+            Reuse::Reject if finished.any => Some("a job had it, and reuse is reject"),
+            _ => None,
+        };
+        match refused {
+            Some(why) => Err(super::StoreError::Conflict(format!(
+                "unique_key {key:?} cannot be used again: {why}"
+            ))),
+            None => Ok(None),
+        }
+    }
 }
 
 impl NewJob {
@@ -200,6 +276,8 @@ impl NewJob {
             concurrency_key: None,
             supersedes: false,
             unique_key: None,
+            on_conflict: OnConflict::Error,
+            reuse: Reuse::Allow,
             idempotency: None,
         }
     }

@@ -819,3 +819,77 @@ async fn failed_jobs_are_retried_on_their_version_or_the_newest() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unique_keys_answer_the_existing_job_or_refuse_reuse() {
+    let s = std::sync::Arc::new(TestServer::start(0).await);
+    s.task(ADMIN, "t", "noop", json!({})).await;
+    // Fifty at once with use_existing: one job, every answer that job.
+    let mut calls = Vec::new();
+    for _ in 0..50 {
+        let s = s.clone();
+        calls.push(tokio::spawn(async move {
+            s.post(
+                "/v1/jobs",
+                ADMIN,
+                json!({"task": "t", "unique_key": "nightly", "on_conflict": "use_existing"}),
+            )
+            .await
+        }));
+    }
+    let mut ids = std::collections::HashSet::new();
+    let mut statuses = Vec::new();
+    for c in calls {
+        let (status, job) = c.await.unwrap();
+        statuses.push(status.as_u16());
+        ids.insert(job["id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    statuses.sort_unstable();
+    assert_eq!(statuses[0], 200);
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        1,
+        "{statuses:?}"
+    );
+    let (_, list) = s.get("/v1/jobs", ADMIN).await;
+    assert_eq!(list["jobs"].as_array().unwrap().len(), 1);
+    // Without it, a conflict that says how to get the job instead.
+    let (status, e) = s
+        .post(
+            "/v1/jobs",
+            ADMIN,
+            json!({"task": "t", "unique_key": "nightly"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("use_existing"),
+        "{e}"
+    );
+    // The rules need a key, and are spelled as the contract spells them.
+    let (status, e) = s
+        .post("/v1/jobs", ADMIN, json!({"task": "t", "reuse": "reject"}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
+    let (status, e) = s
+        .post(
+            "/v1/jobs",
+            ADMIN,
+            json!({"task": "t", "unique_key": "k", "reuse": "never"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("allow_failed_only"),
+        "{e}"
+    );
+    let s = std::sync::Arc::try_unwrap(s).ok().expect("no other holder");
+    s.stop().await;
+}

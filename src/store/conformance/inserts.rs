@@ -336,3 +336,114 @@ pub(super) async fn unique_keys_admit_one_unfinished_job(h: Harness) {
     .await;
     insert(&h, with("u3")).await;
 }
+
+/// `on_conflict` and `reuse`: what a held key answers, and whether the key
+/// of finished jobs may be used again.
+pub(super) async fn unique_keys_follow_their_rules(h: Harness) {
+    setup(&h).await;
+    let keyed = |id: &str, key: &str, on_conflict: OnConflict, reuse: Reuse| NewJob {
+        unique_key: Some(key.into()),
+        on_conflict,
+        reuse,
+        ..new_job(id)
+    };
+    let one = |job: NewJob| {
+        let store = h.store.clone();
+        async move { store.job_insert(vec![job]).await.unwrap().pop().unwrap() }
+    };
+    // use_existing answers the unfinished holder, and writes nothing.
+    insert(&h, keyed("a1", "a", OnConflict::Error, Reuse::Allow)).await;
+    match one(keyed("a2", "a", OnConflict::UseExisting, Reuse::Allow)).await {
+        Ok(Inserted::Existing(j)) => assert_eq!(j.id, "a1"),
+        other => panic!("expected the holder, got {other:?}"),
+    }
+    let held = one(keyed("a3", "a", OnConflict::Error, Reuse::Allow)).await;
+    assert!(
+        matches!(&held, Err(StoreError::Conflict(m)) if m.contains("use_existing")),
+        "{held:?}"
+    );
+    assert!(h.store.job_get(A, "a2").await.unwrap().is_none());
+
+    // Finish a1 (completed) and, for key "f", f1 (failed).
+    insert(&h, keyed("f1", "f", OnConflict::Error, Reuse::Allow)).await;
+    for c in claim(&h, 10).await {
+        let action = if c.id == "a1" {
+            Action::Complete { output: "1".into() }
+        } else {
+            Action::Fail { error: failure() }
+        };
+        finalize(&h, &c, action).await;
+    }
+    // allow_failed_only: refused after a completion, taken after a failure.
+    let r = one(keyed("a4", "a", OnConflict::Error, Reuse::AllowFailedOnly)).await;
+    assert!(
+        matches!(&r, Err(StoreError::Conflict(m)) if m.contains("allow_failed_only")),
+        "{r:?}"
+    );
+    insert(
+        &h,
+        keyed("f2", "f", OnConflict::Error, Reuse::AllowFailedOnly),
+    )
+    .await;
+    // reject: refused after any finished job, even with the holder gone.
+    let r = one(keyed("f3", "f", OnConflict::UseExisting, Reuse::Reject)).await;
+    match r {
+        // f2 is unfinished: use_existing answers it first.
+        Ok(Inserted::Existing(j)) => assert_eq!(j.id, "f2"),
+        other => panic!("expected f2, got {other:?}"),
+    }
+    let r = one(keyed("a5", "a", OnConflict::Error, Reuse::Reject)).await;
+    assert!(
+        matches!(&r, Err(StoreError::Conflict(m)) if m.contains("reject")),
+        "{r:?}"
+    );
+    // allow (the default) takes a finished key; a new key is always free.
+    insert(&h, keyed("a6", "a", OnConflict::Error, Reuse::Allow)).await;
+    insert(&h, keyed("n1", "new", OnConflict::Error, Reuse::Reject)).await;
+    // Another tenant's keys are its own.
+    insert(
+        &h,
+        NewJob {
+            tenant: B.into(),
+            ..keyed("b1", "a", OnConflict::Error, Reuse::Reject)
+        },
+    )
+    .await;
+}
+
+/// Many enqueues of one unique key at once with `use_existing`: one job,
+/// and every answer is that job.
+pub(super) async fn concurrent_use_existing_enqueues_make_one_job(h: Harness) {
+    setup(&h).await;
+    let mut tasks = Vec::new();
+    for i in 0..50 {
+        let store = h.store.clone();
+        let job = NewJob {
+            unique_key: Some("once".into()),
+            on_conflict: OnConflict::UseExisting,
+            ..new_job(&format!("u{i:02}"))
+        };
+        tasks.push(tokio::spawn(
+            async move { store.job_insert(vec![job]).await },
+        ));
+    }
+    let mut ids = std::collections::HashSet::new();
+    let mut created = 0;
+    for t in tasks {
+        match t.await.unwrap().unwrap().pop().unwrap() {
+            Ok(Inserted::Created(j)) => {
+                created += 1;
+                ids.insert(j.id);
+            }
+            Ok(Inserted::Existing(j)) => {
+                ids.insert(j.id);
+            }
+            Err(e) => panic!("an enqueue was refused: {e}"),
+        }
+    }
+    assert_eq!((created, ids.len()), (1, 1), "{ids:?}");
+    assert_eq!(
+        h.store.job_counts().await.unwrap(),
+        vec![(JobStatus::Queued, 1)]
+    );
+}

@@ -216,6 +216,11 @@ async fn insert_one(
     if let (true, Some(key)) = (job.supersedes, &job.concurrency_key) {
         hold(tx, &job.tenant, &format!("supersedes/{key}")).await?;
     }
+    // Enqueues of one unique key see each other's job (`use_existing`
+    // answers it rather than a unique index's refusal).
+    if let Some(key) = &job.unique_key {
+        hold(tx, &job.tenant, &format!("unique/{key}")).await?;
+    }
     let queued = queued_now(tx, &job.tenant).await?;
     if let Some(idem) = &job.idempotency {
         let seen: Option<JobRow> = sqlx::query_as(&format!(
@@ -231,17 +236,33 @@ async fn insert_one(
         }
     }
     if let Some(key) = &job.unique_key {
-        let holder: Option<String> = sqlx::query_scalar(
-            "SELECT id FROM jobs WHERE tenant = $1 AND unique_key = $2 \
-             AND status IN ('queued', 'running', 'waiting')",
-        )
+        let holder: Option<JobRow> = sqlx::query_as(&format!(
+            "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = $1 AND unique_key = $2 \
+             AND status IN ('queued', 'running', 'waiting')"
+        ))
         .bind(&job.tenant)
         .bind(key)
         .fetch_optional(&mut **tx)
         .await
         .map_err(pg)?;
-        if let Some(id) = holder {
-            return Err(unique_taken(&id, key));
+        let holder = holder.map(JobRecord::try_from).transpose()?;
+        let finished = if holder.is_none() && job.reuse != Reuse::Allow {
+            let (any, completed): (bool, bool) = sqlx::query_as(
+                "SELECT count(*) > 0, coalesce(bool_or(status = 'completed'), false) FROM jobs \
+                 WHERE tenant = $1 AND unique_key = $2 \
+                 AND status IN ('completed', 'failed', 'cancelled')",
+            )
+            .bind(&job.tenant)
+            .bind(key)
+            .fetch_one(&mut **tx)
+            .await
+            .map_err(pg)?;
+            FinishedWithKey { any, completed }
+        } else {
+            FinishedWithKey::default()
+        };
+        if let Some(existing) = job.unique_verdict(holder, finished)? {
+            return Ok(existing);
         }
     }
     if let (true, Some(key)) = (job.supersedes, &job.concurrency_key) {

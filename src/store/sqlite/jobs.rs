@@ -129,20 +129,38 @@ fn insert_one(
         }
     }
     if let Some(key) = &job.unique_key {
-        let holder: Option<String> = conn
-            .prepare_cached(
-                "SELECT id FROM jobs WHERE tenant = ?1 AND unique_key = ?2 \
-                 AND status IN ('queued', 'running', 'waiting')",
-            )
+        let holder = conn
+            .prepare_cached(&format!(
+                "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = ?1 AND unique_key = ?2 \
+                 AND status IN ('queued', 'running', 'waiting')"
+            ))
             .and_then(|mut s| {
-                s.query_row(params![job.tenant, key], |r| r.get(0))
+                s.query_row(params![job.tenant, key], JobRow::read)
                     .optional()
             })
-            .map_err(wdb)?;
-        if let Some(id) = holder {
-            return Err(StoreError::Conflict(format!(
-                "job {id} with unique_key {key:?} has not finished yet; a unique key admits one unfinished job at a time"
-            )));
+            .map_err(wdb)?
+            .map(JobRecord::try_from)
+            .transpose()?;
+        let finished = if holder.is_none() && job.reuse != Reuse::Allow {
+            conn.prepare_cached(
+                "SELECT count(*) > 0, coalesce(max(status = 'completed'), 0) FROM jobs \
+                 WHERE tenant = ?1 AND unique_key = ?2 \
+                 AND status IN ('completed', 'failed', 'cancelled')",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![job.tenant, key], |r| {
+                    Ok(FinishedWithKey {
+                        any: r.get(0)?,
+                        completed: r.get(1)?,
+                    })
+                })
+            })
+            .map_err(wdb)?
+        } else {
+            FinishedWithKey::default()
+        };
+        if let Some(existing) = job.unique_verdict(holder, finished)? {
+            return Ok(existing);
         }
     }
     if let (true, Some(key)) = (job.supersedes, &job.concurrency_key) {
