@@ -264,12 +264,7 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
             } else {
                 json!({})
             };
-            let client = Client::new(&server)?;
-            let job = client
-                .post(&["v1", "jobs", &id, "retry"])
-                .json(body)
-                .send()?
-                .body;
+            let job = post_to_job(&server, &id, "retry", body)?;
             if json {
                 print_json(&job)?;
             } else {
@@ -338,12 +333,7 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
                 Some(arg) => json!({ "input": read_input(&arg, std::io::stdin())? }),
                 None => json!({}),
             };
-            let client = Client::new(&server)?;
-            let job = client
-                .post(&["v1", "jobs", &id, "resume"])
-                .json(body)
-                .send()?
-                .body;
+            let job = post_to_job(&server, &id, "resume", body)?;
             if json {
                 print_json(&job)?;
             } else {
@@ -404,6 +394,16 @@ fn enqueue(args: EnqueueArgs) -> anyhow::Result<ExitCode> {
     }
     let last = follow(&client, &id, job)?;
     finish(&last, args.json)
+}
+
+/// `POST /v1/jobs/{id}/{action}` with `body`: the job it answers.
+fn post_to_job(server: &ServerArgs, id: &str, action: &str, body: Value) -> anyhow::Result<Value> {
+    let client = Client::new(server)?;
+    Ok(client
+        .post(&["v1", "jobs", id, action])
+        .json(body)
+        .send()?
+        .body)
 }
 
 /// The `POST /v1/jobs` body: the task, the input, and only the options given.

@@ -739,24 +739,17 @@ async fn failed_jobs_are_retried_on_their_version_or_the_newest() {
         .post(&format!("/v1/jobs/{}/retry", ids[0]), &other, json!({}))
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, e) = s
-        .post(
-            &format!("/v1/jobs/{}/retry", ids[0]),
-            ADMIN,
-            json!({"digest": "newest"}),
-        )
-        .await;
+    let retry = |id: &str, body: Value| {
+        let path = format!("/v1/jobs/{id}/retry");
+        let s = &s;
+        async move { s.post(&path, ADMIN, body).await }
+    };
+    let (status, e) = retry(&ids[0], json!({"digest": "newest"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
 
     // The task's next version does not fail; the newest is asked for.
     s.task(ADMIN, "t", "noop", json!({})).await;
-    let (status, j) = s
-        .post(
-            &format!("/v1/jobs/{}/retry", ids[0]),
-            ADMIN,
-            json!({"digest": "latest"}),
-        )
-        .await;
+    let (status, j) = retry(&ids[0], json!({"digest": "latest"})).await;
     assert_eq!(status, StatusCode::OK, "{j}");
     assert_eq!(j["status"], "queued");
     assert_eq!(j["task"]["version"], 2);
