@@ -6,6 +6,7 @@ mod batch;
 pub mod body;
 pub mod error;
 mod jobs;
+mod queues;
 mod registry;
 mod tenants;
 mod usage;
@@ -110,6 +111,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
             put(registry::define_task).get(registry::show_task),
         )
         .route("/v1/jobs", post(jobs::enqueue).get(jobs::list))
+        .route("/v1/queues", get(queues::list))
         .route("/v1/jobs/batch", post(batch::enqueue_batch))
         .route("/v1/jobs/retry", post(jobs::retry_many))
         .route("/v1/jobs/{id}", get(jobs::show))

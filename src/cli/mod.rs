@@ -12,6 +12,7 @@ mod job;
 mod job_batch;
 mod job_view;
 mod migrate;
+mod queue;
 mod run;
 mod serve;
 mod table;
@@ -47,6 +48,9 @@ pub enum Command {
     /// Enqueue, follow, list and cancel jobs on a server.
     #[command(subcommand)]
     Job(job::JobCmd),
+    /// Queues: their depths and how long their oldest due job has waited.
+    #[command(subcommand)]
+    Queue(queue::QueueCmd),
     /// Tenants: create them, set their weights and quotas, see their usage.
     #[command(subcommand)]
     Tenant(admin::TenantCmd),
@@ -84,6 +88,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Migrate(args) => migrate::main(args),
         Command::Task(cmd) => task::main(cmd),
         Command::Job(cmd) => job::main(cmd),
+        Command::Queue(cmd) => queue::main(cmd),
         Command::Tenant(cmd) => admin::tenant_main(cmd),
         Command::Token(cmd) => admin::token_main(cmd),
         Command::Run(args) => run::main(args),

@@ -128,6 +128,9 @@ pub trait JobStore: Send + Sync + 'static {
     async fn job_insert(&self, jobs: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>>;
     async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>>;
     async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage>;
+    /// A tenant's queues (those it has jobs on), by name: their jobs by
+    /// status and the oldest due queued job. Reads the tenant's jobs.
+    async fn queue_list(&self, tenant: &str) -> StoreResult<Vec<QueueDepth>>;
     /// Counts of jobs by status (all tenants), for benchmarks and metrics.
     async fn job_counts(&self) -> StoreResult<Vec<(crate::job::JobStatus, u64)>>;
 

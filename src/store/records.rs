@@ -208,6 +208,16 @@ pub enum Reuse {
     Reject,
 }
 
+/// A queue of a tenant's as listed: its jobs by status, and the run_at of
+/// its oldest due queued job (how long the head of the line has waited).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueDepth {
+    pub queue: String,
+    /// Every status, in `JobStatus::ALL`'s order, with 0 where there are none.
+    pub counts: Vec<(JobStatus, u64)>,
+    pub oldest_due_run_at: Option<Millis>,
+}
+
 /// Jobs that had a unique key and have finished.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FinishedWithKey {

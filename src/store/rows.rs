@@ -157,3 +157,29 @@ pub fn counts_from(rows: Vec<(String, i64)>) -> Result<Vec<(JobStatus, u64)>, St
         })
         .collect()
 }
+
+/// Queues from rows of (queue, status, count, oldest due run_at), in the
+/// queues' order.
+pub fn queues_from(
+    rows: Vec<(String, String, i64, Option<i64>)>,
+) -> Result<Vec<crate::store::QueueDepth>, StoreError> {
+    let mut out: Vec<crate::store::QueueDepth> = Vec::new();
+    for (queue, status, n, oldest) in rows {
+        let status: JobStatus = status.parse().map_err(StoreError::Internal)?;
+        if out.last().is_none_or(|q| q.queue != queue) {
+            out.push(crate::store::QueueDepth {
+                queue,
+                counts: JobStatus::ALL.iter().map(|s| (*s, 0)).collect(),
+                oldest_due_run_at: None,
+            });
+        }
+        let Some(q) = out.last_mut() else { continue };
+        if let Some(slot) = q.counts.iter_mut().find(|(s, _)| *s == status) {
+            slot.1 += u64::try_from(n).unwrap_or(0);
+        }
+        if let Some(t) = oldest {
+            q.oldest_due_run_at = Some(q.oldest_due_run_at.map_or(t, |o| o.min(t)));
+        }
+    }
+    Ok(out)
+}

@@ -886,3 +886,26 @@ async fn unique_keys_answer_the_existing_job_or_refuse_reuse() {
     let s = std::sync::Arc::try_unwrap(s).ok().expect("no other holder");
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queues_show_their_depths() {
+    let s = TestServer::start(0).await;
+    s.task(ADMIN, "t", "noop", json!({})).await;
+    for queue in ["default", "default", "mail"] {
+        s.enqueue(ADMIN, json!({"task": "t", "queue": queue})).await;
+    }
+    let (status, body) = s.get("/v1/queues", ADMIN).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let queues = body["queues"].as_array().unwrap();
+    assert_eq!(queues.len(), 2, "{body:#}");
+    assert_eq!(queues[0]["name"], "default");
+    assert_eq!(queues[0]["depth"]["queued"], 2);
+    assert_eq!(queues[0]["depth"]["failed"], 0);
+    assert!(queues[0]["oldest_queued_age_ms"].as_i64().unwrap() >= 0);
+    assert_eq!(queues[1]["name"], "mail");
+    // Another tenant's queues are its own.
+    let other = s.tenant("other", crate::server::ALL_SCOPES).await;
+    let (_, body) = s.get("/v1/queues", &other).await;
+    assert_eq!(body, json!({"queues": []}));
+    s.stop().await;
+}

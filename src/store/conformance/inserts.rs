@@ -447,3 +447,36 @@ pub(super) async fn concurrent_use_existing_enqueues_make_one_job(h: Harness) {
         vec![(JobStatus::Queued, 1)]
     );
 }
+
+pub(super) async fn queues_are_listed_with_their_depths(h: Harness) {
+    setup(&h).await;
+    insert(&h, new_job("d1")).await;
+    h.clock.advance(10);
+    insert(&h, new_job("d2")).await;
+    insert(
+        &h,
+        NewJob {
+            queue: "mail".into(),
+            run_at: RunAt::After(60_000),
+            ..new_job("m1")
+        },
+    )
+    .await;
+    insert(&h, job_of(B, "b1")).await;
+    let c = claim(&h, 1).await.pop().unwrap();
+    assert_eq!(c.id, "d1");
+    let queues = h.store.queue_list(A).await.unwrap();
+    let names: Vec<&str> = queues.iter().map(|q| q.queue.as_str()).collect();
+    assert_eq!(names, ["default", "mail"], "A's own, by name");
+    let count = |q: &QueueDepth, s: JobStatus| q.counts.iter().find(|c| c.0 == s).unwrap().1;
+    assert_eq!(queues[0].counts.len(), JobStatus::ALL.len());
+    assert_eq!(count(&queues[0], JobStatus::Queued), 1);
+    assert_eq!(count(&queues[0], JobStatus::Running), 1);
+    assert_eq!(count(&queues[0], JobStatus::Failed), 0);
+    let d2 = get(&h, "d2").await;
+    assert_eq!(queues[0].oldest_due_run_at, Some(d2.run_at));
+    // A job not due yet is queued, but no line has waited for it.
+    assert_eq!(count(&queues[1], JobStatus::Queued), 1);
+    assert_eq!(queues[1].oldest_due_run_at, None);
+    assert!(h.store.queue_list("nobody").await.unwrap().is_empty());
+}

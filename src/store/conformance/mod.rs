@@ -163,6 +163,7 @@ macro_rules! conformance_cases {
         $cb!(
             registry_records,
             insert_get_and_list,
+            queues_are_listed_with_their_depths,
             one_refused_insert_does_not_undo_the_batch,
             idempotency_keys,
             unique_keys_admit_one_unfinished_job,

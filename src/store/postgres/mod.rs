@@ -444,6 +444,20 @@ impl JobStore for PgStore {
         jobs::list(&self.db.pool, q).await
     }
 
+    async fn queue_list(&self, tenant: &str) -> StoreResult<Vec<QueueDepth>> {
+        let rows: Vec<(String, String, i64, Option<i64>)> = sqlx::query_as(
+            "SELECT queue, status, count(*), \
+             min(CASE WHEN status = 'queued' AND run_at <= $2 THEN run_at END) \
+             FROM jobs WHERE tenant = $1 GROUP BY queue, status ORDER BY queue",
+        )
+        .bind(tenant)
+        .bind(self.now())
+        .fetch_all(&self.db.pool)
+        .await
+        .map_err(pg)?;
+        crate::store::rows::queues_from(rows)
+    }
+
     async fn job_counts(&self) -> StoreResult<Vec<(JobStatus, u64)>> {
         jobs::counts(&self.db.pool).await
     }

@@ -566,6 +566,20 @@ impl JobStore for SqliteStore {
         Ok(page)
     }
 
+    async fn queue_list(&self, tenant: &str) -> StoreResult<Vec<QueueDepth>> {
+        let rows: Vec<(String, String, i64, Option<i64>)> = sqlx::query_as(
+            "SELECT queue, status, COUNT(*), \
+             MIN(CASE WHEN status = 'queued' AND run_at <= ?2 THEN run_at END) \
+             FROM jobs WHERE tenant = ?1 GROUP BY queue, status ORDER BY queue",
+        )
+        .bind(tenant)
+        .bind(self.now())
+        .fetch_all(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
+        crate::store::rows::queues_from(rows)
+    }
+
     async fn job_counts(&self) -> StoreResult<Vec<(JobStatus, u64)>> {
         let rows: Vec<(String, i64)> =
             sqlx::query_as("SELECT status, COUNT(*) FROM jobs GROUP BY status")

@@ -1,0 +1,99 @@
+//! `taskbox queue …`: the tenant's queues, their depths and how long the
+//! head of each line has waited.
+
+use super::client::{print_json, Client, ServerArgs};
+use super::table::{millis, Table};
+use clap::Subcommand;
+use serde_json::Value;
+use std::process::ExitCode;
+
+#[derive(Debug, Subcommand)]
+pub enum QueueCmd {
+    /// Each queue with jobs: jobs by status, and the oldest due job's wait.
+    List {
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+const STATUSES: [&str; 6] = [
+    "queued",
+    "running",
+    "waiting",
+    "completed",
+    "failed",
+    "cancelled",
+];
+
+pub fn main(cmd: QueueCmd) -> anyhow::Result<ExitCode> {
+    match cmd {
+        QueueCmd::List { server, json } => {
+            let client = Client::new(&server)?;
+            let answer = client.get(&["v1", "queues"]).send()?.body;
+            if json {
+                print_json(&answer)?;
+            } else {
+                print!("{}", table(&answer));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn table(answer: &Value) -> String {
+    let queues = answer["queues"]
+        .as_array()
+        .map_or(&[][..], |v| v.as_slice());
+    if queues.is_empty() {
+        return "no queues have jobs\n".into();
+    }
+    let mut header = vec!["QUEUE"];
+    header.extend(STATUSES.iter().map(|s| match *s {
+        "queued" => "QUEUED",
+        "running" => "RUNNING",
+        "waiting" => "WAITING",
+        "completed" => "COMPLETED",
+        "failed" => "FAILED",
+        _ => "CANCELLED",
+    }));
+    header.push("OLDEST WAIT");
+    let mut t = Table::new(&header).right(&[1, 2, 3, 4, 5, 6, 7]);
+    for q in queues {
+        let mut row = vec![q["name"].as_str().unwrap_or_default().to_owned()];
+        row.extend(STATUSES.iter().map(|s| q["depth"][s].to_string()));
+        row.push(millis(&q["oldest_queued_age_ms"]));
+        t.row(row);
+    }
+    t.render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn queues_print_as_a_table() {
+        let answer = json!({"queues": [
+            {"name": "default", "depth": {"queued": 3, "running": 1, "waiting": 0, "completed": 10,
+             "failed": 2, "cancelled": 0}, "oldest_queued_age_ms": 1500},
+            {"name": "mail", "depth": {"queued": 1, "running": 0, "waiting": 0, "completed": 0,
+             "failed": 0, "cancelled": 0}, "oldest_queued_age_ms": null},
+        ]});
+        let text = table(&answer);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("QUEUE"), "{text}");
+        assert!(
+            lines[1].starts_with("default") && lines[1].contains("10"),
+            "{text}"
+        );
+        assert!(
+            lines[2].starts_with("mail") && lines[2].trim_end().ends_with('-'),
+            "{text}"
+        );
+        assert_eq!(table(&json!({"queues": []})), "no queues have jobs\n");
+    }
+}
