@@ -5,6 +5,7 @@
 //! the insert, which `Runner::enqueue` does itself.
 
 use crate::quota::{EnqueueMeter, QuotaCache, Quotas};
+use crate::registry::key_template;
 use crate::registry::schema::{CheckError, Violation};
 use crate::registry::spec::{check_name, ConcurrencyMode};
 use crate::registry::{Registry, RegistryError, TaskVersion, Which};
@@ -395,6 +396,23 @@ fn concurrency_key(
     let Some(c) = &tv.spec.concurrency else {
         return Ok(None);
     };
+    if key_template::is_template(&c.key) {
+        // Checked when the task was defined.
+        let parts = key_template::parse(&c.key).map_err(bad)?;
+        let key = key_template::render(&parts, input).map_err(|(pointer, message)| {
+            EnqueueError::InvalidInput(vec![Violation { pointer, message }])
+        })?;
+        if key.is_empty() || key.len() > MAX_KEY_LEN {
+            return Err(EnqueueError::InvalidInput(vec![Violation {
+                pointer: String::new(),
+                message: format!(
+                    "the task's concurrency key {:?} made from the input must be 1 to {MAX_KEY_LEN} bytes long",
+                    c.key
+                ),
+            }]));
+        }
+        return Ok(Some(key));
+    }
     if !c.key.starts_with('/') {
         return Ok(Some(c.key.clone()));
     }

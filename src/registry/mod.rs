@@ -2,6 +2,7 @@
 //! what each version needs at run time (limits, retry policy, compiled
 //! schemas) made once and cached.
 
+pub mod key_template;
 pub mod schema;
 pub mod spec;
 

@@ -137,6 +137,10 @@ impl TaskSpec {
         if let Some(c) = &self.concurrency {
             if c.key.trim().is_empty() {
                 problems.push("concurrency.key must not be empty".into());
+            } else if super::key_template::is_template(&c.key) {
+                if let Err(e) = super::key_template::parse(&c.key) {
+                    problems.push(format!("concurrency.key: {e}"));
+                }
             }
         }
         for (field, schema) in [

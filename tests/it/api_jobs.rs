@@ -909,3 +909,51 @@ async fn queues_show_their_depths() {
     assert_eq!(body, json!({"queues": []}));
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_keys_can_be_templates_of_the_input() {
+    let s = TestServer::start(0).await;
+    s.task(
+        ADMIN,
+        "t",
+        "noop",
+        json!({"concurrency": {"key": "acct-{account.id}/{kind}", "mode": "exclusive"}}),
+    )
+    .await;
+    let job = s
+        .enqueue(
+            ADMIN,
+            json!({"task": "t", "input": {"account": {"id": 7}, "kind": "sync"}}),
+        )
+        .await;
+    assert_eq!(job["concurrency_key"], "acct-7/sync");
+    let (status, e) = s
+        .post(
+            "/v1/jobs",
+            ADMIN,
+            json!({"task": "t", "input": {"kind": "sync"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
+    assert_eq!(e["error"]["code"], "JOB_INVALID_INPUT");
+    assert_eq!(e["error"]["details"][0]["pointer"], "/account/id");
+    // A template that does not close is refused when the task is defined.
+    let digest = s.upload(ADMIN, "noop").await;
+    let (status, e) = s
+        .call(
+            Method::PUT,
+            "/v1/tasks/bad",
+            ADMIN,
+            Some(json!({"component": digest, "concurrency": {"key": "acct-{account", "mode": "exclusive"}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("concurrency.key"),
+        "{e}"
+    );
+    s.stop().await;
+}
