@@ -189,7 +189,10 @@ impl Enqueuer {
                 )));
                 continue;
             }
-            match self.prepare_with(tenant, spec, idem, &mut tasks).await {
+            match self
+                .prepare_with(tenant, spec, idem, Some(&mut tasks))
+                .await
+            {
                 Ok(job) => {
                     slots.push(i);
                     jobs.push(job);
@@ -257,17 +260,16 @@ impl Enqueuer {
         spec: JobSpec,
         idempotency: Option<Idempotency>,
     ) -> Result<NewJob, EnqueueError> {
-        self.prepare_with(tenant, spec, idempotency, &mut HashMap::new())
-            .await
+        self.prepare_with(tenant, spec, idempotency, None).await
     }
 
-    /// `prepare`, looking each task up once for a batch.
+    /// `prepare`, looking each task up once for a batch (`tasks`).
     async fn prepare_with(
         &self,
         tenant: &str,
-        b: JobSpec,
+        mut b: JobSpec,
         idempotency: Option<Idempotency>,
-        tasks: &mut HashMap<String, Arc<TaskVersion>>,
+        tasks: Option<&mut HashMap<String, Arc<TaskVersion>>>,
     ) -> Result<NewJob, EnqueueError> {
         if b.workflow.is_some() {
             return Err(bad("workflows are not available yet; enqueue a task"));
@@ -276,17 +278,20 @@ impl Enqueuer {
             .task
             .as_deref()
             .ok_or_else(|| bad("the job needs \"task\": the name of the task to run"))?;
-        let tv = match tasks.get(name) {
-            Some(tv) => tv.clone(),
-            None => {
-                let tv = self.registry.task(tenant, name, None).await?;
-                tasks.insert(name.to_owned(), tv.clone());
-                tv
-            }
+        let tv = match tasks {
+            Some(tasks) => match tasks.get(name) {
+                Some(tv) => tv.clone(),
+                None => {
+                    let tv = self.registry.task(tenant, name, None).await?;
+                    tasks.insert(name.to_owned(), tv.clone());
+                    tv
+                }
+            },
+            None => self.registry.task(tenant, name, None).await?,
         };
-        let input = b.input.clone().unwrap_or_else(|| json!({}));
+        let input = b.input.take().unwrap_or_else(|| json!({}));
         let input = self.registry.check(&tv, Which::Input, input).await?;
-        let queue = b.queue.clone().unwrap_or_else(|| tv.queue().to_owned());
+        let queue = b.queue.take().unwrap_or_else(|| tv.queue().to_owned());
         check_name("queue", &queue).map_err(EnqueueError::BadRequest)?;
         let priority = b.priority.unwrap_or(0);
         if !PRIORITY_RANGE.contains(&priority) {

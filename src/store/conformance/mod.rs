@@ -9,10 +9,12 @@
 
 mod inserts;
 mod jobs;
+mod redrive;
 mod tenants;
 
 use inserts::*;
 use jobs::*;
+use redrive::*;
 use tenants::*;
 
 use super::*;

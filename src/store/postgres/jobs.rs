@@ -17,7 +17,7 @@ use crate::store::{Millis, StoreError, StoreResult};
 use sqlx::postgres::PgRow;
 use sqlx::{PgPool, Postgres, Row, Transaction};
 
-type Tx = Transaction<'static, Postgres>;
+pub(super) type Tx = Transaction<'static, Postgres>;
 
 /// The columns of `JobRow`, cast to the types it reads.
 pub const JOB_COLUMNS: &str = "id, tenant, task, task_version::int8 AS task_version, digest, \
@@ -89,7 +89,7 @@ pub fn claimed_row(r: &PgRow) -> Result<ClaimedJob, sqlx::Error> {
 }
 
 /// A job as the transaction sees it.
-async fn get_in(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
+pub(super) async fn get_in(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
     let row: Option<JobRow> = sqlx::query_as(&format!(
         "SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1 AND tenant = $2"
     ))
@@ -101,7 +101,7 @@ async fn get_in(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<Option<JobRe
     row.map(JobRecord::try_from).transpose()
 }
 
-async fn reread(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<JobRecord> {
+pub(super) async fn reread(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<JobRecord> {
     get_in(tx, tenant, id).await?.ok_or(StoreError::NotFound)
 }
 
@@ -682,94 +682,6 @@ pub async fn resume(
         tally::apply(tx, tally).await?;
     }
     reread(tx, tenant, id).await
-}
-
-/// Re-drives failed jobs, each under its own savepoint: one refused leaves
-/// the others.
-pub async fn redrive(
-    tx: &mut Tx,
-    now: Millis,
-    tenant: &str,
-    jobs: Vec<Redrive>,
-    defaults: Quotas,
-) -> StoreResult<Vec<StoreResult<JobRecord>>> {
-    let limit = policy(tx, tenant, &defaults).await?.quotas.max_queued;
-    let mut queued = queued_now(tx, tenant).await?;
-    let mut out = Vec::with_capacity(jobs.len());
-    for r in jobs {
-        sqlx::query("SAVEPOINT job")
-            .execute(&mut **tx)
-            .await
-            .map_err(pg)?;
-        let res = match within("max_queued", limit, queued, 1) {
-            Ok(()) => redrive_one(tx, now, tenant, &r).await,
-            Err(e) => Err(e),
-        };
-        let end = if res.is_ok() {
-            queued += 1;
-            "RELEASE job"
-        } else {
-            "ROLLBACK TO job"
-        };
-        sqlx::query(end).execute(&mut **tx).await.map_err(pg)?;
-        out.push(res);
-    }
-    Ok(out)
-}
-
-async fn redrive_one(
-    tx: &mut Tx,
-    now: Millis,
-    tenant: &str,
-    r: &Redrive,
-) -> StoreResult<JobRecord> {
-    let job = get_in(tx, tenant, &r.id)
-        .await?
-        .ok_or(StoreError::NotFound)?;
-    let mv = Move::redrive();
-    if !mv.from.contains(&job.status) {
-        return Err(StoreError::Conflict(format!(
-            "job {} is {}; only a failed job can be retried",
-            r.id, job.status
-        )));
-    }
-    let task = r.task.as_ref().unwrap_or(&job.task);
-    let n = sqlx::query(&format!(
-        "UPDATE jobs SET status = $1, run_at = $2, urgent = FALSE, \
-         task = $3, task_version = $4, digest = $5, max_attempts = attempts + $6, \
-         stage_offset = attempts, fallback_task = NULL, fallback_version = NULL, \
-         fallback_digest = NULL, fallback_input = NULL, fallback_depth = 0, \
-         output = NULL, error = NULL, started_at = NULL, finished_at = NULL, \
-         progress = NULL, waiting_for = NULL, cancel_requested = FALSE, snoozes = 0, \
-         deadline_at = CASE WHEN deadline_at IS NULL THEN NULL \
-                            ELSE $2 + (deadline_at - created_at) END \
-         WHERE id = $7 AND tenant = $8 AND {}",
-        status_in(Dialect::Postgres, mv.from)
-    ))
-    .bind(mv.to.as_str())
-    .bind(now)
-    .bind(&task.name)
-    .bind(i32::try_from(task.version).unwrap_or(i32::MAX))
-    .bind(&task.digest)
-    .bind(i32::try_from(r.attempts).unwrap_or(i32::MAX))
-    .bind(&r.id)
-    .bind(tenant)
-    .execute(&mut **tx)
-    .await
-    .map_err(|e| match violated(&e) {
-        Some((Violation::Unique, _)) => StoreError::Conflict(format!(
-            "job {} has a unique_key another unfinished job holds; it can be retried once that one ends",
-            r.id
-        )),
-        _ => pg(e),
-    })?
-    .rows_affected();
-    if n == 1 {
-        let mut tally = Tally::new(now);
-        tally.moved(tenant, Some(job.status), Some(mv.to), 1);
-        tally::apply(tx, tally).await?;
-    }
-    reread(tx, tenant, &r.id).await
 }
 
 /// Takes over the leases of running jobs without a live one (or of every

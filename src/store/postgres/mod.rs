@@ -11,6 +11,7 @@ mod group;
 mod jobs;
 mod notify;
 mod quick_claim;
+mod redrive;
 mod registry;
 mod tally;
 mod tenants;
@@ -508,7 +509,7 @@ impl JobStore for PgStore {
         let (tenant, defaults) = (tenant.to_owned(), self.db.defaults);
         let r = self
             .tx(move |tx, now| {
-                Box::pin(async move { jobs::redrive(tx, now, &tenant, jobs, defaults).await })
+                Box::pin(async move { redrive::redrive(tx, now, &tenant, jobs, defaults).await })
             })
             .await;
         self.poke();

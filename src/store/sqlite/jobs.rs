@@ -84,10 +84,10 @@ pub fn insert(
 /// What a batch of inserts reads once per tenant: its quotas and its jobs
 /// queued before the batch (the batch's own are in its tally).
 #[derive(Default)]
-struct Tenants(std::collections::HashMap<String, (Quotas, i64)>);
+pub(super) struct Tenants(std::collections::HashMap<String, (Quotas, i64)>);
 
 impl Tenants {
-    fn of(
+    pub(super) fn of(
         &mut self,
         conn: &Connection,
         tenant: &str,
@@ -542,7 +542,7 @@ pub fn cancel(
     }
 }
 
-fn reread(conn: &Connection, tenant: &str, id: &str) -> StoreResult<JobRecord> {
+pub(super) fn reread(conn: &Connection, tenant: &str, id: &str) -> StoreResult<JobRecord> {
     get(conn, tenant, id)?.ok_or(StoreError::NotFound)
 }
 
@@ -575,95 +575,6 @@ pub fn resume(
     tally.moved(tenant, Some(job.status), Some(mv.to), 1);
     tally.apply(conn)?;
     reread(conn, tenant, id)
-}
-
-/// Re-drives failed jobs, each on its own: one refused leaves the others.
-pub fn redrive(
-    conn: &Connection,
-    now: Millis,
-    tenant: &str,
-    jobs: Vec<Redrive>,
-    defaults: &Quotas,
-) -> StoreResult<Vec<StoreResult<JobRecord>>> {
-    let mut tally = Tally::new(now);
-    let mut tenants = Tenants::default();
-    let mut out = Vec::with_capacity(jobs.len());
-    for r in jobs {
-        out.push(redrive_one(
-            conn,
-            now,
-            tenant,
-            r,
-            defaults,
-            &mut tally,
-            &mut tenants,
-        ));
-    }
-    tally.apply(conn)?;
-    Ok(out)
-}
-
-fn redrive_one(
-    conn: &Connection,
-    now: Millis,
-    tenant: &str,
-    r: Redrive,
-    defaults: &Quotas,
-    tally: &mut Tally,
-    tenants: &mut Tenants,
-) -> StoreResult<JobRecord> {
-    let job = get(conn, tenant, &r.id)?.ok_or(StoreError::NotFound)?;
-    let mv = Move::redrive();
-    if !mv.from.contains(&job.status) {
-        return Err(StoreError::Conflict(format!(
-            "job {} is {}; only a failed job can be retried",
-            r.id, job.status
-        )));
-    }
-    let (quotas, queued) = tenants.of(conn, tenant, defaults)?;
-    within(
-        "max_queued",
-        quotas.max_queued,
-        queued + tally.pending_queued(tenant),
-        1,
-    )?;
-    let task = r.task.as_ref().unwrap_or(&job.task);
-    let n = conn
-        .prepare_cached(&format!(
-            "UPDATE jobs SET status = ?1, run_at = ?2, available = 1, urgent = 0, \
-             task = ?3, task_version = ?4, digest = ?5, max_attempts = attempts + ?6, \
-             stage_offset = attempts, fallback_task = NULL, fallback_version = NULL, \
-             fallback_digest = NULL, fallback_input = NULL, fallback_depth = 0, \
-             output = NULL, error = NULL, started_at = NULL, finished_at = NULL, \
-             progress = NULL, waiting_for = NULL, cancel_requested = 0, snoozes = 0, \
-             deadline_at = CASE WHEN deadline_at IS NULL THEN NULL \
-                                ELSE ?2 + (deadline_at - created_at) END \
-             WHERE id = ?7 AND tenant = ?8 AND {}",
-            status_in(Dialect::Sqlite, mv.from)
-        ))
-        .and_then(|mut s| {
-            s.execute(params![
-                mv.to.as_str(),
-                now,
-                task.name,
-                task.version,
-                task.digest,
-                r.attempts,
-                r.id,
-                tenant
-            ])
-        })
-        .map_err(|e| match constraint(&e) {
-            Some(Constraint::Unique) => StoreError::Conflict(format!(
-                "job {} has a unique_key another unfinished job holds; it can be retried once that one ends",
-                r.id
-            )),
-            _ => wdb(e),
-        })?;
-    if n == 1 {
-        tally.moved(tenant, Some(job.status), Some(mv.to), 1);
-    }
-    reread(conn, tenant, &r.id)
 }
 
 /// Takes over the leases of running jobs without a live one (or of every

@@ -5,6 +5,7 @@
 mod checkpoint;
 mod claim;
 mod jobs;
+mod redrive;
 mod registry;
 mod rows;
 mod syncer;
@@ -727,7 +728,7 @@ impl JobStore for SqliteStore {
             Class::Bulk
         };
         self.write(class, true, move |c, now| {
-            jobs::redrive(c, now, &tenant, jobs, &defaults)
+            redrive::redrive(c, now, &tenant, jobs, &defaults)
         })
         .await
     }

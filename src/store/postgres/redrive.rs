@@ -1,0 +1,101 @@
+//! Redrive on PostgreSQL: failed jobs back to the queue for a new series
+//! of attempts, each under its own savepoint.
+
+use super::jobs::{get_in, reread, Tx};
+use super::tally;
+use super::tenants::{policy, queued_now, within};
+use super::{pg, violated, Violation};
+use crate::quota::Quotas;
+use crate::store::ending_sql::{status_in, Dialect};
+use crate::store::records::*;
+use crate::store::tally::Tally;
+use crate::store::transition::Move;
+use crate::store::{Millis, StoreError, StoreResult};
+
+/// Re-drives failed jobs, each under its own savepoint: one refused leaves
+/// the others.
+pub async fn redrive(
+    tx: &mut Tx,
+    now: Millis,
+    tenant: &str,
+    jobs: Vec<Redrive>,
+    defaults: Quotas,
+) -> StoreResult<Vec<StoreResult<JobRecord>>> {
+    let limit = policy(tx, tenant, &defaults).await?.quotas.max_queued;
+    let mut queued = queued_now(tx, tenant).await?;
+    let mut out = Vec::with_capacity(jobs.len());
+    for r in jobs {
+        sqlx::query("SAVEPOINT job")
+            .execute(&mut **tx)
+            .await
+            .map_err(pg)?;
+        let res = match within("max_queued", limit, queued, 1) {
+            Ok(()) => redrive_one(tx, now, tenant, &r).await,
+            Err(e) => Err(e),
+        };
+        let end = if res.is_ok() {
+            queued += 1;
+            "RELEASE job"
+        } else {
+            "ROLLBACK TO job"
+        };
+        sqlx::query(end).execute(&mut **tx).await.map_err(pg)?;
+        out.push(res);
+    }
+    Ok(out)
+}
+
+async fn redrive_one(
+    tx: &mut Tx,
+    now: Millis,
+    tenant: &str,
+    r: &Redrive,
+) -> StoreResult<JobRecord> {
+    let job = get_in(tx, tenant, &r.id)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+    let mv = Move::redrive();
+    if !mv.from.contains(&job.status) {
+        return Err(StoreError::Conflict(format!(
+            "job {} is {}; only a failed job can be retried",
+            r.id, job.status
+        )));
+    }
+    let task = r.task.as_ref().unwrap_or(&job.task);
+    let n = sqlx::query(&format!(
+        "UPDATE jobs SET status = $1, run_at = $2, urgent = FALSE, \
+         task = $3, task_version = $4, digest = $5, max_attempts = attempts + $6, \
+         stage_offset = attempts, fallback_task = NULL, fallback_version = NULL, \
+         fallback_digest = NULL, fallback_input = NULL, fallback_depth = 0, \
+         output = NULL, error = NULL, started_at = NULL, finished_at = NULL, \
+         progress = NULL, waiting_for = NULL, cancel_requested = FALSE, snoozes = 0, \
+         deadline_at = CASE WHEN deadline_at IS NULL THEN NULL \
+                            ELSE $2 + (deadline_at - created_at) END \
+         WHERE id = $7 AND tenant = $8 AND {}",
+        status_in(Dialect::Postgres, mv.from)
+    ))
+    .bind(mv.to.as_str())
+    .bind(now)
+    .bind(&task.name)
+    .bind(i32::try_from(task.version).unwrap_or(i32::MAX))
+    .bind(&task.digest)
+    .bind(i32::try_from(r.attempts).unwrap_or(i32::MAX))
+    .bind(&r.id)
+    .bind(tenant)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| match violated(&e) {
+        Some((Violation::Unique, _)) => StoreError::Conflict(format!(
+            "job {} has a unique_key another unfinished job holds; it can be retried once that one ends",
+            r.id
+        )),
+        _ => pg(e),
+    })?
+    .rows_affected();
+    if n == 1 {
+        let mut tally = Tally::new(now);
+        tally.moved(tenant, Some(job.status), Some(mv.to), 1);
+        tally::apply(tx, tally).await?;
+    }
+    reread(tx, tenant, &r.id).await
+}
