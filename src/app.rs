@@ -5,7 +5,7 @@
 use crate::api::{self, auth, ApiLimits, ApiState};
 use crate::config::ServeConfig;
 use crate::enqueue::Enqueuer;
-use crate::maintenance::{self, rescuer::Rescuer};
+use crate::maintenance::{self, queue_keeper::QueueKeeper, rescuer::Rescuer};
 use crate::registry::Registry;
 use crate::runner::{Runner, RunnerConfig};
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
@@ -149,7 +149,11 @@ impl App {
             wake.clone(),
         ));
         let stop_maintenance = CancellationToken::new();
-        let mut services = maintenance::spawn(vec![Box::new(rescuer)], stop_maintenance.clone());
+        let keeper = QueueKeeper::new(dyn_store.clone(), wake.clone());
+        let mut services = maintenance::spawn(
+            vec![Box::new(rescuer), Box::new(keeper)],
+            stop_maintenance.clone(),
+        );
         if let Some(signals) = dyn_store.signals() {
             services.push(tokio::spawn(follow_signals(
                 signals,

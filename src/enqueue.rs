@@ -42,6 +42,9 @@ pub struct JobSpec {
     pub run_at: Option<String>,
     pub delay_ms: Option<u64>,
     pub deadline_ms: Option<u64>,
+    /// Schedule-to-start timeout (Temporal's): still queued this long
+    /// after it came due, the job fails with kind `expired` and never runs.
+    pub expire_after_ms: Option<u64>,
     pub unique_key: Option<String>,
     /// With a `unique_key` an unfinished job holds: `error` (409, the
     /// default) or `use_existing` (that job, 200).
@@ -308,6 +311,13 @@ impl Enqueuer {
                 "deadline_ms must be between 1 and {MAX_DELAY_MS}"
             )));
         }
+        if b.expire_after_ms
+            .is_some_and(|d| d == 0 || d > MAX_DELAY_MS)
+        {
+            return Err(bad(format!(
+                "expire_after_ms must be between 1 and {MAX_DELAY_MS}"
+            )));
+        }
         check_key("unique_key", &b.unique_key)?;
         if b.unique_key.is_none() && (b.on_conflict.is_some() || b.reuse.is_some()) {
             return Err(bad(
@@ -330,6 +340,7 @@ impl Enqueuer {
             max_attempts: tv.retry.max_attempts,
             run_at,
             deadline_ms,
+            expire_after_ms: b.expire_after_ms,
             supersedes: tv
                 .spec
                 .concurrency

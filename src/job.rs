@@ -28,6 +28,9 @@ pub enum ErrorKind {
     RunnerLost,
     /// The job ran past its deadline across attempts.
     DeadlineExceeded,
+    /// The job was still queued `expire_after_ms` after it came due, and
+    /// failed without running (a schedule-to-start timeout).
+    Expired,
 }
 
 impl ErrorKind {
@@ -58,6 +61,7 @@ impl ErrorKind {
             ErrorKind::OutputTooLarge => "output_too_large",
             ErrorKind::RunnerLost => "runner_lost",
             ErrorKind::DeadlineExceeded => "deadline_exceeded",
+            ErrorKind::Expired => "expired",
         }
     }
 }
@@ -90,6 +94,14 @@ impl JobError {
             message: message.into(),
             retryable: None,
         }
+    }
+
+    /// What a job that expired in its queue (`expire_after_ms`) records.
+    pub fn expired() -> Self {
+        JobError::new(
+            ErrorKind::Expired,
+            "the job was still queued expire_after_ms after it came due, and did not run",
+        )
     }
 
     pub fn with_code(kind: ErrorKind, code: impl Into<String>, message: impl Into<String>) -> Self {
@@ -150,6 +162,8 @@ pub enum Transition {
     Cancel,
     /// Maintenance found the lease expired: queued again, or failed when out of attempts.
     Rescue,
+    /// Maintenance found a queued job past its `expire_after_ms`.
+    Expire,
 }
 
 impl JobStatus {
@@ -179,6 +193,7 @@ impl JobStatus {
             (Running, Rescue) => Some(Queued),
             (Waiting, Resume) => Some(Queued),
             (Failed, Redrive) => Some(Queued),
+            (Queued, Expire) => Some(Failed),
             _ => None,
         }
     }
@@ -226,8 +241,8 @@ mod tests {
     use JobStatus::*;
     use Transition::*;
 
-    const TRANSITIONS: [Transition; 9] = [
-        Claim, Complete, Fail, Retry, Snooze, Wait, Resume, Cancel, Rescue,
+    const TRANSITIONS: [Transition; 10] = [
+        Claim, Complete, Fail, Retry, Snooze, Wait, Resume, Cancel, Rescue, Expire,
     ];
 
     /// The whole table, written out: every (status, transition) pair.
@@ -236,6 +251,7 @@ mod tests {
         let allowed = [
             (Queued, Claim, Running),
             (Queued, Cancel, Cancelled),
+            (Queued, Expire, Failed),
             (Running, Complete, Completed),
             (Running, Fail, Failed),
             (Running, Retry, Queued),

@@ -112,6 +112,8 @@ pub fn router(state: Arc<ApiState>) -> Router {
         )
         .route("/v1/jobs", post(jobs::enqueue).get(jobs::list))
         .route("/v1/queues", get(queues::list))
+        .route("/v1/queues/{name}/pause", post(queues::pause))
+        .route("/v1/queues/{name}/resume", post(queues::resume))
         .route("/v1/jobs/batch", post(batch::enqueue_batch))
         .route("/v1/jobs/retry", post(jobs::retry_many))
         .route("/v1/jobs/{id}", get(jobs::show))

@@ -1,11 +1,13 @@
 //! Queues: `GET /v1/queues`, each of the tenant's queues with its jobs by
-//! status and how long the oldest due job has waited.
+//! status, how long the oldest due job has waited and whether it is
+//! paused; `POST /v1/queues/{name}/pause` and `/resume`.
 
 use super::auth::Principal;
 use super::error::ApiError;
 use super::ApiState;
+use crate::registry::spec::check_name;
 use crate::store::Scope;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::Json;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -29,8 +31,41 @@ pub async fn list(
                 "name": q.queue,
                 "depth": depth,
                 "oldest_queued_age_ms": q.oldest_due_run_at.map(|t| (now - t).max(0)),
+                "paused": q.paused,
             })
         })
         .collect();
     Ok(Json(json!({ "queues": queues })))
+}
+
+/// Pauses a queue: from the answer on, none of its jobs is claimed (those
+/// running go on); enqueue still works. A queue with no jobs yet may be
+/// paused. `changed` is false when it was paused already.
+pub async fn pause(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    who.require(Scope::JobsRun)?;
+    check_name("queue", &name).map_err(ApiError::BadRequest)?;
+    let changed = state.store.queue_pause(&who.tenant, &name).await?;
+    Ok(Json(
+        json!({"queue": name, "paused": true, "changed": changed}),
+    ))
+}
+
+/// Resumes a paused queue: its jobs are claimed again, in their order.
+/// `changed` is false when it was not paused.
+pub async fn resume(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    who.require(Scope::JobsRun)?;
+    check_name("queue", &name).map_err(ApiError::BadRequest)?;
+    let changed = state.store.queue_resume(&who.tenant, &name).await?;
+    state.runner.queued_again(&who.tenant);
+    Ok(Json(
+        json!({"queue": name, "paused": false, "changed": changed}),
+    ))
 }

@@ -69,6 +69,8 @@ pub struct JobView<'a> {
     waiting_for: Option<Embedded<'a>>,
     fallback: Option<&'a TaskRef>,
     deadline_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expire_after_ms: Option<u64>,
     cancel_requested: bool,
 }
 
@@ -95,6 +97,7 @@ impl<'a> JobView<'a> {
             waiting_for: j.waiting_for.as_deref().map(Embedded::of),
             fallback: j.fallback.as_ref(),
             deadline_at: j.deadline_at.map(rfc3339),
+            expire_after_ms: j.expire_after_ms,
             cancel_requested: j.cancel_requested,
         }
     }

@@ -147,6 +147,10 @@ pub struct EnqueueArgs {
     /// Run no sooner than this time (RFC 3339, e.g. 2030-01-02T15:04:05Z).
     #[arg(long, value_name = "TIME")]
     pub run_at: Option<String>,
+    /// Fail the job with kind `expired`, without running it, if it is still
+    /// queued this many milliseconds after it came due.
+    #[arg(long, value_name = "N")]
+    pub expire_after_ms: Option<u64>,
     /// At most one unfinished job of this task holds this key.
     #[arg(long, value_name = "KEY")]
     pub unique_key: Option<String>,
@@ -421,6 +425,7 @@ fn enqueue_body(args: &EnqueueArgs, input: Value) -> anyhow::Result<Value> {
         ("priority", args.priority.map(|v| json!(v))),
         ("delay_ms", args.delay_ms.map(|v| json!(v))),
         ("run_at", args.run_at.as_ref().map(|v| json!(v))),
+        ("expire_after_ms", args.expire_after_ms.map(|v| json!(v))),
         ("unique_key", args.unique_key.as_ref().map(|v| json!(v))),
         (
             "on_conflict",

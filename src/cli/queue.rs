@@ -1,5 +1,5 @@
 //! `taskbox queue …`: the tenant's queues, their depths and how long the
-//! head of each line has waited.
+//! head of each line has waited; pausing and resuming one.
 
 use super::client::{print_json, Client, ServerArgs};
 use super::table::{millis, Table};
@@ -11,6 +11,27 @@ use std::process::ExitCode;
 pub enum QueueCmd {
     /// Each queue with jobs: jobs by status, and the oldest due job's wait.
     List {
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop claiming a queue's jobs (those running go on); enqueue still
+    /// works. A queue with no jobs yet may be paused.
+    Pause {
+        /// The queue's name.
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Claim a paused queue's jobs again.
+    Resume {
+        /// The queue's name.
+        name: String,
         #[command(flatten)]
         server: ServerArgs,
         /// Print the server's answer as JSON.
@@ -40,7 +61,31 @@ pub fn main(cmd: QueueCmd) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        QueueCmd::Pause { name, server, json } => switch(&server, &name, "pause", json),
+        QueueCmd::Resume { name, server, json } => switch(&server, &name, "resume", json),
     }
+}
+
+/// `pause` or `resume`, and a line that says what it did.
+fn switch(server: &ServerArgs, name: &str, action: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let client = Client::new(server)?;
+    let answer = client.post(&["v1", "queues", name, action]).send()?.body;
+    if json {
+        print_json(&answer)?;
+    } else {
+        let state = if answer["paused"] == true {
+            "paused"
+        } else {
+            "not paused"
+        };
+        let was = if answer["changed"] == true {
+            ""
+        } else {
+            " (it was already)"
+        };
+        println!("queue {name} is {state}{was}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn table(answer: &Value) -> String {
@@ -48,7 +93,7 @@ fn table(answer: &Value) -> String {
         .as_array()
         .map_or(&[][..], |v| v.as_slice());
     if queues.is_empty() {
-        return "no queues have jobs\n".into();
+        return "no queues have jobs or are paused\n".into();
     }
     let mut header = vec!["QUEUE"];
     header.extend(STATUSES.iter().map(|s| match *s {
@@ -60,11 +105,13 @@ fn table(answer: &Value) -> String {
         _ => "CANCELLED",
     }));
     header.push("OLDEST WAIT");
+    header.push("PAUSED");
     let mut t = Table::new(&header).right(&[1, 2, 3, 4, 5, 6, 7]);
     for q in queues {
         let mut row = vec![q["name"].as_str().unwrap_or_default().to_owned()];
         row.extend(STATUSES.iter().map(|s| q["depth"][s].to_string()));
         row.push(millis(&q["oldest_queued_age_ms"]));
+        row.push(if q["paused"] == true { "yes" } else { "" }.to_owned());
         t.row(row);
     }
     t.render()
@@ -81,7 +128,7 @@ mod tests {
             {"name": "default", "depth": {"queued": 3, "running": 1, "waiting": 0, "completed": 10,
              "failed": 2, "cancelled": 0}, "oldest_queued_age_ms": 1500},
             {"name": "mail", "depth": {"queued": 1, "running": 0, "waiting": 0, "completed": 0,
-             "failed": 0, "cancelled": 0}, "oldest_queued_age_ms": null},
+             "failed": 0, "cancelled": 0}, "oldest_queued_age_ms": null, "paused": true},
         ]});
         let text = table(&answer);
         let lines: Vec<&str> = text.lines().collect();
@@ -91,9 +138,12 @@ mod tests {
             "{text}"
         );
         assert!(
-            lines[2].starts_with("mail") && lines[2].trim_end().ends_with('-'),
+            lines[2].starts_with("mail") && lines[2].trim_end().ends_with("yes"),
             "{text}"
         );
-        assert_eq!(table(&json!({"queues": []})), "no queues have jobs\n");
+        assert_eq!(
+            table(&json!({"queues": []})),
+            "no queues have jobs or are paused\n"
+        );
     }
 }

@@ -91,6 +91,21 @@ pub fn status_in(d: Dialect, from: &[JobStatus]) -> String {
 /// (`status_in` says why): for guards on rows found by their id.
 pub const PG_STATUS: &str = "(jobs.status || '')";
 
+/// Whether the queue of the job (row `jobs`) is paused.
+const QUEUE_PAUSED: &str = "EXISTS (SELECT 1 FROM paused_queues pq \
+    WHERE pq.tenant = jobs.tenant AND pq.queue = jobs.queue)";
+
+/// On PostgreSQL, `paused` for a job (row `jobs`) that goes back to the
+/// queue: a paused queue's jobs are parked, out of the claim's index.
+pub const PG_PAUSED: &str = QUEUE_PAUSED;
+
+/// On SQLite, `available` for a job (row `jobs`) that goes back to the
+/// queue: 2 (parked, out of both claim indexes) when its queue is paused,
+/// else `due` (1: claimable now, 0: scheduled).
+pub fn sqlite_available(due: &str) -> String {
+    format!("CASE WHEN {QUEUE_PAUSED} THEN 2 ELSE {due} END")
+}
+
 /// A key naming the move's shape: what its statement's text depends on.
 fn shape(mv: &Move<'_>, d: Dialect) -> u64 {
     let mut k = mv.transition as u64 | u64::from(mv.cancel_wins) << 8 | (mv.to as u64) << 9;
@@ -206,11 +221,15 @@ pub fn ending<'a>(
         };
         set.extend(text);
     }
-    if d == Dialect::Sqlite && mv.to == JobStatus::Queued {
-        // `available` marks queued rows the claim's index may take at once.
-        let n = add(Arg::Bool(mv.due_at_once()));
-        if want_text {
-            set.push(format!("available = {}", d.param(n)));
+    if mv.to == JobStatus::Queued {
+        if d == Dialect::Sqlite {
+            // `available` marks queued rows the claim's index may take at once.
+            let n = add(Arg::Bool(mv.due_at_once()));
+            if want_text {
+                set.push(format!("available = {}", sqlite_available(&d.param(n))));
+            }
+        } else if want_text {
+            set.push(format!("paused = {PG_PAUSED}"));
         }
     }
     let (id, token) = (add(Arg::Text(id)), add(Arg::Text(token)));

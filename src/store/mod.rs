@@ -131,6 +131,20 @@ pub trait JobStore: Send + Sync + 'static {
     /// A tenant's queues (those it has jobs on), by name: their jobs by
     /// status and the oldest due queued job. Reads the tenant's jobs.
     async fn queue_list(&self, tenant: &str) -> StoreResult<Vec<QueueDepth>>;
+    /// Pauses a tenant's queue: from when this answers, none of its jobs
+    /// is claimed (those running go on) until it is resumed; enqueue
+    /// still works. `false`: it was paused already.
+    async fn queue_pause(&self, tenant: &str, queue: &str) -> StoreResult<bool>;
+    /// Resumes a paused queue: its jobs are claimed again. `false`: it was
+    /// not paused.
+    async fn queue_resume(&self, tenant: &str, queue: &str) -> StoreResult<bool>;
+    /// Puts back in line the jobs of queues no longer paused that a resume
+    /// cut short (by a crash) left parked; answers how many. Reads every
+    /// parked job: for maintenance, now and then.
+    async fn queue_tidy(&self) -> StoreResult<u64>;
+    /// Fails up to `limit` queued jobs still queued `expire_after_ms` after
+    /// they came due, with kind `expired`; answers how many.
+    async fn job_expire(&self, limit: u32) -> StoreResult<u64>;
     /// Counts of jobs by status (all tenants), for benchmarks and metrics.
     async fn job_counts(&self) -> StoreResult<Vec<(crate::job::JobStatus, u64)>>;
 

@@ -171,6 +171,9 @@ pub struct NewJob {
     pub run_at: RunAt,
     /// Relative to the insert: the job fails `deadline_exceeded` past it.
     pub deadline_ms: Option<u64>,
+    /// Schedule-to-start timeout: still queued this long after it came
+    /// due (its run_at), the job fails `expired` without running.
+    pub expire_after_ms: Option<u64>,
     pub concurrency_key: Option<String>,
     /// Whether a new job with this concurrency key cancels the queued ones.
     pub supersedes: bool,
@@ -216,6 +219,8 @@ pub struct QueueDepth {
     /// Every status, in `JobStatus::ALL`'s order, with 0 where there are none.
     pub counts: Vec<(JobStatus, u64)>,
     pub oldest_due_run_at: Option<Millis>,
+    /// Its jobs are not claimed (enqueue still works).
+    pub paused: bool,
 }
 
 /// Jobs that had a unique key and have finished.
@@ -283,6 +288,7 @@ impl NewJob {
             max_attempts: 3,
             run_at: RunAt::Now,
             deadline_ms: None,
+            expire_after_ms: None,
             concurrency_key: None,
             supersedes: false,
             unique_key: None,
@@ -314,6 +320,7 @@ impl NewJob {
             created_at: now,
             started_at: None,
             finished_at: None,
+            expire_after_ms: self.expire_after_ms,
             concurrency_key: self.concurrency_key,
             unique_key: self.unique_key,
             progress: None,
@@ -406,6 +413,8 @@ pub struct JobRecord {
     pub started_at: Option<Millis>,
     pub finished_at: Option<Millis>,
     pub deadline_at: Option<Millis>,
+    /// A queued job fails `expired` this long after it came due (run_at).
+    pub expire_after_ms: Option<u64>,
     pub concurrency_key: Option<String>,
     pub unique_key: Option<String>,
     pub progress: Option<ProgressRecord>,

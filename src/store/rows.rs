@@ -39,6 +39,7 @@ pub struct JobRow {
     pub(crate) fallback_digest: Option<String>,
     pub(crate) cancel_requested: i64,
     pub idempotency_hash: Option<String>,
+    pub(crate) expire_after_ms: Option<i64>,
 }
 
 impl JobRow {
@@ -107,6 +108,7 @@ impl TryFrom<JobRow> for JobRecord {
             started_at: r.started_at,
             finished_at: r.finished_at,
             deadline_at: r.deadline_at,
+            expire_after_ms: r.expire_after_ms.and_then(|v| u64::try_from(v).ok()),
             concurrency_key: r.concurrency_key,
             unique_key: r.unique_key,
             progress: json_col("job progress", r.progress)?,
@@ -160,8 +162,12 @@ pub fn counts_from(rows: Vec<(String, i64)>) -> Result<Vec<(JobStatus, u64)>, St
 
 /// Queues from rows of (queue, status, count, oldest due run_at), in the
 /// queues' order.
+/// Queues from rows of (queue, status, count, oldest due run_at) ordered
+/// by queue, with the tenant's paused queues marked (and listed, with no
+/// jobs, when they have none).
 pub fn queues_from(
     rows: Vec<(String, String, i64, Option<i64>)>,
+    paused: Vec<String>,
 ) -> Result<Vec<crate::store::QueueDepth>, StoreError> {
     let mut out: Vec<crate::store::QueueDepth> = Vec::new();
     for (queue, status, n, oldest) in rows {
@@ -171,6 +177,7 @@ pub fn queues_from(
                 queue,
                 counts: JobStatus::ALL.iter().map(|s| (*s, 0)).collect(),
                 oldest_due_run_at: None,
+                paused: false,
             });
         }
         let Some(q) = out.last_mut() else { continue };
@@ -179,6 +186,22 @@ pub fn queues_from(
         }
         if let Some(t) = oldest {
             q.oldest_due_run_at = Some(q.oldest_due_run_at.map_or(t, |o| o.min(t)));
+        }
+    }
+    // The database's collation may order names otherwise than bytes do.
+    out.sort_by(|a, b| a.queue.cmp(&b.queue));
+    for name in paused {
+        match out.binary_search_by(|q| q.queue.as_str().cmp(&name)) {
+            Ok(i) => out[i].paused = true,
+            Err(i) => out.insert(
+                i,
+                crate::store::QueueDepth {
+                    queue: name,
+                    counts: JobStatus::ALL.iter().map(|s| (*s, 0)).collect(),
+                    oldest_due_run_at: None,
+                    paused: true,
+                },
+            ),
         }
     }
     Ok(out)

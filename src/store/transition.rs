@@ -152,6 +152,11 @@ impl<'a> Move<'a> {
         )
     }
 
+    /// A queued job past its `expire_after_ms`, failed without running.
+    pub fn expire() -> Move<'static> {
+        Move::new(Transition::Expire, &[JobStatus::Queued], Vec::new())
+    }
+
     /// A failed job queued again, due now, for a new series of attempts
     /// (its error, output and fallback cleared).
     pub fn redrive() -> Move<'static> {

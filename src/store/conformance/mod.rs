@@ -5,15 +5,18 @@
 //! (the `conformance` feature, which the integration tests turn on), never
 //! into the release binary. The cases are by subject: `inserts` (what is
 //! written before a job runs), `jobs` (the life of a queued job),
-//! `tenants` (fair claims, quotas, budgets and usage).
+//! `queues` (paused queues, expiry), `redrive`, `tenants` (fair claims,
+//! quotas, budgets and usage).
 
 mod inserts;
 mod jobs;
+mod queues;
 mod redrive;
 mod tenants;
 
 use inserts::*;
 use jobs::*;
+use queues::*;
 use redrive::*;
 use tenants::*;
 
@@ -199,6 +202,10 @@ macro_rules! conformance_cases {
             a_transaction_applies_all_or_nothing,
             failed_jobs_can_be_redriven,
             a_redrive_keeps_keys_and_quotas,
+            a_paused_queue_is_not_claimed,
+            jobs_back_in_a_paused_queue_stay_parked,
+            a_scheduled_job_of_a_paused_queue_waits_for_the_resume,
+            queued_jobs_expire,
         );
     };
 }

@@ -165,9 +165,9 @@ fn insert_now_sql() -> String {
          v AS (SELECT u.*, row_number() OVER (PARTITION BY u.tenant ORDER BY u.ord) AS k \
            FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::text[], \
              $7::int4[], $8::text[], $9::int4[], $10::int8[], $11::int8[], $12::int8[], \
-             $13::text[]) WITH ORDINALITY \
+             $13::text[], $16::int8[]) WITH ORDINALITY \
            AS u(id, tenant, task, task_version, digest, queue, priority, input, max_attempts, \
-             run_at_abs, run_at_rel, deadline_rel, concurrency_key, ord)), \
+             run_at_abs, run_at_rel, deadline_rel, concurrency_key, expire_after_ms, ord)), \
          room AS MATERIALIZED (SELECT t.tenant, \
              CASE WHEN s.quotas::jsonb ->> 'max_queued' IS NOT NULL \
                THEN least((s.quotas::jsonb ->> 'max_queued')::numeric, {max})::int8 END AS lim, \
@@ -175,13 +175,15 @@ fn insert_now_sql() -> String {
                WHERE tenant = t.tenant) AS used \
            FROM (SELECT DISTINCT tenant FROM v) t LEFT JOIN tenants s ON s.name = t.tenant), \
          ins AS (INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, \
-             priority, input, max_attempts, run_at, created_at, deadline_at, concurrency_key) \
+             priority, input, max_attempts, run_at, created_at, deadline_at, concurrency_key, \
+             expire_after_ms, paused) \
            SELECT v.id, v.tenant, v.task, v.task_version, v.digest, 'queued', v.queue, \
              v.priority, v.input, v.max_attempts, \
              greatest(coalesce(v.run_at_abs, least(c.now::numeric + v.run_at_rel, {max})::int8), \
                c.now), \
              c.now, CASE WHEN v.deadline_rel IS NOT NULL \
-               THEN least(c.now::numeric + v.deadline_rel, {max})::int8 END, v.concurrency_key \
+               THEN least(c.now::numeric + v.deadline_rel, {max})::int8 END, v.concurrency_key, \
+             v.expire_after_ms, {paused} \
            FROM v CROSS JOIN clock c JOIN room ON room.tenant = v.tenant \
            WHERE coalesce(room.lim, $15::int8) IS NULL OR room.used + v.k <= coalesce(room.lim, $15::int8) \
            ORDER BY v.ord \
@@ -192,6 +194,7 @@ fn insert_now_sql() -> String {
          SELECT * FROM ins",
         clock = super::group::DB_CLOCK,
         max = i64::MAX,
+        paused = PAUSED,
     )
 }
 
@@ -227,7 +230,21 @@ fn bind_now<'q>(
         )
         .bind(test_now)
         .bind(defaults.max_queued.map(int8))
+        .bind(expiries(jobs.iter()))
 }
+
+/// Each job's `expire_after_ms`, as the INSERTs bind it.
+fn expiries<'a>(jobs: impl Iterator<Item = &'a NewJob>) -> Vec<Option<i64>> {
+    jobs.map(|j| {
+        j.expire_after_ms
+            .map(|v| i64::try_from(v).unwrap_or(i64::MAX))
+    })
+    .collect()
+}
+
+/// Whether a job row `v` (tenant, queue) goes in parked: its queue is paused.
+const PAUSED: &str = "EXISTS (SELECT 1 FROM paused_queues pq \
+    WHERE pq.tenant = v.tenant AND pq.queue = v.queue)";
 
 /// Each of the jobs' tenants' room under `max_queued` (read once; jobs
 /// take it in order), in one statement.
@@ -287,13 +304,15 @@ fn admitted<'a>(jobs: &'a [NewJob], verdicts: &[StoreResult<()>]) -> Vec<&'a New
 fn insert_sql() -> String {
     format!(
         "INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, \
-         input, max_attempts, run_at, created_at, deadline_at, concurrency_key) \
+         input, max_attempts, run_at, created_at, deadline_at, concurrency_key, \
+         expire_after_ms, paused) \
          SELECT v.id, v.tenant, v.task, v.task_version, v.digest, 'queued', v.queue, v.priority, \
-         v.input, v.max_attempts, v.run_at, $12, v.deadline_at, v.concurrency_key \
+         v.input, v.max_attempts, v.run_at, $12, v.deadline_at, v.concurrency_key, \
+         v.expire_after_ms, {PAUSED} \
          FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::text[], \
-         $7::int4[], $8::text[], $9::int4[], $10::int8[], $11::int8[], $13::text[]) \
+         $7::int4[], $8::text[], $9::int4[], $10::int8[], $11::int8[], $13::text[], $14::int8[]) \
          AS v(id, tenant, task, task_version, digest, queue, priority, input, max_attempts, \
-         run_at, deadline_at, concurrency_key) \
+         run_at, deadline_at, concurrency_key, expire_after_ms) \
          RETURNING {JOB_COLUMNS}"
     )
 }
@@ -356,6 +375,7 @@ fn bind<'q>(
                 .map(|j| j.concurrency_key.as_deref())
                 .collect::<Vec<Option<&str>>>(),
         )
+        .bind(expiries(take.iter().copied()))
 }
 
 /// Each job's answer: its refusal, or its row as written.

@@ -28,6 +28,19 @@ pub(super) const MAX_TENANTS_PER_CLAIM: i64 = 256;
 /// given leaves its picks to the others).
 pub(super) const CLAIM_ROUNDS: usize = 3;
 
+/// What else a due, unparked job (row `t`) must be for a claim at `now`
+/// (a parameter): not expired (the expiry service fails it; till then
+/// this keeps it), and not of a paused queue (a job queued again while
+/// its queue's pause was being written is parked late, by the pause's
+/// sweep; till then this keeps it).
+pub(super) fn claimable(t: &str, now: &str) -> String {
+    format!(
+        "({t}.expire_after_ms IS NULL OR {t}.run_at + {t}.expire_after_ms > {now}) \
+         AND NOT EXISTS (SELECT 1 FROM paused_queues pq \
+           WHERE pq.tenant = {t}.tenant AND pq.queue = {t}.queue)"
+    )
+}
+
 /// A fresh lease token.
 pub fn random_token() -> String {
     let mut b = [0u8; 16];
@@ -125,9 +138,11 @@ pub async fn claim(
 /// is one index seek (a skip scan of `jobs_claim`).
 async fn active_tenants(tx: &mut Tx, after: &str) -> StoreResult<Vec<String>> {
     let scan = "WITH RECURSIVE t(name) AS ( \
-           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND tenant > $1) \
+           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND NOT paused \
+                   AND tenant > $1) \
            UNION ALL \
-           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND tenant > t.name) \
+           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND NOT paused \
+                   AND tenant > t.name) \
            FROM t WHERE t.name IS NOT NULL) \
          SELECT name FROM t WHERE name IS NOT NULL LIMIT $2";
     let mut names: Vec<String> = sqlx::query_scalar(scan)
@@ -161,15 +176,16 @@ async fn tenant_rows(
     n: usize,
     keys: &mut HashSet<(String, String)>,
 ) -> StoreResult<Vec<String>> {
-    let rows: Vec<(String, Option<String>)> = sqlx::query_as(
+    let rows: Vec<(String, Option<String>)> = sqlx::query_as(&format!(
         "SELECT id, concurrency_key FROM jobs j \
-         WHERE tenant = $1 AND status = 'queued' AND run_at <= $2 \
-           AND ($3::text[] IS NULL OR queue = ANY($3)) \
+         WHERE tenant = $1 AND status = 'queued' AND NOT paused AND run_at <= $2 \
+           AND ($3::text[] IS NULL OR queue = ANY($3)) AND {} \
            AND (concurrency_key IS NULL OR NOT EXISTS ( \
                 SELECT 1 FROM jobs r WHERE r.tenant = j.tenant \
                 AND r.concurrency_key = j.concurrency_key AND r.status = 'running')) \
          ORDER BY urgent DESC, priority, run_at, id LIMIT $4 FOR UPDATE SKIP LOCKED",
-    )
+        claimable("j", "$2")
+    ))
     .bind(tenant)
     .bind(now)
     .bind(queues)

@@ -8,7 +8,7 @@ use super::{pg, violated, Violation};
 use crate::attempt_log::AttemptLog;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
-use crate::store::ending_sql::{ending, status_in, Arg, Dialect};
+use crate::store::ending_sql::{ending, status_in, Arg, Dialect, PG_PAUSED};
 use crate::store::records::*;
 use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow, MAX_LOG_JSON};
 use crate::store::tally::Tally;
@@ -25,7 +25,7 @@ pub const JOB_COLUMNS: &str = "id, tenant, task, task_version::int8 AS task_vers
     max_attempts::int8 AS max_attempts, run_at, created_at, started_at, finished_at, deadline_at, \
     concurrency_key, unique_key, progress, waiting_for, fallback_task, \
     fallback_version::int8 AS fallback_version, fallback_digest, \
-    cancel_requested::int4::int8 AS cancel_requested, idempotency_hash";
+    cancel_requested::int4::int8 AS cancel_requested, idempotency_hash, expire_after_ms";
 
 /// The columns `claimed_row` reads.
 pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
@@ -311,8 +311,9 @@ async fn insert_one(
     let row: JobRow = sqlx::query_as(&format!(
         "INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
          max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
-         idempotency_key, idempotency_hash) \
-         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+         idempotency_key, idempotency_hash, expire_after_ms, paused) \
+         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+           $17, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6)) \
          RETURNING {JOB_COLUMNS}"
     ))
     .bind(&job.id)
@@ -331,6 +332,10 @@ async fn insert_one(
     .bind(&job.unique_key)
     .bind(idem_key)
     .bind(idem_hash)
+    .bind(
+        job.expire_after_ms
+            .map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
+    )
     .fetch_one(&mut **tx)
     .await
     .map_err(|e| match violated(&e) {
@@ -661,7 +666,7 @@ pub async fn resume(
     }
     // A job in its fallback gets the new input as the fallback's.
     let n = sqlx::query(&format!(
-        "UPDATE jobs SET status = $1, run_at = $2, waiting_for = NULL, \
+        "UPDATE jobs SET status = $1, run_at = $2, waiting_for = NULL, paused = {PG_PAUSED}, \
          input = CASE WHEN $3::text IS NOT NULL AND fallback_task IS NULL THEN $3 ELSE input END, \
          fallback_input = CASE WHEN $3::text IS NOT NULL AND fallback_task IS NOT NULL \
                                THEN $3 ELSE fallback_input END \
@@ -713,7 +718,7 @@ pub async fn rescue(tx: &mut Tx, now: Millis, p: RescueParams) -> StoreResult<Ve
 pub async fn next_run_at(pool: &PgPool, passed: Millis) -> StoreResult<Option<Millis>> {
     sqlx::query_scalar(
         "SELECT MIN(run_at) FROM jobs \
-         WHERE status = 'queued' AND run_at > created_at AND run_at > $1",
+         WHERE status = 'queued' AND run_at > created_at AND NOT paused AND run_at > $1",
     )
     .bind(passed)
     .fetch_one(pool)

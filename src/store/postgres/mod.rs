@@ -10,6 +10,7 @@ mod finalize;
 mod group;
 mod jobs;
 mod notify;
+mod queues;
 mod quick_claim;
 mod redrive;
 mod registry;
@@ -456,7 +457,35 @@ impl JobStore for PgStore {
         .fetch_all(&self.db.pool)
         .await
         .map_err(pg)?;
-        crate::store::rows::queues_from(rows)
+        let paused: Vec<String> =
+            sqlx::query_scalar("SELECT queue FROM paused_queues WHERE tenant = $1")
+                .bind(tenant)
+                .fetch_all(&self.db.pool)
+                .await
+                .map_err(pg)?;
+        crate::store::rows::queues_from(rows, paused)
+    }
+
+    async fn queue_pause(&self, tenant: &str, queue: &str) -> StoreResult<bool> {
+        queues::pause(&self.db, tenant, queue).await
+    }
+
+    async fn queue_resume(&self, tenant: &str, queue: &str) -> StoreResult<bool> {
+        let was = queues::resume(&self.db, tenant, queue).await?;
+        self.poke();
+        Ok(was)
+    }
+
+    async fn queue_tidy(&self) -> StoreResult<u64> {
+        let n = queues::tidy(&self.db).await?;
+        if n > 0 {
+            self.poke();
+        }
+        Ok(n)
+    }
+
+    async fn job_expire(&self, limit: u32) -> StoreResult<u64> {
+        queues::expire(&self.db, limit).await
     }
 
     async fn job_counts(&self) -> StoreResult<Vec<(JobStatus, u64)>> {

@@ -18,7 +18,7 @@
 //! again (the runner's end is refused by the fence), and the end's own
 //! synchronous commit flushes the claim's record before it.
 
-use super::claim::{fairness, random_token, CLAIM_ROUNDS, MAX_TENANTS_PER_CLAIM};
+use super::claim::{claimable, fairness, random_token, CLAIM_ROUNDS, MAX_TENANTS_PER_CLAIM};
 use super::group::{Db, DB_CLOCK};
 use super::jobs::{claimed_row, CLAIM_COLUMNS};
 use super::pg;
@@ -68,9 +68,10 @@ pub async fn claim(
     let test_now = db.clock.as_ref().map(|c| c.now());
     let rows: Vec<ViewRow> = sqlx::query_as(&format!(
         "WITH RECURSIVE t(name) AS ( \
-           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued') \
+           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND NOT paused) \
            UNION ALL \
-           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND tenant > t.name) \
+           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND NOT paused \
+                   AND tenant > t.name) \
            FROM t WHERE t.name IS NOT NULL), \
          names AS (SELECT name FROM t WHERE name IS NOT NULL LIMIT $1), \
          clock AS (SELECT coalesce($2::int8, {DB_CLOCK}) AS now) \
@@ -168,13 +169,15 @@ async fn take(
         .unwrap_or(JobStatus::Running);
     // The picked rows' columns are named apart from the jobs' own, so
     // that the RETURNING list reads the jobs' unqualified.
+    let claimable = claimable("jobs", "$3");
     let rows = sqlx::query(&format!(
         "WITH want AS (SELECT * FROM unnest($1::text[], $2::int8[]) AS w(tenant, n)), \
          picked AS (SELECT j.* FROM want w CROSS JOIN LATERAL ( \
              SELECT id AS pick_id, urgent AS pick_urgent, priority AS pick_priority, \
                run_at AS pick_run_at FROM jobs \
-             WHERE tenant = w.tenant AND status = 'queued' AND run_at <= $3 \
+             WHERE tenant = w.tenant AND status = 'queued' AND NOT paused AND run_at <= $3 \
                AND ($4::text[] IS NULL OR queue = ANY($4)) AND concurrency_key IS NULL \
+               AND {claimable} \
              ORDER BY urgent DESC, priority, run_at, id LIMIT w.n FOR UPDATE SKIP LOCKED) j), \
          taken AS (UPDATE jobs SET status = $5, attempts = attempts + 1, lease_owner = $6, \
              lease_token = $7, lease_expires_at = $8, attempt_started_at = $3, \

@@ -6,7 +6,7 @@ use super::tally;
 use super::tenants::{policy, queued_now, within};
 use super::{pg, violated, Violation};
 use crate::quota::Quotas;
-use crate::store::ending_sql::{status_in, Dialect};
+use crate::store::ending_sql::{status_in, Dialect, PG_PAUSED};
 use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
@@ -63,7 +63,7 @@ async fn redrive_one(
     }
     let task = r.task.as_ref().unwrap_or(&job.task);
     let n = sqlx::query(&format!(
-        "UPDATE jobs SET status = $1, run_at = $2, urgent = FALSE, \
+        "UPDATE jobs SET status = $1, run_at = $2, urgent = FALSE, paused = {PG_PAUSED}, \
          task = $3, task_version = $4, digest = $5, max_attempts = attempts + $6, \
          stage_offset = attempts, fallback_task = NULL, fallback_version = NULL, \
          fallback_digest = NULL, fallback_input = NULL, fallback_depth = 0, \

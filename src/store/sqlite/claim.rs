@@ -80,7 +80,7 @@ pub fn claim(
             rows.push(if n == 0 {
                 Vec::new()
             } else {
-                let (got, skipped) = tenant_rows(conn, &c.tenant, queues.as_ref(), n)?;
+                let (got, skipped) = tenant_rows(conn, now, &c.tenant, queues.as_ref(), n)?;
                 passed_over |= skipped;
                 got
             });
@@ -159,24 +159,29 @@ fn active_tenants(conn: &Connection, fair: &mut Fairness) -> StoreResult<Vec<Str
 /// any past the rows it looked at).
 fn tenant_rows(
     conn: &Connection,
+    now: Millis,
     tenant: &str,
     queues: Option<&HashSet<String>>,
     n: usize,
 ) -> StoreResult<(Vec<i64>, bool)> {
     let scan_limit = (n * 4 + 64) as i64;
+    // Expired jobs are left for the expiry service to fail.
     let mut stmt = conn
         .prepare_cached(
             "SELECT rowid, queue, concurrency_key FROM jobs \
              WHERE tenant = ?1 AND status = 'queued' AND available = 1 \
+               AND (expire_after_ms IS NULL OR run_at + expire_after_ms > ?3) \
              ORDER BY urgent DESC, priority, run_at, id LIMIT ?2",
         )
         .map_err(wdb)?;
+    let paused: HashSet<String> = super::queues::paused(conn, tenant)?.into_iter().collect();
+    let mut parked = Vec::new();
     let mut busy = conn
         .prepare_cached(
             "SELECT 1 FROM jobs WHERE tenant = ?1 AND concurrency_key = ?2 AND status = 'running'",
         )
         .map_err(wdb)?;
-    let mut rows = stmt.query(params![tenant, scan_limit]).map_err(wdb)?;
+    let mut rows = stmt.query(params![tenant, scan_limit, now]).map_err(wdb)?;
     let mut keys = HashSet::new();
     let mut out = Vec::with_capacity(n);
     let (mut seen, mut skipped) = (0i64, false);
@@ -186,9 +191,13 @@ fn tenant_rows(
         };
         seen += 1;
         let rowid: i64 = r.get(0).map_err(wdb)?;
-        if let Some(q) = queues {
+        if queues.is_some() || !paused.is_empty() {
             let queue: String = r.get(1).map_err(wdb)?;
-            if !q.contains(&queue) {
+            if paused.contains(&queue) {
+                parked.push(rowid);
+                continue;
+            }
+            if queues.is_some_and(|q| !q.contains(&queue)) {
                 continue;
             }
         }
@@ -210,8 +219,22 @@ fn tenant_rows(
         }
         out.push(rowid);
     }
+    drop(rows);
+    park_rows(conn, &parked)?;
     let more = out.len() < n && seen >= scan_limit;
     Ok((out, skipped || more))
+}
+
+/// Parks jobs a claim found on a paused queue: one queued again while its
+/// queue's pause was being written, in chunks, misses the pause's sweep.
+fn park_rows(conn: &Connection, rows: &[i64]) -> StoreResult<()> {
+    let mut stmt = conn
+        .prepare_cached("UPDATE jobs SET available = 2 WHERE rowid = ?1 AND status = 'queued'")
+        .map_err(wdb)?;
+    for row in rows {
+        stmt.execute([row]).map_err(wdb)?;
+    }
+    Ok(())
 }
 
 /// What a claim sets on each job it takes (?1 owner, ?2 token, ?3 lease

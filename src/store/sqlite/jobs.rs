@@ -13,7 +13,7 @@ use super::{constraint, random_token, wdb, Constraint};
 use crate::attempt_log::AttemptLog;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
-use crate::store::ending_sql::{ending, status_in, Arg, Dialect};
+use crate::store::ending_sql::{ending, sqlite_available, status_in, Arg, Dialect};
 use crate::store::records::*;
 use crate::store::rows::{idempotent_repeat, MAX_LOG_JSON};
 use crate::store::transition::Move;
@@ -206,8 +206,10 @@ fn insert_one(
     conn.prepare_cached(
         "INSERT OR FAIL INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
          max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
-         idempotency_key, idempotency_hash, available) \
-         VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+         idempotency_key, idempotency_hash, expire_after_ms, available) \
+         VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?18, \
+           CASE WHEN EXISTS (SELECT 1 FROM paused_queues WHERE tenant = ?2 AND queue = ?6) \
+             THEN 2 ELSE ?17 END)",
     )
     .and_then(|mut s| {
         s.execute(params![
@@ -228,6 +230,7 @@ fn insert_one(
             idem_key,
             idem_hash,
             run_at <= now,
+            job.expire_after_ms.map(|ms| i64::try_from(ms).unwrap_or(i64::MAX)),
         ])
     })
     .map_err(|e| match constraint(&e) {
@@ -305,9 +308,10 @@ pub fn run_now(conn: &Connection, now: Millis, tenant: &str, id: &str) -> StoreR
             )));
         }
     }
+    // A parked job (its queue is paused) stays parked, first in line.
     conn.prepare_cached(
-        "UPDATE jobs SET urgent = 1, available = 1, run_at = MIN(run_at, ?1) \
-         WHERE id = ?2 AND status = 'queued'",
+        "UPDATE jobs SET urgent = 1, available = CASE available WHEN 2 THEN 2 ELSE 1 END, \
+         run_at = MIN(run_at, ?1) WHERE id = ?2 AND status = 'queued'",
     )
     .and_then(|mut s| s.execute(params![now, job.id]))
     .map_err(wdb)?;
@@ -563,10 +567,11 @@ pub fn resume(
     }
     // A job in its fallback gets the new input as the fallback's.
     conn.prepare_cached(&format!(
-        "UPDATE jobs SET status = ?1, run_at = ?2, waiting_for = NULL, available = 1, \
+        "UPDATE jobs SET status = ?1, run_at = ?2, waiting_for = NULL, available = {}, \
          input = CASE WHEN ?3 IS NOT NULL AND fallback_task IS NULL THEN ?3 ELSE input END, \
          fallback_input = CASE WHEN ?3 IS NOT NULL AND fallback_task IS NOT NULL THEN ?3 ELSE fallback_input END \
          WHERE id = ?4 AND {}",
+        sqlite_available("1"),
         status_in(Dialect::Sqlite, mv.from)
     ))
     .and_then(|mut s| s.execute(params![mv.to.as_str(), now, input, id]))

@@ -4,7 +4,9 @@
 
 mod checkpoint;
 mod claim;
+mod expire;
 mod jobs;
+mod queues;
 mod redrive;
 mod registry;
 mod rows;
@@ -578,7 +580,72 @@ impl JobStore for SqliteStore {
         .fetch_all(&mut *self.reader().await?)
         .await
         .map_err(db)?;
-        crate::store::rows::queues_from(rows)
+        let paused: Vec<String> =
+            sqlx::query_scalar("SELECT queue FROM paused_queues WHERE tenant = ?1")
+                .bind(tenant)
+                .fetch_all(&mut *self.reader().await?)
+                .await
+                .map_err(db)?;
+        crate::store::rows::queues_from(rows, paused)
+    }
+
+    async fn queue_pause(&self, tenant: &str, queue: &str) -> StoreResult<bool> {
+        let (t, q) = (tenant.to_owned(), queue.to_owned());
+        let newly = self
+            .write(Class::Prompt, true, move |c, now| {
+                queues::pause(c, now, &t, &q)
+            })
+            .await?;
+        // In chunks, each its own write; not durable: a park lost to a
+        // crash is made by the claim that meets the job.
+        loop {
+            let (t, q) = (tenant.to_owned(), queue.to_owned());
+            let n = self
+                .write(Class::Bulk, false, move |c, _| queues::park(c, &t, &q))
+                .await?;
+            if (n as i64) < queues::CHUNK {
+                return Ok(newly);
+            }
+        }
+    }
+
+    async fn queue_resume(&self, tenant: &str, queue: &str) -> StoreResult<bool> {
+        let (t, q) = (tenant.to_owned(), queue.to_owned());
+        let was = self
+            .write(Class::Prompt, true, move |c, _| queues::resume(c, &t, &q))
+            .await?;
+        // Durable chunks; what a crash leaves parked, `queue_tidy` unparks.
+        loop {
+            let (t, q) = (tenant.to_owned(), queue.to_owned());
+            let n = self
+                .write(Class::Bulk, true, move |c, now| {
+                    queues::unpark(c, now, &t, &q)
+                })
+                .await?;
+            if (n as i64) < queues::CHUNK {
+                return Ok(was);
+            }
+        }
+    }
+
+    async fn queue_tidy(&self) -> StoreResult<u64> {
+        let mut total = 0;
+        loop {
+            let n = self
+                .write(Class::Bulk, true, move |c, now| queues::tidy(c, now))
+                .await?;
+            total += n as u64;
+            if (n as i64) < queues::CHUNK {
+                return Ok(total);
+            }
+        }
+    }
+
+    async fn job_expire(&self, limit: u32) -> StoreResult<u64> {
+        self.write(Class::Bulk, true, move |c, now| {
+            expire::expire(c, now, limit)
+        })
+        .await
     }
 
     async fn job_counts(&self) -> StoreResult<Vec<(JobStatus, u64)>> {

@@ -6,7 +6,7 @@ use super::tally::Apply;
 use super::tenants::within;
 use super::{constraint, wdb, Constraint};
 use crate::quota::Quotas;
-use crate::store::ending_sql::{status_in, Dialect};
+use crate::store::ending_sql::{sqlite_available, status_in, Dialect};
 use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
@@ -66,7 +66,7 @@ fn redrive_one(
     let task = r.task.as_ref().unwrap_or(&job.task);
     let n = conn
         .prepare_cached(&format!(
-            "UPDATE jobs SET status = ?1, run_at = ?2, available = 1, urgent = 0, \
+            "UPDATE jobs SET status = ?1, run_at = ?2, available = {}, urgent = 0, \
              task = ?3, task_version = ?4, digest = ?5, max_attempts = attempts + ?6, \
              stage_offset = attempts, fallback_task = NULL, fallback_version = NULL, \
              fallback_digest = NULL, fallback_input = NULL, fallback_depth = 0, \
@@ -75,6 +75,7 @@ fn redrive_one(
              deadline_at = CASE WHEN deadline_at IS NULL THEN NULL \
                                 ELSE ?2 + (deadline_at - created_at) END \
              WHERE id = ?7 AND tenant = ?8 AND {}",
+            sqlite_available("1"),
             status_in(Dialect::Sqlite, mv.from)
         ))
         .and_then(|mut s| {

@@ -9,7 +9,7 @@ use crate::store::StoreError;
 pub const JOB_COLUMNS: &str = "id, tenant, task, task_version, digest, status, queue, priority, \
     input, output, error, attempts, max_attempts, run_at, created_at, started_at, finished_at, \
     deadline_at, concurrency_key, unique_key, progress, waiting_for, fallback_task, \
-    fallback_version, fallback_digest, cancel_requested, idempotency_hash";
+    fallback_version, fallback_digest, cancel_requested, idempotency_hash, expire_after_ms";
 
 impl JobRow {
     /// Reads a row of `JOB_COLUMNS` on the writer's connection.
@@ -42,6 +42,7 @@ impl JobRow {
             fallback_digest: r.get(24)?,
             cancel_requested: r.get(25)?,
             idempotency_hash: r.get(26)?,
+            expire_after_ms: r.get(27)?,
         })
     }
 }

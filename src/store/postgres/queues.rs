@@ -1,0 +1,141 @@
+//! Paused queues on PostgreSQL: a paused queue's queued jobs are parked
+//! (`paused`), out of the claim's index, so that claims never read them;
+//! resuming puts them back. Parking and unparking go in chunks, one
+//! transaction each, so that a queue of a million jobs never holds its
+//! rows for long. A job queued again while a pause commits may miss the
+//! pause's sweep: the claim's guard (`claim::claimable`) keeps it.
+
+use super::group::Db;
+use super::pg;
+use crate::job::JobError;
+use crate::store::ending_sql::{status_in, Dialect};
+use crate::store::tally::Tally;
+use crate::store::transition::Move;
+use crate::store::StoreResult;
+
+/// Most jobs parked or unparked in one transaction.
+const CHUNK: i64 = 2000;
+
+/// Marks the queue paused, then parks its queued jobs; `false` when it
+/// was paused already.
+pub async fn pause(db: &Db, tenant: &str, queue: &str) -> StoreResult<bool> {
+    let (mut tx, now) = db.begin().await?;
+    let n = sqlx::query(
+        "INSERT INTO paused_queues (tenant, queue, paused_at) VALUES ($1, $2, $3) \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(tenant)
+    .bind(queue)
+    .bind(now)
+    .execute(&mut *tx)
+    .await
+    .map_err(pg)?
+    .rows_affected();
+    tx.commit().await.map_err(pg)?;
+    while chunk(
+        db,
+        "UPDATE jobs SET paused = TRUE WHERE id IN (SELECT id FROM jobs \
+           WHERE tenant = $1 AND queue = $2 AND status = 'queued' AND NOT paused \
+           LIMIT $3 FOR UPDATE) \
+         AND EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $1 AND queue = $2)",
+        tenant,
+        queue,
+    )
+    .await?
+        >= CHUNK
+    {}
+    Ok(n == 1)
+}
+
+/// Marks the queue not paused, then unparks its jobs; `false` when it was
+/// not paused.
+pub async fn resume(db: &Db, tenant: &str, queue: &str) -> StoreResult<bool> {
+    let n = sqlx::query("DELETE FROM paused_queues WHERE tenant = $1 AND queue = $2")
+        .bind(tenant)
+        .bind(queue)
+        .execute(&db.pool)
+        .await
+        .map_err(pg)?
+        .rows_affected();
+    while chunk(
+        db,
+        "UPDATE jobs SET paused = FALSE WHERE id IN (SELECT id FROM jobs \
+           WHERE tenant = $1 AND queue = $2 AND status = 'queued' AND paused \
+           LIMIT $3 FOR UPDATE) \
+         AND NOT EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $1 AND queue = $2)",
+        tenant,
+        queue,
+    )
+    .await?
+        >= CHUNK
+    {}
+    Ok(n == 1)
+}
+
+/// One chunk of a park or an unpark, in a transaction of its own.
+async fn chunk(db: &Db, sql: &str, tenant: &str, queue: &str) -> StoreResult<i64> {
+    let n = sqlx::query(sql)
+        .bind(tenant)
+        .bind(queue)
+        .bind(CHUNK)
+        .execute(&db.pool)
+        .await
+        .map_err(pg)?
+        .rows_affected();
+    Ok(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// Unparks the jobs of queues not paused that a resume cut short left
+/// parked; answers how many.
+pub async fn tidy(db: &Db) -> StoreResult<u64> {
+    let mut total = 0;
+    loop {
+        let n = sqlx::query(
+            "UPDATE jobs SET paused = FALSE WHERE id IN (SELECT id FROM jobs j \
+               WHERE status = 'queued' AND paused AND NOT EXISTS ( \
+                 SELECT 1 FROM paused_queues p WHERE p.tenant = j.tenant AND p.queue = j.queue) \
+               LIMIT $1 FOR UPDATE SKIP LOCKED)",
+        )
+        .bind(CHUNK)
+        .execute(&db.pool)
+        .await
+        .map_err(pg)?
+        .rows_affected();
+        total += n;
+        if (n as i64) < CHUNK {
+            return Ok(total);
+        }
+    }
+}
+
+/// Fails up to `limit` queued jobs past their `expire_after_ms`, with kind
+/// `expired`, and counts them; answers how many.
+pub async fn expire(db: &Db, limit: u32) -> StoreResult<u64> {
+    let mv = Move::expire();
+    let error = serde_json::to_string(&JobError::expired())
+        .map_err(|e| crate::store::StoreError::Internal(format!("cannot write JSON: {e}")))?;
+    let (mut tx, now) = db.begin().await?;
+    let tenants: Vec<String> = sqlx::query_scalar(&format!(
+        "UPDATE jobs SET status = $1, finished_at = $2, error = $3, urgent = FALSE, \
+         paused = FALSE \
+         WHERE id IN (SELECT id FROM jobs WHERE status = 'queued' \
+           AND expire_after_ms IS NOT NULL AND run_at + expire_after_ms <= $2 \
+           LIMIT $4 FOR UPDATE SKIP LOCKED) AND {} \
+         RETURNING tenant",
+        status_in(Dialect::Postgres, mv.from)
+    ))
+    .bind(mv.to.as_str())
+    .bind(now)
+    .bind(error)
+    .bind(i64::from(limit))
+    .fetch_all(&mut *tx)
+    .await
+    .map_err(pg)?;
+    let mut tally = Tally::new(now);
+    for t in &tenants {
+        tally.moved(t, Some(mv.from[0]), Some(mv.to), 1);
+    }
+    super::tally::apply(&mut tx, tally).await?;
+    tx.commit().await.map_err(pg)?;
+    Ok(tenants.len() as u64)
+}
