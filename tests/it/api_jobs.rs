@@ -957,3 +957,94 @@ async fn concurrency_keys_can_be_templates_of_the_input() {
     );
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_queue_waits_for_its_resume() {
+    let s = TestServer::start(2).await;
+    s.task(ADMIN, "t", "noop", json!({})).await;
+    let (status, body) = s.post("/v1/queues/mail/pause", ADMIN, json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({"queue": "mail", "paused": true, "changed": true})
+    );
+    // Enqueue still works.
+    let mut mail = Vec::new();
+    for _ in 0..3 {
+        let job = s
+            .enqueue(ADMIN, json!({"task": "t", "queue": "mail"}))
+            .await;
+        mail.push(job["id"].as_str().unwrap().to_owned());
+    }
+    // A job of another queue, enqueued after them, runs; theirs do not.
+    let other = s.enqueue(ADMIN, json!({"task": "t"})).await;
+    let other = s.finished(ADMIN, other["id"].as_str().unwrap()).await;
+    assert_eq!(other["status"], "completed", "{other}");
+    for id in &mail {
+        let (_, job) = s.get(&format!("/v1/jobs/{id}"), ADMIN).await;
+        assert_eq!(job["status"], "queued", "{job}");
+    }
+    let (_, body) = s.get("/v1/queues", ADMIN).await;
+    let listed = body["queues"].as_array().unwrap();
+    let q = listed.iter().find(|q| q["name"] == "mail").unwrap();
+    assert_eq!(
+        (q["paused"].clone(), q["depth"]["queued"].clone()),
+        (json!(true), json!(3))
+    );
+    // Pausing needs jobs:run, and a queue's name is checked.
+    let reader = s.tenant("reader", &["jobs:read"]).await;
+    let (status, _) = s.post("/v1/queues/mail/pause", &reader, json!({})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, e) = s
+        .post("/v1/queues/Bad%20Name/pause", ADMIN, json!({}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
+    let (status, body) = s.post("/v1/queues/mail/resume", ADMIN, json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["changed"], true);
+    for id in &mail {
+        assert_eq!(s.finished(ADMIN, id).await["status"], "completed");
+    }
+    let (_, body) = s.post("/v1/queues/mail/resume", ADMIN, json!({})).await;
+    assert_eq!(body["changed"], false, "it was not paused");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_still_queued_past_expire_after_ms_fails_expired() {
+    let s = TestServer::start(2).await;
+    s.task(ADMIN, "t", "noop", json!({})).await;
+    // Its queue is paused, so it stays queued till the keeper fails it.
+    s.post("/v1/queues/slow/pause", ADMIN, json!({})).await;
+    let job = s
+        .enqueue(
+            ADMIN,
+            json!({"task": "t", "queue": "slow", "expire_after_ms": 50}),
+        )
+        .await;
+    assert_eq!(job["expire_after_ms"], 50);
+    let id = job["id"].as_str().unwrap();
+    let job = s.finished(ADMIN, id).await;
+    assert_eq!(job["status"], "failed", "{job}");
+    assert_eq!(job["error"]["kind"], "expired", "{job}");
+    assert_eq!(job["attempts"], 0, "it never ran");
+    assert!(s.attempts(ADMIN, id).await.is_empty());
+    // One that starts in time runs as any other.
+    let job = s
+        .enqueue(ADMIN, json!({"task": "t", "expire_after_ms": 60_000}))
+        .await;
+    let job = s.finished(ADMIN, job["id"].as_str().unwrap()).await;
+    assert_eq!(job["status"], "completed", "{job}");
+    // Bounds are checked.
+    for bad in [json!(0), json!(-1), json!("soon")] {
+        let (status, e) = s
+            .post(
+                "/v1/jobs",
+                ADMIN,
+                json!({"task": "t", "expire_after_ms": bad}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {e}");
+    }
+    s.stop().await;
+}

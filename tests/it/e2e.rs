@@ -557,6 +557,43 @@ async fn the_cli_sets_and_shows_a_tenants_quotas_and_usage() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_pauses_and_resumes_a_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Served::start(dir.path());
+    let taskbox = |args: &[&str]| server.cli(args);
+    let guest = crate::common::guests_dir().join("noop.wasm");
+    let (code, _, err) = taskbox(&["task", "push", "noop", guest.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, out, err) = taskbox(&["queue", "pause", "mail"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("queue mail is paused"), "{out}");
+    let (code, out, err) = taskbox(&[
+        "job", "enqueue", "noop", "--input", "{}", "--queue", "mail", "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let job: Value = serde_json::from_str(&out).expect("--json prints JSON");
+    let (code, out, err) = taskbox(&["queue", "list"]);
+    assert_eq!(code, Some(0), "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("mail"))
+        .unwrap_or_default();
+    assert!(line.trim_end().ends_with("yes"), "mail is paused: {out}");
+    let (code, out, err) = taskbox(&["queue", "resume", "mail", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let answer: Value = serde_json::from_str(&out).expect("--json prints JSON");
+    assert_eq!(answer["paused"], false);
+    let id = job["id"].as_str().unwrap();
+    let (code, out, err) = taskbox(&["job", "get", id, "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let shown: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(shown["queue"], "mail");
+    let (code, out, _) = taskbox(&["queue", "resume", "mail"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("(it was already)"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_finishes_short_attempts_and_gives_long_ones_back() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Served::spawn(dir.path(), &["--grace-ms", "1000"], Some(ADMIN));
