@@ -5,7 +5,7 @@
 use crate::api::{self, auth, ApiLimits, ApiState};
 use crate::config::ServeConfig;
 use crate::enqueue::Enqueuer;
-use crate::maintenance::{self, queue_keeper::QueueKeeper, rescuer::Rescuer};
+use crate::maintenance::{self, pruner::Pruner, queue_keeper::QueueKeeper, rescuer::Rescuer};
 use crate::registry::Registry;
 use crate::runner::{Runner, RunnerConfig};
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
@@ -150,8 +150,9 @@ impl App {
         ));
         let stop_maintenance = CancellationToken::new();
         let keeper = QueueKeeper::new(dyn_store.clone(), wake.clone());
+        let pruner = Pruner::new(dyn_store.clone(), cfg.retention);
         let mut services = maintenance::spawn(
-            vec![Box::new(rescuer), Box::new(keeper)],
+            vec![Box::new(rescuer), Box::new(keeper), Box::new(pruner)],
             stop_maintenance.clone(),
         );
         if let Some(signals) = dyn_store.signals() {

@@ -34,6 +34,8 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "TASKBOX_SNOOZE_FLOOR_MS",
     "TASKBOX_MAX_SNOOZES",
     "TASKBOX_NO_MIGRATE",
+    "TASKBOX_RETAIN_COMPLETED_HOURS",
+    "TASKBOX_RETAIN_FAILED_HOURS",
     "TASKBOX_LOG",
     "TASKBOX_URL",
     "TASKBOX_TOKEN",
@@ -86,6 +88,8 @@ pub struct ServeConfig {
     pub quotas: Quotas,
     /// Snooze floor and cap.
     pub rules: AttemptRules,
+    /// How long ended jobs are kept before the pruner deletes them.
+    pub retention: crate::maintenance::pruner::Retention,
     /// Told of each attempt's start and end (benchmarks, tests).
     pub observer: Option<crate::runner::Observer>,
 }
@@ -192,6 +196,18 @@ impl ServeConfig {
                 "--quota-enqueue-burst needs --quota-enqueue-per-second: a burst is the size of the rate's bucket"
                     .into(),
             );
+        }
+        let max = crate::maintenance::pruner::MAX_RETENTION;
+        for (flag, keep) in [
+            ("--retain-completed-hours", self.retention.completed),
+            ("--retain-failed-hours", self.retention.failed),
+        ] {
+            if keep.is_some_and(|k| k > max) {
+                return Err(format!(
+                    "{flag} must be at most {} (ten years), or 0 to keep them for ever",
+                    max.as_secs() / 3600
+                ));
+            }
         }
         match crate::store::Backend::of(&self.database_url) {
             None => Err(crate::store::OpenError::UnknownScheme(self.database_url.clone()).to_string()),

@@ -433,6 +433,7 @@ async fn http_bed(args: &QueueBench) -> anyhow::Result<HttpBed> {
         compile_cache: None,
         quotas: Quotas::SERVER_DEFAULTS,
         rules: Default::default(),
+        retention: Default::default(),
         observer: None,
     })
     .await?;

@@ -202,6 +202,7 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         compile_cache: None,
         quotas: Quotas::SERVER_DEFAULTS,
         rules: Default::default(),
+        retention: Default::default(),
         observer: Some(Observer(hook)),
     })
     .await?

@@ -5,6 +5,7 @@
 
 use crate::app::App;
 use crate::config::{self, ServeConfig};
+use crate::maintenance::pruner::Retention;
 use crate::quota::Quotas;
 use crate::runner::executor::AttemptRules;
 use crate::store::Durability;
@@ -76,6 +77,13 @@ pub struct NodeArgs {
     /// Snoozes one job may make; the next one fails it (`trap`, `too_many_snoozes`).
     #[arg(long, env = "TASKBOX_MAX_SNOOZES", default_value_t = crate::runner::executor::DEFAULT_MAX_SNOOZES)]
     pub max_snoozes: u32,
+    /// Hours completed and cancelled jobs are kept after they end (and
+    /// components no task uses after their upload); 0 keeps them for ever.
+    #[arg(long, env = "TASKBOX_RETAIN_COMPLETED_HOURS", default_value_t = 7 * 24)]
+    pub retain_completed_hours: u64,
+    /// Hours failed jobs are kept after they end; 0 keeps them for ever.
+    #[arg(long, env = "TASKBOX_RETAIN_FAILED_HOURS", default_value_t = 30 * 24)]
+    pub retain_failed_hours: u64,
     /// Do not migrate the PostgreSQL schema at start (run `taskbox migrate` first).
     #[arg(long, env = "TASKBOX_NO_MIGRATE")]
     pub no_migrate: bool,
@@ -171,6 +179,10 @@ impl NodeArgs {
                 snooze_floor_ms: self.snooze_floor_ms,
                 max_snoozes: self.max_snoozes,
             },
+            retention: Retention {
+                completed: hours(self.retain_completed_hours),
+                failed: hours(self.retain_failed_hours),
+            },
             observer: None,
             data_dir: self.data_dir,
             database_url,
@@ -178,6 +190,12 @@ impl NodeArgs {
         cfg.validate()?;
         Ok(cfg)
     }
+}
+
+/// A retention in hours; 0 is for ever. Capped where it cannot overflow,
+/// so that `validate` refuses it in words.
+fn hours(h: u64) -> Option<Duration> {
+    (h > 0).then(|| Duration::from_secs(h.min(u64::MAX / 7200) * 3600))
 }
 
 pub fn main(args: ServeArgs) -> anyhow::Result<ExitCode> {

@@ -1,6 +1,7 @@
 //! Background services that keep the queue healthy. Each has a `run_once`
 //! that tests call directly; `spawn` drives them all on their intervals.
 
+pub mod pruner;
 pub mod queue_keeper;
 pub mod rescuer;
 

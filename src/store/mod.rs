@@ -10,6 +10,7 @@ pub mod ending_sql;
 pub mod fair;
 mod open;
 pub mod postgres;
+pub mod prune_sql;
 pub mod records;
 pub mod rows;
 pub mod sqlite;
@@ -145,6 +146,15 @@ pub trait JobStore: Send + Sync + 'static {
     /// Fails up to `limit` queued jobs still queued `expire_after_ms` after
     /// they came due, with kind `expired`; answers how many.
     async fn job_expire(&self, limit: u32) -> StoreResult<u64>;
+    /// One step of a pruning pass: deletes, with their attempts, the ended
+    /// jobs among the next `scan` (by id) that ended before their status's
+    /// cutoff. Each step is one short write.
+    async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned>;
+    /// Deletes components uploaded before `uploaded_before` that no task
+    /// version uses (a job pins a task version's digest, and versions are
+    /// never deleted, so no job uses them either), and bytes no component
+    /// names any longer; answers how many components.
+    async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<u64>;
     /// Counts of jobs by status (all tenants), for benchmarks and metrics.
     async fn job_counts(&self) -> StoreResult<Vec<(crate::job::JobStatus, u64)>>;
 

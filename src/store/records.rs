@@ -634,6 +634,39 @@ pub enum CancelOutcome {
     AlreadyEnded(JobRecord),
 }
 
+/// One step of a pruning pass: ended jobs looked at in id order (ids are
+/// ULIDs, which rise with time, so the oldest come first), from just after
+/// `after_id` to just before `below_id`, at most `scan` of them.
+#[derive(Debug, Clone)]
+pub struct PruneParams {
+    pub after_id: String,
+    /// No job created after the later cutoff can have ended before it, so
+    /// ids from the ULID of that time on are never looked at.
+    pub below_id: String,
+    /// Completed and cancelled jobs that ended before this go (`None`: kept).
+    pub completed_before: Option<Millis>,
+    /// Failed jobs that ended before this go (`None`: kept).
+    pub failed_before: Option<Millis>,
+    pub scan: u32,
+}
+
+impl PruneParams {
+    /// The first id of a time: every ULID made at or after it is above it.
+    pub fn id_floor(at: Millis) -> String {
+        ulid::Ulid::from_parts(u64::try_from(at).unwrap_or(0), 0).to_string()
+    }
+}
+
+/// What a step of a pruning pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pruned {
+    pub jobs: u64,
+    pub attempts: u64,
+    /// The last id looked at, where the next step starts; `None` when no
+    /// job was left to look at (the pass is over).
+    pub last_id: Option<String>,
+}
+
 /// Who takes over the leases of running jobs whose runner was lost.
 #[derive(Debug, Clone)]
 pub struct RescueParams {

@@ -5,6 +5,7 @@
 use crate::server::{TestServer, ADMIN};
 use axum::http::{Method, StatusCode};
 use serde_json::{json, Value};
+use std::time::Duration;
 
 fn quick_retry(max_attempts: u32) -> Value {
     json!({"max_attempts": max_attempts, "backoff": {"kind": "fixed", "delay_ms": 1, "jitter": 0.0}})
@@ -1046,5 +1047,47 @@ async fn a_job_still_queued_past_expire_after_ms_fails_expired() {
             .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {e}");
     }
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pruner_deletes_ended_jobs_after_their_age() {
+    use taskbox::maintenance::pruner::Retention;
+    let s = TestServer::start_with(2, |c| {
+        c.retention = Retention {
+            completed: Some(Duration::from_millis(1)),
+            failed: None,
+        }
+    })
+    .await;
+    s.task(ADMIN, "t", "noop", json!({})).await;
+    s.task(ADMIN, "f", "limits", json!({"retry": {"max_attempts": 1}}))
+        .await;
+    let done = s.enqueue(ADMIN, json!({"task": "t"})).await;
+    let done = done["id"].as_str().unwrap().to_owned();
+    let failed = s
+        .enqueue(
+            ADMIN,
+            json!({"task": "f", "input": {"op": "fail", "code": "x"}}),
+        )
+        .await;
+    let failed = failed["id"].as_str().unwrap().to_owned();
+    assert_eq!(s.finished(ADMIN, &failed).await["status"], "failed");
+    // The pruner's next round deletes the completed job, not the failed.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, _) = s.get(&format!("/v1/jobs/{done}"), ADMIN).await;
+        if status == StatusCode::NOT_FOUND {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never pruned");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (status, job) = s.get(&format!("/v1/jobs/{failed}"), ADMIN).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "failed jobs are kept for ever here: {job}"
+    );
     s.stop().await;
 }

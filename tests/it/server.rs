@@ -47,6 +47,7 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
             snooze_floor_ms: 1,
             ..AttemptRules::default()
         },
+        retention: Default::default(),
         observer: None,
     }
 }

@@ -5,17 +5,19 @@
 //! (the `conformance` feature, which the integration tests turn on), never
 //! into the release binary. The cases are by subject: `inserts` (what is
 //! written before a job runs), `jobs` (the life of a queued job),
-//! `queues` (paused queues, expiry), `redrive`, `tenants` (fair claims,
+//! `queues` (paused queues, expiry), `prune` (retention), `redrive`, `tenants` (fair claims,
 //! quotas, budgets and usage).
 
 mod inserts;
 mod jobs;
+mod prune;
 mod queues;
 mod redrive;
 mod tenants;
 
 use inserts::*;
 use jobs::*;
+use prune::*;
 use queues::*;
 use redrive::*;
 use tenants::*;
@@ -206,6 +208,8 @@ macro_rules! conformance_cases {
             jobs_back_in_a_paused_queue_stay_parked,
             a_scheduled_job_of_a_paused_queue_waits_for_the_resume,
             queued_jobs_expire,
+            ended_jobs_are_pruned_after_their_age,
+            components_no_task_uses_are_collected,
         );
     };
 }

@@ -10,6 +10,7 @@ mod finalize;
 mod group;
 mod jobs;
 mod notify;
+mod prune;
 mod queues;
 mod quick_claim;
 mod redrive;
@@ -486,6 +487,14 @@ impl JobStore for PgStore {
 
     async fn job_expire(&self, limit: u32) -> StoreResult<u64> {
         queues::expire(&self.db, limit).await
+    }
+
+    async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned> {
+        prune::prune(&self.db, p).await
+    }
+
+    async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<u64> {
+        prune::collect(&self.db, uploaded_before).await
     }
 
     async fn job_counts(&self) -> StoreResult<Vec<(JobStatus, u64)>> {

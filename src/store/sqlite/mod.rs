@@ -6,6 +6,7 @@ mod checkpoint;
 mod claim;
 mod expire;
 mod jobs;
+mod prune;
 mod queues;
 mod redrive;
 mod registry;
@@ -644,6 +645,49 @@ impl JobStore for SqliteStore {
     async fn job_expire(&self, limit: u32) -> StoreResult<u64> {
         self.write(Class::Bulk, true, move |c, now| {
             expire::expire(c, now, limit)
+        })
+        .await
+    }
+
+    async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned> {
+        // Read on a reader, so that the writer only deletes.
+        let rows: Vec<(String, bool)> = sqlx::query_as(&format!(
+            "SELECT id, {} FROM jobs WHERE id > ?1 AND id < ?2 ORDER BY id LIMIT ?3",
+            crate::store::prune_sql::prunable("?4", "?5")
+        ))
+        .bind(&p.after_id)
+        .bind(&p.below_id)
+        .bind(i64::from(p.scan))
+        .bind(p.completed_before)
+        .bind(p.failed_before)
+        .fetch_all(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
+        let last_id = rows.last().map(|r| r.0.clone());
+        let ids: Vec<String> = rows.into_iter().filter(|r| r.1).map(|r| r.0).collect();
+        if ids.is_empty() {
+            return Ok(Pruned {
+                last_id,
+                ..Pruned::default()
+            });
+        }
+        let (c, f) = (p.completed_before, p.failed_before);
+        // Not durable: a prune lost to a crash is made again.
+        let (jobs, attempts) = self
+            .write(Class::Bulk, false, move |conn, _| {
+                prune::delete(conn, &ids, c, f)
+            })
+            .await?;
+        Ok(Pruned {
+            jobs,
+            attempts,
+            last_id,
+        })
+    }
+
+    async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<u64> {
+        self.write(Class::Bulk, true, move |c, _| {
+            prune::collect(c, uploaded_before)
         })
         .await
     }

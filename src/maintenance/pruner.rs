@@ -1,0 +1,169 @@
+//! The pruner: completed and cancelled jobs are deleted a while after they
+//! end (7 days by default), failed ones later (30 days), with their
+//! attempts and logs; components no task uses are collected. A pass reads
+//! the jobs in id order (ULIDs rise with time, so it starts with the
+//! oldest and stops at the first id too young to have ended before the
+//! cutoff), a short write per step, yielding between steps so that the
+//! queue's own writes never wait long behind it.
+
+use crate::store::{JobStore, Millis, PruneParams, StoreResult};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long ended jobs are kept; `None` keeps them for ever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Completed and cancelled jobs; also how long a component no task
+    /// uses is kept after its upload.
+    pub completed: Option<Duration>,
+    pub failed: Option<Duration>,
+}
+
+/// Longest retention the server can be told to keep (ten years).
+pub const MAX_RETENTION: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            completed: Some(Duration::from_secs(7 * 24 * 3600)),
+            failed: Some(Duration::from_secs(30 * 24 * 3600)),
+        }
+    }
+}
+
+/// How often a pruning round runs.
+pub const PRUNE_EVERY: Duration = Duration::from_secs(1);
+/// Jobs looked at per step: one short write (a few milliseconds).
+pub const STEP: u32 = 256;
+/// Steps per round at most; the pass goes on at the next round.
+const STEPS_PER_ROUND: u32 = 400;
+/// Rounds between two collections of unused components.
+const COLLECT_EVERY_ROUNDS: u32 = 3600;
+
+pub struct Pruner {
+    store: Arc<dyn JobStore>,
+    retention: Retention,
+    /// Where the pass goes on from: the last id looked at.
+    cursor: Mutex<String>,
+    rounds: AtomicU32,
+}
+
+/// What a round did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Round {
+    pub jobs: u64,
+    pub attempts: u64,
+    pub components: u64,
+    /// The pass reached its end (the next round starts a new one).
+    pub pass_over: bool,
+}
+
+impl Pruner {
+    pub fn new(store: Arc<dyn JobStore>, retention: Retention) -> Self {
+        Pruner {
+            store,
+            retention,
+            cursor: Mutex::new(String::new()),
+            rounds: AtomicU32::new(0),
+        }
+    }
+
+    fn cutoff(now: Millis, keep: Option<Duration>) -> Option<Millis> {
+        keep.map(|d| now.saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)))
+    }
+
+    /// Up to `steps` steps of the pass.
+    pub async fn round(&self, steps: u32) -> StoreResult<Round> {
+        let now = self.store.now();
+        let completed_before = Self::cutoff(now, self.retention.completed);
+        let failed_before = Self::cutoff(now, self.retention.failed);
+        let mut round = Round::default();
+        let Some(later) = completed_before.max(failed_before) else {
+            round.pass_over = true;
+            return Ok(round);
+        };
+        let below_id = PruneParams::id_floor(later);
+        for _ in 0..steps {
+            let after_id = self
+                .cursor
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let step = self
+                .store
+                .job_prune(PruneParams {
+                    after_id,
+                    below_id: below_id.clone(),
+                    completed_before,
+                    failed_before,
+                    scan: STEP,
+                })
+                .await?;
+            round.jobs += step.jobs;
+            round.attempts += step.attempts;
+            let over = step.last_id.is_none();
+            *self.cursor.lock().unwrap_or_else(|p| p.into_inner()) =
+                step.last_id.unwrap_or_default();
+            if over {
+                round.pass_over = true;
+                break;
+            }
+            // Let the queue's own writes in between steps.
+            tokio::task::yield_now().await;
+        }
+        Ok(round)
+    }
+
+    /// Collects components no task uses, uploaded longer ago than the
+    /// completed jobs' retention.
+    pub async fn collect(&self) -> StoreResult<u64> {
+        match Self::cutoff(self.store.now(), self.retention.completed) {
+            Some(before) => self.store.component_collect(before).await,
+            None => Ok(0),
+        }
+    }
+
+    /// Runs passes until one ends; what they did (for tests and `bench`).
+    pub async fn until_pass_over(&self) -> StoreResult<Round> {
+        let mut total = Round::default();
+        loop {
+            let r = self.round(STEPS_PER_ROUND).await?;
+            total.jobs += r.jobs;
+            total.attempts += r.attempts;
+            if r.pass_over {
+                total.pass_over = true;
+                total.components = self.collect().await?;
+                return Ok(total);
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl super::Service for Pruner {
+    fn name(&self) -> &'static str {
+        "pruner"
+    }
+
+    fn interval(&self) -> Duration {
+        PRUNE_EVERY
+    }
+
+    async fn run_once(&self) {
+        match self.round(STEPS_PER_ROUND).await {
+            Ok(r) if r.jobs > 0 => {
+                tracing::debug!(jobs = r.jobs, attempts = r.attempts, "pruned ended jobs")
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "pruning failed"),
+        }
+        if self.rounds.fetch_add(1, Ordering::Relaxed) % COLLECT_EVERY_ROUNDS == 0 {
+            match self.collect().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(components = n, "collected components no task uses"),
+                Err(e) => tracing::warn!(error = %e, "collecting components failed"),
+            }
+        }
+    }
+}

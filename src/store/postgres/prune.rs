@@ -1,0 +1,62 @@
+//! Retention on PostgreSQL: ended jobs past their age deleted with their
+//! attempts, one short statement at a time, and components no task uses.
+
+use super::group::Db;
+use super::pg;
+use crate::store::prune_sql::prunable;
+use crate::store::records::{PruneParams, Pruned};
+use crate::store::{Millis, StoreResult};
+
+/// One step of a pass, in one statement: reads the next jobs by id,
+/// deletes those past their age and their attempts.
+pub async fn prune(db: &Db, p: PruneParams) -> StoreResult<Pruned> {
+    let (last_id, jobs, attempts): (Option<String>, i64, i64) = sqlx::query_as(&format!(
+        "WITH seen AS (SELECT id, {} AS go FROM jobs \
+           WHERE id > $1 AND id < $2 ORDER BY id LIMIT $3), \
+         gone AS (DELETE FROM jobs j USING seen WHERE j.id = seen.id AND seen.go \
+           RETURNING j.id), \
+         att AS (DELETE FROM attempts a USING gone WHERE a.job_id = gone.id RETURNING 1) \
+         SELECT (SELECT max(id) FROM seen), (SELECT count(*) FROM gone), \
+           (SELECT count(*) FROM att)",
+        prunable("$4", "$5")
+    ))
+    .bind(&p.after_id)
+    .bind(&p.below_id)
+    .bind(i64::from(p.scan))
+    .bind(p.completed_before)
+    .bind(p.failed_before)
+    .fetch_one(&db.pool)
+    .await
+    .map_err(pg)?;
+    Ok(Pruned {
+        jobs: u64::try_from(jobs).unwrap_or(0),
+        attempts: u64::try_from(attempts).unwrap_or(0),
+        last_id,
+    })
+}
+
+/// Deletes components uploaded before `before` that no task version of
+/// their tenant uses, then bytes no component names.
+pub async fn collect(db: &Db, before: Millis) -> StoreResult<u64> {
+    let mut tx = db.pool.begin().await.map_err(pg)?;
+    let n = sqlx::query(
+        "DELETE FROM components c WHERE created_at < $1 AND NOT EXISTS ( \
+           SELECT 1 FROM tasks t WHERE t.tenant = c.tenant AND t.digest = c.digest)",
+    )
+    .bind(before)
+    .execute(&mut *tx)
+    .await
+    .map_err(pg)?
+    .rows_affected();
+    if n > 0 {
+        sqlx::query(
+            "DELETE FROM blobs b WHERE NOT EXISTS ( \
+               SELECT 1 FROM components c WHERE c.digest = b.digest)",
+        )
+        .execute(&mut *tx)
+        .await
+        .map_err(pg)?;
+    }
+    tx.commit().await.map_err(pg)?;
+    Ok(n)
+}

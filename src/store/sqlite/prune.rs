@@ -1,0 +1,61 @@
+//! Retention on SQLite: ended jobs past their age deleted with their
+//! attempts, a short write at a time, and components no task uses.
+
+use super::wdb;
+use crate::store::prune_sql::prunable;
+use crate::store::{Millis, StoreResult};
+use rusqlite::{params, Connection};
+
+/// Deletes the given jobs that are still prunable (a redrive may have
+/// queued one again since it was read), and their attempts; answers how
+/// many of each.
+pub fn delete(
+    conn: &Connection,
+    ids: &[String],
+    completed_before: Option<Millis>,
+    failed_before: Option<Millis>,
+) -> StoreResult<(u64, u64)> {
+    let mut job = conn
+        .prepare_cached(&format!(
+            "DELETE FROM jobs WHERE id = ?1 AND {}",
+            prunable("?2", "?3")
+        ))
+        .map_err(wdb)?;
+    let mut attempts = conn
+        .prepare_cached("DELETE FROM attempts WHERE job_id = ?1")
+        .map_err(wdb)?;
+    let (mut jobs, mut rows) = (0, 0);
+    for id in ids {
+        if job
+            .execute(params![id, completed_before, failed_before])
+            .map_err(wdb)?
+            == 1
+        {
+            jobs += 1;
+            rows += attempts.execute([id]).map_err(wdb)? as u64;
+        }
+    }
+    Ok((jobs, rows))
+}
+
+/// Deletes components uploaded before `before` that no task version of
+/// their tenant uses, then bytes no component names.
+pub fn collect(conn: &Connection, before: Millis) -> StoreResult<u64> {
+    let n = conn
+        .prepare_cached(
+            "DELETE FROM components WHERE created_at < ?1 AND NOT EXISTS ( \
+               SELECT 1 FROM tasks t WHERE t.tenant = components.tenant \
+               AND t.digest = components.digest)",
+        )
+        .and_then(|mut s| s.execute([before]))
+        .map_err(wdb)?;
+    if n > 0 {
+        conn.prepare_cached(
+            "DELETE FROM blobs WHERE NOT EXISTS ( \
+               SELECT 1 FROM components c WHERE c.digest = blobs.digest)",
+        )
+        .and_then(|mut s| s.execute([]))
+        .map_err(wdb)?;
+    }
+    Ok(n as u64)
+}
