@@ -52,6 +52,9 @@ pub struct QueueBench {
     /// whole batch).
     #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1_000..=10_000_000))]
     pub batch_jobs: u64,
+    /// Finished jobs pruned by `--only prune`.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1_000..=10_000_000))]
+    pub prune_jobs: u64,
     /// Run on PostgreSQL: each part on a database of its own, made on
     /// this server and dropped after (default: SQLite in a temporary dir).
     #[arg(long)]
@@ -60,7 +63,7 @@ pub struct QueueBench {
     /// runners in this process (PostgreSQL only; timed from their spawn).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=64))]
     pub workers: u64,
-    /// Measure only this part (default: all but `store`).
+    /// Measure only this part (default: all but `store` and `prune`).
     #[arg(long, value_enum)]
     pub only: Option<QueuePart>,
     /// Print the figures as JSON instead of a table.
@@ -75,13 +78,15 @@ pub enum QueuePart {
     Http,
     Batch,
     Store,
+    /// Pruning `--prune-jobs` finished jobs, and enqueue→start meanwhile.
+    Prune,
 }
 
 /// A store, registry and no-op task on a fresh data dir.
 /// A database of its own for one part: SQLite in the part's temporary
 /// dir, or one made on the PostgreSQL server given.
-struct Db {
-    url: String,
+pub(super) struct Db {
+    pub(super) url: String,
     /// The server and the database's name, to drop it after.
     made: Option<(String, String)>,
 }
@@ -112,7 +117,7 @@ impl Db {
         })
     }
 
-    async fn drop(self) {
+    pub(super) async fn drop(self) {
         if let Some((server, name)) = self.made {
             if let Err(e) = crate::store::postgres::admin::drop_database(&server, &name).await {
                 eprintln!("taskbox bench queue: cannot drop the database {name}: {e}");
@@ -121,15 +126,15 @@ impl Db {
     }
 }
 
-struct Bed {
+pub(super) struct Bed {
     _dir: tempfile::TempDir,
-    db: Db,
-    store: Arc<dyn JobStore>,
-    registry: Arc<Registry>,
-    task: TaskRef,
+    pub(super) db: Db,
+    pub(super) store: Arc<dyn JobStore>,
+    pub(super) registry: Arc<Registry>,
+    pub(super) task: TaskRef,
 }
 
-async fn bed(args: &QueueBench, durability: Durability) -> anyhow::Result<Bed> {
+pub(super) async fn bed(args: &QueueBench, durability: Durability) -> anyhow::Result<Bed> {
     let dir = tempfile::tempdir().context("cannot make a temporary data dir")?;
     let db = Db::new(args, dir.path()).await?;
     let store = store::open(
@@ -172,16 +177,66 @@ async fn bed(args: &QueueBench, durability: Durability) -> anyhow::Result<Bed> {
     })
 }
 
+/// Inserts `n` plain jobs due now, 2000 per write.
+pub(super) async fn insert_plain(b: &Bed, n: u64) -> anyhow::Result<()> {
+    let mut ids = ulid::Generator::new();
+    let mut left = n;
+    while left > 0 {
+        let n = left.min(2000);
+        let batch = (0..n)
+            .map(|_| {
+                job(
+                    &b.task,
+                    ids.generate().map(|u| u.to_string()).unwrap_or_default(),
+                )
+            })
+            .collect();
+        for r in b.store.job_insert(batch).await? {
+            r?;
+        }
+        left -= n;
+    }
+    Ok(())
+}
+
+/// The end of a claimed job's attempt as a runner writes it: completed,
+/// with its attempt and usage, as a no-op guest leaves it.
+pub(super) fn completed(c: &crate::store::ClaimedJob) -> crate::store::Finalize {
+    crate::store::Finalize {
+        id: c.id.clone(),
+        tenant: c.tenant.clone(),
+        lease_token: c.lease_token.clone(),
+        action: crate::store::Action::Complete {
+            output: "{}".into(),
+        },
+        attempt: Some(crate::store::AttemptRecord {
+            attempt: c.attempts,
+            task: c.task.clone(),
+            started_at: c.started_at,
+            finished_at: c.started_at,
+            outcome: "completed".into(),
+            error: None,
+            fuel_used: 1000,
+            peak_memory_bytes: 65536,
+            log: None,
+        }),
+        usage: Some(crate::store::Usage {
+            fuel: 1000,
+            wall_ms: 0,
+        }),
+    }
+}
+
 fn job(task: &TaskRef, id: String) -> NewJob {
     NewJob::plain(id, DEFAULT_TENANT, task.clone(), "{}")
 }
 
-fn runners(args: &QueueBench) -> usize {
+pub(super) fn runners(args: &QueueBench) -> usize {
     args.runners
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-fn durability(args: &QueueBench) -> Durability {
+pub(super) fn durability(args: &QueueBench) -> Durability {
     match args.durability {
         super::serve::DurabilityArg::Full => Durability::Full,
         super::serve::DurabilityArg::Normal => Durability::Normal,
@@ -198,7 +253,7 @@ fn cpu_seconds() -> Option<f64> {
     Some(ticks / 100.0)
 }
 
-fn progress(what: &str) {
+pub(super) fn progress(what: &str) {
     eprint!("taskbox bench queue: {what}…");
     let _ = std::io::stderr().flush();
 }
@@ -206,23 +261,7 @@ fn progress(what: &str) {
 async fn burn_down(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     let b = bed(args, durability(args)).await?;
     progress(&format!("inserting {} jobs", args.jobs));
-    let mut ids = ulid::Generator::new();
-    let mut left = args.jobs;
-    while left > 0 {
-        let n = left.min(2000);
-        let batch = (0..n)
-            .map(|_| {
-                job(
-                    &b.task,
-                    ids.generate().map(|u| u.to_string()).unwrap_or_default(),
-                )
-            })
-            .collect();
-        for r in b.store.job_insert(batch).await? {
-            r?;
-        }
-        left -= n;
-    }
+    insert_plain(&b, args.jobs).await?;
     eprintln!(" done");
     if args.workers > 0 {
         progress(&format!(
@@ -641,6 +680,9 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
         if args.only == Some(QueuePart::Store) {
             report.insert("store".into(), store_only(&args).await?);
         }
+        if args.only == Some(QueuePart::Prune) {
+            report.insert("prune".into(), super::bench_prune::prune(&args).await?);
+        }
         Ok::<_, anyhow::Error>(())
     })?;
     let report = serde_json::Value::Object(report);
@@ -724,29 +766,33 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
             h["request"]["p99_ms"].as_f64().unwrap_or_default(),
         );
     }
+    if let Some(p) = report.get("prune") {
+        println!(
+            "  prune             {:>9.0} jobs/s   ({} finished jobs and {} attempts in {:.1} s)",
+            p["jobs_per_second"].as_f64().unwrap_or_default(),
+            p["pruned"],
+            p["attempts_pruned"],
+            p["seconds"].as_f64().unwrap_or_default(),
+        );
+        for (name, s) in [
+            ("enqueue→start", &p["alone"]),
+            ("  while pruning", &p["during"]["enqueue_call_to_start"]),
+        ] {
+            println!(
+                "  {name:<17} p50 {:.3} ms · p99 {:.3} ms · max {:.3} ms",
+                s["p50_ms"].as_f64().unwrap_or_default(),
+                s["p99_ms"].as_f64().unwrap_or_default(),
+                s["max_ms"].as_f64().unwrap_or_default(),
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Store alone: claim and complete every job, no runner, no sandbox.
 pub async fn store_only(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     let b = bed(args, durability(args)).await?;
-    let mut ids = ulid::Generator::new();
-    let mut left = args.jobs;
-    while left > 0 {
-        let n = left.min(2000);
-        let batch = (0..n)
-            .map(|_| {
-                job(
-                    &b.task,
-                    ids.generate().map(|u| u.to_string()).unwrap_or_default(),
-                )
-            })
-            .collect();
-        for r in b.store.job_insert(batch).await? {
-            r?;
-        }
-        left -= n;
-    }
+    insert_plain(&b, args.jobs).await?;
     progress("store claims");
     let t0 = Instant::now();
     let mut done = 0u64;
@@ -764,32 +810,7 @@ pub async fn store_only(args: &QueueBench) -> anyhow::Result<serde_json::Value> 
             })
             .await?
             .jobs;
-        let fin = claimed
-            .iter()
-            .map(|c| crate::store::Finalize {
-                id: c.id.clone(),
-                tenant: c.tenant.clone(),
-                lease_token: c.lease_token.clone(),
-                action: crate::store::Action::Complete {
-                    output: "{}".into(),
-                },
-                attempt: Some(crate::store::AttemptRecord {
-                    attempt: c.attempts,
-                    task: c.task.clone(),
-                    started_at: c.started_at,
-                    finished_at: c.started_at,
-                    outcome: "completed".into(),
-                    error: None,
-                    fuel_used: 1000,
-                    peak_memory_bytes: 65536,
-                    log: None,
-                }),
-                usage: Some(crate::store::Usage {
-                    fuel: 1000,
-                    wall_ms: 0,
-                }),
-            })
-            .collect();
+        let fin = claimed.iter().map(completed).collect();
         let f0 = Instant::now();
         tc += f0 - c0;
         done += b.store.job_finalize(fin).await?.len() as u64;

@@ -3,8 +3,8 @@
 //! attempts and logs; components no task uses are collected. A pass reads
 //! the jobs in id order (ULIDs rise with time, so it starts with the
 //! oldest and stops at the first id too young to have ended before the
-//! cutoff), a short write per step, yielding between steps so that the
-//! queue's own writes never wait long behind it.
+//! cutoff), a short write per step, resting between steps as long as the
+//! step took, so that the queue's own writes never wait long behind it.
 
 use crate::store::{JobStore, Millis, PruneParams, StoreResult};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -90,6 +90,7 @@ impl Pruner {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone();
+            let started = std::time::Instant::now();
             let step = self
                 .store
                 .job_prune(PruneParams {
@@ -109,8 +110,10 @@ impl Pruner {
                 round.pass_over = true;
                 break;
             }
-            // Let the queue's own writes in between steps.
-            tokio::task::yield_now().await;
+            // Rest as long as the step took: pruning takes at most half of
+            // the database's time, so that a backlog of a million ended
+            // jobs does not crowd out the queue's own writes.
+            tokio::time::sleep(started.elapsed()).await;
         }
         Ok(round)
     }

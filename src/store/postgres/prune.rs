@@ -8,14 +8,18 @@ use crate::store::records::{PruneParams, Pruned};
 use crate::store::{Millis, StoreResult};
 
 /// One step of a pass, in one statement: reads the next jobs by id,
-/// deletes those past their age and their attempts.
+/// deletes those past their age and their attempts. The deletes name their
+/// rows by `= ANY(ARRAY(…))`: as joins, with a million rows and no fresh
+/// statistics, they were planned as hash joins over a scan of the whole
+/// table (100 ms a step, 2,500 jobs/s).
 pub async fn prune(db: &Db, p: PruneParams) -> StoreResult<Pruned> {
     let (last_id, jobs, attempts): (Option<String>, i64, i64) = sqlx::query_as(&format!(
         "WITH seen AS (SELECT id, {} AS go FROM jobs \
            WHERE id > $1 AND id < $2 ORDER BY id LIMIT $3), \
-         gone AS (DELETE FROM jobs j USING seen WHERE j.id = seen.id AND seen.go \
-           RETURNING j.id), \
-         att AS (DELETE FROM attempts a USING gone WHERE a.job_id = gone.id RETURNING 1) \
+         gone AS (DELETE FROM jobs WHERE id = ANY(ARRAY(SELECT id FROM seen WHERE go)) \
+           RETURNING id), \
+         att AS (DELETE FROM attempts WHERE job_id = ANY(ARRAY(SELECT id FROM gone)) \
+           RETURNING 1) \
          SELECT (SELECT max(id) FROM seen), (SELECT count(*) FROM gone), \
            (SELECT count(*) FROM att)",
         prunable("$4", "$5")
