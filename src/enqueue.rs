@@ -346,6 +346,12 @@ impl Enqueuer {
                 .concurrency
                 .as_ref()
                 .is_some_and(|c| c.mode == ConcurrencyMode::Supersedes),
+            concurrency_limit: tv
+                .spec
+                .concurrency
+                .as_ref()
+                .and_then(|c| c.limit)
+                .filter(|l| *l > 1 && concurrency_key.is_some()),
             concurrency_key,
             unique_key: b.unique_key,
             on_conflict: b.on_conflict.unwrap_or_default(),

@@ -35,7 +35,7 @@ impl Default for Retention {
 /// How often a pruning round runs.
 pub const PRUNE_EVERY: Duration = Duration::from_secs(1);
 /// Jobs looked at per step: one short write (a few milliseconds).
-pub const STEP: u32 = 256;
+pub const STEP: u32 = 128;
 /// Steps per round at most; the pass goes on at the next round.
 const STEPS_PER_ROUND: u32 = 400;
 /// Rounds between two collections of unused components.

@@ -70,7 +70,14 @@ impl LimitsSpec {
 pub struct Concurrency {
     pub key: String,
     pub mode: ConcurrencyMode,
+    /// How many jobs of one key may run at once (1 to `MAX_KEY_LIMIT`;
+    /// default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
 }
+
+/// Most jobs of one concurrency key that may run at once.
+pub const MAX_KEY_LIMIT: u32 = 1000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -135,6 +142,11 @@ impl TaskSpec {
             problems.push("deadline_ms must be at least 1".into());
         }
         if let Some(c) = &self.concurrency {
+            if c.limit.is_some_and(|l| l == 0 || l > MAX_KEY_LIMIT) {
+                problems.push(format!(
+                    "concurrency.limit must be between 1 and {MAX_KEY_LIMIT}"
+                ));
+            }
             if c.key.trim().is_empty() {
                 problems.push("concurrency.key must not be empty".into());
             } else if super::key_template::is_template(&c.key) {

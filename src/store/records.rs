@@ -175,6 +175,8 @@ pub struct NewJob {
     /// due (its run_at), the job fails `expired` without running.
     pub expire_after_ms: Option<u64>,
     pub concurrency_key: Option<String>,
+    /// How many jobs of the concurrency key may run at once (`None`: 1).
+    pub concurrency_limit: Option<u32>,
     /// Whether a new job with this concurrency key cancels the queued ones.
     pub supersedes: bool,
     pub unique_key: Option<String>,
@@ -290,6 +292,7 @@ impl NewJob {
             deadline_ms: None,
             expire_after_ms: None,
             concurrency_key: None,
+            concurrency_limit: None,
             supersedes: false,
             unique_key: None,
             on_conflict: OnConflict::Error,

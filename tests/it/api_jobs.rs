@@ -1091,3 +1091,61 @@ async fn the_pruner_deletes_ended_jobs_after_their_age() {
     );
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_concurrency_limit_of_three_holds_on_eight_slots() {
+    let s = TestServer::start(8).await;
+    let concurrency = json!({"key": "acct", "mode": "exclusive", "limit": 3});
+    s.task(ADMIN, "t", "limits", json!({"concurrency": concurrency}))
+        .await;
+    let mut ids = Vec::new();
+    for _ in 0..100 {
+        let job = s
+            .enqueue(
+                ADMIN,
+                json!({"task": "t", "input": {"op": "sleep", "ms": 20}}),
+            )
+            .await;
+        ids.push(job["id"].as_str().unwrap().to_owned());
+    }
+    // Each job's attempt, as (start, end) in ms.
+    let mut spans = Vec::new();
+    for id in &ids {
+        assert_eq!(s.finished(ADMIN, id).await["status"], "completed");
+        let a = &s.attempts(ADMIN, id).await[0];
+        let ms = |v: &Value| {
+            chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap())
+                .unwrap()
+                .timestamp_millis()
+        };
+        spans.push((ms(&a["started_at"]), ms(&a["finished_at"])));
+    }
+    // The most running at once: at each start, those begun and not ended.
+    let most = spans
+        .iter()
+        .map(|(start, _)| {
+            spans
+                .iter()
+                .filter(|(s2, e2)| s2 <= start && start < e2)
+                .count()
+        })
+        .max()
+        .unwrap();
+    assert!(most <= 3, "{most} ran at once: {spans:?}");
+    assert!(most >= 2, "the limit is 3, not 1: {spans:?}");
+    // A limit out of bounds is refused when the task is put.
+    let digest = s.upload(ADMIN, "noop").await;
+    for bad in [0, 1001] {
+        let concurrency = json!({"key": "k", "mode": "exclusive", "limit": bad});
+        let (status, e) = s
+            .call(
+                Method::PUT,
+                "/v1/tasks/u",
+                ADMIN,
+                Some(json!({"component": digest, "concurrency": concurrency})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {e}");
+    }
+    s.stop().await;
+}

@@ -208,6 +208,7 @@ macro_rules! conformance_cases {
             jobs_back_in_a_paused_queue_stay_parked,
             a_scheduled_job_of_a_paused_queue_waits_for_the_resume,
             queued_jobs_expire,
+            a_concurrency_key_runs_up_to_its_limit,
             ended_jobs_are_pruned_after_their_age,
             components_no_task_uses_are_collected,
         );

@@ -1,6 +1,7 @@
-//! Conformance cases of paused queues and of expiry: a paused queue's jobs
-//! are never claimed, by whatever path they came back to the queue, and a
-//! job still queued past its `expire_after_ms` fails `expired`.
+//! Conformance cases of what holds a queued job back: a paused queue's jobs
+//! are never claimed, by whatever path they came back to the queue; a job
+//! still queued past its `expire_after_ms` fails `expired`; a concurrency
+//! key runs at most its limit of jobs at once.
 
 use super::*;
 
@@ -203,4 +204,41 @@ pub(super) async fn queued_jobs_expire(h: Harness) {
         .unwrap();
     assert_eq!(r.status, JobStatus::Queued);
     assert_eq!(ids(&claim(&h, 10).await), ["later"]);
+}
+
+pub(super) async fn a_concurrency_key_runs_up_to_its_limit(h: Harness) {
+    setup(&h).await;
+    let keyed = |id: &str, limit: Option<u32>| NewJob {
+        concurrency_key: Some("acct".into()),
+        concurrency_limit: limit,
+        ..new_job(id)
+    };
+    for n in 1..=5 {
+        insert(&h, keyed(&format!("k{n}"), Some(3))).await;
+    }
+    let first = claim_whole(&h, 10).await;
+    assert_eq!(
+        ids(&first.jobs),
+        ["k1", "k2", "k3"],
+        "three of the key at once"
+    );
+    assert!(first.passed_over, "it passed k4 and k5 over");
+    assert!(claim(&h, 10).await.is_empty(), "the key is full");
+    assert!(matches!(
+        h.store.job_run_now(A, "k4").await,
+        Err(StoreError::Conflict(_))
+    ));
+    // One ends: one more starts, in the slot it freed.
+    let ended = &first.jobs[1];
+    finalize(&h, ended, Action::Complete { output: "1".into() }).await;
+    assert_eq!(ids(&claim(&h, 10).await), ["k4"]);
+    assert!(claim(&h, 10).await.is_empty());
+    // Claims one at a time fill the slots the same way.
+    for c in [&first.jobs[0], &first.jobs[2]] {
+        finalize(&h, c, Action::Complete { output: "1".into() }).await;
+    }
+    assert_eq!(ids(&claim(&h, 1).await), ["k5"]);
+    // A job of the key whose own limit is 1 waits while any runs.
+    insert(&h, keyed("one", None)).await;
+    assert!(claim(&h, 10).await.is_empty(), "two of the key run");
 }

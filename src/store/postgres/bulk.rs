@@ -38,9 +38,12 @@ type Rooms<'a> = HashMap<&'a str, (Option<u64>, i64)>;
 fn plain(jobs: &[NewJob]) -> bool {
     let ids: HashSet<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
     ids.len() == jobs.len()
-        && jobs
-            .iter()
-            .all(|j| j.idempotency.is_none() && j.unique_key.is_none() && !j.supersedes)
+        && jobs.iter().all(|j| {
+            j.idempotency.is_none()
+                && j.unique_key.is_none()
+                && !j.supersedes
+                && j.concurrency_limit.is_none()
+        })
 }
 
 /// Inserts `jobs` in the caller's transaction if there are several and

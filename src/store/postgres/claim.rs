@@ -17,7 +17,7 @@ use crate::store::tally::Tally;
 use crate::store::tenants::contender;
 use crate::store::{Millis, StoreResult};
 use sqlx::{Postgres, Transaction};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 type Tx = Transaction<'static, Postgres>;
@@ -104,7 +104,7 @@ pub async fn claim(
     let expires = now.saturating_add(i64::try_from(p.lease_ms).unwrap_or(i64::MAX));
     let mut tally = Tally::new(now);
     let mut claimed = Vec::new();
-    let mut keys = HashSet::new();
+    let mut keys = HashMap::new();
     for _ in 0..CLAIM_ROUNDS {
         let want = (p.limit as usize).saturating_sub(claimed.len());
         let picks = fairness(&fair).pick(&contenders, want);
@@ -174,15 +174,16 @@ async fn tenant_rows(
     tenant: &str,
     queues: Option<&[String]>,
     n: usize,
-    keys: &mut HashSet<(String, String)>,
-) -> StoreResult<Vec<String>> {
-    let rows: Vec<(String, Option<String>)> = sqlx::query_as(&format!(
-        "SELECT id, concurrency_key FROM jobs j \
+    keys: &mut HashMap<(String, String), Vec<i32>>,
+) -> StoreResult<Vec<(String, Option<i32>)>> {
+    let rows: Vec<(String, Option<String>, Option<i32>)> = sqlx::query_as(&format!(
+        "SELECT id, concurrency_key, concurrency_limit FROM jobs j \
          WHERE tenant = $1 AND status = 'queued' AND NOT paused AND run_at <= $2 \
            AND ($3::text[] IS NULL OR queue = ANY($3)) AND {} \
-           AND (concurrency_key IS NULL OR NOT EXISTS ( \
-                SELECT 1 FROM jobs r WHERE r.tenant = j.tenant \
-                AND r.concurrency_key = j.concurrency_key AND r.status = 'running')) \
+           AND (concurrency_key IS NULL OR ( \
+                SELECT count(*) FROM jobs r WHERE r.tenant = j.tenant \
+                AND r.concurrency_key = j.concurrency_key AND r.status = 'running') \
+                < coalesce(j.concurrency_limit, 1)) \
          ORDER BY urgent DESC, priority, run_at, id LIMIT $4 FOR UPDATE SKIP LOCKED",
         claimable("j", "$2")
     ))
@@ -194,23 +195,37 @@ async fn tenant_rows(
     .await
     .map_err(pg)?;
     let mut out = Vec::with_capacity(rows.len());
-    for (id, key) in rows {
+    for (id, key, limit) in rows {
+        let mut slot = None;
         if let Some(k) = key {
             let pair = (tenant.to_owned(), k);
-            if keys.contains(&pair) || !hold_key(tx, &pair.0, &pair.1).await? {
-                continue;
+            // The slots taken: read once the key is held, then this
+            // claim's own added as it takes them.
+            let taken = match keys.get_mut(&pair) {
+                Some(t) => t,
+                None => match hold_key(tx, &pair.0, &pair.1).await? {
+                    Some(running) => keys.entry(pair).or_insert(running),
+                    None => continue,
+                },
+            };
+            match (0..limit.unwrap_or(1)).find(|s| !taken.contains(s)) {
+                Some(s) => {
+                    taken.push(s);
+                    slot = Some(s);
+                }
+                None => continue,
             }
-            keys.insert(pair);
         }
-        out.push(id);
+        out.push((id, slot));
     }
     Ok(out)
 }
 
 /// Takes a concurrency key for this transaction if no other claimer holds
-/// it and no job of it runs (read after the lock, so after the commit of
-/// any claimer that held it before).
-async fn hold_key(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<bool> {
+/// it, and answers the slots its running jobs hold (read after the lock,
+/// so after the commit of any claimer that held it before); `None` when
+/// another claimer holds it.
+async fn hold_key(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<Option<Vec<i32>>> {
     let locked: bool = sqlx::query_scalar(
         "SELECT pg_try_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))",
     )
@@ -220,25 +235,26 @@ async fn hold_key(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<bool> {
     .await
     .map_err(pg)?;
     if !locked {
-        return Ok(false);
+        return Ok(None);
     }
-    let running: Option<i32> = sqlx::query_scalar(
-        "SELECT 1 FROM jobs WHERE tenant = $1 AND concurrency_key = $2 AND status = 'running'",
+    let running: Vec<Option<i32>> = sqlx::query_scalar(
+        "SELECT concurrency_slot FROM jobs \
+         WHERE tenant = $1 AND concurrency_key = $2 AND status = 'running'",
     )
     .bind(tenant)
     .bind(key)
-    .fetch_optional(&mut **tx)
+    .fetch_all(&mut **tx)
     .await
     .map_err(pg)?;
-    Ok(running.is_none())
+    Ok(Some(running.into_iter().map(|s| s.unwrap_or(0)).collect()))
 }
 
-/// Moves the given queued jobs to running under one lease token, in the
-/// order given.
+/// Moves the given queued jobs to running under one lease token, each in
+/// its concurrency key's slot, in the order given.
 async fn take(
     tx: &mut Tx,
     now: Millis,
-    ids: &[String],
+    picked: &[(String, Option<i32>)],
     owner: &str,
     token: &str,
     expires: Millis,
@@ -247,18 +263,21 @@ async fn take(
     let running = JobStatus::Queued
         .after(Transition::Claim)
         .unwrap_or(JobStatus::Running);
+    let ids: Vec<&str> = picked.iter().map(|p| p.0.as_str()).collect();
     let rows = sqlx::query(&format!(
         "UPDATE jobs SET status = $1, attempts = attempts + 1, lease_owner = $2, \
          lease_token = $3, lease_expires_at = $4, attempt_started_at = $5, \
-         started_at = COALESCE(started_at, $5), progress = NULL, urgent = FALSE \
-         WHERE id = ANY($6) AND {PG_STATUS} = 'queued' RETURNING {CLAIM_COLUMNS}"
+         started_at = COALESCE(started_at, $5), progress = NULL, urgent = FALSE, \
+         concurrency_slot = s.slot FROM unnest($6::text[], $7::int4[]) AS s(pick_id, slot) \
+         WHERE jobs.id = s.pick_id AND {PG_STATUS} = 'queued' RETURNING {CLAIM_COLUMNS}"
     ))
     .bind(running.as_str())
     .bind(owner)
     .bind(token)
     .bind(expires)
     .bind(now)
-    .bind(ids)
+    .bind(&ids)
+    .bind(picked.iter().map(|p| p.1).collect::<Vec<Option<i32>>>())
     .fetch_all(&mut **tx)
     .await
     .map_err(pg)?;

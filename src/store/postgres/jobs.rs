@@ -311,9 +311,9 @@ async fn insert_one(
     let row: JobRow = sqlx::query_as(&format!(
         "INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
          max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
-         idempotency_key, idempotency_hash, expire_after_ms, paused) \
+         idempotency_key, idempotency_hash, expire_after_ms, concurrency_limit, paused) \
          VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-           $17, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6)) \
+           $17, $18, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6)) \
          RETURNING {JOB_COLUMNS}"
     ))
     .bind(&job.id)
@@ -335,6 +335,10 @@ async fn insert_one(
     .bind(
         job.expire_after_ms
             .map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
+    )
+    .bind(
+        job.concurrency_limit
+            .map(|v| i32::try_from(v).unwrap_or(i32::MAX)),
     )
     .fetch_one(&mut **tx)
     .await
@@ -371,16 +375,20 @@ pub async fn run_now(tx: &mut Tx, now: Millis, tenant: &str, id: &str) -> StoreR
     }
     if let Some(key) = &job.concurrency_key {
         let busy: Option<String> = sqlx::query_scalar(
-            "SELECT id FROM jobs WHERE tenant = $1 AND concurrency_key = $2 AND status = 'running'",
+            "SELECT id FROM jobs WHERE tenant = $1 AND concurrency_key = $2 AND status = 'running' \
+             AND (SELECT count(*) FROM jobs WHERE tenant = $1 AND concurrency_key = $2 \
+                  AND status = 'running') \
+               >= (SELECT coalesce(concurrency_limit, 1) FROM jobs WHERE id = $3) LIMIT 1",
         )
         .bind(&job.tenant)
         .bind(key)
+        .bind(&job.id)
         .fetch_optional(&mut **tx)
         .await
         .map_err(pg)?;
         if let Some(other) = busy {
             return Err(StoreError::Conflict(format!(
-                "job {other} with the same concurrency key {key:?} is running; try again when it ends"
+                "the concurrency key {key:?} runs as many jobs as its limit allows (job {other} among them); try again when one ends"
             )));
         }
     }

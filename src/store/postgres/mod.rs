@@ -416,7 +416,11 @@ impl JobStore for PgStore {
             // A job with a key takes a lock on it (or waits on a unique
             // index) in its transaction: batched, two batches could take
             // two keys in opposite orders. Such a job commits alone.
-            let keyed = job.idempotency.is_some() || job.unique_key.is_some() || job.supersedes;
+            // A key's limit is written by that path alone.
+            let keyed = job.idempotency.is_some()
+                || job.unique_key.is_some()
+                || job.supersedes
+                || job.concurrency_limit.is_some();
             let r = if keyed {
                 self.tx(move |tx, now| Box::pin(jobs::insert_alone(tx, now, job, defaults)))
                     .await

@@ -13,6 +13,7 @@ use crate::store::records::*;
 use crate::store::tenants::contender;
 use crate::store::{Millis, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 /// Most tenants one claim looks at; past it, claims go round them in turn.
@@ -163,12 +164,12 @@ fn tenant_rows(
     tenant: &str,
     queues: Option<&HashSet<String>>,
     n: usize,
-) -> StoreResult<(Vec<i64>, bool)> {
+) -> StoreResult<(Vec<(i64, Option<i64>)>, bool)> {
     let scan_limit = (n * 4 + 64) as i64;
     // Expired jobs are left for the expiry service to fail.
     let mut stmt = conn
         .prepare_cached(
-            "SELECT rowid, queue, concurrency_key FROM jobs \
+            "SELECT rowid, queue, concurrency_key, concurrency_limit FROM jobs \
              WHERE tenant = ?1 AND status = 'queued' AND available = 1 \
                AND (expire_after_ms IS NULL OR run_at + expire_after_ms > ?3) \
              ORDER BY urgent DESC, priority, run_at, id LIMIT ?2",
@@ -178,11 +179,12 @@ fn tenant_rows(
     let mut parked = Vec::new();
     let mut busy = conn
         .prepare_cached(
-            "SELECT 1 FROM jobs WHERE tenant = ?1 AND concurrency_key = ?2 AND status = 'running'",
+            "SELECT concurrency_slot FROM jobs \
+             WHERE tenant = ?1 AND concurrency_key = ?2 AND status = 'running'",
         )
         .map_err(wdb)?;
     let mut rows = stmt.query(params![tenant, scan_limit, now]).map_err(wdb)?;
-    let mut keys = HashSet::new();
+    let mut keys: HashMap<String, Vec<i64>> = HashMap::new();
     let mut out = Vec::with_capacity(n);
     let (mut seen, mut skipped) = (0i64, false);
     while out.len() < n {
@@ -202,27 +204,42 @@ fn tenant_rows(
             }
         }
         let key: Option<String> = r.get(2).map_err(wdb)?;
+        let mut slot = None;
         if let Some(k) = key {
-            if keys.contains(&k) {
-                skipped = true;
-                continue;
+            let limit: Option<i64> = r.get(3).map_err(wdb)?;
+            // The slots taken: by running jobs, read once per key a claim.
+            let taken = match keys.entry(k) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
+                    let running: Vec<Option<i64>> = busy
+                        .query_map(params![tenant, e.key()], |r| r.get(0))
+                        .and_then(|rows| rows.collect())
+                        .map_err(wdb)?;
+                    e.insert(running.into_iter().map(|s| s.unwrap_or(0)).collect())
+                }
+            };
+            match free_slot(taken, limit.unwrap_or(1)) {
+                Some(s) => {
+                    taken.push(s);
+                    slot = Some(s);
+                }
+                None => {
+                    skipped = true;
+                    continue;
+                }
             }
-            let running: Option<i64> = busy
-                .query_row(params![tenant, k], |r| r.get(0))
-                .optional()
-                .map_err(wdb)?;
-            if running.is_some() {
-                skipped = true;
-                continue;
-            }
-            keys.insert(k);
         }
-        out.push(rowid);
+        out.push((rowid, slot));
     }
     drop(rows);
     park_rows(conn, &parked)?;
     let more = out.len() < n && seen >= scan_limit;
     Ok((out, skipped || more))
+}
+
+/// The lowest of a key's `limit` slots not taken, if any is free.
+fn free_slot(taken: &[i64], limit: i64) -> Option<i64> {
+    (0..limit).find(|s| !taken.contains(s))
 }
 
 /// Parks jobs a claim found on a paused queue: one queued again while its
@@ -238,17 +255,17 @@ fn park_rows(conn: &Connection, rows: &[i64]) -> StoreResult<()> {
 }
 
 /// What a claim sets on each job it takes (?1 owner, ?2 token, ?3 lease
-/// expiry, ?4 now).
+/// expiry, ?4 now, ?6 its concurrency key's slot).
 const TAKE: &str = "UPDATE OR FAIL jobs SET status = 'running', attempts = attempts + 1, \
     lease_owner = ?1, lease_token = ?2, lease_expires_at = ?3, attempt_started_at = ?4, \
-    started_at = COALESCE(started_at, ?4), progress = NULL, urgent = 0";
+    started_at = COALESCE(started_at, ?4), progress = NULL, urgent = 0, concurrency_slot = ?6";
 
 /// Moves the given queued jobs (by rowid: the claim found them on the
 /// table itself) to running under one lease token, in the order given.
 fn take(
     conn: &Connection,
     now: Millis,
-    rows: &[i64],
+    rows: &[(i64, Option<i64>)],
     owner: &str,
     token: &str,
     expires: Millis,
@@ -260,9 +277,12 @@ fn take(
         ))
         .map_err(wdb)?;
     let mut claimed = Vec::with_capacity(rows.len());
-    for row in rows {
+    for (row, slot) in rows {
         let taken = stmt
-            .query_row(params![owner, token, expires, now, row], ClaimRow::read)
+            .query_row(
+                params![owner, token, expires, now, row, slot],
+                ClaimRow::read,
+            )
             .optional()
             .map_err(wdb)?;
         if let Some(r) = taken {

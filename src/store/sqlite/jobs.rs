@@ -206,8 +206,8 @@ fn insert_one(
     conn.prepare_cached(
         "INSERT OR FAIL INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
          max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
-         idempotency_key, idempotency_hash, expire_after_ms, available) \
-         VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?18, \
+         idempotency_key, idempotency_hash, expire_after_ms, concurrency_limit, available) \
+         VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?18, ?19, \
            CASE WHEN EXISTS (SELECT 1 FROM paused_queues WHERE tenant = ?2 AND queue = ?6) \
              THEN 2 ELSE ?17 END)",
     )
@@ -231,6 +231,7 @@ fn insert_one(
             idem_hash,
             run_at <= now,
             job.expire_after_ms.map(|ms| i64::try_from(ms).unwrap_or(i64::MAX)),
+            job.concurrency_limit,
         ])
     })
     .map_err(|e| match constraint(&e) {
@@ -298,13 +299,19 @@ pub fn run_now(conn: &Connection, now: Millis, tenant: &str, id: &str) -> StoreR
     if let Some(key) = &job.concurrency_key {
         let busy: Option<String> = conn
             .prepare_cached(
-                "SELECT id FROM jobs WHERE tenant = ?1 AND concurrency_key = ?2 AND status = 'running'",
+                "SELECT id FROM jobs WHERE tenant = ?1 AND concurrency_key = ?2 AND status = 'running' \
+                 AND (SELECT count(*) FROM jobs WHERE tenant = ?1 AND concurrency_key = ?2 \
+                      AND status = 'running') \
+                   >= (SELECT coalesce(concurrency_limit, 1) FROM jobs WHERE id = ?3) LIMIT 1",
             )
-            .and_then(|mut s| s.query_row(params![job.tenant, key], |r| r.get(0)).optional())
+            .and_then(|mut s| {
+                s.query_row(params![job.tenant, key, job.id], |r| r.get(0))
+                    .optional()
+            })
             .map_err(wdb)?;
         if let Some(other) = busy {
             return Err(StoreError::Conflict(format!(
-                "job {other} with the same concurrency key {key:?} is running; try again when it ends"
+                "the concurrency key {key:?} runs as many jobs as its limit allows (job {other} among them); try again when one ends"
             )));
         }
     }

@@ -15,3 +15,12 @@ CREATE INDEX jobs_parked ON jobs (tenant, queue) WHERE status = 'queued' AND ava
 ALTER TABLE jobs ADD COLUMN expire_after_ms INTEGER;
 CREATE INDEX jobs_expiry ON jobs ((run_at + expire_after_ms))
     WHERE status = 'queued' AND expire_after_ms IS NOT NULL;
+
+-- Concurrency keys with a limit: at most `concurrency_limit` (NULL: 1) jobs
+-- of a key run at once, each in its own slot, which the unique index holds.
+ALTER TABLE jobs ADD COLUMN concurrency_limit INTEGER;
+ALTER TABLE jobs ADD COLUMN concurrency_slot INTEGER;
+UPDATE jobs SET concurrency_slot = 0 WHERE status = 'running' AND concurrency_key IS NOT NULL;
+DROP INDEX jobs_running_key;
+CREATE UNIQUE INDEX jobs_running_key ON jobs (tenant, concurrency_key, concurrency_slot)
+    WHERE status = 'running' AND concurrency_key IS NOT NULL;
