@@ -161,7 +161,11 @@ impl super::Service for Pruner {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "pruning failed"),
         }
-        if self.rounds.fetch_add(1, Ordering::Relaxed) % COLLECT_EVERY_ROUNDS == 0 {
+        if self
+            .rounds
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(COLLECT_EVERY_ROUNDS)
+        {
             match self.collect().await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(components = n, "collected components no task uses"),

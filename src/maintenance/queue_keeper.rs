@@ -70,7 +70,11 @@ impl super::Service for QueueKeeper {
             Ok(n) => tracing::info!(jobs = n, "expired jobs still queued past expire_after_ms"),
             Err(e) => tracing::warn!(error = %e, "expiring jobs failed"),
         }
-        if self.rounds.fetch_add(1, Ordering::Relaxed) % TIDY_EVERY_ROUNDS == 0 {
+        if self
+            .rounds
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(TIDY_EVERY_ROUNDS)
+        {
             match self.tidy().await {
                 Ok(0) => {}
                 Ok(n) => tracing::warn!(

@@ -260,11 +260,12 @@ mod tests {
             concurrency: Some(Concurrency {
                 key: " ".into(),
                 mode: ConcurrencyMode::Supersedes,
+                limit: Some(0),
             }),
             deadline_ms: None,
         };
         let problems = spec.validate("x").unwrap_err();
-        assert_eq!(problems.len(), 7, "{problems:#?}");
+        assert_eq!(problems.len(), 8, "{problems:#?}");
     }
 
     #[test]

@@ -164,7 +164,7 @@ fn tenant_rows(
     tenant: &str,
     queues: Option<&HashSet<String>>,
     n: usize,
-) -> StoreResult<(Vec<(i64, Option<i64>)>, bool)> {
+) -> StoreResult<(Vec<Pick>, bool)> {
     let scan_limit = (n * 4 + 64) as i64;
     // Expired jobs are left for the expiry service to fail.
     let mut stmt = conn
@@ -254,6 +254,9 @@ fn park_rows(conn: &Connection, rows: &[i64]) -> StoreResult<()> {
     Ok(())
 }
 
+/// A job a claim picked: its rowid, and its concurrency key's slot.
+type Pick = (i64, Option<i64>);
+
 /// What a claim sets on each job it takes (?1 owner, ?2 token, ?3 lease
 /// expiry, ?4 now, ?6 its concurrency key's slot).
 const TAKE: &str = "UPDATE OR FAIL jobs SET status = 'running', attempts = attempts + 1, \
@@ -265,7 +268,7 @@ const TAKE: &str = "UPDATE OR FAIL jobs SET status = 'running', attempts = attem
 fn take(
     conn: &Connection,
     now: Millis,
-    rows: &[(i64, Option<i64>)],
+    rows: &[Pick],
     owner: &str,
     token: &str,
     expires: Millis,

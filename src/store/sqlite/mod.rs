@@ -632,9 +632,7 @@ impl JobStore for SqliteStore {
     async fn queue_tidy(&self) -> StoreResult<u64> {
         let mut total = 0;
         loop {
-            let n = self
-                .write(Class::Bulk, true, move |c, now| queues::tidy(c, now))
-                .await?;
+            let n = self.write(Class::Bulk, true, queues::tidy).await?;
             total += n as u64;
             if (n as i64) < queues::CHUNK {
                 return Ok(total);
