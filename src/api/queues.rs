@@ -46,12 +46,7 @@ pub async fn pause(
     who: Principal,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    who.require(Scope::JobsRun)?;
-    check_name("queue", &name).map_err(ApiError::BadRequest)?;
-    let changed = state.store.queue_pause(&who.tenant, &name).await?;
-    Ok(Json(
-        json!({"queue": name, "paused": true, "changed": changed}),
-    ))
+    switch(&state, &who, name, true).await
 }
 
 /// Resumes a paused queue: its jobs are claimed again, in their order.
@@ -61,11 +56,25 @@ pub async fn resume(
     who: Principal,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
+    switch(&state, &who, name, false).await
+}
+
+async fn switch(
+    state: &ApiState,
+    who: &Principal,
+    name: String,
+    pause: bool,
+) -> Result<Json<Value>, ApiError> {
     who.require(Scope::JobsRun)?;
     check_name("queue", &name).map_err(ApiError::BadRequest)?;
-    let changed = state.store.queue_resume(&who.tenant, &name).await?;
-    state.runner.queued_again(&who.tenant);
+    let changed = if pause {
+        state.store.queue_pause(&who.tenant, &name).await?
+    } else {
+        let changed = state.store.queue_resume(&who.tenant, &name).await?;
+        state.runner.queued_again(&who.tenant);
+        changed
+    };
     Ok(Json(
-        json!({"queue": name, "paused": false, "changed": changed}),
+        json!({"queue": name, "paused": pause, "changed": changed}),
     ))
 }

@@ -123,6 +123,13 @@ pub(super) fn job_details(job: &Value) -> anyhow::Result<String> {
         ("finished", time(&job["finished_at"])),
         ("took", took),
         ("deadline", time(&job["deadline_at"])),
+        (
+            "expires",
+            job["expire_after_ms"]
+                .as_u64()
+                .map(|ms| format!("{ms} ms after it comes due, if still queued"))
+                .unwrap_or_default(),
+        ),
         ("unique key", text(&job["unique_key"])),
         ("concurrency key", text(&job["concurrency_key"])),
         ("progress", progress),

@@ -95,14 +95,7 @@ pub(super) async fn ended_jobs_are_pruned_after_their_age(h: Harness) {
     h.clock.advance(23 * DAY);
     let redriven = failed.clone();
     h.store
-        .job_redrive(
-            A,
-            vec![Redrive {
-                id: redriven.clone(),
-                task: None,
-                attempts: 1,
-            }],
-        )
+        .job_redrive(A, vec![redrive(&redriven, None, 1)])
         .await
         .unwrap();
     let c = claim(&h, 10).await;

@@ -90,14 +90,7 @@ pub(super) async fn jobs_back_in_a_paused_queue_stay_parked(h: Harness) {
     h.store.job_resume(A, "w", None).await.unwrap();
     finalize(&h, by("f"), Action::Fail { error: failure() }).await;
     h.store
-        .job_redrive(
-            A,
-            vec![Redrive {
-                id: "f".into(),
-                task: None,
-                attempts: 1,
-            }],
-        )
+        .job_redrive(A, vec![redrive("f", None, 1)])
         .await
         .unwrap()
         .pop()
@@ -189,14 +182,7 @@ pub(super) async fn queued_jobs_expire(h: Harness) {
     // An expired job can be re-driven: due now, with the time again.
     let r = h
         .store
-        .job_redrive(
-            A,
-            vec![Redrive {
-                id: "later".into(),
-                task: None,
-                attempts: 1,
-            }],
-        )
+        .job_redrive(A, vec![redrive("later", None, 1)])
         .await
         .unwrap()
         .pop()

@@ -15,7 +15,7 @@ async fn fail(h: &Harness, id: &str) -> ClaimedJob {
     c
 }
 
-fn redrive(id: &str, task: Option<TaskRef>, attempts: u32) -> Redrive {
+pub(super) fn redrive(id: &str, task: Option<TaskRef>, attempts: u32) -> Redrive {
     Redrive {
         id: id.into(),
         task,
