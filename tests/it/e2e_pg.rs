@@ -102,6 +102,50 @@ async fn a_server_and_two_workers_share_one_queue() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_paused_on_the_server_is_not_run_by_a_worker() {
+    let Some(db) = test_db().await else { return };
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let server = Served::spawn(
+        dirs[0].path(),
+        &["--runners", "0", "--database-url", &db.url],
+        Some(ADMIN),
+    );
+    let _worker = Worker::start(dirs[1].path(), &db.url);
+    let c = Client::new(&server.url, ADMIN);
+    c.task("limits", "limits").await;
+    let (status, body) = c.post("/v1/queues/mail/pause", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let echo = |queue: &str, i: i32| json!({"task": "limits", "queue": queue, "input": {"op": "echo", "value": i}});
+    let mut mail = Vec::new();
+    for i in 0..5 {
+        let (status, job) = c.post("/v1/jobs", echo("mail", i)).await;
+        assert_eq!(status, 201, "{job}");
+        mail.push(job["id"].as_str().unwrap().to_owned());
+    }
+    let items: Vec<_> = (5..10).map(|i| echo("mail", i)).collect();
+    let (status, answer) = c.post("/v1/jobs/batch", json!({"jobs": items})).await;
+    assert_eq!(status, 200, "{answer}");
+    for a in answer["jobs"].as_array().unwrap() {
+        mail.push(a["id"].as_str().unwrap().to_owned());
+    }
+    // Jobs of another queue, enqueued after, run on the worker; the
+    // paused queue's, enqueued one at a time and in a batch, do not.
+    let (_, other) = c.post("/v1/jobs", echo("default", 99)).await;
+    let other = other["id"].as_str().unwrap().to_owned();
+    c.until(&other, |j| j["status"] == "completed").await;
+    for id in &mail {
+        let (_, job) = c.get(&format!("/v1/jobs/{id}")).await;
+        assert_eq!(job["status"], "queued", "{job}");
+    }
+    let (status, body) = c.post("/v1/queues/mail/resume", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    for (i, id) in mail.iter().enumerate() {
+        let done = c.until(id, |j| j["status"] == "completed").await;
+        assert_eq!(done["output"], json!(i));
+    }
+}
+
 #[test]
 fn a_worker_on_sqlite_is_refused() {
     let dir = tempfile::tempdir().unwrap();
