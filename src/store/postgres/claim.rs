@@ -29,10 +29,10 @@ pub(super) const MAX_TENANTS_PER_CLAIM: i64 = 256;
 pub(super) const CLAIM_ROUNDS: usize = 3;
 
 /// What else a due, unparked job (row `t`) must be for a claim at `now`
-/// (a parameter): not expired (the expiry service fails it; till then
-/// this keeps it), and not of a paused queue (a job queued again while
-/// its queue's pause was being written is parked late, by the pause's
-/// sweep; till then this keeps it).
+/// (a parameter): not expired (the queue keeper fails it; till then this
+/// keeps it), and not of a paused queue (a job queued by a transaction
+/// concurrent with its queue's pause may miss the pause's sweep and stay
+/// unparked: this keeps it till the resume).
 pub(super) fn claimable(t: &str, now: &str) -> String {
     format!(
         "({t}.expire_after_ms IS NULL OR {t}.run_at + {t}.expire_after_ms > {now}) \
@@ -165,9 +165,10 @@ async fn active_tenants(tx: &mut Tx, after: &str) -> StoreResult<Vec<String>> {
 
 /// The ids of up to `n` of a tenant's due jobs that can run now, in its
 /// order, locked for this claim (rows other claimers hold are skipped).
-/// A job of a concurrency key that runs, or that this claim took already,
-/// is passed over; a key is held for the transaction by an advisory lock,
-/// and checked again once held, so two claimers never start one key twice.
+/// A job of a concurrency key whose slots (its `concurrency_limit`, 1 by
+/// default) are all taken, by running jobs or by this claim, is passed
+/// over; a key is held for the transaction by an advisory lock, and its
+/// running slots read once held, so two claimers never take one slot.
 async fn tenant_rows(
     tx: &mut Tx,
     now: Millis,

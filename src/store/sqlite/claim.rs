@@ -152,8 +152,9 @@ fn active_tenants(conn: &Connection, fair: &mut Fairness) -> StoreResult<Vec<Str
 }
 
 /// The rowids of up to `n` of a tenant's available jobs that can run now,
-/// in its order: not on another queue than those served, not of a
-/// concurrency key that is running or taken already. At most a bounded
+/// in its order, each with its concurrency key's slot: not on another
+/// queue than those served, not of a paused queue (those are parked), not
+/// expired, not of a key whose slots are all taken. At most a bounded
 /// number of its jobs are looked at, so a tenant whose first jobs all wait
 /// for one key costs a claim little (and waits behind itself). Also
 /// answers whether it passed over any it may take later (one of a key, or
