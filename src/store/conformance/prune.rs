@@ -94,10 +94,7 @@ pub(super) async fn ended_jobs_are_pruned_after_their_age(h: Harness) {
     // A failed job goes after its own, longer age; a re-driven one stays.
     h.clock.advance(23 * DAY);
     let redriven = failed.clone();
-    h.store
-        .job_redrive(A, vec![redrive(&redriven, None, 1)])
-        .await
-        .unwrap();
+    redrive_one(&h, &redriven, 1).await;
     let c = claim(&h, 10).await;
     let again = c.iter().find(|c| c.id == redriven).unwrap();
     finalize(&h, again, Action::Fail { error: failure() }).await;

@@ -89,13 +89,7 @@ pub(super) async fn jobs_back_in_a_paused_queue_stay_parked(h: Harness) {
     finalize(&h, by("w"), wait).await;
     h.store.job_resume(A, "w", None).await.unwrap();
     finalize(&h, by("f"), Action::Fail { error: failure() }).await;
-    h.store
-        .job_redrive(A, vec![redrive("f", None, 1)])
-        .await
-        .unwrap()
-        .pop()
-        .unwrap()
-        .unwrap();
+    redrive_one(&h, "f", 1).await;
     h.clock.advance(1_000);
     assert!(claim(&h, 10).await.is_empty(), "all four are parked");
     // A parked job can be cancelled.
@@ -180,14 +174,7 @@ pub(super) async fn queued_jobs_expire(h: Harness) {
     assert_eq!(h.store.job_expire(100).await.unwrap(), 1);
     assert_eq!(get(&h, "later").await.status, JobStatus::Failed);
     // An expired job can be re-driven: due now, with the time again.
-    let r = h
-        .store
-        .job_redrive(A, vec![redrive("later", None, 1)])
-        .await
-        .unwrap()
-        .pop()
-        .unwrap()
-        .unwrap();
+    let r = redrive_one(&h, "later", 1).await;
     assert_eq!(r.status, JobStatus::Queued);
     assert_eq!(ids(&claim(&h, 10).await), ["later"]);
 }

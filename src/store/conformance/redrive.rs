@@ -15,6 +15,17 @@ async fn fail(h: &Harness, id: &str) -> ClaimedJob {
     c
 }
 
+/// Re-drives one failed job of tenant A for `attempts` more; the job.
+pub(super) async fn redrive_one(h: &Harness, id: &str, attempts: u32) -> JobRecord {
+    h.store
+        .job_redrive(A, vec![redrive(id, None, attempts)])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap()
+        .unwrap()
+}
+
 pub(super) fn redrive(id: &str, task: Option<TaskRef>, attempts: u32) -> Redrive {
     Redrive {
         id: id.into(),
@@ -28,14 +39,7 @@ pub(super) async fn failed_jobs_can_be_redriven(h: Harness) {
     insert(&h, new_job("j")).await;
     fail(&h, "j").await;
     h.clock.advance(1_000);
-    let r = h
-        .store
-        .job_redrive(A, vec![redrive("j", None, 2)])
-        .await
-        .unwrap()
-        .pop()
-        .unwrap()
-        .unwrap();
+    let r = redrive_one(&h, "j", 2).await;
     assert_eq!(r.status, JobStatus::Queued);
     assert_eq!(
         (r.attempts, r.max_attempts),

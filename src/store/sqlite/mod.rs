@@ -649,18 +649,7 @@ impl JobStore for SqliteStore {
 
     async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned> {
         // Read on a reader, so that the writer only deletes.
-        let rows: Vec<(String, bool)> = sqlx::query_as(&format!(
-            "SELECT id, {} FROM jobs WHERE id > ?1 AND id < ?2 ORDER BY id LIMIT ?3",
-            crate::store::prune_sql::prunable("?4", "?5")
-        ))
-        .bind(&p.after_id)
-        .bind(&p.below_id)
-        .bind(i64::from(p.scan))
-        .bind(p.completed_before)
-        .bind(p.failed_before)
-        .fetch_all(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
+        let rows = prune::candidates(&mut *self.reader().await?, &p).await?;
         let last_id = rows.last().map(|r| r.0.clone());
         let ids: Vec<String> = rows.into_iter().filter(|r| r.1).map(|r| r.0).collect();
         if ids.is_empty() {

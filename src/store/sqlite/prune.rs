@@ -1,10 +1,30 @@
 //! Retention on SQLite: ended jobs past their age deleted with their
 //! attempts, a short write at a time, and components no task uses.
 
-use super::wdb;
+use super::{db, wdb};
 use crate::store::prune_sql::prunable;
-use crate::store::{Millis, StoreResult};
+use crate::store::{Millis, PruneParams, StoreResult};
 use rusqlite::{params, Connection};
+
+/// The step's jobs in id order, each with whether it may go; read on a
+/// reader's connection, so that the writer only deletes.
+pub async fn candidates(
+    conn: &mut sqlx::SqliteConnection,
+    p: &PruneParams,
+) -> StoreResult<Vec<(String, bool)>> {
+    sqlx::query_as(&format!(
+        "SELECT id, {} FROM jobs WHERE id > ?1 AND id < ?2 ORDER BY id LIMIT ?3",
+        prunable("?4", "?5")
+    ))
+    .bind(&p.after_id)
+    .bind(&p.below_id)
+    .bind(i64::from(p.scan))
+    .bind(p.completed_before)
+    .bind(p.failed_before)
+    .fetch_all(conn)
+    .await
+    .map_err(db)
+}
 
 /// Deletes the given jobs that are still prunable (a redrive may have
 /// queued one again since it was read), and their attempts; answers how
