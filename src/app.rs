@@ -151,10 +151,30 @@ impl App {
         let stop_maintenance = CancellationToken::new();
         let keeper = QueueKeeper::new(dyn_store.clone(), wake.clone());
         let pruner = Pruner::new(dyn_store.clone(), cfg.retention);
+        let hooks = crate::webhooks::Hooks::new(dyn_store.clone());
+        let delivered = Arc::new(Notify::new());
+        let dispatcher = crate::webhooks::dispatch::Dispatcher::new(
+            dyn_store.clone(),
+            hooks.clone(),
+            delivered.clone(),
+        );
         let mut services = maintenance::spawn(
-            vec![Box::new(rescuer), Box::new(keeper), Box::new(pruner)],
+            vec![
+                Box::new(rescuer),
+                Box::new(keeper),
+                Box::new(pruner),
+                Box::new(dispatcher),
+            ],
             stop_maintenance.clone(),
         );
+        let sender = crate::webhooks::send::Sender::new(
+            dyn_store.clone(),
+            hooks.clone(),
+            cfg.webhooks,
+            delivered,
+        )
+        .map_err(anyhow::Error::msg)?;
+        services.extend(sender.spawn(stop_maintenance.clone()));
         if let Some(signals) = dyn_store.signals() {
             services.push(tokio::spawn(follow_signals(
                 signals,
@@ -173,9 +193,12 @@ impl App {
                 max_json_bytes: cfg.max_body_bytes,
                 max_batch_bytes: cfg.max_body_bytes.max(ApiLimits::default().max_batch_bytes),
                 max_component_bytes: cfg.max_component_bytes,
+                max_event_streams: cfg.max_event_streams,
+                webhook_allow_private: cfg.webhooks.allow_private,
                 ..ApiLimits::default()
             },
             enqueuer,
+            hooks,
         ));
         let stop_http = CancellationToken::new();
         let (addr, http) = match cfg.listen {
@@ -219,6 +242,8 @@ impl App {
     /// within the grace period, gives the rest back, and closes the store.
     pub async fn stop(self) {
         self.stop_http.cancel();
+        // Event streams never end by themselves.
+        self.state.feed.close();
         self.runner.stop(self.grace).await;
         self.stop_maintenance.cancel();
         for s in self.services {

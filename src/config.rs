@@ -36,6 +36,11 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "TASKBOX_NO_MIGRATE",
     "TASKBOX_RETAIN_COMPLETED_HOURS",
     "TASKBOX_RETAIN_FAILED_HOURS",
+    "TASKBOX_WEBHOOK_ALLOW_PRIVATE",
+    "TASKBOX_WEBHOOK_TIMEOUT_MS",
+    "TASKBOX_WEBHOOK_BACKOFF_MS",
+    "TASKBOX_WEBHOOK_GIVE_UP_MS",
+    "TASKBOX_MAX_EVENT_STREAMS",
     "TASKBOX_LOG",
     "TASKBOX_URL",
     "TASKBOX_TOKEN",
@@ -92,7 +97,20 @@ pub struct ServeConfig {
     pub retention: crate::maintenance::pruner::Retention,
     /// Told of each attempt's start and end (benchmarks, tests).
     pub observer: Option<crate::runner::Observer>,
+    /// How webhooks are delivered.
+    pub webhooks: crate::webhooks::WebhookConfig,
+    /// Event streams one tenant may have open at once.
+    pub max_event_streams: u32,
 }
+
+/// Longest a webhook's try may wait for its answer.
+pub const MAX_WEBHOOK_TIMEOUT_MS: u64 = 60_000;
+/// Longest first backoff of a webhook's delivery.
+pub const MAX_WEBHOOK_BACKOFF_MS: u64 = 3_600_000;
+/// Longest a delivery is tried for (a week).
+pub const MAX_WEBHOOK_GIVE_UP_MS: u64 = 7 * 24 * 3_600_000;
+/// Most event streams one tenant may be allowed at once.
+pub const MAX_EVENT_STREAMS: u32 = 10_000;
 
 /// Refuses unknown `TASKBOX_*` variables, suggesting the known one nearest.
 pub fn check_environment(vars: impl Iterator<Item = (String, String)>) -> Result<(), String> {
@@ -196,6 +214,37 @@ impl ServeConfig {
                 "--quota-enqueue-burst needs --quota-enqueue-per-second: a burst is the size of the rate's bucket"
                     .into(),
             );
+        }
+        let w = &self.webhooks;
+        for (flag, v, lo, hi) in [
+            (
+                "--webhook-timeout-ms",
+                u64::try_from(w.timeout.as_millis()).unwrap_or(u64::MAX),
+                100,
+                MAX_WEBHOOK_TIMEOUT_MS,
+            ),
+            (
+                "--webhook-backoff-ms",
+                w.backoff_ms,
+                1,
+                MAX_WEBHOOK_BACKOFF_MS,
+            ),
+            (
+                "--webhook-give-up-ms",
+                w.give_up_ms,
+                1,
+                MAX_WEBHOOK_GIVE_UP_MS,
+            ),
+            (
+                "--max-event-streams",
+                u64::from(self.max_event_streams),
+                1,
+                u64::from(MAX_EVENT_STREAMS),
+            ),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                return Err(format!("{flag} must be between {lo} and {hi}, not {v}"));
+            }
         }
         let max = crate::maintenance::pruner::MAX_RETENTION;
         for (flag, keep) in [

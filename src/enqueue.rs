@@ -270,95 +270,117 @@ impl Enqueuer {
     async fn prepare_with(
         &self,
         tenant: &str,
-        mut b: JobSpec,
+        b: JobSpec,
         idempotency: Option<Idempotency>,
         tasks: Option<&mut HashMap<String, Arc<TaskVersion>>>,
     ) -> Result<NewJob, EnqueueError> {
-        if b.workflow.is_some() {
-            return Err(bad("workflows are not available yet; enqueue a task"));
-        }
-        let name = b
-            .task
-            .as_deref()
-            .ok_or_else(|| bad("the job needs \"task\": the name of the task to run"))?;
-        let tv = match tasks {
-            Some(tasks) => match tasks.get(name) {
-                Some(tv) => tv.clone(),
-                None => {
-                    let tv = self.registry.task(tenant, name, None).await?;
-                    tasks.insert(name.to_owned(), tv.clone());
-                    tv
-                }
-            },
-            None => self.registry.task(tenant, name, None).await?,
-        };
-        let input = b.input.take().unwrap_or_else(|| json!({}));
-        let input = self.registry.check(&tv, Which::Input, input).await?;
-        let queue = b.queue.take().unwrap_or_else(|| tv.queue().to_owned());
-        check_name("queue", &queue).map_err(EnqueueError::BadRequest)?;
-        let priority = b.priority.unwrap_or(0);
-        if !PRIORITY_RANGE.contains(&priority) {
-            return Err(bad(format!(
-                "priority must be between {} and {} (lower runs first), not {priority}",
-                PRIORITY_RANGE.start(),
-                PRIORITY_RANGE.end()
-            )));
-        }
-        let run_at = run_at(&b)?;
-        let deadline_ms = b.deadline_ms.or(tv.spec.deadline_ms);
-        if deadline_ms.is_some_and(|d| d == 0 || d > MAX_DELAY_MS) {
-            return Err(bad(format!(
-                "deadline_ms must be between 1 and {MAX_DELAY_MS}"
-            )));
-        }
-        if b.expire_after_ms
-            .is_some_and(|d| d == 0 || d > MAX_DELAY_MS)
-        {
-            return Err(bad(format!(
-                "expire_after_ms must be between 1 and {MAX_DELAY_MS}"
-            )));
-        }
-        check_key("unique_key", &b.unique_key)?;
-        if b.unique_key.is_none() && (b.on_conflict.is_some() || b.reuse.is_some()) {
-            return Err(bad(
-                "on_conflict and reuse are rules of a unique_key; give one, or leave them out",
-            ));
-        }
-        check_key("concurrency_key", &b.concurrency_key)?;
-        let concurrency_key = concurrency_key(&tv, &b, &input)?;
-        Ok(NewJob {
-            id: self.new_job_id(),
-            tenant: tenant.to_owned(),
-            task: TaskRef {
-                name: tv.record.name.clone(),
-                version: tv.record.version,
-                digest: tv.record.digest.clone(),
-            },
-            queue,
-            priority,
-            input: input.to_string(),
-            max_attempts: tv.retry.max_attempts,
-            run_at,
-            deadline_ms,
-            expire_after_ms: b.expire_after_ms,
-            supersedes: tv
-                .spec
-                .concurrency
-                .as_ref()
-                .is_some_and(|c| c.mode == ConcurrencyMode::Supersedes),
-            concurrency_limit: tv
-                .spec
-                .concurrency
-                .as_ref()
-                .and_then(|c| c.limit)
-                .filter(|l| *l > 1 && concurrency_key.is_some()),
-            concurrency_key,
-            unique_key: b.unique_key,
-            on_conflict: b.on_conflict.unwrap_or_default(),
-            reuse: b.reuse.unwrap_or_default(),
+        prepare_job(
+            &self.registry,
+            self.new_job_id(),
+            tenant,
+            b,
             idempotency,
-        })
+            tasks,
+        )
+        .await
     }
+}
+
+/// The job `b` asks for, with id `id`, under every rule of enqueue but the
+/// store's own: what `Enqueuer::prepare` does, for callers that insert the
+/// job in a write of their own (a callback, with the end it follows).
+pub async fn prepare_job(
+    registry: &Registry,
+    id: String,
+    tenant: &str,
+    mut b: JobSpec,
+    idempotency: Option<Idempotency>,
+    tasks: Option<&mut HashMap<String, Arc<TaskVersion>>>,
+) -> Result<NewJob, EnqueueError> {
+    if b.workflow.is_some() {
+        return Err(bad("workflows are not available yet; enqueue a task"));
+    }
+    let name = b
+        .task
+        .as_deref()
+        .ok_or_else(|| bad("the job needs \"task\": the name of the task to run"))?;
+    let tv = match tasks {
+        Some(tasks) => match tasks.get(name) {
+            Some(tv) => tv.clone(),
+            None => {
+                let tv = registry.task(tenant, name, None).await?;
+                tasks.insert(name.to_owned(), tv.clone());
+                tv
+            }
+        },
+        None => registry.task(tenant, name, None).await?,
+    };
+    let input = b.input.take().unwrap_or_else(|| json!({}));
+    let input = registry.check(&tv, Which::Input, input).await?;
+    let queue = b.queue.take().unwrap_or_else(|| tv.queue().to_owned());
+    check_name("queue", &queue).map_err(EnqueueError::BadRequest)?;
+    let priority = b.priority.unwrap_or(0);
+    if !PRIORITY_RANGE.contains(&priority) {
+        return Err(bad(format!(
+            "priority must be between {} and {} (lower runs first), not {priority}",
+            PRIORITY_RANGE.start(),
+            PRIORITY_RANGE.end()
+        )));
+    }
+    let run_at = run_at(&b)?;
+    let deadline_ms = b.deadline_ms.or(tv.spec.deadline_ms);
+    if deadline_ms.is_some_and(|d| d == 0 || d > MAX_DELAY_MS) {
+        return Err(bad(format!(
+            "deadline_ms must be between 1 and {MAX_DELAY_MS}"
+        )));
+    }
+    if b.expire_after_ms
+        .is_some_and(|d| d == 0 || d > MAX_DELAY_MS)
+    {
+        return Err(bad(format!(
+            "expire_after_ms must be between 1 and {MAX_DELAY_MS}"
+        )));
+    }
+    check_key("unique_key", &b.unique_key)?;
+    if b.unique_key.is_none() && (b.on_conflict.is_some() || b.reuse.is_some()) {
+        return Err(bad(
+            "on_conflict and reuse are rules of a unique_key; give one, or leave them out",
+        ));
+    }
+    check_key("concurrency_key", &b.concurrency_key)?;
+    let concurrency_key = concurrency_key(&tv, &b, &input)?;
+    Ok(NewJob {
+        id,
+        tenant: tenant.to_owned(),
+        task: TaskRef {
+            name: tv.record.name.clone(),
+            version: tv.record.version,
+            digest: tv.record.digest.clone(),
+        },
+        queue,
+        priority,
+        input: input.to_string(),
+        max_attempts: tv.retry.max_attempts,
+        run_at,
+        deadline_ms,
+        expire_after_ms: b.expire_after_ms,
+        supersedes: tv
+            .spec
+            .concurrency
+            .as_ref()
+            .is_some_and(|c| c.mode == ConcurrencyMode::Supersedes),
+        concurrency_limit: tv
+            .spec
+            .concurrency
+            .as_ref()
+            .and_then(|c| c.limit)
+            .filter(|l| *l > 1 && concurrency_key.is_some()),
+        concurrency_key,
+        unique_key: b.unique_key,
+        on_conflict: b.on_conflict.unwrap_or_default(),
+        reuse: b.reuse.unwrap_or_default(),
+        idempotency,
+    })
 }
 
 /// Over the enqueue rate: what the refusal says.

@@ -30,6 +30,8 @@ pub enum ApiError {
     TaskNotFound(String),
     #[error("component {0} was not found; upload it with POST /v1/components")]
     ComponentNotFound(String),
+    #[error("webhook {0} was not found")]
+    WebhookNotFound(String),
     #[error("no such route: {0}")]
     NoRoute(String),
     #[error("{0}")]
@@ -73,6 +75,7 @@ impl ApiError {
             | ApiError::TenantNotFound(_)
             | ApiError::TaskNotFound(_)
             | ApiError::ComponentNotFound(_)
+            | ApiError::WebhookNotFound(_)
             | ApiError::NoRoute(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -97,6 +100,7 @@ impl ApiError {
             ApiError::TenantNotFound(_) => "TENANT_NOT_FOUND",
             ApiError::TaskNotFound(_) => "TASK_NOT_FOUND",
             ApiError::ComponentNotFound(_) => "COMPONENT_NOT_FOUND",
+            ApiError::WebhookNotFound(_) => "WEBHOOK_NOT_FOUND",
             ApiError::NoRoute(_) => "NOT_FOUND",
             ApiError::Conflict(_) => "CONFLICT",
             ApiError::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",

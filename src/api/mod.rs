@@ -5,14 +5,19 @@ pub mod auth;
 mod batch;
 pub mod body;
 pub mod error;
+mod events;
 mod jobs;
 mod queues;
 mod registry;
 mod tenants;
 mod usage;
 pub mod views;
+mod webhooks;
+
+pub use events::DEFAULT_MAX_STREAMS as DEFAULT_MAX_EVENT_STREAMS;
 
 use crate::enqueue::Enqueuer;
+use crate::events::feed::Feed;
 use crate::redrive::Redriver;
 use crate::registry::Registry;
 use crate::runner::Runner;
@@ -37,6 +42,10 @@ pub struct ApiLimits {
     pub max_list_bytes: usize,
     /// Largest batch enqueue body (default 16 MiB: a thousand jobs of 16 KiB).
     pub max_batch_bytes: usize,
+    /// Event streams (`GET /v1/events`) one tenant may have open at once.
+    pub max_event_streams: u32,
+    /// Webhooks may target loopback, link-local and private addresses.
+    pub webhook_allow_private: bool,
 }
 
 impl Default for ApiLimits {
@@ -47,6 +56,8 @@ impl Default for ApiLimits {
             cancel_wait: Duration::from_secs(2),
             max_list_bytes: 8 << 20,
             max_batch_bytes: 16 << 20,
+            max_event_streams: events::DEFAULT_MAX_STREAMS,
+            webhook_allow_private: false,
         }
     }
 }
@@ -65,6 +76,12 @@ pub struct ApiState {
     pub enqueuer: Arc<Enqueuer>,
     /// Failed jobs sent back for a new series of attempts.
     pub redriver: Redriver,
+    /// The outbox as it is written, for event streams.
+    pub feed: Arc<Feed>,
+    /// Each tenant's open event streams.
+    streams: events::Streams,
+    /// Every webhook, as the sender reads them.
+    pub hooks: Arc<crate::webhooks::Hooks>,
 }
 
 impl ApiState {
@@ -75,9 +92,13 @@ impl ApiState {
         wake: Arc<Notify>,
         limits: ApiLimits,
         enqueuer: Arc<Enqueuer>,
+        hooks: Arc<crate::webhooks::Hooks>,
     ) -> Self {
         ApiState {
             redriver: Redriver::new(registry.clone(), runner.clone()),
+            feed: Feed::new(store.clone(), crate::events::feed::DEFAULT_POLL),
+            hooks,
+            streams: events::Streams::new(limits.max_event_streams),
             store,
             registry,
             runner,
@@ -122,6 +143,10 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/v1/jobs/{id}/resume", post(jobs::resume))
         .route("/v1/jobs/{id}/retry", post(jobs::retry))
         .route("/v1/jobs/{id}/attempts", get(jobs::attempts))
+        .route("/v1/events", get(events::stream))
+        .route("/v1/webhooks", post(webhooks::create).get(webhooks::list))
+        .route("/v1/webhooks/{id}", axum::routing::delete(webhooks::delete))
+        .route("/v1/webhooks/{id}/deliveries", get(webhooks::deliveries))
         .fallback(no_route)
         .method_not_allowed_fallback(no_method)
         .with_state(state)

@@ -224,6 +224,7 @@ pub(super) fn completed(c: &crate::store::ClaimedJob) -> crate::store::Finalize 
             fuel: 1000,
             wall_ms: 0,
         }),
+        callbacks: None,
     }
 }
 
@@ -474,6 +475,8 @@ async fn http_bed(args: &QueueBench) -> anyhow::Result<HttpBed> {
         rules: Default::default(),
         retention: Default::default(),
         observer: None,
+        webhooks: crate::webhooks::WebhookConfig::default(),
+        max_event_streams: crate::api::DEFAULT_MAX_EVENT_STREAMS,
     })
     .await?;
     let app = started.app;
@@ -481,7 +484,7 @@ async fn http_bed(args: &QueueBench) -> anyhow::Result<HttpBed> {
         "http://{}",
         app.addr.context("the bench server has no API")?
     );
-    let client = reqwest::Client::new();
+    let client = crate::http::default_client();
     let noop = std::fs::read(args.guests.join("noop.wasm")).context("cannot read noop.wasm")?;
     let up: serde_json::Value = client
         .post(format!("{url}/v1/components"))

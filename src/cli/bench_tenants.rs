@@ -204,6 +204,8 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         rules: Default::default(),
         retention: Default::default(),
         observer: Some(Observer(hook)),
+        webhooks: crate::webhooks::WebhookConfig::default(),
+        max_event_streams: crate::api::DEFAULT_MAX_EVENT_STREAMS,
     })
     .await?
     .app;
@@ -215,7 +217,7 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         _dir: dir,
         app,
         url,
-        client: reqwest::Client::new(),
+        client: crate::http::default_client(),
         tokens: HashMap::new(),
         claimed,
         started,

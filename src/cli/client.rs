@@ -211,7 +211,7 @@ impl Client {
             .context("cannot start the async runtime")?;
         let http = {
             let _in_runtime = rt.enter();
-            reqwest::Client::builder()
+            crate::http::client()
                 .user_agent(concat!("taskbox-cli/", env!("CARGO_PKG_VERSION")))
                 // No overall timeout: `job run --wait` legitimately waits as long as the job runs.
                 .connect_timeout(Duration::from_secs(10))

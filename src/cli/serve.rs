@@ -87,6 +87,30 @@ pub struct NodeArgs {
     /// Do not migrate the PostgreSQL schema at start (run `taskbox migrate` first).
     #[arg(long, env = "TASKBOX_NO_MIGRATE")]
     pub no_migrate: bool,
+    #[command(flatten)]
+    pub events: EventArgs,
+}
+
+/// Event streams and webhooks.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Events and webhooks")]
+pub struct EventArgs {
+    /// Let webhooks reach loopback, link-local and private addresses (the
+    /// server's own network); off, such a webhook is refused.
+    #[arg(long, env = "TASKBOX_WEBHOOK_ALLOW_PRIVATE")]
+    pub webhook_allow_private: bool,
+    /// Longest a webhook delivery waits for the endpoint's answer, in ms.
+    #[arg(long, env = "TASKBOX_WEBHOOK_TIMEOUT_MS", default_value_t = 10_000)]
+    pub webhook_timeout_ms: u64,
+    /// Wait after a delivery's first failed try, in ms; each next one doubles (up to an hour).
+    #[arg(long, env = "TASKBOX_WEBHOOK_BACKOFF_MS", default_value_t = 10_000)]
+    pub webhook_backoff_ms: u64,
+    /// A delivery still failing this long after its event, in ms, is dead [default: a day]
+    #[arg(long, env = "TASKBOX_WEBHOOK_GIVE_UP_MS", default_value_t = 24 * 3_600_000)]
+    pub webhook_give_up_ms: u64,
+    /// Event streams (GET /v1/events) one tenant may have open at once.
+    #[arg(long, env = "TASKBOX_MAX_EVENT_STREAMS", default_value_t = crate::api::DEFAULT_MAX_EVENT_STREAMS)]
+    pub max_event_streams: u32,
 }
 
 /// Every tenant's quotas unless the admin sets its own (PUT /v1/tenants/NAME); 0 is no limit.
@@ -184,6 +208,14 @@ impl NodeArgs {
                 failed: hours(self.retain_failed_hours),
             },
             observer: None,
+            webhooks: crate::webhooks::WebhookConfig {
+                allow_private: self.events.webhook_allow_private,
+                timeout: Duration::from_millis(self.events.webhook_timeout_ms),
+                backoff_ms: self.events.webhook_backoff_ms,
+                give_up_ms: self.events.webhook_give_up_ms,
+                ..crate::webhooks::WebhookConfig::default()
+            },
+            max_event_streams: self.events.max_event_streams,
             data_dir: self.data_dir,
             database_url,
         };

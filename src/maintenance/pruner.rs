@@ -5,6 +5,9 @@
 //! oldest and stops at the first id too young to have ended before the
 //! cutoff), a short write per step, resting between steps as long as the
 //! step took, so that the queue's own writes never wait long behind it.
+//! Events (the outbox's rows) and webhook deliveries are deleted once they
+//! are as old as the completed jobs' retention, oldest first, in the same
+//! short steps.
 
 use crate::store::{JobStore, Millis, PruneParams, StoreResult};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -38,6 +41,8 @@ pub const PRUNE_EVERY: Duration = Duration::from_secs(1);
 pub const STEP: u32 = 128;
 /// Steps per round at most; the pass goes on at the next round.
 const STEPS_PER_ROUND: u32 = 400;
+/// Event rows or deliveries deleted per step.
+const EVENT_STEP: u32 = 512;
 /// Rounds between two collections of unused components.
 const COLLECT_EVERY_ROUNDS: u32 = 3600;
 
@@ -118,6 +123,35 @@ impl Pruner {
         Ok(round)
     }
 
+    /// Deletes events and delivered or dead deliveries older than the
+    /// completed jobs' retention, up to `steps` steps of each; answers how
+    /// many of each.
+    pub async fn events(&self, steps: u32) -> StoreResult<(u64, u64)> {
+        let Some(before) = Self::cutoff(self.store.now(), self.retention.completed) else {
+            return Ok((0, 0));
+        };
+        let mut done = (0, 0);
+        for which in [0, 1] {
+            for _ in 0..steps {
+                let started = std::time::Instant::now();
+                let n = match which {
+                    0 => self.store.event_prune(before, EVENT_STEP).await?,
+                    _ => self.store.delivery_prune(before, EVENT_STEP).await?,
+                };
+                if which == 0 {
+                    done.0 += n;
+                } else {
+                    done.1 += n;
+                }
+                if n < u64::from(EVENT_STEP) {
+                    break;
+                }
+                tokio::time::sleep(started.elapsed()).await;
+            }
+        }
+        Ok(done)
+    }
+
     /// Collects components no task uses, uploaded longer ago than the
     /// completed jobs' retention.
     pub async fn collect(&self) -> StoreResult<u64> {
@@ -160,6 +194,13 @@ impl super::Service for Pruner {
             }
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "pruning failed"),
+        }
+        match self.events(STEPS_PER_ROUND).await {
+            Ok((0, 0)) => {}
+            Ok((events, deliveries)) => {
+                tracing::debug!(events, deliveries, "pruned old events and deliveries")
+            }
+            Err(e) => tracing::warn!(error = %e, "pruning events failed"),
         }
         if self
             .rounds

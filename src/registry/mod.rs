@@ -218,6 +218,15 @@ impl Registry {
                 )]));
             }
         }
+        for (field, callback) in [("on_success", &spec.on_success), ("on_fail", &spec.on_fail)] {
+            if let Some(c) = callback {
+                if self.store.task_get(tenant, c, None).await?.is_none() {
+                    return Err(RegistryError::InvalidTask(vec![format!(
+                        "{field} task {c:?} does not exist; define it first"
+                    )]));
+                }
+            }
+        }
         let newest_key = (tenant.to_owned(), name.to_owned());
         let record = self
             .store

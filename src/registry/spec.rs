@@ -30,6 +30,14 @@ pub struct TaskSpec {
     /// The task that runs when a job of this one fails for good.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
+    /// A task enqueued when a job of this one completes, on
+    /// `{"job": {…}, "output": …}`, in the same transaction as the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_success: Option<String>,
+    /// A task enqueued when a job of this one fails for good, on
+    /// `{"job": {…}, "error": {…}}`, in the same transaction as the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_fail: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<Concurrency>,
     /// Bounds a job across all its attempts, from enqueue (`deadline_exceeded`);
@@ -120,6 +128,16 @@ impl TaskSpec {
             problems.extend(check_name("fallback task", f).err());
             if f == name {
                 problems.push(format!("task {name:?} cannot be its own fallback"));
+            }
+        }
+        for (field, callback) in [("on_success", &self.on_success), ("on_fail", &self.on_fail)] {
+            if let Some(c) = callback {
+                problems.extend(check_name(&format!("{field} task"), c).err());
+                if c == name {
+                    problems.push(format!(
+                        "task {name:?} cannot be its own {field} callback: each job would enqueue another for ever"
+                    ));
+                }
             }
         }
         if let Some(l) = &self.limits {
@@ -257,6 +275,8 @@ mod tests {
                 ..RetryPolicy::default()
             }),
             fallback: Some("x".into()),
+            on_success: Some("x".into()),
+            on_fail: Some("Bad".into()),
             concurrency: Some(Concurrency {
                 key: " ".into(),
                 mode: ConcurrencyMode::Supersedes,
@@ -265,7 +285,7 @@ mod tests {
             deadline_ms: None,
         };
         let problems = spec.validate("x").unwrap_err();
-        assert_eq!(problems.len(), 8, "{problems:#?}");
+        assert_eq!(problems.len(), 10, "{problems:#?}");
     }
 
     #[test]

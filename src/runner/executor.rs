@@ -3,12 +3,14 @@
 //! writes. Guest code runs here, never inside a database transaction.
 
 use super::held::{Held, StopReason};
+use crate::enqueue::{prepare_job, EnqueueError, JobSpec};
 use crate::job::{ErrorKind, JobError};
 use crate::registry::{Registry, RegistryError, TaskVersion, Which, MAX_FALLBACK_DEPTH};
 use crate::retry::{Decision, FailReason};
 use crate::sandbox::{AttemptReport, AttemptRequest, Ending, Invalid, JobRef, ProgressHook};
 use crate::store::{
-    Action, AttemptRecord, ClaimedJob, Finalize, Millis, ProgressRecord, StoreError, TaskRef, Usage,
+    Action, AttemptRecord, Callbacks, ClaimedJob, Finalize, Millis, ProgressRecord, StoreError,
+    TaskRef, Usage,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -83,7 +85,11 @@ pub async fn execute(
         }
     };
     if let Some(deadline) = job.deadline_at.filter(|d| *d <= started_at) {
-        return fail_unrun(job, deadline_error(deadline), started_at, started_at);
+        let mut unrun = fail_unrun(job, deadline_error(deadline), started_at, started_at);
+        if let Some(f) = &mut unrun.finalize {
+            f.callbacks = callbacks(registry, &task, job, &f.action).await;
+        }
+        return unrun;
     }
     let request = prepare(&task, job, held, started_at);
     let report = registry.sandbox().run(&program, request).await;
@@ -100,16 +106,73 @@ pub async fn execute(
             }
         }
     };
+    let callbacks = callbacks(registry, &task, job, &action).await;
+    let mut f = finalize(job, action, started_at, finished_at, Some(&report));
+    f.callbacks = callbacks;
     Executed {
-        finalize: Some(finalize(
-            job,
-            action,
-            started_at,
-            finished_at,
-            Some(&report),
-        )),
+        finalize: Some(f),
         ran_for,
     }
+}
+
+/// The job of the task's callback for where `action` takes the job (its
+/// `on_success` for a completion, its `on_fail` for a failure for good),
+/// built now, its input checked against the callback's schema, to be
+/// inserted with the end. A callback that cannot be built is logged and
+/// left out: the job's end does not wait for it.
+async fn callbacks(
+    registry: &Registry,
+    task: &TaskVersion,
+    job: &ClaimedJob,
+    action: &Action,
+) -> Option<Box<Callbacks>> {
+    let (name, key, value) = match action {
+        Action::Complete { output } => (
+            task.spec.on_success.as_ref()?,
+            "output",
+            serde_json::from_str(output).unwrap_or(serde_json::Value::Null),
+        ),
+        Action::Fail { error } => (
+            task.spec.on_fail.as_ref()?,
+            "error",
+            json!({"kind": error.kind, "code": error.code, "message": error.message}),
+        ),
+        _ => return None,
+    };
+    let mut input = json!({"job": {
+        "id": job.id, "task": job.task.name, "queue": job.queue, "attempts": job.attempts,
+    }});
+    input[key] = value;
+    let spec = JobSpec::of(name.clone(), input);
+    let id = ulid::Ulid::generate().to_string();
+    let mut tries = 0;
+    let new = loop {
+        match prepare_job(registry, id.clone(), &job.tenant, spec.clone(), None, None).await {
+            Ok(new) => break new,
+            // The store or the compiler was busy: worth another look.
+            Err(EnqueueError::Store(e) | EnqueueError::Registry(RegistryError::Store(e)))
+                if tries < 3 =>
+            {
+                tries += 1;
+                tracing::debug!(job = %job.id, callback = %name, error = %e, "a callback's task cannot be read now; trying again");
+                tokio::time::sleep(Duration::from_millis(100 << tries)).await;
+            }
+            Err(e) => {
+                tracing::warn!(job = %job.id, callback = %name, error = %e, "the task's callback cannot be enqueued; the job ends without it");
+                return None;
+            }
+        }
+    };
+    Some(Box::new(match action {
+        Action::Complete { .. } => Callbacks {
+            on_success: Some(new),
+            on_fail: None,
+        },
+        _ => Callbacks {
+            on_success: None,
+            on_fail: Some(new),
+        },
+    }))
 }
 
 /// A snooze shorter than the floor is the floor; one past the cap is a
@@ -143,23 +206,26 @@ pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Finalize {
     let task = registry
         .task(&job.tenant, &job.task.name, Some(job.task.version))
         .await;
-    let action = match task {
-        Ok(task) => decide(
-            registry,
-            &task,
-            job,
-            &Ending::Failed(error.clone()),
-            None,
-            now,
-        )
-        .await
-        .unwrap_or(Action::Fail { error }),
+    let task = match task {
+        Ok(task) => task,
         Err(e) => {
             tracing::warn!(job = %job.id, error = %e, "the lost job's task cannot be loaded; it fails");
-            Action::Fail { error }
+            return finalize(job, Action::Fail { error }, job.started_at, now, None);
         }
     };
-    finalize(job, action, job.started_at, now, None)
+    let action = decide(
+        registry,
+        &task,
+        job,
+        &Ending::Failed(error.clone()),
+        None,
+        now,
+    )
+    .await
+    .unwrap_or(Action::Fail { error });
+    let mut f = finalize(job, action, job.started_at, now, None);
+    f.callbacks = callbacks(registry, &task, job, &f.action).await;
+    f
 }
 
 /// Fails the job without running the guest (it cannot be loaded, or its
@@ -470,5 +536,6 @@ fn finalize(
         action,
         attempt,
         usage,
+        callbacks: None,
     }
 }

@@ -515,6 +515,7 @@ async fn give_back(inner: &Inner, job: &ClaimedJob, delay_ms: u64) {
         action: Action::Release { delay_ms },
         attempt: None,
         usage: None,
+        callbacks: None,
     };
     let _ = inner.finalize_tx.send(f).await;
 }
@@ -567,6 +568,7 @@ async fn attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
                 },
                 attempt: None,
                 usage: None,
+                callbacks: None,
             })
         }
         Ok(()) => {
@@ -643,6 +645,10 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<Finalize>) {
             // Queued again (a retry, a snooze, a fallback, a job given
             // back): a new due time the claim loop may not know of.
             requeued |= result == Finalized::Done(JobStatus::Queued);
+            // A callback enqueued with the end: a new job.
+            if let (Finalized::Done(s), Some(c)) = (&result, &f.callbacks) {
+                requeued |= c.landing(*s).is_some();
+            }
             inner.held.remove(&f.id);
             inner.watch.ended(&f.id);
             inner.emit(|| RunnerEvent::Finalized { id: f.id, result });

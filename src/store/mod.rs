@@ -9,6 +9,7 @@ pub mod conformance;
 pub mod ending_sql;
 pub mod fair;
 mod open;
+pub mod outbox;
 pub mod postgres;
 pub mod prune_sql;
 pub mod records;
@@ -17,6 +18,7 @@ pub mod sqlite;
 pub mod tally;
 pub mod tenants;
 pub mod transition;
+pub mod webhook_rows;
 
 pub use clock::{Clock, ManualClock, Millis, SystemClock};
 pub use open::{open, Backend, Capabilities, Durability, OpenError, StoreOptions};
@@ -49,6 +51,9 @@ pub enum StoreError {
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Most webhooks one tenant may have.
+pub const MAX_WEBHOOKS: u64 = 32;
 
 /// What a store that other processes share tells this one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,6 +230,88 @@ pub trait JobStore: Send + Sync + 'static {
     async fn job_next_run_at(&self, passed: Millis) -> StoreResult<Option<Millis>>;
 
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>>;
+
+    /// Puts the event rows written since the last pass in their order
+    /// (gives each its store-wide place and its tenant's sequence
+    /// numbers), where the backend does that after the write (PostgreSQL,
+    /// whose writers commit in no order it can see); answers how many
+    /// rows. A backend that orders them as they are written (SQLite)
+    /// does nothing.
+    async fn event_sequence(&self) -> StoreResult<u64> {
+        Ok(0)
+    }
+    /// Event rows after `after_gseq`, every tenant's, in order, up to
+    /// `limit`: only rows that are in order and durable (a reader never
+    /// sees an event that a crash could take back).
+    async fn event_read(&self, after_gseq: i64, limit: u32) -> StoreResult<Vec<EventRow>>;
+    /// A tenant's event rows holding events after its sequence number
+    /// `after` (the first may hold some up to it), in order, up to `limit`;
+    /// readable ones only, as `event_read`.
+    async fn event_read_tenant(
+        &self,
+        tenant: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<EventRow>>;
+    /// Where the readable events end, store-wide and for `tenant`.
+    async fn event_heads(&self, tenant: Option<&str>) -> StoreResult<EventHeads>;
+    /// Deletes up to `limit` event rows recorded before `before`, oldest
+    /// first; answers how many.
+    async fn event_prune(&self, before: Millis, limit: u32) -> StoreResult<u64>;
+    /// Rung when events may have become readable, in a process that
+    /// writes them all itself (SQLite: after the sync that makes them
+    /// durable); `None`: readers poll.
+    fn event_signal(&self) -> Option<tokio::sync::watch::Receiver<i64>> {
+        None
+    }
+
+    /// Records a webhook, within the tenant's `MAX_WEBHOOKS`.
+    async fn webhook_insert(&self, w: NewWebhook) -> StoreResult<WebhookRecord>;
+    /// A tenant's webhooks, oldest first; `None`: every tenant's.
+    async fn webhook_list(&self, tenant: Option<&str>) -> StoreResult<Vec<WebhookRecord>>;
+    /// Deletes a tenant's webhook and its deliveries not yet made;
+    /// `false` when it has no such webhook.
+    async fn webhook_delete(&self, tenant: &str, id: &str) -> StoreResult<bool>;
+    /// Where the outbox reader `name` stands (`None`: it never read).
+    async fn event_cursor(&self, name: &str) -> StoreResult<Option<i64>>;
+    /// Moves the reader `name` from `from` (`None`: it never read) to
+    /// `to` and records the deliveries it made of the rows between, in
+    /// one transaction; `false`, writing nothing, when another moved it
+    /// first: so each event is made into deliveries once.
+    async fn delivery_insert(
+        &self,
+        name: &str,
+        from: Option<i64>,
+        to: i64,
+        deliveries: Vec<NewDelivery>,
+    ) -> StoreResult<bool>;
+    /// Takes up to `limit` pending deliveries that are due, at most
+    /// `per_webhook` of one webhook and none of the webhooks in `skip`,
+    /// and holds each for `hold_ms` (its `next_at`), so that no other
+    /// sender takes it meanwhile; oldest due first.
+    async fn delivery_take(
+        &self,
+        limit: u32,
+        per_webhook: u32,
+        hold_ms: u64,
+        skip: Vec<String>,
+    ) -> StoreResult<Vec<Delivery>>;
+    /// Records a try of each delivery: delivered, failed and due again,
+    /// or dead.
+    async fn delivery_record(&self, tries: Vec<DeliveryTry>) -> StoreResult<()>;
+    /// A webhook's deliveries, newest first, before `before` (an id).
+    async fn delivery_list(
+        &self,
+        tenant: &str,
+        webhook: &str,
+        before: Option<i64>,
+        limit: u32,
+    ) -> StoreResult<Vec<Delivery>>;
+    /// When the next pending delivery is due, if any.
+    async fn delivery_next_at(&self) -> StoreResult<Option<Millis>>;
+    /// Deletes up to `limit` delivered or dead deliveries made before
+    /// `before`, oldest first; answers how many.
+    async fn delivery_prune(&self, before: Millis, limit: u32) -> StoreResult<u64>;
 
     /// Applies the writes in order, in one transaction: all of them, or
     /// none when one fails (its error is the answer). What needs "these

@@ -1,9 +1,11 @@
 //! Per-tenant counts a write changes (jobs queued, running and waiting;
-//! usage in the current window), gathered while the write runs and applied
-//! at its end by the backend: one row update per tenant per write, in the
-//! same transaction as the changes they count. What a move counts is
-//! decided here, for every backend.
+//! usage in the current window) and the events it reports (its outbox),
+//! gathered while the write runs and applied at its end by the backend:
+//! one row update per tenant per write, and one event row, in the same
+//! transaction as the changes they count and report. What a move counts
+//! is decided here, for every backend.
 
+use super::outbox::Outbox;
 use super::records::Usage;
 use super::Millis;
 use crate::job::JobStatus;
@@ -40,7 +42,10 @@ pub struct Spent {
 
 /// What one write changed, by tenant.
 pub struct Tally {
+    now: Millis,
     window: Millis,
+    /// The events the write reports, written with its counts.
+    pub outbox: Outbox,
     gauges: HashMap<String, Gauges>,
     spent: HashMap<String, Spent>,
 }
@@ -62,7 +67,9 @@ fn clamp(v: u64) -> i64 {
 impl Tally {
     pub fn new(now: Millis) -> Tally {
         Tally {
+            now,
             window: window_start(now),
+            outbox: Outbox::default(),
             gauges: HashMap::new(),
             spent: HashMap::new(),
         }
@@ -100,8 +107,9 @@ impl Tally {
         s.attempts += 1;
     }
 
-    /// Adds what another tally of the same write counted.
+    /// Adds what another tally of the same write counted and reported.
     pub fn absorb(&mut self, other: Tally) {
+        self.outbox.absorb(other.outbox);
         for (tenant, g) in other.gauges {
             let mine = slot(&mut self.gauges, &tenant);
             mine.queued += g.queued;
@@ -122,6 +130,11 @@ impl Tally {
     /// The tenant's queued and waiting jobs added by this write so far.
     pub fn pending_queued(&self, tenant: &str) -> i64 {
         self.gauges.get(tenant).map_or(0, |g| g.queued + g.waiting)
+    }
+
+    /// The time the write decides by, by the store's clock.
+    pub fn now(&self) -> Millis {
+        self.now
     }
 
     /// The window the usage is charged to.

@@ -131,7 +131,7 @@ pub(crate) struct Client {
 impl Client {
     pub(crate) fn new(url: &str, token: &str) -> Client {
         Client {
-            http: reqwest::Client::new(),
+            http: taskbox::http::default_client(),
             url: url.to_owned(),
             token: token.to_owned(),
         }

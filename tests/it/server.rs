@@ -49,6 +49,8 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
         },
         retention: Default::default(),
         observer: None,
+        webhooks: taskbox::webhooks::WebhookConfig::default(),
+        max_event_streams: taskbox::api::DEFAULT_MAX_EVENT_STREAMS,
     }
 }
 

@@ -144,7 +144,7 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
         args.lease_ms,
         work.path().display()
     ));
-    let client = reqwest::Client::new();
+    let client = crate::http::default_client();
     load::define(&client, &api, &setup.admin_token, &args.guests).await?;
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(2)

@@ -106,6 +106,7 @@ pub(super) async fn a_batch_of_ends_lands_each_as_it_would_alone(h: Harness) {
         attempt: attempt(c, "other", None),
         action,
         usage: None,
+        callbacks: None,
     };
     let forged = ClaimedJob {
         lease_token: "not-it".into(),
@@ -598,6 +599,7 @@ pub(super) async fn release_gives_the_attempt_back(h: Harness) {
             action: Action::Release { delay_ms },
             attempt: None,
             usage: None,
+            callbacks: None,
         }])
     };
     let c = claim(&h, 1).await.remove(0);
@@ -691,6 +693,7 @@ fn ending(c: &ClaimedJob, token: &str, action: Action) -> Write {
         attempt: attempt(c, "completed", None),
         action,
         usage: None,
+        callbacks: None,
     })
 }
 

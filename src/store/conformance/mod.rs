@@ -125,6 +125,7 @@ pub(crate) async fn finalize(h: &Harness, c: &ClaimedJob, action: Action) -> Fin
             attempt: attempt(c, outcome, None),
             action,
             usage: None,
+            callbacks: None,
         }])
         .await
         .unwrap()

@@ -420,6 +420,7 @@ pub(super) async fn fuel_budgets_hold_claims_until_the_window_refills(h: Harness
                 fuel: 150,
                 wall_ms: 7,
             }),
+            callbacks: None,
         }])
         .await
         .unwrap();
@@ -459,6 +460,7 @@ pub(super) async fn usage_counts_attempts_and_ended_jobs(h: Harness) {
             fuel: 10,
             wall_ms: 2,
         }),
+        callbacks: None,
     };
     let forged = ClaimedJob {
         lease_token: "not-it".into(),
@@ -546,6 +548,7 @@ pub(super) async fn a_bad_attempt_record_does_not_fail_its_batch(h: Harness) {
                 },
                 attempt: a,
                 usage: None,
+                callbacks: None,
             }
         })
         .collect();

@@ -16,8 +16,10 @@ use super::jobs::JOB_COLUMNS;
 use super::tally::SHARD;
 use super::tenants::{policy_from, within};
 use super::{pg, tally, violated};
+use crate::events::EventType;
 use crate::job::JobStatus;
 use crate::quota::Quotas;
+use crate::store::outbox;
 use crate::store::records::{Inserted, JobRecord, NewJob, RunAt};
 use crate::store::rows::JobRow;
 use crate::store::tally::Tally;
@@ -86,8 +88,14 @@ pub async fn insert_plain(
         .map_err(pg)?;
     let out = answers(jobs, verdicts, rows)?;
     let mut tally = Tally::new(now);
-    for (j, _) in jobs.iter().zip(&out).filter(|(_, r)| r.is_ok()) {
-        tally.moved(&j.tenant, None, Some(JobStatus::Queued), 1);
+    for job in out.iter().flatten() {
+        let job = job.job();
+        tally.moved(&job.tenant, None, Some(JobStatus::Queued), 1);
+        tally.outbox.push(
+            EventType::Queued,
+            outbox::about(job),
+            outbox::enqueued(job.run_at, now).as_deref(),
+        );
     }
     tally::apply(tx, tally).await?;
     Ok(Some(out))
@@ -193,7 +201,13 @@ fn insert_now_sql() -> String {
            RETURNING {JOB_COLUMNS}), \
          counted AS (INSERT INTO tenant_jobs (tenant, shard, queued, running, waiting) \
             SELECT tenant, {SHARD}, count(*), 0, 0 FROM ins GROUP BY tenant ORDER BY tenant \
-            ON CONFLICT (tenant, shard) DO UPDATE SET queued = tenant_jobs.queued + excluded.queued) \
+            ON CONFLICT (tenant, shard) DO UPDATE SET queued = tenant_jobs.queued + excluded.queued), \
+         evs AS (INSERT INTO events (tenant, n, at, body) \
+            SELECT tenant, count(*), (SELECT now FROM clock), \
+              json_agg(json_build_array('queued', id, task, queue, 0, \
+                CASE WHEN run_at > created_at THEN json_build_object('run_at', run_at) END) \
+                ORDER BY id)::text \
+            FROM ins GROUP BY tenant) \
          SELECT * FROM ins",
         clock = super::group::DB_CLOCK,
         max = i64::MAX,

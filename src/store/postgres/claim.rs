@@ -16,7 +16,7 @@ use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::tenants::contender;
 use crate::store::{Millis, StoreResult};
-use sqlx::{Postgres, Transaction};
+use sqlx::{Postgres, Row, Transaction};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -285,6 +285,18 @@ async fn take(
     let mut by_id = HashMap::with_capacity(rows.len());
     for r in &rows {
         let job = claimed_row(r).map_err(pg)?;
+        let task: String = r.try_get("task").map_err(pg)?;
+        tally.outbox.push(
+            crate::events::EventType::Started,
+            crate::store::outbox::About {
+                id: &job.id,
+                tenant: &job.tenant,
+                task: &task,
+                queue: &job.queue,
+                attempt: job.attempts,
+            },
+            None,
+        );
         by_id.insert(job.id.clone(), job);
     }
     let mut claimed = Vec::with_capacity(by_id.len());

@@ -6,9 +6,11 @@ use super::tally;
 use super::tenants::{hold, policy, queued_now, within};
 use super::{pg, violated, Violation};
 use crate::attempt_log::AttemptLog;
+use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{ending, status_in, Arg, Dialect, PG_PAUSED};
+use crate::store::outbox::{self, About, Landed};
 use crate::store::records::*;
 use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow, MAX_LOG_JSON};
 use crate::store::tally::Tally;
@@ -171,7 +173,7 @@ pub async fn insert(
             .await
             .map_err(pg)?;
         let mut tally = Tally::new(now);
-        let mut r = insert_one(tx, now, job, &defaults, &mut tally).await;
+        let mut r = insert_one(tx, now, job, Some(&defaults), &mut tally).await;
         if r.is_ok() {
             if let Err(e) = tally::apply(tx, tally).await {
                 r = Err(e);
@@ -196,16 +198,18 @@ pub async fn insert_alone(
     defaults: Quotas,
 ) -> StoreResult<Inserted> {
     let mut tally = Tally::new(now);
-    let inserted = insert_one(tx, now, job, &defaults, &mut tally).await?;
+    let inserted = insert_one(tx, now, job, Some(&defaults), &mut tally).await?;
     tally::apply(tx, tally).await?;
     Ok(inserted)
 }
 
-async fn insert_one(
+/// One job under its rules; `defaults: None` for a callback, which comes
+/// of a job already granted and is not held to `max_queued`.
+pub(super) async fn insert_one(
     tx: &mut Tx,
     now: Millis,
     job: NewJob,
-    defaults: &Quotas,
+    defaults: Option<&Quotas>,
     tally: &mut Tally,
 ) -> StoreResult<Inserted> {
     // Enqueues of one idempotency key see each other's job: the second
@@ -221,7 +225,10 @@ async fn insert_one(
     if let Some(key) = &job.unique_key {
         hold(tx, &job.tenant, &format!("unique/{key}")).await?;
     }
-    let queued = queued_now(tx, &job.tenant).await?;
+    let queued = match defaults {
+        Some(_) => queued_now(tx, &job.tenant).await?,
+        None => 0,
+    };
     if let Some(idem) = &job.idempotency {
         let seen: Option<JobRow> = sqlx::query_as(&format!(
             "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = $1 AND idempotency_key = $2"
@@ -272,10 +279,12 @@ async fn insert_one(
             format!("superseded by job {}", job.id),
         );
         let mv = Move::cancel();
+        let detail = outbox::superseded(&job.id);
         for from in mv.from {
-            let n = sqlx::query(
+            let gone: Vec<(String, String, String, i32)> = sqlx::query_as(
                 "UPDATE jobs SET status = $1, finished_at = $2, error = $3 \
-                 WHERE tenant = $4 AND concurrency_key = $5 AND status = $6",
+                 WHERE tenant = $4 AND concurrency_key = $5 AND status = $6 \
+                 RETURNING id, task, queue, attempts",
             )
             .bind(mv.to.as_str())
             .bind(now)
@@ -283,25 +292,38 @@ async fn insert_one(
             .bind(&job.tenant)
             .bind(key)
             .bind(from.as_str())
-            .execute(&mut **tx)
+            .fetch_all(&mut **tx)
             .await
-            .map_err(pg)?
-            .rows_affected();
+            .map_err(pg)?;
             tally.moved(
                 &job.tenant,
                 Some(*from),
                 Some(mv.to),
-                i64::try_from(n).unwrap_or(0),
+                i64::try_from(gone.len()).unwrap_or(0),
             );
+            for (id, task, queue, attempts) in &gone {
+                let about = About {
+                    id,
+                    tenant: &job.tenant,
+                    task,
+                    queue,
+                    attempt: u32::try_from(*attempts).unwrap_or(0),
+                };
+                tally
+                    .outbox
+                    .push(EventType::Cancelled, about, Some(&detail));
+            }
         }
     }
-    let quotas = policy(tx, &job.tenant, defaults).await?.quotas;
-    within(
-        "max_queued",
-        quotas.max_queued,
-        queued + tally.pending_queued(&job.tenant),
-        1,
-    )?;
+    if let Some(defaults) = defaults {
+        let quotas = policy(tx, &job.tenant, defaults).await?.quotas;
+        within(
+            "max_queued",
+            quotas.max_queued,
+            queued + tally.pending_queued(&job.tenant),
+            1,
+        )?;
+    }
     let deadline_at = job.deadline_ms.map(|d| millis_after(now, d));
     let run_at = job.run_at.resolve(now);
     let (idem_key, idem_hash) = match job.idempotency {
@@ -355,7 +377,13 @@ async fn insert_one(
         _ => pg(e),
     })?;
     tally.moved(&job.tenant, None, Some(JobStatus::Queued), 1);
-    Ok(Inserted::Created(row.try_into()?))
+    let job = JobRecord::try_from(row)?;
+    tally.outbox.push(
+        EventType::Queued,
+        outbox::about(&job),
+        outbox::enqueued(job.run_at, now).as_deref(),
+    );
+    Ok(Inserted::Created(job))
 }
 
 fn unique_taken(id: &str, key: &str) -> StoreError {
@@ -518,10 +546,17 @@ async fn finalize_item(
     if let Some(u) = &f.usage {
         tally.charge(&f.tenant, u);
     }
-    let Some(status) = bind_ending(tx, now, f, &Move::of_ending(&f.action)).await? else {
+    let Some(landed) = bind_ending(tx, now, f, &Move::of_ending(&f.action)).await? else {
         return Ok(Finalized::Fenced);
     };
+    let status = landed.status;
     tally.moved(&f.tenant, Some(JobStatus::Running), Some(status), 1);
+    tally
+        .outbox
+        .ending(landed.about(&f.id, &f.tenant), &f.action, status, now);
+    if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
+        insert_one(tx, now, cb.clone(), None, tally).await?;
+    }
     if let Some(a) = &f.attempt {
         if with_log {
             insert_attempt(tx, &f.id, a).await?;
@@ -570,14 +605,14 @@ async fn insert_attempt(tx: &mut Tx, job_id: &str, a: &AttemptRecord) -> StoreRe
     Ok(())
 }
 
-/// Writes an attempt's end as its move says (`store::ending_sql`): the
-/// job's new status, or `None` when the lease or its status fenced it out.
+/// Writes an attempt's end as its move says (`store::ending_sql`): where
+/// the job landed, or `None` when the lease or its status fenced it out.
 async fn bind_ending(
     tx: &mut Tx,
     now: Millis,
     f: &Finalize,
     mv: &Move<'_>,
-) -> StoreResult<Option<JobStatus>> {
+) -> StoreResult<Option<Landed>> {
     let (sql, args) = ending(mv, Dialect::Postgres, now, &f.id, &f.lease_token);
     let mut q = sqlx::query(&sql);
     for a in args {
@@ -588,17 +623,10 @@ async fn bind_ending(
             Arg::Bool(b) => q.bind(b),
         };
     }
-    if !mv.cancel_wins {
-        let n = q.execute(&mut **tx).await.map_err(pg)?.rows_affected();
-        return Ok((n == 1).then_some(mv.to));
+    match q.fetch_optional(&mut **tx).await.map_err(pg)? {
+        Some(row) => Ok(Some(super::finalize::landed_row(&row, 0)?)),
+        None => Ok(None),
     }
-    let status: Option<String> = match q.fetch_optional(&mut **tx).await.map_err(pg)? {
-        Some(row) => Some(row.try_get(0).map_err(pg)?),
-        None => None,
-    };
-    status
-        .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
-        .transpose()
 }
 
 pub async fn cancel(
@@ -632,6 +660,9 @@ pub async fn cancel(
             .map_err(pg)?;
             let mut tally = Tally::new(now);
             tally.moved(tenant, Some(job.status), Some(mv.to), 1);
+            tally
+                .outbox
+                .push(EventType::Cancelled, outbox::about(&job), None);
             tally::apply(tx, tally).await?;
             Ok(CancelOutcome::Cancelled(reread(tx, tenant, id).await?))
         }
@@ -692,6 +723,11 @@ pub async fn resume(
     if n == 1 {
         let mut tally = Tally::new(now);
         tally.moved(tenant, Some(job.status), Some(mv.to), 1);
+        tally.outbox.push(
+            EventType::Queued,
+            outbox::about(&job),
+            Some(&outbox::queued_again("resumed", now)),
+        );
         tally::apply(tx, tally).await?;
     }
     reread(tx, tenant, id).await
@@ -798,7 +834,7 @@ pub async fn apply(
     for w in writes {
         out.push(match w {
             Write::JobInsert(job) => {
-                Written::JobInserted(insert_one(tx, now, job, &defaults, &mut tally).await?)
+                Written::JobInserted(insert_one(tx, now, job, Some(&defaults), &mut tally).await?)
             }
             Write::JobFinalize(f) => match finalize_item(tx, now, &f, &mut tally, true).await? {
                 Finalized::Done(status) => Written::JobFinalized(status),

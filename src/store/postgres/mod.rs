@@ -6,6 +6,7 @@
 pub mod admin;
 mod bulk;
 mod claim;
+mod events;
 mod finalize;
 mod group;
 mod jobs;
@@ -17,6 +18,7 @@ mod redrive;
 mod registry;
 mod tally;
 mod tenants;
+mod webhooks;
 
 use super::fair::Fairness;
 use super::records::*;
@@ -585,6 +587,89 @@ impl JobStore for PgStore {
 
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
         jobs::attempt_list(&self.db.pool, q).await
+    }
+
+    async fn event_sequence(&self) -> StoreResult<u64> {
+        events::sequence(&self.db.pool).await
+    }
+
+    async fn event_read(&self, after_gseq: i64, limit: u32) -> StoreResult<Vec<EventRow>> {
+        events::read(&self.db.pool, after_gseq, limit).await
+    }
+
+    async fn event_read_tenant(
+        &self,
+        tenant: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<EventRow>> {
+        events::read_tenant(&self.db.pool, tenant, after, limit).await
+    }
+
+    async fn event_heads(&self, tenant: Option<&str>) -> StoreResult<EventHeads> {
+        events::heads(&self.db.pool, tenant).await
+    }
+
+    async fn event_prune(&self, before: Millis, limit: u32) -> StoreResult<u64> {
+        events::prune(&self.db.pool, before, limit).await
+    }
+
+    async fn webhook_insert(&self, w: NewWebhook) -> StoreResult<WebhookRecord> {
+        webhooks::insert(&self.db, w).await
+    }
+
+    async fn webhook_list(&self, tenant: Option<&str>) -> StoreResult<Vec<WebhookRecord>> {
+        webhooks::list(&self.db.pool, tenant).await
+    }
+
+    async fn webhook_delete(&self, tenant: &str, id: &str) -> StoreResult<bool> {
+        webhooks::delete(&self.db.pool, tenant, id).await
+    }
+
+    async fn event_cursor(&self, name: &str) -> StoreResult<Option<i64>> {
+        webhooks::cursor(&self.db.pool, name).await
+    }
+
+    async fn delivery_insert(
+        &self,
+        name: &str,
+        from: Option<i64>,
+        to: i64,
+        deliveries: Vec<NewDelivery>,
+    ) -> StoreResult<bool> {
+        webhooks::insert_deliveries(&self.db, name, from, to, deliveries).await
+    }
+
+    async fn delivery_take(
+        &self,
+        limit: u32,
+        per_webhook: u32,
+        hold_ms: u64,
+        skip: Vec<String>,
+    ) -> StoreResult<Vec<Delivery>> {
+        webhooks::take(&self.db, limit, per_webhook, hold_ms, skip).await
+    }
+
+    async fn delivery_record(&self, tries: Vec<DeliveryTry>) -> StoreResult<()> {
+        webhooks::record(&self.db.pool, tries).await
+    }
+
+    async fn delivery_list(
+        &self,
+        tenant: &str,
+        webhook: &str,
+        before: Option<i64>,
+        limit: u32,
+    ) -> StoreResult<Vec<Delivery>> {
+        webhooks::list_deliveries(&self.db.pool, tenant, webhook, before, limit).await
+    }
+
+    async fn delivery_next_at(&self) -> StoreResult<Option<Millis>> {
+        webhooks::next_at(&self.db.pool).await
+    }
+
+    async fn delivery_prune(&self, before: Millis, limit: u32) -> StoreResult<u64> {
+        webhooks::prune(&self.db.pool, before, limit).await
     }
 
     async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>> {

@@ -151,6 +151,11 @@ pub async fn claim(
     }))
 }
 
+/// The `job.started` events of the rows of `taken`, as an event row's body
+/// (`store::outbox`), per tenant.
+const STARTED: &str = "json_agg(json_build_array('started', id, task, queue, attempts, NULL) \
+    ORDER BY id)::text";
+
 /// Takes up to `counts[i]` due jobs of each `names[i]` (none with a
 /// concurrency key) in its order, moves them to running under one lease
 /// token and counts them, in one statement; each tenant's jobs in its
@@ -189,7 +194,9 @@ async fn take(
              GROUP BY tenant ORDER BY tenant \
            ON CONFLICT (tenant, shard) DO UPDATE SET \
              queued = tenant_jobs.queued + excluded.queued, \
-             running = tenant_jobs.running + excluded.running) \
+             running = tenant_jobs.running + excluded.running), \
+         evs AS (INSERT INTO events (tenant, n, at, body) \
+             SELECT tenant, count(*), $3, {STARTED} FROM taken GROUP BY tenant) \
          SELECT * FROM taken"
     ))
     .bind(names)

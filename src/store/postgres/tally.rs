@@ -1,8 +1,10 @@
-//! Writes a write's per-tenant counts (`store::tally`) on PostgreSQL, in
-//! its transaction and in one statement whatever the number of tenants:
-//! each tenant's rows in name order, each into the shard of the connection
-//! (`SHARD`: migration 0002 says why). The upserts are CTEs that another
-//! statement can carry too (a finalize's attempt rows), a round trip less.
+//! Writes a write's per-tenant counts and events (`store::tally`) on
+//! PostgreSQL, in its transaction and in one statement whatever the number
+//! of tenants: each tenant's rows in name order, each into the shard of
+//! the connection (`SHARD`: migration 0002 says why), and one event row
+//! per tenant, put in order later by the sequencer (`events.rs`). The
+//! writes are CTEs that another statement can carry too (a finalize's
+//! attempt rows), a round trip less.
 
 use super::pg;
 use crate::store::tally::Tally;
@@ -29,6 +31,10 @@ pub struct Counts<'a> {
     completed: Vec<i64>,
     failed: Vec<i64>,
     cancelled: Vec<i64>,
+    at: i64,
+    ev_tenants: Vec<&'a str>,
+    ev_n: Vec<i32>,
+    ev_bodies: Vec<String>,
 }
 
 impl<'a> Counts<'a> {
@@ -46,7 +52,16 @@ impl<'a> Counts<'a> {
             completed: Vec::new(),
             failed: Vec::new(),
             cancelled: Vec::new(),
+            at: tally.now(),
+            ev_tenants: Vec::new(),
+            ev_n: Vec::new(),
+            ev_bodies: Vec::new(),
         };
+        for (tenant, chunk) in tally.outbox.chunks() {
+            c.ev_tenants.push(tenant);
+            c.ev_n.push(i32::try_from(chunk.n).unwrap_or(i32::MAX));
+            c.ev_bodies.push(chunk.body());
+        }
         for (tenant, g) in tally.gauges() {
             c.tenants.push(tenant);
             c.queued.push(g.queued);
@@ -66,7 +81,7 @@ impl<'a> Counts<'a> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tenants.is_empty() && self.charged.is_empty()
+        self.tenants.is_empty() && self.charged.is_empty() && self.ev_tenants.is_empty()
     }
 
     /// Binds the arguments of `ctes`, after those already bound.
@@ -86,17 +101,21 @@ impl<'a> Counts<'a> {
             .bind(&self.completed)
             .bind(&self.failed)
             .bind(&self.cancelled)
+            .bind(self.at)
+            .bind(&self.ev_tenants)
+            .bind(&self.ev_n)
+            .bind(&self.ev_bodies)
     }
 }
 
-/// The two upserts as CTEs (`gauges`, `usage`) whose twelve arguments are
-/// numbered from `$first`. Rows go in the tenants' byte order (`COLLATE
+/// The two upserts and the events as CTEs (`gauges`, `usage`, `evs`) whose
+/// `CTE_ARGS` arguments are numbered from `$first`. Rows go in the tenants' byte order (`COLLATE
 /// "C"`, as the tenant columns and Rust compare), the order every other
 /// write of the counters takes, so that two never wait in a cycle; every
 /// statement that writes both tables is built here, so all take them in
 /// one order.
 pub fn ctes(first: usize) -> String {
-    let p: Vec<String> = (first..first + 12).map(|i| format!("${i}")).collect();
+    let p: Vec<String> = (first..first + CTE_ARGS).map(|i| format!("${i}")).collect();
     format!(
         "gauges AS (INSERT INTO tenant_jobs (tenant, shard, queued, running, waiting) \
            SELECT t, {SHARD}, q, r, w \
@@ -117,10 +136,16 @@ pub fn ctes(first: usize) -> String {
            attempts = tenant_usage.attempts + excluded.attempts, \
            completed = tenant_usage.completed + excluded.completed, \
            failed = tenant_usage.failed + excluded.failed, \
-           cancelled = tenant_usage.cancelled + excluded.cancelled)",
-        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11]
+           cancelled = tenant_usage.cancelled + excluded.cancelled), \
+         evs AS (INSERT INTO events (tenant, n, at, body) \
+           SELECT t, n, {}::int8, b FROM unnest({}::text[], {}::int4[], {}::text[]) AS e(t, n, b))",
+        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13],
+        p[14], p[15]
     )
 }
+
+/// How many arguments `ctes` numbers.
+pub const CTE_ARGS: usize = 16;
 
 pub async fn apply(tx: &mut Transaction<'static, Postgres>, tally: Tally) -> StoreResult<()> {
     let counts = Counts::of(&tally);

@@ -296,6 +296,9 @@ fn take(
                 Some(JobStatus::Running),
                 1,
             );
+            tally
+                .outbox
+                .push(crate::events::EventType::Started, r.about(), None);
             claimed.push(ClaimedJob::from(r));
         }
     }

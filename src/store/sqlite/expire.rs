@@ -3,8 +3,10 @@
 
 use super::tally::{Apply, Tally};
 use super::wdb;
+use crate::events::EventType;
 use crate::job::JobError;
 use crate::store::ending_sql::{status_in, Dialect};
+use crate::store::outbox::{self, About};
 use crate::store::transition::Move;
 use crate::store::{Millis, StoreResult};
 use rusqlite::{params, Connection};
@@ -22,18 +24,29 @@ pub fn expire(conn: &Connection, now: Millis, limit: u32) -> StoreResult<u64> {
              WHERE rowid IN (SELECT rowid FROM jobs INDEXED BY jobs_expiry \
                WHERE status = 'queued' AND expire_after_ms IS NOT NULL \
                  AND run_at + expire_after_ms <= ?2 LIMIT ?4) AND {} \
-             RETURNING tenant",
+             RETURNING id, tenant, task, queue, attempts",
             status_in(Dialect::Sqlite, mv.from)
         ))
         .map_err(wdb)?;
-    let tenants: Vec<String> = stmt
-        .query_map(params![mv.to.as_str(), now, error, limit], |r| r.get(0))
+    let gone: Vec<(String, String, String, String, i64)> = stmt
+        .query_map(params![mv.to.as_str(), now, error, limit], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
         .and_then(|rows| rows.collect())
         .map_err(wdb)?;
     let mut tally = Tally::new(now);
-    for t in &tenants {
-        tally.moved(t, Some(mv.from[0]), Some(mv.to), 1);
+    let detail = outbox::failed(&JobError::expired(), false, None);
+    for (id, tenant, task, queue, attempts) in &gone {
+        tally.moved(tenant, Some(mv.from[0]), Some(mv.to), 1);
+        let about = About {
+            id,
+            tenant,
+            task,
+            queue,
+            attempt: u32::try_from(*attempts).unwrap_or(0),
+        };
+        tally.outbox.push(EventType::Failed, about, Some(&detail));
     }
     tally.apply(conn)?;
-    Ok(tenants.len() as u64)
+    Ok(gone.len() as u64)
 }

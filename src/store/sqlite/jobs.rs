@@ -11,9 +11,11 @@ use super::tenants::{self, policy, within};
 use super::writer::exec;
 use super::{constraint, random_token, wdb, Constraint};
 use crate::attempt_log::AttemptLog;
+use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{ending, sqlite_available, status_in, Arg, Dialect};
+use crate::store::outbox::{self, superseded, About, Landed};
 use crate::store::records::*;
 use crate::store::rows::{idempotent_repeat, MAX_LOG_JSON};
 use crate::store::transition::Move;
@@ -60,7 +62,15 @@ pub fn insert(
             step("SAVEPOINT job")?;
             // A refused job's counts go with it.
             let mut own = Tally::new(now);
-            let r = insert_one(conn, now, job, defaults, &mut own, &mut tenants, &tally);
+            let r = insert_one(
+                conn,
+                now,
+                job,
+                Some(defaults),
+                &mut own,
+                &mut tenants,
+                &tally,
+            );
             match &r {
                 Ok(_) => tally.absorb(own),
                 Err(_) => step("ROLLBACK TO job")?,
@@ -69,7 +79,15 @@ pub fn insert(
             r
         } else {
             let mut own = Tally::new(now);
-            let r = insert_one(conn, now, job, defaults, &mut own, &mut tenants, &tally);
+            let r = insert_one(
+                conn,
+                now,
+                job,
+                Some(defaults),
+                &mut own,
+                &mut tenants,
+                &tally,
+            );
             if r.is_ok() {
                 tally.absorb(own);
             }
@@ -109,7 +127,7 @@ fn insert_one(
     conn: &Connection,
     now: Millis,
     job: NewJob,
-    defaults: &Quotas,
+    defaults: Option<&Quotas>,
     tally: &mut Tally,
     tenants: &mut Tenants,
     before: &Tally,
@@ -172,30 +190,46 @@ fn insert_one(
         let mut stmt = conn
             .prepare_cached(
                 "UPDATE jobs SET status = 'cancelled', finished_at = ?1, error = ?2 \
-                 WHERE tenant = ?3 AND concurrency_key = ?4 AND status = ?5",
+                 WHERE tenant = ?3 AND concurrency_key = ?4 AND status = ?5 \
+                 RETURNING id, task, queue, attempts",
             )
             .map_err(wdb)?;
+        let detail = superseded(&job.id);
         for from in [JobStatus::Queued, JobStatus::Waiting] {
-            let n = stmt
-                .execute(params![
-                    now,
-                    to_json(&error),
-                    job.tenant,
-                    key,
-                    from.as_str()
-                ])
+            let gone: Vec<(String, String, String, i64)> = stmt
+                .query_map(
+                    params![now, to_json(&error), job.tenant, key, from.as_str()],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )
+                .and_then(|rows| rows.collect())
                 .map_err(wdb)?;
             tally.moved(
                 &job.tenant,
                 Some(from),
                 Some(JobStatus::Cancelled),
-                n as i64,
+                gone.len() as i64,
             );
+            for (id, task, queue, attempts) in &gone {
+                let about = About {
+                    id,
+                    tenant: &job.tenant,
+                    task,
+                    queue,
+                    attempt: u32::try_from(*attempts).unwrap_or(0),
+                };
+                tally
+                    .outbox
+                    .push(EventType::Cancelled, about, Some(&detail));
+            }
         }
     }
-    let (quotas, queued) = tenants.of(conn, &job.tenant, defaults)?;
-    let queued = queued + before.pending_queued(&job.tenant) + tally.pending_queued(&job.tenant);
-    within("max_queued", quotas.max_queued, queued, 1)?;
+    // A callback (`defaults: None`) comes of a job already granted.
+    if let Some(defaults) = defaults {
+        let (quotas, queued) = tenants.of(conn, &job.tenant, defaults)?;
+        let queued =
+            queued + before.pending_queued(&job.tenant) + tally.pending_queued(&job.tenant);
+        within("max_queued", quotas.max_queued, queued, 1)?;
+    }
     let deadline_at = job.deadline_ms.map(|d| millis_after(now, d));
     // A time in the past is now: it buys no place in the line.
     let run_at = job.run_at.resolve(now);
@@ -241,6 +275,17 @@ fn insert_one(
         _ => wdb(e),
     })?;
     tally.moved(&job.tenant, None, Some(JobStatus::Queued), 1);
+    tally.outbox.push(
+        EventType::Queued,
+        About {
+            id: &job.id,
+            tenant: &job.tenant,
+            task: &job.task.name,
+            queue: &job.queue,
+            attempt: 0,
+        },
+        outbox::enqueued(run_at, now).as_deref(),
+    );
     Ok(Inserted::Created(job.into_record(now, run_at)))
 }
 
@@ -262,7 +307,7 @@ pub fn apply(
                     conn,
                     now,
                     job,
-                    defaults,
+                    Some(defaults),
                     &mut tally,
                     &mut tenants,
                     &none,
@@ -436,10 +481,18 @@ fn finalize_item(
     if let Some(u) = &f.usage {
         tally.charge(&f.tenant, u);
     }
-    let Some(status) = bind_ending(conn, now, f, &Move::of_ending(&f.action))? else {
+    let Some(landed) = bind_ending(conn, now, f, &Move::of_ending(&f.action))? else {
         return Ok(Finalized::Fenced);
     };
+    let status = landed.status;
     tally.moved(&f.tenant, Some(JobStatus::Running), Some(status), 1);
+    tally
+        .outbox
+        .ending(landed.about(&f.id, &f.tenant), &f.action, status, now);
+    if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
+        let (mut tenants, none) = (Tenants::default(), Tally::new(now));
+        insert_one(conn, now, cb.clone(), None, tally, &mut tenants, &none)?;
+    }
     if let Some(a) = &f.attempt {
         if with_log {
             insert_attempt(conn, &f.id, a)?;
@@ -496,28 +549,30 @@ impl rusqlite::ToSql for Arg<'_> {
     }
 }
 
-/// Writes an attempt's end as its move says (`store::ending_sql`): the
-/// job's new status, or `None` when the lease or its status fenced it out.
+/// Writes an attempt's end as its move says (`store::ending_sql`): where
+/// the job landed, or `None` when the lease or its status fenced it out.
 fn bind_ending(
     conn: &Connection,
     now: Millis,
     f: &Finalize,
     mv: &Move<'_>,
-) -> StoreResult<Option<JobStatus>> {
+) -> StoreResult<Option<Landed>> {
     let (sql, args) = ending(mv, Dialect::Sqlite, now, &f.id, &f.lease_token);
     let mut stmt = conn.prepare_cached(&sql).map_err(wdb)?;
     let params = rusqlite::params_from_iter(args.iter());
-    if !mv.cancel_wins {
-        let n = stmt.execute(params).map_err(wdb)?;
-        return Ok((n == 1).then_some(mv.to));
-    }
-    let status: Option<String> = stmt
-        .query_row(params, |r| r.get(0))
+    let row: Option<(String, String, String, i64)> = stmt
+        .query_row(params, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .optional()
         .map_err(wdb)?;
-    status
-        .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
-        .transpose()
+    row.map(|(status, task, queue, attempts)| {
+        Ok(Landed {
+            status: status.parse::<JobStatus>().map_err(StoreError::Internal)?,
+            task,
+            queue,
+            attempts: u32::try_from(attempts).unwrap_or(0),
+        })
+    })
+    .transpose()
 }
 
 pub fn cancel(
@@ -538,6 +593,9 @@ pub fn cancel(
             .map_err(wdb)?;
             let mut tally = Tally::new(now);
             tally.moved(tenant, Some(job.status), Some(mv.to), 1);
+            tally
+                .outbox
+                .push(EventType::Cancelled, outbox::about(&job), None);
             tally.apply(conn)?;
             Ok(CancelOutcome::Cancelled(reread(conn, tenant, id)?))
         }
@@ -585,6 +643,11 @@ pub fn resume(
     .map_err(wdb)?;
     let mut tally = Tally::new(now);
     tally.moved(tenant, Some(job.status), Some(mv.to), 1);
+    tally.outbox.push(
+        EventType::Queued,
+        outbox::about(&job),
+        Some(&outbox::queued_again("resumed", now)),
+    );
     tally.apply(conn)?;
     reread(conn, tenant, id)
 }

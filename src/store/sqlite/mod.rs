@@ -4,6 +4,7 @@
 
 mod checkpoint;
 mod claim;
+mod events;
 mod expire;
 mod jobs;
 mod prune;
@@ -14,6 +15,7 @@ mod rows;
 mod syncer;
 mod tally;
 mod tenants;
+mod webhooks;
 mod writer;
 
 use writer::Class;
@@ -118,6 +120,9 @@ pub struct SqliteStore {
     checkpointer: std::sync::Mutex<Option<checkpoint::Checkpointer>>,
     /// Held until the store is closed: one process per database file.
     lock: std::sync::Mutex<Option<std::fs::File>>,
+    /// The last event row readers may read (committed and durable), moved
+    /// by the writer.
+    readable: tokio::sync::watch::Receiver<i64>,
 }
 
 /// Why the database could not be opened.
@@ -226,8 +231,16 @@ impl SqliteStore {
             )
             .await
             .map_err(open_err)?;
-        let (writer, ended) = Writer::spawn(writer_conn, clock.clone(), opts.durability)
-            .map_err(OpenError::Thread)?;
+        // What is in the file when it opens survived: readable.
+        let last =
+            writer::last_event_row(&writer_conn).map_err(|source| OpenError::OpenWriter {
+                path: path.clone(),
+                source,
+            })?;
+        let (mark, readable) = tokio::sync::watch::channel(last);
+        let (writer, ended) =
+            Writer::spawn_marked(writer_conn, clock.clone(), opts.durability, mark)
+                .map_err(OpenError::Thread)?;
         let checkpointer = checkpoint::Checkpointer::spawn(&path, opts.durability)
             .map_err(OpenError::Checkpointer)?;
         Ok(SqliteStore {
@@ -239,7 +252,12 @@ impl SqliteStore {
             writer_ended: Mutex::new(Some(ended)),
             checkpointer: std::sync::Mutex::new(Some(checkpointer)),
             lock: std::sync::Mutex::new(Some(lock)),
+            readable,
         })
+    }
+
+    fn readable(&self) -> i64 {
+        *self.readable.borrow()
     }
 
     /// Runs a write in a coming group commit.
@@ -888,6 +906,117 @@ impl JobStore for SqliteStore {
         .await
         .map_err(db)?;
         rows.into_iter().map(AttemptRecord::try_from).collect()
+    }
+
+    async fn event_read(&self, after_gseq: i64, limit: u32) -> StoreResult<Vec<EventRow>> {
+        let readable = self.readable();
+        events::read(&mut *self.reader().await?, readable, after_gseq, limit).await
+    }
+
+    async fn event_read_tenant(
+        &self,
+        tenant: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<EventRow>> {
+        let readable = self.readable();
+        events::read_tenant(&mut *self.reader().await?, readable, tenant, after, limit).await
+    }
+
+    async fn event_heads(&self, tenant: Option<&str>) -> StoreResult<EventHeads> {
+        let readable = self.readable();
+        events::heads(&mut *self.reader().await?, readable, tenant).await
+    }
+
+    async fn event_prune(&self, before: Millis, limit: u32) -> StoreResult<u64> {
+        // Not durable: a prune lost to a crash is made again.
+        self.write(Class::Bulk, false, move |c, _| {
+            events::prune(c, before, limit)
+        })
+        .await
+    }
+
+    fn event_signal(&self) -> Option<tokio::sync::watch::Receiver<i64>> {
+        Some(self.readable.clone())
+    }
+
+    async fn webhook_insert(&self, w: NewWebhook) -> StoreResult<WebhookRecord> {
+        self.write(Class::Prompt, true, move |c, now| {
+            webhooks::insert(c, now, w)
+        })
+        .await
+    }
+
+    async fn webhook_list(&self, tenant: Option<&str>) -> StoreResult<Vec<WebhookRecord>> {
+        webhooks::list(&mut *self.reader().await?, tenant).await
+    }
+
+    async fn webhook_delete(&self, tenant: &str, id: &str) -> StoreResult<bool> {
+        let (tenant, id) = (tenant.to_owned(), id.to_owned());
+        self.write(Class::Prompt, true, move |c, _| {
+            webhooks::delete(c, &tenant, &id)
+        })
+        .await
+    }
+
+    async fn event_cursor(&self, name: &str) -> StoreResult<Option<i64>> {
+        let name = name.to_owned();
+        self.write(Class::Bulk, false, move |c, _| webhooks::cursor(c, &name))
+            .await
+    }
+
+    async fn delivery_insert(
+        &self,
+        name: &str,
+        from: Option<i64>,
+        to: i64,
+        deliveries: Vec<NewDelivery>,
+    ) -> StoreResult<bool> {
+        let name = name.to_owned();
+        self.write(Class::Bulk, true, move |c, now| {
+            webhooks::insert_deliveries(c, now, &name, from, to, deliveries)
+        })
+        .await
+    }
+
+    async fn delivery_take(
+        &self,
+        limit: u32,
+        per_webhook: u32,
+        hold_ms: u64,
+        skip: Vec<String>,
+    ) -> StoreResult<Vec<Delivery>> {
+        // Not durable: a take lost to a crash is taken again.
+        self.write(Class::Bulk, false, move |c, now| {
+            webhooks::take(c, now, limit, per_webhook, hold_ms, skip)
+        })
+        .await
+    }
+
+    async fn delivery_record(&self, tries: Vec<DeliveryTry>) -> StoreResult<()> {
+        self.write(Class::Bulk, true, move |c, _| webhooks::record(c, tries))
+            .await
+    }
+
+    async fn delivery_list(
+        &self,
+        tenant: &str,
+        webhook: &str,
+        before: Option<i64>,
+        limit: u32,
+    ) -> StoreResult<Vec<Delivery>> {
+        webhooks::list_deliveries(&mut *self.reader().await?, tenant, webhook, before, limit).await
+    }
+
+    async fn delivery_next_at(&self) -> StoreResult<Option<Millis>> {
+        webhooks::next_at(&mut *self.reader().await?).await
+    }
+
+    async fn delivery_prune(&self, before: Millis, limit: u32) -> StoreResult<u64> {
+        self.write(Class::Bulk, false, move |c, _| {
+            webhooks::prune(c, before, limit)
+        })
+        .await
     }
 
     async fn close(&self) {

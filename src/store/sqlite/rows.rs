@@ -79,6 +79,17 @@ impl ClaimRow {
         &self.tenant
     }
 
+    /// What the claim's `job.started` names.
+    pub fn about(&self) -> crate::store::outbox::About<'_> {
+        crate::store::outbox::About {
+            id: &self.id,
+            tenant: &self.tenant,
+            task: &self.task,
+            queue: &self.queue,
+            attempt: u32_col(self.attempts),
+        }
+    }
+
     /// Reads a row of `CLAIM_COLUMNS`.
     pub fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimRow> {
         Ok(ClaimRow {

@@ -1,10 +1,24 @@
-//! Writes a write's per-tenant counts (`store::tally`) on SQLite, in its
-//! transaction: one row update per tenant per write.
+//! Writes a write's per-tenant counts and events (`store::tally`) on
+//! SQLite, in its transaction: one row update per tenant per write, and
+//! one event row per tenant, numbered as it is written (the one writer
+//! commits rows in the order it writes them).
 
 use super::wdb;
 pub use crate::store::tally::Tally;
 use crate::store::StoreResult;
 use rusqlite::{params, Connection};
+use std::cell::Cell;
+
+thread_local! {
+    /// The writer's batch wrote event rows: once committed, and synced, they
+    /// may be read (`writer` moves the readable mark).
+    static WROTE_EVENTS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the batch running on this thread wrote events; resets it.
+pub(super) fn take_wrote_events() -> bool {
+    WROTE_EVENTS.with(|w| w.replace(false))
+}
 
 /// A tally written on the writer's connection.
 pub trait Apply {
@@ -52,6 +66,28 @@ impl Apply for Tally {
                 ])
                 .map_err(wdb)?;
             }
+        }
+        let chunks = self.outbox.chunks();
+        if !chunks.is_empty() {
+            let mut head = conn
+                .prepare_cached(
+                    "INSERT INTO event_heads (tenant, seq) VALUES (?1, ?2) \
+                     ON CONFLICT (tenant) DO UPDATE SET seq = seq + excluded.seq RETURNING seq",
+                )
+                .map_err(wdb)?;
+            let mut row = conn
+                .prepare_cached(
+                    "INSERT INTO events (tenant, seq, n, at, body) VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(wdb)?;
+            for (tenant, c) in chunks {
+                let seq: i64 = head
+                    .query_row(params![tenant, c.n], |r| r.get(0))
+                    .map_err(wdb)?;
+                row.execute(params![tenant, seq, c.n, self.now(), c.body()])
+                    .map_err(wdb)?;
+            }
+            WROTE_EVENTS.with(|w| w.set(true));
         }
         Ok(())
     }

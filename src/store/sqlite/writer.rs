@@ -34,7 +34,7 @@ use rusqlite::Connection;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 /// Most writes taken off the channel at once.
 const MAX_BATCH: usize = 512;
@@ -113,24 +113,47 @@ impl Writer {
     /// The connection must be in WAL mode with `synchronous=NORMAL`:
     /// under `Durability::Full` the WAL is synced by a thread of the
     /// writer's own (`syncer`), not inside each COMMIT.
+    #[cfg(test)]
     pub fn spawn(
         conn: Connection,
         clock: Arc<dyn Clock>,
         durability: Durability,
     ) -> std::io::Result<(Writer, oneshot::Receiver<()>)> {
+        Self::spawn_marked(conn, clock, durability, watch::channel(0).0)
+    }
+
+    /// As `spawn`, moving `readable` to the last event row (`gseq`) that is
+    /// committed and, under `Durability::Full`, synced: what readers of
+    /// the outbox may read.
+    pub fn spawn_marked(
+        conn: Connection,
+        clock: Arc<dyn Clock>,
+        durability: Durability,
+        readable: watch::Sender<i64>,
+    ) -> std::io::Result<(Writer, oneshot::Receiver<()>)> {
         let sync = match durability {
             Durability::Full => Some(syncer::wal_sync(conn.path().unwrap_or_default())),
             Durability::Normal => None,
         };
-        Self::spawn_with(conn, clock, sync)
+        Self::spawn_inner(conn, clock, sync, readable)
     }
 
     /// As `spawn`, with `sync` making what was committed durable before
     /// durable writes are answered (`None`: they are answered at COMMIT).
+    #[cfg(test)]
     fn spawn_with(
         conn: Connection,
         clock: Arc<dyn Clock>,
         sync: Option<syncer::SyncFn>,
+    ) -> std::io::Result<(Writer, oneshot::Receiver<()>)> {
+        Self::spawn_inner(conn, clock, sync, watch::channel(0).0)
+    }
+
+    fn spawn_inner(
+        conn: Connection,
+        clock: Arc<dyn Clock>,
+        sync: Option<syncer::SyncFn>,
+        readable: watch::Sender<i64>,
     ) -> std::io::Result<(Writer, oneshot::Receiver<()>)> {
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
         let (ended_tx, ended) = oneshot::channel();
@@ -138,7 +161,7 @@ impl Writer {
         std::thread::Builder::new()
             .name("taskbox-writer".into())
             .spawn(move || {
-                run(conn, rx, clock, syncer.as_ref());
+                run(conn, rx, clock, syncer.as_ref(), &readable);
                 // Every durable answer is given before the writer says it ended.
                 drop(syncer);
                 let _ = ended_tx.send(());
@@ -224,6 +247,15 @@ impl Writer {
     }
 }
 
+/// The last event row written (its `gseq`), 0 when none ever was.
+pub(super) fn last_event_row(conn: &Connection) -> rusqlite::Result<i64> {
+    use rusqlite::OptionalExtension;
+    conn.prepare_cached("SELECT seq FROM sqlite_sequence WHERE name = 'events'")?
+        .query_row([], |r| r.get::<_, i64>(0))
+        .optional()
+        .map(Option::unwrap_or_default)
+}
+
 /// Runs one statement that takes no parameters (transaction control).
 pub(super) fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(sql)?.execute([]).map(|_| ())
@@ -304,6 +336,7 @@ fn run(
     mut rx: mpsc::Receiver<Pending>,
     clock: Arc<dyn Clock>,
     syncer: Option<&Syncer>,
+    readable: &watch::Sender<i64>,
 ) {
     let mut queues = Queues::default();
     // The last batch ran only requests' writes.
@@ -368,6 +401,31 @@ fn run(
             "batch"
         );
         let mut after_sync: Vec<Answer> = Vec::new();
+        // Event rows become readable once durable: after the sync, as the
+        // writes that made them are answered.
+        if super::tally::take_wrote_events() && committed.is_ok() {
+            match last_event_row(&conn) {
+                Ok(gseq) => {
+                    let readable = readable.clone();
+                    let mark = move || {
+                        readable.send_if_modified(|r| {
+                            let moved = gseq > *r;
+                            *r = (*r).max(gseq);
+                            moved
+                        });
+                    };
+                    match syncer {
+                        Some(_) => after_sync.push(Box::new(move |synced: Result<(), String>| {
+                            if synced.is_ok() {
+                                mark()
+                            }
+                        })),
+                        None => mark(),
+                    }
+                }
+                Err(e) => tracing::error!(error = %e, "cannot read the last event row"),
+            }
+        }
         for (durable, r) in ran {
             match &committed {
                 Err(e) => (r.deliver)(Fate::Failed(e.clone())),

@@ -1,0 +1,258 @@
+//! `GET /v1/events`: the tenant's job events as server-sent events, each
+//! `id: <seq>`, `event: <type>`, `data: <the event's JSON>`. Resumable: a
+//! client that reconnects with `Last-Event-ID` (or `?after=`) gets every
+//! event after it, from the store, across restarts of the server. A client
+//! that reads too slowly gets a last event, `dropped`, naming where to
+//! resume, and is cut off: it never holds the queue back.
+
+use super::auth::Principal;
+use super::error::ApiError;
+use super::ApiState;
+use crate::events::feed::{follow, From, Item};
+use crate::events::{EventFilter, EventType};
+use crate::quota::Exceeded;
+use crate::store::Scope;
+use axum::extract::{Query, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as Sse, KeepAlive};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream::Stream;
+use serde::Deserialize;
+use serde_json::json;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+
+/// Events a stream holds for a client before it is dropped as too slow.
+const STREAM_ROOM: usize = 1024;
+/// Streams one tenant may have open at once, by default.
+pub const DEFAULT_MAX_STREAMS: u32 = 32;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsQuery {
+    job: Option<String>,
+    task: Option<String>,
+    queue: Option<String>,
+    /// Event types, comma-separated (`job.completed,job.failed`).
+    #[serde(rename = "type")]
+    types: Option<String>,
+    /// Resume after this sequence number (as `Last-Event-ID`, which wins).
+    after: Option<u64>,
+    /// With `Accept: application/json`: most events in the page.
+    limit: Option<u32>,
+}
+
+/// Most events in one JSON page.
+const MAX_PAGE: u32 = 1000;
+const DEFAULT_PAGE: u32 = 100;
+
+/// Each tenant's open streams, bounded.
+pub struct Streams {
+    max: u32,
+    open: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+impl Streams {
+    pub fn new(max: u32) -> Streams {
+        Streams {
+            max,
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn take(&self, tenant: &str) -> Result<OwnedSemaphorePermit, ApiError> {
+        let sem = {
+            let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+            // Forget tenants with no stream open, so the map stays small.
+            if open.len() > 1024 {
+                let max = self.max as usize;
+                open.retain(|_, s| s.available_permits() < max);
+            }
+            open.entry(tenant.to_owned())
+                .or_insert_with(|| Arc::new(Semaphore::new(self.max as usize)))
+                .clone()
+        };
+        sem.try_acquire_owned().map_err(|_| {
+            ApiError::QuotaExceeded(Exceeded {
+                quota: "event_streams",
+                limit: u64::from(self.max),
+            })
+        })
+    }
+}
+
+fn types(list: &str) -> Result<Vec<EventType>, ApiError> {
+    list.split(',')
+        .map(|t| t.trim().parse::<EventType>().map_err(ApiError::BadRequest))
+        .collect()
+}
+
+fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
+    let Some(v) = headers.get("last-event-id") else {
+        return Ok(None);
+    };
+    let text = v.to_str().unwrap_or("").trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse::<u64>().map(Some).map_err(|_| {
+        ApiError::BadRequest(format!(
+            "Last-Event-ID must be an event's sequence number (the id: of an event this stream sent), not {:?}",
+            crate::text::bounded(text, 64)
+        ))
+    })
+}
+
+pub async fn stream(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    headers: HeaderMap,
+    Query(q): Query<EventsQuery>,
+) -> Result<Response, ApiError> {
+    who.require(Scope::JobsRead)?;
+    let filter = EventFilter {
+        job: q.job,
+        task: q.task,
+        queue: q.queue,
+        types: q.types.as_deref().map(types).transpose()?,
+    };
+    if wants_json(&headers) {
+        return page(&state, &who.tenant, q.after.unwrap_or(0), q.limit, &filter).await;
+    }
+    if q.limit.is_some() {
+        return Err(ApiError::BadRequest(
+            "limit is for a page of events (Accept: application/json); a stream has none".into(),
+        ));
+    }
+    let from = match last_event_id(&headers)?.or(q.after) {
+        Some(s) => From::After(s),
+        None => From::Now,
+    };
+    let permit = state.streams.take(&who.tenant)?;
+    let (tx, rx) = mpsc::channel(STREAM_ROOM);
+    let feed = state.feed.clone();
+    let tenant = who.tenant.clone();
+    tokio::spawn(async move {
+        if let Err(e) = follow(feed, tenant, from, filter, tx).await {
+            tracing::warn!(error = %e, "an event stream ended on a store error");
+        }
+    });
+    Ok(axum::response::Sse::new(sse(rx, permit))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response())
+}
+
+/// Whether the client asked for a page of JSON rather than a stream.
+fn wants_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("application/json") && !a.contains("text/event-stream"))
+}
+
+/// A page of the tenant's events after `after`: `{events, next_after,
+/// head}`. `next_after` is where the next page starts (past events the
+/// filter left out too); `head` the tenant's last event now.
+async fn page(
+    state: &ApiState,
+    tenant: &str,
+    after: u64,
+    limit: Option<u32>,
+    filter: &EventFilter,
+) -> Result<Response, ApiError> {
+    let limit = limit.unwrap_or(DEFAULT_PAGE);
+    if limit > MAX_PAGE {
+        return Err(ApiError::BadRequest(format!(
+            "limit must be at most {MAX_PAGE}"
+        )));
+    }
+    let store = &state.store;
+    store.event_sequence().await?;
+    let heads = store.event_heads(Some(tenant)).await?;
+    let mut events = Vec::new();
+    let mut next = after.max(heads.first.saturating_sub(1));
+    // Rows read per look; a filter that matches little reads on, up to a
+    // bound, so that a page never costs more than this many rows.
+    let mut budget = 64u32;
+    'read: while (events.len() as u32) < limit && budget > 0 && next < heads.seq {
+        let rows = store.event_read_tenant(tenant, next, 64).await?;
+        budget = budget.saturating_sub(1);
+        if rows.is_empty() {
+            break;
+        }
+        for e in crate::events::decode(&rows).map_err(ApiError::Internal)? {
+            if e.seq <= next {
+                continue;
+            }
+            if (events.len() as u32) >= limit {
+                break 'read;
+            }
+            next = e.seq;
+            if filter.matches(&e) {
+                events.push(e.to_json());
+            }
+        }
+    }
+    Ok(axum::Json(json!({
+        "events": events,
+        "next_after": next,
+        "head": heads.seq,
+    }))
+    .into_response())
+}
+
+/// The follower's items as SSE; the permit is held while the stream is.
+fn sse(
+    rx: mpsc::Receiver<Item>,
+    permit: OwnedSemaphorePermit,
+) -> impl Stream<Item = Result<Sse, Infallible>> {
+    futures_util::stream::unfold(
+        (rx, Some(permit), false),
+        |(mut rx, permit, ended)| async move {
+            if ended {
+                return None;
+            }
+            let item = rx.recv().await?;
+            let (event, last) = match item {
+            Item::Event(e) => (
+                Sse::default()
+                    .id(e.seq.to_string())
+                    .event(e.kind.as_str())
+                    .data(e.to_json().to_string()),
+                false,
+            ),
+            Item::Gap { after, first } => (
+                Sse::default().event("gap").data(
+                    json!({
+                        "after": after,
+                        "first": first,
+                        "message": format!(
+                            "events {} to {} were pruned (retention); the stream goes on from {first}",
+                            after + 1,
+                            first - 1
+                        ),
+                    })
+                    .to_string(),
+                ),
+                false,
+            ),
+            Item::Dropped { last } => (
+                Sse::default().event("dropped").data(
+                    json!({
+                        "last_seq": last,
+                        "message": format!(
+                            "this client read its events too slowly and is disconnected; reconnect with Last-Event-ID: {last} to go on"
+                        ),
+                    })
+                    .to_string(),
+                ),
+                true,
+            ),
+        };
+            Some((Ok(event), (rx, permit, last)))
+        },
+    )
+}

@@ -1,0 +1,133 @@
+//! The dispatcher: reads the outbox after its cursor and records a
+//! delivery for each event and each of its tenant's webhooks that wants
+//! it (made no later than the event), moving the cursor in the same
+//! transaction; another process's dispatcher that moved it first wins, and
+//! this one reads again from there.
+
+use super::Hooks;
+use crate::events::decode;
+use crate::maintenance::Service;
+use crate::store::{JobStore, NewDelivery, StoreResult};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// The dispatcher's cursor in the store.
+pub const CURSOR: &str = "webhooks";
+/// Event rows read at once.
+const READ_ROWS: u32 = 512;
+/// Most reads in one round, so that a long backlog does not hold the round.
+const MAX_READS: usize = 64;
+/// How often the dispatcher looks, where the store gives no signal.
+pub const INTERVAL: Duration = Duration::from_millis(50);
+
+pub struct Dispatcher {
+    store: Arc<dyn JobStore>,
+    hooks: Arc<Hooks>,
+    /// Rung when deliveries were made: the sender looks.
+    made: Arc<Notify>,
+}
+
+impl Dispatcher {
+    pub fn new(store: Arc<dyn JobStore>, hooks: Arc<Hooks>, made: Arc<Notify>) -> Dispatcher {
+        Dispatcher { store, hooks, made }
+    }
+
+    /// Makes the deliveries of what the outbox holds after the cursor;
+    /// answers how many.
+    pub async fn dispatch(&self) -> StoreResult<u64> {
+        let mut made = 0u64;
+        for _ in 0..MAX_READS {
+            self.store.event_sequence().await?;
+            let from = self.store.event_cursor(CURSOR).await?;
+            let head = self.store.event_heads(None).await?.gseq;
+            // Read after the head, uncached: a webhook made after this read
+            // was made after every event up to the head.
+            let hooks = self.hooks.fresh().await?;
+            let Some(after) = from else {
+                // The first round starts at the outbox's end: a webhook
+                // gets the events from when it was made.
+                self.store
+                    .delivery_insert(CURSOR, None, head, Vec::new())
+                    .await?;
+                continue;
+            };
+            if hooks.is_empty() {
+                // No one to deliver to: skip what was written, unread.
+                if head > after {
+                    self.store
+                        .delivery_insert(CURSOR, Some(after), head, Vec::new())
+                        .await?;
+                }
+                break;
+            }
+            let rows = self.store.event_read(after, READ_ROWS).await?;
+            let Some(last) = rows.last().map(|r| r.gseq) else {
+                break;
+            };
+            let mut deliveries = Vec::new();
+            for r in rows.iter() {
+                let Some(wanting) = hooks.get(&r.tenant) else {
+                    continue;
+                };
+                let events = match decode(std::slice::from_ref(r)) {
+                    Ok(e) => e,
+                    Err(e) => {
+                        tracing::error!(gseq = r.gseq, error = %e, "an event row is unreadable; its events are not delivered");
+                        continue;
+                    }
+                };
+                for e in &events {
+                    let mut body = None;
+                    for w in wanting {
+                        if !w.events.contains(&e.kind) || e.at < w.created_at {
+                            continue;
+                        }
+                        let body = body.get_or_insert_with(|| e.to_json().to_string());
+                        deliveries.push(NewDelivery {
+                            webhook: w.id.clone(),
+                            tenant: r.tenant.clone(),
+                            seq: e.seq,
+                            kind: e.kind,
+                            body: body.clone(),
+                        });
+                    }
+                }
+            }
+            let n = deliveries.len() as u64;
+            if self
+                .store
+                .delivery_insert(CURSOR, Some(after), last, deliveries)
+                .await?
+            {
+                made += n;
+            }
+            if rows.len() < READ_ROWS as usize {
+                break;
+            }
+        }
+        if made > 0 {
+            self.made.notify_one();
+        }
+        Ok(made)
+    }
+}
+
+#[async_trait::async_trait]
+impl Service for Dispatcher {
+    fn name(&self) -> &'static str {
+        "webhook dispatcher"
+    }
+
+    fn interval(&self) -> Duration {
+        INTERVAL
+    }
+
+    async fn run_once(&self) {
+        match self.dispatch().await {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!(deliveries = n, "webhook deliveries made"),
+            Err(e) => tracing::warn!(error = %e, "the webhook dispatcher cannot read the outbox"),
+        }
+    }
+}
