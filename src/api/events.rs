@@ -110,9 +110,11 @@ pub async fn stream(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     headers: HeaderMap,
-    Query(q): Query<EventsQuery>,
+    params: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     who.require(Scope::JobsRead)?;
+    let Query(q) =
+        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
     let filter = EventFilter {
         job: q.job,
         task: q.task,

@@ -166,9 +166,11 @@ pub async fn deliveries(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
-    Query(q): Query<DeliveriesQuery>,
+    params: Result<Query<DeliveriesQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
     who.require(Scope::WebhooksWrite)?;
+    let Query(q) =
+        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
     let limit = q.limit.unwrap_or(DEFAULT_PAGE);
     if limit == 0 || limit > MAX_PAGE {
         return Err(ApiError::BadRequest(format!(

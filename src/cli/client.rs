@@ -242,6 +242,11 @@ impl Client {
         self.call(Method::PUT, path)
     }
 
+    /// `DELETE` the path made of these segments.
+    pub fn delete(&self, path: &[&str]) -> Call<'_> {
+        self.call(Method::DELETE, path)
+    }
+
     fn call(&self, method: Method, path: &[&str]) -> Call<'_> {
         Call {
             client: self,
@@ -250,6 +255,11 @@ impl Client {
             headers: Vec::new(),
             body: Body::None,
         }
+    }
+
+    /// Runs a future on this client's runtime: what reads a stream [`Call::open`] opened.
+    pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.rt.block_on(f)
     }
 
     /// Sleeps on this thread; callers poll between requests.
@@ -291,14 +301,14 @@ impl Call<'_> {
         self
     }
 
-    /// Sends the request; a non-2xx answer becomes an [`ApiError`], no answer an [`Unreachable`].
-    pub fn send(self) -> anyhow::Result<Reply> {
+    /// The request as reqwest builds it, asking for `accept`; and `METHOD /path`, to name it.
+    fn build(self, accept: &str) -> anyhow::Result<(reqwest::RequestBuilder, String)> {
         let client = self.client;
         let mut req = client
             .http
             .request(self.method.clone(), self.url.clone())
             .bearer_auth(&client.token)
-            .header(ACCEPT, "application/json");
+            .header(ACCEPT, accept);
         if let Some(t) = &client.tenant {
             req = req.header("Taskbox-Tenant", t);
         }
@@ -313,7 +323,35 @@ impl Call<'_> {
             Body::Json(v) => req.json(&v),
             Body::Wasm(bytes) => req.header(CONTENT_TYPE, "application/wasm").body(bytes),
         };
-        let what = format!("{} {}", self.method, self.url.path());
+        Ok((req, format!("{} {}", self.method, self.url.path())))
+    }
+
+    /// Opens a server-sent-event stream: the answer, its body still to be
+    /// read chunk by chunk (`Response::chunk`) on this client's runtime
+    /// ([`Client::block_on`]). A non-2xx answer becomes an [`ApiError`], no
+    /// answer an [`Unreachable`], as with [`Call::send`].
+    pub async fn open(self) -> anyhow::Result<reqwest::Response> {
+        let client = self.client;
+        let (req, what) = self.build("text/event-stream")?;
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| transport_error(e, &client.base, &what))?;
+        let status = resp.status().as_u16();
+        if !(200..300).contains(&status) {
+            let body = resp
+                .bytes()
+                .await
+                .map_err(|e| transport_error(e, &client.base, &what))?;
+            return Err(ApiError::from_body(status, &body).into());
+        }
+        Ok(resp)
+    }
+
+    /// Sends the request; a non-2xx answer becomes an [`ApiError`], no answer an [`Unreachable`].
+    pub fn send(self) -> anyhow::Result<Reply> {
+        let client = self.client;
+        let (req, what) = self.build("application/json")?;
         client.rt.block_on(async {
             let resp = req
                 .send()

@@ -1,7 +1,9 @@
 //! `taskbox job …`: enqueue jobs, follow them to the end, list, cancel, run, resume, inspect attempts.
 
 use super::client::{print_json, ApiError, Client, ServerArgs, Unreachable};
+use super::events::ends_job;
 use super::job_view::*;
+use super::sse::{self, Item, Stream};
 use super::table;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
@@ -372,6 +374,14 @@ fn enqueue(args: EnqueueArgs) -> anyhow::Result<ExitCode> {
     let input = read_input(&args.input, std::io::stdin())?;
     let body = enqueue_body(&args, input)?;
     let client = Client::new(&args.server)?;
+    // Where the tenant's events stand before the job exists: following
+    // from there misses none of the job's events. Read before enqueueing,
+    // so that a token that cannot follow enqueues nothing.
+    let head = if args.wait {
+        events_head(&client)?
+    } else {
+        None
+    };
     let mut call = client.post(&["v1", "jobs"]).json(body);
     if let Some(key) = &args.idempotency_key {
         call = call.header("Idempotency-Key", key.as_str());
@@ -396,7 +406,10 @@ fn enqueue(args: EnqueueArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let last = follow(&client, &id, job)?;
+    let last = match head {
+        Some(head) => follow_events(&client, &id, job, head)?,
+        None => follow(&client, &id, job)?,
+    };
     finish(&last, args.json)
 }
 
@@ -554,6 +567,153 @@ fn follow(client: &Client, id: &str, first: Value) -> anyhow::Result<Value> {
         job = next;
     }
     Ok(job)
+}
+
+/// The tenant's last event now, or `None` from a server older than events
+/// (404), whose jobs `--wait` polls instead.
+fn events_head(client: &Client) -> anyhow::Result<Option<u64>> {
+    match super::events::head(client) {
+        Ok(head) => Ok(Some(head)),
+        Err(e) => match e.downcast_ref::<ApiError>().map(|a| a.status) {
+            Some(404) => Ok(None),
+            Some(403) => Err(e.context(
+                "--wait follows the job's events (GET /v1/events), which needs the jobs:read \
+                 scope; nothing was enqueued",
+            )),
+            _ => Err(e),
+        },
+    }
+}
+
+/// Follows the job through its events until it ends, printing each change
+/// on stderr as the polling `follow` does; then reads the job once and
+/// returns it.
+fn follow_events(client: &Client, id: &str, first: Value, head: u64) -> anyhow::Result<Value> {
+    for line in changes(None, &first) {
+        eprintln!("{} {line}", table::clock());
+    }
+    // An idempotent replay may answer a job that ended long ago.
+    if is_final(&first) {
+        return Ok(first);
+    }
+    let resume_note = || eprintln!("  (resume it with `taskbox job resume {id} --input …`)");
+    let mut told_resume = first["status"] == "waiting";
+    if told_resume {
+        resume_note();
+    }
+    let lost = || format!("lost track of job {id}; see it later with `taskbox job get {id}`");
+    let mut seen = Seen {
+        max_attempts: first["max_attempts"].as_u64(),
+        fallback: !first["fallback"].is_null(),
+    };
+    let mut stream =
+        Stream::new(client, vec![("job", id.to_owned())], head).give_up_after(POLL_OUTAGE);
+    loop {
+        let look = match stream.next().with_context(lost)? {
+            // Not without a stop token; but should it end, the job says where it is.
+            None => true,
+            Some(Item::Gap { message }) => {
+                // The job's end may be among the pruned events.
+                sse::note(&message);
+                true
+            }
+            Some(Item::Event(e)) => {
+                let at = table::time_cell(&e.json["at"]);
+                for line in seen.lines(&e.json) {
+                    eprintln!("{at} {line}");
+                }
+                if e.kind == "job.waiting" && !told_resume {
+                    resume_note();
+                    told_resume = true;
+                }
+                ends_job(&e.json)
+            }
+        };
+        if !look {
+            continue;
+        }
+        let job = get_job(client, id).with_context(lost)?;
+        if is_final(&job) {
+            // The status line the polling `follow` would end with (it has the attempt's time).
+            if let Some(line) = changes(None, &job).into_iter().next() {
+                eprintln!("{} {line}", table::clock());
+            }
+            return Ok(job);
+        }
+        // Re-driven between its end and our look: it goes on.
+    }
+}
+
+/// What `--wait` knows of the job between its events.
+struct Seen {
+    max_attempts: Option<u64>,
+    /// A fallback took over: it has attempts of its own, so no "n of max".
+    fallback: bool,
+}
+
+impl Seen {
+    /// An event of the job as lines for people, in the words of `changes`;
+    /// none for its end (the job, read once, says it) or for the enqueue
+    /// (said already).
+    fn lines(&mut self, e: &Value) -> Vec<String> {
+        if ends_job(e) {
+            return Vec::new();
+        }
+        let attempt = e["attempt"].as_u64().unwrap_or(0);
+        let of = |n: u64| match self.max_attempts {
+            Some(max) if !self.fallback => format!("{n}/{max}"),
+            _ => n.to_string(),
+        };
+        let runs_at = || {
+            e["run_at"]
+                .as_str()
+                .filter(|at| table::is_future(at))
+                .map(|at| format!(", runs at {}", table::time(at)))
+                .unwrap_or_default()
+        };
+        let line = match e["type"].as_str().unwrap_or("?") {
+            "job.queued" => match e["reason"].as_str() {
+                Some(reason) => format!("queued again ({reason}){}", runs_at()),
+                None => return Vec::new(),
+            },
+            "job.started" => format!("running (attempt {})", of(attempt)),
+            "job.failed" => format!(
+                "attempt {} failed: {}",
+                of(attempt),
+                error_text(&e["error"])
+            ),
+            "job.retrying" => match e["fallback"].as_str() {
+                Some(task) => {
+                    self.fallback = true;
+                    format!("fallback task {task} took over")
+                }
+                None => format!("queued for attempt {}{}", of(attempt + 1), runs_at()),
+            },
+            "job.waiting" => format!("waiting for {}", table::cell(&e["waiting_for"])),
+            other => other.to_owned(),
+        };
+        vec![line]
+    }
+}
+
+/// `GET` the job, waiting out a server that does not answer for a while.
+fn get_job(client: &Client, id: &str) -> anyhow::Result<Value> {
+    let mut pause = POLL_FIRST;
+    let mut outage: Option<Instant> = None;
+    loop {
+        match client.get(&["v1", "jobs", id]).send() {
+            Ok(reply) => return Ok(reply.body),
+            Err(e) if is_transient(&e) => {
+                let since = *outage.get_or_insert_with(Instant::now);
+                if since.elapsed() > POLL_OUTAGE {
+                    return Err(e);
+                }
+                client.pause(pause);
+                pause = (pause * 2).min(POLL_MAX);
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// A failure worth waiting out while following a job: no answer, or the server asking for a pause.

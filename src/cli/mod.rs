@@ -7,6 +7,7 @@ mod bench_queue;
 mod bench_tenants;
 mod bench_workers;
 mod client;
+mod events;
 mod faults;
 mod format;
 mod job;
@@ -16,9 +17,11 @@ mod migrate;
 mod queue;
 mod run;
 mod serve;
+mod sse;
 mod table;
 mod task;
 mod tenant;
+mod webhook;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -49,6 +52,11 @@ pub enum Command {
     /// Enqueue, follow, list and cancel jobs on a server.
     #[command(subcommand)]
     Job(job::JobCmd),
+    /// The tenant's job events: those up to now, or followed as they happen.
+    Events(events::EventsArgs),
+    /// Webhooks: send job events to a URL, see how their deliveries went.
+    #[command(subcommand)]
+    Webhook(webhook::WebhookCmd),
     /// Queues: their depths and how long their oldest due job has waited.
     #[command(subcommand)]
     Queue(queue::QueueCmd),
@@ -89,6 +97,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Migrate(args) => migrate::main(args),
         Command::Task(cmd) => task::main(cmd),
         Command::Job(cmd) => job::main(cmd),
+        Command::Events(args) => events::main(args),
+        Command::Webhook(cmd) => webhook::main(cmd),
         Command::Queue(cmd) => queue::main(cmd),
         Command::Tenant(cmd) => admin::tenant_main(cmd),
         Command::Token(cmd) => admin::token_main(cmd),

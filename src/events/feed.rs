@@ -275,6 +275,14 @@ impl Sender {
         if !self.filter.matches(e) {
             return Sent::Ok;
         }
+        // The last place is kept for the `Dropped` that ends a slow one.
+        if self.out.capacity() <= 1 {
+            return if self.out.is_closed() {
+                Sent::Gone
+            } else {
+                Sent::Full
+            };
+        }
         match self.out.try_send(Item::Event(e.clone())) {
             Ok(()) => Sent::Ok,
             Err(mpsc::error::TrySendError::Full(_)) => Sent::Full,
@@ -282,14 +290,16 @@ impl Sender {
         }
     }
 
-    /// Tells the follower it is dropped: waits a little for room for it,
-    /// since the client may yet read what it was sent.
+    /// Tells the follower it is dropped, in the place kept for it (or, if
+    /// a lag of the broadcast came first, when there is room, for a while).
     async fn drop_slow(&self, last: u64) {
-        let _ = tokio::time::timeout(
-            Duration::from_secs(5),
-            self.out.send(Item::Dropped { last }),
-        )
-        .await;
+        if self.out.try_send(Item::Dropped { last }).is_err() {
+            let _ = tokio::time::timeout(
+                Duration::from_secs(30),
+                self.out.send(Item::Dropped { last }),
+            )
+            .await;
+        }
     }
 }
 

@@ -3,7 +3,10 @@
 
 mod api_batch;
 mod api_errors;
+mod api_events;
 mod api_jobs;
+mod api_webhooks;
+mod cli_events;
 mod cli_run;
 mod common;
 mod e2e;

@@ -18,7 +18,7 @@ pub const ADMIN: &str = "admin-token-for-the-tests";
 
 pub struct TestServer {
     pub app: Option<App>,
-    router: axum::Router,
+    pub router: axum::Router,
     _dir: tempfile::TempDir,
 }
 
@@ -223,4 +223,5 @@ pub const ALL_SCOPES: &[&str] = &[
     "jobs:run",
     "jobs:cancel",
     "jobs:read",
+    "webhooks:write",
 ];

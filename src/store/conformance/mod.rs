@@ -6,8 +6,9 @@
 //! into the release binary. The cases are by subject: `inserts` (what is
 //! written before a job runs), `jobs` (the life of a queued job),
 //! `queues` (paused queues, expiry), `prune` (retention), `redrive`, `tenants` (fair claims,
-//! quotas, budgets and usage).
+//! quotas, budgets and usage), `events` (the outbox, callbacks, webhooks).
 
+mod events;
 mod inserts;
 mod jobs;
 mod prune;
@@ -15,6 +16,7 @@ mod queues;
 mod redrive;
 mod tenants;
 
+use events::*;
 use inserts::*;
 use jobs::*;
 use prune::*;
@@ -212,6 +214,13 @@ macro_rules! conformance_cases {
             a_concurrency_key_runs_up_to_its_limit,
             ended_jobs_are_pruned_after_their_age,
             components_no_task_uses_are_collected,
+            every_move_reports_its_events,
+            superseded_and_pending_cancels_report_cancels,
+            events_are_numbered_per_tenant_in_one_write,
+            concurrent_writers_number_events_in_order,
+            callbacks_land_with_the_end,
+            old_events_are_pruned,
+            webhook_deliveries_are_made_once_and_retried,
         );
     };
 }
