@@ -47,11 +47,16 @@ impl Rescuer {
             return Ok(0);
         }
         let mut decided = Vec::with_capacity(lost.len());
+        let mut deciding = Vec::with_capacity(lost.len());
         for job in &lost {
-            decided.push(executor::lost(&self.registry, job).await);
+            // One not decided now is rescued again when this lease ends.
+            if let Some(f) = executor::lost(&self.registry, job).await {
+                decided.push(f);
+                deciding.push(job);
+            }
         }
         let results = store.job_finalize(decided).await?;
-        for (job, result) in lost.iter().zip(&results) {
+        for (job, result) in deciding.iter().zip(&results) {
             match result {
                 Finalized::Done(status) => {
                     tracing::warn!(job = %job.id, %status, "rescued a job whose runner was lost")

@@ -87,7 +87,10 @@ pub async fn execute(
     if let Some(deadline) = job.deadline_at.filter(|d| *d <= started_at) {
         let mut unrun = fail_unrun(job, deadline_error(deadline), started_at, started_at);
         if let Some(f) = &mut unrun.finalize {
-            f.callbacks = callbacks(registry, &task, job, &f.action).await;
+            match callbacks(registry, &task, job, &f.action).await {
+                Ok(c) => f.callbacks = c,
+                Err(()) => unrun.finalize = None,
+            }
         }
         return unrun;
     }
@@ -106,7 +109,12 @@ pub async fn execute(
             }
         }
     };
-    let callbacks = callbacks(registry, &task, job, &action).await;
+    let Ok(callbacks) = callbacks(registry, &task, job, &action).await else {
+        return Executed {
+            finalize: None,
+            ran_for,
+        };
+    };
     let mut f = finalize(job, action, started_at, finished_at, Some(&report));
     f.callbacks = callbacks;
     Executed {
@@ -118,26 +126,36 @@ pub async fn execute(
 /// The job of the task's callback for where `action` takes the job (its
 /// `on_success` for a completion, its `on_fail` for a failure for good),
 /// built now, its input checked against the callback's schema, to be
-/// inserted with the end. A callback that cannot be built is logged and
-/// left out: the job's end does not wait for it.
+/// inserted with the end. One that can never be built (its input breaks
+/// the callback's schema) is logged and left out. One that cannot be
+/// built for now (the store does not answer) is `Err`: the end is not
+/// written at all, and the job is rescued and run again when its lease
+/// runs out, rather than end without its callback.
 async fn callbacks(
     registry: &Registry,
     task: &TaskVersion,
     job: &ClaimedJob,
     action: &Action,
-) -> Option<Box<Callbacks>> {
+) -> Result<Option<Box<Callbacks>>, ()> {
+    let none = Ok(None);
     let (name, key, value) = match action {
         Action::Complete { output } => (
-            task.spec.on_success.as_ref()?,
+            match task.spec.on_success.as_ref() {
+                Some(n) => n,
+                None => return none,
+            },
             "output",
             serde_json::from_str(output).unwrap_or(serde_json::Value::Null),
         ),
         Action::Fail { error } => (
-            task.spec.on_fail.as_ref()?,
+            match task.spec.on_fail.as_ref() {
+                Some(n) => n,
+                None => return none,
+            },
             "error",
             json!({"kind": error.kind, "code": error.code, "message": error.message}),
         ),
-        _ => return None,
+        _ => return none,
     };
     let mut input = json!({"job": {
         "id": job.id, "task": job.task.name, "queue": job.queue, "attempts": job.attempts,
@@ -149,21 +167,23 @@ async fn callbacks(
     let new = loop {
         match prepare_job(registry, id.clone(), &job.tenant, spec.clone(), None, None).await {
             Ok(new) => break new,
-            // The store or the compiler was busy: worth another look.
-            Err(EnqueueError::Store(e) | EnqueueError::Registry(RegistryError::Store(e)))
-                if tries < 3 =>
-            {
+            // The store was busy: worth another look.
+            Err(EnqueueError::Store(e) | EnqueueError::Registry(RegistryError::Store(e))) => {
+                if tries == 3 {
+                    tracing::warn!(job = %job.id, callback = %name, error = %e, "a callback's task cannot be read; the end is not written, and the job will be rescued");
+                    return Err(());
+                }
                 tries += 1;
                 tracing::debug!(job = %job.id, callback = %name, error = %e, "a callback's task cannot be read now; trying again");
                 tokio::time::sleep(Duration::from_millis(100 << tries)).await;
             }
             Err(e) => {
                 tracing::warn!(job = %job.id, callback = %name, error = %e, "the task's callback cannot be enqueued; the job ends without it");
-                return None;
+                return none;
             }
         }
     };
-    Some(Box::new(match action {
+    Ok(Some(Box::new(match action {
         Action::Complete { .. } => Callbacks {
             on_success: Some(new),
             on_fail: None,
@@ -172,7 +192,7 @@ async fn callbacks(
             on_success: None,
             on_fail: Some(new),
         },
-    }))
+    })))
 }
 
 /// A snooze shorter than the floor is the floor; one past the cap is a
@@ -197,7 +217,9 @@ fn snooze_rules(ending: &Ending, job: &ClaimedJob, rules: &AttemptRules) -> Endi
 /// Decides the attempt of a job whose runner died mid-attempt, as one that
 /// failed with `runner_lost`: retried after the task's backoff, failed when
 /// out of attempts, or handed to the task's fallback, like any other.
-pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Finalize {
+/// `None` when it cannot be decided now (its callback cannot be built):
+/// it is rescued again when the new lease runs out.
+pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Option<Finalize> {
     let now = registry.store().now();
     let error = JobError::new(
         ErrorKind::RunnerLost,
@@ -210,7 +232,13 @@ pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Finalize {
         Ok(task) => task,
         Err(e) => {
             tracing::warn!(job = %job.id, error = %e, "the lost job's task cannot be loaded; it fails");
-            return finalize(job, Action::Fail { error }, job.started_at, now, None);
+            return Some(finalize(
+                job,
+                Action::Fail { error },
+                job.started_at,
+                now,
+                None,
+            ));
         }
     };
     let action = decide(
@@ -224,8 +252,8 @@ pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Finalize {
     .await
     .unwrap_or(Action::Fail { error });
     let mut f = finalize(job, action, job.started_at, now, None);
-    f.callbacks = callbacks(registry, &task, job, &f.action).await;
-    f
+    f.callbacks = callbacks(registry, &task, job, &f.action).await.ok()?;
+    Some(f)
 }
 
 /// Fails the job without running the guest (it cannot be loaded, or its

@@ -110,7 +110,7 @@ impl Served {
         }
     }
 
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -137,7 +137,12 @@ impl Client {
         }
     }
 
-    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    pub(crate) async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
         let mut req = self
             .http
             .request(method, format!("{}{path}", self.url))
@@ -154,6 +159,10 @@ impl Client {
         )
     }
 
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
     pub(crate) async fn get(&self, path: &str) -> (u16, Value) {
         self.send(reqwest::Method::GET, path, None).await
     }
@@ -162,7 +171,7 @@ impl Client {
         self.send(reqwest::Method::POST, path, Some(body)).await
     }
 
-    async fn upload(&self, guest: &str) -> String {
+    pub(crate) async fn upload(&self, guest: &str) -> String {
         let resp = self
             .http
             .post(format!("{}/v1/components", self.url))

@@ -1,7 +1,8 @@
 //! The fault harness (`taskbox bench faults`) run by the real binary: one
 //! serve and three workers on a private PostgreSQL cluster, 10,000 jobs,
 //! 20 kills, a stop past the lease and a database crash; the audit of the
-//! database's records must find nothing lost and nothing twice.
+//! database's records must find nothing lost and nothing twice: no job,
+//! no callback, no event, no webhook delivery of a completed job.
 
 use crate::common::guests_dir;
 use serde_json::Value;
@@ -69,6 +70,26 @@ fn no_acknowledged_job_is_lost_or_completed_twice_under_faults() {
         a["inconsistent"], 0,
         "statuses against attempts: {}",
         a["examples"]
+    );
+    for (count, what) in [
+        ("callback_missing", "jobs ended without their callback"),
+        ("callback_twice", "jobs with two callbacks"),
+        ("event_gaps", "gaps in a tenant's event numbers"),
+        ("events_out_of_order", "jobs whose events are out of order"),
+        (
+            "webhook_missing",
+            "completed jobs whose end never reached the webhook",
+        ),
+        ("deliveries_unfinished", "deliveries dead or still pending"),
+    ] {
+        assert_eq!(a[count], 0, "{what}: {}", a["examples"]);
+    }
+    assert!(a["callbacks"].as_u64().unwrap() > 0, "{a}");
+    assert!(a["events"].as_u64().unwrap() >= 30_000, "{a}");
+    assert_eq!(r["webhook"]["bad_signatures"], 0, "{r}");
+    assert!(
+        r["webhook"]["refused_on_purpose"].as_u64().unwrap() > 0,
+        "deliveries were retried: {r}"
     );
     let ended = a["completed"].as_u64().unwrap() + a["failed"].as_u64().unwrap();
     assert_eq!(ended, 10_000, "every job ended: {a}");

@@ -1,8 +1,13 @@
 //! The verdict, read from the database's own records after the run: every
-//! acknowledged job ended, none completed twice, no fallback ran twice, and
-//! each job's status agrees with its attempts.
+//! acknowledged job ended, none completed twice, no fallback ran twice,
+//! each job's status agrees with its attempts, each ended job of a task
+//! with callbacks has its callback once, the outbox numbers each tenant's
+//! events without a gap and holds each job's events in order, its end
+//! once; and the webhook endpoint got every completed job's end.
 
-use super::load::FALLBACK;
+use super::load::{AFTER, FALLBACK, PLAIN};
+use crate::events::{decode, EventType};
+use crate::store::EventRow;
 use anyhow::Context;
 use serde::Serialize;
 use sqlx::Row;
@@ -30,6 +35,24 @@ pub struct Audit {
     pub rescued: u64,
     /// Attempts written, in all.
     pub attempts: u64,
+    /// Ended jobs of a task with callbacks whose callback job is missing.
+    pub callback_missing: usize,
+    /// Jobs with more than one callback job.
+    pub callback_twice: usize,
+    /// Callback jobs in all.
+    pub callbacks: usize,
+    /// Events in the outbox.
+    pub events: u64,
+    /// Places where a tenant's numbers skip or repeat.
+    pub event_gaps: usize,
+    /// Jobs whose events do not tell their life in order (no `job.queued`
+    /// first, an end that is not the last, an ended job without its end
+    /// or with two).
+    pub events_out_of_order: usize,
+    /// Completed jobs whose `job.completed` the webhook endpoint never got.
+    pub webhook_missing: usize,
+    /// Deliveries dead, or still pending at the audit.
+    pub deliveries_unfinished: u64,
     /// A few of the jobs counted as lost, duplicated or inconsistent.
     pub examples: Vec<String>,
 }
@@ -37,7 +60,16 @@ pub struct Audit {
 impl Audit {
     /// Nothing lost, nothing twice, nothing contradicting itself.
     pub fn clean(&self) -> bool {
-        self.lost == 0 && self.duplicated == 0 && self.fallback_twice == 0 && self.inconsistent == 0
+        self.lost == 0
+            && self.duplicated == 0
+            && self.fallback_twice == 0
+            && self.inconsistent == 0
+            && self.callback_missing == 0
+            && self.callback_twice == 0
+            && self.event_gaps == 0
+            && self.events_out_of_order == 0
+            && self.webhook_missing == 0
+            && self.deliveries_unfinished == 0
     }
 }
 
@@ -58,16 +90,48 @@ pub async fn unfinished(pool: &sqlx::PgPool) -> anyhow::Result<u64> {
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-/// Reads the records and judges the acknowledged jobs `ids`.
-pub async fn audit(pool: &sqlx::PgPool, ids: &[String]) -> anyhow::Result<Audit> {
+/// How many event rows are not yet put in order, and deliveries not yet
+/// made or tried (for the wait before the audit).
+pub async fn outbox_behind(pool: &sqlx::PgPool) -> anyhow::Result<u64> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT (SELECT count(*) FROM events WHERE gseq IS NULL) \
+         + (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending') \
+         + (SELECT count(*) FROM events e WHERE e.gseq > \
+             coalesce((SELECT gseq FROM event_cursors WHERE name = 'webhooks'), 0))",
+    )
+    .fetch_one(pool)
+    .await?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// Reads the records and judges the acknowledged jobs `ids`; `delivered`
+/// is how often the webhook endpoint got each job's end.
+pub async fn audit(
+    pool: &sqlx::PgPool,
+    ids: &[String],
+    delivered: &HashMap<String, u64>,
+) -> anyhow::Result<Audit> {
     let mut a = Audit::default();
     let mut status: HashMap<String, String> = HashMap::new();
-    for r in sqlx::query("SELECT id, status FROM jobs")
+    let mut task_of: HashMap<String, String> = HashMap::new();
+    let mut callback_of: HashMap<String, usize> = HashMap::new();
+    for r in sqlx::query("SELECT id, status, task, input FROM jobs")
         .fetch_all(pool)
         .await
         .context("cannot read the jobs")?
     {
-        status.insert(r.try_get("id")?, r.try_get("status")?);
+        let id: String = r.try_get("id")?;
+        let task: String = r.try_get("task")?;
+        if task == AFTER {
+            let input: String = r.try_get("input")?;
+            let v: serde_json::Value = serde_json::from_str(&input).unwrap_or_default();
+            if let Some(of) = v["job"]["id"].as_str() {
+                *callback_of.entry(of.to_owned()).or_default() += 1;
+            }
+            a.callbacks += 1;
+        }
+        status.insert(id.clone(), r.try_get("status")?);
+        task_of.insert(id, task);
     }
     a.stored = status.len();
     let mut tallies: HashMap<String, Tally> = HashMap::new();
@@ -137,6 +201,119 @@ pub async fn audit(pool: &sqlx::PgPool, ids: &[String]) -> anyhow::Result<Audit>
                 &mut a.examples,
             );
         }
+        let ended = matches!(
+            status.get(id).map(String::as_str),
+            Some("completed" | "failed")
+        );
+        if task_of.get(id).map(String::as_str) == Some(PLAIN) {
+            match (ended, callback_of.get(id).copied().unwrap_or(0)) {
+                (true, 0) => bad(
+                    "ended without its callback",
+                    &mut a.callback_missing,
+                    &mut a.examples,
+                ),
+                (_, n) if n > 1 => bad(
+                    &format!("{n} callbacks"),
+                    &mut a.callback_twice,
+                    &mut a.examples,
+                ),
+                (false, 1) => bad(
+                    "a callback before its end",
+                    &mut a.callback_twice,
+                    &mut a.examples,
+                ),
+                _ => {}
+            }
+        }
+        if status.get(id).map(String::as_str) == Some("completed")
+            && delivered.get(id).copied().unwrap_or(0) == 0
+        {
+            bad(
+                "its end never reached the webhook",
+                &mut a.webhook_missing,
+                &mut a.examples,
+            );
+        }
     }
+    audit_events(pool, &status, &mut a).await?;
+    let unfinished: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries WHERE status <> 'delivered'")
+            .fetch_one(pool)
+            .await?;
+    a.deliveries_unfinished = u64::try_from(unfinished).unwrap_or(0);
     Ok(a)
+}
+
+/// The outbox: each tenant numbered 1, 2, 3, … and each job's events in
+/// the order of its life, its end once.
+async fn audit_events(
+    pool: &sqlx::PgPool,
+    status: &HashMap<String, String>,
+    a: &mut Audit,
+) -> anyhow::Result<()> {
+    let rows: Vec<(i64, String, i64, i32, i64, String)> = sqlx::query_as(
+        "SELECT gseq, tenant, seq, n, at, body FROM events WHERE gseq IS NOT NULL ORDER BY gseq",
+    )
+    .fetch_all(pool)
+    .await
+    .context("cannot read the events")?;
+    let rows: Vec<EventRow> = rows
+        .into_iter()
+        .map(|(gseq, tenant, seq, n, at, body)| EventRow {
+            gseq,
+            tenant,
+            seq: u64::try_from(seq).unwrap_or(0),
+            n: u32::try_from(n).unwrap_or(0),
+            at,
+            body,
+        })
+        .collect();
+    let mut next_seq: HashMap<String, u64> = HashMap::new();
+    let mut lives: HashMap<String, Vec<EventType>> = HashMap::new();
+    for r in &rows {
+        let events = decode(std::slice::from_ref(r)).map_err(anyhow::Error::msg)?;
+        for e in events {
+            a.events += 1;
+            let want = next_seq.entry(r.tenant.clone()).or_insert(1);
+            if e.seq != *want {
+                a.event_gaps += 1;
+                if a.examples.len() < 10 {
+                    a.examples.push(format!(
+                        "tenant {}: event {} where {want} was due",
+                        r.tenant, e.seq
+                    ));
+                }
+            }
+            *want = e.seq + 1;
+            lives.entry(e.job).or_default().push(e.kind);
+        }
+    }
+    for (job, st) in status {
+        if matches!(st.as_str(), "completed" | "failed") && !lives.contains_key(job) {
+            a.events_out_of_order += 1;
+            if a.examples.len() < 10 {
+                a.examples.push(format!("{job}: {st}, and no events"));
+            }
+        }
+    }
+    for (job, life) in &lives {
+        let ends = life
+            .iter()
+            .filter(|k| matches!(k, EventType::Completed | EventType::Cancelled))
+            .count();
+        let st = status.get(job).map(String::as_str);
+        let ok = life.first() == Some(&EventType::Queued)
+            && match st {
+                Some("completed") => ends == 1 && life.last() == Some(&EventType::Completed),
+                Some("failed") => ends == 0 && life.last() == Some(&EventType::Failed),
+                _ => true,
+            };
+        if !ok {
+            a.events_out_of_order += 1;
+            if a.examples.len() < 10 {
+                a.examples.push(format!("{job}: events {life:?}"));
+            }
+        }
+    }
+    Ok(())
 }

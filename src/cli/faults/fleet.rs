@@ -118,6 +118,8 @@ impl Setup {
             .arg(&data_dir)
             .arg("--lease-ms")
             .arg(self.lease_ms.to_string())
+            // The harness's webhook endpoint is on this machine.
+            .args(["--webhook-allow-private", "--webhook-backoff-ms", "200"])
             .env("TASKBOX_ADMIN_TOKEN", &self.admin_token)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

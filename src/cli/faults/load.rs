@@ -14,8 +14,11 @@ use std::time::{Duration, Instant};
 pub const WORK: &str = "work";
 /// The fallback: the no-op guest, one attempt.
 pub const FALLBACK: &str = "rescue";
-/// A task with no fallback, whose failures stay failures.
+/// A task with no fallback, whose failures stay failures; its jobs' ends
+/// enqueue `AFTER` (its `on_success` and `on_fail`).
 pub const PLAIN: &str = "plain";
+/// The callback of `PLAIN`: the no-op guest, one attempt.
+pub const AFTER: &str = "after";
 /// Attempts of `WORK` and `PLAIN`.
 pub const MAX_ATTEMPTS: u32 = 4;
 
@@ -42,12 +45,14 @@ pub fn job(i: u64) -> (&'static str, Value) {
     }
 }
 
-/// Uploads the guests and defines the tasks.
+/// Uploads the guests, defines the tasks, and makes a webhook of every
+/// job's end to `hook`.
 pub async fn define(
     client: &reqwest::Client,
     api: &str,
     token: &str,
     guests: &Path,
+    hook: &str,
 ) -> anyhow::Result<()> {
     let upload = |name: &'static str| {
         let path = guests.join(name);
@@ -85,7 +90,14 @@ pub async fn define(
             WORK,
             json!({"component": limits, "retry": retry, "fallback": FALLBACK}),
         ),
-        (PLAIN, json!({"component": limits, "retry": retry})),
+        (
+            AFTER,
+            json!({"component": noop, "retry": {"max_attempts": 1}}),
+        ),
+        (
+            PLAIN,
+            json!({"component": limits, "retry": retry, "on_success": AFTER, "on_fail": AFTER}),
+        ),
     ] {
         let r = client
             .put(format!("{api}/v1/tasks/{name}"))
@@ -96,6 +108,15 @@ pub async fn define(
         if !r.status().is_success() {
             bail!("cannot define task {name}: {}", r.text().await?);
         }
+    }
+    let r = client
+        .post(format!("{api}/v1/webhooks"))
+        .bearer_auth(token)
+        .json(&json!({"url": hook, "events": ["job.completed"], "secret": super::hook::SECRET}))
+        .send()
+        .await?;
+    if !r.status().is_success() {
+        bail!("cannot make the webhook: {}", r.text().await?);
     }
     Ok(())
 }

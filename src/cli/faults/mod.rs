@@ -3,11 +3,14 @@
 //! killed (SIGKILL) and restarted, one is stopped (SIGSTOP) past its lease
 //! and continued, and the database is crashed (`-m immediate`) and
 //! restarted; then the database's records are audited: every acknowledged
-//! job ended, none completed twice, no fallback ran twice.
+//! job ended, none completed twice, no fallback ran twice, every callback
+//! enqueued once, every job's events in the outbox once and in order, and
+//! every completed job's end delivered to a webhook.
 
 mod audit;
 mod cluster;
 mod fleet;
+mod hook;
 mod load;
 
 use anyhow::Context;
@@ -145,7 +148,9 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
         work.path().display()
     ));
     let client = crate::http::default_client();
-    load::define(&client, &api, &setup.admin_token, &args.guests).await?;
+    let hook_got = Arc::new(hook::Got::default());
+    let hook_url = hook::start(hook_got.clone()).await?;
+    load::define(&client, &api, &setup.admin_token, &args.guests, &hook_url).await?;
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(2)
         .connect(&cluster.url())
@@ -200,6 +205,20 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+    // The outbox put in order and every delivery made (after a failed
+    // try, another comes within a second).
+    let outbox = Instant::now();
+    loop {
+        let behind = audit::outbox_behind(&pool).await.unwrap_or(u64::MAX);
+        if behind == 0 || outbox.elapsed() > Duration::from_secs(120) {
+            break;
+        }
+        if last_said.elapsed() > Duration::from_secs(5) {
+            say(&format!("{behind} event rows or deliveries not done yet"));
+            last_said = Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
     let ids: Vec<String> = enqueued
         .ids
         .lock()
@@ -208,7 +227,12 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
         .flatten()
         .cloned()
         .collect();
-    let audit = audit::audit(&pool, &ids).await?;
+    let delivered = hook_got
+        .ends
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    let audit = audit::audit(&pool, &ids, &delivered).await?;
     drop(procs);
     serve.kill();
     pool.close().await;
@@ -219,6 +243,7 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
     let unavailable = enqueued.unavailable.load(Ordering::Relaxed);
     let given_up = enqueued.given_up.load(Ordering::Relaxed);
     let passed = audit.clean()
+        && hook_got.bad_signatures.load(Ordering::Relaxed) == 0
         && given_up == 0
         && faults.killed >= args.kills
         && (args.no_stop || faults.stopped == 1)
@@ -235,6 +260,12 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
         "fenced_ends": fenced_ends,
         "fenced_renewals": fenced_renewals,
         "ends_not_written": said.unwritten.load(Ordering::Relaxed),
+        "webhook": {
+            "requests": hook_got.requests.load(Ordering::Relaxed),
+            "refused_on_purpose": hook_got.refused.load(Ordering::Relaxed),
+            "bad_signatures": hook_got.bad_signatures.load(Ordering::Relaxed),
+            "ends_delivered_more_than_once": delivered.values().filter(|n| **n > 1).count(),
+        },
         "faults": faults,
         "took_ms": t0.elapsed().as_millis() as u64,
     });
@@ -369,6 +400,33 @@ fn print_table(r: &serde_json::Value) {
             a["inconsistent"].to_string(),
         ),
         ("attempts", a["attempts"].to_string()),
+        (
+            "callbacks (missing, twice)",
+            format!(
+                "{} ({}, {})",
+                a["callbacks"], a["callback_missing"], a["callback_twice"]
+            ),
+        ),
+        (
+            "events (gaps, out of order)",
+            format!(
+                "{} ({}, {})",
+                a["events"], a["event_gaps"], a["events_out_of_order"]
+            ),
+        ),
+        (
+            "webhook: ends missing, deliveries not delivered",
+            format!("{}, {}", a["webhook_missing"], a["deliveries_unfinished"]),
+        ),
+        (
+            "webhook: requests (refused on purpose, bad signatures)",
+            format!(
+                "{} ({}, {})",
+                r["webhook"]["requests"],
+                r["webhook"]["refused_on_purpose"],
+                r["webhook"]["bad_signatures"]
+            ),
+        ),
         ("rescued (runner_lost attempts)", a["rescued"].to_string()),
         (
             "fenced writes (ends, renewals)",
