@@ -6,13 +6,14 @@ use serde_json::{json, Value};
 use std::process::ExitCode;
 
 /// Every scope a tenant token can carry.
-pub const SCOPES: [&str; 6] = [
+pub const SCOPES: [&str; 7] = [
     "tasks:write",
     "jobs:queue",
     "jobs:run",
     "jobs:cancel",
     "jobs:read",
     "schedules:write",
+    "webhooks:write",
 ];
 
 #[derive(Debug, clap::Subcommand)]

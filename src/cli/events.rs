@@ -154,7 +154,7 @@ fn follow(
         None => head(client)?,
     };
     let mut stream = Stream::new(client, query, after).stop_on(stop);
-    if !stream.open()? {
+    if !stream.open().map_err(no_feed)? {
         return Ok(ExitCode::SUCCESS);
     }
     sse::note(&format!(
@@ -163,7 +163,12 @@ fn follow(
     while let Some(item) = stream.next()? {
         match item {
             Item::Event(e) => {
-                let text = if args.json { e.text } else { line(&e.json) };
+                let text = match (args.json, e.text.contains('\n')) {
+                    (true, false) => e.text,
+                    // Data of several lines would break the one-per-line form.
+                    (true, true) => e.json.to_string(),
+                    (false, _) => line(&e.json),
+                };
                 if !emit(&text)? {
                     break;
                 }

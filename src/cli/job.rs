@@ -602,29 +602,29 @@ fn follow_events(client: &Client, id: &str, first: Value, head: u64) -> anyhow::
         resume_note();
     }
     let lost = || format!("lost track of job {id}; see it later with `taskbox job get {id}`");
-    let mut seen = Seen {
-        max_attempts: first["max_attempts"].as_u64(),
-        fallback: !first["fallback"].is_null(),
-    };
+    let mut max_attempts = first["max_attempts"].as_u64();
     let mut stream =
         Stream::new(client, vec![("job", id.to_owned())], head).give_up_after(POLL_OUTAGE);
     loop {
         let look = match stream.next().with_context(lost)? {
             // Not without a stop token; but should it end, the job says where it is.
-            None => true,
+            None => return get_job(client, id).with_context(lost),
             Some(Item::Gap { message }) => {
                 // The job's end may be among the pruned events.
                 sse::note(&message);
                 true
             }
             Some(Item::Event(e)) => {
-                let at = table::time_cell(&e.json["at"]);
-                for line in seen.lines(&e.json) {
-                    eprintln!("{at} {line}");
+                if let Some(line) = event_line(&e.json, max_attempts) {
+                    eprintln!("{} {line}", table::clock());
                 }
                 if e.kind == "job.waiting" && !told_resume {
                     resume_note();
                     told_resume = true;
+                }
+                if moves_max_attempts(&e.json) {
+                    let job = get_job(client, id).with_context(lost)?;
+                    max_attempts = job["max_attempts"].as_u64();
                 }
                 ends_job(&e.json)
             }
@@ -644,55 +644,54 @@ fn follow_events(client: &Client, id: &str, first: Value, head: u64) -> anyhow::
     }
 }
 
-/// What `--wait` knows of the job between its events.
-struct Seen {
-    max_attempts: Option<u64>,
-    /// A fallback took over: it has attempts of its own, so no "n of max".
-    fallback: bool,
+/// An event of the job as a line for people, in the words of `changes`;
+/// none for its end (the job, read once, says it) or for the enqueue
+/// (said already).
+fn event_line(e: &Value, max_attempts: Option<u64>) -> Option<String> {
+    if ends_job(e) {
+        return None;
+    }
+    let attempt = e["attempt"].as_u64().unwrap_or(0);
+    let of = |n: u64| match max_attempts {
+        Some(max) => format!("{n}/{max}"),
+        None => n.to_string(),
+    };
+    let runs_at = || {
+        e["run_at"]
+            .as_str()
+            .filter(|at| table::is_future(at))
+            .map(|at| format!(", runs at {}", table::time(at)))
+            .unwrap_or_default()
+    };
+    Some(match e["type"].as_str().unwrap_or("?") {
+        "job.queued" => match e["reason"].as_str() {
+            Some(reason) => format!("queued again ({reason}){}", runs_at()),
+            None => return None,
+        },
+        "job.started" => format!("running (attempt {})", of(attempt)),
+        "job.failed" => format!(
+            "attempt {} failed: {}",
+            of(attempt),
+            error_text(&e["error"])
+        ),
+        "job.retrying" => match e["fallback"].as_str() {
+            Some(task) => format!("fallback task {task} took over"),
+            None => format!("queued for attempt {}{}", of(attempt + 1), runs_at()),
+        },
+        "job.waiting" => format!("waiting for {}", table::cell(&e["waiting_for"])),
+        other => other.to_owned(),
+    })
 }
 
-impl Seen {
-    /// An event of the job as lines for people, in the words of `changes`;
-    /// none for its end (the job, read once, says it) or for the enqueue
-    /// (said already).
-    fn lines(&mut self, e: &Value) -> Vec<String> {
-        if ends_job(e) {
-            return Vec::new();
-        }
-        let attempt = e["attempt"].as_u64().unwrap_or(0);
-        let of = |n: u64| match self.max_attempts {
-            Some(max) if !self.fallback => format!("{n}/{max}"),
-            _ => n.to_string(),
-        };
-        let runs_at = || {
-            e["run_at"]
-                .as_str()
-                .filter(|at| table::is_future(at))
-                .map(|at| format!(", runs at {}", table::time(at)))
-                .unwrap_or_default()
-        };
-        let line = match e["type"].as_str().unwrap_or("?") {
-            "job.queued" => match e["reason"].as_str() {
-                Some(reason) => format!("queued again ({reason}){}", runs_at()),
-                None => return Vec::new(),
-            },
-            "job.started" => format!("running (attempt {})", of(attempt)),
-            "job.failed" => format!(
-                "attempt {} failed: {}",
-                of(attempt),
-                error_text(&e["error"])
-            ),
-            "job.retrying" => match e["fallback"].as_str() {
-                Some(task) => {
-                    self.fallback = true;
-                    format!("fallback task {task} took over")
-                }
-                None => format!("queued for attempt {}{}", of(attempt + 1), runs_at()),
-            },
-            "job.waiting" => format!("waiting for {}", table::cell(&e["waiting_for"])),
-            other => other.to_owned(),
-        };
-        vec![line]
+/// Whether the job's attempts allowed may have changed with this event: a
+/// wait or a snooze spares the attempt it used, a fallback brings its own.
+/// Rare, so the job is read again rather than the server's rules copied.
+fn moves_max_attempts(e: &Value) -> bool {
+    match e["type"].as_str() {
+        Some("job.waiting") => true,
+        Some("job.queued") => e["reason"].is_string(),
+        Some("job.retrying") => e["fallback"].is_string(),
+        _ => false,
     }
 }
 
@@ -836,6 +835,47 @@ mod tests {
         let argv = ["enqueue", "echo", "--input", "{}", "--reuse", "reject"];
         assert!(parse(&argv).is_err());
         Ok(())
+    }
+
+    #[test]
+    fn events_read_as_the_changes_polling_printed() {
+        let line = |e: Value| event_line(&e, Some(3));
+        let failed = json!({"type": "job.failed", "attempt": 1, "will_retry": true,
+                            "error": {"kind": "task_failed", "code": "E", "message": "boom"}});
+        assert_eq!(
+            line(failed).as_deref(),
+            Some("attempt 1/3 failed: task_failed E: boom")
+        );
+        let retry = json!({"type": "job.retrying", "attempt": 1, "run_at": "2000-01-01T00:00:00Z"});
+        assert_eq!(line(retry).as_deref(), Some("queued for attempt 2/3"));
+        let started = json!({"type": "job.started", "attempt": 2});
+        assert_eq!(line(started).as_deref(), Some("running (attempt 2/3)"));
+        assert_eq!(
+            event_line(&json!({"type": "job.started", "attempt": 2}), None).as_deref(),
+            Some("running (attempt 2)")
+        );
+        let resumed = json!({"type": "job.queued", "attempt": 1, "reason": "resumed"});
+        assert_eq!(
+            line(resumed.clone()).as_deref(),
+            Some("queued again (resumed)")
+        );
+        assert!(moves_max_attempts(&resumed));
+        let fallback = json!({"type": "job.retrying", "attempt": 3, "fallback": "slow"});
+        assert_eq!(
+            line(fallback.clone()).as_deref(),
+            Some("fallback task slow took over")
+        );
+        assert!(moves_max_attempts(&fallback));
+        // The enqueue and the end are said from the job itself.
+        for quiet in [
+            json!({"type": "job.queued", "attempt": 0}),
+            json!({"type": "job.completed", "attempt": 1}),
+            json!({"type": "job.failed", "attempt": 3, "will_retry": false}),
+            json!({"type": "job.cancelled", "attempt": 0}),
+        ] {
+            assert_eq!(line(quiet.clone()), None, "{quiet}");
+            assert!(!moves_max_attempts(&quiet), "{quiet}");
+        }
     }
 
     #[test]

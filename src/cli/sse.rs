@@ -373,6 +373,18 @@ impl<'a> Stream<'a> {
             let e = match opened {
                 None => return Ok(false),
                 Some(Ok(resp)) => {
+                    let kind = resp
+                        .headers()
+                        .get(reqwest::header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("");
+                    if !kind.starts_with("text/event-stream") {
+                        anyhow::bail!(
+                            "GET /v1/events answered {:?}, not an event stream; \
+                             is TASKBOX_URL (or --url) a taskbox server?",
+                            crate::text::bounded(kind, 64)
+                        );
+                    }
                     if let Some(o) = self.outage.take() {
                         note(&format!(
                             "reconnected after {:.1} s; going on after event {}",

@@ -321,7 +321,9 @@ mod tests {
             "{lines:?}"
         );
         assert!(
-            lines[2].contains("delivered") && lines[2].ends_with("-  -"),
+            lines[2].contains("delivered")
+                && lines[2].contains(" 200  - ")
+                && lines[2].ends_with('-'),
             "{lines:?}"
         );
     }

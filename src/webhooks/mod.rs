@@ -62,11 +62,14 @@ impl WebhookConfig {
     }
 }
 
+/// Each tenant's webhooks.
+pub type ByTenant = Arc<HashMap<String, Vec<WebhookRecord>>>;
+
 /// Every webhook, by tenant, read again at most once a second (another
 /// process may add or delete one; this one's own changes clear it).
 pub struct Hooks {
     store: Arc<dyn JobStore>,
-    cached: Mutex<Option<(Instant, Arc<HashMap<String, Vec<WebhookRecord>>>)>>,
+    cached: Mutex<Option<(Instant, ByTenant)>>,
 }
 
 const HOOKS_FRESH_FOR: Duration = Duration::from_secs(1);
@@ -84,7 +87,7 @@ impl Hooks {
         *self.cached.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
-    pub async fn by_tenant(&self) -> StoreResult<Arc<HashMap<String, Vec<WebhookRecord>>>> {
+    pub async fn by_tenant(&self) -> StoreResult<ByTenant> {
         if let Some((at, hooks)) = &*self.cached.lock().unwrap_or_else(|p| p.into_inner()) {
             if at.elapsed() < HOOKS_FRESH_FOR {
                 return Ok(hooks.clone());
@@ -94,7 +97,7 @@ impl Hooks {
     }
 
     /// Every webhook as the store has it now.
-    pub async fn fresh(&self) -> StoreResult<Arc<HashMap<String, Vec<WebhookRecord>>>> {
+    pub async fn fresh(&self) -> StoreResult<ByTenant> {
         let mut by: HashMap<String, Vec<WebhookRecord>> = HashMap::new();
         for w in self.store.webhook_list(None).await? {
             by.entry(w.tenant.clone()).or_default().push(w);

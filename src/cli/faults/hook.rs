@@ -57,7 +57,7 @@ fn take(got: &Got, headers: &HeaderMap, body: &str) -> StatusCode {
         got.bad_signatures.fetch_add(1, Ordering::Relaxed);
         return StatusCode::UNAUTHORIZED;
     }
-    if n % 4 == 0 {
+    if n.is_multiple_of(4) {
         got.refused.fetch_add(1, Ordering::Relaxed);
         return StatusCode::INTERNAL_SERVER_ERROR;
     }
