@@ -80,6 +80,10 @@ pub enum QueuePart {
     Store,
     /// Pruning `--prune-jobs` finished jobs, and enqueue→start meanwhile.
     Prune,
+    /// The burn-down without webhooks, with one that wants one event
+    /// (refused three times), and with one that wants every completion,
+    /// interleaved, three times.
+    Webhooks,
 }
 
 /// A store, registry and no-op task on a fresh data dir.
@@ -282,32 +286,10 @@ async fn burn_down(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
         b.db.drop().await;
         return Ok(r);
     }
-    let completed = Arc::new(AtomicU64::new(0));
-    let all_done = Arc::new(Notify::new());
-    let (count, target, done) = (completed.clone(), args.jobs, all_done.clone());
-    let hook = Arc::new(move |e: RunnerEvent| {
-        if let RunnerEvent::Finalized {
-            result: Finalized::Done(crate::job::JobStatus::Completed),
-            ..
-        } = e
-        {
-            if count.fetch_add(1, Ordering::Relaxed) + 1 == target {
-                done.notify_one();
-            }
-        }
-    });
     progress("burning down");
     let cpu0 = cpu_seconds();
     let started = Instant::now();
-    let runner = Runner::start(
-        b.registry.clone(),
-        RunnerConfig {
-            on_event: Some(hook),
-            ..RunnerConfig::new(runners(args))
-        },
-        Arc::new(Notify::new()),
-    );
-    all_done.notified().await;
+    let runner = run_until_completed(&b, runners(args), args.jobs).await;
     let elapsed = started.elapsed();
     let cpu = cpu_seconds().zip(cpu0).map(|(a, b)| a - b);
     eprintln!(" done");
@@ -327,6 +309,35 @@ async fn burn_down(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
         "cpu_seconds": cpu,
         "cpu_us_per_job": cpu.map(|c| c / args.jobs as f64 * 1e6),
     }))
+}
+
+/// Starts a runner on the bed and answers it once `target` jobs have
+/// completed.
+pub(super) async fn run_until_completed(b: &Bed, runners: usize, target: u64) -> Runner {
+    let completed = Arc::new(AtomicU64::new(0));
+    let all_done = Arc::new(Notify::new());
+    let (count, done) = (completed.clone(), all_done.clone());
+    let hook = Arc::new(move |e: RunnerEvent| {
+        if let RunnerEvent::Finalized {
+            result: Finalized::Done(crate::job::JobStatus::Completed),
+            ..
+        } = e
+        {
+            if count.fetch_add(1, Ordering::Relaxed) + 1 == target {
+                done.notify_one();
+            }
+        }
+    });
+    let runner = Runner::start(
+        b.registry.clone(),
+        RunnerConfig {
+            on_event: Some(hook),
+            ..RunnerConfig::new(runners)
+        },
+        Arc::new(Notify::new()),
+    );
+    all_done.notified().await;
+    runner
 }
 
 async fn latency(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
@@ -686,6 +697,12 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
         if args.only == Some(QueuePart::Prune) {
             report.insert("prune".into(), super::bench_prune::prune(&args).await?);
         }
+        if args.only == Some(QueuePart::Webhooks) {
+            report.insert(
+                "webhooks".into(),
+                super::bench_webhooks::webhooks(&args, 3).await?,
+            );
+        }
         Ok::<_, anyhow::Error>(())
     })?;
     let report = serde_json::Value::Object(report);
@@ -786,6 +803,22 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
                 s["p50_ms"].as_f64().unwrap_or_default(),
                 s["p99_ms"].as_f64().unwrap_or_default(),
                 s["max_ms"].as_f64().unwrap_or_default(),
+            );
+        }
+    }
+    if let Some(w) = report.get("webhooks") {
+        for (i, r) in w["rounds"].as_array().into_iter().flatten().enumerate() {
+            let rate = |k: &str| r[k]["jobs_per_second"].as_f64().unwrap_or_default();
+            println!(
+                "  webhooks, round {}: burn-down {:.0} jobs/s without · {:.0} with one rare event ({:.3}×) · {:.0} with every completion ({:.3}×, all {} delivered {:.1} s after the start)",
+                i + 1,
+                rate("without"),
+                rate("rare"),
+                r["rare_ratio"].as_f64().unwrap_or_default(),
+                rate("every_completion"),
+                r["every_completion_ratio"].as_f64().unwrap_or_default(),
+                r["every_completion"]["webhook_requests"],
+                r["every_completion"]["all_delivered_after_s"].as_f64().unwrap_or_default(),
             );
         }
     }

@@ -5,6 +5,7 @@ mod bench;
 mod bench_prune;
 mod bench_queue;
 mod bench_tenants;
+mod bench_webhooks;
 mod bench_workers;
 mod client;
 mod events;

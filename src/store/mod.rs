@@ -231,12 +231,12 @@ pub trait JobStore: Send + Sync + 'static {
 
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>>;
 
-    /// Puts the event rows written since the last pass in their order
-    /// (gives each its store-wide place and its tenant's sequence
-    /// numbers), where the backend does that after the write (PostgreSQL,
-    /// whose writers commit in no order it can see); answers how many
-    /// rows. A backend that orders them as they are written (SQLite)
-    /// does nothing.
+    /// Makes the event rows committed so far readable, in order: where the
+    /// backend numbers them after their writes (PostgreSQL, whose writers
+    /// commit in no order it can see), a pass that gives each its
+    /// store-wide place and its tenant's numbers, answering how many rows;
+    /// where it numbers them as they are written (SQLite), a wait for the
+    /// sync that makes them readable. Readers call it before they read.
     async fn event_sequence(&self) -> StoreResult<u64> {
         Ok(0)
     }

@@ -121,6 +121,49 @@ impl Outbox {
         v
     }
 
+    /// Jobs a newer job of their concurrency key (`by`) superseded, as
+    /// the cancel's statement answers them: (id, task, queue, attempts).
+    pub fn superseded(&mut self, tenant: &str, by: &str, gone: &[(String, String, String, i64)]) {
+        let detail = superseded(by);
+        for (id, task, queue, attempts) in gone {
+            let job = About {
+                id,
+                tenant,
+                task,
+                queue,
+                attempt: u32::try_from(*attempts).unwrap_or(0),
+            };
+            self.push(EventType::Cancelled, job, Some(&detail));
+        }
+    }
+
+    /// Jobs that expired in their queue, as the expiry's statement answers
+    /// them: (id, tenant, task, queue, attempts).
+    pub fn expired(&mut self, gone: &[(String, String, String, String, i64)]) {
+        let detail = failed(&JobError::expired(), false, None);
+        for (id, tenant, task, queue, attempts) in gone {
+            let job = About {
+                id,
+                tenant,
+                task,
+                queue,
+                attempt: u32::try_from(*attempts).unwrap_or(0),
+            };
+            self.push(EventType::Failed, job, Some(&detail));
+        }
+    }
+
+    /// A failed job sent back to the queue, on `task` (its own or newer).
+    pub fn redriven(&mut self, job: &crate::store::JobRecord, task: &str, now: Millis) {
+        let mut about = about(job);
+        about.task = task;
+        self.push(
+            EventType::Queued,
+            about,
+            Some(&queued_again("redriven", now)),
+        );
+    }
+
     /// What an attempt's end reports, once the store knows where the job
     /// landed (a pending cancellation turns most endings into a cancel).
     pub fn ending(&mut self, job: About<'_>, action: &Action, landed: JobStatus, now: Millis) {

@@ -761,6 +761,23 @@ pub struct EventRow {
     pub body: String,
 }
 
+/// An event row's columns as both backends read them: gseq, tenant,
+/// seq, n, at, body.
+pub type EventColumns = (i64, String, i64, i64, i64, String);
+
+impl From<EventColumns> for EventRow {
+    fn from((gseq, tenant, seq, n, at, body): EventColumns) -> EventRow {
+        EventRow {
+            gseq,
+            tenant,
+            seq: u64::try_from(seq).unwrap_or(0),
+            n: u32::try_from(n).unwrap_or(0),
+            at,
+            body,
+        }
+    }
+}
+
 /// Where the outbox stands: what readers can read now.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EventHeads {

@@ -7,7 +7,7 @@
 
 use super::load::{AFTER, FALLBACK, PLAIN};
 use crate::events::{decode, EventType};
-use crate::store::EventRow;
+use crate::store::{EventColumns, EventRow};
 use anyhow::Context;
 use serde::Serialize;
 use sqlx::Row;
@@ -251,23 +251,13 @@ async fn audit_events(
     status: &HashMap<String, String>,
     a: &mut Audit,
 ) -> anyhow::Result<()> {
-    let rows: Vec<(i64, String, i64, i32, i64, String)> = sqlx::query_as(
-        "SELECT gseq, tenant, seq, n, at, body FROM events WHERE gseq IS NOT NULL ORDER BY gseq",
+    let rows: Vec<EventColumns> = sqlx::query_as(
+        "SELECT gseq, tenant, seq, n::int8, at, body FROM events WHERE gseq IS NOT NULL ORDER BY gseq",
     )
     .fetch_all(pool)
     .await
     .context("cannot read the events")?;
-    let rows: Vec<EventRow> = rows
-        .into_iter()
-        .map(|(gseq, tenant, seq, n, at, body)| EventRow {
-            gseq,
-            tenant,
-            seq: u64::try_from(seq).unwrap_or(0),
-            n: u32::try_from(n).unwrap_or(0),
-            at,
-            body,
-        })
-        .collect();
+    let rows: Vec<EventRow> = rows.into_iter().map(EventRow::from).collect();
     let mut next_seq: HashMap<String, u64> = HashMap::new();
     let mut lives: HashMap<String, Vec<EventType>> = HashMap::new();
     for r in &rows {

@@ -17,7 +17,7 @@
 //! waiting for its flush (a claim).
 
 use super::pg;
-use crate::store::records::{EventHeads, EventRow};
+use crate::store::records::{EventColumns, EventHeads, EventRow};
 use crate::store::{Millis, StoreResult};
 use sqlx::PgPool;
 
@@ -79,24 +79,13 @@ pub async fn sequence(pool: &PgPool) -> StoreResult<u64> {
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-type Row = (i64, String, i64, i32, i64, String);
-
-fn rows(read: Vec<Row>) -> Vec<EventRow> {
-    read.into_iter()
-        .map(|(gseq, tenant, seq, n, at, body)| EventRow {
-            gseq,
-            tenant,
-            seq: u64::try_from(seq).unwrap_or(0),
-            n: u32::try_from(n).unwrap_or(0),
-            at,
-            body,
-        })
-        .collect()
+fn rows(read: Vec<EventColumns>) -> Vec<EventRow> {
+    read.into_iter().map(EventRow::from).collect()
 }
 
 pub async fn read(pool: &PgPool, after: i64, limit: u32) -> StoreResult<Vec<EventRow>> {
-    let read: Vec<Row> = sqlx::query_as(
-        "SELECT gseq, tenant, seq, n, at, body FROM events \
+    let read: Vec<EventColumns> = sqlx::query_as(
+        "SELECT gseq, tenant, seq, n::int8, at, body FROM events \
          WHERE gseq > $1 ORDER BY gseq LIMIT $2",
     )
     .bind(after)
@@ -113,8 +102,8 @@ pub async fn read_tenant(
     after: u64,
     limit: u32,
 ) -> StoreResult<Vec<EventRow>> {
-    let read: Vec<Row> = sqlx::query_as(
-        "SELECT gseq, tenant, seq, n, at, body FROM events \
+    let read: Vec<EventColumns> = sqlx::query_as(
+        "SELECT gseq, tenant, seq, n::int8, at, body FROM events \
          WHERE tenant = $1 AND seq > $2 ORDER BY seq LIMIT $3",
     )
     .bind(tenant)

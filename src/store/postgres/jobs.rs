@@ -10,7 +10,7 @@ use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{ending, status_in, Arg, Dialect, PG_PAUSED};
-use crate::store::outbox::{self, About, Landed};
+use crate::store::outbox::{self, Landed};
 use crate::store::records::*;
 use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow, MAX_LOG_JSON};
 use crate::store::tally::Tally;
@@ -279,12 +279,11 @@ pub(super) async fn insert_one(
             format!("superseded by job {}", job.id),
         );
         let mv = Move::cancel();
-        let detail = outbox::superseded(&job.id);
         for from in mv.from {
-            let gone: Vec<(String, String, String, i32)> = sqlx::query_as(
+            let gone: Vec<(String, String, String, i64)> = sqlx::query_as(
                 "UPDATE jobs SET status = $1, finished_at = $2, error = $3 \
                  WHERE tenant = $4 AND concurrency_key = $5 AND status = $6 \
-                 RETURNING id, task, queue, attempts",
+                 RETURNING id, task, queue, attempts::int8",
             )
             .bind(mv.to.as_str())
             .bind(now)
@@ -301,18 +300,7 @@ pub(super) async fn insert_one(
                 Some(mv.to),
                 i64::try_from(gone.len()).unwrap_or(0),
             );
-            for (id, task, queue, attempts) in &gone {
-                let about = About {
-                    id,
-                    tenant: &job.tenant,
-                    task,
-                    queue,
-                    attempt: u32::try_from(*attempts).unwrap_or(0),
-                };
-                tally
-                    .outbox
-                    .push(EventType::Cancelled, about, Some(&detail));
-            }
+            tally.outbox.superseded(&job.tenant, &job.id, &gone);
         }
     }
     if let Some(defaults) = defaults {

@@ -7,10 +7,8 @@
 
 use super::group::Db;
 use super::pg;
-use crate::events::EventType;
 use crate::job::JobError;
 use crate::store::ending_sql::{status_in, Dialect};
-use crate::store::outbox;
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
 use crate::store::StoreResult;
@@ -117,13 +115,13 @@ pub async fn expire(db: &Db, limit: u32) -> StoreResult<u64> {
     let error = serde_json::to_string(&JobError::expired())
         .map_err(|e| crate::store::StoreError::Internal(format!("cannot write JSON: {e}")))?;
     let (mut tx, now) = db.begin().await?;
-    let gone: Vec<(String, String, String, String, i32)> = sqlx::query_as(&format!(
+    let gone: Vec<(String, String, String, String, i64)> = sqlx::query_as(&format!(
         "UPDATE jobs SET status = $1, finished_at = $2, error = $3, urgent = FALSE, \
          paused = FALSE \
          WHERE id IN (SELECT id FROM jobs WHERE status = 'queued' \
            AND expire_after_ms IS NOT NULL AND run_at + expire_after_ms <= $2 \
            ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED) AND {} \
-         RETURNING id, tenant, task, queue, attempts",
+         RETURNING id, tenant, task, queue, attempts::int8",
         status_in(Dialect::Postgres, mv.from)
     ))
     .bind(mv.to.as_str())
@@ -134,18 +132,10 @@ pub async fn expire(db: &Db, limit: u32) -> StoreResult<u64> {
     .await
     .map_err(pg)?;
     let mut tally = Tally::new(now);
-    let detail = outbox::failed(&JobError::expired(), false, None);
-    for (id, tenant, task, queue, attempts) in &gone {
+    for (_, tenant, ..) in &gone {
         tally.moved(tenant, Some(mv.from[0]), Some(mv.to), 1);
-        let about = outbox::About {
-            id,
-            tenant,
-            task,
-            queue,
-            attempt: u32::try_from(*attempts).unwrap_or(0),
-        };
-        tally.outbox.push(EventType::Failed, about, Some(&detail));
     }
+    tally.outbox.expired(&gone);
     super::tally::apply(&mut tx, tally).await?;
     tx.commit().await.map_err(pg)?;
     Ok(gone.len() as u64)

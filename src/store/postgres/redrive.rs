@@ -95,13 +95,7 @@ async fn redrive_one(
     if n == 1 {
         let mut tally = Tally::new(now);
         tally.moved(tenant, Some(job.status), Some(mv.to), 1);
-        let mut about = crate::store::outbox::about(&job);
-        about.task = &task.name;
-        tally.outbox.push(
-            crate::events::EventType::Queued,
-            about,
-            Some(&crate::store::outbox::queued_again("redriven", now)),
-        );
+        tally.outbox.redriven(&job, &task.name, now);
         tally::apply(tx, tally).await?;
     }
     reread(tx, tenant, &r.id).await

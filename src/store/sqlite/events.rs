@@ -3,24 +3,23 @@
 //! sees an event a power cut could take back; and its pruning.
 
 use super::{db, wdb};
-use crate::store::records::{EventHeads, EventRow};
+use crate::store::records::{EventColumns, EventHeads, EventRow};
 use crate::store::{Millis, StoreResult};
 use rusqlite::{params, Connection};
 use sqlx::SqliteConnection;
 
-type Row = (i64, String, i64, i64, i64, String);
+fn rows(read: Vec<EventColumns>) -> Vec<EventRow> {
+    read.into_iter().map(EventRow::from).collect()
+}
 
-fn rows(read: Vec<Row>) -> Vec<EventRow> {
-    read.into_iter()
-        .map(|(gseq, tenant, seq, n, at, body)| EventRow {
-            gseq,
-            tenant,
-            seq: u64::try_from(seq).unwrap_or(0),
-            n: u32::try_from(n).unwrap_or(0),
-            at,
-            body,
-        })
-        .collect()
+/// The last row committed (readable or not yet), 0 when none was.
+pub async fn last_written(conn: &mut SqliteConnection) -> StoreResult<i64> {
+    let last: Option<i64> =
+        sqlx::query_scalar("SELECT seq FROM sqlite_sequence WHERE name = 'events'")
+            .fetch_optional(conn)
+            .await
+            .map_err(db)?;
+    Ok(last.unwrap_or(0))
 }
 
 pub async fn read(
@@ -29,7 +28,7 @@ pub async fn read(
     after: i64,
     limit: u32,
 ) -> StoreResult<Vec<EventRow>> {
-    let read: Vec<Row> = sqlx::query_as(
+    let read: Vec<EventColumns> = sqlx::query_as(
         "SELECT gseq, tenant, seq, n, at, body FROM events \
          WHERE gseq > ?1 AND gseq <= ?2 ORDER BY gseq LIMIT ?3",
     )
@@ -49,7 +48,7 @@ pub async fn read_tenant(
     after: u64,
     limit: u32,
 ) -> StoreResult<Vec<EventRow>> {
-    let read: Vec<Row> = sqlx::query_as(
+    let read: Vec<EventColumns> = sqlx::query_as(
         "SELECT gseq, tenant, seq, n, at, body FROM events \
          WHERE tenant = ?1 AND seq > ?2 AND gseq <= ?3 ORDER BY seq LIMIT ?4",
     )

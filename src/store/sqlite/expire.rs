@@ -3,10 +3,8 @@
 
 use super::tally::{Apply, Tally};
 use super::wdb;
-use crate::events::EventType;
 use crate::job::JobError;
 use crate::store::ending_sql::{status_in, Dialect};
-use crate::store::outbox::{self, About};
 use crate::store::transition::Move;
 use crate::store::{Millis, StoreResult};
 use rusqlite::{params, Connection};
@@ -35,18 +33,10 @@ pub fn expire(conn: &Connection, now: Millis, limit: u32) -> StoreResult<u64> {
         .and_then(|rows| rows.collect())
         .map_err(wdb)?;
     let mut tally = Tally::new(now);
-    let detail = outbox::failed(&JobError::expired(), false, None);
-    for (id, tenant, task, queue, attempts) in &gone {
+    for (_, tenant, ..) in &gone {
         tally.moved(tenant, Some(mv.from[0]), Some(mv.to), 1);
-        let about = About {
-            id,
-            tenant,
-            task,
-            queue,
-            attempt: u32::try_from(*attempts).unwrap_or(0),
-        };
-        tally.outbox.push(EventType::Failed, about, Some(&detail));
     }
+    tally.outbox.expired(&gone);
     tally.apply(conn)?;
     Ok(gone.len() as u64)
 }

@@ -15,7 +15,7 @@ use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{ending, sqlite_available, status_in, Arg, Dialect};
-use crate::store::outbox::{self, superseded, About, Landed};
+use crate::store::outbox::{self, About, Landed};
 use crate::store::records::*;
 use crate::store::rows::{idempotent_repeat, MAX_LOG_JSON};
 use crate::store::transition::Move;
@@ -194,7 +194,6 @@ fn insert_one(
                  RETURNING id, task, queue, attempts",
             )
             .map_err(wdb)?;
-        let detail = superseded(&job.id);
         for from in [JobStatus::Queued, JobStatus::Waiting] {
             let gone: Vec<(String, String, String, i64)> = stmt
                 .query_map(
@@ -209,18 +208,7 @@ fn insert_one(
                 Some(JobStatus::Cancelled),
                 gone.len() as i64,
             );
-            for (id, task, queue, attempts) in &gone {
-                let about = About {
-                    id,
-                    tenant: &job.tenant,
-                    task,
-                    queue,
-                    attempt: u32::try_from(*attempts).unwrap_or(0),
-                };
-                tally
-                    .outbox
-                    .push(EventType::Cancelled, about, Some(&detail));
-            }
+            tally.outbox.superseded(&job.tenant, &job.id, &gone);
         }
     }
     // A callback (`defaults: None`) comes of a job already granted.

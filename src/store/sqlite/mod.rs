@@ -908,6 +908,26 @@ impl JobStore for SqliteStore {
         rows.into_iter().map(AttemptRecord::try_from).collect()
     }
 
+    /// Rows are numbered as they are written; this waits until every row
+    /// committed now is readable (the sync that makes it durable is done),
+    /// a few milliseconds, so that a reader that asks reads its own writes.
+    async fn event_sequence(&self) -> StoreResult<u64> {
+        let written = events::last_written(&mut *self.reader().await?).await?;
+        let mut readable = self.readable.clone();
+        let caught_up = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            readable.wait_for(|r| *r >= written),
+        )
+        .await;
+        if caught_up.is_err() {
+            tracing::warn!(
+                written,
+                "event rows are not readable 5 s after their commit"
+            );
+        }
+        Ok(0)
+    }
+
     async fn event_read(&self, after_gseq: i64, limit: u32) -> StoreResult<Vec<EventRow>> {
         let readable = self.readable();
         events::read(&mut *self.reader().await?, readable, after_gseq, limit).await

@@ -99,13 +99,7 @@ fn redrive_one(
         })?;
     if n == 1 {
         tally.moved(tenant, Some(job.status), Some(mv.to), 1);
-        let mut about = crate::store::outbox::about(&job);
-        about.task = &task.name;
-        tally.outbox.push(
-            crate::events::EventType::Queued,
-            about,
-            Some(&crate::store::outbox::queued_again("redriven", now)),
-        );
+        tally.outbox.redriven(&job, &task.name, now);
     }
     reread(conn, tenant, &r.id)
 }
