@@ -229,6 +229,7 @@ pub(super) fn completed(c: &crate::store::ClaimedJob) -> crate::store::Finalize 
             wall_ms: 0,
         }),
         callbacks: None,
+        names: c.names(),
     }
 }
 

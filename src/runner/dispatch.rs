@@ -322,6 +322,7 @@ mod tests {
             started_at: 0,
             lease_token: "t".into(),
             fuel: None,
+            own_task: None,
         }
     }
 

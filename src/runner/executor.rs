@@ -158,7 +158,10 @@ async fn callbacks(
         _ => return none,
     };
     let mut input = json!({"job": {
-        "id": job.id, "task": job.task.name, "queue": job.queue, "attempts": job.attempts,
+        "id": job.id,
+        "task": job.own_task.as_deref().unwrap_or(&job.task.name),
+        "queue": job.queue,
+        "attempts": job.attempts,
     }});
     input[key] = value;
     let spec = JobSpec::of(name.clone(), input);
@@ -565,5 +568,6 @@ fn finalize(
         attempt,
         usage,
         callbacks: None,
+        names: job.names(),
     }
 }

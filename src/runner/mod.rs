@@ -516,6 +516,7 @@ async fn give_back(inner: &Inner, job: &ClaimedJob, delay_ms: u64) {
         attempt: None,
         usage: None,
         callbacks: None,
+        names: job.names(),
     };
     let _ = inner.finalize_tx.send(f).await;
 }
@@ -569,6 +570,7 @@ async fn attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
                 attempt: None,
                 usage: None,
                 callbacks: None,
+                names: job.names(),
             })
         }
         Ok(()) => {

@@ -166,7 +166,11 @@ impl Outbox {
 
     /// What an attempt's end reports, once the store knows where the job
     /// landed (a pending cancellation turns most endings into a cancel).
-    pub fn ending(&mut self, job: About<'_>, action: &Action, landed: JobStatus, now: Millis) {
+    pub fn ending(&mut self, mut job: About<'_>, action: &Action, landed: JobStatus, now: Millis) {
+        // A release gives the attempt back.
+        if matches!(action, Action::Release { .. }) {
+            job.attempt = job.attempt.saturating_sub(1);
+        }
         if landed == JobStatus::Cancelled {
             self.push(EventType::Cancelled, job, None);
             return;
@@ -240,17 +244,8 @@ pub fn about(job: &crate::store::JobRecord) -> About<'_> {
     }
 }
 
-/// Where an attempt's end left its job, and what its events name, as the
-/// ending's statement answers them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Landed {
-    pub status: JobStatus,
-    pub task: String,
-    pub queue: String,
-    pub attempts: u32,
-}
-
-impl Landed {
+impl crate::store::JobNames {
+    /// What an event of job `id` of `tenant` names.
     pub fn about<'a>(&'a self, id: &'a str, tenant: &'a str) -> About<'a> {
         About {
             id,

@@ -525,6 +525,33 @@ pub struct ClaimedJob {
     pub lease_token: String,
     /// The tenant's fuel budget when it was claimed, if it has one.
     pub fuel: Option<FuelWindow>,
+    /// The job's own task, when the attempt runs its fallback (`task`):
+    /// what its events name it by.
+    pub own_task: Option<String>,
+}
+
+impl ClaimedJob {
+    /// What the events of this attempt's end name: the job's own task,
+    /// its queue and its attempts, this one included.
+    pub fn names(&self) -> JobNames {
+        JobNames {
+            task: self
+                .own_task
+                .clone()
+                .unwrap_or_else(|| self.task.name.clone()),
+            queue: self.queue.clone(),
+            attempts: self.attempts,
+        }
+    }
+}
+
+/// What the events of an attempt's end name, as its claim read them (so
+/// that the end's write need not read them back).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobNames {
+    pub task: String,
+    pub queue: String,
+    pub attempts: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -617,6 +644,8 @@ pub struct Finalize {
     /// Jobs to enqueue with the end, as the job lands (its task's
     /// `on_success` and `on_fail`).
     pub callbacks: Option<Box<Callbacks>>,
+    /// What the end's events name.
+    pub names: JobNames,
 }
 
 /// A task's callbacks for one attempt's end: inserted in the end's

@@ -217,7 +217,10 @@ impl From<ClaimedRow> for ClaimedJob {
     /// over, else the job's own task; its number counts from that stage's
     /// start.
     fn from(r: ClaimedRow) -> ClaimedJob {
-        let (task, input) = r.fallback.unwrap_or((r.task, r.input));
+        let (own_task, (task, input)) = match r.fallback {
+            Some(f) => (Some(r.task.name), f),
+            None => (None, (r.task, r.input)),
+        };
         ClaimedJob {
             id: r.id,
             tenant: r.tenant,
@@ -233,6 +236,7 @@ impl From<ClaimedRow> for ClaimedJob {
             started_at: r.started_at,
             lease_token: r.lease_token,
             fuel: None,
+            own_task,
         }
     }
 }

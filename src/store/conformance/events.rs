@@ -299,6 +299,7 @@ pub(super) async fn concurrent_writers_number_events_in_order(h: Harness) {
                         attempt: attempt(c, "completed", None),
                         usage: None,
                         callbacks: None,
+                        names: c.names(),
                     })
                     .collect();
                 store.job_finalize(ends).await.unwrap();
@@ -371,6 +372,7 @@ pub(super) async fn callbacks_land_with_the_end(h: Harness) {
         attempt: attempt(c, "x", None),
         usage: None,
         callbacks: cb(&c.id),
+        names: c.names(),
     };
     let by = |id: &str| claimed.iter().find(|c| c.id == id).unwrap();
     h.store.job_cancel(A, "stopped").await.unwrap();

@@ -107,6 +107,7 @@ pub(super) async fn a_batch_of_ends_lands_each_as_it_would_alone(h: Harness) {
         action,
         usage: None,
         callbacks: None,
+        names: c.names(),
     };
     let forged = ClaimedJob {
         lease_token: "not-it".into(),
@@ -593,6 +594,7 @@ pub(super) async fn release_gives_the_attempt_back(h: Harness) {
     insert(&h, new_job("j")).await;
     let release = |c: ClaimedJob, delay_ms: u64| {
         h.store.job_finalize(vec![Finalize {
+            names: c.names(),
             id: c.id,
             tenant: c.tenant,
             lease_token: c.lease_token,
@@ -694,6 +696,7 @@ fn ending(c: &ClaimedJob, token: &str, action: Action) -> Write {
         action,
         usage: None,
         callbacks: None,
+        names: c.names(),
     })
 }
 

@@ -128,6 +128,7 @@ pub(crate) async fn finalize(h: &Harness, c: &ClaimedJob, action: Action) -> Fin
             action,
             usage: None,
             callbacks: None,
+            names: c.names(),
         }])
         .await
         .unwrap()

@@ -421,6 +421,7 @@ pub(super) async fn fuel_budgets_hold_claims_until_the_window_refills(h: Harness
                 wall_ms: 7,
             }),
             callbacks: None,
+            names: a.names(),
         }])
         .await
         .unwrap();
@@ -461,6 +462,7 @@ pub(super) async fn usage_counts_attempts_and_ended_jobs(h: Harness) {
             wall_ms: 2,
         }),
         callbacks: None,
+        names: c.names(),
     };
     let forged = ClaimedJob {
         lease_token: "not-it".into(),
@@ -549,6 +551,7 @@ pub(super) async fn a_bad_attempt_record_does_not_fail_its_batch(h: Harness) {
                 attempt: a,
                 usage: None,
                 callbacks: None,
+                names: c.names(),
             }
         })
         .collect();

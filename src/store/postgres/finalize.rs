@@ -8,7 +8,6 @@ use super::jobs::to_json;
 use super::{pg, tally};
 use crate::job::JobStatus;
 use crate::store::ending_sql::{ending, Arg, Dialect};
-use crate::store::outbox::Landed;
 use crate::store::records::{AttemptRecord, Finalize, Finalized};
 use crate::store::rows::MAX_LOG_JSON;
 use crate::store::tally::Tally;
@@ -76,7 +75,7 @@ pub async fn many(
             .await
             .map_err(pg)?;
     }
-    let mut landed: Vec<Option<Landed>> = vec![None; batch.len()];
+    let mut status: Vec<Option<JobStatus>> = vec![None; batch.len()];
     for Group {
         text,
         members,
@@ -111,60 +110,55 @@ pub async fn many(
             };
         }
         let written = q.fetch_all(&mut **tx).await.map_err(pg)?;
-        let mut by_id: HashMap<String, Landed> = HashMap::with_capacity(written.len());
+        let mut by_id: HashMap<String, Option<String>> = HashMap::with_capacity(written.len());
         for r in &written {
             let id: String = r.try_get(0).map_err(pg)?;
-            by_id.insert(id, landed_row(r, 1)?);
+            let to: Option<String> = if r.len() > 1 {
+                Some(r.try_get(1).map_err(pg)?)
+            } else {
+                None
+            };
+            by_id.insert(id, to);
         }
         for i in members {
-            landed[i] = by_id.remove(&batch[i].id);
+            if let Some(to) = by_id.remove(&batch[i].id) {
+                status[i] = Some(match to {
+                    Some(s) => s.parse::<JobStatus>().map_err(StoreError::Internal)?,
+                    None => moves[i].to,
+                });
+            }
         }
     }
 
     let mut tally = Tally::new(now);
     let mut attempts: Vec<(&str, &AttemptRecord)> = Vec::new();
     let mut out = Vec::with_capacity(batch.len());
-    for (f, l) in batch.iter().zip(&landed) {
+    for (f, s) in batch.iter().zip(&status) {
         if let Some(u) = &f.usage {
             tally.charge(&f.tenant, u);
         }
-        match l {
-            Some(l) => {
-                tally.moved(&f.tenant, Some(JobStatus::Running), Some(l.status), 1);
+        match s {
+            Some(s) => {
+                tally.moved(&f.tenant, Some(JobStatus::Running), Some(*s), 1);
                 tally
                     .outbox
-                    .ending(l.about(&f.id, &f.tenant), &f.action, l.status, now);
+                    .ending(f.names.about(&f.id, &f.tenant), &f.action, *s, now);
                 if let Some(a) = &f.attempt {
                     attempts.push((&f.id, a));
                 }
-                out.push(Finalized::Done(l.status));
+                out.push(Finalized::Done(*s));
             }
             None => out.push(Finalized::Fenced),
         }
     }
-    for (f, l) in batch.iter().zip(&landed) {
-        let cb = l
-            .as_ref()
-            .and_then(|l| f.callbacks.as_ref().and_then(|c| c.landing(l.status)));
+    for (f, s) in batch.iter().zip(&status) {
+        let cb = s.and_then(|s| f.callbacks.as_ref().and_then(|c| c.landing(s)));
         if let Some(cb) = cb {
             super::jobs::insert_one(tx, now, cb.clone(), None, &mut tally).await?;
         }
     }
     insert_attempts(tx, &attempts, tally).await?;
     Ok(Some(out))
-}
-
-/// An ending's answer (`ending_sql::ending`), from column `from` on: the
-/// job's status, task, queue and attempts.
-pub(super) fn landed_row(r: &sqlx::postgres::PgRow, from: usize) -> StoreResult<Landed> {
-    let status: String = r.try_get(from).map_err(pg)?;
-    let attempts: i32 = r.try_get(from + 3).map_err(pg)?;
-    Ok(Landed {
-        status: status.parse::<JobStatus>().map_err(StoreError::Internal)?,
-        task: r.try_get(from + 1).map_err(pg)?,
-        queue: r.try_get(from + 2).map_err(pg)?,
-        attempts: u32::try_from(attempts).unwrap_or(0),
-    })
 }
 
 /// All the attempt rows in one INSERT, and the tenants' counts in the same

@@ -10,7 +10,7 @@ use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{ending, status_in, Arg, Dialect, PG_PAUSED};
-use crate::store::outbox::{self, Landed};
+use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow, MAX_LOG_JSON};
 use crate::store::tally::Tally;
@@ -534,14 +534,13 @@ async fn finalize_item(
     if let Some(u) = &f.usage {
         tally.charge(&f.tenant, u);
     }
-    let Some(landed) = bind_ending(tx, now, f, &Move::of_ending(&f.action)).await? else {
+    let Some(status) = bind_ending(tx, now, f, &Move::of_ending(&f.action)).await? else {
         return Ok(Finalized::Fenced);
     };
-    let status = landed.status;
     tally.moved(&f.tenant, Some(JobStatus::Running), Some(status), 1);
     tally
         .outbox
-        .ending(landed.about(&f.id, &f.tenant), &f.action, status, now);
+        .ending(f.names.about(&f.id, &f.tenant), &f.action, status, now);
     if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
         insert_one(tx, now, cb.clone(), None, tally).await?;
     }
@@ -593,14 +592,14 @@ async fn insert_attempt(tx: &mut Tx, job_id: &str, a: &AttemptRecord) -> StoreRe
     Ok(())
 }
 
-/// Writes an attempt's end as its move says (`store::ending_sql`): where
-/// the job landed, or `None` when the lease or its status fenced it out.
+/// Writes an attempt's end as its move says (`store::ending_sql`): the
+/// job's new status, or `None` when the lease or its status fenced it out.
 async fn bind_ending(
     tx: &mut Tx,
     now: Millis,
     f: &Finalize,
     mv: &Move<'_>,
-) -> StoreResult<Option<Landed>> {
+) -> StoreResult<Option<JobStatus>> {
     let (sql, args) = ending(mv, Dialect::Postgres, now, &f.id, &f.lease_token);
     let mut q = sqlx::query(&sql);
     for a in args {
@@ -611,10 +610,17 @@ async fn bind_ending(
             Arg::Bool(b) => q.bind(b),
         };
     }
-    match q.fetch_optional(&mut **tx).await.map_err(pg)? {
-        Some(row) => Ok(Some(super::finalize::landed_row(&row, 0)?)),
-        None => Ok(None),
+    if !mv.cancel_wins {
+        let n = q.execute(&mut **tx).await.map_err(pg)?.rows_affected();
+        return Ok((n == 1).then_some(mv.to));
     }
+    let status: Option<String> = match q.fetch_optional(&mut **tx).await.map_err(pg)? {
+        Some(row) => Some(row.try_get(0).map_err(pg)?),
+        None => None,
+    };
+    status
+        .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
+        .transpose()
 }
 
 pub async fn cancel(

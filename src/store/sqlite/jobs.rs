@@ -15,7 +15,7 @@ use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{ending, sqlite_available, status_in, Arg, Dialect};
-use crate::store::outbox::{self, About, Landed};
+use crate::store::outbox::{self, About};
 use crate::store::records::*;
 use crate::store::rows::{idempotent_repeat, MAX_LOG_JSON};
 use crate::store::transition::Move;
@@ -469,14 +469,13 @@ fn finalize_item(
     if let Some(u) = &f.usage {
         tally.charge(&f.tenant, u);
     }
-    let Some(landed) = bind_ending(conn, now, f, &Move::of_ending(&f.action))? else {
+    let Some(status) = bind_ending(conn, now, f, &Move::of_ending(&f.action))? else {
         return Ok(Finalized::Fenced);
     };
-    let status = landed.status;
     tally.moved(&f.tenant, Some(JobStatus::Running), Some(status), 1);
     tally
         .outbox
-        .ending(landed.about(&f.id, &f.tenant), &f.action, status, now);
+        .ending(f.names.about(&f.id, &f.tenant), &f.action, status, now);
     if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
         let (mut tenants, none) = (Tenants::default(), Tally::new(now));
         insert_one(conn, now, cb.clone(), None, tally, &mut tenants, &none)?;
@@ -537,30 +536,28 @@ impl rusqlite::ToSql for Arg<'_> {
     }
 }
 
-/// Writes an attempt's end as its move says (`store::ending_sql`): where
-/// the job landed, or `None` when the lease or its status fenced it out.
+/// Writes an attempt's end as its move says (`store::ending_sql`): the
+/// job's new status, or `None` when the lease or its status fenced it out.
 fn bind_ending(
     conn: &Connection,
     now: Millis,
     f: &Finalize,
     mv: &Move<'_>,
-) -> StoreResult<Option<Landed>> {
+) -> StoreResult<Option<JobStatus>> {
     let (sql, args) = ending(mv, Dialect::Sqlite, now, &f.id, &f.lease_token);
     let mut stmt = conn.prepare_cached(&sql).map_err(wdb)?;
     let params = rusqlite::params_from_iter(args.iter());
-    let row: Option<(String, String, String, i64)> = stmt
-        .query_row(params, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+    if !mv.cancel_wins {
+        let n = stmt.execute(params).map_err(wdb)?;
+        return Ok((n == 1).then_some(mv.to));
+    }
+    let status: Option<String> = stmt
+        .query_row(params, |r| r.get(0))
         .optional()
         .map_err(wdb)?;
-    row.map(|(status, task, queue, attempts)| {
-        Ok(Landed {
-            status: status.parse::<JobStatus>().map_err(StoreError::Internal)?,
-            task,
-            queue,
-            attempts: u32::try_from(attempts).unwrap_or(0),
-        })
-    })
-    .transpose()
+    status
+        .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
+        .transpose()
 }
 
 pub fn cancel(

@@ -980,9 +980,8 @@ impl JobStore for SqliteStore {
     }
 
     async fn event_cursor(&self, name: &str) -> StoreResult<Option<i64>> {
-        let name = name.to_owned();
-        self.write(Class::Bulk, false, move |c, _| webhooks::cursor(c, &name))
-            .await
+        // Read apart from the writer: the move that follows checks it again.
+        webhooks::read_cursor(&mut *self.reader().await?, name).await
     }
 
     async fn delivery_insert(
@@ -993,7 +992,10 @@ impl JobStore for SqliteStore {
         deliveries: Vec<NewDelivery>,
     ) -> StoreResult<bool> {
         let name = name.to_owned();
-        self.write(Class::Bulk, true, move |c, now| {
+        // Not durable: lost to a power cut with the cursor's move, the
+        // deliveries are made again from the outbox (each is sent at least
+        // once anyway).
+        self.write(Class::Bulk, false, move |c, now| {
             webhooks::insert_deliveries(c, now, &name, from, to, deliveries)
         })
         .await
@@ -1014,7 +1016,9 @@ impl JobStore for SqliteStore {
     }
 
     async fn delivery_record(&self, tries: Vec<DeliveryTry>) -> StoreResult<()> {
-        self.write(Class::Bulk, true, move |c, _| webhooks::record(c, tries))
+        // Not durable: a try lost to a power cut is made again (a delivery
+        // is sent at least once).
+        self.write(Class::Bulk, false, move |c, _| webhooks::record(c, tries))
             .await
     }
 

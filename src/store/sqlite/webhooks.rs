@@ -87,6 +87,14 @@ pub fn cursor(conn: &Connection, name: &str) -> StoreResult<Option<i64>> {
         .map_err(wdb)
 }
 
+pub async fn read_cursor(conn: &mut SqliteConnection, name: &str) -> StoreResult<Option<i64>> {
+    sqlx::query_scalar("SELECT gseq FROM event_cursors WHERE name = ?1")
+        .bind(name)
+        .fetch_optional(conn)
+        .await
+        .map_err(db)
+}
+
 pub fn insert_deliveries(
     conn: &Connection,
     now: Millis,
