@@ -47,6 +47,11 @@ CREATE TABLE webhook_deliveries (
     last_error  TEXT
 );
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE status = 'pending';
+-- A webhook's deliveries due first, and the webhooks that have some (a
+-- sender takes each webhook's few at a time, so that one endpoint's
+-- backlog is never what another's wait behind).
+CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (webhook, next_at)
+    WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_of ON webhook_deliveries (webhook, id);
 -- How far a reader of the outbox has got (the webhook dispatcher).
 CREATE TABLE event_cursors (

@@ -285,16 +285,17 @@ pub trait JobStore: Send + Sync + 'static {
         to: i64,
         deliveries: Vec<NewDelivery>,
     ) -> StoreResult<bool>;
-    /// Takes up to `limit` pending deliveries that are due, at most
-    /// `per_webhook` of one webhook and none of the webhooks in `skip`,
-    /// and holds each for `hold_ms` (its `next_at`), so that no other
-    /// sender takes it meanwhile; oldest due first.
+    /// The webhooks that have pending deliveries due now, up to `limit`,
+    /// by id (one index seek each, whatever their backlogs).
+    async fn delivery_due_webhooks(&self, limit: u32) -> StoreResult<Vec<String>>;
+    /// Takes up to `limit` of a webhook's pending deliveries that are due,
+    /// oldest due first, and holds each for `hold_ms` (its `next_at`), so
+    /// that no other sender takes it meanwhile.
     async fn delivery_take(
         &self,
+        webhook: &str,
         limit: u32,
-        per_webhook: u32,
         hold_ms: u64,
-        skip: Vec<String>,
     ) -> StoreResult<Vec<Delivery>>;
     /// Records a try of each delivery: delivered, failed and due again,
     /// or dead.

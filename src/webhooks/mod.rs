@@ -46,8 +46,8 @@ impl Default for WebhookConfig {
             backoff_ms: 10_000,
             max_backoff_ms: 3_600_000,
             give_up_ms: 24 * 3_600_000,
-            concurrency: 64,
-            per_webhook: 4,
+            concurrency: 256,
+            per_webhook: 8,
         }
     }
 }

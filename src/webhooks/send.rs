@@ -17,6 +17,8 @@ use tokio_util::sync::CancellationToken;
 const RECORD_BATCH: usize = 256;
 /// Longest an error's text kept on a delivery.
 const MAX_ERROR_LEN: usize = 500;
+/// Webhooks looked at in one round.
+const MAX_WEBHOOKS_PER_ROUND: u32 = 1000;
 
 pub struct Sender {
     store: Arc<dyn JobStore>,
@@ -108,41 +110,40 @@ impl Sender {
     }
 
     /// Takes what is due and room allows, and starts sending it; answers
-    /// how many.
+    /// how many. Each webhook's are taken apart, a few at a time, so that
+    /// one endpoint's backlog never holds another's deliveries back; a
+    /// webhook is taken for once half its room is free, so that takes
+    /// (each a write) carry several deliveries.
     pub async fn send_due(self: &Arc<Self>) -> StoreResult<usize> {
         let mut started = 0;
-        loop {
-            let room = self.slots.available_permits();
-            if room == 0 {
-                return Ok(started);
+        let per = self.cfg.per_webhook.max(1);
+        // Held for as long as a try can take, and some: another sender
+        // takes it only if this one died.
+        let hold = u64::try_from(self.cfg.timeout.as_millis())
+            .unwrap_or(u64::MAX)
+            .saturating_mul(2)
+            .saturating_add(30_000);
+        for webhook in self
+            .store
+            .delivery_due_webhooks(MAX_WEBHOOKS_PER_ROUND)
+            .await?
+        {
+            let free = self.slots.available_permits();
+            if free == 0 {
+                break;
             }
-            let skip: Vec<String> = self
+            let busy = self
                 .busy
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .filter(|(_, n)| **n >= self.cfg.per_webhook)
-                .map(|(w, _)| w.clone())
-                .collect();
-            // Held for as long as a try can take, and some: another sender
-            // takes it only if this one died.
-            let hold = u64::try_from(self.cfg.timeout.as_millis())
-                .unwrap_or(u64::MAX)
-                .saturating_mul(2)
-                .saturating_add(30_000);
-            let batch = self
-                .store
-                .delivery_take(
-                    u32::try_from(room).unwrap_or(u32::MAX),
-                    self.cfg.per_webhook,
-                    hold,
-                    skip,
-                )
-                .await?;
-            if batch.is_empty() {
-                return Ok(started);
+                .get(&webhook)
+                .copied()
+                .unwrap_or(0);
+            if busy > per / 2 {
+                continue;
             }
-            for d in batch {
+            let room = (per - busy).min(u32::try_from(free).unwrap_or(u32::MAX));
+            for d in self.store.delivery_take(&webhook, room, hold).await? {
                 let Ok(permit) = self.slots.clone().try_acquire_owned() else {
                     // Taken beyond the room (none should be): it is held,
                     // and taken again when the hold runs out.
@@ -172,6 +173,7 @@ impl Sender {
                 });
             }
         }
+        Ok(started)
     }
 
     /// One try of a delivery, and what becomes of it.

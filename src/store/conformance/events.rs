@@ -508,27 +508,34 @@ pub(super) async fn webhook_deliveries_are_made_once_and_retried(h: Harness) {
         .await
         .unwrap());
     assert_eq!(h.store.event_cursor("webhooks").await.unwrap(), Some(10));
-    // At most two of one webhook, none of a skipped one.
-    let taken = h
-        .store
-        .delivery_take(10, 2, 60_000, Vec::new())
-        .await
-        .unwrap();
+    // The webhooks with due deliveries; each one's taken apart, oldest
+    // first, a few at a time.
+    assert_eq!(
+        h.store.delivery_due_webhooks(10).await.unwrap(),
+        ["w1", "w2"]
+    );
+    let taken = h.store.delivery_take("w1", 2, 60_000).await.unwrap();
     let pairs: Vec<(&str, u64)> = taken.iter().map(|d| (d.webhook.as_str(), d.seq)).collect();
-    assert_eq!(pairs, [("w1", 1), ("w1", 2), ("w2", 1)]);
+    assert_eq!(pairs, [("w1", 1), ("w1", 2)]);
     assert!(taken
         .iter()
         .all(|d| d.attempts == 0 && d.body.contains("seq")));
+    let w2 = h.store.delivery_take("w2", 5, 60_000).await.unwrap();
+    assert_eq!(w2.iter().map(|d| d.seq).collect::<Vec<_>>(), [1]);
     // Held: nobody takes them again before the hold ends.
-    let more = h
-        .store
-        .delivery_take(10, 2, 60_000, vec!["w2".into()])
-        .await
-        .unwrap();
+    let more = h.store.delivery_take("w1", 10, 60_000).await.unwrap();
     assert_eq!(more.iter().map(|d| d.seq).collect::<Vec<_>>(), [3]);
     assert!(h
         .store
-        .delivery_take(10, 2, 60_000, Vec::new())
+        .delivery_take("w1", 10, 60_000)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(h.store.delivery_due_webhooks(10).await.unwrap().is_empty());
+    // Another tenant's webhook id takes nothing of these.
+    assert!(h
+        .store
+        .delivery_take("wb", 10, 60_000)
         .await
         .unwrap()
         .is_empty());
@@ -537,6 +544,7 @@ pub(super) async fn webhook_deliveries_are_made_once_and_retried(h: Harness) {
         taken
             .iter()
             .chain(&more)
+            .chain(&w2)
             .find(|d| d.webhook == w && d.seq == seq)
             .unwrap()
             .id
@@ -597,11 +605,8 @@ pub(super) async fn webhook_deliveries_are_made_once_and_retried(h: Harness) {
         .is_empty());
     // Due again after its backoff.
     h.clock.advance(100);
-    let again = h
-        .store
-        .delivery_take(10, 2, 60_000, Vec::new())
-        .await
-        .unwrap();
+    assert_eq!(h.store.delivery_due_webhooks(10).await.unwrap(), ["w1"]);
+    let again = h.store.delivery_take("w1", 10, 60_000).await.unwrap();
     assert_eq!(again.iter().map(|d| d.seq).collect::<Vec<_>>(), [2]);
     assert_eq!(again[0].attempts, 1);
     // Delivered and dead ones are pruned by age; a deleted webhook's with them.

@@ -640,14 +640,17 @@ impl JobStore for PgStore {
         webhooks::insert_deliveries(&self.db, name, from, to, deliveries).await
     }
 
+    async fn delivery_due_webhooks(&self, limit: u32) -> StoreResult<Vec<String>> {
+        webhooks::due_webhooks(&self.db, limit).await
+    }
+
     async fn delivery_take(
         &self,
+        webhook: &str,
         limit: u32,
-        per_webhook: u32,
         hold_ms: u64,
-        skip: Vec<String>,
     ) -> StoreResult<Vec<Delivery>> {
-        webhooks::take(&self.db, limit, per_webhook, hold_ms, skip).await
+        webhooks::take(&self.db, webhook, limit, hold_ms).await
     }
 
     async fn delivery_record(&self, tries: Vec<DeliveryTry>) -> StoreResult<()> {

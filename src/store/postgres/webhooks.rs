@@ -1,6 +1,6 @@
 //! Webhooks and their deliveries on PostgreSQL.
 
-use super::group::Db;
+use super::group::{Db, DB_CLOCK};
 use super::pg;
 use crate::quota::Exceeded;
 use crate::store::records::*;
@@ -155,34 +155,45 @@ pub async fn insert_deliveries(
     Ok(true)
 }
 
-pub async fn take(
-    db: &Db,
-    limit: u32,
-    per_webhook: u32,
-    hold_ms: u64,
-    skip: Vec<String>,
-) -> StoreResult<Vec<Delivery>> {
+/// The webhooks with due deliveries: a walk of `webhook_deliveries_pending`
+/// from one webhook to the next (a seek each), then a seek for its first due.
+pub async fn due_webhooks(db: &Db, limit: u32) -> StoreResult<Vec<String>> {
+    let test_now = db.clock.as_ref().map(|c| c.now());
+    sqlx::query_scalar(&format!(
+        "WITH RECURSIVE w(id) AS ( \
+           SELECT (SELECT min(webhook) FROM webhook_deliveries WHERE status = 'pending') \
+           UNION ALL \
+           SELECT (SELECT min(webhook) FROM webhook_deliveries \
+                   WHERE status = 'pending' AND webhook > w.id) \
+           FROM w WHERE w.id IS NOT NULL), \
+         clock AS (SELECT coalesce($1::int8, {DB_CLOCK}) AS now) \
+         SELECT id FROM w, clock WHERE id IS NOT NULL AND EXISTS ( \
+           SELECT 1 FROM webhook_deliveries d \
+           WHERE d.webhook = w.id AND d.status = 'pending' AND d.next_at <= clock.now) \
+         LIMIT $2"
+    ))
+    .bind(test_now)
+    .bind(i64::from(limit))
+    .fetch_all(&db.pool)
+    .await
+    .map_err(pg)
+}
+
+pub async fn take(db: &Db, webhook: &str, limit: u32, hold_ms: u64) -> StoreResult<Vec<Delivery>> {
     let (mut tx, now) = db.begin().await?;
     let until = now.saturating_add(i64::try_from(hold_ms).unwrap_or(i64::MAX));
-    // A sender that took a row first moved its next_at: the UPDATE, which
-    // reads the row again once it holds it, passes it over.
     let rows: Vec<DeliveryRow> = sqlx::query_as(&format!(
         "UPDATE webhook_deliveries SET next_at = $1 WHERE id IN ( \
-           SELECT id FROM ( \
-             SELECT d.id, d.next_at, \
-               row_number() OVER (PARTITION BY d.webhook ORDER BY d.next_at, d.id) AS k \
-             FROM webhook_deliveries d \
-             WHERE d.status = 'pending' AND d.next_at <= $2 AND NOT (d.webhook = ANY($3)) \
-               AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook)) x \
-           WHERE k <= $5 ORDER BY next_at, id LIMIT $4) \
-         AND status = 'pending' AND next_at <= $2 \
+           SELECT id FROM webhook_deliveries \
+           WHERE webhook = $3 AND status = 'pending' AND next_at <= $2 \
+           ORDER BY next_at LIMIT $4 FOR UPDATE SKIP LOCKED) \
+         AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = $3) \
          RETURNING {DELIVERY_SELECT}"
     ))
     .bind(until)
     .bind(now)
-    .bind(skip)
+    .bind(webhook)
     .bind(i64::from(limit))
-    .bind(i64::from(per_webhook))
     .fetch_all(&mut *tx)
     .await
     .map_err(pg)?;

@@ -1001,16 +1001,21 @@ impl JobStore for SqliteStore {
         .await
     }
 
+    async fn delivery_due_webhooks(&self, limit: u32) -> StoreResult<Vec<String>> {
+        let now = self.clock.now();
+        webhooks::due_webhooks(&mut *self.reader().await?, now, limit).await
+    }
+
     async fn delivery_take(
         &self,
+        webhook: &str,
         limit: u32,
-        per_webhook: u32,
         hold_ms: u64,
-        skip: Vec<String>,
     ) -> StoreResult<Vec<Delivery>> {
+        let webhook = webhook.to_owned();
         // Not durable: a take lost to a crash is taken again.
         self.write(Class::Bulk, false, move |c, now| {
-            webhooks::take(c, now, limit, per_webhook, hold_ms, skip)
+            webhooks::take(c, now, &webhook, limit, hold_ms)
         })
         .await
     }

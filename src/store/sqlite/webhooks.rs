@@ -160,31 +160,51 @@ fn read_deliveries(
     rows.into_iter().map(Delivery::try_from).collect()
 }
 
+/// The webhooks with due deliveries: a walk of `webhook_deliveries_pending`
+/// from one webhook to the next (a seek each), then a seek for its first due.
+const DUE_WEBHOOKS: &str = "WITH RECURSIVE w(id) AS ( \
+       SELECT (SELECT min(webhook) FROM webhook_deliveries WHERE status = 'pending') \
+       UNION ALL \
+       SELECT (SELECT min(webhook) FROM webhook_deliveries \
+               WHERE status = 'pending' AND webhook > w.id) \
+       FROM w WHERE w.id IS NOT NULL) \
+     SELECT id FROM w WHERE id IS NOT NULL AND EXISTS ( \
+       SELECT 1 FROM webhook_deliveries d \
+       WHERE d.webhook = w.id AND d.status = 'pending' AND d.next_at <= ?1) \
+     LIMIT ?2";
+
+pub async fn due_webhooks(
+    conn: &mut SqliteConnection,
+    now: Millis,
+    limit: u32,
+) -> StoreResult<Vec<String>> {
+    sqlx::query_scalar(DUE_WEBHOOKS)
+        .bind(now)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
+        .map_err(db)
+}
+
 pub fn take(
     conn: &Connection,
     now: Millis,
+    webhook: &str,
     limit: u32,
-    per_webhook: u32,
     hold_ms: u64,
-    skip: Vec<String>,
 ) -> StoreResult<Vec<Delivery>> {
-    let skip = serde_json::to_string(&skip).unwrap_or_else(|_| "[]".into());
     let until = now.saturating_add(i64::try_from(hold_ms).unwrap_or(i64::MAX));
     let mut stmt = conn
         .prepare_cached(&format!(
             "UPDATE webhook_deliveries SET next_at = ?1 WHERE id IN ( \
-               SELECT id FROM ( \
-                 SELECT d.id, d.next_at, \
-                   row_number() OVER (PARTITION BY d.webhook ORDER BY d.next_at, d.id) AS k \
-                 FROM webhook_deliveries d \
-                 WHERE d.status = 'pending' AND d.next_at <= ?2 \
-                   AND d.webhook NOT IN (SELECT value FROM json_each(?3)) \
-                   AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook)) \
-               WHERE k <= ?5 ORDER BY next_at, id LIMIT ?4) \
+               SELECT id FROM webhook_deliveries \
+               WHERE webhook = ?3 AND status = 'pending' AND next_at <= ?2 \
+               ORDER BY next_at LIMIT ?4) \
+             AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = ?3) \
              RETURNING {DELIVERY_COLUMNS}"
         ))
         .map_err(wdb)?;
-    let mut got = read_deliveries(&mut stmt, params![until, now, skip, limit, per_webhook])?;
+    let mut got = read_deliveries(&mut stmt, params![until, now, webhook, limit])?;
     got.sort_by_key(|d| d.id);
     Ok(got)
 }
