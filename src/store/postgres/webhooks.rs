@@ -156,7 +156,9 @@ pub async fn insert_deliveries(
 }
 
 /// The webhooks with due deliveries: a walk of `webhook_deliveries_pending`
-/// from one webhook to the next (a seek each), then a seek for its first due.
+/// from one webhook to the next (a seek each), then a seek for its first
+/// due (a scalar subquery: as an `EXISTS` the planner hashed every due
+/// delivery, 42 ms with 100,000 due).
 pub async fn due_webhooks(db: &Db, limit: u32) -> StoreResult<Vec<String>> {
     let test_now = db.clock.as_ref().map(|c| c.now());
     sqlx::query_scalar(&format!(
@@ -167,9 +169,9 @@ pub async fn due_webhooks(db: &Db, limit: u32) -> StoreResult<Vec<String>> {
                    WHERE status = 'pending' AND webhook > w.id) \
            FROM w WHERE w.id IS NOT NULL), \
          clock AS (SELECT coalesce($1::int8, {DB_CLOCK}) AS now) \
-         SELECT id FROM w, clock WHERE id IS NOT NULL AND EXISTS ( \
-           SELECT 1 FROM webhook_deliveries d \
-           WHERE d.webhook = w.id AND d.status = 'pending' AND d.next_at <= clock.now) \
+         SELECT id FROM w, clock WHERE id IS NOT NULL AND ( \
+           SELECT min(d.next_at) FROM webhook_deliveries d \
+           WHERE d.webhook = w.id AND d.status = 'pending') <= clock.now \
          LIMIT $2"
     ))
     .bind(test_now)

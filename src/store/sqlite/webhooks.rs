@@ -168,9 +168,9 @@ const DUE_WEBHOOKS: &str = "WITH RECURSIVE w(id) AS ( \
        SELECT (SELECT min(webhook) FROM webhook_deliveries \
                WHERE status = 'pending' AND webhook > w.id) \
        FROM w WHERE w.id IS NOT NULL) \
-     SELECT id FROM w WHERE id IS NOT NULL AND EXISTS ( \
-       SELECT 1 FROM webhook_deliveries d \
-       WHERE d.webhook = w.id AND d.status = 'pending' AND d.next_at <= ?1) \
+     SELECT id FROM w WHERE id IS NOT NULL AND ( \
+       SELECT min(d.next_at) FROM webhook_deliveries d \
+       WHERE d.webhook = w.id AND d.status = 'pending') <= ?1 \
      LIMIT ?2";
 
 pub async fn due_webhooks(
