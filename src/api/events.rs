@@ -131,7 +131,11 @@ pub async fn stream(
     }
     let from = match last_event_id(&headers)?.or(q.after) {
         Some(s) => From::After(s),
-        None => From::Now,
+        // Read before the answer, not by the follower once it runs: a
+        // client that enqueues once the stream is open sees all of that
+        // job's events (the follower read its start after them now and
+        // then, and sent only the job's end).
+        None => From::After(state.store.event_heads(Some(&who.tenant)).await?.seq),
     };
     let permit = state.streams.take(&who.tenant)?;
     let (tx, rx) = mpsc::channel(STREAM_ROOM);

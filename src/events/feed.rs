@@ -7,7 +7,11 @@
 //! A subscriber first reads what it missed from the store (from its
 //! tenant's sequence number on), then goes on with the broadcast,
 //! dropping what it has already seen: it subscribes before it reads, so
-//! nothing falls between the two.
+//! nothing falls between the two. A pump that rested (nobody listened)
+//! starts again from the outbox's head, so a subscriber also waits until
+//! the pump has its place before it reads: else rows written between its
+//! read and the pump's start were neither read nor sent, and a follower
+//! that got nothing more of its tenant's never saw them.
 
 use super::{decode, Event, EventFilter};
 use crate::store::{EventRow, JobStore, StoreError};
@@ -38,6 +42,11 @@ pub struct Feed {
     /// Rung when the first subscriber comes: the pump rests without one.
     subscribed: Notify,
     started: std::sync::Once,
+    /// Whether the pump has its place in the outbox (it lets go of it
+    /// while nobody listens); a subscriber takes its receiver under it.
+    placed: std::sync::Mutex<bool>,
+    /// Rung when the pump has its place again.
+    placed_again: Notify,
     /// Ends every follower (the server is stopping).
     closed: CancellationToken,
 }
@@ -51,6 +60,8 @@ impl Feed {
             poll,
             subscribed: Notify::new(),
             started: std::sync::Once::new(),
+            placed: std::sync::Mutex::new(false),
+            placed_again: Notify::new(),
             closed: CancellationToken::new(),
         })
     }
@@ -64,13 +75,37 @@ impl Feed {
         &self.store
     }
 
-    /// A receiver of every row from now on; starts the pump the first time.
-    pub fn subscribe(self: &Arc<Self>) -> broadcast::Receiver<Arc<Batch>> {
-        let rx = self.tx.subscribe();
+    fn placed(&self) -> std::sync::MutexGuard<'_, bool> {
+        self.placed.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A receiver of every row the pump reads from now on; starts the
+    /// pump the first time. Answers once the pump has its place: every
+    /// row after it comes to the receiver, and every row up to it is in
+    /// the store for a reader that reads after this.
+    pub async fn subscribe(self: &Arc<Self>) -> broadcast::Receiver<Arc<Batch>> {
+        let (rx, placed) = {
+            let placed = self.placed();
+            (self.tx.subscribe(), *placed)
+        };
         self.started.call_once(|| {
             tokio::spawn(pump(Arc::downgrade(self)));
         });
         self.subscribed.notify_one();
+        if !placed {
+            loop {
+                let again = self.placed_again.notified();
+                tokio::pin!(again);
+                again.as_mut().enable();
+                if *self.placed() {
+                    break;
+                }
+                tokio::select! {
+                    () = again => {}
+                    () = self.closed.cancelled() => break,
+                }
+            }
+        }
         rx
     }
 }
@@ -84,7 +119,15 @@ async fn pump(feed: Weak<Feed>) {
         if f.closed.is_cancelled() {
             return;
         }
-        if f.tx.receiver_count() == 0 {
+        let idle = {
+            let mut placed = f.placed();
+            let idle = f.tx.receiver_count() == 0;
+            if idle {
+                *placed = false;
+            }
+            idle
+        };
+        if idle {
             // Nobody listens: what is written meanwhile is read from the
             // store by whoever comes next.
             cursor = None;
@@ -131,7 +174,12 @@ async fn step(f: &Feed, cursor: &mut Option<i64>) -> Result<usize, StoreError> {
     f.store.event_sequence().await?;
     let after = match *cursor {
         Some(c) => c,
-        None => f.store.event_heads(None).await?.gseq,
+        None => {
+            let head = f.store.event_heads(None).await?.gseq;
+            *f.placed() = true;
+            f.placed_again.notify_waiters();
+            head
+        }
     };
     *cursor = Some(after);
     let rows = f.store.event_read(after, READ_ROWS).await?;
@@ -167,13 +215,12 @@ pub enum Item {
     },
 }
 
-/// Where a follower starts.
+/// Where a follower starts: after this sequence number of the tenant's
+/// (a stream from now reads the tenant's head before it answers, so that
+/// nothing written after it answered is missed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum From {
-    /// After this sequence number of the tenant's.
     After(u64),
-    /// With the events after those readable now.
-    Now,
 }
 
 /// Follows a tenant's events from `from`, filtered: sends them, in order,
@@ -186,15 +233,12 @@ pub async fn follow(
     filter: EventFilter,
     out: mpsc::Sender<Item>,
 ) -> Result<(), StoreError> {
-    let mut live = feed.subscribe();
+    let mut live = feed.subscribe().await;
     let store = feed.store().clone();
     let closed = feed.closed.clone();
     store.event_sequence().await?;
     let heads = store.event_heads(Some(&tenant)).await?;
-    let mut last = match from {
-        From::Now => heads.seq,
-        From::After(s) => s,
-    };
+    let From::After(mut last) = from;
     if heads.first > last + 1 && heads.seq >= heads.first {
         let gap = Item::Gap {
             after: last,

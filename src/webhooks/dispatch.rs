@@ -85,7 +85,9 @@ impl Dispatcher {
                 for e in &events {
                     let mut body = None;
                     for w in wanting {
-                        if !w.events.contains(&e.kind) || e.at < w.created_at {
+                        // Not in the millisecond it was made, either: an
+                        // event of that millisecond may precede it.
+                        if !w.events.contains(&e.kind) || e.at <= w.created_at {
                             continue;
                         }
                         let body = body.get_or_insert_with(|| e.to_json().to_string());
