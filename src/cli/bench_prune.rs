@@ -53,6 +53,7 @@ pub async fn prune(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
                 limit: 1000,
                 lease_ms: 60_000,
                 only_tenants: None,
+                begin_each: u32::MAX,
             })
             .await?
             .jobs;

@@ -844,6 +844,7 @@ pub async fn store_only(args: &QueueBench) -> anyhow::Result<serde_json::Value> 
                 limit: 512,
                 lease_ms: 30_000,
                 only_tenants: None,
+                begin_each: u32::MAX,
             })
             .await?
             .jobs;

@@ -1,11 +1,12 @@
 //! The rescuer: running jobs whose lease expired (their runner died) have
 //! their lost attempt decided like any failed one, as `runner_lost`: queued
 //! again after the task's backoff, failed when out of attempts, or handed
-//! to the task's fallback.
+//! to the task's fallback. A job its runner claimed but never began goes
+//! back to the queue at once, its attempt uncounted.
 
 use crate::registry::Registry;
 use crate::runner::executor;
-use crate::store::{Finalized, RescueParams, StoreResult};
+use crate::store::{Finalize, Finalized, RescueParams, StoreResult};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -49,6 +50,13 @@ impl Rescuer {
         let mut decided = Vec::with_capacity(lost.len());
         let mut deciding = Vec::with_capacity(lost.len());
         for job in &lost {
+            if !job.begun {
+                // Claimed ahead and never started: back to the queue,
+                // its attempt uncounted.
+                decided.push(Finalize::release(job, 0));
+                deciding.push(job);
+                continue;
+            }
             // One not decided now is rescued again when this lease ends.
             if let Some(f) = executor::lost(&self.registry, job).await {
                 decided.push(f);
@@ -58,8 +66,11 @@ impl Rescuer {
         let results = store.job_finalize(decided).await?;
         for (job, result) in deciding.iter().zip(&results) {
             match result {
-                Finalized::Done(status) => {
+                Finalized::Done(status) if job.begun => {
                     tracing::warn!(job = %job.id, %status, "rescued a job whose runner was lost")
+                }
+                Finalized::Done(_) => {
+                    tracing::info!(job = %job.id, "gave back a job its lost runner never began")
                 }
                 Finalized::Fenced => {}
             }

@@ -62,8 +62,19 @@ impl Inner {
         (self.hold_target() + self.config.slots).saturating_sub(self.dispatch.load())
     }
 
+    /// A claim of up to `limit` jobs (only those tenants' if `only` names
+    /// them), taking begun those that start at once: a sparse tenant's
+    /// first (it has nothing running here, so it may start beyond the
+    /// slots), or every one while the runner claims no further ahead than
+    /// its free slots. Jobs claimed ahead wait for the marker.
     pub(super) fn claim_params(&self, limit: usize, only: Option<Vec<String>>) -> ClaimParams {
+        let begin_each = match &only {
+            Some(_) => 1,
+            None if self.hold_target() <= self.config.slots => u32::MAX,
+            None => 0,
+        };
         ClaimParams {
+            begin_each,
             owner: self.config.owner.clone(),
             queues: self.config.queues.clone(),
             limit: u32::try_from(limit).unwrap_or(u32::MAX),

@@ -9,9 +9,15 @@
 //! the lane is free: a worker of its own, on a thread of normal priority,
 //! starts it, so that it does not wait for a core behind the guests of
 //! the tenants that keep the slots busy (see `runner::lane`).
+//!
+//! Only a begun job starts (`ClaimedJob::begun`): a job claimed ahead of
+//! the slots waits, passed over, until the marker (`runner::marker`) has
+//! marked it begun in the store, so that a runner killed with jobs it
+//! never started leaves them uncounted. The marker marks the jobs at the
+//! front of the lines, tenants in turn, a window ahead of the starts.
 
 use crate::store::ClaimedJob;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 use tokio::sync::Notify;
 
@@ -47,6 +53,14 @@ struct State {
     closed: bool,
     /// The prompt lane is starting or running an attempt.
     lane_busy: bool,
+    /// Waiting jobs that are begun (they may start).
+    begun_waiting: usize,
+    /// Waiting jobs being marked begun.
+    marking: HashSet<String>,
+    /// Waiting jobs neither begun nor being marked.
+    unmarked: usize,
+    /// Attempts started, ever.
+    picks: u64,
 }
 
 pub struct Dispatch {
@@ -59,6 +73,9 @@ pub struct Dispatch {
     ready: Notify,
     /// The same, for the prompt lane.
     lane_ready: Notify,
+    /// Rung when a job that is not begun is added, and with each start
+    /// while there are such: the marker looks.
+    mark_wanted: Notify,
 }
 
 impl Dispatch {
@@ -69,6 +86,7 @@ impl Dispatch {
             state: Mutex::default(),
             ready: Notify::new(),
             lane_ready: Notify::new(),
+            mark_wanted: Notify::new(),
         }
     }
 
@@ -126,15 +144,99 @@ impl Dispatch {
                 .iter()
                 .any(|j| s.running.get(&j.tenant).copied().unwrap_or(0) == 0);
         for job in jobs {
+            if job.begun {
+                s.begun_waiting += 1;
+            } else {
+                s.unmarked += 1;
+            }
             let line = s.lines.entry(job.tenant.clone()).or_default();
             if line.is_empty() {
                 let tenant = job.tenant.clone();
                 line.push_back(job);
                 s.turns.push_back(tenant);
+            } else if job.begun {
+                // Begun jobs go before those that are not, which start
+                // only once marked: a line is its begun jobs, then the
+                // rest, so only a line's front need be looked at.
+                let at = line.iter().position(|j| !j.begun).unwrap_or(line.len());
+                line.insert(at, job);
             } else {
                 line.push_back(job);
             }
             s.waiting += 1;
+        }
+        let for_lane = self.lane_has_work(&s);
+        let to_mark = s.unmarked > 0;
+        drop(s);
+        self.ready.notify_one();
+        if for_lane {
+            self.lane_ready.notify_one();
+        }
+        if to_mark {
+            self.mark_wanted.notify_one();
+        }
+        Ok(idle)
+    }
+
+    /// Up to `window` less those begun or being marked of the waiting
+    /// jobs that are neither, from the front of the lines, tenants in
+    /// turn: (id, lease token) of each, now being marked.
+    pub fn to_mark(&self, window: usize) -> Vec<(String, String)> {
+        let mut s = self.state();
+        let ahead = s.begun_waiting + s.marking.len();
+        let want = window.saturating_sub(ahead).min(s.unmarked);
+        let mut out = Vec::with_capacity(want);
+        while out.len() < want {
+            let before = out.len();
+            let State {
+                turns,
+                lines,
+                marking,
+                ..
+            } = &mut *s;
+            for tenant in turns.iter() {
+                if out.len() == want {
+                    break;
+                }
+                let next = lines
+                    .get(tenant)
+                    .and_then(|line| line.iter().find(|j| !j.begun && !marking.contains(&j.id)));
+                if let Some(job) = next {
+                    marking.insert(job.id.clone());
+                    out.push((job.id.clone(), job.lease_token.clone()));
+                }
+            }
+            if out.len() == before {
+                break;
+            }
+        }
+        s.unmarked -= out.len();
+        out
+    }
+
+    /// The marker's write of `to_mark`'s jobs committed (`true`: they
+    /// may start) or failed (they are to be marked again).
+    pub fn marked(&self, jobs: &[(String, String)], committed: bool) {
+        let mut s = self.state();
+        let mut found = HashSet::with_capacity(jobs.len());
+        for (id, _) in jobs {
+            if s.marking.remove(id) {
+                found.insert(id.as_str());
+            }
+        }
+        if committed {
+            let mut begun = 0;
+            for line in s.lines.values_mut() {
+                for job in line.iter_mut() {
+                    if found.contains(job.id.as_str()) {
+                        job.begun = true;
+                        begun += 1;
+                    }
+                }
+            }
+            s.begun_waiting += begun;
+        } else {
+            s.unmarked += found.len();
         }
         let for_lane = self.lane_has_work(&s);
         drop(s);
@@ -142,7 +244,16 @@ impl Dispatch {
         if for_lane {
             self.lane_ready.notify_one();
         }
-        Ok(idle)
+    }
+
+    /// Waits until the marker may have something to mark.
+    pub async fn mark_wanted(&self) {
+        self.mark_wanted.notified().await;
+    }
+
+    /// Attempts started here, ever.
+    pub fn picks(&self) -> u64 {
+        self.state().picks
     }
 
     /// The next job that may start, and under which allowance; waits until
@@ -200,6 +311,10 @@ impl Dispatch {
             // Another may start too: the next worker looks.
             self.ready.notify_one();
         }
+        if picked.is_some() && s.unmarked > 0 {
+            // The window ahead shrank.
+            self.mark_wanted.notify_one();
+        }
         Ok(picked)
     }
 
@@ -216,6 +331,16 @@ impl Dispatch {
         let leave_idle = self.lane && picker == Picker::Worker && !s.lane_busy;
         for i in 0..s.turns.len() {
             let tenant = &s.turns[i];
+            // Not begun: it waits for the marker, and its tenant's turn
+            // with it.
+            if !s
+                .lines
+                .get(tenant)
+                .and_then(|l| l.front())
+                .is_some_and(|j| j.begun)
+            {
+                continue;
+            }
             let idle = s.running.get(tenant).copied().unwrap_or(0) == 0;
             match picker {
                 Picker::Lane if !idle => continue,
@@ -236,6 +361,8 @@ impl Dispatch {
                 s.turns.push_back(tenant.clone());
             }
             s.waiting -= 1;
+            s.begun_waiting -= 1;
+            s.picks += 1;
             *s.running.entry(tenant).or_default() += 1;
             match seat {
                 Seat::Slot => s.in_slots += 1,
@@ -277,9 +404,9 @@ impl Dispatch {
     fn lane_has_work(&self, s: &State) -> bool {
         self.lane
             && !s.lane_busy
-            && s.lines
-                .iter()
-                .any(|(tenant, line)| !line.is_empty() && !s.running.contains_key(tenant))
+            && s.lines.iter().any(|(tenant, line)| {
+                line.front().is_some_and(|j| j.begun) && !s.running.contains_key(tenant)
+            })
     }
 
     /// Every job not started yet, taken out (the runner is stopping); no
@@ -289,10 +416,14 @@ impl Dispatch {
         s.closed = true;
         s.turns.clear();
         s.waiting = 0;
+        s.begun_waiting = 0;
+        s.unmarked = 0;
+        s.marking.clear();
         let jobs = s.lines.drain().flat_map(|(_, line)| line).collect();
         drop(s);
         self.ready.notify_waiters();
         self.lane_ready.notify_waiters();
+        self.mark_wanted.notify_waiters();
         jobs
     }
 }
@@ -323,6 +454,7 @@ mod tests {
             lease_token: "t".into(),
             fuel: None,
             own_task: None,
+            begun: true,
         }
     }
 
@@ -397,6 +529,47 @@ mod tests {
         assert_eq!(d.load(), 2);
         assert!(d.close().is_empty());
         assert!(d.next_prompt().await.is_none(), "closed");
+    }
+
+    #[tokio::test]
+    async fn a_job_not_begun_waits_for_its_mark() {
+        let d = Dispatch::new(2);
+        let unbegun = |t: &str, n| ClaimedJob {
+            begun: false,
+            ..job(t, n)
+        };
+        d.push(vec![unbegun("a", 0), unbegun("a", 1), unbegun("b", 0)])
+            .unwrap();
+        d.push(vec![job("c", 0)]).unwrap();
+        let (first, _) = d.try_next().unwrap().unwrap();
+        assert_eq!(first.id, "c-0", "only a begun job starts");
+        assert!(d.try_next().unwrap().is_none(), "the rest wait for marks");
+        // A window of two: the fronts of the lines, tenants in turn.
+        let marking = d.to_mark(2);
+        let ids: Vec<&str> = marking.iter().map(|m| m.0.as_str()).collect();
+        assert_eq!(ids, ["a-0", "b-0"]);
+        assert!(d.to_mark(2).is_empty(), "two are being marked already");
+        d.marked(&marking[..1], false);
+        d.marked(&marking[1..], true);
+        let (second, _) = d.next().await.unwrap();
+        assert_eq!(second.id, "b-0");
+        assert!(d.try_next().unwrap().is_none(), "a-0's mark failed");
+        let again = d.to_mark(2);
+        let ids: Vec<&str> = again.iter().map(|m| m.0.as_str()).collect();
+        assert_eq!(ids, ["a-0", "a-1"], "a failed mark is made again");
+        d.marked(&again, true);
+        let (third, seat) = d.next().await.unwrap();
+        assert_eq!((third.id.as_str(), seat), ("a-0", Seat::Extra));
+        assert_eq!(d.picks(), 3);
+        assert_eq!(d.load(), 4, "three run, a-1 waits");
+        // A job claimed begun goes before its tenant's unbegun ones.
+        d.push(vec![unbegun("a", 2), job("a", 3)]).unwrap();
+        d.finished("a", Seat::Extra);
+        let (fourth, _) = d.next().await.unwrap();
+        assert_eq!(fourth.id, "a-1", "marked before a-3 came");
+        d.finished("a", Seat::Extra);
+        let (fifth, _) = d.next().await.unwrap();
+        assert_eq!(fifth.id, "a-3", "begun, before a-2");
     }
 
     #[test]

@@ -15,13 +15,14 @@ pub mod executor;
 pub mod held;
 mod lane;
 pub mod ledger;
+mod marker;
 pub mod watch;
 
 use crate::job::JobStatus;
 use crate::registry::Registry;
 use crate::store::{
-    Action, ClaimedJob, Finalize, Finalized, HeartbeatParams, Inserted, JobRecord, NewJob,
-    OnClaimed, StoreError, StoreResult,
+    ClaimedJob, Finalize, Finalized, HeartbeatParams, Inserted, JobRecord, NewJob, OnClaimed,
+    StoreError, StoreResult,
 };
 use claims::{claimer, sparse_claimer};
 use dispatch::{Dispatch, Seat};
@@ -252,6 +253,7 @@ impl Runner {
             }
             tasks.push(tokio::spawn(claimer(inner.clone())));
             tasks.push(tokio::spawn(sparse_claimer(inner.clone())));
+            tasks.push(tokio::spawn(marker::marker(inner.clone())));
         }
         Runner {
             inner,
@@ -508,17 +510,10 @@ async fn wait_until_empty(inner: &Inner, limit: Duration) -> bool {
 /// Gives a claimed job back without an attempt, to be claimed again after
 /// `delay_ms`.
 async fn give_back(inner: &Inner, job: &ClaimedJob, delay_ms: u64) {
-    let f = Finalize {
-        id: job.id.clone(),
-        tenant: job.tenant.clone(),
-        lease_token: job.lease_token.clone(),
-        action: Action::Release { delay_ms },
-        attempt: None,
-        usage: None,
-        callbacks: None,
-        names: job.names(),
-    };
-    let _ = inner.finalize_tx.send(f).await;
+    let _ = inner
+        .finalize_tx
+        .send(Finalize::release(job, delay_ms))
+        .await;
 }
 
 impl Inner {
@@ -560,18 +555,10 @@ async fn attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
         Err(next_window) => {
             // Its tenant's fuel for this window is spent: back to the
             // queue until the next one, uncounted.
-            Some(Finalize {
-                id: job.id.clone(),
-                tenant: job.tenant.clone(),
-                lease_token: job.lease_token.clone(),
-                action: Action::Release {
-                    delay_ms: u64::try_from(next_window - now).unwrap_or(0),
-                },
-                attempt: None,
-                usage: None,
-                callbacks: None,
-                names: job.names(),
-            })
+            Some(Finalize::release(
+                &job,
+                u64::try_from(next_window - now).unwrap_or(0),
+            ))
         }
         Ok(()) => {
             inner.emit(|| RunnerEvent::Started {

@@ -3,6 +3,7 @@
 //! embedded backend; PostgreSQL implements the same trait and runs the same
 //! conformance suite.
 
+pub mod begun;
 pub mod clock;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -168,6 +169,13 @@ pub trait JobStore: Send + Sync + 'static {
     /// then priority, run_at, id), skipping tenants at their `max_running`
     /// or out of fuel for the window; says whether it passed any over.
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Claim>;
+    /// Marks claimed jobs begun (`ClaimedJob::begun`): their runner starts
+    /// their guests once this answers. Each is fenced by its lease token;
+    /// one no longer under it is left as it is. Committed, not waited on
+    /// to be durable: a runner that dies keeps the mark; a crash of the
+    /// store that loses it gives the job back uncounted, as it loses a
+    /// claim.
+    async fn job_begin(&self, jobs: Vec<(String, String)>) -> StoreResult<()>;
     /// Inserts jobs as `job_insert` does, then claims as `job_claim` does,
     /// in one write where the backend can: a runner with room for the
     /// jobs' tenant takes them as they are sent, so that one starts one

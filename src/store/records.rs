@@ -476,6 +476,10 @@ pub struct ClaimParams {
     /// for tenants that just got a job and have none waiting there). The
     /// store takes such a claim ahead of bulk writes.
     pub only_tenants: Option<Vec<String>>,
+    /// How many of each tenant's claimed jobs (the first, in its order)
+    /// are taken begun: the runner starts them at once. The rest must be
+    /// marked (`job_begin`) before they start. 0: none; `u32::MAX`: all.
+    pub begin_each: u32,
 }
 
 /// What a claim took, and whether another claim could take more before
@@ -528,6 +532,10 @@ pub struct ClaimedJob {
     /// The job's own task, when the attempt runs its fallback (`task`):
     /// what its events name it by.
     pub own_task: Option<String>,
+    /// Whether the attempt has begun: its runner marked it (`job_begin`),
+    /// or claimed it begun, just before starting its guest. A rescue gives
+    /// one that never began back to the queue without spending an attempt.
+    pub begun: bool,
 }
 
 impl ClaimedJob {
@@ -646,6 +654,23 @@ pub struct Finalize {
     pub callbacks: Option<Box<Callbacks>>,
     /// What the end's events name.
     pub names: JobNames,
+}
+
+impl Finalize {
+    /// Gives a claimed job back without an attempt (uncounted), to be
+    /// claimed again after `delay_ms`.
+    pub fn release(job: &ClaimedJob, delay_ms: u64) -> Finalize {
+        Finalize {
+            id: job.id.clone(),
+            tenant: job.tenant.clone(),
+            lease_token: job.lease_token.clone(),
+            action: Action::Release { delay_ms },
+            attempt: None,
+            usage: None,
+            callbacks: None,
+            names: job.names(),
+        }
+    }
 }
 
 /// A task's callbacks for one attempt's end: inserted in the end's

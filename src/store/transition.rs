@@ -210,6 +210,8 @@ pub struct ClaimedRow {
     pub snoozes: u32,
     pub started_at: Millis,
     pub lease_token: String,
+    /// Its runner was about to start its guest (`ClaimedJob::begun`).
+    pub begun: bool,
 }
 
 impl From<ClaimedRow> for ClaimedJob {
@@ -237,6 +239,7 @@ impl From<ClaimedRow> for ClaimedJob {
             lease_token: r.lease_token,
             fuel: None,
             own_task,
+            begun: r.begun,
         }
     }
 }
@@ -366,6 +369,7 @@ mod tests {
             snoozes: 0,
             started_at: 1,
             lease_token: "l".into(),
+            begun: true,
         };
         let c = ClaimedJob::from(row.clone());
         assert_eq!((c.task, c.input.as_str(), c.attempt), (own, "in", 4));

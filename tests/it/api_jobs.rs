@@ -331,6 +331,7 @@ async fn a_job_whose_runner_died_goes_on_to_its_fallback() {
             limit: 1,
             lease_ms: 1,
             only_tenants: None,
+            begin_each: u32::MAX,
         })
         .await
         .unwrap()

@@ -32,7 +32,7 @@ async fn all_events(c: &Client) -> Vec<Value> {
 }
 
 /// The jobs of a task, all of them (a few pages).
-async fn jobs_of(c: &Client, task: &str) -> Vec<Value> {
+pub(crate) async fn jobs_of(c: &Client, task: &str) -> Vec<Value> {
     let mut out = Vec::new();
     let mut cursor: Option<String> = None;
     loop {

@@ -10,6 +10,7 @@ mod cli_events;
 mod cli_run;
 mod common;
 mod e2e;
+mod e2e_begun;
 mod e2e_callbacks;
 mod e2e_pg;
 mod faults;

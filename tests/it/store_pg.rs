@@ -190,6 +190,7 @@ async fn signals_reach_the_other_processes() {
             limit: 1,
             lease_ms: 30_000,
             only_tenants: None,
+            begin_each: u32::MAX,
         })
         .await
         .unwrap()
@@ -212,6 +213,7 @@ async fn signals_reach_the_other_processes() {
             limit: 2,
             lease_ms: 30_000,
             only_tenants: None,
+            begin_each: u32::MAX,
         })
         .await
         .unwrap()

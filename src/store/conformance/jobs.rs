@@ -48,6 +48,7 @@ pub(super) async fn claims_follow_priority_time_and_queues(h: Harness) {
             limit: 10,
             lease_ms: 30_000,
             only_tenants: None,
+            begin_each: u32::MAX,
         })
         .await
         .unwrap()
@@ -365,6 +366,7 @@ pub(super) async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
             limit: 1,
             lease_ms: 1000,
             only_tenants: None,
+            begin_each: u32::MAX,
         })
         .await
         .unwrap()
@@ -617,6 +619,113 @@ pub(super) async fn release_gives_the_attempt_back(h: Harness) {
     assert!(claim(&h, 1).await.is_empty());
     h.clock.advance(1_000);
     assert_eq!(claim(&h, 1).await[0].attempt, 1);
+}
+
+/// A claim takes begun only the first `begin_each` of each tenant's jobs;
+/// `job_begin` marks the others under their lease; a rescued job that
+/// never began goes back to the queue uncounted. Both claim paths: plain
+/// jobs, then with a concurrency key among them (PostgreSQL's general
+/// claim).
+pub(super) async fn claims_ahead_begin_only_when_marked(h: Harness) {
+    setup(&h).await;
+    let b_job = |id: &str| NewJob {
+        tenant: B.into(),
+        ..new_job(id)
+    };
+    for keyed in [false, true] {
+        let p = if keyed { "k" } else { "p" };
+        for n in 1..=3 {
+            insert(&h, new_job(&format!("{p}-a{n}"))).await;
+        }
+        insert(
+            &h,
+            NewJob {
+                concurrency_key: keyed.then(|| "key".to_string()),
+                ..b_job(&format!("{p}-b1"))
+            },
+        )
+        .await;
+        let claimed = h
+            .store
+            .job_claim(ClaimParams {
+                owner: "r1".into(),
+                queues: None,
+                limit: 10,
+                lease_ms: 10_000,
+                only_tenants: None,
+                begin_each: 1,
+            })
+            .await
+            .unwrap()
+            .jobs;
+        let mut begun: Vec<(&str, bool)> =
+            claimed.iter().map(|c| (c.id.as_str(), c.begun)).collect();
+        begun.sort();
+        let want = |a2: bool| {
+            vec![
+                (format!("{p}-a1"), true),
+                (format!("{p}-a2"), a2),
+                (format!("{p}-a3"), false),
+                (format!("{p}-b1"), true),
+            ]
+        };
+        let owned = |v: &[(&str, bool)]| -> Vec<(String, bool)> {
+            v.iter().map(|(i, b)| (i.to_string(), *b)).collect()
+        };
+        assert_eq!(owned(&begun), want(false), "keyed: {keyed}");
+        let by_id = |id: String| claimed.iter().find(|c| c.id == id).unwrap().clone();
+        let a2 = by_id(format!("{p}-a2"));
+        let a3 = by_id(format!("{p}-a3"));
+        // a3's mark names a token that is not its lease's: refused.
+        h.store
+            .job_begin(vec![
+                (a2.id.clone(), a2.lease_token.clone()),
+                (a3.id.clone(), "not-its-lease".into()),
+            ])
+            .await
+            .unwrap();
+        h.clock.advance(10_001);
+        let taken = rescue(&h, false).await;
+        let mut seen: Vec<(&str, bool)> = taken.iter().map(|c| (c.id.as_str(), c.begun)).collect();
+        seen.sort();
+        assert_eq!(owned(&seen), want(true), "keyed: {keyed}");
+        // The rescuer gives back the one that never began: queued, its
+        // attempt uncounted, no attempt recorded.
+        let t3 = taken.iter().find(|c| c.id == a3.id).unwrap();
+        assert_eq!(
+            h.store
+                .job_finalize(vec![Finalize::release(t3, 0)])
+                .await
+                .unwrap(),
+            [Finalized::Done(JobStatus::Queued)]
+        );
+        let j = get(&h, &a3.id).await;
+        assert_eq!((j.status, j.attempts), (JobStatus::Queued, 0));
+        assert!(attempts(&h, A, &a3.id).await.is_empty());
+        // The rest end; the next round starts clean.
+        for t in taken.iter().filter(|c| c.id != a3.id) {
+            let ended = finalize(
+                &h,
+                t,
+                Action::Complete {
+                    output: "{}".into(),
+                },
+            )
+            .await;
+            assert_eq!(ended, Finalized::Done(JobStatus::Completed));
+        }
+        let again = claim(&h, 10).await;
+        assert_eq!(ids(&again), [a3.id.as_str()]);
+        assert_eq!((again[0].attempts, again[0].begun), (1, true));
+        finalize(
+            &h,
+            &again[0],
+            Action::Complete {
+                output: "{}".into(),
+            },
+        )
+        .await;
+    }
 }
 
 pub(super) async fn run_now_puts_a_job_first(h: Harness) {

@@ -77,6 +77,7 @@ pub(crate) async fn claim_whole(h: &Harness, limit: u32) -> Claim {
             limit,
             lease_ms: 30_000,
             only_tenants: None,
+            begin_each: u32::MAX,
         })
         .await
         .unwrap()
@@ -191,6 +192,7 @@ macro_rules! conformance_cases {
             concurrency_keys_run_one_at_a_time,
             fallbacks_take_over_the_job,
             release_gives_the_attempt_back,
+            claims_ahead_begin_only_when_marked,
             run_now_puts_a_job_first,
             many_concurrent_writers,
             tenant_settings,

@@ -146,6 +146,7 @@ pub(super) async fn claims_share_tenants_by_weight(h: Harness) {
         limit: 5,
         lease_ms: 30_000,
         only_tenants: Some(tenants.iter().map(|t| t.to_string()).collect()),
+        begin_each: u32::MAX,
     };
     let got = h
         .store
@@ -333,6 +334,7 @@ pub(super) async fn an_insert_can_claim_for_its_tenant(h: Harness) {
                 limit,
                 lease_ms: 30_000,
                 only_tenants: Some(vec![A.to_string()]),
+                begin_each: u32::MAX,
             };
             let handed: Arc<Mutex<Option<Vec<ClaimedJob>>>> = Arc::default();
             let h = handed.clone();

@@ -10,6 +10,7 @@ use super::tally;
 use super::tenants::claim_views;
 use crate::job::{JobStatus, Transition};
 use crate::quota::Quotas;
+use crate::store::begun::Begun;
 use crate::store::ending_sql::PG_STATUS;
 use crate::store::fair::{given, Fairness};
 use crate::store::records::*;
@@ -105,6 +106,7 @@ pub async fn claim(
     let mut tally = Tally::new(now);
     let mut claimed = Vec::new();
     let mut keys = HashMap::new();
+    let mut begun = Begun::new(p.begin_each);
     for _ in 0..CLAIM_ROUNDS {
         let want = (p.limit as usize).saturating_sub(claimed.len());
         let picks = fairness(&fair).pick(&contenders, want);
@@ -117,7 +119,9 @@ pub async fn claim(
             rows.push(if n == 0 {
                 Vec::new()
             } else {
-                tenant_rows(tx, now, &c.tenant, queues.as_deref(), n, &mut keys).await?
+                let found =
+                    tenant_rows(tx, now, &c.tenant, queues.as_deref(), n, &mut keys).await?;
+                begun.mark(&c.tenant, found)
             });
         }
         let ordered = fairness(&fair).settle(&mut contenders, &picks, &given, rows);
@@ -255,7 +259,7 @@ async fn hold_key(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<Option<Ve
 async fn take(
     tx: &mut Tx,
     now: Millis,
-    picked: &[(String, Option<i32>)],
+    picked: &[((String, Option<i32>), bool)],
     owner: &str,
     token: &str,
     expires: Millis,
@@ -264,12 +268,13 @@ async fn take(
     let running = JobStatus::Queued
         .after(Transition::Claim)
         .unwrap_or(JobStatus::Running);
-    let ids: Vec<&str> = picked.iter().map(|p| p.0.as_str()).collect();
+    let ids: Vec<&str> = picked.iter().map(|p| p.0 .0.as_str()).collect();
     let rows = sqlx::query(&format!(
         "UPDATE jobs SET status = $1, attempts = attempts + 1, lease_owner = $2, \
          lease_token = $3, lease_expires_at = $4, attempt_started_at = $5, \
          started_at = COALESCE(started_at, $5), progress = NULL, urgent = FALSE, \
-         concurrency_slot = s.slot FROM unnest($6::text[], $7::int4[]) AS s(pick_id, slot) \
+         concurrency_slot = s.slot, begun = s.pick_begun \
+         FROM unnest($6::text[], $7::int4[], $8::bool[]) AS s(pick_id, slot, pick_begun) \
          WHERE jobs.id = s.pick_id AND {PG_STATUS} = 'queued' RETURNING {CLAIM_COLUMNS}"
     ))
     .bind(running.as_str())
@@ -278,7 +283,8 @@ async fn take(
     .bind(expires)
     .bind(now)
     .bind(&ids)
-    .bind(picked.iter().map(|p| p.1).collect::<Vec<Option<i32>>>())
+    .bind(picked.iter().map(|p| p.0 .1).collect::<Vec<Option<i32>>>())
+    .bind(picked.iter().map(|p| p.1).collect::<Vec<bool>>())
     .fetch_all(&mut **tx)
     .await
     .map_err(pg)?;

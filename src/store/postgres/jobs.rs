@@ -9,7 +9,7 @@ use crate::attempt_log::AttemptLog;
 use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
-use crate::store::ending_sql::{ending, status_in, Arg, Dialect, PG_PAUSED};
+use crate::store::ending_sql::{ending, status_in, Arg, Dialect, PG_PAUSED, PG_STATUS};
 use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow, MAX_LOG_JSON};
@@ -32,7 +32,7 @@ pub const JOB_COLUMNS: &str = "id, tenant, task, task_version::int8 AS task_vers
 /// The columns `claimed_row` reads.
 pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
     max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
-    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes";
+    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun";
 
 pub(super) fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
@@ -87,6 +87,7 @@ pub fn claimed_row(r: &PgRow) -> Result<ClaimedJob, sqlx::Error> {
         lease_token: r
             .try_get::<Option<String>, _>("lease_token")?
             .unwrap_or_default(),
+        begun: r.try_get("begun")?,
     }))
 }
 
@@ -105,6 +106,21 @@ pub(super) async fn get_in(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<O
 
 pub(super) async fn reread(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<JobRecord> {
     get_in(tx, tenant, id).await?.ok_or(StoreError::NotFound)
+}
+
+/// Marks claimed jobs begun, each under its lease token, in one statement.
+pub async fn begin(pool: &PgPool, begun: Vec<(String, String)>) -> StoreResult<()> {
+    let (ids, tokens): (Vec<String>, Vec<String>) = begun.into_iter().unzip();
+    sqlx::query(&format!(
+        "UPDATE jobs SET begun = TRUE FROM unnest($1::text[], $2::text[]) AS b(id, token) \
+         WHERE jobs.id = b.id AND jobs.lease_token = b.token AND {PG_STATUS} = 'running'"
+    ))
+    .bind(ids)
+    .bind(tokens)
+    .execute(pool)
+    .await
+    .map_err(pg)?;
+    Ok(())
 }
 
 pub async fn get(pool: &PgPool, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {

@@ -525,6 +525,15 @@ impl JobStore for PgStore {
         r
     }
 
+    async fn job_begin(&self, begun: Vec<(String, String)>) -> StoreResult<()> {
+        if begun.is_empty() {
+            return Ok(());
+        }
+        // On the claims' connections: committed without waiting for its
+        // WAL flush, as a claim is.
+        jobs::begin(&self.claims, begun).await
+    }
+
     async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
         self.tx(move |tx, now| Box::pin(jobs::heartbeat(tx, now, p)))
             .await

@@ -177,16 +177,20 @@ async fn take(
     let claimable = claimable("jobs", "$3");
     let rows = sqlx::query(&format!(
         "WITH want AS (SELECT * FROM unnest($1::text[], $2::int8[]) AS w(tenant, n)), \
-         picked AS (SELECT j.* FROM want w CROSS JOIN LATERAL ( \
+         locked AS (SELECT j.*, w.tenant AS pick_tenant FROM want w CROSS JOIN LATERAL ( \
              SELECT id AS pick_id, urgent AS pick_urgent, priority AS pick_priority, \
                run_at AS pick_run_at FROM jobs \
              WHERE tenant = w.tenant AND status = 'queued' AND NOT paused AND run_at <= $3 \
                AND ($4::text[] IS NULL OR queue = ANY($4)) AND concurrency_key IS NULL \
                AND {claimable} \
              ORDER BY urgent DESC, priority, run_at, id LIMIT w.n FOR UPDATE SKIP LOCKED) j), \
+         picked AS (SELECT *, row_number() OVER (PARTITION BY pick_tenant \
+             ORDER BY pick_urgent DESC, pick_priority, pick_run_at, pick_id) AS pick_rank \
+           FROM locked), \
          taken AS (UPDATE jobs SET status = $5, attempts = attempts + 1, lease_owner = $6, \
              lease_token = $7, lease_expires_at = $8, attempt_started_at = $3, \
-             started_at = COALESCE(started_at, $3), progress = NULL, urgent = FALSE \
+             started_at = COALESCE(started_at, $3), progress = NULL, urgent = FALSE, \
+             begun = pick_rank <= $9 \
            FROM picked WHERE id = pick_id AND {PG_STATUS} = 'queued' \
            RETURNING {CLAIM_COLUMNS}, pick_urgent, pick_priority, pick_run_at), \
          counted AS (INSERT INTO tenant_jobs (tenant, shard, queued, running, waiting) \
@@ -207,6 +211,7 @@ async fn take(
     .bind(&p.owner)
     .bind(token)
     .bind(expires)
+    .bind(i64::from(p.begin_each))
     .fetch_all(claims)
     .await
     .map_err(pg)?;

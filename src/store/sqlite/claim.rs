@@ -8,6 +8,7 @@ use super::tenants::{self, policy};
 use super::{random_token, wdb};
 use crate::job::JobStatus;
 use crate::quota::Quotas;
+use crate::store::begun::Begun;
 use crate::store::fair::{given, Fairness};
 use crate::store::records::*;
 use crate::store::tenants::contender;
@@ -69,6 +70,7 @@ pub fn claim(
     let expires = millis_after(now, p.lease_ms);
     let mut tally = Tally::new(now);
     let mut claimed = Vec::new();
+    let mut begun = Begun::new(p.begin_each);
     for _ in 0..CLAIM_ROUNDS {
         let want = (p.limit as usize).saturating_sub(claimed.len());
         let picks = fair.pick(&contenders, want);
@@ -83,7 +85,7 @@ pub fn claim(
             } else {
                 let (got, skipped) = tenant_rows(conn, now, &c.tenant, queues.as_ref(), n)?;
                 passed_over |= skipped;
-                got
+                begun.mark(&c.tenant, got)
             });
         }
         let ordered = fair.settle(&mut contenders, &picks, &given, rows);
@@ -165,7 +167,7 @@ fn tenant_rows(
     tenant: &str,
     queues: Option<&HashSet<String>>,
     n: usize,
-) -> StoreResult<(Vec<Pick>, bool)> {
+) -> StoreResult<(Vec<Found>, bool)> {
     let scan_limit = (n * 4 + 64) as i64;
     // Expired jobs are left for the expiry service to fail.
     let mut stmt = conn
@@ -255,14 +257,17 @@ fn park_rows(conn: &Connection, rows: &[i64]) -> StoreResult<()> {
     Ok(())
 }
 
-/// A job a claim picked: its rowid, and its concurrency key's slot.
-type Pick = (i64, Option<i64>);
+/// A job a claim found: its rowid, and its concurrency key's slot.
+type Found = (i64, Option<i64>);
+/// A job a claim picked, and whether it is taken begun.
+type Pick = (Found, bool);
 
 /// What a claim sets on each job it takes (?1 owner, ?2 token, ?3 lease
-/// expiry, ?4 now, ?6 its concurrency key's slot).
+/// expiry, ?4 now, ?6 its concurrency key's slot, ?7 begun).
 const TAKE: &str = "UPDATE OR FAIL jobs SET status = 'running', attempts = attempts + 1, \
     lease_owner = ?1, lease_token = ?2, lease_expires_at = ?3, attempt_started_at = ?4, \
-    started_at = COALESCE(started_at, ?4), progress = NULL, urgent = 0, concurrency_slot = ?6";
+    started_at = COALESCE(started_at, ?4), progress = NULL, urgent = 0, concurrency_slot = ?6, \
+    begun = ?7";
 
 /// Moves the given queued jobs (by rowid: the claim found them on the
 /// table itself) to running under one lease token, in the order given.
@@ -281,10 +286,10 @@ fn take(
         ))
         .map_err(wdb)?;
     let mut claimed = Vec::with_capacity(rows.len());
-    for (row, slot) in rows {
+    for ((row, slot), begun) in rows {
         let taken = stmt
             .query_row(
-                params![owner, token, expires, now, row, slot],
+                params![owner, token, expires, now, row, slot, begun],
                 ClaimRow::read,
             )
             .optional()

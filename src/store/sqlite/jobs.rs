@@ -637,6 +637,20 @@ pub fn resume(
     reread(conn, tenant, id)
 }
 
+/// Marks claimed jobs begun, each under its lease token.
+pub fn begin(conn: &Connection, begun: &[(String, String)]) -> StoreResult<()> {
+    let mut stmt = conn
+        .prepare_cached(
+            "UPDATE jobs SET begun = 1 \
+             WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
+        )
+        .map_err(wdb)?;
+    for (id, token) in begun {
+        stmt.execute(params![id, token]).map_err(wdb)?;
+    }
+    Ok(())
+}
+
 /// Takes over the leases of running jobs without a live one (or of every
 /// running job), leaving their attempt count as it is.
 pub fn rescue(conn: &Connection, now: Millis, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {

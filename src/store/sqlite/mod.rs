@@ -724,10 +724,17 @@ impl JobStore for SqliteStore {
         // The writes run in order: once one finds fewer jobs than it asked
         // for, the rest have nothing to find, and skip their queries.
         let exhausted = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let writes = limits.map(|limit| {
+        let writes = limits.enumerate().map(|(i, limit)| {
             let (fair, defaults, exhausted) = (self.fair.clone(), self.defaults, exhausted.clone());
             let p = ClaimParams {
                 limit: u32::try_from(limit).unwrap_or(u32::MAX),
+                // Which tenants the first write began is not known to the
+                // next: their jobs are left for the runner to mark.
+                begin_each: match p.begin_each {
+                    u32::MAX => u32::MAX,
+                    n if i == 0 => n,
+                    _ => 0,
+                },
                 ..p.clone()
             };
             self.write(class, false, move |c, now| {
@@ -803,6 +810,15 @@ impl JobStore for SqliteStore {
             jobs::run_now(c, now, &tenant, &id)
         })
         .await
+    }
+
+    async fn job_begin(&self, begun: Vec<(String, String)>) -> StoreResult<()> {
+        if begun.is_empty() {
+            return Ok(());
+        }
+        // Prompt: the runner's workers wait on it.
+        self.write(Class::Prompt, false, move |c, _| jobs::begin(c, &begun))
+            .await
     }
 
     async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {

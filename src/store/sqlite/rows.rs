@@ -50,7 +50,7 @@ impl JobRow {
 /// The columns of `ClaimRow`, in a form a claim's `RETURNING` lists.
 pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
     max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
-    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes";
+    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun";
 
 pub struct ClaimRow {
     id: String,
@@ -72,6 +72,7 @@ pub struct ClaimRow {
     attempt_started_at: Option<i64>,
     lease_token: Option<String>,
     snoozes: i64,
+    begun: bool,
 }
 
 impl ClaimRow {
@@ -112,6 +113,7 @@ impl ClaimRow {
             attempt_started_at: r.get(16)?,
             lease_token: r.get(17)?,
             snoozes: r.get(18)?,
+            begun: r.get(19)?,
         })
     }
 }
@@ -153,6 +155,7 @@ impl From<ClaimRow> for ClaimedJob {
             snoozes: u32_col(r.snoozes),
             started_at: r.attempt_started_at.unwrap_or_default(),
             lease_token: r.lease_token.unwrap_or_default(),
+            begun: r.begun,
         })
     }
 }

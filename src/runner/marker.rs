@@ -1,0 +1,48 @@
+//! The marker: marks claimed jobs begun in the store, a window ahead of
+//! their starts, so that the dispatch may start them (`Dispatch::to_mark`).
+//! A job is begun only once the runner is about to start it: a runner
+//! killed with jobs claimed ahead leaves those uncounted, and the rescuer
+//! gives them back as they were.
+//!
+//! The window is twice what started during the last mark's round trip,
+//! between twice the slots and `MAX_AHEAD`: wide enough that the workers
+//! never wait for a mark while attempts are short, narrow while they are
+//! long, so that what a killed runner had begun and not started is at
+//! most what would have started within two round trips.
+
+use super::Inner;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Most jobs marked begun ahead of their starts.
+pub const MAX_AHEAD: usize = 256;
+
+pub(super) async fn marker(inner: Arc<Inner>) {
+    let store = inner.registry.store().clone();
+    let least = (2 * inner.config.slots).clamp(1, MAX_AHEAD);
+    let mut window = least;
+    loop {
+        let batch = inner.dispatch.to_mark(window);
+        if batch.is_empty() {
+            tokio::select! {
+                () = inner.dispatch.mark_wanted() => {}
+                () = inner.stopping.cancelled() => break,
+            }
+            continue;
+        }
+        let started = inner.dispatch.picks();
+        match store.job_begin(batch.clone()).await {
+            Ok(()) => inner.dispatch.marked(&batch, true),
+            Err(e) => {
+                tracing::warn!(error = %e, jobs = batch.len(), "marking jobs begun failed; retrying shortly");
+                inner.dispatch.marked(&batch, false);
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(100)) => {}
+                    () = inner.stopping.cancelled() => break,
+                }
+            }
+        }
+        let during = usize::try_from(inner.dispatch.picks() - started).unwrap_or(MAX_AHEAD);
+        window = during.saturating_mul(2).clamp(least, MAX_AHEAD);
+    }
+}
