@@ -41,9 +41,20 @@ pub enum Seat {
     Extra,
 }
 
+/// A tenant's waiting jobs: those begun, then those being marked, then
+/// the rest (a job claimed begun goes in before the others), so that only
+/// the front need be looked at to start one, and only the `ahead`th to
+/// mark one.
+#[derive(Default)]
+struct Line {
+    jobs: VecDeque<ClaimedJob>,
+    /// How many at the front are begun or being marked.
+    ahead: usize,
+}
+
 #[derive(Default)]
 struct State {
-    lines: HashMap<String, VecDeque<ClaimedJob>>,
+    lines: HashMap<String, Line>,
     /// Tenants with jobs waiting, in turn order.
     turns: VecDeque<String>,
     running: HashMap<String, usize>,
@@ -55,8 +66,8 @@ struct State {
     lane_busy: bool,
     /// Waiting jobs that are begun (they may start).
     begun_waiting: usize,
-    /// Waiting jobs being marked begun.
-    marking: HashSet<String>,
+    /// Waiting jobs being marked begun, and their tenants.
+    marking: HashMap<String, String>,
     /// Waiting jobs neither begun nor being marked.
     unmarked: usize,
     /// Attempts started, ever.
@@ -109,7 +120,7 @@ impl Dispatch {
         self.state()
             .lines
             .get(tenant)
-            .is_some_and(|l| !l.is_empty())
+            .is_some_and(|l| !l.jobs.is_empty())
     }
 
     /// Whether an attempt of the tenant's runs here.
@@ -150,18 +161,23 @@ impl Dispatch {
                 s.unmarked += 1;
             }
             let line = s.lines.entry(job.tenant.clone()).or_default();
-            if line.is_empty() {
-                let tenant = job.tenant.clone();
-                line.push_back(job);
-                s.turns.push_back(tenant);
-            } else if job.begun {
-                // Begun jobs go before those that are not, which start
-                // only once marked: a line is its begun jobs, then the
-                // rest, so only a line's front need be looked at.
-                let at = line.iter().position(|j| !j.begun).unwrap_or(line.len());
-                line.insert(at, job);
+            let first = line.jobs.is_empty();
+            let tenant = first.then(|| job.tenant.clone());
+            if job.begun {
+                // Before those that are not, which start only once marked:
+                // so that a begun job is never stuck behind them.
+                let at = line
+                    .jobs
+                    .iter()
+                    .position(|j| !j.begun)
+                    .unwrap_or(line.jobs.len());
+                line.jobs.insert(at, job);
+                line.ahead += 1;
             } else {
-                line.push_back(job);
+                line.jobs.push_back(job);
+            }
+            if let Some(tenant) = tenant {
+                s.turns.push_back(tenant);
             }
             s.waiting += 1;
         }
@@ -178,13 +194,17 @@ impl Dispatch {
         Ok(idle)
     }
 
-    /// Up to `window` less those begun or being marked of the waiting
-    /// jobs that are neither, from the front of the lines, tenants in
-    /// turn: (id, lease token) of each, now being marked.
+    /// When those begun or being marked are down to half of `window`,
+    /// the waiting jobs that are neither, up to `window` ahead, from the
+    /// front of the lines, tenants in turn: (id, lease token) of each, now
+    /// being marked. Half, so that each mark is of many jobs.
     pub fn to_mark(&self, window: usize) -> Vec<(String, String)> {
         let mut s = self.state();
         let ahead = s.begun_waiting + s.marking.len();
-        let want = window.saturating_sub(ahead).min(s.unmarked);
+        if ahead > window / 2 {
+            return Vec::new();
+        }
+        let want = (window - ahead).min(s.unmarked);
         let mut out = Vec::with_capacity(want);
         while out.len() < want {
             let before = out.len();
@@ -198,12 +218,13 @@ impl Dispatch {
                 if out.len() == want {
                     break;
                 }
-                let next = lines
-                    .get(tenant)
-                    .and_then(|line| line.iter().find(|j| !j.begun && !marking.contains(&j.id)));
-                if let Some(job) = next {
-                    marking.insert(job.id.clone());
+                let Some(line) = lines.get_mut(tenant) else {
+                    continue;
+                };
+                if let Some(job) = line.jobs.get(line.ahead) {
+                    marking.insert(job.id.clone(), tenant.clone());
                     out.push((job.id.clone(), job.lease_token.clone()));
+                    line.ahead += 1;
                 }
             }
             if out.len() == before {
@@ -218,25 +239,36 @@ impl Dispatch {
     /// may start) or failed (they are to be marked again).
     pub fn marked(&self, jobs: &[(String, String)], committed: bool) {
         let mut s = self.state();
-        let mut found = HashSet::with_capacity(jobs.len());
+        let mut by_tenant: HashMap<String, HashSet<&str>> = HashMap::new();
         for (id, _) in jobs {
-            if s.marking.remove(id) {
-                found.insert(id.as_str());
+            if let Some(tenant) = s.marking.remove(id) {
+                by_tenant.entry(tenant).or_default().insert(id.as_str());
             }
         }
-        if committed {
-            let mut begun = 0;
-            for line in s.lines.values_mut() {
-                for job in line.iter_mut() {
-                    if found.contains(job.id.as_str()) {
-                        job.begun = true;
-                        begun += 1;
-                    }
+        let mut changed = 0;
+        for (tenant, ids) in &by_tenant {
+            let Some(line) = s.lines.get_mut(tenant) else {
+                continue;
+            };
+            // Being marked, they are the last of the line's ahead (one
+            // mark is made at a time; a job claimed begun goes before
+            // them): a failed mark leaves them where they are, behind it.
+            let mut found = 0;
+            for job in line.jobs.iter_mut().take(line.ahead) {
+                if ids.contains(job.id.as_str()) {
+                    job.begun |= committed;
+                    found += 1;
                 }
             }
-            s.begun_waiting += begun;
+            if !committed {
+                line.ahead -= found;
+            }
+            changed += found;
+        }
+        if committed {
+            s.begun_waiting += changed;
         } else {
-            s.unmarked += found.len();
+            s.unmarked += changed;
         }
         let for_lane = self.lane_has_work(&s);
         drop(s);
@@ -249,6 +281,11 @@ impl Dispatch {
     /// Waits until the marker may have something to mark.
     pub async fn mark_wanted(&self) {
         self.mark_wanted.notified().await;
+    }
+
+    /// Waiting jobs that are begun.
+    pub fn begun_waiting(&self) -> usize {
+        self.state().begun_waiting
     }
 
     /// Attempts started here, ever.
@@ -336,7 +373,7 @@ impl Dispatch {
             if !s
                 .lines
                 .get(tenant)
-                .and_then(|l| l.front())
+                .and_then(|l| l.jobs.front())
                 .is_some_and(|j| j.begun)
             {
                 continue;
@@ -354,8 +391,9 @@ impl Dispatch {
             };
             let tenant = s.turns.remove(i)?;
             let line = s.lines.get_mut(&tenant)?;
-            let job = line.pop_front()?;
-            if line.is_empty() {
+            let job = line.jobs.pop_front()?;
+            line.ahead -= 1;
+            if line.jobs.is_empty() {
                 s.lines.remove(&tenant);
             } else {
                 s.turns.push_back(tenant.clone());
@@ -405,7 +443,7 @@ impl Dispatch {
         self.lane
             && !s.lane_busy
             && s.lines.iter().any(|(tenant, line)| {
-                line.front().is_some_and(|j| j.begun) && !s.running.contains_key(tenant)
+                line.jobs.front().is_some_and(|j| j.begun) && !s.running.contains_key(tenant)
             })
     }
 
@@ -419,7 +457,7 @@ impl Dispatch {
         s.begun_waiting = 0;
         s.unmarked = 0;
         s.marking.clear();
-        let jobs = s.lines.drain().flat_map(|(_, line)| line).collect();
+        let jobs = s.lines.drain().flat_map(|(_, line)| line.jobs).collect();
         drop(s);
         self.ready.notify_waiters();
         self.lane_ready.notify_waiters();

@@ -4,18 +4,21 @@
 //! killed with jobs claimed ahead leaves those uncounted, and the rescuer
 //! gives them back as they were.
 //!
-//! The window is twice what started during the last mark's round trip,
-//! between twice the slots and `MAX_AHEAD`: wide enough that the workers
-//! never wait for a mark while attempts are short, narrow while they are
-//! long, so that what a killed runner had begun and not started is at
-//! most what would have started within two round trips.
+//! The window is twice what started during the last mark's round trip
+//! (doubled instead when the starts took all that was begun: they may have
+//! waited for the mark), narrowing by at most an eighth a mark, between
+//! twice the slots and `MAX_AHEAD`: wide
+//! enough that the workers seldom wait for a mark while attempts are
+//! short, narrow while they are long, so that what a killed runner had
+//! begun and not started is about what would have started within two
+//! round trips.
 
 use super::Inner;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Most jobs marked begun ahead of their starts.
-pub const MAX_AHEAD: usize = 256;
+pub const MAX_AHEAD: usize = 512;
 
 pub(super) async fn marker(inner: Arc<Inner>) {
     let store = inner.registry.store().clone();
@@ -31,6 +34,9 @@ pub(super) async fn marker(inner: Arc<Inner>) {
             continue;
         }
         let started = inner.dispatch.picks();
+        // Begun and waiting when the mark went out: if the workers took
+        // them all before it came back, they may have waited for it.
+        let ready = inner.dispatch.begun_waiting();
         match store.job_begin(batch.clone()).await {
             Ok(()) => inner.dispatch.marked(&batch, true),
             Err(e) => {
@@ -43,6 +49,14 @@ pub(super) async fn marker(inner: Arc<Inner>) {
             }
         }
         let during = usize::try_from(inner.dispatch.picks() - started).unwrap_or(MAX_AHEAD);
-        window = during.saturating_mul(2).clamp(least, MAX_AHEAD);
+        // Round trips vary (a mark may wait behind a long write): the
+        // window narrows by an eighth a mark at most.
+        window = if during >= ready {
+            window.saturating_mul(2)
+        } else {
+            during.saturating_mul(2).max(window - window / 8)
+        }
+        .clamp(least, MAX_AHEAD);
+        tracing::debug!(jobs = batch.len(), during, window, "marked");
     }
 }

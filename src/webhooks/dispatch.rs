@@ -85,9 +85,7 @@ impl Dispatcher {
                 for e in &events {
                     let mut body = None;
                     for w in wanting {
-                        // Not in the millisecond it was made, either: an
-                        // event of that millisecond may precede it.
-                        if !w.events.contains(&e.kind) || e.at <= w.created_at {
+                        if !w.events.contains(&e.kind) || e.at < w.created_at {
                             continue;
                         }
                         let body = body.get_or_insert_with(|| e.to_json().to_string());

@@ -342,7 +342,15 @@ async fn a_webhook_gets_its_tenants_events_of_its_types_from_when_it_was_made() 
             json!({"task": "flaky", "input": {"succeed_on_attempt": 2}}),
         )
         .await;
-    s.finished(&t, before["id"].as_str().unwrap()).await;
+    let failed = s.finished(&t, before["id"].as_str().unwrap()).await;
+    // A webhook gets the events from the millisecond it was made in on:
+    // made in the one the failure ended in, it would get that failure.
+    let ended = chrono::DateTime::parse_from_rfc3339(failed["finished_at"].as_str().unwrap())
+        .unwrap()
+        .timestamp_millis();
+    while chrono::Utc::now().timestamp_millis() <= ended {
+        tokio::task::yield_now().await;
+    }
     let endpoint = Endpoint::start(0).await;
     let (_, hook) = s
         .post(

@@ -74,15 +74,16 @@ async fn a_killed_runner_charges_only_the_jobs_it_began() {
     }
     // Charged: those running at the kill (the slots, and as many beyond
     // them for tenants with nothing running) and those the marker had
-    // begun ahead of them (its least window, twice the slots, while each
-    // attempt outlasts a mark's round trip). Before the marker, every job
-    // claimed ahead was charged: most of the `held_ahead`.
+    // begun ahead of them: twice what starts in a mark's round trip, a
+    // few at 400 starts a second (twice the slots at least, doubled when
+    // a slow trip let the starts take all that was begun). Before the
+    // marker, every job claimed ahead was charged: the `held_ahead`.
     eprintln!(
         "{} of {held_ahead} running at the kill were charged",
         lost.len()
     );
     assert!(
-        lost.len() <= 4 * SLOTS,
+        lost.len() <= 2 * SLOTS + 16,
         "{} of {held_ahead} jobs held at the kill were charged an attempt",
         lost.len()
     );
