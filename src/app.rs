@@ -149,7 +149,7 @@ impl App {
             wake.clone(),
         ));
         let stop_maintenance = CancellationToken::new();
-        let keeper = QueueKeeper::new(dyn_store.clone(), wake.clone());
+        let keeper = QueueKeeper::new(registry.clone(), wake.clone());
         let pruner = Pruner::new(dyn_store.clone(), cfg.retention);
         let hooks = crate::webhooks::Hooks::new(dyn_store.clone());
         let delivered = Arc::new(Notify::new());

@@ -1,8 +1,13 @@
 //! The queue keeper: fails queued jobs past their `expire_after_ms` with
-//! kind `expired`, and now and then puts back in line jobs that a resume
-//! cut short (by a crash) left parked on a queue no longer paused.
+//! kind `expired` (each with its task's `on_fail` job, built before the
+//! write and inserted in it), and now and then puts back in line jobs that
+//! a resume cut short (by a crash) left parked on a queue no longer paused.
 
-use crate::store::{JobStore, StoreResult};
+use crate::job::JobError;
+use crate::registry::{Registry, RegistryError};
+use crate::runner::executor::callback_job;
+use crate::store::{Expire, ExpiringJob, JobStore, StoreResult};
+use serde_json::json;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +22,7 @@ const TIDY_EVERY_ROUNDS: u32 = 300;
 const EXPIRE_BATCH: u32 = 1000;
 
 pub struct QueueKeeper {
+    registry: Arc<Registry>,
     store: Arc<dyn JobStore>,
     /// Rung when parked jobs are put back in line.
     wake: Arc<Notify>,
@@ -24,9 +30,10 @@ pub struct QueueKeeper {
 }
 
 impl QueueKeeper {
-    pub fn new(store: Arc<dyn JobStore>, wake: Arc<Notify>) -> Self {
+    pub fn new(registry: Arc<Registry>, wake: Arc<Notify>) -> Self {
         QueueKeeper {
-            store,
+            store: registry.store().clone(),
+            registry,
             wake,
             rounds: AtomicU32::new(0),
         }
@@ -36,12 +43,57 @@ impl QueueKeeper {
     pub async fn expire(&self) -> StoreResult<u64> {
         let mut total = 0;
         loop {
-            let n = self.store.job_expire(EXPIRE_BATCH).await?;
-            total += n;
-            if n < u64::from(EXPIRE_BATCH) {
+            let expiring = self.store.job_expiring(EXPIRE_BATCH).await?;
+            let read = expiring.len();
+            let mut jobs = Vec::with_capacity(read);
+            for job in expiring {
+                // One whose callback cannot be built now waits for the
+                // next round, rather than fail without it.
+                if let Some(on_fail) = self.on_fail(&job).await {
+                    jobs.push(Expire {
+                        id: job.id,
+                        on_fail,
+                    });
+                }
+            }
+            let built = jobs.len();
+            total += self.store.job_expire(jobs).await?;
+            if read < EXPIRE_BATCH as usize || built < read {
                 return Ok(total);
             }
         }
+    }
+
+    /// The `on_fail` job of an expiring job's task, if it has one (`Some`
+    /// of it); `None` when it cannot be told or built now.
+    async fn on_fail(&self, job: &ExpiringJob) -> Option<Option<crate::store::NewJob>> {
+        let task = match self
+            .registry
+            .task(&job.tenant, &job.task, Some(job.task_version))
+            .await
+        {
+            Ok(task) => task,
+            Err(RegistryError::Store(e)) => {
+                tracing::debug!(job = %job.id, error = %e, "an expiring job's task cannot be read now");
+                return None;
+            }
+            // Gone (or never readable): it fails without a callback.
+            Err(_) => return Some(None),
+        };
+        let Some(name) = task.spec.on_fail.as_ref() else {
+            return Some(None);
+        };
+        let error = JobError::expired();
+        let about = json!({
+            "id": job.id,
+            "task": job.task,
+            "queue": job.queue,
+            "attempts": job.attempts,
+        });
+        let value = json!({"kind": error.kind, "code": error.code, "message": error.message});
+        callback_job(&self.registry, &job.tenant, name, about, "error", value)
+            .await
+            .ok()
     }
 
     /// Puts back in line what a cut-short resume left parked; how many.

@@ -9,8 +9,8 @@ use crate::registry::{Registry, RegistryError, TaskVersion, Which, MAX_FALLBACK_
 use crate::retry::{Decision, FailReason};
 use crate::sandbox::{AttemptReport, AttemptRequest, Ending, Invalid, JobRef, ProgressHook};
 use crate::store::{
-    Action, AttemptRecord, Callbacks, ClaimedJob, Finalize, Millis, ProgressRecord, StoreError,
-    TaskRef, Usage,
+    Action, AttemptRecord, Callbacks, ClaimedJob, Finalize, Millis, NewJob, ProgressRecord,
+    StoreError, TaskRef, Usage,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -123,6 +123,45 @@ pub async fn execute(
     }
 }
 
+/// The job of callback task `name` for a job of `tenant`'s that ended:
+/// input `{"job": about, key: value}`, checked against the callback's
+/// schema. `Ok(None)`: it can never be built (logged), and the job ends
+/// without it; `Err`: the store did not answer, so not now.
+pub async fn callback_job(
+    registry: &Registry,
+    tenant: &str,
+    name: &str,
+    about: serde_json::Value,
+    key: &str,
+    value: serde_json::Value,
+) -> Result<Option<NewJob>, ()> {
+    let of = about["id"].as_str().unwrap_or_default().to_owned();
+    let mut input = json!({ "job": about });
+    input[key] = value;
+    let spec = JobSpec::of(name.to_owned(), input);
+    let id = ulid::Ulid::generate().to_string();
+    let mut tries = 0;
+    loop {
+        match prepare_job(registry, id.clone(), tenant, spec.clone(), None, None).await {
+            Ok(new) => return Ok(Some(new)),
+            // The store was busy: worth another look.
+            Err(EnqueueError::Store(e) | EnqueueError::Registry(RegistryError::Store(e))) => {
+                if tries == 3 {
+                    tracing::warn!(job = %of, callback = %name, error = %e, "a callback's task cannot be read; the job's end is not written now");
+                    return Err(());
+                }
+                tries += 1;
+                tracing::debug!(job = %of, callback = %name, error = %e, "a callback's task cannot be read now; trying again");
+                tokio::time::sleep(Duration::from_millis(100 << tries)).await;
+            }
+            Err(e) => {
+                tracing::warn!(job = %of, callback = %name, error = %e, "the task's callback cannot be enqueued; the job ends without it");
+                return Ok(None);
+            }
+        }
+    }
+}
+
 /// The job of the task's callback for where `action` takes the job (its
 /// `on_success` for a completion, its `on_fail` for a failure for good),
 /// built now, its input checked against the callback's schema, to be
@@ -157,34 +196,14 @@ async fn callbacks(
         ),
         _ => return none,
     };
-    let mut input = json!({"job": {
+    let about = json!({
         "id": job.id,
         "task": job.own_task.as_deref().unwrap_or(&job.task.name),
         "queue": job.queue,
         "attempts": job.attempts,
-    }});
-    input[key] = value;
-    let spec = JobSpec::of(name.clone(), input);
-    let id = ulid::Ulid::generate().to_string();
-    let mut tries = 0;
-    let new = loop {
-        match prepare_job(registry, id.clone(), &job.tenant, spec.clone(), None, None).await {
-            Ok(new) => break new,
-            // The store was busy: worth another look.
-            Err(EnqueueError::Store(e) | EnqueueError::Registry(RegistryError::Store(e))) => {
-                if tries == 3 {
-                    tracing::warn!(job = %job.id, callback = %name, error = %e, "a callback's task cannot be read; the end is not written, and the job will be rescued");
-                    return Err(());
-                }
-                tries += 1;
-                tracing::debug!(job = %job.id, callback = %name, error = %e, "a callback's task cannot be read now; trying again");
-                tokio::time::sleep(Duration::from_millis(100 << tries)).await;
-            }
-            Err(e) => {
-                tracing::warn!(job = %job.id, callback = %name, error = %e, "the task's callback cannot be enqueued; the job ends without it");
-                return none;
-            }
-        }
+    });
+    let Some(new) = callback_job(registry, &job.tenant, name, about, key, value).await? else {
+        return none;
     };
     Ok(Some(Box::new(match action {
         Action::Complete { .. } => Callbacks {

@@ -149,9 +149,14 @@ pub trait JobStore: Send + Sync + 'static {
     /// cut short (by a crash) left parked; answers how many. Reads every
     /// parked job: for maintenance, now and then.
     async fn queue_tidy(&self) -> StoreResult<u64>;
-    /// Fails up to `limit` queued jobs still queued `expire_after_ms` after
-    /// they came due, with kind `expired`; answers how many.
-    async fn job_expire(&self, limit: u32) -> StoreResult<u64>;
+    /// Fails these jobs, each only if it is still queued `expire_after_ms`
+    /// after it came due, with kind `expired`, in one write; the `on_fail`
+    /// job of each that fails is inserted with it, so exactly once.
+    /// Answers how many failed.
+    async fn job_expire(&self, jobs: Vec<Expire>) -> StoreResult<u64>;
+    /// Up to `limit` queued jobs past their `expire_after_ms`, for
+    /// `job_expire` (whose caller builds their `on_fail` jobs first).
+    async fn job_expiring(&self, limit: u32) -> StoreResult<Vec<ExpiringJob>>;
     /// One step of a pruning pass: deletes, with their attempts, the ended
     /// jobs among the next `scan` (by id) that ended before their status's
     /// cutoff. Each step is one short write.

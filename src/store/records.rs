@@ -673,6 +673,25 @@ impl Finalize {
     }
 }
 
+/// A queued job past its `expire_after_ms`, as `job_expiring` reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpiringJob {
+    pub id: String,
+    pub tenant: String,
+    pub task: String,
+    pub task_version: u32,
+    pub queue: String,
+    pub attempts: u32,
+}
+
+/// A job to fail `expired`, and its task's `on_fail` job, if it has one,
+/// to be inserted with it.
+#[derive(Debug, Clone)]
+pub struct Expire {
+    pub id: String,
+    pub on_fail: Option<NewJob>,
+}
+
 /// A task's callbacks for one attempt's end: inserted in the end's
 /// transaction, the one that matches where the job lands (a completion,
 /// or a failure for good; a job that a pending cancel stops runs none),

@@ -444,6 +444,33 @@ async fn callbacks_run_with_the_job_and_its_output_or_error() {
         2,
         "one callback each"
     );
+    // A job that expires in its queue fails for good: its on_fail runs.
+    let (status, body) = s.post("/v1/queues/held/pause", &t, json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let stale = s
+        .enqueue(
+            &t,
+            json!({"task": "work", "queue": "held", "expire_after_ms": 1}),
+        )
+        .await;
+    let stale = stale["id"].as_str().unwrap();
+    let expired = s.finished(&t, stale).await;
+    assert_eq!(expired["error"]["kind"], "expired", "{expired}");
+    let (_, list) = s.get("/v1/jobs?task=after", &t).await;
+    let cbs: Vec<&Value> = list["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["input"]["job"]["id"] == stale)
+        .collect();
+    assert_eq!(
+        cbs.len(),
+        1,
+        "one callback, written with the expiry: {list}"
+    );
+    assert_eq!(cbs[0]["input"]["error"]["kind"], "expired");
+    assert_eq!(cbs[0]["input"]["job"]["queue"], "held");
+    assert_eq!(cbs[0]["input"]["job"]["attempts"], 0);
     // Definitions that name a task that does not exist, or themselves.
     let digest = s.upload(&t, "noop").await;
     for (spec, says) in [

@@ -152,6 +152,23 @@ pub(crate) async fn rescue(h: &Harness, all_running: bool) -> Vec<ClaimedJob> {
         .unwrap()
 }
 
+/// Expires every job past its time now, with no callbacks (as the queue
+/// keeper does for tasks without `on_fail`); answers how many.
+pub(crate) async fn expire_all(h: &Harness) -> u64 {
+    let jobs = h
+        .store
+        .job_expiring(1_000)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|j| Expire {
+            id: j.id,
+            on_fail: None,
+        })
+        .collect();
+    h.store.job_expire(jobs).await.unwrap()
+}
+
 /// A tenant's attempts, oldest first.
 pub(crate) async fn attempts(h: &Harness, tenant: &str, id: &str) -> Vec<AttemptRecord> {
     h.store

@@ -149,12 +149,59 @@ pub(super) async fn queued_jobs_expire(h: Harness) {
     // A job that started is not expired: its time ran out while queued.
     finalize(&h, &c, Action::Complete { output: "1".into() }).await;
     h.clock.advance(999);
-    assert_eq!(h.store.job_expire(100).await.unwrap(), 0, "not yet");
+    assert_eq!(expire_all(&h).await, 0, "not yet");
     h.clock.advance(1);
     // Past it, a claim passes it over (the keeper may not have run yet).
     let c = claim(&h, 10).await;
     assert_eq!(ids(&c), ["plain"]);
-    assert_eq!(h.store.job_expire(100).await.unwrap(), 1);
+    // The keeper reads what expired, builds their tasks' `on_fail` jobs,
+    // then fails them with those, each once.
+    let expiring = h.store.job_expiring(100).await.unwrap();
+    assert_eq!(
+        expiring,
+        [ExpiringJob {
+            id: "runs".into(),
+            tenant: A.into(),
+            task: "t".into(),
+            task_version: 1,
+            queue: "default".into(),
+            attempts: 0,
+        }]
+    );
+    let on_fail = NewJob::plain("runs-failed", A, task_ref(), r#"{"of":"runs"}"#);
+    let with = |id: &str| Expire {
+        id: id.into(),
+        on_fail: Some(NewJob {
+            id: format!("{}-again", on_fail.id),
+            ..on_fail.clone()
+        }),
+    };
+    assert_eq!(
+        h.store
+            .job_expire(vec![Expire {
+                id: "runs".into(),
+                on_fail: Some(on_fail.clone()),
+            }])
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(get(&h, "runs-failed").await.status, JobStatus::Queued);
+    // Expired already, and one never past its time ("plain"): neither
+    // fails, and no callback comes of them.
+    assert_eq!(
+        h.store
+            .job_expire(vec![with("runs"), with("plain")])
+            .await
+            .unwrap(),
+        0
+    );
+    assert!(h
+        .store
+        .job_get(A, "runs-failed-again")
+        .await
+        .unwrap()
+        .is_none());
     let runs = get(&h, "runs").await;
     assert_eq!(runs.status, JobStatus::Failed);
     let error = runs.error.unwrap();
@@ -164,19 +211,19 @@ pub(super) async fn queued_jobs_expire(h: Harness) {
     );
     assert_eq!(runs.finished_at, Some(h.store.now()));
     assert_eq!(runs.attempts, 0, "it never ran");
-    // Counted as failed, no longer queued.
+    // Counted as failed, no longer queued (its callback is).
     let usage = h.store.tenant_usage(A).await.unwrap();
-    assert_eq!((usage.jobs.queued, usage.jobs.running), (1, 1));
+    assert_eq!((usage.jobs.queued, usage.jobs.running), (2, 1));
     // The expiry counts from when the job came due.
     h.clock.advance(4_500);
-    assert_eq!(h.store.job_expire(100).await.unwrap(), 0);
+    assert_eq!(expire_all(&h).await, 0);
     h.clock.advance(500);
-    assert_eq!(h.store.job_expire(100).await.unwrap(), 1);
+    assert_eq!(expire_all(&h).await, 1);
     assert_eq!(get(&h, "later").await.status, JobStatus::Failed);
     // An expired job can be re-driven: due now, with the time again.
     let r = redrive_one(&h, "later", 1).await;
     assert_eq!(r.status, JobStatus::Queued);
-    assert_eq!(ids(&claim(&h, 10).await), ["later"]);
+    assert_eq!(ids(&claim(&h, 10).await), ["runs-failed", "later"]);
 }
 
 pub(super) async fn a_concurrency_key_runs_up_to_its_limit(h: Harness) {

@@ -491,8 +491,15 @@ impl JobStore for PgStore {
         Ok(n)
     }
 
-    async fn job_expire(&self, limit: u32) -> StoreResult<u64> {
-        queues::expire(&self.db, limit).await
+    async fn job_expire(&self, jobs: Vec<Expire>) -> StoreResult<u64> {
+        if jobs.is_empty() {
+            return Ok(0);
+        }
+        queues::expire(&self.db, jobs).await
+    }
+
+    async fn job_expiring(&self, limit: u32) -> StoreResult<Vec<ExpiringJob>> {
+        queues::expiring(&self.db, limit).await
     }
 
     async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned> {

@@ -123,7 +123,7 @@ impl Tenants {
     }
 }
 
-fn insert_one(
+pub(super) fn insert_one(
     conn: &Connection,
     now: Millis,
     job: NewJob,

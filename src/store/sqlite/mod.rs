@@ -658,11 +658,25 @@ impl JobStore for SqliteStore {
         }
     }
 
-    async fn job_expire(&self, limit: u32) -> StoreResult<u64> {
+    async fn job_expire(&self, jobs: Vec<Expire>) -> StoreResult<u64> {
+        if jobs.is_empty() {
+            return Ok(0);
+        }
         self.write(Class::Bulk, true, move |c, now| {
-            expire::expire(c, now, limit)
+            expire::expire(c, now, jobs)
         })
         .await
+    }
+
+    async fn job_expiring(&self, limit: u32) -> StoreResult<Vec<ExpiringJob>> {
+        let rows: Vec<(String, String, String, i64, String, i64)> =
+            sqlx::query_as(expire::EXPIRING)
+                .bind(self.now())
+                .bind(limit)
+                .fetch_all(&mut *self.reader().await?)
+                .await
+                .map_err(db)?;
+        Ok(rows.into_iter().map(expire::expiring_row).collect())
     }
 
     async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned> {
