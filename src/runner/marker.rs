@@ -5,8 +5,8 @@
 //! gives them back as they were.
 //!
 //! The window is twice what started during the last mark's round trip
-//! (doubled instead when the starts took all that was begun: they may have
-//! waited for the mark), narrowing by at most an eighth a mark, between
+//! (doubled instead when the starts took all of some that was begun: they
+//! may have waited for the mark), narrowing by at most an eighth a mark, between
 //! twice the slots and `MAX_AHEAD`: wide
 //! enough that the workers seldom wait for a mark while attempts are
 //! short, narrow while they are long, so that what a killed runner had
@@ -51,7 +51,10 @@ pub(super) async fn marker(inner: Arc<Inner>) {
         let during = usize::try_from(inner.dispatch.picks() - started).unwrap_or(MAX_AHEAD);
         // Round trips vary (a mark may wait behind a long write): the
         // window narrows by an eighth a mark at most.
-        window = if during >= ready {
+        // Nothing begun when it went out is no sign of hunger: the
+        // starts had taken it before the marker looked, as they do when
+        // each attempt outlasts a round trip.
+        window = if ready > 0 && during >= ready {
             window.saturating_mul(2)
         } else {
             during.saturating_mul(2).max(window - window / 8)
