@@ -8,7 +8,7 @@
 use super::auth::Principal;
 use super::error::ApiError;
 use super::ApiState;
-use crate::events::feed::{follow, From, Item};
+use crate::events::feed::{follow, Item};
 use crate::events::{EventFilter, EventType};
 use crate::quota::Exceeded;
 use crate::store::Scope;
@@ -130,12 +130,12 @@ pub async fn stream(
         ));
     }
     let from = match last_event_id(&headers)?.or(q.after) {
-        Some(s) => From::After(s),
+        Some(s) => s,
         // Read before the answer, not by the follower once it runs: a
         // client that enqueues once the stream is open sees all of that
         // job's events (the follower read its start after them now and
         // then, and sent only the job's end).
-        None => From::After(state.store.event_heads(Some(&who.tenant)).await?.seq),
+        None => state.store.event_heads(Some(&who.tenant)).await?.seq,
     };
     let permit = state.streams.take(&who.tenant)?;
     let (tx, rx) = mpsc::channel(STREAM_ROOM);

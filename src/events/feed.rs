@@ -215,21 +215,15 @@ pub enum Item {
     },
 }
 
-/// Where a follower starts: after this sequence number of the tenant's
-/// (a stream from now reads the tenant's head before it answers, so that
-/// nothing written after it answered is missed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum From {
-    After(u64),
-}
-
-/// Follows a tenant's events from `from`, filtered: sends them, in order,
+/// Follows a tenant's events after its sequence number `after` (a stream
+/// from now reads the tenant's head before it answers, so that nothing
+/// written after it answered is missed), filtered: sends them, in order,
 /// to `out` until the receiver is gone, or the follower is too slow for
 /// `out`'s room or the broadcast, when it sends `Dropped` and ends.
 pub async fn follow(
     feed: Arc<Feed>,
     tenant: String,
-    from: From,
+    after: u64,
     filter: EventFilter,
     out: mpsc::Sender<Item>,
 ) -> Result<(), StoreError> {
@@ -238,7 +232,7 @@ pub async fn follow(
     let closed = feed.closed.clone();
     store.event_sequence().await?;
     let heads = store.event_heads(Some(&tenant)).await?;
-    let From::After(mut last) = from;
+    let mut last = after;
     if heads.first > last + 1 && heads.seq >= heads.first {
         let gap = Item::Gap {
             after: last,

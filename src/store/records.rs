@@ -684,6 +684,21 @@ pub struct ExpiringJob {
     pub attempts: u32,
 }
 
+impl ExpiringJob {
+    /// A row of `id, tenant, task, task_version, queue, attempts`, as both
+    /// backends read it.
+    pub fn from_row(r: (String, String, String, i64, String, i64)) -> ExpiringJob {
+        ExpiringJob {
+            id: r.0,
+            tenant: r.1,
+            task: r.2,
+            task_version: u32::try_from(r.3).unwrap_or(0),
+            queue: r.4,
+            attempts: u32::try_from(r.5).unwrap_or(0),
+        }
+    }
+}
+
 /// A job to fail `expired`, and its task's `on_fail` job, if it has one,
 /// to be inserted with it.
 #[derive(Debug, Clone)]

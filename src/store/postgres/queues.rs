@@ -112,8 +112,8 @@ pub async fn tidy(db: &Db) -> StoreResult<u64> {
 /// Up to `limit` queued jobs past their `expire_after_ms`, by id.
 pub async fn expiring(db: &Db, limit: u32) -> StoreResult<Vec<ExpiringJob>> {
     let (mut tx, now) = db.begin().await?;
-    let rows: Vec<(String, String, String, i32, String, i32)> = sqlx::query_as(
-        "SELECT id, tenant, task, task_version, queue, attempts FROM jobs \
+    let rows: Vec<(String, String, String, i64, String, i64)> = sqlx::query_as(
+        "SELECT id, tenant, task, task_version::int8, queue, attempts::int8 FROM jobs \
          WHERE status = 'queued' AND expire_after_ms IS NOT NULL \
            AND run_at + expire_after_ms <= $1 ORDER BY id LIMIT $2",
     )
@@ -123,17 +123,7 @@ pub async fn expiring(db: &Db, limit: u32) -> StoreResult<Vec<ExpiringJob>> {
     .await
     .map_err(pg)?;
     tx.commit().await.map_err(pg)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| ExpiringJob {
-            id: r.0,
-            tenant: r.1,
-            task: r.2,
-            task_version: u32::try_from(r.3).unwrap_or(0),
-            queue: r.4,
-            attempts: u32::try_from(r.5).unwrap_or(0),
-        })
-        .collect())
+    Ok(rows.into_iter().map(ExpiringJob::from_row).collect())
 }
 
 /// Fails each of `jobs` still queued past its time, with its `on_fail`

@@ -6,7 +6,7 @@ use super::tally::{Apply, Tally};
 use super::wdb;
 use crate::job::JobError;
 use crate::store::ending_sql::{status_in, Dialect};
-use crate::store::records::{Expire, ExpiringJob};
+use crate::store::records::Expire;
 use crate::store::transition::Move;
 use crate::store::{Millis, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -16,18 +16,6 @@ pub const EXPIRING: &str = "SELECT id, tenant, task, task_version, queue, attemp
      FROM jobs INDEXED BY jobs_expiry \
      WHERE status = 'queued' AND expire_after_ms IS NOT NULL \
        AND run_at + expire_after_ms <= ?1 LIMIT ?2";
-
-/// A row of `EXPIRING`.
-pub fn expiring_row(r: (String, String, String, i64, String, i64)) -> ExpiringJob {
-    ExpiringJob {
-        id: r.0,
-        tenant: r.1,
-        task: r.2,
-        task_version: u32::try_from(r.3).unwrap_or(0),
-        queue: r.4,
-        attempts: u32::try_from(r.5).unwrap_or(0),
-    }
-}
 
 /// Fails each of `jobs` still queued past its time, with its `on_fail`
 /// job; answers how many.

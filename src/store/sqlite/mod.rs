@@ -676,7 +676,7 @@ impl JobStore for SqliteStore {
                 .fetch_all(&mut *self.reader().await?)
                 .await
                 .map_err(db)?;
-        Ok(rows.into_iter().map(expire::expiring_row).collect())
+        Ok(rows.into_iter().map(ExpiringJob::from_row).collect())
     }
 
     async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned> {
