@@ -9,6 +9,7 @@ use crate::maintenance::{self, pruner::Pruner, queue_keeper::QueueKeeper, rescue
 use crate::registry::Registry;
 use crate::runner::{Runner, RunnerConfig};
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
+use crate::schedule::leader::{self, Candidacy, Leader};
 use crate::store::{self, JobStore, NewToken, StoreError, StoreOptions, SystemClock};
 use anyhow::Context;
 use std::fs::File;
@@ -31,6 +32,8 @@ pub struct App {
     http: Option<JoinHandle<()>>,
     services: Vec<JoinHandle<()>>,
     grace: Duration,
+    /// This process's candidacy for the leader's lease.
+    pub leader: Arc<Leader>,
     /// Held while the server runs: one process per data dir.
     _lock: File,
 }
@@ -158,8 +161,16 @@ impl App {
             hooks.clone(),
             delivered.clone(),
         );
+        // Every process is a candidate; the leader runs what must run once
+        // per database (cron slots).
+        let leader = Arc::new(Leader::new(
+            dyn_store.clone(),
+            Leader::holder_for_this_process(),
+            leader::DEFAULT_TTL,
+        ));
         let mut services = maintenance::spawn(
             vec![
+                Box::new(Candidacy(leader.clone())),
                 Box::new(rescuer),
                 Box::new(keeper),
                 Box::new(pruner),
@@ -184,22 +195,25 @@ impl App {
             )));
         }
         let enqueuer = Arc::new(Enqueuer::new(registry.clone(), runner.clone(), cfg.quotas));
-        let state = Arc::new(ApiState::new(
-            dyn_store,
-            registry,
-            runner.clone(),
-            wake,
-            ApiLimits {
-                max_json_bytes: cfg.max_body_bytes,
-                max_batch_bytes: cfg.max_body_bytes.max(ApiLimits::default().max_batch_bytes),
-                max_component_bytes: cfg.max_component_bytes,
-                max_event_streams: cfg.max_event_streams,
-                webhook_allow_private: cfg.webhooks.allow_private,
-                ..ApiLimits::default()
-            },
-            enqueuer,
-            hooks,
-        ));
+        let state = Arc::new(
+            ApiState::new(
+                dyn_store,
+                registry,
+                runner.clone(),
+                wake,
+                ApiLimits {
+                    max_json_bytes: cfg.max_body_bytes,
+                    max_batch_bytes: cfg.max_body_bytes.max(ApiLimits::default().max_batch_bytes),
+                    max_component_bytes: cfg.max_component_bytes,
+                    max_event_streams: cfg.max_event_streams,
+                    webhook_allow_private: cfg.webhooks.allow_private,
+                    ..ApiLimits::default()
+                },
+                enqueuer,
+                hooks,
+            )
+            .with_leader(leader.clone()),
+        );
         let stop_http = CancellationToken::new();
         let (addr, http) = match cfg.listen {
             Some(listen) => {
@@ -232,6 +246,7 @@ impl App {
                 http,
                 services,
                 grace: cfg.grace,
+                leader,
                 _lock: lock,
             },
             generated_admin_token,
@@ -249,6 +264,8 @@ impl App {
         for s in self.services {
             let _ = s.await;
         }
+        // Another process takes over at once, not when the lease runs out.
+        self.leader.resign().await;
         // In-flight requests finish; a slow client does not hold the stop.
         if let Some(http) = self.http {
             let _ = tokio::time::timeout(Duration::from_secs(5), http).await;

@@ -18,6 +18,7 @@ pub mod registry;
 pub mod retry;
 pub mod runner;
 pub mod sandbox;
+pub mod schedule;
 pub mod store;
 pub mod text;
 pub mod webhooks;

@@ -82,6 +82,8 @@ pub struct ApiState {
     streams: events::Streams,
     /// Every webhook, as the sender reads them.
     pub hooks: Arc<crate::webhooks::Hooks>,
+    /// This process's candidacy for the leader's lease, when it has one.
+    pub leader: Option<Arc<crate::schedule::leader::Leader>>,
 }
 
 impl ApiState {
@@ -106,7 +108,14 @@ impl ApiState {
             limits,
             tokens: auth::TokenCache::default(),
             enqueuer,
+            leader: None,
         }
+    }
+
+    /// With this process's candidacy, shown by `/healthz`.
+    pub fn with_leader(mut self, leader: Arc<crate::schedule::leader::Leader>) -> Self {
+        self.leader = Some(leader);
+        self
     }
 }
 
@@ -160,7 +169,12 @@ async fn health(
         tracing::warn!(error = %e, "health check: the database does not answer");
         return Err(ApiError::Unavailable("the database does not answer".into()));
     }
-    Ok(axum::Json(serde_json::json!({"status": "ok"})))
+    // Which process leads is an operator's question (whose logs say what
+    // the cron slots did); it names nothing else.
+    let leader = state.leader.as_ref().map(|l| l.leads());
+    Ok(axum::Json(
+        serde_json::json!({"status": "ok", "leader": leader}),
+    ))
 }
 
 async fn no_route(uri: axum::http::Uri) -> ApiError {

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod conformance;
 pub mod ending_sql;
 pub mod fair;
+pub mod lease_sql;
 mod open;
 pub mod outbox;
 pub mod postgres;
@@ -326,6 +327,19 @@ pub trait JobStore: Send + Sync + 'static {
     /// Deletes up to `limit` delivered or dead deliveries made before
     /// `before`, oldest first; answers how many.
     async fn delivery_prune(&self, before: Millis, limit: u32) -> StoreResult<u64>;
+
+    /// Takes or renews the lease `name` for `holder` until `ttl_ms` from
+    /// now: answers it when `holder` holds it now (renewed, its term kept)
+    /// or took it (free or expired: the term goes up), and `None` while
+    /// another holds it unexpired.
+    async fn lease_take(&self, name: &str, holder: &str, ttl_ms: u64)
+        -> StoreResult<Option<Lease>>;
+    /// Lets the lease go at once if `holder` holds it (a process that
+    /// stops), so another takes it without waiting for it to expire;
+    /// answers whether it did.
+    async fn lease_drop(&self, name: &str, holder: &str) -> StoreResult<bool>;
+    /// The lease as it stands, expired or not; `None` when never taken.
+    async fn lease_get(&self, name: &str) -> StoreResult<Option<Lease>>;
 
     /// Applies the writes in order, in one transaction: all of them, or
     /// none when one fails (its error is the answer). What needs "these

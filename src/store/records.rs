@@ -673,6 +673,43 @@ impl Finalize {
     }
 }
 
+/// A named lease (`JobStore::lease_take`): who holds it, in which term,
+/// and until when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    pub name: String,
+    pub holder: String,
+    /// Goes up each time the lease changes hands (or is taken again after
+    /// it expired), so a holder that lost it can tell.
+    pub term: i64,
+    /// When this term began.
+    pub taken_at: Millis,
+    pub expires_at: Millis,
+}
+
+/// A lease's row as both backends read it: name, holder, term, taken_at,
+/// expires_at.
+pub type LeaseRow = (String, String, i64, i64, i64);
+
+impl From<LeaseRow> for Lease {
+    fn from((name, holder, term, taken_at, expires_at): LeaseRow) -> Lease {
+        Lease {
+            name,
+            holder,
+            term,
+            taken_at,
+            expires_at,
+        }
+    }
+}
+
+impl Lease {
+    /// The lease's holder and term when its holder may act: unexpired at `now`.
+    pub fn live_at(&self, now: Millis) -> bool {
+        self.expires_at > now
+    }
+}
+
 /// A queued job past its `expire_after_ms`, as `job_expiring` reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpiringJob {

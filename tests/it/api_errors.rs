@@ -208,8 +208,10 @@ async fn auth_failures() {
         "JOB_ACCESS_DENIED",
         "admin",
     );
-    let (status, _) = s.get("/healthz", "").await;
+    let (status, health) = s.get("/healthz", "").await;
     assert_eq!(status, StatusCode::OK, "healthz needs no token");
+    // Whether this process leads (on SQLite it soon does: it is alone).
+    assert!(health["leader"].is_boolean(), "{health}");
     s.stop().await;
 }
 

@@ -235,3 +235,74 @@ fn the_lease_flag_has_bounds() {
     let server = Served::spawn(dir.path(), &["--lease-ms", "1000"], Some(ADMIN));
     assert!(server.url.starts_with("http://"));
 }
+
+/// The leader's lease as the database holds it: the holder's pid, its
+/// term, and whether it is unexpired.
+async fn leader_row(c: &mut sqlx::PgConnection) -> Option<(u32, i64, bool)> {
+    let row: Option<(String, i64, bool)> = sqlx::query_as(
+        "SELECT holder, term, expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint \
+         FROM leases WHERE name = 'leader'",
+    )
+    .fetch_optional(c)
+    .await
+    .unwrap();
+    row.map(|(holder, term, live)| {
+        let pid = holder.split(':').nth(1).and_then(|p| p.parse().ok());
+        (pid.expect("a holder names its pid"), term, live)
+    })
+}
+
+/// Polls the leader's row until `ok` holds, for up to 20 s.
+async fn until_leader(
+    c: &mut sqlx::PgConnection,
+    ok: impl Fn(&(u32, i64, bool)) -> bool,
+) -> (u32, i64, bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let row = leader_row(c).await;
+        if let Some(r) = row.filter(|r| ok(r)) {
+            return r;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the leader's lease never got there: {row:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_process_takes_the_lead_when_the_leader_dies() {
+    use sqlx::Connection;
+    let Some(db) = test_db().await else { return };
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let mut workers = vec![
+        Worker::start(dirs[0].path(), &db.url),
+        Worker::start(dirs[1].path(), &db.url),
+    ];
+    let pids: Vec<u32> = workers.iter().map(|w| w.child.id()).collect();
+    let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    let (first, term, _) = until_leader(&mut c, |r| r.2).await;
+    assert!(pids.contains(&first), "a worker leads: {first} of {pids:?}");
+    // The leader is killed: it cannot let go, so the other waits for its
+    // lease to run out (5 s), then takes it in the next term.
+    let at = pids.iter().position(|p| *p == first).unwrap();
+    let mut dead = workers.remove(at);
+    dead.child.kill().unwrap();
+    dead.child.wait().unwrap();
+    let t0 = std::time::Instant::now();
+    let (second, term2, _) = until_leader(&mut c, |r| r.0 != first && r.2).await;
+    assert_eq!(second, pids[1 - at]);
+    assert!(term2 > term, "a new term: {term} then {term2}");
+    eprintln!("took over in {:?}", t0.elapsed());
+    // Stopped gracefully, the new leader lets its lease go at once.
+    let status = Command::new("kill")
+        .args(["-TERM", &second.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    workers[0].child.wait().unwrap();
+    let (holder, _, live) = leader_row(&mut c).await.unwrap();
+    assert_eq!(holder, second);
+    assert!(!live, "the stopped leader's lease ended with it");
+}

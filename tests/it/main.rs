@@ -15,6 +15,7 @@ mod e2e_callbacks;
 mod e2e_pg;
 mod faults;
 mod holes;
+mod leader;
 mod sandbox_abi;
 mod sandbox_cache;
 mod sandbox_hostile;

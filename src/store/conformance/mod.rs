@@ -5,12 +5,14 @@
 //! (the `conformance` feature, which the integration tests turn on), never
 //! into the release binary. The cases are by subject: `inserts` (what is
 //! written before a job runs), `jobs` (the life of a queued job),
-//! `queues` (paused queues, expiry), `prune` (retention), `redrive`, `tenants` (fair claims,
-//! quotas, budgets and usage), `events` (the outbox, callbacks, webhooks).
+//! `queues` (paused queues, expiry), `prune` (retention), `redrive`,
+//! `tenants` (fair claims, quotas, budgets and usage), `events` (the
+//! outbox, callbacks, webhooks), `leases` (one holder at a time).
 
 mod events;
 mod inserts;
 mod jobs;
+mod leases;
 mod prune;
 mod queues;
 mod redrive;
@@ -19,6 +21,7 @@ mod tenants;
 use events::*;
 use inserts::*;
 use jobs::*;
+use leases::*;
 use prune::*;
 use queues::*;
 use redrive::*;
@@ -241,6 +244,8 @@ macro_rules! conformance_cases {
             callbacks_land_with_the_end,
             old_events_are_pruned,
             webhook_deliveries_are_made_once_and_retried,
+            a_lease_has_one_holder_at_a_time,
+            concurrent_candidates_get_one_lease,
         );
     };
 }

@@ -21,6 +21,7 @@ mod tenants;
 mod webhooks;
 
 use super::fair::Fairness;
+use super::lease_sql;
 use super::records::*;
 use super::{Capabilities, Clock, Durability, JobStore, Millis, Signal, StoreError, StoreResult};
 use crate::job::JobStatus;
@@ -698,6 +699,57 @@ impl JobStore for PgStore {
             .await;
         self.poke();
         r
+    }
+
+    async fn lease_take(
+        &self,
+        name: &str,
+        holder: &str,
+        ttl_ms: u64,
+    ) -> StoreResult<Option<Lease>> {
+        let (n, h) = (name.to_owned(), holder.to_owned());
+        let ttl = i64::try_from(ttl_ms).unwrap_or(i64::MAX);
+        self.tx(move |tx, now| {
+            Box::pin(async move {
+                let row: Option<LeaseRow> =
+                    sqlx::query_as(&lease_sql::take(["$1", "$2", "$3", "$4"]))
+                        .bind(&n)
+                        .bind(&h)
+                        .bind(now)
+                        .bind(now.saturating_add(ttl))
+                        .fetch_optional(&mut **tx)
+                        .await
+                        .map_err(pg)?;
+                Ok(row.map(Lease::from))
+            })
+        })
+        .await
+    }
+
+    async fn lease_drop(&self, name: &str, holder: &str) -> StoreResult<bool> {
+        let (n, h) = (name.to_owned(), holder.to_owned());
+        self.tx(move |tx, now| {
+            Box::pin(async move {
+                let done = sqlx::query(&lease_sql::drop(["$1", "$2", "$3"]))
+                    .bind(&n)
+                    .bind(&h)
+                    .bind(now)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(pg)?;
+                Ok(done.rows_affected() == 1)
+            })
+        })
+        .await
+    }
+
+    async fn lease_get(&self, name: &str) -> StoreResult<Option<Lease>> {
+        let row: Option<LeaseRow> = sqlx::query_as(&lease_sql::get("$1"))
+            .bind(name)
+            .fetch_optional(&self.db.pool)
+            .await
+            .map_err(pg)?;
+        Ok(row.map(Lease::from))
     }
 
     async fn close(&self) {

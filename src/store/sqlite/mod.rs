@@ -7,6 +7,7 @@ mod claim;
 mod events;
 mod expire;
 mod jobs;
+mod leases;
 mod prune;
 mod queues;
 mod redrive;
@@ -1079,6 +1080,39 @@ impl JobStore for SqliteStore {
             webhooks::prune(c, before, limit)
         })
         .await
+    }
+
+    async fn lease_take(
+        &self,
+        name: &str,
+        holder: &str,
+        ttl_ms: u64,
+    ) -> StoreResult<Option<Lease>> {
+        let (n, h) = (name.to_owned(), holder.to_owned());
+        let ttl = i64::try_from(ttl_ms).unwrap_or(i64::MAX);
+        // Not durable: a renewal lost to a power cut only shortens a lease
+        // that this process, the database's only one, takes again.
+        self.write(Class::Prompt, false, move |c, now| {
+            leases::take(c, now, &n, &h, now.saturating_add(ttl))
+        })
+        .await
+    }
+
+    async fn lease_drop(&self, name: &str, holder: &str) -> StoreResult<bool> {
+        let (n, h) = (name.to_owned(), holder.to_owned());
+        self.write(Class::Prompt, true, move |c, now| {
+            leases::drop(c, now, &n, &h)
+        })
+        .await
+    }
+
+    async fn lease_get(&self, name: &str) -> StoreResult<Option<Lease>> {
+        let row: Option<LeaseRow> = sqlx::query_as(&crate::store::lease_sql::get("?1"))
+            .bind(name)
+            .fetch_optional(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
+        Ok(row.map(Lease::from))
     }
 
     async fn close(&self) {

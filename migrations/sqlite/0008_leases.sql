@@ -1,0 +1,11 @@
+-- Named leases: work that must run in one process at a time (cron slots,
+-- maintenance) is done by the holder of its lease. A holder renews before
+-- `expires_at`; once that has passed, another may take it, and the term
+-- goes up, so a holder that lost it can tell.
+CREATE TABLE leases (
+    name TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    term INTEGER NOT NULL,
+    taken_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+) WITHOUT ROWID;

@@ -1,0 +1,66 @@
+//! Leadership between candidates on one database: one leads at a time; a
+//! leader that stops renewing stops acting before another takes over
+//! (in a higher term); one that resigns is replaced at once.
+
+use crate::store::sqlite;
+use crate::store_pg::{postgres, test_db};
+use std::sync::Arc;
+use std::time::Duration;
+use taskbox::schedule::leader::Leader;
+use taskbox::store::{JobStore, ManualClock};
+
+const TTL: Duration = Duration::from_secs(5);
+
+/// Candidates `a` and `b`, each on its own store (as two processes are)
+/// over one database, on one manual clock.
+async fn contend(a: Arc<dyn JobStore>, b: Arc<dyn JobStore>, clock: &ManualClock) {
+    let a = Leader::new(a, "a".into(), TTL);
+    let b = Leader::new(b, "b".into(), TTL);
+    assert!(!a.leads(), "nobody leads before a renewal");
+    assert!(a.run_once().await);
+    assert!(!b.run_once().await);
+    assert_eq!((a.term_now(), b.term_now()), (Some(1), None));
+    // Renewed every third of its time, it stays a's.
+    for _ in 0..5 {
+        clock.advance(1_600);
+        assert!(a.run_once().await);
+        assert!(!b.run_once().await);
+    }
+    // a stalls. Before its lease runs out it stops acting (a third of the
+    // time is its margin), and b cannot take it until it has run out.
+    clock.advance(3_400);
+    assert!(!a.leads(), "a stops acting before its lease runs out");
+    assert!(!b.run_once().await);
+    clock.advance(1_600);
+    assert!(b.run_once().await, "b takes over once it ran out");
+    assert_eq!(b.term_now(), Some(2));
+    assert!(!a.run_once().await, "a's renewal comes too late");
+    assert!(!a.leads());
+    // b resigns (its process stops): a takes over at once.
+    b.resign().await;
+    assert!(!b.leads());
+    assert!(a.run_once().await);
+    assert_eq!(a.term_now(), Some(3));
+}
+
+#[tokio::test]
+async fn one_candidate_leads_at_a_time_on_sqlite() {
+    // SQLite is one process's, but two candidates on its store hold to the
+    // same rule.
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
+    contend(store.clone(), store.clone(), &clock).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn one_candidate_leads_at_a_time_on_postgres() {
+    let Some(db) = test_db().await else { return };
+    let clock = ManualClock::default();
+    let a: Arc<dyn JobStore> = Arc::new(postgres(&db, clock.clone()).await);
+    let b: Arc<dyn JobStore> = Arc::new(postgres(&db, clock.clone()).await);
+    contend(a.clone(), b.clone(), &clock).await;
+    a.close().await;
+    b.close().await;
+}
