@@ -96,7 +96,7 @@ impl CronExpr {
         self.schedule
             .after(&from)
             .filter(|slot| slot.timestamp_millis() > after)
-            .take(8)
+            // Second occurrences are at most a repeated hour's slots.
             .find(|slot| self.every_hour || !self.is_second_occurrence(slot))
             .map(|slot| slot.timestamp_millis())
     }
@@ -265,6 +265,13 @@ mod tests {
                 "2026-10-25T00:30:00+00:00",
                 "2026-10-26T01:30:00+00:00",
             ]
+        );
+        // Every five minutes of 02:xx: the repeated 02:xx fires no more,
+        // and the next day's come as usual.
+        let fives = CronExpr::parse("*/5 2 * * *", Some("Europe/Berlin")).unwrap();
+        assert_eq!(
+            slots(&fives, "2026-10-25T00:50:00Z", 2),
+            ["2026-10-25T00:55:00+00:00", "2026-10-26T01:00:00+00:00"]
         );
         // An hourly schedule fires in each real hour, the repeated too.
         let hourly = CronExpr::parse("0 * * * *", Some("Europe/Berlin")).unwrap();
