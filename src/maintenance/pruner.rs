@@ -43,6 +43,11 @@ pub const STEP: u32 = 128;
 const STEPS_PER_ROUND: u32 = 400;
 /// Event rows or deliveries deleted per step.
 const EVENT_STEP: u32 = 512;
+/// Least time an uploaded component is kept while no task uses it,
+/// however short the retention: a client uploads, then defines its task.
+/// (With a retention of 1 ms, an upload collected before its task's PUT
+/// made that PUT a 404, now and then, in `the_pruner_deletes_…`.)
+pub const UNUSED_COMPONENT_GRACE: Duration = Duration::from_secs(3600);
 /// Rounds between two collections of unused components.
 const COLLECT_EVERY_ROUNDS: u32 = 3600;
 
@@ -153,9 +158,13 @@ impl Pruner {
     }
 
     /// Collects components no task uses, uploaded longer ago than the
-    /// completed jobs' retention.
+    /// completed jobs' retention (and at least `UNUSED_COMPONENT_GRACE`).
     pub async fn collect(&self) -> StoreResult<u64> {
-        match Self::cutoff(self.store.now(), self.retention.completed) {
+        let keep = self
+            .retention
+            .completed
+            .map(|r| r.max(UNUSED_COMPONENT_GRACE));
+        match Self::cutoff(self.store.now(), keep) {
             Some(before) => self.store.component_collect(before).await,
             None => Ok(0),
         }

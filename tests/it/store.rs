@@ -132,3 +132,41 @@ async fn the_url_picks_the_backend() {
         "{err}"
     );
 }
+
+/// However short the retention, a component is kept an hour after its
+/// upload while no task uses it: its task's PUT comes after the upload.
+#[tokio::test]
+async fn an_unused_upload_is_kept_an_hour_whatever_the_retention() {
+    use std::time::Duration;
+    use taskbox::maintenance::pruner::{Pruner, Retention, UNUSED_COMPONENT_GRACE};
+    use taskbox::store::NewComponent;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
+    store.tenant_insert("tenant-a").await.unwrap();
+    store
+        .component_insert(NewComponent {
+            tenant: "tenant-a".into(),
+            digest: format!("sha256:{:064x}", 7),
+            abi: "task".into(),
+            bytes: vec![0, 97, 115, 109, 7],
+        })
+        .await
+        .unwrap();
+    let pruner = Pruner::new(
+        store.clone(),
+        Retention {
+            completed: Some(Duration::from_millis(1)),
+            failed: None,
+        },
+    );
+    clock.advance(1_000);
+    assert_eq!(
+        pruner.collect().await.unwrap(),
+        0,
+        "a second after its upload"
+    );
+    clock.advance(UNUSED_COMPONENT_GRACE.as_millis() as i64);
+    assert_eq!(pruner.collect().await.unwrap(), 1, "an hour after, unused");
+    store.close().await;
+}
