@@ -48,11 +48,12 @@ pub(super) async fn a_lease_has_one_holder_at_a_time(h: Harness) {
     assert!(again.live_at(h.clock.now()) && !again.live_at(again.expires_at));
 }
 
-pub(super) async fn concurrent_candidates_get_one_lease(h: Harness) {
-    // Sixteen candidates at once, on a lease never taken: one wins.
+/// Sixteen candidates named `prefix0`… take `race` at once; the winners.
+async fn race(h: &Harness, prefix: &str) -> Vec<Lease> {
     let takes = (0..16).map(|i| {
         let s = h.store.clone();
-        tokio::spawn(async move { s.lease_take("race", &format!("c{i}"), 5_000).await })
+        let holder = format!("{prefix}{i}");
+        tokio::spawn(async move { s.lease_take("race", &holder, 5_000).await })
     });
     let mut won = Vec::new();
     for t in takes {
@@ -60,20 +61,17 @@ pub(super) async fn concurrent_candidates_get_one_lease(h: Harness) {
             won.push(l);
         }
     }
+    won
+}
+
+pub(super) async fn concurrent_candidates_get_one_lease(h: Harness) {
+    // On a lease never taken, one wins.
+    let won = race(&h, "c").await;
     assert_eq!(won.len(), 1, "one holder: {won:?}");
     assert_eq!(won[0].term, 1);
     // Once it expires, again one of them wins, in term 2.
     h.clock.advance(5_000);
-    let takes = (0..16).map(|i| {
-        let s = h.store.clone();
-        tokio::spawn(async move { s.lease_take("race", &format!("d{i}"), 5_000).await })
-    });
-    let mut won = Vec::new();
-    for t in takes {
-        if let Some(l) = t.await.unwrap().unwrap() {
-            won.push(l);
-        }
-    }
+    let won = race(&h, "d").await;
     assert_eq!(won.len(), 1, "one holder: {won:?}");
     assert_eq!(won[0].term, 2);
 }

@@ -4,17 +4,12 @@
 
 use super::wdb;
 use crate::store::lease_sql;
-use crate::store::{Lease, Millis, StoreResult};
+use crate::store::{Lease, LeaseRow, Millis, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 fn lease(r: &Row<'_>) -> rusqlite::Result<Lease> {
-    Ok(Lease {
-        name: r.get(0)?,
-        holder: r.get(1)?,
-        term: r.get(2)?,
-        taken_at: r.get(3)?,
-        expires_at: r.get(4)?,
-    })
+    let row: LeaseRow = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
+    Ok(row.into())
 }
 
 /// Takes or renews the lease until `expires_at` (`JobStore::lease_take`).
