@@ -9,6 +9,7 @@ use crate::maintenance::{self, pruner::Pruner, queue_keeper::QueueKeeper, rescue
 use crate::registry::Registry;
 use crate::runner::{Runner, RunnerConfig};
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
+use crate::schedule::firer::Firer;
 use crate::schedule::leader::{self, Candidacy, Leader};
 use crate::store::{self, JobStore, NewToken, StoreError, StoreOptions, SystemClock};
 use anyhow::Context;
@@ -194,6 +195,13 @@ impl App {
                 stop_maintenance.clone(),
             )));
         }
+        let firer = Firer::new(
+            dyn_store.clone(),
+            registry.clone(),
+            leader.clone(),
+            wake.clone(),
+        );
+        services.push(firer.clone().spawn(stop_maintenance.clone()));
         let enqueuer = Arc::new(Enqueuer::new(registry.clone(), runner.clone(), cfg.quotas));
         let state = Arc::new(
             ApiState::new(
@@ -212,7 +220,8 @@ impl App {
                 enqueuer,
                 hooks,
             )
-            .with_leader(leader.clone()),
+            .with_leader(leader.clone())
+            .with_firer(firer),
         );
         let stop_http = CancellationToken::new();
         let (addr, http) = match cfg.listen {

@@ -32,6 +32,8 @@ pub enum ApiError {
     ComponentNotFound(String),
     #[error("webhook {0} was not found")]
     WebhookNotFound(String),
+    #[error("schedule {0:?} was not found")]
+    ScheduleNotFound(String),
     #[error("no such route: {0}")]
     NoRoute(String),
     #[error("{0}")]
@@ -42,6 +44,8 @@ pub enum ApiError {
     InvalidComponent(String),
     #[error("invalid task definition: {}", .0.join("; "))]
     InvalidTask(Vec<String>),
+    #[error("invalid schedule: {0}")]
+    InvalidSchedule(String),
     #[error("{0}")]
     Unavailable(String),
     /// Over the tenant's enqueue rate; try again after `retry_after_ms`.
@@ -76,12 +80,13 @@ impl ApiError {
             | ApiError::TaskNotFound(_)
             | ApiError::ComponentNotFound(_)
             | ApiError::WebhookNotFound(_)
+            | ApiError::ScheduleNotFound(_)
             | ApiError::NoRoute(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::InvalidComponent(_) | ApiError::InvalidTask(_) => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
+            ApiError::InvalidComponent(_)
+            | ApiError::InvalidTask(_)
+            | ApiError::InvalidSchedule(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::RateLimited { .. } | ApiError::QuotaExceeded(_) => {
                 StatusCode::TOO_MANY_REQUESTS
@@ -101,11 +106,13 @@ impl ApiError {
             ApiError::TaskNotFound(_) => "TASK_NOT_FOUND",
             ApiError::ComponentNotFound(_) => "COMPONENT_NOT_FOUND",
             ApiError::WebhookNotFound(_) => "WEBHOOK_NOT_FOUND",
+            ApiError::ScheduleNotFound(_) => "SCHEDULE_NOT_FOUND",
             ApiError::NoRoute(_) => "NOT_FOUND",
             ApiError::Conflict(_) => "CONFLICT",
             ApiError::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
             ApiError::InvalidComponent(_) => "INVALID_COMPONENT",
             ApiError::InvalidTask(_) => "INVALID_TASK",
+            ApiError::InvalidSchedule(_) => "INVALID_SCHEDULE",
             ApiError::Unavailable(_) => "UNAVAILABLE",
             ApiError::RateLimited { .. } => "RATE_LIMITED",
             ApiError::QuotaExceeded(_) => "QUOTA_EXCEEDED",

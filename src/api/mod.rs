@@ -9,6 +9,7 @@ mod events;
 mod jobs;
 mod queues;
 mod registry;
+mod schedules;
 mod tenants;
 mod usage;
 pub mod views;
@@ -84,6 +85,8 @@ pub struct ApiState {
     pub hooks: Arc<crate::webhooks::Hooks>,
     /// This process's candidacy for the leader's lease, when it has one.
     pub leader: Option<Arc<crate::schedule::leader::Leader>>,
+    /// What fires schedules (and triggers them), when this server runs them.
+    pub firer: Option<Arc<crate::schedule::firer::Firer>>,
 }
 
 impl ApiState {
@@ -109,7 +112,14 @@ impl ApiState {
             tokens: auth::TokenCache::default(),
             enqueuer,
             leader: None,
+            firer: None,
         }
+    }
+
+    /// With what fires schedules, so that the API can trigger them.
+    pub fn with_firer(mut self, firer: Arc<crate::schedule::firer::Firer>) -> Self {
+        self.firer = Some(firer);
+        self
     }
 
     /// With this process's candidacy, shown by `/healthz`.
@@ -152,6 +162,16 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/v1/jobs/{id}/resume", post(jobs::resume))
         .route("/v1/jobs/{id}/retry", post(jobs::retry))
         .route("/v1/jobs/{id}/attempts", get(jobs::attempts))
+        .route("/v1/schedules", get(schedules::list))
+        .route(
+            "/v1/schedules/{name}",
+            put(schedules::put)
+                .get(schedules::show)
+                .delete(schedules::delete),
+        )
+        .route("/v1/schedules/{name}/trigger", post(schedules::trigger))
+        .route("/v1/schedules/{name}/pause", post(schedules::pause))
+        .route("/v1/schedules/{name}/resume", post(schedules::resume))
         .route("/v1/events", get(events::stream))
         .route("/v1/webhooks", post(webhooks::create).get(webhooks::list))
         .route("/v1/webhooks/{id}", axum::routing::delete(webhooks::delete))

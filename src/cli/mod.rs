@@ -17,6 +17,7 @@ mod job_view;
 mod migrate;
 mod queue;
 mod run;
+mod schedule;
 mod serve;
 mod sse;
 mod table;
@@ -58,6 +59,9 @@ pub enum Command {
     /// Webhooks: send job events to a URL, see how their deliveries went.
     #[command(subcommand)]
     Webhook(webhook::WebhookCmd),
+    /// Cron schedules: define, list, trigger, pause, resume and delete them.
+    #[command(subcommand)]
+    Schedule(schedule::ScheduleCmd),
     /// Queues: their depths and how long their oldest due job has waited.
     #[command(subcommand)]
     Queue(queue::QueueCmd),
@@ -100,6 +104,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Job(cmd) => job::main(cmd),
         Command::Events(args) => events::main(args),
         Command::Webhook(cmd) => webhook::main(cmd),
+        Command::Schedule(cmd) => schedule::main(cmd),
         Command::Queue(cmd) => queue::main(cmd),
         Command::Tenant(cmd) => admin::tenant_main(cmd),
         Command::Token(cmd) => admin::token_main(cmd),

@@ -1,6 +1,9 @@
 //! Work that runs once per database, whatever the number of processes:
-//! the leader's lease (`leader`), and the cron expressions schedules fire
-//! by (`cron_expr`).
+//! the leader's lease (`leader`), cron schedules (`spec`, their
+//! expressions in `cron_expr`) and the leader's firing of their slots
+//! (`firer`).
 
 pub mod cron_expr;
+pub mod firer;
 pub mod leader;
+pub mod spec;

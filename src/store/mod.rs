@@ -16,6 +16,7 @@ pub mod postgres;
 pub mod prune_sql;
 pub mod records;
 pub mod rows;
+pub mod schedule_rows;
 pub mod sqlite;
 pub mod tally;
 pub mod tenants;
@@ -25,6 +26,7 @@ pub mod webhook_rows;
 pub use clock::{Clock, ManualClock, Millis, SystemClock};
 pub use open::{open, Backend, Capabilities, Durability, OpenError, StoreOptions};
 pub use records::*;
+pub use schedule_rows::{SchedulePut, ScheduleRecord, ScheduleState, MAX_SCHEDULES};
 
 use async_trait::async_trait;
 
@@ -340,6 +342,28 @@ pub trait JobStore: Send + Sync + 'static {
     async fn lease_drop(&self, name: &str, holder: &str) -> StoreResult<bool>;
     /// The lease as it stands, expired or not; `None` when never taken.
     async fn lease_get(&self, name: &str) -> StoreResult<Option<Lease>>;
+
+    /// Creates or replaces a schedule (`SchedulePut`, against its rev),
+    /// within the tenant's `MAX_SCHEDULES`; a slot's job goes with the
+    /// put through `apply`.
+    async fn schedule_put(&self, w: SchedulePut) -> StoreResult<ScheduleRecord> {
+        match self.apply(vec![Write::SchedulePut(w)]).await?.pop() {
+            Some(Written::SchedulePut(r)) => Ok(r),
+            _ => Err(StoreError::Internal(
+                "a schedule put answered no schedule".into(),
+            )),
+        }
+    }
+    async fn schedule_get(&self, tenant: &str, name: &str) -> StoreResult<Option<ScheduleRecord>>;
+    /// A tenant's schedules, by name.
+    async fn schedule_list(&self, tenant: &str) -> StoreResult<Vec<ScheduleRecord>>;
+    /// Deletes a schedule (its jobs stay); `false` when there was none.
+    async fn schedule_delete(&self, tenant: &str, name: &str) -> StoreResult<bool>;
+    /// Up to `limit` schedules (every tenant's) due for the firer at `at`,
+    /// the longest due first.
+    async fn schedule_due(&self, at: Millis, limit: u32) -> StoreResult<Vec<ScheduleRecord>>;
+    /// When the next schedule is due for the firer, if any is.
+    async fn schedule_next_due(&self) -> StoreResult<Option<Millis>>;
 
     /// Applies the writes in order, in one transaction: all of them, or
     /// none when one fails (its error is the answer). What needs "these

@@ -856,6 +856,10 @@ pub enum Write {
         tenant: String,
         id: String,
     },
+    /// As `schedule_put`: a refused one (its rev moved on) fails the whole,
+    /// so a slot's job is written only by the write that moves its
+    /// schedule past the slot.
+    SchedulePut(crate::store::SchedulePut),
 }
 
 /// What one write of a transaction did, in the order of the writes.
@@ -867,6 +871,7 @@ pub enum Written {
     JobCancelled(CancelOutcome),
     JobResumed(JobRecord),
     JobRanNow(JobRecord),
+    SchedulePut(crate::store::ScheduleRecord),
 }
 
 /// One row of the outbox: the events one write recorded for one tenant

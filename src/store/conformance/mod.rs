@@ -7,7 +7,8 @@
 //! written before a job runs), `jobs` (the life of a queued job),
 //! `queues` (paused queues, expiry), `prune` (retention), `redrive`,
 //! `tenants` (fair claims, quotas, budgets and usage), `events` (the
-//! outbox, callbacks, webhooks), `leases` (one holder at a time).
+//! outbox, callbacks, webhooks), `leases` (one holder at a time),
+//! `schedules` (cron schedules moved on against their rev).
 
 mod events;
 mod inserts;
@@ -16,6 +17,7 @@ mod leases;
 mod prune;
 mod queues;
 mod redrive;
+mod schedules;
 mod tenants;
 
 use events::*;
@@ -25,6 +27,7 @@ use leases::*;
 use prune::*;
 use queues::*;
 use redrive::*;
+use schedules::*;
 use tenants::*;
 
 use super::*;
@@ -246,6 +249,9 @@ macro_rules! conformance_cases {
             webhook_deliveries_are_made_once_and_retried,
             a_lease_has_one_holder_at_a_time,
             concurrent_candidates_get_one_lease,
+            schedules_move_on_against_their_rev,
+            schedules_are_due_by_slot_and_waits,
+            a_tenant_has_at_most_max_schedules,
         );
     };
 }

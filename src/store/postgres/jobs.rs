@@ -859,6 +859,7 @@ pub async fn apply(
             Write::JobRunNow { tenant, id } => {
                 Written::JobRanNow(run_now(tx, now, &tenant, &id).await?)
             }
+            Write::SchedulePut(w) => Written::SchedulePut(super::schedules::put(tx, now, w).await?),
         });
     }
     tally::apply(tx, tally).await?;

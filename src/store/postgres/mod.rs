@@ -16,6 +16,7 @@ mod queues;
 mod quick_claim;
 mod redrive;
 mod registry;
+mod schedules;
 mod tally;
 mod tenants;
 mod webhooks;
@@ -699,6 +700,34 @@ impl JobStore for PgStore {
             .await;
         self.poke();
         r
+    }
+
+    async fn schedule_get(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> StoreResult<Option<crate::store::ScheduleRecord>> {
+        schedules::get(&self.db.pool, tenant, name).await
+    }
+
+    async fn schedule_list(&self, tenant: &str) -> StoreResult<Vec<crate::store::ScheduleRecord>> {
+        schedules::list(&self.db.pool, tenant).await
+    }
+
+    async fn schedule_delete(&self, tenant: &str, name: &str) -> StoreResult<bool> {
+        schedules::delete(&self.db.pool, tenant, name).await
+    }
+
+    async fn schedule_due(
+        &self,
+        at: Millis,
+        limit: u32,
+    ) -> StoreResult<Vec<crate::store::ScheduleRecord>> {
+        schedules::due(&self.db.pool, at, limit).await
+    }
+
+    async fn schedule_next_due(&self) -> StoreResult<Option<Millis>> {
+        schedules::next_due(&self.db.pool).await
     }
 
     async fn lease_take(

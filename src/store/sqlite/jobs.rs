@@ -314,6 +314,7 @@ pub fn apply(
             Write::JobRunNow { tenant, id } => {
                 Written::JobRanNow(run_now(conn, now, &tenant, &id)?)
             }
+            Write::SchedulePut(w) => Written::SchedulePut(super::schedules::put(conn, now, w)?),
         });
     }
     tally.apply(conn)?;

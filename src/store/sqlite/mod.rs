@@ -13,6 +13,7 @@ mod queues;
 mod redrive;
 mod registry;
 mod rows;
+mod schedules;
 mod syncer;
 mod tally;
 mod tenants;
@@ -1080,6 +1081,38 @@ impl JobStore for SqliteStore {
             webhooks::prune(c, before, limit)
         })
         .await
+    }
+
+    async fn schedule_get(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> StoreResult<Option<crate::store::ScheduleRecord>> {
+        schedules::get(&mut *self.reader().await?, tenant, name).await
+    }
+
+    async fn schedule_list(&self, tenant: &str) -> StoreResult<Vec<crate::store::ScheduleRecord>> {
+        schedules::list(&mut *self.reader().await?, tenant).await
+    }
+
+    async fn schedule_delete(&self, tenant: &str, name: &str) -> StoreResult<bool> {
+        let (tenant, name) = (tenant.to_owned(), name.to_owned());
+        self.write(Class::Prompt, true, move |c, _| {
+            schedules::delete(c, &tenant, &name)
+        })
+        .await
+    }
+
+    async fn schedule_due(
+        &self,
+        at: Millis,
+        limit: u32,
+    ) -> StoreResult<Vec<crate::store::ScheduleRecord>> {
+        schedules::due(&mut *self.reader().await?, at, limit).await
+    }
+
+    async fn schedule_next_due(&self) -> StoreResult<Option<Millis>> {
+        schedules::next_due(&mut *self.reader().await?).await
     }
 
     async fn lease_take(

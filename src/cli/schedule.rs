@@ -1,0 +1,377 @@
+//! `taskbox schedule …`: define, list, show, trigger, pause, resume and
+//! delete the tenant's cron schedules (changing one needs the
+//! schedules:write scope).
+
+use super::client::{print_json, ApiError, Client, ServerArgs};
+use super::table::{self, Table};
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Subcommand)]
+pub enum ScheduleCmd {
+    /// Define a schedule (or replace its definition; its counts and next
+    /// slot stand unless the expression or time zone changed).
+    #[command(after_help = "Examples:
+  taskbox schedule put nightly --cron '0 3 * * *' --task report --timezone Europe/Berlin
+  taskbox schedule put tick --cron '*/10 * * * * *' --task ping --overlap allow
+  taskbox schedule put nightly --file nightly.json   (the JSON that PUT /v1/schedules/{name} takes)")]
+    Put {
+        /// The schedule's name (a-z, 0-9, '_', '.', '-').
+        name: String,
+        #[command(flatten)]
+        def: Box<Definition>,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The tenant's schedules: next slot, last job, fired and skipped.
+    List {
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One schedule, whole.
+    Show {
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fire a schedule now, outside its slots, whatever its overlap policy.
+    Trigger {
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop firing a schedule until it is resumed.
+    Pause {
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fire a paused schedule again, from its next slot after now.
+    Resume {
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a schedule (the jobs it made stay).
+    Delete {
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+}
+
+/// A schedule's definition: a JSON file, or flags.
+#[derive(Debug, Args)]
+pub struct Definition {
+    /// The definition as a JSON file (`-` for standard input), instead of
+    /// the flags below.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cron", "task"])]
+    file: Option<PathBuf>,
+    /// 5 fields (minute hour day-of-month month day-of-week), or 6–7 with
+    /// seconds first and a year last.
+    #[arg(long, value_name = "EXPR", required_unless_present = "file")]
+    cron: Option<String>,
+    /// The task each slot runs.
+    #[arg(long, required_unless_present = "file")]
+    task: Option<String>,
+    /// The jobs' input, as JSON [default: {}].
+    #[arg(long, value_name = "JSON", value_parser = json_arg)]
+    input: Option<Value>,
+    /// The jobs' queue [default: the task's].
+    #[arg(long)]
+    queue: Option<String>,
+    /// An IANA time zone the expression is read in [default: UTC].
+    #[arg(long, value_name = "ZONE")]
+    timezone: Option<String>,
+    /// What a slot does while the last job is still active.
+    #[arg(long, value_parser = ["skip", "allow", "buffer_one"])]
+    overlap: Option<String>,
+    /// How late a missed slot may still fire, in ms [server default: 60000].
+    #[arg(long, value_name = "MS")]
+    catchup_window_ms: Option<u64>,
+    /// A task run first: its output is the job's input, or {"skip": true}.
+    #[arg(long, value_name = "TASK")]
+    before: Option<String>,
+    /// Define it paused.
+    #[arg(long)]
+    paused: bool,
+}
+
+fn json_arg(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))
+}
+
+impl Definition {
+    fn body(self) -> anyhow::Result<Value> {
+        if let Some(path) = self.file {
+            let text = if path.as_os_str() == "-" {
+                std::io::read_to_string(std::io::stdin()).context("cannot read standard input")?
+            } else {
+                std::fs::read_to_string(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?
+            };
+            return serde_json::from_str(&text)
+                .with_context(|| format!("{} is not JSON", path.display()));
+        }
+        let mut body = json!({"cron": self.cron, "task": self.task});
+        let optional = [
+            ("input", self.input),
+            ("queue", self.queue.map(Value::from)),
+            ("timezone", self.timezone.map(Value::from)),
+            ("overlap", self.overlap.map(Value::from)),
+            ("catchup_window_ms", self.catchup_window_ms.map(Value::from)),
+            ("before", self.before.map(Value::from)),
+        ];
+        for (k, v) in optional {
+            if let Some(v) = v {
+                body[k] = v;
+            }
+        }
+        if self.paused {
+            body["enabled"] = json!(false);
+        }
+        Ok(body)
+    }
+}
+
+pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
+    match cmd {
+        ScheduleCmd::Put {
+            name,
+            def,
+            server,
+            json,
+        } => {
+            let client = Client::new(&server)?;
+            let reply = client
+                .put(&["v1", "schedules", &name])
+                .json(def.body()?)
+                .send()
+                .map_err(not_found)?;
+            let s = reply.body;
+            if json {
+                print_json(&s)?;
+            } else {
+                let verb = if reply.status == 201 {
+                    "defined"
+                } else {
+                    "updated"
+                };
+                println!(
+                    "{verb} schedule {} ({} {}): next slot {}",
+                    name,
+                    table::cell(&s["cron"]),
+                    table::cell(&s["timezone"]),
+                    table::time_cell(&s["next_slot"])
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ScheduleCmd::List { server, json } => {
+            let client = Client::new(&server)?;
+            let reply = client
+                .get(&["v1", "schedules"])
+                .send()
+                .map_err(not_found)?
+                .body;
+            if json {
+                print_json(&reply)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let all = reply["schedules"].as_array().map_or(&[][..], Vec::as_slice);
+            if all.is_empty() {
+                eprintln!(
+                    "no schedules; define one with `taskbox schedule put NAME --cron … --task …`"
+                );
+            } else {
+                list_table(all).print();
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ScheduleCmd::Show { name, server, json } => {
+            let client = Client::new(&server)?;
+            let s = client
+                .get(&["v1", "schedules", &name])
+                .send()
+                .map_err(|e| unknown(e, &name))?
+                .body;
+            if json {
+                print_json(&s)?;
+            } else {
+                print!("{}", details(&s));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ScheduleCmd::Trigger { name, server, json } => {
+            let s = post(&server, &name, "trigger")?;
+            if json {
+                print_json(&s)?;
+            } else if let Some(before) = s["before_job"]["id"].as_str() {
+                println!("triggered {name}: its before job {before} runs first");
+            } else {
+                println!(
+                    "triggered {name}: job {}",
+                    table::cell(&s["last_job"]["id"])
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ScheduleCmd::Pause { name, server, json } => {
+            let s = post(&server, &name, "pause")?;
+            if json {
+                print_json(&s)?;
+            } else {
+                println!("paused {name}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ScheduleCmd::Resume { name, server, json } => {
+            let s = post(&server, &name, "resume")?;
+            if json {
+                print_json(&s)?;
+            } else {
+                println!(
+                    "resumed {name}: next slot {}",
+                    table::time_cell(&s["next_slot"])
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ScheduleCmd::Delete { name, server } => {
+            let client = Client::new(&server)?;
+            client
+                .delete(&["v1", "schedules", &name])
+                .send()
+                .map_err(|e| unknown(e, &name))?;
+            println!("deleted schedule {name}");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn post(server: &ServerArgs, name: &str, action: &str) -> anyhow::Result<Value> {
+    let client = Client::new(server)?;
+    Ok(client
+        .post(&["v1", "schedules", name, action])
+        .send()
+        .map_err(|e| unknown(e, name))?
+        .body)
+}
+
+/// A 404 naming a schedule: say where the names are.
+fn unknown(e: anyhow::Error, name: &str) -> anyhow::Error {
+    match e.downcast_ref::<ApiError>() {
+        Some(a) if a.code.as_deref() == Some("SCHEDULE_NOT_FOUND") => e.context(format!(
+            "no schedule {name:?} in this tenant; `taskbox schedule list` shows them"
+        )),
+        _ => not_found(e),
+    }
+}
+
+/// A 404 for the route itself is a server from before schedules.
+fn not_found(e: anyhow::Error) -> anyhow::Error {
+    if e.downcast_ref::<ApiError>()
+        .is_some_and(|a| a.status == 404 && a.code.is_none())
+    {
+        e.context("this server has no schedules (404): it is older than this taskbox; upgrade it")
+    } else {
+        e
+    }
+}
+
+fn last_job_cell(s: &Value) -> String {
+    match s["last_job"]["id"].as_str() {
+        Some(id) => format!("{id} ({})", table::cell(&s["last_job"]["status"])),
+        None => "-".into(),
+    }
+}
+
+fn list_table(all: &[Value]) -> Table {
+    let mut t = Table::new(&[
+        "NAME",
+        "CRON",
+        "ZONE",
+        "TASK",
+        "ENABLED",
+        "NEXT SLOT",
+        "LAST JOB",
+        "FIRED",
+        "SKIPPED",
+    ])
+    .right(&[7, 8]);
+    for s in all {
+        t.row(vec![
+            table::cell(&s["name"]),
+            table::cell(&s["cron"]),
+            table::cell(&s["timezone"]),
+            table::cell(&s["task"]),
+            table::cell(&s["enabled"]),
+            table::time_cell(&s["next_slot"]),
+            last_job_cell(s),
+            table::cell(&s["fired"]),
+            table::cell(&s["skipped"]),
+        ]);
+    }
+    t
+}
+
+fn details(s: &Value) -> String {
+    let cell = |k: &str| match &s[k] {
+        Value::Null => String::new(),
+        v => table::cell(v),
+    };
+    let time = |k: &str| match &s[k] {
+        Value::Null => String::new(),
+        v => table::time_cell(v),
+    };
+    let before_job = match s["before_job"]["id"].as_str() {
+        Some(id) => format!("{id} (slot {})", table::time_cell(&s["before_job"]["slot"])),
+        None => String::new(),
+    };
+    table::fields(&[
+        ("name", cell("name")),
+        ("cron", cell("cron")),
+        ("timezone", cell("timezone")),
+        ("task", cell("task")),
+        ("input", s["input"].to_string()),
+        ("queue", cell("queue")),
+        ("overlap", cell("overlap")),
+        (
+            "catch-up window",
+            format!("{} ms", cell("catchup_window_ms")),
+        ),
+        ("before", cell("before")),
+        ("enabled", cell("enabled")),
+        ("next slot", time("next_slot")),
+        ("last slot", time("last_slot")),
+        ("last job", last_job_cell(s)),
+        ("before job", before_job),
+        ("buffered slot", time("buffered_slot")),
+        ("fired", cell("fired")),
+        ("skipped", cell("skipped")),
+        ("last error", cell("last_error")),
+        ("created", time("created_at")),
+        ("updated", time("updated_at")),
+    ])
+}

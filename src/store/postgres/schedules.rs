@@ -1,0 +1,133 @@
+//! Cron schedules on PostgreSQL: a put is a `Write` (in the transaction
+//! of `apply`, so a slot's job is written with it); the rest are one
+//! statement each.
+
+use super::jobs::Tx;
+use super::pg;
+use crate::store::schedule_rows::{self as sql, PutParams, ScheduleRow, COLUMNS};
+use crate::store::{Millis, SchedulePut, ScheduleRecord, StoreResult};
+use sqlx::{PgPool, Row};
+
+fn q(i: usize) -> String {
+    format!("${i}")
+}
+
+/// Creates or replaces a schedule (`SchedulePut`).
+pub async fn put(tx: &mut Tx, now: Millis, w: SchedulePut) -> StoreResult<ScheduleRecord> {
+    let p = PutParams::from(&w);
+    match w.rev {
+        None => {
+            // Two creates for one tenant count one after the other.
+            sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/schedules', 2))")
+                .bind(&w.tenant)
+                .execute(&mut **tx)
+                .await
+                .map_err(pg)?;
+            let have: i64 = sqlx::query_scalar("SELECT count(*) FROM schedules WHERE tenant = $1")
+                .bind(&w.tenant)
+                .fetch_one(&mut **tx)
+                .await
+                .map_err(pg)?;
+            sql::check_room(have)?;
+            let done = bind(sqlx::query(&sql::insert(q)), p, now)
+                .execute(&mut **tx)
+                .await
+                .map_err(pg)?;
+            if done.rows_affected() == 0 {
+                return Err(sql::conflict(&w));
+            }
+            Ok(w.into_record(1, now, now))
+        }
+        Some(rev) => {
+            let row = bind(sqlx::query(&sql::update(q)), p, now)
+                .bind(rev)
+                .fetch_optional(&mut **tx)
+                .await
+                .map_err(pg)?;
+            let row: Option<(i64, i64)> = row
+                .map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?)))
+                .transpose()
+                .map_err(pg)?;
+            match row {
+                Some((rev, created_at)) => Ok(w.into_record(rev, created_at, now)),
+                None => Err(sql::conflict(&w)),
+            }
+        }
+    }
+}
+
+fn bind(
+    query: sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    p: PutParams,
+    now: Millis,
+) -> sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    query
+        .bind(p.tenant)
+        .bind(p.name)
+        .bind(p.spec)
+        .bind(p.enabled)
+        .bind(p.due_at)
+        .bind(p.next_at)
+        .bind(p.last_slot)
+        .bind(p.last_job)
+        .bind(p.pending)
+        .bind(p.pending_slot)
+        .bind(p.buffered)
+        .bind(p.fired)
+        .bind(p.skipped)
+        .bind(p.last_error)
+        .bind(now)
+}
+
+pub async fn delete(pool: &PgPool, tenant: &str, name: &str) -> StoreResult<bool> {
+    let done = sqlx::query("DELETE FROM schedules WHERE tenant = $1 AND name = $2")
+        .bind(tenant)
+        .bind(name)
+        .execute(pool)
+        .await
+        .map_err(pg)?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn get(pool: &PgPool, tenant: &str, name: &str) -> StoreResult<Option<ScheduleRecord>> {
+    let row: Option<ScheduleRow> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM schedules WHERE tenant = $1 AND name = $2"
+    ))
+    .bind(tenant)
+    .bind(name)
+    .fetch_optional(pool)
+    .await
+    .map_err(pg)?;
+    Ok(row.map(ScheduleRecord::from))
+}
+
+pub async fn list(pool: &PgPool, tenant: &str) -> StoreResult<Vec<ScheduleRecord>> {
+    let rows: Vec<ScheduleRow> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM schedules WHERE tenant = $1 ORDER BY name"
+    ))
+    .bind(tenant)
+    .fetch_all(pool)
+    .await
+    .map_err(pg)?;
+    Ok(rows.into_iter().map(ScheduleRecord::from).collect())
+}
+
+pub async fn due(pool: &PgPool, at: Millis, limit: u32) -> StoreResult<Vec<ScheduleRecord>> {
+    let rows: Vec<ScheduleRow> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM schedules WHERE due_at <= $1 ORDER BY due_at LIMIT $2"
+    ))
+    .bind(at)
+    .bind(i64::from(limit))
+    .fetch_all(pool)
+    .await
+    .map_err(pg)?;
+    Ok(rows.into_iter().map(ScheduleRecord::from).collect())
+}
+
+pub async fn next_due(pool: &PgPool) -> StoreResult<Option<Millis>> {
+    let row: (Option<i64>,) = sqlx::query_as("SELECT MIN(due_at) FROM schedules")
+        .fetch_one(pool)
+        .await
+        .map_err(pg)?;
+    Ok(row.0)
+}

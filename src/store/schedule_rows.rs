@@ -1,0 +1,271 @@
+//! Cron schedules as the seam keeps them: their records, the one write
+//! that creates or moves one on (against its `rev`), and the SQL and row
+//! conversion both backends share.
+
+use super::{Millis, StoreError, StoreResult};
+
+/// Most schedules one tenant may have.
+pub const MAX_SCHEDULES: u64 = 100;
+
+/// Where a schedule's firing stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScheduleState {
+    /// The next slot not yet decided; `None`: the expression fires no more.
+    pub next_at: Option<Millis>,
+    /// The last slot that made a job.
+    pub last_slot: Option<Millis>,
+    /// The last job the schedule made (a slot's or a trigger's).
+    pub last_job: Option<String>,
+    /// A `before` job whose end decides `pending_slot`.
+    pub pending: Option<String>,
+    pub pending_slot: Option<Millis>,
+    /// A slot held by `overlap: buffer_one` until the last job ends.
+    pub buffered: Option<Millis>,
+    /// Slots that made a job.
+    pub fired: u64,
+    /// Slots that did not: past the catch-up window, overlapping, skipped
+    /// by `before`, or refused (`last_error` says why).
+    pub skipped: u64,
+    pub last_error: Option<String>,
+}
+
+/// A schedule: its definition (`spec`, the JSON the API was given, checked)
+/// and where its firing stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleRecord {
+    pub tenant: String,
+    pub name: String,
+    pub spec: String,
+    pub enabled: bool,
+    pub state: ScheduleState,
+    /// Goes up with each write: a write made against an older one is
+    /// refused.
+    pub rev: i64,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+}
+
+/// Creates a schedule (`rev: None`: refused if it exists) or replaces one
+/// as it stood at `rev` (refused if another write came between), with
+/// `StoreError::Conflict` either way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedulePut {
+    pub tenant: String,
+    pub name: String,
+    pub spec: String,
+    pub enabled: bool,
+    pub state: ScheduleState,
+    pub rev: Option<i64>,
+}
+
+impl SchedulePut {
+    /// When the firer must look at the schedule next: at once while a
+    /// `before` job or a buffered slot waits, else at its next slot;
+    /// never while it is paused.
+    pub fn due_at(&self) -> Option<Millis> {
+        if !self.enabled {
+            return None;
+        }
+        if self.state.pending.is_some() || self.state.buffered.is_some() {
+            return Some(0);
+        }
+        self.state.next_at
+    }
+
+    /// The record as this write leaves it.
+    pub fn into_record(self, rev: i64, created_at: Millis, now: Millis) -> ScheduleRecord {
+        ScheduleRecord {
+            tenant: self.tenant,
+            name: self.name,
+            spec: self.spec,
+            enabled: self.enabled,
+            state: self.state,
+            rev,
+            created_at,
+            updated_at: now,
+        }
+    }
+}
+
+impl ScheduleRecord {
+    /// A write that replaces this record as it stands.
+    pub fn put(&self) -> SchedulePut {
+        SchedulePut {
+            tenant: self.tenant.clone(),
+            name: self.name.clone(),
+            spec: self.spec.clone(),
+            enabled: self.enabled,
+            state: self.state.clone(),
+            rev: Some(self.rev),
+        }
+    }
+}
+
+/// The columns of a schedule row, in `ScheduleRow`'s order.
+pub const COLUMNS: &str = "tenant, name, spec, enabled, next_at, last_slot, last_job, pending, \
+    pending_slot, buffered, fired, skipped, last_error, rev, created_at, updated_at";
+
+#[derive(sqlx::FromRow)]
+pub struct ScheduleRow {
+    pub tenant: String,
+    pub name: String,
+    pub spec: String,
+    pub enabled: bool,
+    pub next_at: Option<i64>,
+    pub last_slot: Option<i64>,
+    pub last_job: Option<String>,
+    pub pending: Option<String>,
+    pub pending_slot: Option<i64>,
+    pub buffered: Option<i64>,
+    pub fired: i64,
+    pub skipped: i64,
+    pub last_error: Option<String>,
+    pub rev: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<ScheduleRow> for ScheduleRecord {
+    fn from(r: ScheduleRow) -> Self {
+        ScheduleRecord {
+            tenant: r.tenant,
+            name: r.name,
+            spec: r.spec,
+            enabled: r.enabled,
+            state: ScheduleState {
+                next_at: r.next_at,
+                last_slot: r.last_slot,
+                last_job: r.last_job,
+                pending: r.pending,
+                pending_slot: r.pending_slot,
+                buffered: r.buffered,
+                fired: u64::try_from(r.fired).unwrap_or(0),
+                skipped: u64::try_from(r.skipped).unwrap_or(0),
+                last_error: r.last_error,
+            },
+            rev: r.rev,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+/// The statement that creates a schedule: parameters in the order of
+/// `put_params`, then `now` as created_at. `p` renders parameter `i`
+/// (1-based) in the backend's style.
+pub fn insert(p: fn(usize) -> String) -> String {
+    format!(
+        "INSERT INTO schedules (tenant, name, spec, enabled, due_at, next_at, last_slot, \
+         last_job, pending, pending_slot, buffered, fired, skipped, last_error, rev, \
+         created_at, updated_at) \
+         VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 1, {}, {}) \
+         ON CONFLICT (tenant, name) DO NOTHING",
+        p(1),
+        p(2),
+        p(3),
+        p(4),
+        p(5),
+        p(6),
+        p(7),
+        p(8),
+        p(9),
+        p(10),
+        p(11),
+        p(12),
+        p(13),
+        p(14),
+        p(15),
+        p(15),
+    )
+}
+
+/// The statement that replaces a schedule as it stood at a rev:
+/// parameters in the order of `put_params`, then `now`, then the rev.
+/// Answers the new rev and created_at; no row when the rev moved on.
+pub fn update(p: fn(usize) -> String) -> String {
+    format!(
+        "UPDATE schedules SET spec = {}, enabled = {}, due_at = {}, next_at = {}, \
+         last_slot = {}, last_job = {}, pending = {}, pending_slot = {}, buffered = {}, \
+         fired = {}, skipped = {}, last_error = {}, rev = rev + 1, updated_at = {} \
+         WHERE tenant = {} AND name = {} AND rev = {} RETURNING rev, created_at",
+        p(3),
+        p(4),
+        p(5),
+        p(6),
+        p(7),
+        p(8),
+        p(9),
+        p(10),
+        p(11),
+        p(12),
+        p(13),
+        p(14),
+        p(15),
+        p(1),
+        p(2),
+        p(16),
+    )
+}
+
+/// A write's values, in the parameter order of `insert` and `update`
+/// (1 to 14).
+pub struct PutParams {
+    pub tenant: String,
+    pub name: String,
+    pub spec: String,
+    pub enabled: bool,
+    pub due_at: Option<i64>,
+    pub next_at: Option<i64>,
+    pub last_slot: Option<i64>,
+    pub last_job: Option<String>,
+    pub pending: Option<String>,
+    pub pending_slot: Option<i64>,
+    pub buffered: Option<i64>,
+    pub fired: i64,
+    pub skipped: i64,
+    pub last_error: Option<String>,
+}
+
+impl From<&SchedulePut> for PutParams {
+    fn from(w: &SchedulePut) -> Self {
+        let s = &w.state;
+        PutParams {
+            tenant: w.tenant.clone(),
+            name: w.name.clone(),
+            spec: w.spec.clone(),
+            enabled: w.enabled,
+            due_at: w.due_at(),
+            next_at: s.next_at,
+            last_slot: s.last_slot,
+            last_job: s.last_job.clone(),
+            pending: s.pending.clone(),
+            pending_slot: s.pending_slot,
+            buffered: s.buffered,
+            fired: i64::try_from(s.fired).unwrap_or(i64::MAX),
+            skipped: i64::try_from(s.skipped).unwrap_or(i64::MAX),
+            last_error: s.last_error.clone(),
+        }
+    }
+}
+
+/// What a refused put says.
+pub fn conflict(w: &SchedulePut) -> StoreError {
+    match w.rev {
+        None => StoreError::Conflict(format!("the schedule {:?} exists already", w.name)),
+        Some(_) => StoreError::Conflict(format!(
+            "the schedule {:?} was changed by another write meanwhile",
+            w.name
+        )),
+    }
+}
+
+/// Refuses a new schedule past `MAX_SCHEDULES` (`have`: the tenant's now).
+pub fn check_room(have: i64) -> StoreResult<()> {
+    if u64::try_from(have).unwrap_or(0) >= MAX_SCHEDULES {
+        return Err(StoreError::QuotaExceeded(crate::quota::Exceeded {
+            quota: "schedules",
+            limit: MAX_SCHEDULES,
+        }));
+    }
+    Ok(())
+}

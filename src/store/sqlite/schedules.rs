@@ -1,0 +1,125 @@
+//! Cron schedules on SQLite: puts and deletes on the writer's connection
+//! (a put is a `Write`, so a slot's job is written with it), reads on a
+//! reader's.
+
+use super::{db, wdb};
+use crate::store::schedule_rows::{self as sql, PutParams, ScheduleRow, COLUMNS};
+use crate::store::{Millis, SchedulePut, ScheduleRecord, StoreResult};
+use rusqlite::{params, Connection, OptionalExtension};
+use sqlx::SqliteConnection;
+
+fn q(i: usize) -> String {
+    format!("?{i}")
+}
+
+/// Creates or replaces a schedule (`SchedulePut`).
+pub fn put(conn: &Connection, now: Millis, w: SchedulePut) -> StoreResult<ScheduleRecord> {
+    let p = PutParams::from(&w);
+    let values = params![
+        p.tenant,
+        p.name,
+        p.spec,
+        p.enabled,
+        p.due_at,
+        p.next_at,
+        p.last_slot,
+        p.last_job,
+        p.pending,
+        p.pending_slot,
+        p.buffered,
+        p.fired,
+        p.skipped,
+        p.last_error,
+        now
+    ];
+    match w.rev {
+        None => {
+            let have: i64 = conn
+                .prepare_cached("SELECT count(*) FROM schedules WHERE tenant = ?1")
+                .and_then(|mut s| s.query_row([&w.tenant], |r| r.get(0)))
+                .map_err(wdb)?;
+            sql::check_room(have)?;
+            let n = conn
+                .prepare_cached(&sql::insert(q))
+                .and_then(|mut s| s.execute(values))
+                .map_err(wdb)?;
+            if n == 0 {
+                return Err(sql::conflict(&w));
+            }
+            Ok(w.into_record(1, now, now))
+        }
+        Some(rev) => {
+            let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
+            all.push(&rev);
+            let row: Option<(i64, i64)> = conn
+                .prepare_cached(&sql::update(q))
+                .and_then(|mut s| {
+                    s.query_row(all.as_slice(), |r| Ok((r.get(0)?, r.get(1)?)))
+                        .optional()
+                })
+                .map_err(wdb)?;
+            match row {
+                Some((rev, created_at)) => Ok(w.into_record(rev, created_at, now)),
+                None => Err(sql::conflict(&w)),
+            }
+        }
+    }
+}
+
+pub fn delete(conn: &Connection, tenant: &str, name: &str) -> StoreResult<bool> {
+    conn.prepare_cached("DELETE FROM schedules WHERE tenant = ?1 AND name = ?2")
+        .and_then(|mut s| s.execute(params![tenant, name]))
+        .map(|n| n == 1)
+        .map_err(wdb)
+}
+
+pub async fn get(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+    name: &str,
+) -> StoreResult<Option<ScheduleRecord>> {
+    let row: Option<ScheduleRow> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM schedules WHERE tenant = ?1 AND name = ?2"
+    ))
+    .bind(tenant)
+    .bind(name)
+    .fetch_optional(conn)
+    .await
+    .map_err(db)?;
+    Ok(row.map(ScheduleRecord::from))
+}
+
+pub async fn list(conn: &mut SqliteConnection, tenant: &str) -> StoreResult<Vec<ScheduleRecord>> {
+    let rows: Vec<ScheduleRow> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM schedules WHERE tenant = ?1 ORDER BY name"
+    ))
+    .bind(tenant)
+    .fetch_all(conn)
+    .await
+    .map_err(db)?;
+    Ok(rows.into_iter().map(ScheduleRecord::from).collect())
+}
+
+pub async fn due(
+    conn: &mut SqliteConnection,
+    at: Millis,
+    limit: u32,
+) -> StoreResult<Vec<ScheduleRecord>> {
+    let rows: Vec<ScheduleRow> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM schedules WHERE due_at <= ?1 ORDER BY due_at LIMIT ?2"
+    ))
+    .bind(at)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+    .map_err(db)?;
+    Ok(rows.into_iter().map(ScheduleRecord::from).collect())
+}
+
+pub async fn next_due(conn: &mut SqliteConnection) -> StoreResult<Option<Millis>> {
+    let row: (Option<i64>,) = sqlx::query_as("SELECT MIN(due_at) FROM schedules")
+        .fetch_one(conn)
+        .await
+        .map_err(db)?;
+    Ok(row.0)
+}
