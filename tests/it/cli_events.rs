@@ -42,13 +42,13 @@ fn lines_of(pipe: impl Read + Send + 'static, tag: &'static str) -> Receiver<Str
 }
 
 /// A `taskbox serve` on `listen`; killed when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     url: String,
 }
 
 impl Server {
-    fn start(dir: &Path, listen: &str, extra: &[&str]) -> Server {
+    pub(crate) fn start(dir: &Path, listen: &str, extra: &[&str]) -> Server {
         let mut child = taskbox()
             .args(["serve", "--listen", listen, "--runners", "2"])
             .args(extra)
@@ -77,7 +77,7 @@ impl Server {
 
     /// Runs the CLI against this server with the admin token: its exit
     /// code, stdout and stderr.
-    fn cli(&self, args: &[&str]) -> (Option<i32>, String, String) {
+    pub(crate) fn cli(&self, args: &[&str]) -> (Option<i32>, String, String) {
         let out = taskbox()
             .args(args)
             .env("TASKBOX_URL", &self.url)
@@ -92,7 +92,7 @@ impl Server {
     }
 
     /// `task push NAME GUEST.wasm FLAGS…`, which must succeed.
-    fn push(&self, name: &str, guest: &str, flags: &[&str]) {
+    pub(crate) fn push(&self, name: &str, guest: &str, flags: &[&str]) {
         let wasm = guests_dir().join(format!("{guest}.wasm"));
         let mut args = vec!["task", "push", name, wasm.to_str().unwrap()];
         args.extend(flags);

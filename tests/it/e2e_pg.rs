@@ -306,3 +306,185 @@ async fn another_process_takes_the_lead_when_the_leader_dies() {
     assert_eq!(holder, second);
     assert!(!live, "the stopped leader's lease ended with it");
 }
+
+/// The slots of schedule `name` that made a job, read from the jobs'
+/// unique keys, in order; panics on a slot with two jobs.
+async fn slots_of(store: &dyn taskbox::store::JobStore, name: &str) -> Vec<i64> {
+    let mut slots = Vec::new();
+    let mut before = None;
+    loop {
+        let page = store
+            .job_list(taskbox::store::JobQuery {
+                tenant: "default".into(),
+                status: None,
+                task: Some("tick".into()),
+                queue: None,
+                limit: 500,
+                before,
+                max_bytes: 1 << 24,
+            })
+            .await
+            .unwrap();
+        let prefix = format!("schedule:{name}:");
+        slots.extend(page.jobs.iter().filter_map(|j| {
+            j.unique_key
+                .as_deref()?
+                .strip_prefix(&prefix)?
+                .parse::<i64>()
+                .ok()
+        }));
+        if page.jobs.len() < 500 && !page.cut {
+            break;
+        }
+        before = page.jobs.last().map(|j| j.id.clone());
+    }
+    slots.sort();
+    let n = slots.len();
+    slots.dedup();
+    assert_eq!(slots.len(), n, "a slot made two jobs");
+    slots
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_every_second_schedule_fires_each_slot_once_while_the_leader_is_killed() {
+    use taskbox::schedule::cron_expr::CronExpr;
+    use taskbox::store::postgres::{PgStore, PostgresOptions};
+    use taskbox::store::{JobStore, SchedulePut, ScheduleState};
+    let Some(db) = test_db().await else { return };
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let mut workers = vec![
+        Worker::start(dirs[0].path(), &db.url),
+        Worker::start(dirs[1].path(), &db.url),
+    ];
+    let pids: Vec<u32> = workers.iter().map(|w| w.child.id()).collect();
+    // The test's own store (no candidate: it never takes the lease) makes
+    // the task and the schedule, and reads what the workers did.
+    let store = PgStore::open(
+        &PostgresOptions {
+            url: db.url.clone(),
+            durability: taskbox::store::Durability::Full,
+            quotas: taskbox::quota::Quotas::default(),
+            pool: 4,
+            migrate: false,
+        },
+        None,
+    )
+    .await
+    .unwrap();
+    let store: std::sync::Arc<dyn JobStore> = std::sync::Arc::new(store);
+    let registry = taskbox::registry::Registry::new(
+        store.clone(),
+        crate::common::sandbox().clone(),
+        taskbox::sandbox::Limits::DEFAULT,
+    );
+    let (component, _) = registry
+        .upload("default", crate::common::guest("noop"))
+        .await
+        .unwrap();
+    let spec = serde_json::from_value(json!({"component": component.digest})).unwrap();
+    registry.define("default", "tick", spec).await.unwrap();
+    let cron = CronExpr::parse("* * * * * *", None).unwrap();
+    store
+        .schedule_put(SchedulePut {
+            tenant: "default".into(),
+            name: "tick".into(),
+            spec: json!({"cron": "* * * * * *", "task": "tick", "overlap": "allow"}).to_string(),
+            enabled: true,
+            state: ScheduleState {
+                next_at: cron.next_after(store.now()),
+                ..ScheduleState::default()
+            },
+            rev: None,
+        })
+        .await
+        .unwrap();
+    let fired = |min: u64| {
+        let store = store.clone();
+        async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(40);
+            loop {
+                let s = store
+                    .schedule_get("default", "tick")
+                    .await
+                    .unwrap()
+                    .unwrap();
+                if s.state.fired >= min {
+                    return s;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "fired {} of {min}",
+                    s.state.fired
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    // Five slots under the first leader; then it is killed mid-stride.
+    fired(5).await;
+    let mut c = {
+        use sqlx::Connection;
+        sqlx::PgConnection::connect(&db.url).await.unwrap()
+    };
+    let (leader, _, _) = until_leader(&mut c, |r| r.2).await;
+    let at = pids
+        .iter()
+        .position(|p| *p == leader)
+        .expect("a worker leads");
+    let mut dead = workers.remove(at);
+    dead.child.kill().unwrap();
+    dead.child.wait().unwrap();
+    let killed_at = store.now();
+    // The other takes the lead (within the lease's 5 s) and fires the
+    // slots it missed meanwhile, then goes on: at least ten seconds in all.
+    let until_after = |s: &taskbox::store::ScheduleRecord| {
+        s.state.last_slot.is_some_and(|l| l >= killed_at + 5_000)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    let last = loop {
+        let s = fired(1).await;
+        if until_after(&s) {
+            break s;
+        }
+        assert!(std::time::Instant::now() < deadline, "{s:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let (second, _, _) = leader_row(&mut c).await.unwrap();
+    assert_eq!(second, pids[1 - at], "the survivor leads");
+    // Paused, it fires no more; every slot from the first to the last made
+    // exactly one job, and none was skipped.
+    let mut put = last.put();
+    put.enabled = false;
+    let paused = loop {
+        match store.schedule_put(put.clone()).await {
+            Ok(p) => break p,
+            Err(_) => {
+                put = store
+                    .schedule_get("default", "tick")
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .put();
+                put.enabled = false;
+            }
+        }
+    };
+    let slots = slots_of(store.as_ref(), "tick").await;
+    let (first, last) = (slots[0], *slots.last().unwrap());
+    assert!(
+        last - first >= 10_000,
+        "ten seconds of slots: {first}..{last}"
+    );
+    let every: Vec<i64> = (0..=(last - first) / 1_000)
+        .map(|i| first + i * 1_000)
+        .collect();
+    assert_eq!(slots, every, "each slot once, none missing");
+    assert_eq!(paused.state.fired, slots.len() as u64);
+    assert_eq!(paused.state.skipped, 0);
+    eprintln!(
+        "{} slots, leader {leader} killed at slot {}, {second} took over",
+        slots.len(),
+        (killed_at - first) / 1_000
+    );
+    store.close().await;
+}

@@ -81,9 +81,16 @@ fn no_acknowledged_job_is_lost_or_completed_twice_under_faults() {
             "completed jobs whose end never reached the webhook",
         ),
         ("deliveries_unfinished", "deliveries dead or still pending"),
+        ("slots_twice", "cron slots that made two jobs"),
+        ("slots_missing", "cron slots that made no job"),
+        ("slots_skipped", "cron slots skipped"),
     ] {
         assert_eq!(a[count], 0, "{what}: {}", a["examples"]);
     }
+    assert_eq!(a["slots_miscounted"], false, "{a}");
+    // The schedule fired through the whole run: the spread, the faults
+    // and the settling, one slot a second.
+    assert!(a["slots"].as_u64().unwrap() >= 20, "{a}");
     assert!(a["callbacks"].as_u64().unwrap() > 0, "{a}");
     assert!(a["events"].as_u64().unwrap() >= 30_000, "{a}");
     assert_eq!(r["webhook"]["bad_signatures"], 0, "{r}");

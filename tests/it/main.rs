@@ -9,6 +9,7 @@ mod api_schedules;
 mod api_webhooks;
 mod cli_events;
 mod cli_run;
+mod cli_schedules;
 mod common;
 mod e2e;
 mod e2e_begun;

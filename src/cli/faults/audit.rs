@@ -3,9 +3,10 @@
 //! each job's status agrees with its attempts, each ended job of a task
 //! with callbacks has its callback once, the outbox numbers each tenant's
 //! events without a gap and holds each job's events in order, its end
-//! once; and the webhook endpoint got every completed job's end.
+//! once; the webhook endpoint got every completed job's end; and the
+//! every-second schedule made one job for each of its slots.
 
-use super::load::{AFTER, FALLBACK, PLAIN};
+use super::load::{AFTER, FALLBACK, PLAIN, SCHEDULE};
 use crate::events::{decode, EventType};
 use crate::store::{EventColumns, EventRow};
 use anyhow::Context;
@@ -53,6 +54,17 @@ pub struct Audit {
     pub webhook_missing: usize,
     /// Deliveries dead, or still pending at the audit.
     pub deliveries_unfinished: u64,
+    /// The schedule's slots that made a job, from its first to its last.
+    pub slots: usize,
+    /// Slots that made more than one job.
+    pub slots_twice: usize,
+    /// Slots between the first and the last that made no job.
+    pub slots_missing: usize,
+    /// Slots the schedule counted as skipped (none should be: its
+    /// catch-up window outlasts the outages).
+    pub slots_skipped: u64,
+    /// Whether the schedule's `fired` count disagrees with its jobs.
+    pub slots_miscounted: bool,
     /// A few of the jobs counted as lost, duplicated or inconsistent.
     pub examples: Vec<String>,
 }
@@ -70,6 +82,11 @@ impl Audit {
             && self.events_out_of_order == 0
             && self.webhook_missing == 0
             && self.deliveries_unfinished == 0
+            && self.slots > 0
+            && self.slots_twice == 0
+            && self.slots_missing == 0
+            && self.slots_skipped == 0
+            && !self.slots_miscounted
     }
 }
 
@@ -241,7 +258,53 @@ pub async fn audit(
             .fetch_one(pool)
             .await?;
     a.deliveries_unfinished = u64::try_from(unfinished).unwrap_or(0);
+    audit_schedule(pool, &mut a).await?;
     Ok(a)
+}
+
+/// The schedule: every slot from its first job's to its last one's made
+/// exactly one job (its key `schedule:{name}:{slot}`), and its counts say so.
+async fn audit_schedule(pool: &sqlx::PgPool, a: &mut Audit) -> anyhow::Result<()> {
+    let prefix = format!("schedule:{SCHEDULE}:");
+    let keys: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT unique_key, count(*) FROM jobs WHERE unique_key LIKE $1 || '%' GROUP BY unique_key",
+    )
+    .bind(&prefix)
+    .fetch_all(pool)
+    .await
+    .context("cannot read the schedule's jobs")?;
+    let mut slots: Vec<i64> = Vec::with_capacity(keys.len());
+    for (key, n) in keys {
+        let slot: i64 = key[prefix.len()..].parse().unwrap_or(-1);
+        if n > 1 {
+            a.slots_twice += 1;
+            if a.examples.len() < 10 {
+                a.examples.push(format!("slot {slot}: {n} jobs"));
+            }
+        }
+        slots.push(slot);
+    }
+    slots.sort_unstable();
+    a.slots = slots.len();
+    if let (Some(first), Some(last)) = (slots.first(), slots.last()) {
+        let span = usize::try_from((last - first) / 1_000 + 1).unwrap_or(0);
+        a.slots_missing = span.saturating_sub(slots.len());
+        if a.slots_missing > 0 && a.examples.len() < 10 {
+            a.examples.push(format!(
+                "{} of the schedule's {span} slots made no job",
+                a.slots_missing
+            ));
+        }
+    }
+    let (fired, skipped): (i64, i64) =
+        sqlx::query_as("SELECT fired, skipped FROM schedules WHERE name = $1")
+            .bind(SCHEDULE)
+            .fetch_one(pool)
+            .await
+            .context("cannot read the schedule")?;
+    a.slots_skipped = u64::try_from(skipped).unwrap_or(0);
+    a.slots_miscounted = usize::try_from(fired).ok() != Some(a.slots);
+    Ok(())
 }
 
 /// The outbox: each tenant numbered 1, 2, 3, … and each job's events in

@@ -19,6 +19,10 @@ pub const FALLBACK: &str = "rescue";
 pub const PLAIN: &str = "plain";
 /// The callback of `PLAIN`: the no-op guest, one attempt.
 pub const AFTER: &str = "after";
+/// The task of the harness's every-second schedule: the no-op guest.
+pub const TICK: &str = "tick";
+/// The every-second schedule, fired by whichever process leads.
+pub const SCHEDULE: &str = "heartbeat";
 /// Attempts of `WORK` and `PLAIN`.
 pub const MAX_ATTEMPTS: u32 = 4;
 
@@ -98,6 +102,7 @@ pub async fn define(
             PLAIN,
             json!({"component": limits, "retry": retry, "on_success": AFTER, "on_fail": AFTER}),
         ),
+        (TICK, json!({"component": noop})),
     ] {
         let r = client
             .put(format!("{api}/v1/tasks/{name}"))
@@ -118,7 +123,46 @@ pub async fn define(
     if !r.status().is_success() {
         bail!("cannot make the webhook: {}", r.text().await?);
     }
+    // Every slot fires whatever the faults: the catch-up window outlasts
+    // any outage the harness makes.
+    let r = client
+        .put(format!("{api}/v1/schedules/{SCHEDULE}"))
+        .bearer_auth(token)
+        .json(
+            &json!({"cron": "* * * * * *", "task": TICK, "overlap": "allow",
+                      "catchup_window_ms": 600_000}),
+        )
+        .send()
+        .await?;
+    if !r.status().is_success() {
+        bail!("cannot make the schedule: {}", r.text().await?);
+    }
     Ok(())
+}
+
+/// Pauses the schedule (tried again while the server cannot answer), so
+/// that the jobs can all end before the audit.
+pub async fn pause_schedule(
+    client: &reqwest::Client,
+    api: &str,
+    token: &str,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let r = client
+            .post(format!("{api}/v1/schedules/{SCHEDULE}/pause"))
+            .bearer_auth(token)
+            .send()
+            .await;
+        match r {
+            Ok(r) if r.status().is_success() => return Ok(()),
+            Ok(r) if Instant::now() > deadline => {
+                bail!("cannot pause the schedule: {}", r.text().await?)
+            }
+            Err(e) if Instant::now() > deadline => bail!("cannot pause the schedule: {e}"),
+            _ => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    }
 }
 
 /// What the enqueuers saw.

@@ -5,7 +5,8 @@
 //! restarted; then the database's records are audited: every acknowledged
 //! job ended, none completed twice, no fallback ran twice, every callback
 //! enqueued once, every job's events in the outbox once and in order, and
-//! every completed job's end delivered to a webhook.
+//! every completed job's end delivered to a webhook; and an every-second
+//! cron schedule made one job for each of its slots, whichever process led.
 
 mod audit;
 mod cluster;
@@ -187,6 +188,7 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
     };
     let (procs, faults) = chaos.await.context("the fault thread failed")??;
     let _ = enqueuer.await;
+    load::pause_schedule(&client, &api, &setup.admin_token).await?;
     say(&format!(
         "{} of {} jobs acknowledged; waiting for them to end",
         enqueued.acknowledged.load(Ordering::Relaxed),
@@ -425,6 +427,21 @@ fn print_table(r: &serde_json::Value) {
                 r["webhook"]["requests"],
                 r["webhook"]["refused_on_purpose"],
                 r["webhook"]["bad_signatures"]
+            ),
+        ),
+        (
+            "schedule: slots (twice, missing, skipped)",
+            format!(
+                "{} ({}, {}, {}){}",
+                a["slots"],
+                a["slots_twice"],
+                a["slots_missing"],
+                a["slots_skipped"],
+                if a["slots_miscounted"] == true {
+                    "; its fired count disagrees"
+                } else {
+                    ""
+                }
             ),
         ),
         ("rescued (runner_lost attempts)", a["rescued"].to_string()),
