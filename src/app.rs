@@ -10,7 +10,7 @@ use crate::registry::Registry;
 use crate::runner::{Runner, RunnerConfig};
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
 use crate::schedule::firer::Firer;
-use crate::schedule::leader::{self, Candidacy, Leader};
+use crate::schedule::leader::{self, Candidacy, Leader, LeaderOnly};
 use crate::store::{self, JobStore, NewToken, StoreError, StoreOptions, SystemClock};
 use anyhow::Context;
 use std::fs::File;
@@ -163,7 +163,8 @@ impl App {
             delivered.clone(),
         );
         // Every process is a candidate; the leader runs what must run once
-        // per database (cron slots).
+        // per database (cron slots) and what need not run more (pruning,
+        // expiry).
         let leader = Arc::new(Leader::new(
             dyn_store.clone(),
             Leader::holder_for_this_process(),
@@ -173,8 +174,15 @@ impl App {
             vec![
                 Box::new(Candidacy(leader.clone())),
                 Box::new(rescuer),
-                Box::new(keeper),
-                Box::new(pruner),
+                // Safe anywhere, but once per database is enough.
+                Box::new(LeaderOnly {
+                    leader: leader.clone(),
+                    service: keeper,
+                }),
+                Box::new(LeaderOnly {
+                    leader: leader.clone(),
+                    service: pruner,
+                }),
                 Box::new(dispatcher),
             ],
             stop_maintenance.clone(),

@@ -125,3 +125,28 @@ impl Service for Candidacy {
         self.0.run_once().await;
     }
 }
+
+/// A service that runs only on the leader: maintenance that is safe
+/// anywhere but wasted when every process of a database does it (pruning,
+/// expiry), so that N processes do it once, not N times.
+pub struct LeaderOnly<S> {
+    pub leader: Arc<Leader>,
+    pub service: S,
+}
+
+#[async_trait::async_trait]
+impl<S: Service> Service for LeaderOnly<S> {
+    fn name(&self) -> &'static str {
+        self.service.name()
+    }
+
+    fn interval(&self) -> Duration {
+        self.service.interval()
+    }
+
+    async fn run_once(&self) {
+        if self.leader.leads() {
+            self.service.run_once().await;
+        }
+    }
+}

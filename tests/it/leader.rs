@@ -64,3 +64,54 @@ async fn one_candidate_leads_at_a_time_on_postgres() {
     a.close().await;
     b.close().await;
 }
+
+/// Counts its rounds.
+struct Counting(std::sync::atomic::AtomicU32);
+
+#[async_trait::async_trait]
+impl taskbox::maintenance::Service for Counting {
+    fn name(&self) -> &'static str {
+        "counting"
+    }
+    fn interval(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+    async fn run_once(&self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn leader_only_maintenance_runs_on_the_leader_alone() {
+    use taskbox::maintenance::Service;
+    use taskbox::schedule::leader::LeaderOnly;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
+    let a = Arc::new(Leader::new(store.clone(), "a".into(), TTL));
+    let b = Arc::new(Leader::new(store.clone(), "b".into(), TTL));
+    let on = |leader: &Arc<Leader>| LeaderOnly {
+        leader: leader.clone(),
+        service: Counting(Default::default()),
+    };
+    let (on_a, on_b) = (on(&a), on(&b));
+    let rounds = |s: &LeaderOnly<Counting>| s.service.0.load(std::sync::atomic::Ordering::SeqCst);
+    // Before any candidacy, nobody leads: neither runs.
+    on_a.run_once().await;
+    assert_eq!(rounds(&on_a), 0);
+    assert!(a.run_once().await);
+    assert!(!b.run_once().await);
+    for _ in 0..3 {
+        on_a.run_once().await;
+        on_b.run_once().await;
+    }
+    assert_eq!((rounds(&on_a), rounds(&on_b)), (3, 0));
+    assert_eq!(on_a.name(), "counting");
+    // a resigns; b leads, and its service runs from then.
+    a.resign().await;
+    assert!(b.run_once().await);
+    on_a.run_once().await;
+    on_b.run_once().await;
+    assert_eq!((rounds(&on_a), rounds(&on_b)), (3, 1));
+    store.close().await;
+}
