@@ -298,7 +298,9 @@ pub async fn prepare_job(
     tasks: Option<&mut HashMap<String, Arc<TaskVersion>>>,
 ) -> Result<NewJob, EnqueueError> {
     if b.workflow.is_some() {
-        return Err(bad("workflows are not available yet; enqueue a task"));
+        return Err(bad(
+            "workflows can be defined (PUT /v1/workflows/{name}) but not run yet; enqueue a task",
+        ));
     }
     let name = b
         .task

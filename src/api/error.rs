@@ -46,6 +46,10 @@ pub enum ApiError {
     InvalidTask(Vec<String>),
     #[error("invalid schedule: {0}")]
     InvalidSchedule(String),
+    #[error("invalid workflow definition: {}", .0.join("; "))]
+    InvalidWorkflow(Vec<String>),
+    #[error("workflow {0:?} was not found")]
+    WorkflowNotFound(String),
     #[error("{0}")]
     Unavailable(String),
     /// Over the tenant's enqueue rate; try again after `retry_after_ms`.
@@ -81,12 +85,14 @@ impl ApiError {
             | ApiError::ComponentNotFound(_)
             | ApiError::WebhookNotFound(_)
             | ApiError::ScheduleNotFound(_)
+            | ApiError::WorkflowNotFound(_)
             | ApiError::NoRoute(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::InvalidComponent(_)
             | ApiError::InvalidTask(_)
-            | ApiError::InvalidSchedule(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            | ApiError::InvalidSchedule(_)
+            | ApiError::InvalidWorkflow(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::RateLimited { .. } | ApiError::QuotaExceeded(_) => {
                 StatusCode::TOO_MANY_REQUESTS
@@ -113,6 +119,8 @@ impl ApiError {
             ApiError::InvalidComponent(_) => "INVALID_COMPONENT",
             ApiError::InvalidTask(_) => "INVALID_TASK",
             ApiError::InvalidSchedule(_) => "INVALID_SCHEDULE",
+            ApiError::InvalidWorkflow(_) => "INVALID_WORKFLOW",
+            ApiError::WorkflowNotFound(_) => "WORKFLOW_NOT_FOUND",
             ApiError::Unavailable(_) => "UNAVAILABLE",
             ApiError::RateLimited { .. } => "RATE_LIMITED",
             ApiError::QuotaExceeded(_) => "QUOTA_EXCEEDED",
@@ -137,7 +145,7 @@ impl ApiError {
     fn details(&self) -> Value {
         match self {
             ApiError::InvalidInput(v) => json!(v),
-            ApiError::InvalidTask(p) => json!(p),
+            ApiError::InvalidTask(p) | ApiError::InvalidWorkflow(p) => json!(p),
             ApiError::PayloadTooLarge { limit } => json!({ "limit_bytes": limit }),
             ApiError::Execution { job, .. } => json!({ "job": job }),
             ApiError::RateLimited {
@@ -234,6 +242,7 @@ impl From<RegistryError> for ApiError {
             RegistryError::InvalidComponent(Invalid::Busy(m)) => ApiError::Unavailable(m),
             RegistryError::InvalidComponent(i) => ApiError::InvalidComponent(i.to_string()),
             RegistryError::InvalidTask(p) => ApiError::InvalidTask(p),
+            RegistryError::InvalidWorkflow(p) => ApiError::InvalidWorkflow(p),
             RegistryError::Store(s) => s.into(),
         }
     }

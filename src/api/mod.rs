@@ -14,6 +14,7 @@ mod tenants;
 mod usage;
 pub mod views;
 mod webhooks;
+mod workflows;
 
 pub use events::DEFAULT_MAX_STREAMS as DEFAULT_MAX_EVENT_STREAMS;
 
@@ -162,6 +163,11 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/v1/jobs/{id}/resume", post(jobs::resume))
         .route("/v1/jobs/{id}/retry", post(jobs::retry))
         .route("/v1/jobs/{id}/attempts", get(jobs::attempts))
+        .route("/v1/workflows", get(workflows::list))
+        .route(
+            "/v1/workflows/{name}",
+            put(workflows::define).get(workflows::show),
+        )
         .route("/v1/schedules", get(schedules::list))
         .route(
             "/v1/schedules/{name}",

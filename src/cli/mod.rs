@@ -24,6 +24,7 @@ mod table;
 mod task;
 mod tenant;
 mod webhook;
+mod workflow;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -59,6 +60,9 @@ pub enum Command {
     /// Webhooks: send job events to a URL, see how their deliveries went.
     #[command(subcommand)]
     Webhook(webhook::WebhookCmd),
+    /// Workflows: push a definition, list them, show one.
+    #[command(subcommand)]
+    Workflow(workflow::WorkflowCmd),
     /// Cron schedules: define, list, trigger, pause, resume and delete them.
     #[command(subcommand)]
     Schedule(schedule::ScheduleCmd),
@@ -104,6 +108,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Job(cmd) => job::main(cmd),
         Command::Events(args) => events::main(args),
         Command::Webhook(cmd) => webhook::main(cmd),
+        Command::Workflow(cmd) => workflow::main(cmd),
         Command::Schedule(cmd) => schedule::main(cmd),
         Command::Queue(cmd) => queue::main(cmd),
         Command::Tenant(cmd) => admin::tenant_main(cmd),

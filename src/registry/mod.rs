@@ -5,6 +5,7 @@
 pub mod key_template;
 pub mod schema;
 pub mod spec;
+pub mod workflow;
 
 use crate::digest::Digest;
 use crate::retry::RetryPolicy;
@@ -57,6 +58,8 @@ pub enum RegistryError {
     InvalidComponent(#[from] Invalid),
     #[error("invalid task definition: {}", .0.join("; "))]
     InvalidTask(Vec<String>),
+    #[error("invalid workflow definition: {}", .0.join("; "))]
+    InvalidWorkflow(Vec<String>),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -254,6 +257,42 @@ impl Registry {
             }
         }
         Ok(out)
+    }
+
+    /// Checks a workflow definition against everything it names (each
+    /// task exists, the input schema compiles) and stores it as the
+    /// workflow's next version. Every problem names its step.
+    pub async fn define_workflow(
+        &self,
+        tenant: &str,
+        name: &str,
+        spec: workflow::WorkflowSpec,
+    ) -> Result<crate::store::WorkflowRecord, RegistryError> {
+        let mut problems = spec.validate(name).err().unwrap_or_default();
+        if let Err(mut p) = compile_schemas(spec.input_schema.clone(), None).await {
+            problems.append(&mut p);
+        }
+        if problems.is_empty() {
+            for (at, task) in spec.tasks() {
+                if self.store.task_get(tenant, task, None).await?.is_none() {
+                    problems.push(format!(
+                        "{at}: task {task:?} does not exist; define it first (PUT /v1/tasks/{task})"
+                    ));
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(RegistryError::InvalidWorkflow(problems));
+        }
+        Ok(self
+            .store
+            .workflow_insert(crate::store::NewWorkflow {
+                tenant: tenant.to_owned(),
+                name: name.to_owned(),
+                spec: serde_json::to_string(&spec)
+                    .map_err(|e| StoreError::Internal(e.to_string()))?,
+            })
+            .await?)
     }
 
     /// A task version (`None`: the newest), compiled and cached.

@@ -22,11 +22,13 @@ pub mod tally;
 pub mod tenants;
 pub mod transition;
 pub mod webhook_rows;
+pub mod workflow_rows;
 
 pub use clock::{Clock, ManualClock, Millis, SystemClock};
 pub use open::{open, Backend, Capabilities, Durability, OpenError, StoreOptions};
 pub use records::*;
 pub use schedule_rows::{SchedulePut, ScheduleRecord, ScheduleState, MAX_SCHEDULES};
+pub use workflow_rows::{NewWorkflow, WorkflowRecord};
 
 use async_trait::async_trait;
 
@@ -131,6 +133,19 @@ pub trait JobStore: Send + Sync + 'static {
     async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>>;
     /// The newest version of each of a tenant's tasks, by name.
     async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>>;
+
+    /// Adds the next version of a workflow (1 for a new one); task and
+    /// workflow versions count together against `max_task_versions`.
+    async fn workflow_insert(&self, w: NewWorkflow) -> StoreResult<WorkflowRecord>;
+    /// A version of a workflow; `version: None` is the newest.
+    async fn workflow_get(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: Option<u32>,
+    ) -> StoreResult<Option<WorkflowRecord>>;
+    /// The newest version of each of a tenant's workflows, by name.
+    async fn workflow_list(&self, tenant: &str) -> StoreResult<Vec<WorkflowRecord>>;
 
     /// Inserts jobs in one transaction, each under its own uniqueness rules
     /// and within its tenant's `max_queued`; one failing does not fail the

@@ -1,6 +1,8 @@
-//! `taskbox schedule …` as a user runs it against the real binary: put
-//! (flags and a file), list, show, trigger, pause, resume, delete, with
-//! tables for people, `--json` for scripts and errors that say what to do.
+//! `taskbox schedule …` and `taskbox workflow …` as a user runs them
+//! against the real binary: schedules put (flags and a file), listed,
+//! shown, triggered, paused, resumed and deleted; workflow versions
+//! pushed and shown; tables for people, `--json` for scripts, and errors
+//! that say what to do.
 
 use crate::cli_events::Server;
 use serde_json::Value;
@@ -104,4 +106,46 @@ fn schedules_are_put_listed_triggered_paused_and_deleted() {
     let (code, _, err) = server.cli(&["schedule", "show", "nightly"]);
     assert_ne!(code, Some(0));
     assert!(err.contains("taskbox schedule list"), "{err}");
+}
+
+#[test]
+fn workflow_push_defines_the_next_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), "127.0.0.1:0", &[]);
+    server.push("validate", "noop", &[]);
+    server.push("invoice", "invoice", &[]);
+    let file = dir.path().join("orders.json");
+    std::fs::write(
+        &file,
+        r#"{"steps": [{"name": "validate", "task": "validate"},
+                      {"name": "invoice", "task": "invoice", "retry": {"max_attempts": 2}}]}"#,
+    )
+    .unwrap();
+    let (code, out, err) = server.cli(&["workflow", "push", file.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.trim(), "workflow orders version 1: validate → invoice");
+    let (_, out, _) = server.cli(&["workflow", "push", file.to_str().unwrap(), "--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["version"], 2);
+    let (code, out, _) = server.cli(&["workflow", "list"]);
+    assert_eq!(code, Some(0));
+    assert!(out.lines().nth(1).unwrap().starts_with("orders"), "{out}");
+    let (code, out, _) = server.cli(&["workflow", "show", "orders", "--version", "1"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("2 attempts"), "{out}");
+    // A task that is not there: the server's words, with the step's name.
+    std::fs::write(
+        &file,
+        r#"{"steps": [{"name": "ship", "task": "shipping"}]}"#,
+    )
+    .unwrap();
+    let (code, _, err) = server.cli(&["workflow", "push", file.to_str().unwrap()]);
+    assert_ne!(code, Some(0));
+    assert!(
+        err.contains("steps step \"ship\": task \"shipping\" does not exist"),
+        "{err}"
+    );
+    let (code, _, err) = server.cli(&["workflow", "show", "nope"]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("taskbox workflow list"), "{err}");
 }

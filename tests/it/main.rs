@@ -7,6 +7,7 @@ mod api_events;
 mod api_jobs;
 mod api_schedules;
 mod api_webhooks;
+mod api_workflows;
 mod cli_events;
 mod cli_run;
 mod cli_schedules;

@@ -8,7 +8,8 @@
 //! `queues` (paused queues, expiry), `prune` (retention), `redrive`,
 //! `tenants` (fair claims, quotas, budgets and usage), `events` (the
 //! outbox, callbacks, webhooks), `leases` (one holder at a time),
-//! `schedules` (cron schedules moved on against their rev).
+//! `schedules` (cron schedules moved on against their rev), `workflows`
+//! (versioned definitions).
 
 mod events;
 mod inserts;
@@ -19,6 +20,7 @@ mod queues;
 mod redrive;
 mod schedules;
 mod tenants;
+mod workflows;
 
 use events::*;
 use inserts::*;
@@ -29,6 +31,7 @@ use queues::*;
 use redrive::*;
 use schedules::*;
 use tenants::*;
+use workflows::*;
 
 use super::*;
 use crate::job::{ErrorKind, JobError, JobStatus};
@@ -252,6 +255,7 @@ macro_rules! conformance_cases {
             schedules_move_on_against_their_rev,
             schedules_are_due_by_slot_and_waits,
             a_tenant_has_at_most_max_schedules,
+            workflow_versions_are_kept_and_counted,
         );
     };
 }

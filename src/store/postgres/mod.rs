@@ -20,11 +20,15 @@ mod schedules;
 mod tally;
 mod tenants;
 mod webhooks;
+mod workflows;
 
 use super::fair::Fairness;
 use super::lease_sql;
 use super::records::*;
-use super::{Capabilities, Clock, Durability, JobStore, Millis, Signal, StoreError, StoreResult};
+use super::{
+    Capabilities, Clock, Durability, JobStore, Millis, NewWorkflow, Signal, StoreError,
+    StoreResult, WorkflowRecord,
+};
 use crate::job::JobStatus;
 use crate::quota::Quotas;
 use async_trait::async_trait;
@@ -405,6 +409,25 @@ impl JobStore for PgStore {
 
     async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>> {
         registry::task_versions(&self.db.pool, tenant, name).await
+    }
+
+    async fn workflow_insert(&self, w: NewWorkflow) -> StoreResult<WorkflowRecord> {
+        let defaults = self.db.defaults;
+        self.tx(move |tx, now| Box::pin(workflows::insert(tx, now, w, defaults)))
+            .await
+    }
+
+    async fn workflow_get(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: Option<u32>,
+    ) -> StoreResult<Option<WorkflowRecord>> {
+        workflows::get(&self.db.pool, tenant, name, version).await
+    }
+
+    async fn workflow_list(&self, tenant: &str) -> StoreResult<Vec<WorkflowRecord>> {
+        workflows::list(&self.db.pool, tenant).await
     }
 
     async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>> {

@@ -25,7 +25,10 @@ fn task_from((tenant, name, version, digest, spec, created_at): TaskRow) -> Task
 }
 
 /// Locks the tenant's row for the transaction; `NotFound` if it has none.
-async fn lock_tenant(tx: &mut Transaction<'static, Postgres>, tenant: &str) -> StoreResult<()> {
+pub(super) async fn lock_tenant(
+    tx: &mut Transaction<'static, Postgres>,
+    tenant: &str,
+) -> StoreResult<()> {
     let found: Option<i32> = sqlx::query_scalar("SELECT 1 FROM tenants WHERE name = $1 FOR UPDATE")
         .bind(tenant)
         .fetch_optional(&mut **tx)
@@ -197,7 +200,7 @@ pub async fn task_insert(
     // Locked: versions are numbered one after the other, never twice.
     lock_tenant(tx, &t.tenant).await?;
     let q = policy(tx, &t.tenant, &defaults).await?.quotas;
-    let versions: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE tenant = $1")
+    let versions: i64 = sqlx::query_scalar(&crate::store::workflow_rows::count_versions("$1"))
         .bind(&t.tenant)
         .fetch_one(&mut **tx)
         .await

@@ -18,6 +18,7 @@ mod syncer;
 mod tally;
 mod tenants;
 mod webhooks;
+mod workflows;
 mod writer;
 
 use writer::Class;
@@ -25,7 +26,8 @@ use writer::Class;
 use super::fair::Fairness;
 use super::records::*;
 use super::{
-    Capabilities, Clock, Durability, JobStore, Millis, OnClaimed, StoreError, StoreResult,
+    Capabilities, Clock, Durability, JobStore, Millis, NewWorkflow, OnClaimed, StoreError,
+    StoreResult, WorkflowRecord,
 };
 use crate::job::JobStatus;
 use crate::quota::{window_start, Quotas};
@@ -508,6 +510,27 @@ impl JobStore for SqliteStore {
         .await
         .map_err(db)?;
         Ok(rows.into_iter().map(TaskRecord::from).collect())
+    }
+
+    async fn workflow_insert(&self, w: NewWorkflow) -> StoreResult<WorkflowRecord> {
+        let defaults = self.defaults;
+        self.write(Class::Prompt, true, move |c, now| {
+            workflows::insert(c, now, w, &defaults)
+        })
+        .await
+    }
+
+    async fn workflow_get(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: Option<u32>,
+    ) -> StoreResult<Option<WorkflowRecord>> {
+        workflows::get(&mut *self.reader().await?, tenant, name, version).await
+    }
+
+    async fn workflow_list(&self, tenant: &str) -> StoreResult<Vec<WorkflowRecord>> {
+        workflows::list(&mut *self.reader().await?, tenant).await
     }
 
     async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>> {

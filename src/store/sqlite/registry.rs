@@ -105,7 +105,7 @@ pub fn task_insert(
     let q = policy(conn, &t.tenant, defaults)?.quotas;
     let versions: i64 = conn
         .query_row(
-            "SELECT COUNT(*) FROM tasks WHERE tenant = ?1",
+            &crate::store::workflow_rows::count_versions("?1"),
             params![t.tenant],
             |r| r.get(0),
         )
