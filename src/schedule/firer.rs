@@ -280,9 +280,22 @@ impl Firer {
     async fn fire(
         &self,
         m: &mut Moving,
+        st: ScheduleState,
+        slot: Millis,
+        input: Option<Value>,
+    ) -> Result<(), FireError> {
+        self.fire_as(m, st, slot, input, "").await
+    }
+
+    /// `fire`, the job's key marked with `kind` (`trigger:` for a trigger,
+    /// so that one made at a slot's very millisecond is not taken for it).
+    async fn fire_as(
+        &self,
+        m: &mut Moving,
         mut st: ScheduleState,
         slot: Millis,
         input: Option<Value>,
+        kind: &str,
     ) -> Result<(), FireError> {
         let name = &m.rec.name;
         let before = m.spec.before.clone().filter(|_| input.is_none());
@@ -296,7 +309,7 @@ impl Firer {
                     })),
                     ..JobSpec::of(task.clone(), Value::Null)
                 },
-                format!("schedule:{name}:{slot}:before"),
+                format!("schedule:{name}:{kind}{slot}:before"),
             ),
             None => (
                 JobSpec {
@@ -306,7 +319,7 @@ impl Firer {
                         input.unwrap_or_else(|| m.spec.input.clone()),
                     )
                 },
-                format!("schedule:{name}:{slot}"),
+                format!("schedule:{name}:{kind}{slot}"),
             ),
         };
         let spec = JobSpec {
@@ -381,20 +394,39 @@ impl Firer {
         st: ScheduleState,
         job: Option<Write>,
     ) -> Result<(), FireError> {
+        let made = match &job {
+            Some(Write::JobInsert(j)) => Some(j.id.clone()),
+            _ => None,
+        };
         let mut put = m.rec.put();
         put.state = st;
         let mut writes: Vec<Write> = job.into_iter().collect();
         writes.push(Write::SchedulePut(put));
+        let mut existing = None;
         for w in self.store.apply(writes).await? {
             match w {
                 Written::SchedulePut(r) => m.rec = r,
-                // The slot's key was taken (by a job of the tenant's own
-                // making, or of a schedule of the same name deleted and
-                // made again): no second job for the slot.
-                Written::JobInserted(Inserted::Existing(j)) => {
-                    tracing::info!(job = %j.id, schedule = %m.rec.name, "a job held the slot's key already");
-                }
+                Written::JobInserted(Inserted::Existing(j)) => existing = Some(j.id),
                 _ => {}
+            }
+        }
+        // The slot's key was taken already (by a job of the tenant's own
+        // making, or of a schedule of the same name deleted and made
+        // again): no second job; the schedule names the one there is.
+        if let (Some(made), Some(there)) = (made, existing) {
+            tracing::info!(job = %there, schedule = %m.rec.name, "a job held the slot's key already");
+            let mut st = m.rec.state.clone();
+            for id in [&mut st.last_job, &mut st.pending] {
+                if id.as_deref() == Some(made.as_str()) {
+                    *id = Some(there.clone());
+                }
+            }
+            let mut put = m.rec.put();
+            put.state = st;
+            if let Some(Written::SchedulePut(r)) =
+                self.store.apply(vec![Write::SchedulePut(put)]).await?.pop()
+            {
+                m.rec = r;
             }
         }
         Ok(())
@@ -422,7 +454,7 @@ impl Firer {
         }
         let now = self.store.now();
         let st = m.rec.state.clone();
-        self.fire(&mut m, st, now, None).await?;
+        self.fire_as(&mut m, st, now, None, "trigger:").await?;
         self.wake.notify_one();
         self.changed();
         Ok(m.rec)

@@ -103,7 +103,8 @@ impl ScheduleSpec {
             }
             (None, Some(_)) => {
                 return Err(invalid(
-                    "workflows are not available yet; schedule a task (\"task\": name)".into(),
+                    "workflows can be defined but not run yet; schedule a task (\"task\": name)"
+                        .into(),
                 ));
             }
             (Some(task), None) => check_name("task", task).map_err(invalid)?,

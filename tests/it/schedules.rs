@@ -330,3 +330,46 @@ async fn a_schedule_in_berlin_fires_at_the_right_instants_across_dst() {
     assert_eq!(s.state.skipped, 0);
     store.close().await;
 }
+
+#[tokio::test]
+async fn a_slot_whose_key_is_taken_makes_no_second_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
+    let rig = Rig::new(store.clone(), clock).await;
+    let t0 = whole_second(&rig.clock);
+    rig.define("tick", json!({"cron": "* * * * * *", "overlap": "allow"}))
+        .await;
+    // A job the tenant made with the next slot's key (reuse: reject keeps
+    // it from being used again).
+    let task = store.task_get(TENANT, "tick", None).await.unwrap().unwrap();
+    let mut mine = taskbox::store::NewJob::plain(
+        "mine",
+        TENANT,
+        taskbox::store::TaskRef {
+            name: task.name,
+            version: task.version,
+            digest: task.digest,
+        },
+        "{}",
+    );
+    mine.unique_key = Some(format!("schedule:tick:{}", t0 + 1_000));
+    mine.reuse = taskbox::store::Reuse::Reject;
+    store
+        .job_insert(vec![mine])
+        .await
+        .unwrap()
+        .pop()
+        .unwrap()
+        .unwrap();
+    rig.set(t0 + 1_000);
+    rig.fire().await;
+    let s = rig.schedule("tick").await;
+    assert_eq!(s.state.last_job.as_deref(), Some("mine"), "{s:?}");
+    assert_eq!(
+        rig.slots("tick").await,
+        [t0 + 1_000],
+        "one job for the slot"
+    );
+    store.close().await;
+}
