@@ -441,6 +441,20 @@ fn transport_error(e: reqwest::Error, base: &Url, what: &str) -> anyhow::Error {
     }
 }
 
+/// A 404 for the route itself (no error code) is a server from before
+/// `what` (webhooks, schedules, …): say so, and what to do.
+pub fn older_server(e: anyhow::Error, what: &str) -> anyhow::Error {
+    if e.downcast_ref::<ApiError>()
+        .is_some_and(|a| a.status == 404 && a.code.is_none())
+    {
+        e.context(format!(
+            "this server has no {what} (404): it is older than this taskbox; upgrade it"
+        ))
+    } else {
+        e
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -289,15 +289,8 @@ fn unknown(e: anyhow::Error, name: &str) -> anyhow::Error {
     }
 }
 
-/// A 404 for the route itself is a server from before schedules.
 fn not_found(e: anyhow::Error) -> anyhow::Error {
-    if e.downcast_ref::<ApiError>()
-        .is_some_and(|a| a.status == 404 && a.code.is_none())
-    {
-        e.context("this server has no schedules (404): it is older than this taskbox; upgrade it")
-    } else {
-        e
-    }
+    super::client::older_server(e, "schedules")
 }
 
 fn last_job_cell(s: &Value) -> String {

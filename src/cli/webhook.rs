@@ -183,15 +183,8 @@ fn unknown_hook(e: anyhow::Error, id: &str) -> anyhow::Error {
     }
 }
 
-/// A 404 for the route itself is a server from before webhooks.
 fn not_found(e: anyhow::Error) -> anyhow::Error {
-    if e.downcast_ref::<ApiError>()
-        .is_some_and(|a| a.status == 404 && a.code.is_none())
-    {
-        e.context("this server has no webhooks (404): it is older than this taskbox; upgrade it")
-    } else {
-        e
-    }
+    super::client::older_server(e, "webhooks")
 }
 
 /// A webhook's event types; `*` when it has every one.

@@ -186,13 +186,6 @@ fn step_names(steps: &Value) -> String {
         .join(" → ")
 }
 
-/// A 404 for the route itself is a server from before workflows.
 fn not_found(e: anyhow::Error) -> anyhow::Error {
-    if e.downcast_ref::<ApiError>()
-        .is_some_and(|a| a.status == 404 && a.code.is_none())
-    {
-        e.context("this server has no workflows (404): it is older than this taskbox; upgrade it")
-    } else {
-        e
-    }
+    super::client::older_server(e, "workflows")
 }
