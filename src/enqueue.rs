@@ -11,7 +11,9 @@ use crate::registry::spec::{check_name, ConcurrencyMode};
 use crate::registry::{Registry, RegistryError, TaskVersion, Which};
 use crate::runner::Runner;
 use crate::store::clock::parse_rfc3339;
-use crate::store::{Idempotency, Inserted, NewJob, OnConflict, Reuse, RunAt, StoreError, TaskRef};
+use crate::store::{
+    Idempotency, Inserted, NewJob, OnConflict, Reuse, RunAt, StoreError, TaskRef, Write, Written,
+};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -149,6 +151,9 @@ impl Enqueuer {
                 return Err(over.into_error());
             }
         }
+        if spec.workflow.is_some() {
+            return self.enqueue_workflow(tenant, spec, idempotency).await;
+        }
         let new = self.prepare(tenant, spec, idempotency).await?;
         self.runner
             .enqueue(vec![new])
@@ -156,6 +161,34 @@ impl Enqueuer {
             .pop()
             .ok_or_else(|| StoreError::Internal("an insert answered nothing".into()))?
             .map_err(EnqueueError::Store)
+    }
+
+    /// Enqueues a job of a workflow: the job and its stages in one write.
+    async fn enqueue_workflow(
+        &self,
+        tenant: &str,
+        spec: JobSpec,
+        idempotency: Option<Idempotency>,
+    ) -> Result<Inserted, EnqueueError> {
+        let (job, start) = crate::workflow::start::prepare(
+            &self.registry,
+            self.new_job_id(),
+            tenant,
+            spec,
+            idempotency,
+        )
+        .await?;
+        let written = self
+            .registry
+            .store()
+            .apply(vec![Write::JobInsert(job), Write::WorkflowStart(start)])
+            .await?;
+        let inserted = match written.into_iter().next() {
+            Some(Written::JobInserted(i)) => i,
+            _ => return Err(StoreError::Internal("an insert answered nothing".into()).into()),
+        };
+        self.runner.queued_again(tenant);
+        Ok(inserted)
     }
 
     /// Enqueues up to `MAX_BATCH` jobs in one write, each under its own
@@ -299,7 +332,8 @@ pub async fn prepare_job(
 ) -> Result<NewJob, EnqueueError> {
     if b.workflow.is_some() {
         return Err(bad(
-            "workflows can be defined (PUT /v1/workflows/{name}) but not run yet; enqueue a task",
+            "a workflow job is enqueued on its own (POST /v1/jobs), not in a batch or by a \
+             callback or schedule",
         ));
     }
     let name = b
@@ -319,7 +353,58 @@ pub async fn prepare_job(
     };
     let input = b.input.take().unwrap_or_else(|| json!({}));
     let input = registry.check(&tv, Which::Input, input).await?;
-    let queue = b.queue.take().unwrap_or_else(|| tv.queue().to_owned());
+    let placed = place(&mut b, tv.queue(), tv.spec.deadline_ms)?;
+    let concurrency_key = concurrency_key(&tv, &b, &input)?;
+    Ok(NewJob {
+        id,
+        tenant: tenant.to_owned(),
+        task: TaskRef {
+            name: tv.record.name.clone(),
+            version: tv.record.version,
+            digest: tv.record.digest.clone(),
+        },
+        queue: placed.queue,
+        priority: placed.priority,
+        input: input.to_string(),
+        max_attempts: tv.retry.max_attempts,
+        run_at: placed.run_at,
+        deadline_ms: placed.deadline_ms,
+        expire_after_ms: b.expire_after_ms,
+        supersedes: tv
+            .spec
+            .concurrency
+            .as_ref()
+            .is_some_and(|c| c.mode == ConcurrencyMode::Supersedes),
+        concurrency_limit: tv
+            .spec
+            .concurrency
+            .as_ref()
+            .and_then(|c| c.limit)
+            .filter(|l| *l > 1 && concurrency_key.is_some()),
+        concurrency_key,
+        unique_key: b.unique_key,
+        on_conflict: b.on_conflict.unwrap_or_default(),
+        reuse: b.reuse.unwrap_or_default(),
+        idempotency,
+    })
+}
+
+/// Where and when a job runs, held to the rules every job is, whatever it
+/// runs; its keys are checked too.
+pub(crate) struct Placed {
+    pub queue: String,
+    pub priority: i32,
+    pub run_at: RunAt,
+    pub deadline_ms: Option<u64>,
+}
+
+/// `b`'s placing, with the defaults of what it runs.
+pub(crate) fn place(
+    b: &mut JobSpec,
+    default_queue: &str,
+    default_deadline: Option<u64>,
+) -> Result<Placed, EnqueueError> {
+    let queue = b.queue.take().unwrap_or_else(|| default_queue.to_owned());
     check_name("queue", &queue).map_err(EnqueueError::BadRequest)?;
     let priority = b.priority.unwrap_or(0);
     if !PRIORITY_RANGE.contains(&priority) {
@@ -329,8 +414,8 @@ pub async fn prepare_job(
             PRIORITY_RANGE.end()
         )));
     }
-    let run_at = run_at(&b)?;
-    let deadline_ms = b.deadline_ms.or(tv.spec.deadline_ms);
+    let run_at = run_at(b)?;
+    let deadline_ms = b.deadline_ms.or(default_deadline);
     if deadline_ms.is_some_and(|d| d == 0 || d > MAX_DELAY_MS) {
         return Err(bad(format!(
             "deadline_ms must be between 1 and {MAX_DELAY_MS}"
@@ -350,38 +435,11 @@ pub async fn prepare_job(
         ));
     }
     check_key("concurrency_key", &b.concurrency_key)?;
-    let concurrency_key = concurrency_key(&tv, &b, &input)?;
-    Ok(NewJob {
-        id,
-        tenant: tenant.to_owned(),
-        task: TaskRef {
-            name: tv.record.name.clone(),
-            version: tv.record.version,
-            digest: tv.record.digest.clone(),
-        },
+    Ok(Placed {
         queue,
         priority,
-        input: input.to_string(),
-        max_attempts: tv.retry.max_attempts,
         run_at,
         deadline_ms,
-        expire_after_ms: b.expire_after_ms,
-        supersedes: tv
-            .spec
-            .concurrency
-            .as_ref()
-            .is_some_and(|c| c.mode == ConcurrencyMode::Supersedes),
-        concurrency_limit: tv
-            .spec
-            .concurrency
-            .as_ref()
-            .and_then(|c| c.limit)
-            .filter(|l| *l > 1 && concurrency_key.is_some()),
-        concurrency_key,
-        unique_key: b.unique_key,
-        on_conflict: b.on_conflict.unwrap_or_default(),
-        reuse: b.reuse.unwrap_or_default(),
-        idempotency,
     })
 }
 

@@ -22,3 +22,4 @@ pub mod schedule;
 pub mod store;
 pub mod text;
 pub mod webhooks;
+pub mod workflow;

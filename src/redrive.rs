@@ -156,6 +156,39 @@ impl Redriver {
         Ok(done)
     }
 
+    /// The redrive of a failed workflow job: on the versions it was
+    /// enqueued with, from the step that failed (its workflow's `restore`)
+    /// or from the start.
+    async fn plan_workflow(
+        &self,
+        tenant: &str,
+        job: &JobRecord,
+        version: Version,
+        steps: &[crate::store::StepRecord],
+    ) -> Result<Redrive, EnqueueError> {
+        if version == Version::Latest {
+            return Err(EnqueueError::BadRequest(format!(
+                "job {} is a workflow job; it is retried on the task versions it pinned, so \
+                 digest \"latest\" does not apply (enqueue a new job for the newest)",
+                job.id
+            )));
+        }
+        let wf = self
+            .registry
+            .workflow(tenant, &job.task.name, Some(job.task.version))
+            .await?;
+        let (task, input, attempts, writes) =
+            crate::workflow::plan::restart(steps, &job.input, wf.spec.restore).ok_or_else(
+                || StoreError::Internal(format!("job {}'s stages cannot be restarted", job.id)),
+            )?;
+        Ok(Redrive {
+            id: job.id.clone(),
+            task: None,
+            attempts,
+            stage: Some(Box::new((task, input, writes))),
+        })
+    }
+
     /// The redrive of one failed job: on which task version, with how many
     /// attempts (that version's retry policy's).
     async fn plan(
@@ -165,6 +198,10 @@ impl Redriver {
         version: Version,
         tasks: &mut HashMap<(String, Option<u32>), (TaskRef, u32)>,
     ) -> Result<Redrive, EnqueueError> {
+        let steps = self.registry.store().job_steps(&job.id).await?;
+        if !steps.is_empty() {
+            return self.plan_workflow(tenant, job, version, &steps).await;
+        }
         let pick = match version {
             Version::Pinned => Some(job.task.version),
             Version::Latest => None,
@@ -190,6 +227,7 @@ impl Redriver {
             id: job.id.clone(),
             task: (version == Version::Latest).then_some(task),
             attempts,
+            stage: None,
         })
     }
 }

@@ -243,6 +243,7 @@ impl From<RegistryError> for ApiError {
             RegistryError::InvalidComponent(i) => ApiError::InvalidComponent(i.to_string()),
             RegistryError::InvalidTask(p) => ApiError::InvalidTask(p),
             RegistryError::InvalidWorkflow(p) => ApiError::InvalidWorkflow(p),
+            RegistryError::WorkflowNotFound(w) => ApiError::WorkflowNotFound(w),
             RegistryError::Store(s) => s.into(),
         }
     }

@@ -89,7 +89,9 @@ pub async fn show(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     who.require(Scope::JobsRead)?;
-    Ok(Json(views::job(&job_of(&state, &who, &id).await?)))
+    let job = job_of(&state, &who, &id).await?;
+    let steps = state.store.job_steps(&job.id).await?;
+    Ok(Json(views::job_with_steps(&job, &steps)))
 }
 
 #[derive(Deserialize)]

@@ -3,7 +3,9 @@
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::registry::spec::TaskSpec;
 use crate::store::clock::rfc3339;
-use crate::store::{AttemptRecord, JobRecord, ProgressRecord, TaskRecord, TaskRef};
+use crate::store::{
+    AttemptRecord, JobRecord, ProgressRecord, StepRecord, StepStatus, TaskRecord, TaskRef,
+};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -105,6 +107,39 @@ impl<'a> JobView<'a> {
 
 pub fn job(j: &JobRecord) -> Value {
     serde_json::to_value(JobView::of(j)).unwrap_or(Value::Null)
+}
+
+/// A job with its stages, as `GET /v1/jobs/{id}` shows it: a workflow
+/// job names its workflow and lists every stage, its `on_error` and
+/// `on_cancel` ones included. The active stage shows the job's status.
+pub fn job_with_steps(j: &JobRecord, steps: &[StepRecord]) -> Value {
+    let mut v = job(j);
+    if steps.is_empty() {
+        return v;
+    }
+    v["workflow"] = json!({"name": j.task.name, "version": j.task.version});
+    v["steps"] = steps
+        .iter()
+        .map(|s| {
+            let status = match s.status {
+                StepStatus::Active => j.status.as_str(),
+                other => other.as_str(),
+            };
+            json!({
+                "name": s.name,
+                "kind": s.kind.as_str(),
+                "task": s.task,
+                "status": status,
+                "attempts": s.attempts,
+                "max_attempts": s.max_attempts,
+                "output": s.output.as_deref().map(json_text),
+                "error": s.error.as_ref().map(|e| json!({"kind": e.kind, "code": e.code, "message": e.message})),
+                "started_at": s.started_at.map(rfc3339),
+                "finished_at": s.finished_at.map(rfc3339),
+            })
+        })
+        .collect();
+    v
 }
 
 pub fn attempt(a: &AttemptRecord) -> Value {

@@ -230,6 +230,7 @@ pub(super) fn completed(c: &crate::store::ClaimedJob) -> crate::store::Finalize 
         }),
         callbacks: None,
         names: c.names(),
+        steps: Vec::new(),
     }
 }
 

@@ -145,6 +145,14 @@ pub(super) fn job_details(job: &Value) -> anyhow::Result<String> {
         ),
         ("error", error),
     ]);
+    if let Some(steps) = job["steps"].as_array() {
+        out.push_str(&format!(
+            "workflow: {} v{}\n{}",
+            text(&job["workflow"]["name"]),
+            text(&job["workflow"]["version"]),
+            steps_table(steps)
+        ));
+    }
     for key in ["input", "output"] {
         if !job[key].is_null() {
             out.push_str(&format!(
@@ -154,6 +162,29 @@ pub(super) fn job_details(job: &Value) -> anyhow::Result<String> {
         }
     }
     Ok(out)
+}
+
+/// A workflow job's stages, in order: each step, fallback and chain step.
+pub(super) fn steps_table(steps: &[Value]) -> String {
+    let mut t = Table::new(&["STEP", "KIND", "TASK", "STATUS", "ATTEMPTS", "ERROR"]).right(&[4]);
+    for s in steps {
+        t.row(vec![
+            table::cell(&s["name"]),
+            table::cell(&s["kind"]),
+            task_label(&s["task"]),
+            table::cell(&s["status"]),
+            format!(
+                "{}/{}",
+                table::cell(&s["attempts"]),
+                table::cell(&s["max_attempts"])
+            ),
+            match &s["error"] {
+                Value::Null => String::new(),
+                e => error_text(e),
+            },
+        ]);
+    }
+    t.render()
 }
 
 /// What changed between two sightings of a job, as lines for people (`prev` is `None` at first).

@@ -36,10 +36,18 @@ pub enum EventType {
     /// The guest parked the job until it is resumed (`detail.waiting_for`).
     #[serde(rename = "job.waiting")]
     Waiting,
+    /// A workflow job's stage became the one it is on (`detail.step`,
+    /// `detail.kind`, `detail.task`).
+    #[serde(rename = "job.step_started")]
+    StepStarted,
+    /// A workflow job's stage ended (`detail.status`: completed, failed,
+    /// cancelled or skipped; `detail.attempts`, `detail.error`).
+    #[serde(rename = "job.step_ended")]
+    StepEnded,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 7] = [
+    pub const ALL: [EventType; 9] = [
         EventType::Queued,
         EventType::Started,
         EventType::Completed,
@@ -47,6 +55,8 @@ impl EventType {
         EventType::Retrying,
         EventType::Cancelled,
         EventType::Waiting,
+        EventType::StepStarted,
+        EventType::StepEnded,
     ];
 
     /// The contract's name, e.g. `job.completed`.
@@ -59,6 +69,8 @@ impl EventType {
             EventType::Retrying => "job.retrying",
             EventType::Cancelled => "job.cancelled",
             EventType::Waiting => "job.waiting",
+            EventType::StepStarted => "job.step_started",
+            EventType::StepEnded => "job.step_ended",
         }
     }
 

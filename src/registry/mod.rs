@@ -41,6 +41,15 @@ pub struct TaskVersion {
     pub output_schema: Option<Schema>,
 }
 
+/// A workflow version as a job is enqueued with it.
+pub struct WorkflowVersion {
+    pub tenant: String,
+    pub name: String,
+    pub version: u32,
+    pub spec: workflow::WorkflowSpec,
+    pub input_schema: Option<Schema>,
+}
+
 impl TaskVersion {
     /// The queue its jobs go to when the enqueue names none.
     pub fn queue(&self) -> &str {
@@ -58,6 +67,8 @@ pub enum RegistryError {
     InvalidComponent(#[from] Invalid),
     #[error("invalid task definition: {}", .0.join("; "))]
     InvalidTask(Vec<String>),
+    #[error("workflow {0:?} was not found")]
+    WorkflowNotFound(String),
     #[error("invalid workflow definition: {}", .0.join("; "))]
     InvalidWorkflow(Vec<String>),
     #[error(transparent)]
@@ -407,13 +418,35 @@ impl Registry {
         which: Which,
         value: serde_json::Value,
     ) -> Result<serde_json::Value, CheckError> {
-        fn schema(tv: &TaskVersion, which: Which) -> Option<&Schema> {
-            match which {
-                Which::Input => tv.input_schema.as_ref(),
-                Which::Output => tv.output_schema.as_ref(),
-            }
-        }
-        let Some(s) = schema(tv, which) else {
+        let pick: fn(&TaskVersion) -> Option<&Schema> = match which {
+            Which::Input => |tv| tv.input_schema.as_ref(),
+            Which::Output => |tv| tv.output_schema.as_ref(),
+        };
+        self.check_in(&tv.record.tenant, tv.clone(), pick, value)
+            .await
+    }
+
+    /// Checks a workflow job's input against the workflow's input schema.
+    pub async fn check_workflow_input(
+        &self,
+        wf: &Arc<WorkflowVersion>,
+        value: serde_json::Value,
+    ) -> Result<serde_json::Value, CheckError> {
+        self.check_in(&wf.tenant, wf.clone(), |w| w.input_schema.as_ref(), value)
+            .await
+    }
+
+    /// Checks `value` against the schema `pick` finds in `holder`, a
+    /// schema of `tenant`'s: small checks inline, the rest off the async
+    /// threads within the tenant's share of the checking lanes.
+    async fn check_in<T: Send + Sync + 'static>(
+        &self,
+        tenant: &str,
+        holder: Arc<T>,
+        pick: fn(&T) -> Option<&Schema>,
+        value: serde_json::Value,
+    ) -> Result<serde_json::Value, CheckError> {
+        let Some(s) = pick(&holder) else {
             return Ok(value);
         };
         if schema::depth(&value) <= schema::MAX_DEPTH
@@ -421,7 +454,7 @@ impl Registry {
         {
             return Ok(value);
         }
-        let own = self.checks.tenant(&tv.record.tenant);
+        let own = self.checks.tenant(tenant);
         let too_complex = |message: String| {
             CheckError::TooComplex(schema::Violation {
                 pointer: String::new(),
@@ -437,16 +470,42 @@ impl Registry {
             .acquire_owned()
             .await
             .map_err(unavailable)?;
-        let tv = tv.clone();
         // At a guest's priority: its cost is the tenant's schema's. The
         // permits go with it, so a caller who gives up frees no lane
         // before the check ends.
         crate::priority::run_lowered("taskbox-check", move || {
             let _permits = (mine, shared);
-            let checked = schema(&tv, which).map_or(Ok(()), |s| s.check(&value, schema::MAX_STEPS));
+            let checked = pick(&holder).map_or(Ok(()), |s| s.check(&value, schema::MAX_STEPS));
             checked.map(|()| value)
         })
         .await
         .unwrap_or_else(|| Err(too_complex("the check failed".into())))
+    }
+
+    /// A version of a workflow (`None`: the newest), its input schema
+    /// compiled.
+    pub async fn workflow(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: Option<u32>,
+    ) -> Result<Arc<WorkflowVersion>, RegistryError> {
+        let record = self
+            .store
+            .workflow_get(tenant, name, version)
+            .await?
+            .ok_or_else(|| RegistryError::WorkflowNotFound(name.to_owned()))?;
+        let spec: workflow::WorkflowSpec = serde_json::from_str(&record.spec)
+            .map_err(|e| StoreError::Internal(format!("a stored workflow does not parse: {e}")))?;
+        let (input_schema, _) = compile_schemas(spec.input_schema.clone(), None)
+            .await
+            .map_err(RegistryError::InvalidWorkflow)?;
+        Ok(Arc::new(WorkflowVersion {
+            tenant: record.tenant,
+            name: record.name,
+            version: u32::try_from(record.version).unwrap_or(0),
+            spec,
+            input_schema,
+        }))
     }
 }

@@ -10,8 +10,9 @@ use crate::retry::{Decision, FailReason};
 use crate::sandbox::{AttemptReport, AttemptRequest, Ending, Invalid, JobRef, ProgressHook};
 use crate::store::{
     Action, AttemptRecord, Callbacks, ClaimedJob, Finalize, Millis, NewJob, ProgressRecord,
-    StoreError, TaskRef, Usage,
+    StepRecord, StoreError, TaskRef, Usage,
 };
+use crate::workflow::Plan;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -84,23 +85,53 @@ pub async fn execute(
             };
         }
     };
+    let plan = match crate::workflow::plan_of(registry.store().as_ref(), job).await {
+        Ok(plan) => plan,
+        Err(e) => {
+            tracing::warn!(job = %job.id, error = %e, "the job's stages cannot be read now; it goes back to the queue");
+            return Executed {
+                finalize: Some(finalize(
+                    job,
+                    Action::Release {
+                        delay_ms: TRANSIENT_DELAY_MS,
+                    },
+                    started_at,
+                    started_at,
+                    None,
+                )),
+                ran_for: Duration::ZERO,
+            };
+        }
+    };
+    let step = plan.as_ref().map(Plan::current);
     if let Some(deadline) = job.deadline_at.filter(|d| *d <= started_at) {
         let mut unrun = fail_unrun(job, deadline_error(deadline), started_at, started_at);
         if let Some(f) = &mut unrun.finalize {
-            match callbacks(registry, &task, job, &f.action).await {
-                Ok(c) => f.callbacks = c,
-                Err(()) => unrun.finalize = None,
+            if plan.is_some() {
+                settle(plan.as_ref(), job, f);
+            } else {
+                match callbacks(registry, &task, job, &f.action).await {
+                    Ok(c) => f.callbacks = c,
+                    Err(()) => unrun.finalize = None,
+                }
             }
         }
         return unrun;
     }
-    let request = prepare(&task, job, held, started_at);
+    if let Some(spent) = step.and_then(|s| budget_spent(s, started_at)) {
+        let mut unrun = fail_unrun(job, spent, started_at, started_at);
+        if let Some(f) = &mut unrun.finalize {
+            settle(plan.as_ref(), job, f);
+        }
+        return unrun;
+    }
+    let request = prepare(registry, &task, step, job, held, started_at);
     let report = registry.sandbox().run(&program, request).await;
     let finished_at = registry.store().now();
     let ran_for = report.duration;
     let stop = held.stop_reason(&job.id);
     let ending = snooze_rules(&report.ending, job, rules);
-    let action = match decide(registry, &task, job, &ending, stop, finished_at).await {
+    let action = match decide(registry, &task, step, job, &ending, stop, finished_at).await {
         Some(a) => a,
         None => {
             return Executed {
@@ -109,18 +140,58 @@ pub async fn execute(
             }
         }
     };
-    let Ok(callbacks) = callbacks(registry, &task, job, &action).await else {
-        return Executed {
-            finalize: None,
-            ran_for,
-        };
-    };
     let mut f = finalize(job, action, started_at, finished_at, Some(&report));
-    f.callbacks = callbacks;
+    if plan.is_some() {
+        // A workflow's stages name what follows; its tasks' callbacks are
+        // not run (the workflow's chains are its callbacks).
+        settle(plan.as_ref(), job, &mut f);
+    } else {
+        let Ok(callbacks) = callbacks(registry, &task, job, &f.action).await else {
+            return Executed {
+                finalize: None,
+                ran_for,
+            };
+        };
+        f.callbacks = callbacks;
+    }
     Executed {
         finalize: Some(f),
         ran_for,
     }
+}
+
+/// A workflow job's end: where the attempt's action takes the job, and
+/// the stage rows it changes. The attempt's own record keeps what the
+/// attempt did.
+fn settle(plan: Option<&Plan>, job: &ClaimedJob, f: &mut Finalize) {
+    let Some(plan) = plan else {
+        return;
+    };
+    let action = std::mem::replace(&mut f.action, Action::Cancel);
+    let (action, steps) = plan.settle(action, &job.input, job.attempt);
+    f.action = action;
+    f.steps = steps;
+}
+
+/// When a stage's budget (its `timeout_ms` across attempts) ends.
+fn budget_end(step: &StepRecord) -> Option<Millis> {
+    let budget = i64::try_from(step.config.budget_ms?).unwrap_or(i64::MAX);
+    Some(step.started_at?.saturating_add(budget))
+}
+
+/// The failure of a stage whose budget is spent by `now`.
+fn budget_spent(step: &StepRecord, now: Millis) -> Option<JobError> {
+    let end = budget_end(step).filter(|end| *end <= now)?;
+    Some(JobError::with_code(
+        ErrorKind::Timeout,
+        "step_budget",
+        format!(
+            "step {:?} has used its budget of {} ms across its attempts (it ended at {})",
+            step.name,
+            step.config.budget_ms.unwrap_or_default(),
+            crate::store::clock::rfc3339(end)
+        ),
+    ))
 }
 
 /// The job of callback task `name` for a job of `tenant`'s that ended:
@@ -263,9 +334,13 @@ pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Option<Finalize> {
             ));
         }
     };
+    let plan = crate::workflow::plan_of(registry.store().as_ref(), job)
+        .await
+        .ok()?;
     let action = decide(
         registry,
         &task,
+        plan.as_ref().map(Plan::current),
         job,
         &Ending::Failed(error.clone()),
         None,
@@ -274,7 +349,11 @@ pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Option<Finalize> {
     .await
     .unwrap_or(Action::Fail { error });
     let mut f = finalize(job, action, job.started_at, now, None);
-    f.callbacks = callbacks(registry, &task, job, &f.action).await.ok()?;
+    if plan.is_some() {
+        settle(plan.as_ref(), job, &mut f);
+    } else {
+        f.callbacks = callbacks(registry, &task, job, &f.action).await.ok()?;
+    }
     Some(f)
 }
 
@@ -336,10 +415,21 @@ async fn resolve(
 
 /// The sandbox request: the task's limits, cut short by the job's
 /// deadline, with cancellation and progress wired to the held lease.
-fn prepare(task: &TaskVersion, job: &ClaimedJob, held: &Held, now: Millis) -> AttemptRequest {
-    let mut limits = task.limits;
-    if let Some(deadline) = job.deadline_at {
-        let left = u64::try_from(deadline - now).unwrap_or(1).max(1);
+fn prepare(
+    registry: &Registry,
+    task: &TaskVersion,
+    step: Option<&StepRecord>,
+    job: &ClaimedJob,
+    held: &Held,
+    now: Millis,
+) -> AttemptRequest {
+    let mut limits = match step.and_then(|s| s.config.limits.as_ref()) {
+        Some(own) => own.resolve(task.limits, &registry.sandbox().config().ceilings),
+        None => task.limits,
+    };
+    let ends = [job.deadline_at, step.and_then(budget_end)];
+    for end in ends.into_iter().flatten() {
+        let left = u64::try_from(end - now).unwrap_or(1).max(1);
         limits.timeout_ms = limits.timeout_ms.min(left);
     }
     let mut req = AttemptRequest::new(
@@ -371,6 +461,7 @@ fn prepare(task: &TaskVersion, job: &ClaimedJob, held: &Held, now: Millis) -> At
 async fn decide(
     registry: &Registry,
     task: &Arc<TaskVersion>,
+    step: Option<&StepRecord>,
     job: &ClaimedJob,
     ending: &Ending,
     stop: Option<StopReason>,
@@ -411,29 +502,42 @@ async fn decide(
         Ending::Failed(e) => match job.deadline_at {
             // The timeout was the deadline's, not the task's.
             Some(d) if e.kind == ErrorKind::Timeout && now >= d => deadline_error(d),
-            _ => e.clone(),
+            _ => match step.and_then(|s| budget_spent(s, now)) {
+                Some(spent) if e.kind == ErrorKind::Timeout => spent,
+                _ => e.clone(),
+            },
         },
     };
     let stage_max = job.max_attempts.saturating_sub(job.attempts - job.attempt);
+    // A workflow step's own policy, else its task's.
+    let base = step
+        .and_then(|s| s.config.retry.as_ref())
+        .unwrap_or(&task.retry);
     let policy = crate::retry::RetryPolicy {
         max_attempts: stage_max.max(1),
-        ..task.retry.clone()
+        ..base.clone()
     };
+    let next_at = |delay_ms: u64| now.saturating_add(i64::try_from(delay_ms).unwrap_or(i64::MAX));
     match policy.decide(&error, job.attempt, rand_unit) {
         Decision::RetryAfter(delay_ms) => match job.deadline_at {
-            Some(d) if now.saturating_add(i64::try_from(delay_ms).unwrap_or(i64::MAX)) >= d => {
+            Some(d) if next_at(delay_ms) >= d => {
                 fail_or_fallback(
                     registry,
                     task,
+                    step,
                     job,
                     deadline_error(d),
                     FailReason::DeadlineExceeded,
                 )
                 .await
             }
-            _ => Some(Action::Retry { delay_ms, error }),
+            // The step's budget would be spent before its next attempt.
+            _ => match step.and_then(|s| budget_spent(s, next_at(delay_ms))) {
+                Some(_) => Some(Action::Fail { error }),
+                None => Some(Action::Retry { delay_ms, error }),
+            },
         },
-        Decision::Fail(reason) => fail_or_fallback(registry, task, job, error, reason).await,
+        Decision::Fail(reason) => fail_or_fallback(registry, task, step, job, error, reason).await,
     }
 }
 
@@ -441,10 +545,15 @@ async fn decide(
 async fn fail_or_fallback(
     registry: &Registry,
     task: &TaskVersion,
+    step: Option<&StepRecord>,
     job: &ClaimedJob,
     error: JobError,
     reason: FailReason,
 ) -> Option<Action> {
+    // A workflow's fallbacks are pinned in its stages (`workflow::plan`).
+    if step.is_some() {
+        return Some(Action::Fail { error });
+    }
     let fallback = match (&task.spec.fallback, reason) {
         (_, FailReason::DeadlineExceeded) => None,
         (Some(f), _) if job.fallback_depth < MAX_FALLBACK_DEPTH => Some(f),
@@ -559,6 +668,8 @@ fn finalize(
         Action::Cancel => "cancelled",
         Action::Fallback { .. } => "fallback",
         Action::Release { .. } => "released",
+        // Made from an attempt's action by `settle`, never before.
+        Action::Advance { .. } | Action::Conclude { .. } => "completed",
     };
     let attempt = (!matches!(action, Action::Release { .. })).then(|| AttemptRecord {
         attempt: job.attempts,
@@ -588,5 +699,6 @@ fn finalize(
         usage,
         callbacks: None,
         names: job.names(),
+        steps: Vec::new(),
     }
 }

@@ -120,6 +120,7 @@ fn shape(mv: &Move<'_>, d: Dialect) -> u64 {
             Change::UncountAttempt => 6,
             Change::Snoozed => 7,
             Change::Fallback { .. } => 8,
+            Change::ClearCancel => 9,
         };
         k |= kind << (16 + 4 * i);
     }
@@ -218,6 +219,10 @@ pub fn ending<'a>(
                     )
                 })
             }
+            Change::ClearCancel => want_text.then(|| match d {
+                Dialect::Sqlite => "cancel_requested = 0".into(),
+                Dialect::Postgres | Dialect::PostgresMany => "cancel_requested = FALSE".into(),
+            }),
         };
         set.extend(text);
     }

@@ -18,6 +18,7 @@ pub mod records;
 pub mod rows;
 pub mod schedule_rows;
 pub mod sqlite;
+pub mod step_rows;
 pub mod tally;
 pub mod tenants;
 pub mod transition;
@@ -28,6 +29,7 @@ pub use clock::{Clock, ManualClock, Millis, SystemClock};
 pub use open::{open, Backend, Capabilities, Durability, OpenError, StoreOptions};
 pub use records::*;
 pub use schedule_rows::{SchedulePut, ScheduleRecord, ScheduleState, MAX_SCHEDULES};
+pub use step_rows::{StepConfig, StepKind, StepRecord, StepStatus, StepWrite, WorkflowStart};
 pub use workflow_rows::{NewWorkflow, WorkflowRecord};
 
 use async_trait::async_trait;
@@ -152,6 +154,10 @@ pub trait JobStore: Send + Sync + 'static {
     /// others. A `run_at` in the past is now.
     async fn job_insert(&self, jobs: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>>;
     async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>>;
+    /// A job's stages, in order: a workflow job's steps, fallbacks and
+    /// chains; none for a job of one task. The caller has checked whose
+    /// job it is.
+    async fn job_steps(&self, id: &str) -> StoreResult<Vec<StepRecord>>;
     async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage>;
     /// A tenant's queues (those it has jobs on), by name: their jobs by
     /// status and the oldest due queued job. Reads the tenant's jobs.

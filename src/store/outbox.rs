@@ -153,6 +153,39 @@ impl Outbox {
         }
     }
 
+    /// The stages of a workflow job that started or ended: skipped ones are
+    /// reported too, so a reader sees every stage settle.
+    pub fn steps(&mut self, job: About<'_>, steps: &[crate::store::StepWrite], _now: Millis) {
+        use crate::store::StepStatus;
+        for w in steps {
+            let mut d = String::from(r#"{"step":"#);
+            json_str(&mut d, &w.name);
+            d.push_str(r#","kind":"#);
+            json_str(&mut d, w.kind.as_str());
+            d.push_str(r#","task":"#);
+            json_str(&mut d, &w.task);
+            let kind = match w.status {
+                StepStatus::Pending => continue,
+                StepStatus::Active if !w.starts => continue,
+                StepStatus::Active => EventType::StepStarted,
+                s => {
+                    d.push_str(r#","status":"#);
+                    json_str(&mut d, s.as_str());
+                    if let Some(n) = w.attempts {
+                        let _ = write!(d, r#","attempts":{n}"#);
+                    }
+                    if let Some(e) = &w.error {
+                        d.push_str(r#","error":"#);
+                        d.push_str(&serde_json::to_string(e).unwrap_or_else(|_| "null".into()));
+                    }
+                    EventType::StepEnded
+                }
+            };
+            d.push('}');
+            self.push(kind, job, Some(&d));
+        }
+    }
+
     /// A failed job sent back to the queue, on `task` (its own or newer).
     pub fn redriven(&mut self, job: &crate::store::JobRecord, task: &str, now: Millis) {
         let mut about = about(job);
@@ -229,6 +262,20 @@ impl Outbox {
                 self.push(EventType::Waiting, job, Some(&d));
             }
             Action::Cancel => self.push(EventType::Cancelled, job, None),
+            Action::Advance { error, .. } => {
+                if let Some(e) = error {
+                    self.push(EventType::Failed, job, Some(&failed(e, true, None)));
+                }
+                self.push(
+                    EventType::Queued,
+                    job,
+                    Some(&format!(r#"{{"reason":"next_step","run_at":{now}}}"#)),
+                );
+            }
+            Action::Conclude { error, .. } => match error {
+                Some(e) => self.push(EventType::Failed, job, Some(&failed(e, false, None))),
+                None => self.push(EventType::Cancelled, job, None),
+            },
         }
     }
 }

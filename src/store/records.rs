@@ -370,6 +370,9 @@ pub struct Redrive {
     pub id: String,
     pub task: Option<TaskRef>,
     pub attempts: u32,
+    /// A workflow job's stage to start again at, with its input, and the
+    /// stage rows that go back to pending (`workflow::plan::restart`).
+    pub stage: Option<Box<(TaskRef, String, Vec<crate::store::StepWrite>)>>,
 }
 
 /// An `Idempotency-Key` and the hash of the request it came with.
@@ -634,6 +637,29 @@ pub enum Action {
     Release {
         delay_ms: u64,
     },
+    /// A workflow's stage is over and the next one takes over at once, on
+    /// this input, with this many attempts of its own: the next step, a
+    /// step's fallback, or the first of its `on_error` (`error`: the
+    /// failure that set it off) or `on_cancel` (`cancelled`) chain.
+    Advance {
+        task: TaskRef,
+        input: String,
+        max_attempts: u32,
+        error: Option<JobError>,
+        /// This stage is the answer to the job's cancellation (its
+        /// `on_cancel` chain): the request is cleared.
+        cancelled: bool,
+        /// A cancellation asked for during the attempt ends the job here
+        /// (it has no `on_cancel` chain to run).
+        cancel_wins: bool,
+    },
+    /// A workflow's `on_error` chain (`error`: the failure the job ends
+    /// with) or `on_cancel` chain (`None`) is over: the job ends failed or
+    /// cancelled, its output the final context.
+    Conclude {
+        output: String,
+        error: Option<JobError>,
+    },
 }
 
 /// One finished attempt to write, fenced by its lease token.
@@ -654,6 +680,8 @@ pub struct Finalize {
     pub callbacks: Option<Box<Callbacks>>,
     /// What the end's events name.
     pub names: JobNames,
+    /// A workflow job's stages the end changes, written with it.
+    pub steps: Vec<crate::store::StepWrite>,
 }
 
 impl Finalize {
@@ -669,6 +697,7 @@ impl Finalize {
             usage: None,
             callbacks: None,
             names: job.names(),
+            steps: Vec::new(),
         }
     }
 }
@@ -842,7 +871,7 @@ pub enum Write {
     /// that exists.
     JobInsert(NewJob),
     /// As `job_finalize`, for one attempt; fenced out, it fails the whole.
-    JobFinalize(Finalize),
+    JobFinalize(Box<Finalize>),
     JobCancel {
         tenant: String,
         id: String,
@@ -860,6 +889,10 @@ pub enum Write {
     /// so a slot's job is written only by the write that moves its
     /// schedule past the slot.
     SchedulePut(crate::store::SchedulePut),
+    /// Starts the workflow job the `JobInsert` before it made: its stages'
+    /// rows, and the first of them as its stage. A job that insert did not
+    /// make (an idempotent repeat) is left as it is.
+    WorkflowStart(crate::store::WorkflowStart),
 }
 
 /// What one write of a transaction did, in the order of the writes.
@@ -872,6 +905,9 @@ pub enum Written {
     JobResumed(JobRecord),
     JobRanNow(JobRecord),
     SchedulePut(crate::store::ScheduleRecord),
+    /// Whether the job was started (false: the insert answered a job that
+    /// existed).
+    WorkflowStarted(bool),
 }
 
 /// One row of the outbox: the events one write recorded for one tenant

@@ -37,6 +37,9 @@ pub enum Change<'a> {
         input: &'a str,
         max_attempts: u32,
     },
+    /// The job's cancellation was answered (a workflow's `on_cancel` chain
+    /// takes over): the request is cleared.
+    ClearCancel,
 }
 
 /// A move of one job from one of `from` to `to`.
@@ -130,6 +133,40 @@ impl<'a> Move<'a> {
                 Transition::Retry,
                 vec![Change::RunAfter(*delay_ms), Change::UncountAttempt],
             ),
+            // A workflow's next stage: queued again at once, on its task.
+            // A pending cancel stops the job here unless the workflow has an
+            // `on_cancel` chain, which the next attempt's stop hands to.
+            Action::Advance {
+                task,
+                input,
+                max_attempts,
+                error,
+                cancelled,
+                cancel_wins,
+            } => {
+                let mut changes = vec![Change::RunAfter(0)];
+                changes.extend(error.as_ref().map(Change::Error));
+                changes.push(Change::Fallback {
+                    task,
+                    input,
+                    max_attempts: *max_attempts,
+                });
+                if *cancelled {
+                    changes.push(Change::ClearCancel);
+                }
+                Move {
+                    cancel_wins: *cancel_wins && !*cancelled,
+                    ..Move::new(Transition::Retry, &[Running], changes)
+                }
+            }
+            Action::Conclude { output, error } => match error {
+                Some(e) => Move::new(
+                    Transition::Fail,
+                    &[Running],
+                    vec![Change::Output(output), Change::Error(e)],
+                ),
+                None => Move::new(Transition::Cancel, &[Running], vec![Change::Output(output)]),
+            },
         }
     }
 
@@ -276,7 +313,54 @@ mod tests {
                 error,
             },
             Action::Release { delay_ms: 0 },
+            Action::Advance {
+                task: TaskRef {
+                    name: "next".into(),
+                    version: 1,
+                    digest: "d".into(),
+                },
+                input: "{}".into(),
+                max_attempts: 3,
+                error: None,
+                cancelled: false,
+                cancel_wins: true,
+            },
+            Action::Conclude {
+                output: "{}".into(),
+                error: None,
+            },
         ]
+    }
+
+    /// A workflow's next stage: a pending cancel ends the job there unless
+    /// an `on_cancel` chain is to answer it; the handover to that chain
+    /// clears the request; a chain's end stands whatever is pending.
+    #[test]
+    fn a_workflows_moves_answer_a_pending_cancellation_as_their_chains_say() {
+        let task = TaskRef {
+            name: "next".into(),
+            version: 1,
+            digest: "d".into(),
+        };
+        let advance = |cancelled, cancel_wins| Action::Advance {
+            task: task.clone(),
+            input: "{}".into(),
+            max_attempts: 1,
+            error: None,
+            cancelled,
+            cancel_wins,
+        };
+        let a = advance(false, false);
+        assert_eq!(Move::of_ending(&a).lands(true), JobStatus::Queued);
+        let a = advance(true, false);
+        let m = Move::of_ending(&a);
+        assert_eq!(m.lands(true), JobStatus::Queued);
+        assert!(m.changes.contains(&Change::ClearCancel));
+        let failed = Action::Conclude {
+            output: "{}".into(),
+            error: Some(JobError::new(ErrorKind::TaskFailed, "x")),
+        };
+        assert_eq!(Move::of_ending(&failed).lands(true), JobStatus::Failed);
     }
 
     #[test]
@@ -298,6 +382,7 @@ mod tests {
                 Action::Complete { .. } => JobStatus::Completed,
                 _ => JobStatus::Cancelled,
             };
+            // (The workflow cases that go on are the test below's.)
             assert_eq!(m.lands(true), want, "{a:?}");
             assert_eq!(m.lands(false), m.to, "{a:?}");
         }

@@ -118,7 +118,7 @@ async fn try_open(
 }
 
 /// A page of events as JSON.
-async fn page(s: &TestServer, token: &str, query: &str) -> (StatusCode, Value) {
+pub(crate) async fn page(s: &TestServer, token: &str, query: &str) -> (StatusCode, Value) {
     let req = Request::get(format!("/v1/events{query}"))
         .header("authorization", format!("Bearer {token}"))
         .header("accept", "application/json")

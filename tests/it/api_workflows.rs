@@ -1,6 +1,6 @@
 //! Workflow definitions through the API: versioned like tasks, every
-//! problem a 422 that names its step, scopes, reads by version. (Running
-//! them comes with the steps-as-rows work.)
+//! problem a 422 that names its step, scopes, reads by version; how an
+//! enqueue of one is refused. (Running them: `workflows.rs`.)
 
 use crate::server::{TestServer, ADMIN};
 use axum::http::{Method, StatusCode};
@@ -101,17 +101,34 @@ async fn workflows_are_defined_versioned_and_refused_by_step() {
     let (status, _) = s.get("/v1/workflows/orders", &reader).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
-    // Not run yet: an enqueue says so.
+    // A workflow job runs its newest version; one in a batch is refused,
+    // as is one that names no workflow the tenant has.
+    let job = s
+        .enqueue(ADMIN, json!({"workflow": "orders", "input": {"n": 1}}))
+        .await;
+    assert_eq!(
+        job["task"],
+        json!({"name": "orders", "version": 2, "digest": job["task"]["digest"]})
+    );
     let (status, err) = s
-        .post("/v1/jobs", ADMIN, json!({"workflow": "orders"}))
+        .post(
+            "/v1/jobs/batch",
+            ADMIN,
+            json!({"jobs": [{"workflow": "orders"}]}),
+        )
+        .await;
+    assert!(status.is_success(), "{err}");
+    assert!(err.to_string().contains("not in a batch"), "{err}");
+    let (status, err) = s.post("/v1/jobs", ADMIN, json!({"workflow": "nope"})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
+    assert_eq!(err["error"]["code"], "WORKFLOW_NOT_FOUND");
+    let (status, err) = s
+        .post(
+            "/v1/jobs",
+            ADMIN,
+            json!({"workflow": "orders", "input": [1]}),
+        )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
-    assert!(
-        err["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not run yet"),
-        "{err}"
-    );
     s.stop().await;
 }

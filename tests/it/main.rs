@@ -28,3 +28,4 @@ mod server;
 mod store;
 mod store_pg;
 mod tenants;
+mod workflows;

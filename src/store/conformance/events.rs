@@ -105,6 +105,7 @@ pub(super) async fn every_move_reports_its_events(h: Harness) {
                 id: "r".into(),
                 task: None,
                 attempts: 1,
+                stage: None,
             }],
         )
         .await
@@ -301,6 +302,7 @@ pub(super) async fn concurrent_writers_number_events_in_order(h: Harness) {
                         usage: None,
                         callbacks: None,
                         names: c.names(),
+                        steps: Vec::new(),
                     })
                     .collect();
                 store.job_finalize(ends).await.unwrap();
@@ -374,6 +376,7 @@ pub(super) async fn callbacks_land_with_the_end(h: Harness) {
         usage: None,
         callbacks: cb(&c.id),
         names: c.names(),
+        steps: Vec::new(),
     };
     let by = |id: &str| claimed.iter().find(|c| c.id == id).unwrap();
     h.store.job_cancel(A, "stopped").await.unwrap();

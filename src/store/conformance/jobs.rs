@@ -109,6 +109,7 @@ pub(super) async fn a_batch_of_ends_lands_each_as_it_would_alone(h: Harness) {
         usage: None,
         callbacks: None,
         names: c.names(),
+        steps: Vec::new(),
     };
     let forged = ClaimedJob {
         lease_token: "not-it".into(),
@@ -604,6 +605,7 @@ pub(super) async fn release_gives_the_attempt_back(h: Harness) {
             attempt: None,
             usage: None,
             callbacks: None,
+            steps: Vec::new(),
         }])
     };
     let c = claim(&h, 1).await.remove(0);
@@ -797,7 +799,7 @@ pub(super) async fn many_concurrent_writers(h: Harness) {
 
 /// An attempt's end as one write of a transaction.
 fn ending(c: &ClaimedJob, token: &str, action: Action) -> Write {
-    Write::JobFinalize(Finalize {
+    Write::JobFinalize(Box::new(Finalize {
         id: c.id.clone(),
         tenant: c.tenant.clone(),
         lease_token: token.into(),
@@ -806,7 +808,8 @@ fn ending(c: &ClaimedJob, token: &str, action: Action) -> Write {
         usage: None,
         callbacks: None,
         names: c.names(),
-    })
+        steps: Vec::new(),
+    }))
 }
 
 pub(super) async fn a_transaction_applies_all_or_nothing(h: Harness) {

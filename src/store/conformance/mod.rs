@@ -139,6 +139,7 @@ pub(crate) async fn finalize(h: &Harness, c: &ClaimedJob, action: Action) -> Fin
             usage: None,
             callbacks: None,
             names: c.names(),
+            steps: Vec::new(),
         }])
         .await
         .unwrap()

@@ -31,6 +31,7 @@ pub(super) fn redrive(id: &str, task: Option<TaskRef>, attempts: u32) -> Redrive
         id: id.into(),
         task,
         attempts,
+        stage: None,
     }
 }
 

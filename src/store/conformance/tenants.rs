@@ -424,6 +424,7 @@ pub(super) async fn fuel_budgets_hold_claims_until_the_window_refills(h: Harness
             }),
             callbacks: None,
             names: a.names(),
+            steps: Vec::new(),
         }])
         .await
         .unwrap();
@@ -465,6 +466,7 @@ pub(super) async fn usage_counts_attempts_and_ended_jobs(h: Harness) {
         }),
         callbacks: None,
         names: c.names(),
+        steps: Vec::new(),
     };
     let forged = ClaimedJob {
         lease_token: "not-it".into(),
@@ -554,6 +556,7 @@ pub(super) async fn a_bad_attempt_record_does_not_fail_its_batch(h: Harness) {
                 usage: None,
                 callbacks: None,
                 names: c.names(),
+                steps: Vec::new(),
             }
         })
         .collect();

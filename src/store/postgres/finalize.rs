@@ -10,6 +10,7 @@ use crate::job::JobStatus;
 use crate::store::ending_sql::{ending, Arg, Dialect};
 use crate::store::records::{AttemptRecord, Finalize, Finalized};
 use crate::store::rows::MAX_LOG_JSON;
+use crate::store::step_rows::landing;
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
 use crate::store::{Millis, StoreError, StoreResult};
@@ -152,6 +153,13 @@ pub async fn many(
         }
     }
     for (f, s) in batch.iter().zip(&status) {
+        if let (Some(s), false) = (s, f.steps.is_empty()) {
+            let steps = landing(&f.steps, *s);
+            super::steps::write(tx, now, &f.id, &steps).await?;
+            tally
+                .outbox
+                .steps(f.names.about(&f.id, &f.tenant), &steps, now);
+        }
         let cb = s.and_then(|s| f.callbacks.as_ref().and_then(|c| c.landing(s)));
         if let Some(cb) = cb {
             super::jobs::insert_one(tx, now, cb.clone(), None, &mut tally).await?;

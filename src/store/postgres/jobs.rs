@@ -13,6 +13,7 @@ use crate::store::ending_sql::{ending, status_in, Arg, Dialect, PG_PAUSED, PG_ST
 use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow, MAX_LOG_JSON};
+use crate::store::step_rows::landing;
 use crate::store::tally::Tally;
 use crate::store::transition::{ClaimedRow, Move};
 use crate::store::{Millis, StoreError, StoreResult};
@@ -557,6 +558,13 @@ async fn finalize_item(
     tally
         .outbox
         .ending(f.names.about(&f.id, &f.tenant), &f.action, status, now);
+    if !f.steps.is_empty() {
+        let steps = landing(&f.steps, status);
+        super::steps::write(tx, now, &f.id, &steps).await?;
+        tally
+            .outbox
+            .steps(f.names.about(&f.id, &f.tenant), &steps, now);
+    }
     if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
         insert_one(tx, now, cb.clone(), None, tally).await?;
     }
@@ -860,6 +868,9 @@ pub async fn apply(
                 Written::JobRanNow(run_now(tx, now, &tenant, &id).await?)
             }
             Write::SchedulePut(w) => Written::SchedulePut(super::schedules::put(tx, now, w).await?),
+            Write::WorkflowStart(w) => {
+                Written::WorkflowStarted(super::steps::start(tx, now, &w, &mut tally.outbox).await?)
+            }
         });
     }
     tally::apply(tx, tally).await?;

@@ -17,6 +17,7 @@ mod quick_claim;
 mod redrive;
 mod registry;
 mod schedules;
+mod steps;
 mod tally;
 mod tenants;
 mod webhooks;
@@ -26,7 +27,7 @@ use super::fair::Fairness;
 use super::lease_sql;
 use super::records::*;
 use super::{
-    Capabilities, Clock, Durability, JobStore, Millis, NewWorkflow, Signal, StoreError,
+    Capabilities, Clock, Durability, JobStore, Millis, NewWorkflow, Signal, StepRecord, StoreError,
     StoreResult, WorkflowRecord,
 };
 use crate::job::JobStatus;
@@ -428,6 +429,10 @@ impl JobStore for PgStore {
 
     async fn workflow_list(&self, tenant: &str) -> StoreResult<Vec<WorkflowRecord>> {
         workflows::list(&self.db.pool, tenant).await
+    }
+
+    async fn job_steps(&self, id: &str) -> StoreResult<Vec<StepRecord>> {
+        steps::list(&self.db.pool, id).await
     }
 
     async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>> {

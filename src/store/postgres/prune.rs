@@ -19,7 +19,8 @@ pub async fn prune(db: &Db, p: PruneParams) -> StoreResult<Pruned> {
          gone AS (DELETE FROM jobs WHERE id = ANY(ARRAY(SELECT id FROM seen WHERE go)) \
            RETURNING id), \
          att AS (DELETE FROM attempts WHERE job_id = ANY(ARRAY(SELECT id FROM gone)) \
-           RETURNING 1) \
+           RETURNING 1), \
+         stp AS (DELETE FROM job_steps WHERE job_id = ANY(ARRAY(SELECT id FROM gone))) \
          SELECT (SELECT max(id) FROM seen), (SELECT count(*) FROM gone), \
            (SELECT count(*) FROM att)",
         prunable("$4", "$5")

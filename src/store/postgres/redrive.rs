@@ -7,6 +7,7 @@ use super::tenants::{policy, queued_now, within};
 use super::{pg, violated, Violation};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{status_in, Dialect, PG_PAUSED};
+use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
@@ -62,11 +63,12 @@ async fn redrive_one(
         )));
     }
     let task = r.task.as_ref().unwrap_or(&job.task);
+    let stage = r.stage.as_deref();
     let n = sqlx::query(&format!(
         "UPDATE jobs SET status = $1, run_at = $2, urgent = FALSE, paused = {PG_PAUSED}, \
          task = $3, task_version = $4, digest = $5, max_attempts = attempts + $6, \
-         stage_offset = attempts, fallback_task = NULL, fallback_version = NULL, \
-         fallback_digest = NULL, fallback_input = NULL, fallback_depth = 0, \
+         stage_offset = attempts, fallback_task = $9, fallback_version = $10::int4, \
+         fallback_digest = $11, fallback_input = $12, fallback_depth = 0, \
          output = NULL, error = NULL, started_at = NULL, finished_at = NULL, \
          progress = NULL, waiting_for = NULL, cancel_requested = FALSE, snoozes = 0, \
          deadline_at = CASE WHEN deadline_at IS NULL THEN NULL \
@@ -82,6 +84,10 @@ async fn redrive_one(
     .bind(i32::try_from(r.attempts).unwrap_or(i32::MAX))
     .bind(&r.id)
     .bind(tenant)
+    .bind(stage.map(|s| &s.0.name))
+    .bind(stage.map(|s| i32::try_from(s.0.version).unwrap_or(i32::MAX)))
+    .bind(stage.map(|s| &s.0.digest))
+    .bind(stage.map(|s| &s.1))
     .execute(&mut **tx)
     .await
     .map_err(|e| match violated(&e) {
@@ -96,6 +102,10 @@ async fn redrive_one(
         let mut tally = Tally::new(now);
         tally.moved(tenant, Some(job.status), Some(mv.to), 1);
         tally.outbox.redriven(&job, &task.name, now);
+        if let Some(s) = stage {
+            super::steps::write(tx, now, &r.id, &s.2).await?;
+            tally.outbox.steps(outbox::about(&job), &s.2, now);
+        }
         tally::apply(tx, tally).await?;
     }
     reread(tx, tenant, &r.id).await

@@ -18,6 +18,7 @@ use crate::store::ending_sql::{ending, sqlite_available, status_in, Arg, Dialect
 use crate::store::outbox::{self, About};
 use crate::store::records::*;
 use crate::store::rows::{idempotent_repeat, MAX_LOG_JSON};
+use crate::store::step_rows::landing;
 use crate::store::transition::Move;
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
@@ -315,6 +316,9 @@ pub fn apply(
                 Written::JobRanNow(run_now(conn, now, &tenant, &id)?)
             }
             Write::SchedulePut(w) => Written::SchedulePut(super::schedules::put(conn, now, w)?),
+            Write::WorkflowStart(w) => {
+                Written::WorkflowStarted(super::steps::start(conn, now, &w, &mut tally.outbox)?)
+            }
         });
     }
     tally.apply(conn)?;
@@ -477,6 +481,13 @@ fn finalize_item(
     tally
         .outbox
         .ending(f.names.about(&f.id, &f.tenant), &f.action, status, now);
+    if !f.steps.is_empty() {
+        let steps = landing(&f.steps, status);
+        super::steps::write(conn, now, &f.id, &steps)?;
+        tally
+            .outbox
+            .steps(f.names.about(&f.id, &f.tenant), &steps, now);
+    }
     if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
         let (mut tenants, none) = (Tenants::default(), Tally::new(now));
         insert_one(conn, now, cb.clone(), None, tally, &mut tenants, &none)?;

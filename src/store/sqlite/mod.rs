@@ -14,6 +14,7 @@ mod redrive;
 mod registry;
 mod rows;
 mod schedules;
+mod steps;
 mod syncer;
 mod tally;
 mod tenants;
@@ -26,8 +27,8 @@ use writer::Class;
 use super::fair::Fairness;
 use super::records::*;
 use super::{
-    Capabilities, Clock, Durability, JobStore, Millis, NewWorkflow, OnClaimed, StoreError,
-    StoreResult, WorkflowRecord,
+    Capabilities, Clock, Durability, JobStore, Millis, NewWorkflow, OnClaimed, StepRecord,
+    StoreError, StoreResult, WorkflowRecord,
 };
 use crate::job::JobStatus;
 use crate::quota::{window_start, Quotas};
@@ -531,6 +532,10 @@ impl JobStore for SqliteStore {
 
     async fn workflow_list(&self, tenant: &str) -> StoreResult<Vec<WorkflowRecord>> {
         workflows::list(&mut *self.reader().await?, tenant).await
+    }
+
+    async fn job_steps(&self, id: &str) -> StoreResult<Vec<StepRecord>> {
+        steps::list(&mut *self.reader().await?, id).await
     }
 
     async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>> {

@@ -7,6 +7,7 @@ use super::tenants::within;
 use super::{constraint, wdb, Constraint};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{sqlite_available, status_in, Dialect};
+use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
@@ -64,12 +65,13 @@ fn redrive_one(
         1,
     )?;
     let task = r.task.as_ref().unwrap_or(&job.task);
+    let stage = r.stage.as_deref();
     let n = conn
         .prepare_cached(&format!(
             "UPDATE jobs SET status = ?1, run_at = ?2, available = {}, urgent = 0, \
              task = ?3, task_version = ?4, digest = ?5, max_attempts = attempts + ?6, \
-             stage_offset = attempts, fallback_task = NULL, fallback_version = NULL, \
-             fallback_digest = NULL, fallback_input = NULL, fallback_depth = 0, \
+             stage_offset = attempts, fallback_task = ?9, fallback_version = ?10, \
+             fallback_digest = ?11, fallback_input = ?12, fallback_depth = 0, \
              output = NULL, error = NULL, started_at = NULL, finished_at = NULL, \
              progress = NULL, waiting_for = NULL, cancel_requested = 0, snoozes = 0, \
              deadline_at = CASE WHEN deadline_at IS NULL THEN NULL \
@@ -87,7 +89,11 @@ fn redrive_one(
                 task.digest,
                 r.attempts,
                 r.id,
-                tenant
+                tenant,
+                stage.map(|s| &s.0.name),
+                stage.map(|s| s.0.version),
+                stage.map(|s| &s.0.digest),
+                stage.map(|s| &s.1),
             ])
         })
         .map_err(|e| match constraint(&e) {
@@ -100,6 +106,10 @@ fn redrive_one(
     if n == 1 {
         tally.moved(tenant, Some(job.status), Some(mv.to), 1);
         tally.outbox.redriven(&job, &task.name, now);
+        if let Some(s) = stage {
+            super::steps::write(conn, now, &r.id, &s.2)?;
+            tally.outbox.steps(outbox::about(&job), &s.2, now);
+        }
     }
     reread(conn, tenant, &r.id)
 }

@@ -1,0 +1,3 @@
+module taskbox.example/price
+
+go 1.27

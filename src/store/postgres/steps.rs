@@ -1,0 +1,106 @@
+//! A job's stages on PostgreSQL: read from the pool; started with the
+//! job's insert and changed with its attempts' ends, in their transaction.
+
+use super::jobs::Tx;
+use super::pg;
+use crate::store::outbox::Outbox;
+use crate::store::step_rows::{self as sql, StepColumns, StepRecord, StepWrite, WorkflowStart};
+use crate::store::{Millis, StoreError, StoreResult};
+use sqlx::PgPool;
+
+fn int4(v: u32) -> i32 {
+    i32::try_from(v).unwrap_or(i32::MAX)
+}
+
+pub async fn list(pool: &PgPool, id: &str) -> StoreResult<Vec<StepRecord>> {
+    let rows: Vec<StepColumns> = sqlx::query_as(&sql::list("$1"))
+        .bind(id)
+        .fetch_all(pool)
+        .await
+        .map_err(pg)?;
+    rows.into_iter()
+        .map(|r| StepRecord::try_from(r).map_err(StoreError::Internal))
+        .collect()
+}
+
+/// Starts the workflow job `w` names, if its insert made it: `false` when
+/// the insert answered a job that was there already.
+pub async fn start(
+    tx: &mut Tx,
+    now: Millis,
+    w: &WorkflowStart,
+    outbox: &mut Outbox,
+) -> StoreResult<bool> {
+    let Some(first) = w.steps.first() else {
+        return Err(StoreError::Internal("a workflow job with no steps".into()));
+    };
+    let n = sqlx::query(&sql::start([
+        "$1", "$2::int4", "$3", "$4::int4", "$5", "$6",
+    ]))
+    .bind(&w.workflow)
+    .bind(int4(w.version))
+    .bind(&first.task.name)
+    .bind(int4(first.task.version))
+    .bind(&first.task.digest)
+    .bind(&w.id)
+    .execute(&mut **tx)
+    .await
+    .map_err(pg)?
+    .rows_affected();
+    if n == 0 {
+        return Ok(false);
+    }
+    let cols =
+        |f: fn(&crate::store::StepRecord) -> i32| w.steps.iter().map(f).collect::<Vec<i32>>();
+    let texts =
+        |f: fn(&crate::store::StepRecord) -> String| w.steps.iter().map(f).collect::<Vec<String>>();
+    let started: Vec<Option<i64>> = w
+        .steps
+        .iter()
+        .map(|s| (s.seq == first.seq).then_some(now))
+        .collect();
+    sqlx::query(
+        "INSERT INTO job_steps (job_id, seq, kind, name, task, task_version, digest, \
+         max_attempts, config, status, started_at) \
+         SELECT $1, * FROM unnest($2::int4[], $3::text[], $4::text[], $5::text[], $6::int4[], \
+         $7::text[], $8::int4[], $9::text[], $10::text[], $11::int8[])",
+    )
+    .bind(&w.id)
+    .bind(cols(|s| int4(s.seq)))
+    .bind(texts(|s| s.kind.as_str().to_owned()))
+    .bind(texts(|s| s.name.clone()))
+    .bind(texts(|s| s.task.name.clone()))
+    .bind(cols(|s| int4(s.task.version)))
+    .bind(texts(|s| s.task.digest.clone()))
+    .bind(cols(|s| int4(s.max_attempts)))
+    .bind(texts(|s| s.config_json()))
+    .bind(texts(|s| s.status.as_str().to_owned()))
+    .bind(started)
+    .execute(&mut **tx)
+    .await
+    .map_err(pg)?;
+    outbox.steps(w.about(), &[first.activate()], now);
+    Ok(true)
+}
+
+/// Writes the stages an attempt's end changed.
+pub async fn write(tx: &mut Tx, now: Millis, id: &str, steps: &[StepWrite]) -> StoreResult<()> {
+    for w in steps {
+        let (started, finished) = w.times(now);
+        sqlx::query(&sql::update([
+            "$1", "$2::int4", "$3", "$4", "$5::int8", "$6::int8", "$7", "$8::int4",
+        ]))
+        .bind(w.status.as_str())
+        .bind(w.attempts.map(int4))
+        .bind(&w.output)
+        .bind(w.error_json())
+        .bind(started)
+        .bind(finished)
+        .bind(id)
+        .bind(int4(w.seq))
+        .execute(&mut **tx)
+        .await
+        .map_err(pg)?;
+    }
+    Ok(())
+}

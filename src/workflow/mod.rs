@@ -1,0 +1,19 @@
+//! Workflows run: a job's stages as rows (`store::step_rows`), started at
+//! enqueue (`start`) and moved on after each attempt (`plan`). The runner
+//! runs a workflow job's active stage like any job's task; only where the
+//! job goes after it differs.
+
+pub mod plan;
+pub mod start;
+
+use crate::store::{ClaimedJob, JobStore, StoreResult};
+pub use plan::Plan;
+
+/// The plan of a claimed job whose stage is not its own task: a workflow
+/// job's (a job of one task that fell back has no rows, and no plan).
+pub async fn plan_of(store: &dyn JobStore, job: &ClaimedJob) -> StoreResult<Option<Plan>> {
+    if job.own_task.is_none() {
+        return Ok(None);
+    }
+    Ok(Plan::of(store.job_steps(&job.id).await?))
+}
