@@ -10,7 +10,8 @@ use crate::redrive::{Filter, Version, MAX_REDRIVE};
 use crate::registry::Which;
 use crate::runner::{RunNowError, Waited};
 use crate::store::{
-    AttemptQuery, CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, Scope, StoreError,
+    AttemptQuery, CancelOutcome, CancelStages, Idempotency, Inserted, JobQuery, JobRecord, Scope,
+    StoreError, Write, Written,
 };
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -151,13 +152,11 @@ pub async fn cancel(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     who.require(Scope::JobsCancel)?;
-    match state
-        .store
-        .job_cancel(&who.tenant, &id)
+    match cancel_one(&state, &who.tenant, &id)
         .await
         .map_err(|e| not_found(e, &id))?
     {
-        CancelOutcome::Cancelled(j) => Ok(Json(views::job(&j))),
+        CancelOutcome::Cancelled(j) | CancelOutcome::Handed(j) => Ok(Json(views::job(&j))),
         CancelOutcome::Requested(_) => {
             state.runner.interrupt(&id);
             // The attempt stops within an epoch tick; answer its end when it
@@ -173,6 +172,44 @@ pub async fn cancel(
             "job {id} is {} already; only a queued, waiting or running job can be cancelled",
             j.status
         ))),
+    }
+}
+
+/// Cancels a job; a workflow job that is not running settles its stages
+/// and runs its `on_cancel` chain, if it has one.
+async fn cancel_one(state: &ApiState, tenant: &str, id: &str) -> Result<CancelOutcome, StoreError> {
+    let job = state
+        .store
+        .job_get(tenant, id)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+    let plan = match job.status {
+        JobStatus::Queued | JobStatus::Waiting => {
+            crate::workflow::Plan::of(state.store.job_steps(id).await?)
+        }
+        _ => None,
+    };
+    let Some(plan) = plan else {
+        return state.store.job_cancel(tenant, id).await;
+    };
+    let (on_cancel, steps) = plan.cancel_waiting(&job.input);
+    let written = state
+        .store
+        .apply(vec![Write::JobCancelStages(CancelStages {
+            tenant: tenant.to_owned(),
+            id: id.to_owned(),
+            on_cancel,
+            steps,
+        })])
+        .await?;
+    match written.into_iter().next() {
+        Some(Written::JobCancelled(o)) => {
+            if matches!(o, CancelOutcome::Handed(_)) {
+                state.runner.queued_again(tenant);
+            }
+            Ok(o)
+        }
+        _ => Err(StoreError::Internal("a cancel answered nothing".into())),
     }
 }
 

@@ -818,6 +818,21 @@ pub enum CancelOutcome {
     Requested(JobRecord),
     /// It had ended already.
     AlreadyEnded(JobRecord),
+    /// A workflow job that was queued or waiting: its `on_cancel` chain
+    /// runs now, and the job ends cancelled after it.
+    Handed(JobRecord),
+}
+
+/// A cancel of a workflow job that is not running (`Write::JobCancelStages`):
+/// its stages settle, and its `on_cancel` chain, if it has one, takes over
+/// (task, input, attempts). A job that is running meanwhile is asked to
+/// stop, as any cancel does, and its runner settles it.
+#[derive(Debug, Clone)]
+pub struct CancelStages {
+    pub tenant: String,
+    pub id: String,
+    pub on_cancel: Option<(TaskRef, String, u32)>,
+    pub steps: Vec<crate::store::StepWrite>,
 }
 
 /// One step of a pruning pass: ended jobs looked at in id order (ids are
@@ -893,6 +908,8 @@ pub enum Write {
     /// rows, and the first of them as its stage. A job that insert did not
     /// make (an idempotent repeat) is left as it is.
     WorkflowStart(crate::store::WorkflowStart),
+    /// As `job_cancel`, for a workflow job: answers `JobCancelled`.
+    JobCancelStages(CancelStages),
 }
 
 /// What one write of a transaction did, in the order of the writes.

@@ -251,11 +251,53 @@ impl Plan {
         }
     }
 
+    /// The context as the job's stages made it: its input with the output
+    /// of every completed stage merged in, in order (what the active
+    /// stage's input holds, for a job that is not running).
+    pub fn context_of_rows(&self, job_input: &str) -> Value {
+        let mut ctx: Value = serde_json::from_str(job_input).unwrap_or(Value::Null);
+        for (i, r) in self.rows.iter().enumerate() {
+            if r.status == StepStatus::Completed && self.chain_of(i) != Chain::OnCancel {
+                if let Some(out) = &r.output {
+                    ctx = merge(ctx.clone(), out).unwrap_or(ctx);
+                }
+            }
+        }
+        ctx
+    }
+
+    /// A cancel of the job while it is queued or waiting: its `on_cancel`
+    /// chain's first stage (task, input, attempts), if it is to run, and
+    /// the rows that settle.
+    pub fn cancel_waiting(
+        &self,
+        job_input: &str,
+    ) -> (Option<(crate::store::TaskRef, String, u32)>, Vec<StepWrite>) {
+        let input = json!({"context": self.context_of_rows(job_input)}).to_string();
+        let (action, writes) = self.cancel_with(&input, None);
+        match action {
+            Action::Advance {
+                task,
+                input,
+                max_attempts,
+                ..
+            } => (Some((task, input, max_attempts)), writes),
+            _ => (None, writes),
+        }
+    }
+
     /// The active stage was stopped by the job's cancellation: its
     /// `on_cancel` chain runs, unless the job is in it already.
     fn cancel(&self, input: &str, attempt: u32) -> (Action, Vec<StepWrite>) {
+        let ctx = json!({"context": self.context(input)}).to_string();
+        self.cancel_with(&ctx, Some(attempt))
+    }
+
+    /// `cancel`, given the chain's input (`{"context"}`) and the attempts
+    /// the stopped stage made, if it was running.
+    fn cancel_with(&self, chain_input: &str, attempt: Option<u32>) -> (Action, Vec<StepWrite>) {
         let cur = self.current();
-        let mut writes = vec![cur.write(StepStatus::Cancelled, Some(attempt), None, None)];
+        let mut writes = vec![cur.write(StepStatus::Cancelled, attempt, None, None)];
         let chain = self.chain_of(self.cur);
         match self.first_of(StepKind::OnCancel) {
             Some(first) if chain != Chain::OnCancel => {
@@ -268,7 +310,7 @@ impl Plan {
                     }
                 }
                 writes.push(first.activate());
-                let input = json!({"context": self.context(input)});
+                let input: Value = serde_json::from_str(chain_input).unwrap_or(Value::Null);
                 (self.advance(first, input, None, true), writes)
             }
             _ => {

@@ -78,7 +78,10 @@ async fn bad_requests_say_what_is_wrong() {
             json!({"task": "t", "input": {"n": 1}, "delay_ms": -1}),
             "invalid",
         ),
-        (json!({"workflow": "w", "input": {}}), "workflows"),
+        (
+            json!({"task": "t", "workflow": "w", "input": {}}),
+            "not both",
+        ),
         (
             json!({"task": "t", "input": {"n": 1}, "deadline_ms": 0}),
             "deadline_ms",

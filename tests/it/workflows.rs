@@ -249,6 +249,35 @@ async fn a_cancel_interrupts_the_running_step_and_runs_on_cancel() {
             ]
         );
         assert_eq!(done["output"]["op"], "sleep", "{done:#}");
+        // A job not yet running runs its on_cancel chain too.
+        let job = s
+            .enqueue(
+                ADMIN,
+                json!({"workflow": "long", "input": {"op": "sleep", "ms": 1}, "delay_ms": 600000}),
+            )
+            .await;
+        let id = job["id"].as_str().unwrap();
+        let (status, handed) = s
+            .post(&format!("/v1/jobs/{id}/cancel"), ADMIN, json!({}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{handed}");
+        let done = s.finished(ADMIN, id).await;
+        assert_eq!(done["status"], "cancelled", "{done:#}");
+        assert_eq!(
+            steps(&done),
+            [
+                step("wait", "step", "cancelled", 0),
+                step("after", "step", "skipped", 0),
+                step("undo", "on_cancel", "completed", 1),
+            ]
+        );
+        let tasks: Vec<String> = s
+            .attempts(ADMIN, id)
+            .await
+            .iter()
+            .map(|a| a["task"]["name"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(tasks, ["undo"]);
         s.stop().await;
     })
     .await;

@@ -257,6 +257,7 @@ macro_rules! conformance_cases {
             schedules_are_due_by_slot_and_waits,
             a_tenant_has_at_most_max_schedules,
             workflow_versions_are_kept_and_counted,
+            workflow_stages_move_with_their_ends,
         );
     };
 }

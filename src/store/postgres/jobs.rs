@@ -647,13 +647,9 @@ async fn bind_ending(
         .transpose()
 }
 
-pub async fn cancel(
-    tx: &mut Tx,
-    now: Millis,
-    tenant: &str,
-    id: &str,
-) -> StoreResult<CancelOutcome> {
-    // Locked: a runner's end of the same job waits for this, or this for it.
+/// The job, locked until the transaction ends: a runner's end of the same
+/// job waits for this, or this for it.
+pub(super) async fn get_for_update(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<JobRecord> {
     let job: Option<JobRow> = sqlx::query_as(&format!(
         "SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1 AND tenant = $2 FOR UPDATE"
     ))
@@ -662,7 +658,16 @@ pub async fn cancel(
     .fetch_optional(&mut **tx)
     .await
     .map_err(pg)?;
-    let job = JobRecord::try_from(job.ok_or(StoreError::NotFound)?)?;
+    JobRecord::try_from(job.ok_or(StoreError::NotFound)?)
+}
+
+pub async fn cancel(
+    tx: &mut Tx,
+    now: Millis,
+    tenant: &str,
+    id: &str,
+) -> StoreResult<CancelOutcome> {
+    let job = get_for_update(tx, tenant, id).await?;
     let mv = Move::cancel();
     match job.status {
         from if mv.from.contains(&from) => {
@@ -870,6 +875,9 @@ pub async fn apply(
             Write::SchedulePut(w) => Written::SchedulePut(super::schedules::put(tx, now, w).await?),
             Write::WorkflowStart(w) => {
                 Written::WorkflowStarted(super::steps::start(tx, now, &w, &mut tally.outbox).await?)
+            }
+            Write::JobCancelStages(c) => {
+                Written::JobCancelled(super::steps::cancel(tx, now, &c).await?)
             }
         });
     }

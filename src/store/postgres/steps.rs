@@ -2,9 +2,14 @@
 //! job's insert and changed with its attempts' ends, in their transaction.
 
 use super::jobs::Tx;
-use super::pg;
-use crate::store::outbox::Outbox;
+use super::{pg, tally};
+use crate::events::EventType;
+use crate::job::JobStatus;
+use crate::store::ending_sql::{status_in, Dialect, PG_PAUSED};
+use crate::store::outbox::{self, Outbox};
+use crate::store::records::{CancelOutcome, CancelStages};
 use crate::store::step_rows::{self as sql, StepColumns, StepRecord, StepWrite, WorkflowStart};
+use crate::store::tally::Tally;
 use crate::store::{Millis, StoreError, StoreResult};
 use sqlx::PgPool;
 
@@ -103,4 +108,59 @@ pub async fn write(tx: &mut Tx, now: Millis, id: &str, steps: &[StepWrite]) -> S
         .map_err(pg)?;
     }
     Ok(())
+}
+
+/// A cancel of a workflow job (`Write::JobCancelStages`): one queued or
+/// waiting settles its stages and hands over to its `on_cancel` chain, if
+/// it has one, or ends cancelled; any other is cancelled as any job is.
+pub async fn cancel(tx: &mut Tx, now: Millis, c: &CancelStages) -> StoreResult<CancelOutcome> {
+    let Some((task, input, max)) = c.on_cancel.as_ref() else {
+        let out = super::jobs::cancel(tx, now, &c.tenant, &c.id).await?;
+        if let CancelOutcome::Cancelled(j) = &out {
+            write(tx, now, &c.id, &c.steps).await?;
+            let mut tally = Tally::new(now);
+            tally.outbox.steps(outbox::about(j), &c.steps, now);
+            tally::apply(tx, tally).await?;
+        }
+        return Ok(out);
+    };
+    // Locked, as a plain cancel locks it: a runner's claim of it waits.
+    let job = super::jobs::get_for_update(tx, &c.tenant, &c.id).await?;
+    if !matches!(job.status, JobStatus::Queued | JobStatus::Waiting) {
+        return super::jobs::cancel(tx, now, &c.tenant, &c.id).await;
+    }
+    sqlx::query(&format!(
+        "UPDATE jobs SET status = 'queued', run_at = $1, paused = {PG_PAUSED}, urgent = FALSE, \
+         fallback_task = $2, fallback_version = $3::int4, fallback_digest = $4, \
+         fallback_input = $5, fallback_depth = fallback_depth + 1, stage_offset = attempts, \
+         max_attempts = attempts + $6::int4, cancel_requested = FALSE, waiting_for = NULL \
+         WHERE id = $7 AND tenant = $8 AND {}",
+        status_in(Dialect::Postgres, &[JobStatus::Queued, JobStatus::Waiting])
+    ))
+    .bind(now)
+    .bind(&task.name)
+    .bind(int4(task.version))
+    .bind(&task.digest)
+    .bind(input)
+    .bind(int4(*max))
+    .bind(&c.id)
+    .bind(&c.tenant)
+    .execute(&mut **tx)
+    .await
+    .map_err(pg)?;
+    write(tx, now, &c.id, &c.steps).await?;
+    let mut tally = Tally::new(now);
+    if job.status != JobStatus::Queued {
+        tally.moved(&c.tenant, Some(job.status), Some(JobStatus::Queued), 1);
+    }
+    tally.outbox.steps(outbox::about(&job), &c.steps, now);
+    tally.outbox.push(
+        EventType::Queued,
+        outbox::about(&job),
+        Some(&format!(r#"{{"reason":"on_cancel","run_at":{now}}}"#)),
+    );
+    tally::apply(tx, tally).await?;
+    Ok(CancelOutcome::Handed(
+        super::jobs::reread(tx, &c.tenant, &c.id).await?,
+    ))
 }

@@ -319,6 +319,9 @@ pub fn apply(
             Write::WorkflowStart(w) => {
                 Written::WorkflowStarted(super::steps::start(conn, now, &w, &mut tally.outbox)?)
             }
+            Write::JobCancelStages(c) => {
+                Written::JobCancelled(super::steps::cancel(conn, now, &c)?)
+            }
         });
     }
     tally.apply(conn)?;

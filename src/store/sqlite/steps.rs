@@ -1,9 +1,16 @@
 //! A job's stages on SQLite: read on a reader; started with the job's
 //! insert and changed with its attempts' ends, on the writer.
 
+use super::jobs::{get, reread};
+use super::tally::Apply;
 use super::{db, wdb};
-use crate::store::outbox::Outbox;
+use crate::events::EventType;
+use crate::job::JobStatus;
+use crate::store::ending_sql::{sqlite_available, status_in, Dialect};
+use crate::store::outbox::{self, Outbox};
+use crate::store::records::{CancelOutcome, CancelStages};
 use crate::store::step_rows::{self as sql, StepColumns, StepRecord, StepWrite, WorkflowStart};
+use crate::store::tally::Tally;
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::{params, Connection};
 use sqlx::SqliteConnection;
@@ -99,4 +106,57 @@ pub fn write(conn: &Connection, now: Millis, id: &str, steps: &[StepWrite]) -> S
             .map_err(wdb)?;
     }
     Ok(())
+}
+
+/// A cancel of a workflow job (`Write::JobCancelStages`): one queued or
+/// waiting settles its stages and hands over to its `on_cancel` chain, if
+/// it has one, or ends cancelled; any other is cancelled as any job is.
+pub fn cancel(conn: &Connection, now: Millis, c: &CancelStages) -> StoreResult<CancelOutcome> {
+    let job = get(conn, &c.tenant, &c.id)?.ok_or(StoreError::NotFound)?;
+    let waiting = matches!(job.status, JobStatus::Queued | JobStatus::Waiting);
+    let Some((task, input, max)) = c.on_cancel.as_ref().filter(|_| waiting) else {
+        let out = super::jobs::cancel(conn, now, &c.tenant, &c.id)?;
+        if matches!(out, CancelOutcome::Cancelled(_)) {
+            write(conn, now, &c.id, &c.steps)?;
+            let mut tally = Tally::new(now);
+            tally.outbox.steps(outbox::about(&job), &c.steps, now);
+            tally.apply(conn)?;
+        }
+        return Ok(out);
+    };
+    conn.prepare_cached(&format!(
+        "UPDATE jobs SET status = 'queued', run_at = ?1, available = {}, urgent = 0, \
+         fallback_task = ?2, fallback_version = ?3, fallback_digest = ?4, fallback_input = ?5, \
+         fallback_depth = fallback_depth + 1, stage_offset = attempts, \
+         max_attempts = attempts + ?6, cancel_requested = 0, waiting_for = NULL \
+         WHERE id = ?7 AND tenant = ?8 AND {}",
+        sqlite_available("1"),
+        status_in(Dialect::Sqlite, &[JobStatus::Queued, JobStatus::Waiting])
+    ))
+    .and_then(|mut s| {
+        s.execute(params![
+            now,
+            task.name,
+            task.version,
+            task.digest,
+            input,
+            max,
+            c.id,
+            c.tenant
+        ])
+    })
+    .map_err(wdb)?;
+    write(conn, now, &c.id, &c.steps)?;
+    let mut tally = Tally::new(now);
+    if job.status != JobStatus::Queued {
+        tally.moved(&c.tenant, Some(job.status), Some(JobStatus::Queued), 1);
+    }
+    tally.outbox.steps(outbox::about(&job), &c.steps, now);
+    tally.outbox.push(
+        EventType::Queued,
+        outbox::about(&job),
+        Some(&format!(r#"{{"reason":"on_cancel","run_at":{now}}}"#)),
+    );
+    tally.apply(conn)?;
+    Ok(CancelOutcome::Handed(reread(conn, &c.tenant, &c.id)?))
 }
