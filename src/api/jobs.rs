@@ -10,8 +10,7 @@ use crate::redrive::{Filter, Version, MAX_REDRIVE};
 use crate::registry::Which;
 use crate::runner::{RunNowError, Waited};
 use crate::store::{
-    AttemptQuery, CancelOutcome, CancelStages, Idempotency, Inserted, JobQuery, JobRecord, Scope,
-    StoreError, Write, Written,
+    AttemptQuery, CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, Scope, StoreError,
 };
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -92,7 +91,14 @@ pub async fn show(
     who.require(Scope::JobsRead)?;
     let job = job_of(&state, &who, &id).await?;
     let steps = state.store.job_steps(&job.id).await?;
-    Ok(Json(views::job_with_steps(&job, &steps)))
+    let calls = state.store.job_calls(&job.id).await?;
+    let parent = state.store.job_parent(&job.id).await?;
+    Ok(Json(views::job_with_steps(
+        &job,
+        &steps,
+        &calls,
+        parent.as_deref(),
+    )))
 }
 
 #[derive(Deserialize)]
@@ -175,42 +181,14 @@ pub async fn cancel(
     }
 }
 
-/// Cancels a job; a workflow job that is not running settles its stages
-/// and runs its `on_cancel` chain, if it has one.
+/// Cancels a job (`workflow::cancel`); a job whose `on_cancel` chain took
+/// over is due now.
 async fn cancel_one(state: &ApiState, tenant: &str, id: &str) -> Result<CancelOutcome, StoreError> {
-    let job = state
-        .store
-        .job_get(tenant, id)
-        .await?
-        .ok_or(StoreError::NotFound)?;
-    let plan = match job.status {
-        JobStatus::Queued | JobStatus::Waiting => {
-            crate::workflow::Plan::of(state.store.job_steps(id).await?)
-        }
-        _ => None,
-    };
-    let Some(plan) = plan else {
-        return state.store.job_cancel(tenant, id).await;
-    };
-    let (on_cancel, steps) = plan.cancel_waiting(&job.input);
-    let written = state
-        .store
-        .apply(vec![Write::JobCancelStages(CancelStages {
-            tenant: tenant.to_owned(),
-            id: id.to_owned(),
-            on_cancel,
-            steps,
-        })])
-        .await?;
-    match written.into_iter().next() {
-        Some(Written::JobCancelled(o)) => {
-            if matches!(o, CancelOutcome::Handed(_)) {
-                state.runner.queued_again(tenant);
-            }
-            Ok(o)
-        }
-        _ => Err(StoreError::Internal("a cancel answered nothing".into())),
+    let o = crate::workflow::cancel::cancel(state.store.as_ref(), tenant, id, true).await?;
+    if matches!(o, CancelOutcome::Handed(_)) {
+        state.runner.queued_again(tenant);
     }
+    Ok(o)
 }
 
 #[derive(Deserialize)]

@@ -4,7 +4,8 @@ use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::registry::spec::TaskSpec;
 use crate::store::clock::rfc3339;
 use crate::store::{
-    AttemptRecord, JobRecord, ProgressRecord, StepRecord, StepStatus, TaskRecord, TaskRef,
+    AttemptRecord, CallKind, CallRecord, JobRecord, ProgressRecord, StepRecord, StepStatus,
+    TaskRecord, TaskRef,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -111,9 +112,26 @@ pub fn job(j: &JobRecord) -> Value {
 
 /// A job with its stages, as `GET /v1/jobs/{id}` shows it: a workflow
 /// job names its workflow and lists every stage, its `on_error` and
-/// `on_cancel` ones included. The active stage shows the job's status.
-pub fn job_with_steps(j: &JobRecord, steps: &[StepRecord]) -> Value {
+/// `on_cancel` ones included (the active stage shows the job's status); a
+/// job that spawned children lists them, and a child names its parent.
+pub fn job_with_steps(
+    j: &JobRecord,
+    steps: &[StepRecord],
+    calls: &[CallRecord],
+    parent: Option<&str>,
+) -> Value {
     let mut v = job(j);
+    if let Some(p) = parent {
+        v["parent"] = json!(p);
+    }
+    let children: Vec<&str> = calls
+        .iter()
+        .filter(|c| c.kind == CallKind::Spawn)
+        .map(|c| c.result.as_str())
+        .collect();
+    if !children.is_empty() {
+        v["children"] = json!(children);
+    }
     if steps.is_empty() {
         return v;
     }

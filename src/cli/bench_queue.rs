@@ -231,6 +231,7 @@ pub(super) fn completed(c: &crate::store::ClaimedJob) -> crate::store::Finalize 
         callbacks: None,
         names: c.names(),
         steps: Vec::new(),
+        close_children: None,
     }
 }
 

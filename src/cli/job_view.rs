@@ -144,6 +144,19 @@ pub(super) fn job_details(job: &Value) -> anyhow::Result<String> {
             },
         ),
         ("error", error),
+        ("parent", text(&job["parent"])),
+        (
+            "children",
+            job["children"]
+                .as_array()
+                .map(|c| {
+                    c.iter()
+                        .filter_map(|v| v.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default(),
+        ),
     ]);
     if let Some(steps) = job["steps"].as_array() {
         out.push_str(&format!(

@@ -44,6 +44,26 @@ pub struct TaskSpec {
     /// an enqueue may set its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_ms: Option<u64>,
+    /// What becomes of the unfinished child jobs a job of this task
+    /// spawned when the job ends (default `abandon`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_close: Option<ParentClose>,
+}
+
+/// What becomes of a job's unfinished children when it ends (Temporal's
+/// parent close policy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParentClose {
+    /// They go on.
+    #[default]
+    Abandon,
+    /// They are cancelled as an API cancel would: a workflow child runs its
+    /// `on_cancel` chain.
+    RequestCancel,
+    /// They are cancelled, without their `on_cancel` chains where they are
+    /// not running.
+    Terminate,
 }
 
 /// Limits a task asks for; any left out take the server's defaults.
@@ -283,6 +303,7 @@ mod tests {
                 limit: Some(0),
             }),
             deadline_ms: None,
+            parent_close: None,
         };
         let problems = spec.validate("x").unwrap_err();
         assert_eq!(problems.len(), 10, "{problems:#?}");

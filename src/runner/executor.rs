@@ -5,6 +5,7 @@
 use super::held::{Held, StopReason};
 use crate::enqueue::{prepare_job, EnqueueError, JobSpec};
 use crate::job::{ErrorKind, JobError};
+use crate::registry::spec::ParentClose;
 use crate::registry::{Registry, RegistryError, TaskVersion, Which, MAX_FALLBACK_DEPTH};
 use crate::retry::{Decision, FailReason};
 use crate::sandbox::{AttemptReport, AttemptRequest, Ending, Invalid, JobRef, ProgressHook};
@@ -12,6 +13,7 @@ use crate::store::{
     Action, AttemptRecord, Callbacks, ClaimedJob, Finalize, Millis, NewJob, ProgressRecord,
     StepRecord, StoreError, TaskRef, Usage,
 };
+use crate::workflow::orchestrate::Orchestration;
 use crate::workflow::Plan;
 use serde_json::json;
 use std::sync::Arc;
@@ -58,10 +60,11 @@ pub struct Executed {
 
 /// Runs one attempt of `job` and decides what becomes of the job.
 pub async fn execute(
-    registry: &Registry,
+    registry: &Arc<Registry>,
     held: &Held,
     job: &ClaimedJob,
     rules: &AttemptRules,
+    wake: &Arc<tokio::sync::Notify>,
 ) -> Executed {
     let started_at = registry.store().now();
     let (task, program) = match resolve(registry, job).await {
@@ -125,8 +128,19 @@ pub async fn execute(
         }
         return unrun;
     }
-    let request = prepare(registry, &task, step, job, held, started_at);
-    let report = registry.sandbox().run(&program, request).await;
+    let mut request = prepare(registry, &task, step, job, held, started_at);
+    let orchestration = Arc::new(Orchestration::new(
+        registry.clone(),
+        &job.id,
+        &job.tenant,
+        &job.queue,
+        request.cancel.clone(),
+        Some(wake.clone()),
+    ));
+    request.orchestrate = Some(orchestration.clone());
+    let mut report = registry.sandbox().run(&program, request).await;
+    // What its sub-tasks burned is the tenant's too.
+    report.fuel_used = report.fuel_used.saturating_add(orchestration.fuel_used());
     let finished_at = registry.store().now();
     let ran_for = report.duration;
     let stop = held.stop_reason(&job.id);
@@ -141,6 +155,10 @@ pub async fn execute(
         }
     };
     let mut f = finalize(job, action, started_at, finished_at, Some(&report));
+    f.close_children = task
+        .spec
+        .parent_close
+        .filter(|p| *p != ParentClose::Abandon);
     if plan.is_some() {
         // A workflow's stages name what follows; its tasks' callbacks are
         // not run (the workflow's chains are its callbacks).
@@ -637,7 +655,8 @@ fn deadline_error(deadline: Millis) -> JobError {
     )
 }
 
-fn rand_unit() -> f64 {
+/// A uniform random number in [0, 1), for retry jitter.
+pub(crate) fn rand_unit() -> f64 {
     let mut b = [0u8; 8];
     if getrandom::fill(&mut b).is_err() {
         return 0.5;
@@ -700,5 +719,6 @@ fn finalize(
         callbacks: None,
         names: job.names(),
         steps: Vec::new(),
+        close_children: None,
     }
 }

@@ -19,6 +19,7 @@ mod marker;
 pub mod watch;
 
 use crate::job::JobStatus;
+use crate::registry::spec::ParentClose;
 use crate::registry::Registry;
 use crate::store::{
     ClaimedJob, Finalize, Finalized, HeartbeatParams, Inserted, JobRecord, NewJob, OnClaimed,
@@ -566,8 +567,14 @@ async fn attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
                 tenant: job.tenant.clone(),
                 at: Instant::now(),
             });
-            let executed =
-                executor::execute(&inner.registry, &inner.held, &job, &inner.config.rules).await;
+            let executed = executor::execute(
+                &inner.registry,
+                &inner.held,
+                &job,
+                &inner.config.rules,
+                &inner.wake,
+            )
+            .await;
             inner.record_duration(executed.ran_for);
             if let Some(u) = executed.finalize.as_ref().and_then(|f| f.usage.as_ref()) {
                 inner.ledger.spend(&job.tenant, store.now(), u.fuel);
@@ -638,6 +645,12 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<Finalize>) {
             if let (Finalized::Done(s), Some(c)) = (&result, &f.callbacks) {
                 requeued |= c.landing(*s).is_some();
             }
+            // An ended parent's children, as its task's parent_close says.
+            if let (Finalized::Done(s), Some(policy)) = (&result, f.close_children) {
+                if s.is_terminal() {
+                    close_children(inner.clone(), f.tenant.clone(), f.id.clone(), policy);
+                }
+            }
             inner.held.remove(&f.id);
             inner.watch.ended(&f.id);
             inner.emit(|| RunnerEvent::Finalized { id: f.id, result });
@@ -647,6 +660,29 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<Finalize>) {
         }
         inner.space.notify_one();
     }
+}
+
+/// Cancels an ended parent's unfinished children, off the finalizer's
+/// path; those running here are stopped at once. Not written with the
+/// parent's end: if this process dies first, the children go on (as with
+/// `abandon`).
+fn close_children(inner: Arc<Inner>, tenant: String, parent: String, policy: ParentClose) {
+    tokio::spawn(async move {
+        let store = inner.registry.store().clone();
+        match crate::workflow::cancel::close_children(store.as_ref(), &tenant, &parent, policy)
+            .await
+        {
+            Ok(running) => {
+                for id in running {
+                    inner.held.stop(&id, StopReason::Cancel);
+                }
+                inner.wake.notify_one();
+            }
+            Err(e) => {
+                tracing::warn!(job = %parent, error = %e, "the ended job's children could not be cancelled")
+            }
+        }
+    });
 }
 
 /// Renews held leases every `heartbeat_every`, writes progress every

@@ -4,12 +4,15 @@
 use super::bindings::{Job, Outcome};
 use super::capture::{AttemptLog, Level, LogBuffer, OutputCapture, Source};
 use super::classify::{self, Circumstances, Interrupted};
-use super::host::{Attempt, AttemptHost, ComponentHost, ModuleHost, Progress, ProgressHook};
+use super::host::{
+    Attempt, AttemptHost, ComponentHost, ModuleHost, Orchestrate, Progress, ProgressHook,
+};
 use super::limits::{Limits, StoreLimiter};
 use super::ticker::EPOCH_PERIOD;
 use super::{Prepared, Program, Sandbox};
 use crate::job::JobError;
 use serde::Serialize;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use wasmtime::component::ResourceTable;
@@ -43,6 +46,8 @@ pub struct AttemptRequest {
     /// Cancelling stops the guest within an epoch slice.
     pub cancel: Option<CancellationToken>,
     pub on_progress: Option<ProgressHook>,
+    /// What the guest's orchestration imports do (`None`: they fail).
+    pub orchestrate: Option<Arc<dyn Orchestrate>>,
 }
 
 impl AttemptRequest {
@@ -53,6 +58,7 @@ impl AttemptRequest {
             limits,
             cancel: None,
             on_progress: None,
+            orchestrate: None,
         }
     }
 }
@@ -214,6 +220,7 @@ impl Sandbox {
             wasi,
             table: ResourceTable::new(),
             attempt,
+            orchestrate: req.orchestrate.clone(),
         };
         let mut store = Store::new(&self.inner.engine, host);
         store.limiter(|h| &mut h.attempt.limiter);

@@ -1,5 +1,6 @@
 //! What lives in an attempt's `Store`: the WASI context that grants nothing,
-//! the limiter, and the task world's `log` and `progress` imports.
+//! the limiter, the task world's `log` and `progress` imports, and the
+//! orchestrator world's `invoke` and `spawn`, which the runner answers.
 
 use super::bindings::{taskbox::task::host, GuestLevel};
 use super::capture::{Level, LogBuffer, Source};
@@ -43,11 +44,43 @@ impl Attempt {
     }
 }
 
+/// What the orchestration imports do for one attempt: the runner's answer,
+/// which knows the job, its tenant and the store. The sandbox only passes
+/// the calls on.
+#[async_trait::async_trait]
+pub trait Orchestrate: Send + Sync {
+    async fn invoke(&self, task: String, input: String) -> Result<String, GuestFailure>;
+    async fn spawn(&self, task: String, input: String) -> Result<String, GuestFailure>;
+}
+
+pub use super::bindings::Failure as GuestFailure;
+
 /// Store data for components (task world and preview-2 commands).
 pub struct ComponentHost {
     pub wasi: WasiCtx,
     pub table: ResourceTable,
     pub attempt: Attempt,
+    pub orchestrate: Option<Arc<dyn Orchestrate>>,
+}
+
+impl ComponentHost {
+    fn orchestrator(&self) -> Result<Arc<dyn Orchestrate>, GuestFailure> {
+        self.orchestrate.clone().ok_or_else(|| GuestFailure {
+            code: "unavailable".into(),
+            message: "sub-tasks cannot be run from here".into(),
+            retryable: false,
+        })
+    }
+}
+
+impl super::bindings::taskbox::task::orchestration::Host for ComponentHost {
+    async fn invoke(&mut self, task: String, input: String) -> Result<String, GuestFailure> {
+        self.orchestrator()?.invoke(task, input).await
+    }
+
+    async fn spawn(&mut self, task: String, input: String) -> Result<String, GuestFailure> {
+        self.orchestrator()?.spawn(task, input).await
+    }
 }
 
 /// Store data for preview-1 command modules.

@@ -73,7 +73,7 @@ pub enum Invalid {
 
 /// What one package namespace may be imported at, and which interfaces.
 const OFFERED: &[(&str, &str, &[&str])] = &[
-    ("taskbox:task", "0.1.", &["host", "types"]),
+    ("taskbox:task", "0.1.", &["host", "types", "orchestration"]),
     (
         "wasi:cli",
         "0.2.",

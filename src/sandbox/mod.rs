@@ -15,12 +15,12 @@ mod ticker;
 pub use attempt::{AttemptReport, AttemptRequest, Ending, JobRef};
 pub use cache::ArtifactCache;
 pub use capture::AttemptLog;
-pub use host::{Progress, ProgressHook};
+pub use host::{GuestFailure, Orchestrate, Progress, ProgressHook};
 pub use inspect::{Abi, Invalid, Shape};
 pub use limits::{Ceilings, Limits};
 
 use crate::digest::Digest;
-use bindings::TaskPre;
+use bindings::OrchestratorPre as TaskPre;
 use cache::Cached;
 use host::{ComponentHost, ModuleHost};
 use std::collections::{HashMap, HashSet};
@@ -194,7 +194,7 @@ impl Sandbox {
 
         let mut components = wasmtime::component::Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut components).map_err(engine_err)?;
-        bindings::Task::add_to_linker::<_, HasSelf<ComponentHost>>(&mut components, |h| h)
+        bindings::Orchestrator::add_to_linker::<_, HasSelf<ComponentHost>>(&mut components, |h| h)
             .map_err(engine_err)?;
 
         let mut modules = wasmtime::Linker::new(&engine);

@@ -4,6 +4,7 @@
 //! conformance suite.
 
 pub mod begun;
+pub mod call_rows;
 pub mod clock;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -25,6 +26,7 @@ pub mod transition;
 pub mod webhook_rows;
 pub mod workflow_rows;
 
+pub use call_rows::{CallKind, CallRecord};
 pub use clock::{Clock, ManualClock, Millis, SystemClock};
 pub use open::{open, Backend, Capabilities, Durability, OpenError, StoreOptions};
 pub use records::*;
@@ -158,6 +160,13 @@ pub trait JobStore: Send + Sync + 'static {
     /// chains; none for a job of one task. The caller has checked whose
     /// job it is.
     async fn job_steps(&self, id: &str) -> StoreResult<Vec<StepRecord>>;
+    /// One orchestration call a job recorded, by its place.
+    async fn job_call(&self, id: &str, call: &str) -> StoreResult<Option<CallRecord>>;
+    /// Every orchestration call a job recorded (its children are its
+    /// spawns).
+    async fn job_calls(&self, id: &str) -> StoreResult<Vec<CallRecord>>;
+    /// The job whose spawn made this one, if one did.
+    async fn job_parent(&self, id: &str) -> StoreResult<Option<String>>;
     async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage>;
     /// A tenant's queues (those it has jobs on), by name: their jobs by
     /// status and the oldest due queued job. Reads the tenant's jobs.

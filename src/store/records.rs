@@ -682,6 +682,9 @@ pub struct Finalize {
     pub names: JobNames,
     /// A workflow job's stages the end changes, written with it.
     pub steps: Vec<crate::store::StepWrite>,
+    /// What becomes of the job's unfinished children if the end ends it
+    /// (`None`: they go on).
+    pub close_children: Option<crate::registry::spec::ParentClose>,
 }
 
 impl Finalize {
@@ -698,6 +701,7 @@ impl Finalize {
             callbacks: None,
             names: job.names(),
             steps: Vec::new(),
+            close_children: None,
         }
     }
 }
@@ -910,6 +914,9 @@ pub enum Write {
     WorkflowStart(crate::store::WorkflowStart),
     /// As `job_cancel`, for a workflow job: answers `JobCancelled`.
     JobCancelStages(CancelStages),
+    /// Records an orchestration call; a place already taken keeps its
+    /// first record. Answers `JobCallRecorded`.
+    JobCall(crate::store::CallRecord),
 }
 
 /// What one write of a transaction did, in the order of the writes.
@@ -925,6 +932,8 @@ pub enum Written {
     /// Whether the job was started (false: the insert answered a job that
     /// existed).
     WorkflowStarted(bool),
+    /// Whether the call was recorded (false: its place was taken).
+    JobCallRecorded(bool),
 }
 
 /// One row of the outbox: the events one write recorded for one tenant

@@ -3,6 +3,8 @@
 //! runs a workflow job's active stage like any job's task; only where the
 //! job goes after it differs.
 
+pub mod cancel;
+pub mod orchestrate;
 pub mod plan;
 pub mod start;
 

@@ -19,6 +19,7 @@ mod e2e_pg;
 mod faults;
 mod holes;
 mod leader;
+mod orchestration;
 mod sandbox_abi;
 mod sandbox_cache;
 mod sandbox_hostile;

@@ -303,6 +303,7 @@ pub(super) async fn concurrent_writers_number_events_in_order(h: Harness) {
                         callbacks: None,
                         names: c.names(),
                         steps: Vec::new(),
+                        close_children: None,
                     })
                     .collect();
                 store.job_finalize(ends).await.unwrap();
@@ -377,6 +378,7 @@ pub(super) async fn callbacks_land_with_the_end(h: Harness) {
         callbacks: cb(&c.id),
         names: c.names(),
         steps: Vec::new(),
+        close_children: None,
     };
     let by = |id: &str| claimed.iter().find(|c| c.id == id).unwrap();
     h.store.job_cancel(A, "stopped").await.unwrap();

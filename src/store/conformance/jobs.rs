@@ -110,6 +110,7 @@ pub(super) async fn a_batch_of_ends_lands_each_as_it_would_alone(h: Harness) {
         callbacks: None,
         names: c.names(),
         steps: Vec::new(),
+        close_children: None,
     };
     let forged = ClaimedJob {
         lease_token: "not-it".into(),
@@ -606,6 +607,7 @@ pub(super) async fn release_gives_the_attempt_back(h: Harness) {
             usage: None,
             callbacks: None,
             steps: Vec::new(),
+            close_children: None,
         }])
     };
     let c = claim(&h, 1).await.remove(0);
@@ -809,6 +811,7 @@ fn ending(c: &ClaimedJob, token: &str, action: Action) -> Write {
         callbacks: None,
         names: c.names(),
         steps: Vec::new(),
+        close_children: None,
     }))
 }
 

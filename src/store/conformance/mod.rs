@@ -140,6 +140,7 @@ pub(crate) async fn finalize(h: &Harness, c: &ClaimedJob, action: Action) -> Fin
             callbacks: None,
             names: c.names(),
             steps: Vec::new(),
+            close_children: None,
         }])
         .await
         .unwrap()

@@ -425,6 +425,7 @@ pub(super) async fn fuel_budgets_hold_claims_until_the_window_refills(h: Harness
             callbacks: None,
             names: a.names(),
             steps: Vec::new(),
+            close_children: None,
         }])
         .await
         .unwrap();
@@ -467,6 +468,7 @@ pub(super) async fn usage_counts_attempts_and_ended_jobs(h: Harness) {
         callbacks: None,
         names: c.names(),
         steps: Vec::new(),
+        close_children: None,
     };
     let forged = ClaimedJob {
         lease_token: "not-it".into(),
@@ -557,6 +559,7 @@ pub(super) async fn a_bad_attempt_record_does_not_fail_its_batch(h: Harness) {
                 callbacks: None,
                 names: c.names(),
                 steps: Vec::new(),
+                close_children: None,
             }
         })
         .collect();

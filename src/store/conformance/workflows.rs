@@ -228,6 +228,7 @@ pub(super) async fn workflow_stages_move_with_their_ends(h: Harness) {
         usage: None,
         callbacks: None,
         steps,
+        close_children: None,
     };
     assert_eq!(
         s.job_finalize(vec![f.clone()]).await.unwrap(),
@@ -279,6 +280,7 @@ pub(super) async fn workflow_stages_move_with_their_ends(h: Harness) {
         usage: None,
         callbacks: None,
         steps,
+        close_children: None,
     };
     assert_eq!(
         s.job_finalize(vec![end]).await.unwrap(),

@@ -879,6 +879,7 @@ pub async fn apply(
             Write::JobCancelStages(c) => {
                 Written::JobCancelled(super::steps::cancel(tx, now, &c).await?)
             }
+            Write::JobCall(c) => Written::JobCallRecorded(super::calls::insert(tx, &c).await?),
         });
     }
     tally::apply(tx, tally).await?;

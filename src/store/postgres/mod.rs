@@ -5,6 +5,7 @@
 
 pub mod admin;
 mod bulk;
+mod calls;
 mod claim;
 mod events;
 mod finalize;
@@ -27,8 +28,8 @@ use super::fair::Fairness;
 use super::lease_sql;
 use super::records::*;
 use super::{
-    Capabilities, Clock, Durability, JobStore, Millis, NewWorkflow, Signal, StepRecord, StoreError,
-    StoreResult, WorkflowRecord,
+    CallRecord, Capabilities, Clock, Durability, JobStore, Millis, NewWorkflow, Signal, StepRecord,
+    StoreError, StoreResult, WorkflowRecord,
 };
 use crate::job::JobStatus;
 use crate::quota::Quotas;
@@ -433,6 +434,18 @@ impl JobStore for PgStore {
 
     async fn job_steps(&self, id: &str) -> StoreResult<Vec<StepRecord>> {
         steps::list(&self.db.pool, id).await
+    }
+
+    async fn job_call(&self, id: &str, call: &str) -> StoreResult<Option<CallRecord>> {
+        calls::get(&self.db.pool, id, call).await
+    }
+
+    async fn job_calls(&self, id: &str) -> StoreResult<Vec<CallRecord>> {
+        calls::list(&self.db.pool, id).await
+    }
+
+    async fn job_parent(&self, id: &str) -> StoreResult<Option<String>> {
+        calls::parent(&self.db.pool, id).await
     }
 
     async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>> {

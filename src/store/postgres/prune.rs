@@ -20,7 +20,8 @@ pub async fn prune(db: &Db, p: PruneParams) -> StoreResult<Pruned> {
            RETURNING id), \
          att AS (DELETE FROM attempts WHERE job_id = ANY(ARRAY(SELECT id FROM gone)) \
            RETURNING 1), \
-         stp AS (DELETE FROM job_steps WHERE job_id = ANY(ARRAY(SELECT id FROM gone))) \
+         stp AS (DELETE FROM job_steps WHERE job_id = ANY(ARRAY(SELECT id FROM gone))), \
+         cls AS (DELETE FROM job_calls WHERE job_id = ANY(ARRAY(SELECT id FROM gone))) \
          SELECT (SELECT max(id) FROM seen), (SELECT count(*) FROM gone), \
            (SELECT count(*) FROM att)",
         prunable("$4", "$5")

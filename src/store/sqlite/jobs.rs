@@ -322,6 +322,7 @@ pub fn apply(
             Write::JobCancelStages(c) => {
                 Written::JobCancelled(super::steps::cancel(conn, now, &c)?)
             }
+            Write::JobCall(c) => Written::JobCallRecorded(super::calls::insert(conn, &c)?),
         });
     }
     tally.apply(conn)?;

@@ -2,6 +2,7 @@
 //! group-committing writer thread (rusqlite), read through a pool of read-only
 //! connections (sqlx). All of its SQL lives in this directory.
 
+mod calls;
 mod checkpoint;
 mod claim;
 mod events;
@@ -27,8 +28,8 @@ use writer::Class;
 use super::fair::Fairness;
 use super::records::*;
 use super::{
-    Capabilities, Clock, Durability, JobStore, Millis, NewWorkflow, OnClaimed, StepRecord,
-    StoreError, StoreResult, WorkflowRecord,
+    CallRecord, Capabilities, Clock, Durability, JobStore, Millis, NewWorkflow, OnClaimed,
+    StepRecord, StoreError, StoreResult, WorkflowRecord,
 };
 use crate::job::JobStatus;
 use crate::quota::{window_start, Quotas};
@@ -536,6 +537,18 @@ impl JobStore for SqliteStore {
 
     async fn job_steps(&self, id: &str) -> StoreResult<Vec<StepRecord>> {
         steps::list(&mut *self.reader().await?, id).await
+    }
+
+    async fn job_call(&self, id: &str, call: &str) -> StoreResult<Option<CallRecord>> {
+        calls::get(&mut *self.reader().await?, id, call).await
+    }
+
+    async fn job_calls(&self, id: &str) -> StoreResult<Vec<CallRecord>> {
+        calls::list(&mut *self.reader().await?, id).await
+    }
+
+    async fn job_parent(&self, id: &str) -> StoreResult<Option<String>> {
+        calls::parent(&mut *self.reader().await?, id).await
     }
 
     async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>> {

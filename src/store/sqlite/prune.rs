@@ -28,7 +28,7 @@ pub async fn candidates(
 
 /// Deletes the given jobs that are still prunable (a redrive may have
 /// queued one again since it was read), and their attempts; answers how
-/// many of each. A workflow job's stages go with it.
+/// many of each. A workflow job's stages and its calls go with it.
 pub fn delete(
     conn: &Connection,
     ids: &[String],
@@ -47,6 +47,9 @@ pub fn delete(
     let mut steps = conn
         .prepare_cached("DELETE FROM job_steps WHERE job_id = ?1")
         .map_err(wdb)?;
+    let mut calls = conn
+        .prepare_cached("DELETE FROM job_calls WHERE job_id = ?1")
+        .map_err(wdb)?;
     let (mut jobs, mut rows) = (0, 0);
     for id in ids {
         if job
@@ -57,6 +60,7 @@ pub fn delete(
             jobs += 1;
             rows += attempts.execute([id]).map_err(wdb)? as u64;
             steps.execute([id]).map_err(wdb)?;
+            calls.execute([id]).map_err(wdb)?;
         }
     }
     Ok((jobs, rows))

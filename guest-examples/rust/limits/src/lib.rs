@@ -15,6 +15,7 @@
 //! - `{"op":"fail","code":c,"retryable":b}`: `err(failure{code: c, message: "asked to fail", retryable: b})`
 //! - `{"op":"snooze","ms":n}` → `ok(snooze(n))`; `{"op":"wait","for":v}` → `ok(wait(<json of v>))`
 //! - `{"op":"echo","value":v}` → `done(<json of v>)`; `{"op":"raw","text":s}` → `done(s)` verbatim
+//! - `{"op":"nonce"}` → `done({"nonce": "<a random u64, new each run>"})`
 //! - anything else → `err(failure{code: "bad_input", retryable: false})`
 
 wit_bindgen::generate!({ path: "../../../wit", world: "task" });
@@ -41,6 +42,7 @@ enum Op {
     Wait { #[serde(rename = "for")] what: Value },
     Echo { value: Value },
     Raw { text: String },
+    Nonce,
 }
 
 const MIB: usize = 1 << 20;
@@ -123,6 +125,13 @@ fn stdout(bytes: u64) -> std::io::Result<()> {
 fn run(op: Op) -> Result<Outcome, Failure> {
     match op {
         Op::Spin { iterations } => done(json!({ "result": spin(iterations) })),
+        // A new random number each run (WASI random), so a test can tell
+        // a run from a replay of its recorded result.
+        Op::Nonce => {
+            use std::hash::BuildHasher;
+            let n = std::collections::hash_map::RandomState::new().hash_one(0u8);
+            done(json!({ "nonce": n.to_string() }))
+        }
         Op::Alloc { mb } => {
             alloc(mb);
             done(json!({ "allocated_mb": mb }))

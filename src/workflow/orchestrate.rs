@@ -1,0 +1,383 @@
+//! Sub-tasks from code: the runner's answer to the orchestrator world's
+//! `invoke` and `spawn` for one attempt. Each call takes the next place in
+//! the job's order of calls; what it did is recorded there (`job_calls`),
+//! so a retried job that makes the same call at the same place gets the
+//! recorded result instead of running it again. An `invoke` runs the task
+//! inline, in a sandbox of its own with its own limits and retries, within
+//! the calling attempt's time; a `spawn` enqueues a child job. Depth and
+//! fan-out are bounded, so one tenant's code cannot fork-bomb the queue.
+
+use crate::enqueue::{prepare_job, EnqueueError, JobSpec};
+use crate::job::{ErrorKind, JobError};
+use crate::registry::{Registry, RegistryError, Which};
+use crate::retry::Decision;
+use crate::runner::executor::rand_unit;
+use crate::sandbox::{AttemptRequest, Ending, GuestFailure, JobRef, Orchestrate};
+use crate::store::{CallKind, CallRecord, Inserted, OnConflict, Reuse, Write, Written};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+/// Deepest nesting of `invoke` (a sub-task that invokes another, …).
+pub const MAX_INVOKE_DEPTH: u32 = 4;
+/// Longest chain of `spawn` (a child that spawns a child, …).
+pub const MAX_SPAWN_DEPTH: u32 = 8;
+/// Most children one job may spawn.
+pub const MAX_CHILDREN: usize = 100;
+/// Most calls (invokes and spawns) one attempt may make.
+pub const MAX_CALLS: u32 = 1_000;
+/// Largest input a call may pass.
+pub const MAX_CALL_INPUT: usize = 1 << 20;
+
+/// One attempt's orchestration: the job it is for, where its calls are
+/// recorded, and what they cost.
+pub struct Orchestration {
+    registry: Arc<Registry>,
+    /// The job the calls are recorded on (a nested call's, its root's).
+    job_id: String,
+    tenant: String,
+    queue: String,
+    /// The place of the call that ran this sub-task (`""` for the job).
+    prefix: String,
+    /// Invokes deep: 0 for the job's own attempt.
+    depth: u32,
+    calls: AtomicU32,
+    cancel: Option<CancellationToken>,
+    /// Fuel the sub-tasks burned, shared by nested ones: the tenant's.
+    fuel: Arc<AtomicU64>,
+    /// Tells the claim loop a child was enqueued.
+    wake: Option<Arc<Notify>>,
+}
+
+fn failure(code: &str, message: impl Into<String>, retryable: bool) -> GuestFailure {
+    GuestFailure {
+        code: code.into(),
+        message: message.into(),
+        retryable,
+    }
+}
+
+impl Orchestration {
+    /// The orchestration of an attempt of job `job_id`.
+    pub fn new(
+        registry: Arc<Registry>,
+        job_id: &str,
+        tenant: &str,
+        queue: &str,
+        cancel: Option<CancellationToken>,
+        wake: Option<Arc<Notify>>,
+    ) -> Orchestration {
+        Orchestration {
+            registry,
+            job_id: job_id.to_owned(),
+            tenant: tenant.to_owned(),
+            queue: queue.to_owned(),
+            prefix: String::new(),
+            depth: 0,
+            calls: AtomicU32::new(0),
+            cancel,
+            fuel: Arc::new(AtomicU64::new(0)),
+            wake,
+        }
+    }
+
+    /// Fuel the attempt's sub-tasks burned.
+    pub fn fuel_used(&self) -> u64 {
+        self.fuel.load(Ordering::Relaxed)
+    }
+
+    /// The orchestration of the sub-task that call `call` runs.
+    fn nested(&self, call: &str) -> Orchestration {
+        Orchestration {
+            registry: self.registry.clone(),
+            job_id: self.job_id.clone(),
+            tenant: self.tenant.clone(),
+            queue: self.queue.clone(),
+            prefix: call.to_owned(),
+            depth: self.depth + 1,
+            calls: AtomicU32::new(0),
+            cancel: self.cancel.clone(),
+            fuel: self.fuel.clone(),
+            wake: self.wake.clone(),
+        }
+    }
+
+    /// The next call's place.
+    fn next_call(&self) -> Result<String, GuestFailure> {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        if n > MAX_CALLS {
+            return Err(failure(
+                "too_many_calls",
+                format!("an attempt may make at most {MAX_CALLS} invoke and spawn calls"),
+                false,
+            ));
+        }
+        Ok(if self.prefix.is_empty() {
+            n.to_string()
+        } else {
+            format!("{}/{n}", self.prefix)
+        })
+    }
+
+    /// The result recorded at `call`, if the job made it before; a call of
+    /// another kind or task there means the code does not make its calls
+    /// in the same order each time, which replay cannot follow.
+    async fn recorded(
+        &self,
+        call: &str,
+        kind: CallKind,
+        task: &str,
+    ) -> Result<Option<String>, GuestFailure> {
+        let store = self.registry.store();
+        match store.job_call(&self.job_id, call).await {
+            Ok(None) => Ok(None),
+            Ok(Some(r)) if r.kind == kind && r.task == task => Ok(Some(r.result)),
+            Ok(Some(r)) => Err(failure(
+                "nondeterministic",
+                format!(
+                    "call {call} was a {} of task {:?} in an earlier attempt, and is a {} of {task:?} now: \
+                     a job must make its invoke and spawn calls in the same order each time",
+                    r.kind.as_str(),
+                    r.task,
+                    kind.as_str()
+                ),
+                false,
+            )),
+            Err(e) => Err(failure("unavailable", format!("the queue cannot be read now: {e}"), true)),
+        }
+    }
+
+    async fn record(&self, call: &str, kind: CallKind, task: &str, result: &str) {
+        let store = self.registry.store();
+        let rec = CallRecord {
+            job_id: self.job_id.clone(),
+            call: call.to_owned(),
+            kind,
+            task: task.to_owned(),
+            result: result.to_owned(),
+            created_at: store.now(),
+        };
+        // Unrecorded, the call runs again if the job is retried: the cost
+        // of a store that did not answer, not a wrong result.
+        if let Err(e) = store.apply(vec![Write::JobCall(rec)]).await {
+            tracing::warn!(job = %self.job_id, call, error = %e, "an invoke's result could not be recorded");
+        }
+    }
+
+    fn check(task: &str, input: &str) -> Result<serde_json::Value, GuestFailure> {
+        crate::registry::spec::check_name("task", task)
+            .map_err(|e| failure("bad_call", e, false))?;
+        if input.len() > MAX_CALL_INPUT {
+            return Err(failure(
+                "bad_call",
+                format!(
+                    "a call's input is at most {MAX_CALL_INPUT} bytes, not {}",
+                    input.len()
+                ),
+                false,
+            ));
+        }
+        serde_json::from_str(input)
+            .map_err(|e| failure("bad_call", format!("the input is not JSON: {e}"), false))
+    }
+
+    /// How many spawns deep the job is: its parent's, its parent's parent's …
+    async fn spawn_depth(&self) -> Result<u32, GuestFailure> {
+        let store = self.registry.store();
+        let mut id = self.job_id.clone();
+        for depth in 0..=MAX_SPAWN_DEPTH {
+            match store.job_parent(&id).await {
+                Ok(Some(parent)) => id = parent,
+                Ok(None) => return Ok(depth),
+                Err(e) => {
+                    return Err(failure(
+                        "unavailable",
+                        format!("the queue cannot be read now: {e}"),
+                        true,
+                    ))
+                }
+            }
+        }
+        Ok(MAX_SPAWN_DEPTH + 1)
+    }
+}
+
+fn enqueue_failure(e: EnqueueError) -> GuestFailure {
+    match e {
+        EnqueueError::Registry(RegistryError::TaskNotFound(t)) => failure(
+            "task_not_found",
+            format!("task {t:?} does not exist"),
+            false,
+        ),
+        EnqueueError::InvalidInput(v) => failure(
+            "invalid_input",
+            v.iter()
+                .map(|v| format!("{}: {}", v.pointer, v.message))
+                .collect::<Vec<_>>()
+                .join("; "),
+            false,
+        ),
+        EnqueueError::Store(e) => failure("unavailable", e.to_string(), true),
+        e => failure("refused", e.to_string(), false),
+    }
+}
+
+fn of_error(e: &JobError) -> GuestFailure {
+    failure(
+        &e.code,
+        e.message.clone(),
+        e.retryable != Some(false) && !e.kind.is_deterministic(),
+    )
+}
+
+#[async_trait::async_trait]
+impl Orchestrate for Orchestration {
+    async fn invoke(&self, task: String, input: String) -> Result<String, GuestFailure> {
+        let call = self.next_call()?;
+        let value = Self::check(&task, &input)?;
+        if let Some(out) = self.recorded(&call, CallKind::Invoke, &task).await? {
+            return Ok(out);
+        }
+        if self.depth >= MAX_INVOKE_DEPTH {
+            return Err(failure(
+                "too_deep",
+                format!("invoked tasks may nest at most {MAX_INVOKE_DEPTH} deep"),
+                false,
+            ));
+        }
+        let tv = self
+            .registry
+            .task(&self.tenant, &task, None)
+            .await
+            .map_err(|e| enqueue_failure(e.into()))?;
+        self.registry
+            .check(&tv, Which::Input, value)
+            .await
+            .map_err(|e| enqueue_failure(e.into()))?;
+        let program = self
+            .registry
+            .program(&tv.record.digest)
+            .await
+            .map_err(|e| failure("unavailable", e.to_string(), true))?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut req = AttemptRequest::new(
+                JobRef {
+                    id: format!("{}/{call}", self.job_id),
+                    attempt,
+                    queue: self.queue.clone(),
+                },
+                input.clone(),
+                tv.limits,
+            );
+            req.cancel = self.cancel.clone();
+            req.orchestrate = Some(Arc::new(self.nested(&call)));
+            let report = self.registry.sandbox().run(&program, req).await;
+            self.fuel.fetch_add(report.fuel_used, Ordering::Relaxed);
+            let error = match report.ending {
+                Ending::Done(out) => {
+                    let checked = match &tv.output_schema {
+                        None => Ok(()),
+                        Some(_) => match serde_json::from_str(&out) {
+                            Ok(v) => self
+                                .registry
+                                .check(&tv, Which::Output, v)
+                                .await
+                                .map(drop)
+                                .map_err(|e| enqueue_failure(e.into())),
+                            Err(e) => Err(failure("invalid_output", e.to_string(), false)),
+                        },
+                    };
+                    checked?;
+                    self.record(&call, CallKind::Invoke, &task, &out).await;
+                    return Ok(out);
+                }
+                Ending::Cancelled => {
+                    return Err(failure("cancelled", "the job was cancelled", false))
+                }
+                Ending::Snooze(_) | Ending::Wait(_) => {
+                    return Err(failure(
+                        "unsupported",
+                        format!("task {task:?} snoozed or waited; an invoked task must finish"),
+                        false,
+                    ))
+                }
+                Ending::Unavailable(why) => JobError::new(ErrorKind::Trap, why),
+                Ending::Failed(e) => e,
+            };
+            match tv.retry.decide(&error, attempt, rand_unit) {
+                Decision::RetryAfter(ms) => {
+                    let wait = tokio::time::sleep(Duration::from_millis(ms));
+                    match &self.cancel {
+                        Some(c) => tokio::select! {
+                            _ = wait => {}
+                            _ = c.cancelled() => return Err(failure("cancelled", "the job was cancelled", false)),
+                        },
+                        None => wait.await,
+                    }
+                }
+                Decision::Fail(_) => return Err(of_error(&error)),
+            }
+        }
+    }
+
+    async fn spawn(&self, task: String, input: String) -> Result<String, GuestFailure> {
+        let call = self.next_call()?;
+        let value = Self::check(&task, &input)?;
+        if let Some(child) = self.recorded(&call, CallKind::Spawn, &task).await? {
+            return Ok(child);
+        }
+        let store = self.registry.store();
+        let children = store
+            .job_calls(&self.job_id)
+            .await
+            .map_err(|e| failure("unavailable", e.to_string(), true))?
+            .iter()
+            .filter(|c| c.kind == CallKind::Spawn)
+            .count();
+        if children >= MAX_CHILDREN {
+            return Err(failure(
+                "too_many_children",
+                format!("a job may spawn at most {MAX_CHILDREN} children"),
+                false,
+            ));
+        }
+        if self.spawn_depth().await? >= MAX_SPAWN_DEPTH {
+            return Err(failure(
+                "too_deep",
+                format!("spawned jobs may nest at most {MAX_SPAWN_DEPTH} deep"),
+                false,
+            ));
+        }
+        let mut spec = JobSpec::of(task.clone(), value);
+        // One child per place, even from two attempts at once (one whose
+        // lease was lost still running): the place is its unique key.
+        spec.unique_key = Some(format!("spawn:{}:{call}", self.job_id));
+        spec.on_conflict = Some(OnConflict::UseExisting);
+        spec.reuse = Some(Reuse::Reject);
+        let id = ulid::Ulid::generate().to_string();
+        let new = prepare_job(&self.registry, id, &self.tenant, spec, None, None)
+            .await
+            .map_err(enqueue_failure)?;
+        let written = store
+            .apply(vec![Write::JobInsert(new.clone())])
+            .await
+            .map_err(|e| enqueue_failure(e.into()))?;
+        let child = match written.first() {
+            Some(Written::JobInserted(Inserted::Created(j) | Inserted::Existing(j))) => {
+                j.id.clone()
+            }
+            _ => new.id,
+        };
+        // Recorded after the insert: were this lost, the retried call would
+        // find the child by its key, and record it then.
+        self.record(&call, CallKind::Spawn, &task, &child).await;
+        if let Some(w) = &self.wake {
+            w.notify_one();
+        }
+        Ok(child)
+    }
+}
