@@ -133,7 +133,11 @@ was cancelled, 2 on any other error."
 )]
 pub struct EnqueueArgs {
     /// The task to run.
-    pub task: String,
+    #[arg(required_unless_present = "workflow")]
+    pub task: Option<String>,
+    /// Run this workflow's newest version instead of a task.
+    #[arg(long, value_name = "NAME", conflicts_with = "task")]
+    pub workflow: Option<String>,
     /// The job's input: JSON text, `@path` to read a file, or `-` for stdin.
     #[arg(long, short)]
     pub input: String,
@@ -431,7 +435,11 @@ fn enqueue_body(args: &EnqueueArgs, input: Value) -> anyhow::Result<Value> {
         }
     }
     let mut body = Map::new();
-    body.insert("task".into(), json!(args.task));
+    match (&args.task, &args.workflow) {
+        (Some(task), _) => body.insert("task".into(), json!(task)),
+        (None, Some(workflow)) => body.insert("workflow".into(), json!(workflow)),
+        (None, None) => bail!("name the task to run, or --workflow NAME"),
+    };
     body.insert("input".into(), input);
     let options = [
         ("queue", args.queue.as_ref().map(|v| json!(v))),
@@ -665,6 +673,8 @@ fn event_line(e: &Value, max_attempts: Option<u64>) -> Option<String> {
     };
     Some(match e["type"].as_str().unwrap_or("?") {
         "job.queued" => match e["reason"].as_str() {
+            // A workflow's next stage: its step lines say so.
+            Some("next_step") => return None,
             Some(reason) => format!("queued again ({reason}){}", runs_at()),
             None => return None,
         },
@@ -679,8 +689,38 @@ fn event_line(e: &Value, max_attempts: Option<u64>) -> Option<String> {
             None => format!("queued for attempt {}{}", of(attempt + 1), runs_at()),
         },
         "job.waiting" => format!("waiting for {}", table::cell(&e["waiting_for"])),
+        "job.step_started" => format!(
+            "{} {} started (task {})",
+            step_kind(e),
+            table::cell(&e["step"]),
+            table::cell(&e["task"])
+        ),
+        "job.step_ended" => {
+            let mut line = format!(
+                "{} {} {}",
+                step_kind(e),
+                table::cell(&e["step"]),
+                table::cell(&e["status"])
+            );
+            if let Some(n) = e["attempts"].as_u64().filter(|n| *n > 0) {
+                line.push_str(&format!(
+                    " after {n} attempt{}",
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+            line
+        }
         other => other.to_owned(),
     })
+}
+
+/// How a stage's line names it: `step`, `fallback`, `on_error step`, …
+fn step_kind(e: &Value) -> String {
+    match e["kind"].as_str().unwrap_or("step") {
+        "step" => "step".into(),
+        "fallback" => "fallback of".into(),
+        other => format!("{other} step"),
+    }
 }
 
 /// Whether the job's attempts allowed may have changed with this event: a
@@ -834,6 +874,31 @@ mod tests {
         // Rules of a key need the key.
         let argv = ["enqueue", "echo", "--input", "{}", "--reuse", "reject"];
         assert!(parse(&argv).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn a_workflow_is_enqueued_by_name_instead_of_a_task() -> anyhow::Result<()> {
+        let argv = ["enqueue", "--workflow", "orders", "--input", "{}"];
+        let Ok(JobCmd::Enqueue(args)) = parse(&argv) else {
+            panic!("not an enqueue")
+        };
+        let body = enqueue_body(&args, json!({}))?;
+        assert_eq!(body["workflow"], "orders");
+        assert!(body.get("task").is_none());
+        assert!(parse(&["enqueue", "echo", "--workflow", "w", "--input", "{}"]).is_err());
+        assert!(parse(&["enqueue", "--input", "{}"]).is_err());
+        let started =
+            json!({"type": "job.step_started", "step": "price", "kind": "step", "task": "pricing"});
+        assert_eq!(
+            event_line(&started, None).as_deref(),
+            Some("step price started (task pricing)")
+        );
+        let ended = json!({"type": "job.step_ended", "step": "tell", "kind": "on_error", "status": "completed", "attempts": 1});
+        assert_eq!(
+            event_line(&ended, None).as_deref(),
+            Some("on_error step tell completed after 1 attempt")
+        );
         Ok(())
     }
 

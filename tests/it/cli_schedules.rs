@@ -148,4 +148,45 @@ fn workflow_push_defines_the_next_version() {
     let (code, _, err) = server.cli(&["workflow", "show", "nope"]);
     assert_ne!(code, Some(0));
     assert!(err.contains("taskbox workflow list"), "{err}");
+
+    // Run: `job enqueue --workflow … --wait` follows its steps, and `job
+    // get` shows them.
+    let order = crate::common::repo_file("guest-examples/rust/invoice/example.json");
+    let (code, out, err) = server.cli(&[
+        "job",
+        "enqueue",
+        "--workflow",
+        "orders",
+        "--input",
+        &order,
+        "--wait",
+    ]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(
+        err.contains("step validate completed after 1 attempt"),
+        "{err}"
+    );
+    assert!(err.contains("step invoice started (task invoice)"), "{err}");
+    let out: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(out["invoice_number"], "INV-A-1001");
+    let (_, listed, _) = server.cli(&["job", "list", "--json"]);
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    let id = listed["jobs"][0]["id"].as_str().unwrap().to_owned();
+    let (code, out, _) = server.cli(&["job", "get", &id]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("workflow: orders v2"), "{out}");
+    let steps: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("STEP"))
+        .take(3)
+        .collect();
+    assert_eq!(steps.len(), 3, "{out}");
+    assert!(
+        steps[1].starts_with("validate") && steps[1].contains("completed"),
+        "{out}"
+    );
+    assert!(
+        steps[2].starts_with("invoice") && steps[2].contains("1/2"),
+        "{out}"
+    );
 }
