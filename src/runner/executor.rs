@@ -74,36 +74,14 @@ pub async fn execute(
         }
         Err(Unresolved::ForNow(why)) => {
             tracing::warn!(job = %job.id, %why, "the job's task cannot be loaded now; it goes back to the queue");
-            return Executed {
-                finalize: Some(finalize(
-                    job,
-                    Action::Release {
-                        delay_ms: TRANSIENT_DELAY_MS,
-                    },
-                    started_at,
-                    started_at,
-                    None,
-                )),
-                ran_for: Duration::ZERO,
-            };
+            return release_for_now(job, started_at);
         }
     };
     let plan = match crate::workflow::plan_of(registry.store().as_ref(), job).await {
         Ok(plan) => plan,
         Err(e) => {
             tracing::warn!(job = %job.id, error = %e, "the job's stages cannot be read now; it goes back to the queue");
-            return Executed {
-                finalize: Some(finalize(
-                    job,
-                    Action::Release {
-                        delay_ms: TRANSIENT_DELAY_MS,
-                    },
-                    started_at,
-                    started_at,
-                    None,
-                )),
-                ran_for: Duration::ZERO,
-            };
+            return release_for_now(job, started_at);
         }
     };
     let step = plan.as_ref().map(Plan::current);
@@ -175,6 +153,18 @@ pub async fn execute(
     Executed {
         finalize: Some(f),
         ran_for,
+    }
+}
+
+/// Gives the job back, uncounted, for a while: what it needs cannot be
+/// read now (the database or the compiler was busy).
+fn release_for_now(job: &ClaimedJob, at: Millis) -> Executed {
+    let action = Action::Release {
+        delay_ms: TRANSIENT_DELAY_MS,
+    };
+    Executed {
+        finalize: Some(finalize(job, action, at, at, None)),
+        ran_for: Duration::ZERO,
     }
 }
 

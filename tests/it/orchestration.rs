@@ -7,15 +7,8 @@ use crate::server::{TestServer, ADMIN};
 use serde_json::{json, Value};
 use taskbox::store::CallKind;
 
-/// A server on SQLite, then one on a fresh PostgreSQL database.
 async fn each_backend(run: impl AsyncFn(TestServer)) {
-    run(TestServer::start(2).await).await;
-    let Some(db) = crate::store_pg::test_db().await else {
-        return;
-    };
-    let url = db.url.clone();
-    run(TestServer::start_with(2, move |c| c.database_url = url).await).await;
-    drop(db);
+    TestServer::each_backend(2, run).await;
 }
 
 fn quick(max: u32) -> Value {

@@ -55,6 +55,18 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
 }
 
 impl TestServer {
+    /// Runs `run` on a server on SQLite, then on one on a fresh PostgreSQL
+    /// database (skipped when none answers and this is not CI).
+    pub async fn each_backend(runners: usize, run: impl AsyncFn(TestServer)) {
+        run(TestServer::start(runners).await).await;
+        let Some(db) = crate::store_pg::test_db().await else {
+            return;
+        };
+        let url = db.url.clone();
+        run(TestServer::start_with(runners, move |c| c.database_url = url).await).await;
+        drop(db);
+    }
+
     pub async fn start(runners: usize) -> TestServer {
         Self::start_with(runners, |_| {}).await
     }

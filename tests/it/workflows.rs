@@ -7,20 +7,11 @@
 use crate::api_events::page;
 use crate::e2e::{Client, Served};
 use crate::server::{TestServer, ADMIN};
-use crate::store_pg::test_db;
 use axum::http::{Method, StatusCode};
 use serde_json::{json, Value};
 
-/// A server on SQLite, then one on a fresh PostgreSQL database (skipped
-/// when none answers and this is not CI).
 async fn each_backend(run: impl AsyncFn(TestServer)) {
-    run(TestServer::start(2).await).await;
-    let Some(db) = test_db().await else {
-        return;
-    };
-    let url = db.url.clone();
-    run(TestServer::start_with(2, move |c| c.database_url = url).await).await;
-    drop(db);
+    TestServer::each_backend(2, run).await;
 }
 
 async fn define(s: &TestServer, name: &str, def: Value) -> Value {
@@ -34,6 +25,15 @@ async fn define(s: &TestServer, name: &str, def: Value) -> Value {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     body
+}
+
+/// The task each of a job's attempts ran, in order.
+async fn attempt_tasks(s: &TestServer, id: &str) -> Vec<String> {
+    s.attempts(ADMIN, id)
+        .await
+        .iter()
+        .map(|a| a["task"]["name"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 fn steps(job: &Value) -> Vec<(String, String, String, u64)> {
@@ -125,11 +125,7 @@ async fn a_three_step_workflow_retries_its_middle_step_and_merges_each_output() 
             json!({"first": "done", "drop_me": null})
         );
         // Five attempts in all: the first step ran once.
-        let attempts = s.attempts(ADMIN, id).await;
-        let tasks: Vec<&str> = attempts
-            .iter()
-            .map(|a| a["task"]["name"].as_str().unwrap())
-            .collect();
+        let tasks = attempt_tasks(&s, id).await;
         assert_eq!(tasks, ["echo", "flaky", "flaky", "flaky", "finish"]);
         // The events report each stage's start and end.
         let (_, p) = page(&s, ADMIN, "?type=job.step_ended").await;
@@ -271,12 +267,7 @@ async fn a_cancel_interrupts_the_running_step_and_runs_on_cancel() {
                 step("undo", "on_cancel", "completed", 1),
             ]
         );
-        let tasks: Vec<String> = s
-            .attempts(ADMIN, id)
-            .await
-            .iter()
-            .map(|a| a["task"]["name"].as_str().unwrap().to_owned())
-            .collect();
+        let tasks = attempt_tasks(&s, id).await;
         assert_eq!(tasks, ["undo"]);
         s.stop().await;
     })
@@ -337,12 +328,7 @@ async fn a_failed_workflow_job_retried_resumes_at_its_failed_step() {
                 j["status"] == "failed" && j["steps"][1]["status"] == "failed"
             })
             .await;
-        let tasks: Vec<String> = s
-            .attempts(ADMIN, id)
-            .await
-            .iter()
-            .map(|a| a["task"]["name"].as_str().unwrap().to_owned())
-            .collect();
+        let tasks = attempt_tasks(&s, id).await;
         assert_eq!(tasks, ["prep", "echo", "echo"], "{done:#}");
         assert_eq!(steps(&done)[0], step("prep", "step", "completed", 1));
         s.stop().await;

@@ -3,12 +3,13 @@
 
 use super::jobs::Tx;
 use super::{pg, tally};
-use crate::events::EventType;
 use crate::job::JobStatus;
 use crate::store::ending_sql::{status_in, Dialect, PG_PAUSED};
 use crate::store::outbox::{self, Outbox};
 use crate::store::records::{CancelOutcome, CancelStages};
-use crate::store::step_rows::{self as sql, StepColumns, StepRecord, StepWrite, WorkflowStart};
+use crate::store::step_rows::{
+    self as sql, handed_over, StepColumns, StepRecord, StepWrite, WorkflowStart,
+};
 use crate::store::tally::Tally;
 use crate::store::{Millis, StoreError, StoreResult};
 use sqlx::PgPool;
@@ -150,15 +151,7 @@ pub async fn cancel(tx: &mut Tx, now: Millis, c: &CancelStages) -> StoreResult<C
     .map_err(pg)?;
     write(tx, now, &c.id, &c.steps).await?;
     let mut tally = Tally::new(now);
-    if job.status != JobStatus::Queued {
-        tally.moved(&c.tenant, Some(job.status), Some(JobStatus::Queued), 1);
-    }
-    tally.outbox.steps(outbox::about(&job), &c.steps, now);
-    tally.outbox.push(
-        EventType::Queued,
-        outbox::about(&job),
-        Some(&format!(r#"{{"reason":"on_cancel","run_at":{now}}}"#)),
-    );
+    handed_over(&mut tally, &job, &c.steps, now);
     tally::apply(tx, tally).await?;
     Ok(CancelOutcome::Handed(
         super::jobs::reread(tx, &c.tenant, &c.id).await?,

@@ -4,12 +4,13 @@
 use super::jobs::{get, reread};
 use super::tally::Apply;
 use super::{db, wdb};
-use crate::events::EventType;
 use crate::job::JobStatus;
 use crate::store::ending_sql::{sqlite_available, status_in, Dialect};
 use crate::store::outbox::{self, Outbox};
 use crate::store::records::{CancelOutcome, CancelStages};
-use crate::store::step_rows::{self as sql, StepColumns, StepRecord, StepWrite, WorkflowStart};
+use crate::store::step_rows::{
+    self as sql, handed_over, StepColumns, StepRecord, StepWrite, WorkflowStart,
+};
 use crate::store::tally::Tally;
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::{params, Connection};
@@ -148,15 +149,7 @@ pub fn cancel(conn: &Connection, now: Millis, c: &CancelStages) -> StoreResult<C
     .map_err(wdb)?;
     write(conn, now, &c.id, &c.steps)?;
     let mut tally = Tally::new(now);
-    if job.status != JobStatus::Queued {
-        tally.moved(&c.tenant, Some(job.status), Some(JobStatus::Queued), 1);
-    }
-    tally.outbox.steps(outbox::about(&job), &c.steps, now);
-    tally.outbox.push(
-        EventType::Queued,
-        outbox::about(&job),
-        Some(&format!(r#"{{"reason":"on_cancel","run_at":{now}}}"#)),
-    );
+    handed_over(&mut tally, &job, &c.steps, now);
     tally.apply(conn)?;
     Ok(CancelOutcome::Handed(reread(conn, &c.tenant, &c.id)?))
 }
