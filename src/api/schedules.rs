@@ -42,6 +42,7 @@ async fn view(state: &ApiState, r: &ScheduleRecord) -> Result<Value, ApiError> {
         "cron": spec.cron,
         "timezone": spec.timezone.as_deref().unwrap_or("UTC"),
         "task": spec.task,
+        "workflow": spec.workflow,
         "input": spec.input,
         "queue": spec.queue,
         "overlap": spec.overlap.as_str(),
@@ -86,15 +87,36 @@ async fn check_tasks(state: &ApiState, tenant: &str, spec: &ScheduleSpec) -> Res
             "its {which} {name:?} was not found; define it with PUT /v1/tasks/{name} first"
         ))
     };
-    let task = match state.registry.task(tenant, spec.target(), None).await {
-        Ok(t) => t,
-        Err(RegistryError::TaskNotFound(_)) => return Err(missing("task", spec.target())),
-        Err(e) => return Err(e.into()),
-    };
-    state
-        .registry
-        .check(&task, Which::Input, spec.input.clone())
-        .await?;
+    if let Some(name) = &spec.workflow {
+        let wf = match state.registry.workflow(tenant, name, None).await {
+            Ok(w) => w,
+            Err(RegistryError::WorkflowNotFound(_)) => {
+                return Err(ApiError::InvalidSchedule(format!(
+                    "its workflow {name:?} was not found; define it with PUT /v1/workflows/{name} first"
+                )))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if !(spec.input.is_object() || spec.input.is_null()) {
+            return Err(ApiError::BadRequest(
+                "a workflow's input is an object: its steps' outputs are merged into it".into(),
+            ));
+        }
+        state
+            .registry
+            .check_workflow_input(&wf, spec.input.clone())
+            .await?;
+    } else {
+        let task = match state.registry.task(tenant, spec.target(), None).await {
+            Ok(t) => t,
+            Err(RegistryError::TaskNotFound(_)) => return Err(missing("task", spec.target())),
+            Err(e) => return Err(e.into()),
+        };
+        state
+            .registry
+            .check(&task, Which::Input, spec.input.clone())
+            .await?;
+    }
     if let Some(before) = &spec.before {
         match state.registry.task(tenant, before, None).await {
             Ok(_) => {}

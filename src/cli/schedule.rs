@@ -86,15 +86,18 @@ pub enum ScheduleCmd {
 pub struct Definition {
     /// The definition as a JSON file (`-` for standard input), instead of
     /// the flags below.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["cron", "task"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cron", "task", "workflow"])]
     file: Option<PathBuf>,
     /// 5 fields (minute hour day-of-month month day-of-week), or 6–7 with
     /// seconds first and a year last.
     #[arg(long, value_name = "EXPR", required_unless_present = "file")]
     cron: Option<String>,
     /// The task each slot runs.
-    #[arg(long, required_unless_present = "file")]
+    #[arg(long, required_unless_present_any = ["file", "workflow"])]
     task: Option<String>,
+    /// The workflow each slot runs, instead of a task.
+    #[arg(long, value_name = "NAME", conflicts_with = "task")]
+    workflow: Option<String>,
     /// The jobs' input, as JSON [default: {}].
     #[arg(long, value_name = "JSON", value_parser = json_arg)]
     input: Option<Value>,
@@ -134,7 +137,12 @@ impl Definition {
             return serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", path.display()));
         }
-        let mut body = json!({"cron": self.cron, "task": self.task});
+        let mut body = json!({"cron": self.cron});
+        match (self.task, self.workflow) {
+            (Some(t), _) => body["task"] = t.into(),
+            (None, Some(w)) => body["workflow"] = w.into(),
+            (None, None) => {}
+        }
         let optional = [
             ("input", self.input),
             ("queue", self.queue.map(Value::from)),
@@ -300,6 +308,14 @@ fn last_job_cell(s: &Value) -> String {
     }
 }
 
+/// What a schedule runs: its task, or `workflow NAME`.
+fn runs(s: &Value) -> String {
+    match s["workflow"].as_str() {
+        Some(w) => format!("workflow {w}"),
+        None => table::cell(&s["task"]),
+    }
+}
+
 fn list_table(all: &[Value]) -> Table {
     let mut t = Table::new(&[
         "NAME",
@@ -318,7 +334,7 @@ fn list_table(all: &[Value]) -> Table {
             table::cell(&s["name"]),
             table::cell(&s["cron"]),
             table::cell(&s["timezone"]),
-            table::cell(&s["task"]),
+            runs(s),
             table::cell(&s["enabled"]),
             table::time_cell(&s["next_slot"]),
             last_job_cell(s),
@@ -347,6 +363,7 @@ fn details(s: &Value) -> String {
         ("cron", cell("cron")),
         ("timezone", cell("timezone")),
         ("task", cell("task")),
+        ("workflow", cell("workflow")),
         ("input", s["input"].to_string()),
         ("queue", cell("queue")),
         ("overlap", cell("overlap")),

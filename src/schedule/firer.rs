@@ -208,7 +208,7 @@ impl Firer {
             active = None;
         }
         if st != m.rec.state {
-            self.write(&mut m, st, None).await?;
+            self.write(&mut m, st, Vec::new()).await?;
         }
         Ok(m.rec.state)
     }
@@ -251,7 +251,7 @@ impl Firer {
                     .unwrap_or(Value::Null);
                 if output.get("skip") == Some(&Value::Bool(true)) {
                     st.skipped += 1;
-                    self.write(m, st, None).await?;
+                    self.write(m, st, Vec::new()).await?;
                     return Ok(true);
                 }
                 self.fire(m, st, slot, Some(output)).await?;
@@ -268,7 +268,7 @@ impl Firer {
         };
         st.skipped += 1;
         st.last_error = Some(format!("slot {} skipped: {why}", rfc3339(slot)));
-        self.write(m, st, None).await?;
+        self.write(m, st, Vec::new()).await?;
         Ok(true)
     }
 
@@ -328,16 +328,36 @@ impl Firer {
             reuse: Some(Reuse::Reject),
             ..spec
         };
-        let job = match prepare_job(
-            &self.registry,
-            self.new_id(),
-            &m.rec.tenant,
-            spec,
-            None,
-            None,
-        )
-        .await
-        {
+        // A workflow's job is inserted with its stages (`WorkflowStart`).
+        let prepared = match (&before, &m.spec.workflow) {
+            (None, Some(workflow)) => {
+                let spec = JobSpec {
+                    task: None,
+                    workflow: Some(workflow.clone()),
+                    ..spec
+                };
+                crate::workflow::start::prepare(
+                    &self.registry,
+                    self.new_id(),
+                    &m.rec.tenant,
+                    spec,
+                    None,
+                )
+                .await
+                .map(|(job, start)| (job, Some(start)))
+            }
+            _ => prepare_job(
+                &self.registry,
+                self.new_id(),
+                &m.rec.tenant,
+                spec,
+                None,
+                None,
+            )
+            .await
+            .map(|job| (job, None)),
+        };
+        let (job, start) = match prepared {
             Ok(job) => job,
             // The store did not answer: the slot is decided later.
             Err(EnqueueError::Store(e) | EnqueueError::Registry(RegistryError::Store(e))) => {
@@ -346,7 +366,7 @@ impl Firer {
             Err(e) => {
                 st.skipped += 1;
                 st.last_error = Some(format!("slot {} skipped: {e}", rfc3339(slot)));
-                return self.write(m, st, None).await;
+                return self.write(m, st, Vec::new()).await;
             }
         };
         let id = job.id.clone();
@@ -361,7 +381,9 @@ impl Firer {
                 st.fired += 1;
             }
         }
-        match self.write(m, st.clone(), Some(Write::JobInsert(job))).await {
+        let mut writes = vec![Write::JobInsert(job)];
+        writes.extend(start.map(Write::WorkflowStart));
+        match self.write(m, st.clone(), writes).await {
             Ok(()) => Ok(()),
             Err(FireError::Store(StoreError::QuotaExceeded(e))) => {
                 let mut st = st;
@@ -380,7 +402,7 @@ impl Firer {
                     e.quota,
                     e.limit
                 ));
-                self.write(m, st, None).await
+                self.write(m, st, Vec::new()).await
             }
             Err(e) => Err(e),
         }
@@ -392,15 +414,15 @@ impl Firer {
         &self,
         m: &mut Moving,
         st: ScheduleState,
-        job: Option<Write>,
+        job: Vec<Write>,
     ) -> Result<(), FireError> {
-        let made = match &job {
+        let made = match job.first() {
             Some(Write::JobInsert(j)) => Some(j.id.clone()),
             _ => None,
         };
         let mut put = m.rec.put();
         put.state = st;
-        let mut writes: Vec<Write> = job.into_iter().collect();
+        let mut writes = job;
         writes.push(Write::SchedulePut(put));
         let mut existing = None;
         for w in self.store.apply(writes).await? {

@@ -98,15 +98,10 @@ impl ScheduleSpec {
             }
             (None, None) => {
                 return Err(invalid(
-                    "the schedule needs \"task\": the name of the task it runs".into(),
+                    "the schedule needs \"task\" or \"workflow\": the name of what it runs".into(),
                 ));
             }
-            (None, Some(_)) => {
-                return Err(invalid(
-                    "workflows can be defined but not run yet; schedule a task (\"task\": name)"
-                        .into(),
-                ));
-            }
+            (None, Some(workflow)) => check_name("workflow", workflow).map_err(invalid)?,
             (Some(task), None) => check_name("task", task).map_err(invalid)?,
         }
         if let Some(before) = &self.before {
@@ -124,8 +119,12 @@ impl ScheduleSpec {
     }
 
     /// The task a slot's job runs.
+    /// The name of the task or workflow it runs.
     pub fn target(&self) -> &str {
-        self.task.as_deref().unwrap_or_default()
+        self.task
+            .as_deref()
+            .or(self.workflow.as_deref())
+            .unwrap_or_default()
     }
 
     pub fn catchup_ms(&self) -> u64 {

@@ -37,7 +37,10 @@ pub async fn prepare(
         ));
     }
     let wf = registry.workflow(tenant, &name, None).await?;
-    let input = b.input.take().unwrap_or_else(|| json!({}));
+    let input = match b.input.take() {
+        None | Some(serde_json::Value::Null) => json!({}),
+        Some(v) => v,
+    };
     if !input.is_object() {
         return Err(bad(
             "a workflow job's input is an object: its steps' outputs are merged into it".into(),

@@ -466,3 +466,52 @@ async fn a_server_killed_between_steps_resumes_at_the_next_step() {
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schedule_runs_a_workflow() {
+    each_backend(async |s: TestServer| {
+        s.task(ADMIN, "prep", "noop", json!({})).await;
+        s.task(ADMIN, "echo", "limits", json!({})).await;
+        define(
+            &s,
+            "nightly",
+            json!({"steps": [
+                {"name": "prep", "task": "prep"},
+                {"name": "echo", "task": "echo"},
+            ]}),
+        )
+        .await;
+        let (status, body) = s
+            .call(
+                Method::PUT,
+                "/v1/schedules/yearly",
+                ADMIN,
+                Some(json!({"cron": "0 0 1 1 *", "workflow": "nope"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        let (status, body) = s
+            .call(
+                Method::PUT,
+                "/v1/schedules/yearly",
+                ADMIN,
+                Some(json!({"cron": "0 0 1 1 *", "workflow": "nightly",
+                            "input": {"op": "echo", "value": {"ran": true}}})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(body["workflow"], "nightly");
+        let (status, fired) = s
+            .post("/v1/schedules/yearly/trigger", ADMIN, json!({}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{fired}");
+        let id = fired["last_job"]["id"].as_str().unwrap().to_owned();
+        let done = s.finished(ADMIN, &id).await;
+        assert_eq!(done["status"], "completed", "{done:#}");
+        assert_eq!(done["output"]["ran"], true, "{done:#}");
+        assert_eq!(done["workflow"]["name"], "nightly");
+        assert_eq!(steps(&done).len(), 2);
+        s.stop().await;
+    })
+    .await;
+}
