@@ -199,7 +199,7 @@ impl Redriver {
         tasks: &mut HashMap<(String, Option<u32>), (TaskRef, u32)>,
     ) -> Result<Redrive, EnqueueError> {
         let steps = self.registry.store().job_steps(&job.id).await?;
-        if !steps.is_empty() {
+        if steps.iter().any(|s| s.kind == crate::store::StepKind::Step) {
             return self.plan_workflow(tenant, job, version, &steps).await;
         }
         let pick = match version {

@@ -4,8 +4,8 @@ use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::registry::spec::TaskSpec;
 use crate::store::clock::rfc3339;
 use crate::store::{
-    AttemptRecord, CallKind, CallRecord, JobRecord, ProgressRecord, StepRecord, StepStatus,
-    TaskRecord, TaskRef,
+    AttemptRecord, CallKind, CallRecord, JobRecord, ProgressRecord, StepKind, StepRecord,
+    StepStatus, TaskRecord, TaskRef,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -135,7 +135,9 @@ pub fn job_with_steps(
     if steps.is_empty() {
         return v;
     }
-    v["workflow"] = json!({"name": j.task.name, "version": j.task.version});
+    if steps.iter().any(|s| s.kind == StepKind::Step) {
+        v["workflow"] = json!({"name": j.task.name, "version": j.task.version});
+    }
     v["steps"] = steps
         .iter()
         .map(|s| {

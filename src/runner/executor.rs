@@ -11,7 +11,7 @@ use crate::retry::{Decision, FailReason};
 use crate::sandbox::{AttemptReport, AttemptRequest, Ending, Invalid, JobRef, ProgressHook};
 use crate::store::{
     Action, AttemptRecord, Callbacks, ClaimedJob, Finalize, Millis, NewJob, ProgressRecord,
-    StepRecord, StoreError, TaskRef, Usage,
+    StepConfig, StepKind, StepRecord, StepStatus, StepWrite, StoreError, TaskRef, Usage,
 };
 use crate::workflow::orchestrate::Orchestration;
 use crate::workflow::Plan;
@@ -149,11 +149,72 @@ pub async fn execute(
             };
         };
         f.callbacks = callbacks;
+        f.steps = fallback_stages(job, &f.action);
     }
     Executed {
         finalize: Some(f),
         ran_for,
     }
+}
+
+/// A job of one task keeps its stages as rows once a fallback takes over
+/// (the same rows a workflow's stages are): the task that failed for good
+/// and the fallback now active, then that fallback's attempts and end.
+/// Nothing for a job still on its own task that goes on with it.
+fn fallback_stages(job: &ClaimedJob, action: &Action) -> Vec<StepWrite> {
+    let in_fallback = job.own_task.is_some();
+    if !in_fallback && !matches!(action, Action::Fallback { .. }) {
+        return Vec::new();
+    }
+    let (status, error) = match action {
+        Action::Complete { .. } => (StepStatus::Completed, None),
+        Action::Fail { error } | Action::Fallback { error, .. } => {
+            (StepStatus::Failed, Some(error.clone()))
+        }
+        Action::Cancel => (StepStatus::Cancelled, None),
+        Action::Retry { .. } | Action::Snooze { .. } | Action::Wait { .. } => {
+            (StepStatus::Active, None)
+        }
+        Action::Release { .. } | Action::Advance { .. } | Action::Conclude { .. } => {
+            return Vec::new()
+        }
+    };
+    let stage = |seq: u32, task: &TaskRef, max_attempts: u32| StepRecord {
+        seq,
+        kind: if seq == 0 {
+            StepKind::Task
+        } else {
+            StepKind::Fallback
+        },
+        name: task.name.clone(),
+        task: task.clone(),
+        max_attempts,
+        config: StepConfig::default(),
+        status: StepStatus::Active,
+        attempts: 0,
+        output: None,
+        error: None,
+        started_at: None,
+        finished_at: None,
+    };
+    let seq = job.fallback_depth;
+    let stage_max = job.max_attempts.saturating_sub(job.attempts - job.attempt);
+    let cur = stage(seq, &job.task, stage_max);
+    let mut out = vec![StepWrite {
+        row: Some(Box::new(cur.clone())),
+        ..cur.write(status, Some(job.attempt), None, error)
+    }];
+    if let Action::Fallback {
+        task, max_attempts, ..
+    } = action
+    {
+        let next = stage(seq + 1, task, *max_attempts);
+        out.push(StepWrite {
+            row: Some(Box::new(next.clone())),
+            ..next.activate()
+        });
+    }
+    out
 }
 
 /// Gives the job back, uncounted, for a while: what it needs cannot be
@@ -361,6 +422,7 @@ pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Option<Finalize> {
         settle(plan.as_ref(), job, &mut f);
     } else {
         f.callbacks = callbacks(registry, &task, job, &f.action).await.ok()?;
+        f.steps = fallback_stages(job, &f.action);
     }
     Some(f)
 }

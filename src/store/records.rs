@@ -365,7 +365,7 @@ impl RunAt {
 /// A failed job to re-drive: a new series of `attempts` attempts, on
 /// `task` (a newer version of its task) or, when `None`, on the version
 /// and digest it pinned.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Redrive {
     pub id: String,
     pub task: Option<TaskRef>,

@@ -17,6 +17,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepKind {
+    /// A job's own task, once a fallback took over from it (a job of one
+    /// task has no rows until then).
+    Task,
     /// A step of the workflow's main chain.
     Step,
     /// The fallback of the step before it (the row at `seq - 1`).
@@ -28,6 +31,7 @@ pub enum StepKind {
 impl StepKind {
     pub fn as_str(self) -> &'static str {
         match self {
+            StepKind::Task => "task",
             StepKind::Step => "step",
             StepKind::Fallback => "fallback",
             StepKind::OnError => "on_error",
@@ -37,6 +41,7 @@ impl StepKind {
 
     fn parse(s: &str) -> Option<StepKind> {
         Some(match s {
+            "task" => StepKind::Task,
             "step" => StepKind::Step,
             "fallback" => StepKind::Fallback,
             "on_error" => StepKind::OnError,
@@ -127,7 +132,7 @@ pub struct StepRecord {
 }
 
 /// A change to one stage, written with the attempt's end that made it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StepWrite {
     pub seq: u32,
     pub status: StepStatus,
@@ -138,6 +143,9 @@ pub struct StepWrite {
     /// Whether it makes the stage active (its start, reported as one);
     /// an active stage's attempt count moving on is not.
     pub starts: bool,
+    /// The whole row, for a stage that may have none yet (a fallback's,
+    /// made as it takes over): written if missing.
+    pub row: Option<Box<StepRecord>>,
     /// What its events name.
     pub name: String,
     pub kind: StepKind,
@@ -233,6 +241,22 @@ pub fn start(p: [&str; 6]) -> String {
          fallback_task = {task}, fallback_version = {task_version}, fallback_digest = {digest}, \
          fallback_input = input WHERE id = {id} AND workflow IS NULL AND fallback_task IS NULL \
          AND attempts = 0"
+    )
+}
+
+/// Writes one `StepWrite` with its whole row, making the row if it is
+/// missing: job_id, seq, kind, name, task, task_version, digest,
+/// max_attempts, config, status, attempts, output, error, started_at,
+/// finished_at.
+pub fn upsert(p: [&str; 15]) -> String {
+    format!(
+        "INSERT INTO job_steps (job_id, {COLUMNS}) VALUES ({}) ON CONFLICT (job_id, seq) DO UPDATE \
+         SET status = excluded.status, attempts = COALESCE(excluded.attempts, job_steps.attempts), \
+         output = COALESCE(excluded.output, job_steps.output), \
+         error = COALESCE(excluded.error, job_steps.error), \
+         started_at = COALESCE(excluded.started_at, job_steps.started_at), \
+         finished_at = COALESCE(excluded.finished_at, job_steps.finished_at)",
+        p.join(", ")
     )
 }
 
@@ -356,6 +380,7 @@ impl StepRecord {
             output,
             error,
             starts: false,
+            row: None,
             name: self.name.clone(),
             kind: self.kind,
             task: self.task.name.clone(),

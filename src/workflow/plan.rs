@@ -28,6 +28,10 @@ impl Plan {
     /// The plan of a job with these rows; `None` when none is active (a
     /// job of one task, or rows that do not match the job's stage).
     pub fn of(rows: Vec<StepRecord>) -> Option<Plan> {
+        // A job of one task keeps rows of its fallbacks, and no plan.
+        if !rows.iter().any(|r| r.kind == StepKind::Step) {
+            return None;
+        }
         let cur = rows.iter().position(|r| r.status == StepStatus::Active)?;
         Some(Plan { rows, cur })
     }
@@ -44,7 +48,7 @@ impl Plan {
         match self.rows[i].kind {
             StepKind::OnError => Chain::OnError,
             StepKind::OnCancel => Chain::OnCancel,
-            StepKind::Step | StepKind::Fallback => Chain::Main,
+            StepKind::Step | StepKind::Fallback | StepKind::Task => Chain::Main,
         }
     }
 

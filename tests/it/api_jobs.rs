@@ -269,6 +269,41 @@ async fn fallback_chains_serve_a_failed_job() {
             ("last-resort".into(), "completed".into()),
         ]
     );
+    // The stages as rows, as a workflow's are: each with its own attempts.
+    let stages: Vec<(Value, Value, Value, Value)> = done["steps"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no stages: {done:#}"))
+        .iter()
+        .map(|s| {
+            (
+                s["name"].clone(),
+                s["kind"].clone(),
+                s["status"].clone(),
+                s["attempts"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            (json!("primary"), json!("task"), json!("failed"), json!(2)),
+            (
+                json!("middle"),
+                json!("fallback"),
+                json!("failed"),
+                json!(1)
+            ),
+            (
+                json!("last-resort"),
+                json!("fallback"),
+                json!("completed"),
+                json!(1)
+            ),
+        ],
+        "{done:#}"
+    );
+    assert!(done.get("workflow").is_none(), "{done:#}");
+    assert_eq!(done["steps"][0]["error"]["code"], "down");
     s.stop().await;
 }
 

@@ -259,6 +259,7 @@ macro_rules! conformance_cases {
             a_tenant_has_at_most_max_schedules,
             workflow_versions_are_kept_and_counted,
             workflow_stages_move_with_their_ends,
+            a_fallbacks_stages_are_made_as_it_takes_over,
         );
     };
 }

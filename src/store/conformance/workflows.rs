@@ -350,3 +350,93 @@ pub(super) async fn workflow_stages_move_with_their_ends(h: Harness) {
     assert_eq!(pruned.jobs, 1);
     assert!(s.job_steps("w").await.unwrap().is_empty());
 }
+
+/// A job of one task has no stage rows until a fallback takes over; then
+/// the end that hands over makes them (the task failed, the fallback
+/// active), and the fallback's end settles its own.
+pub(super) async fn a_fallbacks_stages_are_made_as_it_takes_over(h: Harness) {
+    setup(&h).await;
+    let s = &h.store;
+    insert(&h, new_job("j")).await;
+    assert!(s.job_steps("j").await.unwrap().is_empty());
+    let c = claim(&h, 1).await.remove(0);
+    let fb = TaskRef {
+        name: "fb".into(),
+        version: 1,
+        digest: DIGEST.into(),
+    };
+    let mut own = stage(0, StepKind::Task, "t");
+    own.task = task_ref();
+    let mut next = stage(1, StepKind::Fallback, "fb");
+    next.task = fb.clone();
+    let error = JobError::new(ErrorKind::TaskFailed, "down");
+    let steps = vec![
+        StepWrite {
+            row: Some(Box::new(own.clone())),
+            ..own.write(StepStatus::Failed, Some(1), None, Some(error.clone()))
+        },
+        StepWrite {
+            row: Some(Box::new(next.clone())),
+            ..next.activate()
+        },
+    ];
+    let handover = Finalize {
+        names: c.names(),
+        id: c.id.clone(),
+        tenant: c.tenant.clone(),
+        lease_token: c.lease_token.clone(),
+        action: Action::Fallback {
+            task: fb,
+            input: "{}".into(),
+            max_attempts: 2,
+            error,
+        },
+        attempt: attempt(&c, "fallback", None),
+        usage: None,
+        callbacks: None,
+        steps,
+        close_children: None,
+    };
+    s.job_finalize(vec![handover]).await.unwrap();
+    let rows = s.job_steps("j").await.unwrap();
+    assert_eq!(
+        statuses(&rows),
+        [("t", StepStatus::Failed, 1), ("fb", StepStatus::Active, 0)]
+    );
+    assert_eq!(rows[0].kind, StepKind::Task);
+    assert_eq!(
+        rows[0].error.as_ref().map(|e| e.message.as_str()),
+        Some("down")
+    );
+    assert_eq!(rows[1].started_at, Some(h.clock.now()));
+    // The fallback's end: its row, made already, is settled.
+    let c = claim(&h, 1).await.remove(0);
+    let done = vec![StepWrite {
+        row: Some(Box::new(next.clone())),
+        ..next.write(StepStatus::Completed, Some(1), None, None)
+    }];
+    let end = Finalize {
+        names: c.names(),
+        id: c.id.clone(),
+        tenant: c.tenant.clone(),
+        lease_token: c.lease_token.clone(),
+        action: Action::Complete {
+            output: "{}".into(),
+        },
+        attempt: attempt(&c, "completed", None),
+        usage: None,
+        callbacks: None,
+        steps: done,
+        close_children: None,
+    };
+    s.job_finalize(vec![end]).await.unwrap();
+    let rows = s.job_steps("j").await.unwrap();
+    assert_eq!(
+        statuses(&rows),
+        [
+            ("t", StepStatus::Failed, 1),
+            ("fb", StepStatus::Completed, 1)
+        ]
+    );
+    assert!(rows[1].started_at.is_some(), "its start is kept");
+}

@@ -105,6 +105,14 @@ async fn redrive_one(
         if let Some(s) = stage {
             super::steps::write(tx, now, &r.id, &s.2).await?;
             tally.outbox.steps(outbox::about(&job), &s.2, now);
+        } else {
+            // A job of one task starts its new series on its own task: the
+            // rows of its last series' fallbacks go.
+            sqlx::query("DELETE FROM job_steps WHERE job_id = $1")
+                .bind(&r.id)
+                .execute(&mut **tx)
+                .await
+                .map_err(pg)?;
         }
         tally::apply(tx, tally).await?;
     }

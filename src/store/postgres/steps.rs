@@ -93,6 +93,44 @@ pub async fn start(
 pub async fn write(tx: &mut Tx, now: Millis, id: &str, steps: &[StepWrite]) -> StoreResult<()> {
     for w in steps {
         let (started, finished) = w.times(now);
+        if let Some(r) = &w.row {
+            sqlx::query(&sql::upsert([
+                "$1",
+                "$2::int4",
+                "$3",
+                "$4",
+                "$5",
+                "$6::int4",
+                "$7",
+                "$8::int4",
+                "$9",
+                "$10",
+                "$11::int4",
+                "$12",
+                "$13",
+                "$14::int8",
+                "$15::int8",
+            ]))
+            .bind(id)
+            .bind(int4(r.seq))
+            .bind(r.kind.as_str())
+            .bind(&r.name)
+            .bind(&r.task.name)
+            .bind(int4(r.task.version))
+            .bind(&r.task.digest)
+            .bind(int4(r.max_attempts))
+            .bind(r.config_json())
+            .bind(w.status.as_str())
+            .bind(int4(w.attempts.unwrap_or(0)))
+            .bind(&w.output)
+            .bind(w.error_json())
+            .bind(started)
+            .bind(finished)
+            .execute(&mut **tx)
+            .await
+            .map_err(pg)?;
+            continue;
+        }
         sqlx::query(&sql::update([
             "$1", "$2::int4", "$3", "$4", "$5::int8", "$6::int8", "$7", "$8::int4",
         ]))

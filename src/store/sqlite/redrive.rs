@@ -109,6 +109,12 @@ fn redrive_one(
         if let Some(s) = stage {
             super::steps::write(conn, now, &r.id, &s.2)?;
             tally.outbox.steps(outbox::about(&job), &s.2, now);
+        } else {
+            // A job of one task starts its new series on its own task: the
+            // rows of its last series' fallbacks go.
+            conn.prepare_cached("DELETE FROM job_steps WHERE job_id = ?1")
+                .and_then(|mut s| s.execute([&r.id]))
+                .map_err(wdb)?;
         }
     }
     reread(conn, tenant, &r.id)

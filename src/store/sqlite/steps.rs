@@ -93,6 +93,33 @@ pub fn write(conn: &Connection, now: Millis, id: &str, steps: &[StepWrite]) -> S
         .map_err(wdb)?;
     for w in steps {
         let (started, finished) = w.times(now);
+        if let Some(r) = &w.row {
+            conn.prepare_cached(&sql::upsert([
+                "?1", "?2", "?3", "?4", "?5", "?6", "?7", "?8", "?9", "?10", "?11", "?12", "?13",
+                "?14", "?15",
+            ]))
+            .and_then(|mut s| {
+                s.execute(params![
+                    id,
+                    r.seq,
+                    r.kind.as_str(),
+                    r.name,
+                    r.task.name,
+                    r.task.version,
+                    r.task.digest,
+                    r.max_attempts,
+                    r.config_json(),
+                    w.status.as_str(),
+                    w.attempts.unwrap_or(0),
+                    w.output,
+                    w.error_json(),
+                    started,
+                    finished
+                ])
+            })
+            .map_err(wdb)?;
+            continue;
+        }
         update
             .execute(params![
                 w.status.as_str(),
