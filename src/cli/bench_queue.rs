@@ -84,6 +84,9 @@ pub enum QueuePart {
     /// (refused three times), and with one that wants every completion,
     /// interleaved, three times.
     Webhooks,
+    /// Plain jobs against one-step and three-step workflow jobs of the
+    /// same no-op task, interleaved, three times.
+    Workflows,
 }
 
 /// A store, registry and no-op task on a fresh data dir.
@@ -700,6 +703,12 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
         if args.only == Some(QueuePart::Prune) {
             report.insert("prune".into(), super::bench_prune::prune(&args).await?);
         }
+        if args.only == Some(QueuePart::Workflows) {
+            report.insert(
+                "workflows".into(),
+                super::bench_workflows::workflows(&args, 3).await?,
+            );
+        }
         if args.only == Some(QueuePart::Webhooks) {
             report.insert(
                 "webhooks".into(),
@@ -822,6 +831,21 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
                 r["every_completion_ratio"].as_f64().unwrap_or_default(),
                 r["every_completion"]["webhook_requests"],
                 r["every_completion"]["all_delivered_after_s"].as_f64().unwrap_or_default(),
+            );
+        }
+    }
+    if let Some(w) = report.get("workflows") {
+        for (i, r) in w["rounds"].as_array().into_iter().flatten().enumerate() {
+            let f = |k: &str| r[k].as_f64().unwrap_or_default();
+            println!(
+                "  workflows, round {}: plain {:.0} jobs/s · one-step {:.0} jobs/s ({:.2}× a plain job's time) · three-step {:.0} jobs/s, {:.0} stages/s ({:.2}× a plain job's time a stage)",
+                i + 1,
+                f("plain_jobs_per_second"),
+                f("one_step_jobs_per_second"),
+                f("one_step_vs_plain"),
+                f("three_step_jobs_per_second"),
+                f("three_step_stages_per_second"),
+                f("three_step_stage_vs_plain"),
             );
         }
     }

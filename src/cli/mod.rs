@@ -7,6 +7,7 @@ mod bench_queue;
 mod bench_tenants;
 mod bench_webhooks;
 mod bench_workers;
+mod bench_workflows;
 mod client;
 mod events;
 mod faults;

@@ -64,7 +64,7 @@ pub async fn execute(
     held: &Held,
     job: &ClaimedJob,
     rules: &AttemptRules,
-    wake: &Arc<tokio::sync::Notify>,
+    (wake, home): (&Arc<tokio::sync::Notify>, &tokio::runtime::Handle),
 ) -> Executed {
     let started_at = registry.store().now();
     let (task, program) = match resolve(registry, job).await {
@@ -77,7 +77,7 @@ pub async fn execute(
             return release_for_now(job, started_at);
         }
     };
-    let plan = match crate::workflow::plan_of(registry.store().as_ref(), job).await {
+    let plan = match crate::workflow::plan_at(home, registry.store().clone(), job).await {
         Ok(plan) => plan,
         Err(e) => {
             tracing::warn!(job = %job.id, error = %e, "the job's stages cannot be read now; it goes back to the queue");
@@ -114,6 +114,7 @@ pub async fn execute(
         &job.queue,
         request.cancel.clone(),
         Some(wake.clone()),
+        Some(home.clone()),
     ));
     request.orchestrate = Some(orchestration.clone());
     let mut report = registry.sandbox().run(&program, request).await;

@@ -158,6 +158,10 @@ struct Inner {
     watch: Watch,
     /// Rung after an enqueue (or anything else that may make a job due).
     wake: Arc<Notify>,
+    /// The runtime the runner was started on (the server's): store calls
+    /// made for an attempt run there, since a database connection opened
+    /// on the guests' runtime dies with it when the runner stops.
+    home: tokio::runtime::Handle,
     /// Rung when a held job is let go: there may be room to claim.
     space: Notify,
     /// Tenants this process gave a job to (an enqueue, a run-now, a
@@ -230,6 +234,7 @@ impl Runner {
             ledger: Ledger::default(),
             watch: Watch::default(),
             wake,
+            home: tokio::runtime::Handle::current(),
             space: Notify::new(),
             fresh: std::sync::Mutex::default(),
             sparse: Notify::new(),
@@ -572,7 +577,7 @@ async fn attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
                 &inner.held,
                 &job,
                 &inner.config.rules,
-                &inner.wake,
+                (&inner.wake, &inner.home),
             )
             .await;
             inner.record_duration(executed.ran_for);

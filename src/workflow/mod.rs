@@ -8,8 +8,9 @@ pub mod orchestrate;
 pub mod plan;
 pub mod start;
 
-use crate::store::{ClaimedJob, JobStore, StoreResult};
+use crate::store::{ClaimedJob, JobStore, StoreError, StoreResult};
 pub use plan::Plan;
+use std::sync::Arc;
 
 /// The plan of a claimed job whose stage is not its own task: a workflow
 /// job's (a job of one task that fell back has no rows, and no plan).
@@ -18,4 +19,22 @@ pub async fn plan_of(store: &dyn JobStore, job: &ClaimedJob) -> StoreResult<Opti
         return Ok(None);
     }
     Ok(Plan::of(store.job_steps(&job.id).await?))
+}
+
+/// `plan_of`, read on the runtime `home` (the server's): a database
+/// connection opened on the guests' runtime would die with it.
+pub async fn plan_at(
+    home: &tokio::runtime::Handle,
+    store: Arc<dyn JobStore>,
+    job: &ClaimedJob,
+) -> StoreResult<Option<Plan>> {
+    if job.own_task.is_none() {
+        return Ok(None);
+    }
+    let id = job.id.clone();
+    let rows = home
+        .spawn(async move { store.job_steps(&id).await })
+        .await
+        .map_err(|e| StoreError::Unavailable(format!("the read was dropped: {e}")))??;
+    Ok(Plan::of(rows))
 }

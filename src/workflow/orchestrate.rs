@@ -14,9 +14,11 @@ use crate::retry::Decision;
 use crate::runner::executor::rand_unit;
 use crate::sandbox::{AttemptRequest, Ending, GuestFailure, JobRef, Orchestrate};
 use crate::store::{CallKind, CallRecord, Inserted, OnConflict, Reuse, Write, Written};
+use std::future::Future;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::runtime::Handle;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -49,6 +51,9 @@ pub struct Orchestration {
     fuel: Arc<AtomicU64>,
     /// Tells the claim loop a child was enqueued.
     wake: Option<Arc<Notify>>,
+    /// The runtime store calls run on (the server's): a database
+    /// connection opened on the guests' runtime would die with it.
+    home: Option<Handle>,
 }
 
 fn failure(code: &str, message: impl Into<String>, retryable: bool) -> GuestFailure {
@@ -68,6 +73,7 @@ impl Orchestration {
         queue: &str,
         cancel: Option<CancellationToken>,
         wake: Option<Arc<Notify>>,
+        home: Option<Handle>,
     ) -> Orchestration {
         Orchestration {
             registry,
@@ -80,6 +86,21 @@ impl Orchestration {
             cancel,
             fuel: Arc::new(AtomicU64::new(0)),
             wake,
+            home,
+        }
+    }
+
+    /// Runs `f` (store calls) on the home runtime.
+    async fn at_home<T: Send + 'static>(
+        &self,
+        f: impl Future<Output = T> + Send + 'static,
+    ) -> Result<T, GuestFailure> {
+        match &self.home {
+            Some(h) => h
+                .spawn(f)
+                .await
+                .map_err(|e| failure("unavailable", format!("the call was dropped: {e}"), true)),
+            None => Ok(f.await),
         }
     }
 
@@ -101,6 +122,7 @@ impl Orchestration {
             cancel: self.cancel.clone(),
             fuel: self.fuel.clone(),
             wake: self.wake.clone(),
+            home: self.home.clone(),
         }
     }
 
@@ -130,8 +152,12 @@ impl Orchestration {
         kind: CallKind,
         task: &str,
     ) -> Result<Option<String>, GuestFailure> {
-        let store = self.registry.store();
-        match store.job_call(&self.job_id, call).await {
+        let store = self.registry.store().clone();
+        let (id, at) = (self.job_id.clone(), call.to_owned());
+        let found = self
+            .at_home(async move { store.job_call(&id, &at).await })
+            .await?;
+        match found {
             Ok(None) => Ok(None),
             Ok(Some(r)) if r.kind == kind && r.task == task => Ok(Some(r.result)),
             Ok(Some(r)) => Err(failure(
@@ -161,7 +187,12 @@ impl Orchestration {
         };
         // Unrecorded, the call runs again if the job is retried: the cost
         // of a store that did not answer, not a wrong result.
-        if let Err(e) = store.apply(vec![Write::JobCall(rec)]).await {
+        let store = store.clone();
+        let written = self
+            .at_home(async move { store.apply(vec![Write::JobCall(rec)]).await.map(drop) })
+            .await
+            .unwrap_or_else(|f| Err(crate::store::StoreError::Unavailable(f.message)));
+        if let Err(e) = written {
             tracing::warn!(job = %self.job_id, call, error = %e, "an invoke's result could not be recorded");
         }
     }
@@ -185,10 +216,14 @@ impl Orchestration {
 
     /// How many spawns deep the job is: its parent's, its parent's parent's …
     async fn spawn_depth(&self) -> Result<u32, GuestFailure> {
-        let store = self.registry.store();
         let mut id = self.job_id.clone();
         for depth in 0..=MAX_SPAWN_DEPTH {
-            match store.job_parent(&id).await {
+            let store = self.registry.store().clone();
+            let of = id.clone();
+            let parent = self
+                .at_home(async move { store.job_parent(&of).await })
+                .await?;
+            match parent {
                 Ok(Some(parent)) => id = parent,
                 Ok(None) => return Ok(depth),
                 Err(e) => {
@@ -247,20 +282,24 @@ impl Orchestrate for Orchestration {
                 false,
             ));
         }
-        let tv = self
-            .registry
-            .task(&self.tenant, &task, None)
-            .await
-            .map_err(|e| enqueue_failure(e.into()))?;
-        self.registry
-            .check(&tv, Which::Input, value)
-            .await
-            .map_err(|e| enqueue_failure(e.into()))?;
-        let program = self
-            .registry
-            .program(&tv.record.digest)
-            .await
-            .map_err(|e| failure("unavailable", e.to_string(), true))?;
+        let (registry, tenant, name) = (self.registry.clone(), self.tenant.clone(), task.clone());
+        let (tv, program) = self
+            .at_home(async move {
+                let tv = registry
+                    .task(&tenant, &name, None)
+                    .await
+                    .map_err(|e| enqueue_failure(e.into()))?;
+                registry
+                    .check(&tv, Which::Input, value)
+                    .await
+                    .map_err(|e| enqueue_failure(e.into()))?;
+                let program = registry
+                    .program(&tv.record.digest)
+                    .await
+                    .map_err(|e| failure("unavailable", e.to_string(), true))?;
+                Ok::<_, GuestFailure>((tv, program))
+            })
+            .await??;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -330,10 +369,11 @@ impl Orchestrate for Orchestration {
         if let Some(child) = self.recorded(&call, CallKind::Spawn, &task).await? {
             return Ok(child);
         }
-        let store = self.registry.store();
-        let children = store
-            .job_calls(&self.job_id)
-            .await
+        let store = self.registry.store().clone();
+        let id = self.job_id.clone();
+        let children = self
+            .at_home(async move { store.job_calls(&id).await })
+            .await?
             .map_err(|e| failure("unavailable", e.to_string(), true))?
             .iter()
             .filter(|c| c.kind == CallKind::Spawn)
@@ -358,20 +398,26 @@ impl Orchestrate for Orchestration {
         spec.unique_key = Some(format!("spawn:{}:{call}", self.job_id));
         spec.on_conflict = Some(OnConflict::UseExisting);
         spec.reuse = Some(Reuse::Reject);
-        let id = ulid::Ulid::generate().to_string();
-        let new = prepare_job(&self.registry, id, &self.tenant, spec, None, None)
-            .await
-            .map_err(enqueue_failure)?;
-        let written = store
-            .apply(vec![Write::JobInsert(new.clone())])
-            .await
-            .map_err(|e| enqueue_failure(e.into()))?;
-        let child = match written.first() {
-            Some(Written::JobInserted(Inserted::Created(j) | Inserted::Existing(j))) => {
-                j.id.clone()
-            }
-            _ => new.id,
-        };
+        let (registry, tenant) = (self.registry.clone(), self.tenant.clone());
+        let child = self
+            .at_home(async move {
+                let id = ulid::Ulid::generate().to_string();
+                let new = prepare_job(&registry, id, &tenant, spec, None, None)
+                    .await
+                    .map_err(enqueue_failure)?;
+                let written = registry
+                    .store()
+                    .apply(vec![Write::JobInsert(new.clone())])
+                    .await
+                    .map_err(|e| enqueue_failure(e.into()))?;
+                Ok::<_, GuestFailure>(match written.first() {
+                    Some(Written::JobInserted(Inserted::Created(j) | Inserted::Existing(j))) => {
+                        j.id.clone()
+                    }
+                    _ => new.id,
+                })
+            })
+            .await??;
         // Recorded after the insert: were this lost, the retried call would
         // find the child by its key, and record it then.
         self.record(&call, CallKind::Spawn, &task, &child).await;
