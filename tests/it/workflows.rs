@@ -153,6 +153,17 @@ async fn a_three_step_workflow_retries_its_middle_step_and_merges_each_output() 
             .filter(|e| e["job"]["id"] == id)
             .count();
         assert_eq!(started, 3, "{p:#}");
+        // A stage's end comes before the job's: the job's last event is its
+        // completion (what the fault harness's audit reads).
+        let (_, p) = page(&s, ADMIN, "").await;
+        let last = p["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rfind(|e| e["job"]["id"] == id)
+            .unwrap()["type"]
+            .clone();
+        assert_eq!(last, "job.completed", "{p:#}");
         s.stop().await;
     })
     .await;

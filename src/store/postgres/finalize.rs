@@ -141,6 +141,14 @@ pub async fn many(
         match s {
             Some(s) => {
                 tally.moved(&f.tenant, Some(JobStatus::Running), Some(*s), 1);
+                // A stage's end is reported before the job's (its rows are
+                // written below).
+                if !f.steps.is_empty() {
+                    let steps = landing(&f.steps, *s);
+                    tally
+                        .outbox
+                        .steps(f.names.about(&f.id, &f.tenant), &steps, now);
+                }
                 tally
                     .outbox
                     .ending(f.names.about(&f.id, &f.tenant), &f.action, *s, now);
@@ -154,11 +162,7 @@ pub async fn many(
     }
     for (f, s) in batch.iter().zip(&status) {
         if let (Some(s), false) = (s, f.steps.is_empty()) {
-            let steps = landing(&f.steps, *s);
-            super::steps::write(tx, now, &f.id, &steps).await?;
-            tally
-                .outbox
-                .steps(f.names.about(&f.id, &f.tenant), &steps, now);
+            super::steps::write(tx, now, &f.id, &landing(&f.steps, *s)).await?;
         }
         let cb = s.and_then(|s| f.callbacks.as_ref().and_then(|c| c.landing(s)));
         if let Some(cb) = cb {

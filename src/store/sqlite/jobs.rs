@@ -482,9 +482,7 @@ fn finalize_item(
         return Ok(Finalized::Fenced);
     };
     tally.moved(&f.tenant, Some(JobStatus::Running), Some(status), 1);
-    tally
-        .outbox
-        .ending(f.names.about(&f.id, &f.tenant), &f.action, status, now);
+    // A stage's end is reported before the job's, as it comes first.
     if !f.steps.is_empty() {
         let steps = landing(&f.steps, status);
         super::steps::write(conn, now, &f.id, &steps)?;
@@ -492,6 +490,9 @@ fn finalize_item(
             .outbox
             .steps(f.names.about(&f.id, &f.tenant), &steps, now);
     }
+    tally
+        .outbox
+        .ending(f.names.about(&f.id, &f.tenant), &f.action, status, now);
     if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
         let (mut tenants, none) = (Tenants::default(), Tally::new(now));
         insert_one(conn, now, cb.clone(), None, tally, &mut tenants, &none)?;
