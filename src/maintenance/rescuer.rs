@@ -63,8 +63,24 @@ impl Rescuer {
                 deciding.push(job);
             }
         }
+        let closing: Vec<_> = decided.iter().map(|f| f.close_children).collect();
         let results = store.job_finalize(decided).await?;
-        for (job, result) in deciding.iter().zip(&results) {
+        for ((job, result), close) in deciding.iter().zip(&results).zip(closing) {
+            // An ended parent's children, as its task's parent_close says.
+            if let (Finalized::Done(s), Some(policy)) = (result, close) {
+                if s.is_terminal() {
+                    let r = crate::workflow::cancel::close_children(
+                        store.as_ref(),
+                        &job.tenant,
+                        &job.id,
+                        policy,
+                    )
+                    .await;
+                    if let Err(e) = r {
+                        tracing::warn!(job = %job.id, error = %e, "the ended job's children could not be cancelled");
+                    }
+                }
+            }
             match result {
                 Finalized::Done(status) if job.begun => {
                     tracing::warn!(job = %job.id, %status, "rescued a job whose runner was lost")

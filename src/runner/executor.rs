@@ -419,6 +419,10 @@ pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Option<Finalize> {
     .await
     .unwrap_or(Action::Fail { error });
     let mut f = finalize(job, action, job.started_at, now, None);
+    f.close_children = task
+        .spec
+        .parent_close
+        .filter(|p| *p != ParentClose::Abandon);
     if plan.is_some() {
         settle(plan.as_ref(), job, &mut f);
     } else {
