@@ -134,10 +134,7 @@ pub async fn execute(
         }
     };
     let mut f = finalize(job, action, started_at, finished_at, Some(&report));
-    f.close_children = task
-        .spec
-        .parent_close
-        .filter(|p| *p != ParentClose::Abandon);
+    f.close_children = closes_children(&task);
     if plan.is_some() {
         // A workflow's stages name what follows; its tasks' callbacks are
         // not run (the workflow's chains are its callbacks).
@@ -216,6 +213,14 @@ fn fallback_stages(job: &ClaimedJob, action: &Action) -> Vec<StepWrite> {
         });
     }
     out
+}
+
+/// What becomes of a job's unfinished children when it ends, if anything
+/// (its task's `parent_close`; `abandon` is nothing).
+fn closes_children(task: &TaskVersion) -> Option<ParentClose> {
+    task.spec
+        .parent_close
+        .filter(|p| *p != ParentClose::Abandon)
 }
 
 /// Gives the job back, uncounted, for a while: what it needs cannot be
@@ -419,10 +424,7 @@ pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Option<Finalize> {
     .await
     .unwrap_or(Action::Fail { error });
     let mut f = finalize(job, action, job.started_at, now, None);
-    f.close_children = task
-        .spec
-        .parent_close
-        .filter(|p| *p != ParentClose::Abandon);
+    f.close_children = closes_children(&task);
     if plan.is_some() {
         settle(plan.as_ref(), job, &mut f);
     } else {
