@@ -5,6 +5,7 @@ pub mod pruner;
 pub mod queue_keeper;
 pub mod rescuer;
 
+use futures_util::FutureExt;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -28,7 +29,19 @@ pub fn spawn(services: Vec<Box<dyn Service>>, stop: CancellationToken) -> Vec<Jo
                 tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     tokio::select! {
-                        _ = tick.tick() => s.run_once().await,
+                        _ = tick.tick() => {
+                            // A panic is a bug; it must not end the service
+                            // for the life of the process (a rescuer gone
+                            // would leave lost jobs running for ever).
+                            let round = std::panic::AssertUnwindSafe(s.run_once());
+                            if let Err(panic) = round.catch_unwind().await {
+                                tracing::error!(
+                                    service = s.name(),
+                                    panic = %crate::text::panic_message(panic.as_ref()),
+                                    "a round of a background service panicked; the next round runs as usual"
+                                );
+                            }
+                        }
                         _ = stop.cancelled() => return,
                     }
                 }

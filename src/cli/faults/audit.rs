@@ -132,13 +132,36 @@ pub async fn audit(
     let mut status: HashMap<String, String> = HashMap::new();
     let mut task_of: HashMap<String, String> = HashMap::new();
     let mut callback_of: HashMap<String, usize> = HashMap::new();
-    for r in sqlx::query("SELECT id, status, task, input FROM jobs")
-        .fetch_all(pool)
-        .await
-        .context("cannot read the jobs")?
+    // Where an unfinished job stands, for the examples: whose lease it is
+    // under and for how long yet says which process keeps it.
+    let mut standing: HashMap<String, String> = HashMap::new();
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    for r in sqlx::query(
+        "SELECT id, status, task, input, lease_owner, lease_expires_at, attempts, \
+         fallback_depth, begun FROM jobs",
+    )
+    .fetch_all(pool)
+    .await
+    .context("cannot read the jobs")?
     {
         let id: String = r.try_get("id")?;
         let task: String = r.try_get("task")?;
+        let owner: Option<String> = r.try_get("lease_owner")?;
+        if let Some(owner) = owner {
+            let expires: Option<i64> = r.try_get("lease_expires_at")?;
+            let attempts: i32 = r.try_get("attempts")?;
+            let depth: i32 = r.try_get("fallback_depth")?;
+            let begun: bool = r.try_get("begun")?;
+            standing.insert(
+                id.clone(),
+                format!(
+                    " (lease of {owner}, ending in {} ms; {attempts} attempts, fallback depth {depth}, begun {begun})",
+                    expires.map_or(0, |e| e - now_ms)
+                ),
+            );
+        }
         if task == AFTER {
             let input: String = r.try_get("input")?;
             let v: serde_json::Value = serde_json::from_str(&input).unwrap_or_default();
@@ -202,7 +225,14 @@ pub async fn audit(
                 }
             }
             Some("cancelled") => a.cancelled += 1,
-            Some(other) => bad(&format!("still {other}"), &mut a.lost, &mut a.examples),
+            Some(other) => bad(
+                &format!(
+                    "still {other}{}",
+                    standing.get(id).map_or("", String::as_str)
+                ),
+                &mut a.lost,
+                &mut a.examples,
+            ),
         }
         if t.completed > 1 {
             bad(

@@ -19,6 +19,24 @@ pub struct Said {
     pub fenced_renewals: AtomicU64,
     /// Ends not written at all (the database did not answer).
     pub unwritten: AtomicU64,
+    /// Each kind of warning and error the processes logged: how often, and
+    /// its first line. A failed run prints them, so that its cause is in
+    /// the output of a run whose logs are gone (CI's).
+    pub warnings: std::sync::Mutex<std::collections::BTreeMap<String, (u64, String)>>,
+}
+
+impl Said {
+    /// The kinds of warning and error, the most frequent first.
+    pub fn warnings(&self) -> Vec<serde_json::Value> {
+        let map = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kinds: Vec<_> = map.iter().collect();
+        kinds.sort_by(|a, b| b.1 .0.cmp(&a.1 .0));
+        kinds
+            .into_iter()
+            .take(30)
+            .map(|(kind, (n, first))| serde_json::json!({"kind": kind, "count": n, "first": first}))
+            .collect()
+    }
 }
 
 /// How the processes are started.
@@ -167,5 +185,49 @@ fn count(said: &Said, line: &str) {
         said.fenced_renewals.fetch_add(1, Ordering::Relaxed);
     } else if line.contains("attempt ends not written") {
         said.unwritten.fetch_add(1, Ordering::Relaxed);
+    }
+    if let Some(kind) = warning_kind(line) {
+        let mut map = said.warnings.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = map
+            .entry(kind)
+            .or_insert_with(|| (0, crate::text::bounded(line, 600)));
+        entry.0 += 1;
+    }
+}
+
+/// A warning's or error's level, target and message, without its time and
+/// fields (`2026-… WARN taskbox::runner: heartbeat failed error=…` is
+/// `WARN taskbox::runner: heartbeat failed`); `None` for other lines.
+fn warning_kind(line: &str) -> Option<String> {
+    let at = [" WARN ", " ERROR "]
+        .iter()
+        .filter_map(|l| line.find(l))
+        .min()?;
+    let words: Vec<&str> = line[at..]
+        .split_whitespace()
+        .take_while(|w| !w.contains('='))
+        .collect();
+    Some(words.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::warning_kind;
+
+    #[test]
+    fn a_warning_is_known_by_its_words_not_its_fields() {
+        assert_eq!(
+            warning_kind(
+                "2026-11-26T10:00:00.1Z  WARN taskbox::runner: heartbeat failed error=gone jobs=3"
+            )
+            .as_deref(),
+            Some("WARN taskbox::runner: heartbeat failed")
+        );
+        assert_eq!(
+            warning_kind("2026-11-26T10:00:00.1Z ERROR taskbox::x: it panicked panic=boom")
+                .as_deref(),
+            Some("ERROR taskbox::x: it panicked")
+        );
+        assert_eq!(warning_kind("2026-11-26T10:00:00.1Z  INFO taskbox: fine"), None);
     }
 }

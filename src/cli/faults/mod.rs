@@ -271,6 +271,14 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
         "faults": faults,
         "took_ms": t0.elapsed().as_millis() as u64,
     });
+    if !passed {
+        // What the processes warned of, where a failed run's logs are not
+        // kept (CI): on stderr, beside the report.
+        say(&format!(
+            "what the processes warned of, most often first:\n{}",
+            serde_json::to_string_pretty(&said.warnings())?
+        ));
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
