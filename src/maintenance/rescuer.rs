@@ -15,6 +15,14 @@ use tokio::sync::Notify;
 /// looked for three times a lease).
 pub const RESCUE_EVERY: Duration = Duration::from_secs(5);
 
+/// Most jobs one round takes over and decides. What a round takes it holds
+/// under a lease of its own, and must decide before that runs out: a round
+/// of every expired job (hundreds, when a worker with many claimed ahead
+/// stops) could take longer than that on a busy machine, and then every
+/// process's rescuer would take the jobs over from the last, none of them
+/// ever landing its decisions.
+pub const RESCUE_BATCH: u32 = 64;
+
 pub struct Rescuer {
     registry: Arc<Registry>,
     /// Rung when jobs are queued again, so runners claim them at once.
@@ -34,19 +42,33 @@ impl Rescuer {
     }
 
     /// Rescues what has expired now (`all_running`: every running job, at
-    /// start); how many jobs it moved.
+    /// start), in rounds of `RESCUE_BATCH`; how many jobs it took over.
     pub async fn rescue(&self, all_running: bool) -> StoreResult<usize> {
+        let mut taken = 0;
+        loop {
+            let n = self.round(all_running).await?;
+            taken += n;
+            if n < RESCUE_BATCH as usize {
+                return Ok(taken);
+            }
+        }
+    }
+
+    /// Takes over and decides one batch; how many it took.
+    async fn round(&self, all_running: bool) -> StoreResult<usize> {
         let store = self.registry.store();
         let lost = store
             .job_rescue(RescueParams {
                 owner: format!("rescuer-{}", std::process::id()),
                 lease_ms: self.lease_ms,
                 all_running,
+                limit: RESCUE_BATCH,
             })
             .await?;
         if lost.is_empty() {
             return Ok(0);
         }
+        let t0 = std::time::Instant::now();
         let mut decided = Vec::with_capacity(lost.len());
         let mut deciding = Vec::with_capacity(lost.len());
         for job in &lost {
@@ -65,6 +87,14 @@ impl Rescuer {
         }
         let closing: Vec<_> = decided.iter().map(|f| f.close_children).collect();
         let results = store.job_finalize(decided).await?;
+        let fenced = results.iter().filter(|r| **r == Finalized::Fenced).count();
+        if fenced > 0 {
+            tracing::warn!(
+                fenced,
+                took_ms = t0.elapsed().as_millis() as u64,
+                "decisions of rescued jobs were refused: another rescuer took them over (this round outlasted its lease) or the write failed; they are rescued again"
+            );
+        }
         for ((job, result), close) in deciding.iter().zip(&results).zip(closing) {
             // An ended parent's children, as its task's parent_close says.
             if let (Finalized::Done(s), Some(policy)) = (result, close) {

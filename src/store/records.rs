@@ -880,6 +880,10 @@ pub struct RescueParams {
     /// Every running job, not only those whose lease expired: a store that
     /// owns its database alone, at start.
     pub all_running: bool,
+    /// Most jobs taken over at once, those whose lease expired first
+    /// first: what is taken must be decided before the rescuer's own lease
+    /// on it runs out, or another process's rescuer takes it over again.
+    pub limit: u32,
 }
 
 /// One write of a transaction (`JobStore::apply`), as data, so that any

@@ -26,9 +26,11 @@ async fn a_killed_runner_charges_only_the_jobs_it_began() {
         )
         .await;
     assert_eq!(status, 201, "{body}");
-    // Short attempts: the runner claims far ahead of its two slots.
+    // Short attempts: the runner claims far ahead of its two slots. Long
+    // enough that the claims ahead last a second or so: a poll of a
+    // machine loaded by other tests once missed a shorter window.
     let jobs: Vec<_> = (0..JOBS)
-        .map(|_| json!({"task": "short", "input": {"op": "sleep", "ms": 5}}))
+        .map(|_| json!({"task": "short", "input": {"op": "sleep", "ms": 15}}))
         .collect();
     let (status, body) = c.post("/v1/jobs/batch", json!({"jobs": jobs})).await;
     assert_eq!(status, 200, "{body}");

@@ -485,6 +485,25 @@ pub(super) async fn rescue_takes_over_expired_leases(h: Harness) {
     let all = rescue(&h, true).await;
     assert_eq!(ids(&all), ["b-alive"]);
     assert_ne!(all[0].lease_token, alive.lease_token);
+    // A round takes at most its limit, the longest expired first.
+    assert_eq!(ids(&claim(&h, 1).await), ["a-lost"], "queued again");
+    for id in ["c1", "c2"] {
+        h.clock.advance(10);
+        insert(&h, new_job(id)).await;
+        assert_eq!(ids(&claim(&h, 1).await), [id]);
+    }
+    h.clock.advance(60_000);
+    let round = |taken: Vec<ClaimedJob>| {
+        let mut got: Vec<String> = taken.into_iter().map(|c| c.id).collect();
+        got.sort_unstable();
+        got
+    };
+    assert_eq!(
+        round(rescue_up_to(&h, false, 2).await),
+        ["a-lost", "b-alive"]
+    );
+    assert_eq!(round(rescue_up_to(&h, false, 2).await), ["c1", "c2"]);
+    assert!(rescue_up_to(&h, false, 2).await.is_empty());
 }
 
 pub(super) async fn concurrency_keys_run_one_at_a_time(h: Harness) {

@@ -153,11 +153,16 @@ pub(crate) fn failure() -> JobError {
 }
 
 pub(crate) async fn rescue(h: &Harness, all_running: bool) -> Vec<ClaimedJob> {
+    rescue_up_to(h, all_running, 1000).await
+}
+
+pub(crate) async fn rescue_up_to(h: &Harness, all_running: bool, limit: u32) -> Vec<ClaimedJob> {
     h.store
         .job_rescue(RescueParams {
             owner: "rescuer".into(),
             lease_ms: 30_000,
             all_running,
+            limit,
         })
         .await
         .unwrap()

@@ -764,7 +764,8 @@ pub async fn rescue(tx: &mut Tx, now: Millis, p: RescueParams) -> StoreResult<Ve
     let rows = sqlx::query(&format!(
         "UPDATE jobs SET lease_owner = $1, lease_token = $2, lease_expires_at = $3 \
          WHERE id IN (SELECT id FROM jobs WHERE status = 'running' \
-                      AND ($4 OR lease_expires_at < $5) ORDER BY id FOR UPDATE SKIP LOCKED) \
+                      AND ($4 OR lease_expires_at < $5) ORDER BY lease_expires_at, id LIMIT $6 \
+                      FOR UPDATE SKIP LOCKED) \
          RETURNING {CLAIM_COLUMNS}"
     ))
     .bind(&p.owner)
@@ -772,6 +773,7 @@ pub async fn rescue(tx: &mut Tx, now: Millis, p: RescueParams) -> StoreResult<Ve
     .bind(millis_after(now, p.lease_ms))
     .bind(p.all_running)
     .bind(now)
+    .bind(i64::from(p.limit))
     .fetch_all(&mut **tx)
     .await
     .map_err(pg)?;

@@ -673,7 +673,9 @@ pub fn begin(conn: &Connection, begun: &[(String, String)]) -> StoreResult<()> {
 pub fn rescue(conn: &Connection, now: Millis, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
     conn.prepare_cached(&format!(
         "UPDATE jobs SET lease_owner = ?1, lease_token = ?2, lease_expires_at = ?3 \
-         WHERE status = 'running' AND (?4 OR lease_expires_at < ?5) RETURNING {CLAIM_COLUMNS}"
+         WHERE id IN (SELECT id FROM jobs WHERE status = 'running' \
+                      AND (?4 OR lease_expires_at < ?5) ORDER BY lease_expires_at, id LIMIT ?6) \
+         RETURNING {CLAIM_COLUMNS}"
     ))
     .and_then(|mut s| {
         s.query_map(
@@ -682,7 +684,8 @@ pub fn rescue(conn: &Connection, now: Millis, p: RescueParams) -> StoreResult<Ve
                 random_token(),
                 millis_after(now, p.lease_ms),
                 p.all_running,
-                now
+                now,
+                p.limit
             ],
             ClaimRow::read,
         )?
