@@ -25,6 +25,8 @@ use tokio_util::sync::CancellationToken;
 pub struct App {
     /// Where the HTTP API listens; `None` for a worker, which has none.
     pub addr: Option<SocketAddr>,
+    /// Where `/metrics` is served without a token, if anywhere.
+    pub metrics_addr: Option<SocketAddr>,
     pub state: Arc<ApiState>,
     runner: Arc<Runner>,
     store: Arc<dyn JobStore>,
@@ -232,6 +234,27 @@ impl App {
             .with_firer(firer),
         );
         let stop_http = CancellationToken::new();
+        crate::metrics::get().set_per_tenant(cfg.metrics_per_tenant);
+        let metrics_addr = match cfg.metrics_listen {
+            Some(listen) => {
+                let listener = tokio::net::TcpListener::bind(listen)
+                    .await
+                    .with_context(|| format!("cannot listen on {listen} for the metrics"))?;
+                let addr = listener.local_addr()?;
+                let router = api::metrics::open_router(state.clone());
+                let stop = stop_http.clone();
+                services.push(tokio::spawn(async move {
+                    let served = axum::serve(listener, router)
+                        .with_graceful_shutdown(async move { stop.cancelled().await })
+                        .await;
+                    if let Err(e) = served {
+                        tracing::error!(error = %e, "the metrics server stopped");
+                    }
+                }));
+                Some(addr)
+            }
+            None => None,
+        };
         let (addr, http) = match cfg.listen {
             Some(listen) => {
                 let listener = tokio::net::TcpListener::bind(listen)
@@ -255,6 +278,7 @@ impl App {
         Ok(Started {
             app: App {
                 addr,
+                metrics_addr,
                 state,
                 runner,
                 store,

@@ -42,6 +42,9 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "TASKBOX_WEBHOOK_GIVE_UP_MS",
     "TASKBOX_MAX_EVENT_STREAMS",
     "TASKBOX_LOG",
+    "TASKBOX_LOG_FORMAT",
+    "TASKBOX_METRICS_LISTEN",
+    "TASKBOX_METRICS_PER_TENANT",
     "TASKBOX_URL",
     "TASKBOX_TOKEN",
     "TASKBOX_TENANT",
@@ -101,6 +104,10 @@ pub struct ServeConfig {
     pub webhooks: crate::webhooks::WebhookConfig,
     /// Event streams one tenant may have open at once.
     pub max_event_streams: u32,
+    /// An address of its own where `/metrics` is served without a token.
+    pub metrics_listen: Option<SocketAddr>,
+    /// Series by tenant (as many series as tenants).
+    pub metrics_per_tenant: bool,
 }
 
 /// Longest a webhook's try may wait for its answer.

@@ -11,6 +11,7 @@ pub mod events;
 pub mod http;
 pub mod job;
 pub mod maintenance;
+pub mod metrics;
 pub mod priority;
 pub mod quota;
 pub mod redrive;

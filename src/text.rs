@@ -37,10 +37,7 @@ mod tests {
     fn a_panics_message_is_read_whatever_its_type() {
         let caught = |f: fn()| std::panic::catch_unwind(f).unwrap_err();
         assert_eq!(panic_message(caught(|| panic!("plain")).as_ref()), "plain");
-        assert_eq!(
-            panic_message(caught(|| panic!("{}", 7)).as_ref()),
-            "7"
-        );
+        assert_eq!(panic_message(caught(|| panic!("{}", 7)).as_ref()), "7");
         let other = std::panic::catch_unwind(|| std::panic::panic_any(5u8)).unwrap_err();
         assert_eq!(panic_message(other.as_ref()), "a panic with no message");
     }

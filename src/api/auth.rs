@@ -150,6 +150,7 @@ impl FromRequestParts<Arc<ApiState>> for Principal {
             .transpose()?;
         if record.admin {
             let tenant = asked.unwrap_or_else(|| DEFAULT_TENANT.to_owned());
+            tracing::Span::current().record("tenant", tenant.as_str());
             if tenant != DEFAULT_TENANT && state.store.tenant_get(&tenant).await?.is_none() {
                 return Err(ApiError::BadRequest(format!(
                     "tenant {tenant:?} (from the Taskbox-Tenant header) does not exist; create it with POST /v1/tenants"
@@ -169,6 +170,7 @@ impl FromRequestParts<Arc<ApiState>> for Principal {
                 "a tenant token acts only in its own tenant; drop the Taskbox-Tenant header".into(),
             ));
         }
+        tracing::Span::current().record("tenant", own.as_str());
         Ok(Principal {
             tenant: own,
             admin: false,

@@ -4,9 +4,12 @@
 pub mod auth;
 mod batch;
 pub mod body;
+mod bundle;
 pub mod error;
 mod events;
 mod jobs;
+pub mod metrics;
+mod observe;
 mod queues;
 mod registry;
 mod schedules;
@@ -163,6 +166,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/v1/jobs/{id}/resume", post(jobs::resume))
         .route("/v1/jobs/{id}/retry", post(jobs::retry))
         .route("/v1/jobs/{id}/attempts", get(jobs::attempts))
+        .route("/v1/jobs/{id}/bundle", get(bundle::bundle))
         .route("/v1/workflows", get(workflows::list))
         .route(
             "/v1/workflows/{name}",
@@ -182,8 +186,10 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/v1/webhooks", post(webhooks::create).get(webhooks::list))
         .route("/v1/webhooks/{id}", axum::routing::delete(webhooks::delete))
         .route("/v1/webhooks/{id}/deliveries", get(webhooks::deliveries))
+        .route("/metrics", get(metrics::scrape))
         .fallback(no_route)
         .method_not_allowed_fallback(no_method)
+        .layer(axum::middleware::from_fn(observe::observe))
         .with_state(state)
 }
 

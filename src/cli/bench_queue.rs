@@ -494,6 +494,8 @@ async fn http_bed(args: &QueueBench) -> anyhow::Result<HttpBed> {
         observer: None,
         webhooks: crate::webhooks::WebhookConfig::default(),
         max_event_streams: crate::api::DEFAULT_MAX_EVENT_STREAMS,
+        metrics_listen: None,
+        metrics_per_tenant: false,
     })
     .await?;
     let app = started.app;

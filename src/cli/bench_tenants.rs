@@ -206,6 +206,8 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         observer: Some(Observer(hook)),
         webhooks: crate::webhooks::WebhookConfig::default(),
         max_event_streams: crate::api::DEFAULT_MAX_EVENT_STREAMS,
+        metrics_listen: None,
+        metrics_per_tenant: false,
     })
     .await?
     .app;

@@ -123,6 +123,9 @@ or was cancelled, 2 on any other error."
         #[arg(long)]
         json: bool,
     },
+    /// Run a finished attempt again here, on its pinned component, input and
+    /// limits, and compare it with what was recorded.
+    Replay(super::replay::ReplayArgs),
 }
 
 /// `job enqueue`.
@@ -243,6 +246,7 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         JobCmd::List(args) => list(args),
+        JobCmd::Replay(args) => super::replay::replay(args),
         JobCmd::Cancel { id, server, json } => {
             let client = Client::new(&server)?;
             let job = client.post(&["v1", "jobs", &id, "cancel"]).send()?.body;

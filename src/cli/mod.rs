@@ -12,11 +12,13 @@ mod client;
 mod events;
 mod faults;
 mod format;
+mod health;
 mod job;
 mod job_batch;
 mod job_view;
 mod migrate;
 mod queue;
+mod replay;
 mod run;
 mod schedule;
 mod serve;
@@ -38,8 +40,23 @@ pub use serve::ServeArgs;
 #[derive(Debug, Parser)]
 #[command(name = "taskbox", version, about, long_about = None)]
 pub struct Cli {
+    /// How log lines are written to stderr: `pretty` for people, `json` (one object a line) for collectors.
+    #[arg(
+        long,
+        global = true,
+        env = "TASKBOX_LOG_FORMAT",
+        value_enum,
+        default_value = "pretty"
+    )]
+    pub log_format: LogFormat,
     #[command(subcommand)]
     pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Pretty,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -78,6 +95,8 @@ pub enum Command {
     Token(admin::TokenCmd),
     /// Run one attempt of a task locally, in the same sandbox the server uses.
     Run(RunArgs),
+    /// Ask a server whether it and its database answer (exit status 0 or 1).
+    Health(health::HealthArgs),
     /// Measure taskbox on this machine.
     #[command(subcommand)]
     Bench(BenchArgs),
@@ -115,6 +134,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tenant(cmd) => admin::tenant_main(cmd),
         Command::Token(cmd) => admin::token_main(cmd),
         Command::Run(args) => run::main(args),
+        Command::Health(args) => health::main(args),
         Command::Bench(args) => bench::main(args),
     }
 }

@@ -87,6 +87,12 @@ pub struct NodeArgs {
     /// Do not migrate the PostgreSQL schema at start (run `taskbox migrate` first).
     #[arg(long, env = "TASKBOX_NO_MIGRATE")]
     pub no_migrate: bool,
+    /// Also serve GET /metrics here, without a token (on the API it needs the admin token or `metrics:read`); a worker's only way to be scraped.
+    #[arg(long, env = "TASKBOX_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Give the metrics a `tenant` label (one series per tenant: mind Prometheus's cardinality).
+    #[arg(long, env = "TASKBOX_METRICS_PER_TENANT")]
+    pub metrics_per_tenant: bool,
     #[command(flatten)]
     pub events: EventArgs,
 }
@@ -216,6 +222,8 @@ impl NodeArgs {
                 ..crate::webhooks::WebhookConfig::default()
             },
             max_event_streams: self.events.max_event_streams,
+            metrics_listen: self.metrics_listen,
+            metrics_per_tenant: self.metrics_per_tenant,
             data_dir: self.data_dir,
             database_url,
         };
@@ -271,6 +279,9 @@ fn run(cfg: ServeConfig) -> anyhow::Result<ExitCode> {
                 cfg.runners,
                 cfg.durability
             ),
+        }
+        if let Some(addr) = app.metrics_addr {
+            println!("taskbox metrics at http://{addr}/metrics");
         }
         let _ = std::io::stdout().flush();
         shutdown_signal().await;

@@ -86,7 +86,14 @@ impl Rescuer {
             }
         }
         let closing: Vec<_> = decided.iter().map(|f| f.close_children).collect();
+        // Lost attempts carry no log: cheap to keep for the metrics.
+        let counted = decided.clone();
         let results = store.job_finalize(decided).await?;
+        let metrics = crate::metrics::get();
+        metrics.rescued(lost.len());
+        for (f, result) in counted.iter().zip(&results) {
+            metrics.finalized(f, result);
+        }
         let fenced = results.iter().filter(|r| **r == Finalized::Fenced).count();
         if fenced > 0 {
             tracing::warn!(

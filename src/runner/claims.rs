@@ -202,12 +202,14 @@ async fn claim(
     limit: usize,
     only: Option<Vec<String>>,
 ) -> Result<(usize, bool), StoreError> {
+    let t0 = Instant::now();
     let claimed = inner
         .registry
         .store()
         .job_claim(inner.claim_params(limit, only))
         .await?;
     let got = claimed.jobs.len();
+    crate::metrics::get().claim_took(t0.elapsed());
     hold(inner, claimed.jobs).await;
     Ok((got, claimed.passed_over))
 }
@@ -228,6 +230,7 @@ pub(super) fn take_in(inner: &Inner, claimed: Vec<ClaimedJob>) -> Vec<ClaimedJob
     if claimed.is_empty() {
         return claimed;
     }
+    crate::metrics::get().claimed(claimed.len());
     inner.emit(|| RunnerEvent::Claimed {
         ids: claimed.iter().map(|j| j.id.clone()).collect(),
         tenant: claimed

@@ -493,6 +493,7 @@ mod tests {
             fuel: None,
             own_task: None,
             begun: true,
+            due_at: 0,
         }
     }
 

@@ -28,6 +28,7 @@ use crate::store::{
 use claims::{claimer, sparse_claimer};
 use dispatch::{Dispatch, Seat};
 use executor::AttemptRules;
+use futures_util::FutureExt;
 use held::{Held, StopReason};
 use ledger::Ledger;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -278,7 +279,11 @@ impl Runner {
         let store = self.inner.registry.store().clone();
         let tenant = match jobs.first() {
             Some(j) if jobs.iter().all(|o| o.tenant == j.tenant) => j.tenant.clone(),
-            _ => return store.job_insert(jobs).await,
+            _ => {
+                let inserted = store.job_insert(jobs).await?;
+                crate::metrics::get().inserted(inserted.iter().flatten());
+                return Ok(inserted);
+            }
         };
         let Some(limit) = self.inner.room_for(&tenant) else {
             let inserted = store.job_insert(jobs).await?;
@@ -320,6 +325,7 @@ impl Runner {
     /// may change when the claim loop should look next, and a due one is
     /// the sparse claimer's if its tenant has none waiting here.
     fn inserted(&self, tenant: &str, inserted: &[StoreResult<Inserted>], claimed: &[String]) {
+        crate::metrics::get().inserted(inserted.iter().flatten());
         let now = self.inner.registry.store().now();
         let mut due = false;
         let mut created = false;
@@ -549,9 +555,23 @@ async fn worker(inner: Arc<Inner>) {
     }
 }
 
+/// One started job, in a span that names it: every line logged while it
+/// runs says whose job, which attempt and which task.
+async fn attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
+    use tracing::Instrument;
+    let span = tracing::info_span!(
+        "attempt",
+        tenant = %job.tenant,
+        job = %job.id,
+        attempt = job.attempts,
+        task = %job.task.name,
+    );
+    run_attempt(inner, job, seat).instrument(span).await
+}
+
 /// One started job: its fuel checked, its attempt run and decided, its
 /// end handed to the finalizer.
-async fn attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
+async fn run_attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
     let store = inner.registry.store().clone();
     if let Some(seen) = job.fuel {
         inner.ledger.saw(&job.tenant, seen);
@@ -567,19 +587,38 @@ async fn attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
             ))
         }
         Ok(()) => {
+            crate::metrics::get().started(
+                &job.queue,
+                Duration::from_millis(u64::try_from(now - job.due_at).unwrap_or(0)),
+            );
             inner.emit(|| RunnerEvent::Started {
                 id: job.id.clone(),
                 tenant: job.tenant.clone(),
                 at: Instant::now(),
             });
-            let executed = executor::execute(
+            let executed = std::panic::AssertUnwindSafe(executor::execute(
                 &inner.registry,
                 &inner.held,
                 &job,
                 &inner.config.rules,
                 (&inner.wake, &inner.home),
-            )
-            .await;
+            ))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| {
+                // A bug of the host's, not the guest's: the worker lives on,
+                // and the job, let go, is decided by the rescuer once its
+                // lease runs out (as `runner_lost`, within its attempts).
+                tracing::error!(
+                    job = %job.id,
+                    panic = %crate::text::panic_message(panic.as_ref()),
+                    "an attempt's host code panicked; the job is let go to the rescuer"
+                );
+                executor::Executed {
+                    finalize: None,
+                    ran_for: Duration::ZERO,
+                }
+            });
             inner.record_duration(executed.ran_for);
             if let Some(u) = executed.finalize.as_ref().and_then(|f| f.usage.as_ref()) {
                 inner.ledger.spend(&job.tenant, store.now(), u.fuel);
@@ -640,6 +679,7 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<Finalize>) {
                 .as_ref()
                 .and_then(|r| r.get(i).cloned())
                 .unwrap_or(Finalized::Fenced);
+            crate::metrics::get().finalized(&f, &result);
             if results.is_some() && result == Finalized::Fenced {
                 tracing::warn!(job = %f.id, "attempt end refused: the job's lease is no longer this runner's (fenced)");
             }

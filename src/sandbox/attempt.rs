@@ -109,6 +109,7 @@ impl Sandbox {
     /// Runs one attempt of `program` in a fresh store. Never panics on guest
     /// behaviour; every ending is classified.
     pub async fn run(&self, program: &Program, req: AttemptRequest) -> AttemptReport {
+        let _alive = self.enter();
         let limits = req.limits.clamped(&self.inner.config.ceilings);
         let started = Instant::now();
         let deadline = started + Duration::from_millis(limits.timeout_ms);

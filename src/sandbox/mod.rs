@@ -182,6 +182,18 @@ struct Inner {
     loading: Mutex<HashMap<Digest, Arc<tokio::sync::Mutex<()>>>>,
     /// Compiles begun, for tests and metrics.
     compiles: std::sync::atomic::AtomicU64,
+    /// Attempts whose store is alive now (each holds one of the pooling
+    /// allocator's instances while it lives).
+    alive: Arc<std::sync::atomic::AtomicI64>,
+}
+
+/// Counts one attempt alive while it is held.
+pub(crate) struct Alive(Arc<std::sync::atomic::AtomicI64>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Sandbox {
@@ -226,12 +238,25 @@ impl Sandbox {
                 compile_gate: Arc::new(Semaphore::new(1)),
                 loading: Mutex::new(HashMap::new()),
                 compiles: Default::default(),
+                alive: Default::default(),
             }),
         })
     }
 
     pub fn config(&self) -> &SandboxConfig {
         &self.inner.config
+    }
+
+    /// Attempts running in this sandbox now.
+    pub fn alive(&self) -> i64 {
+        self.inner.alive.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(crate) fn enter(&self) -> Alive {
+        self.inner
+            .alive
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Alive(self.inner.alive.clone())
     }
 
     pub fn engine(&self) -> &Engine {
@@ -250,8 +275,17 @@ impl Sandbox {
         })
     }
 
-    /// A program already loaded in this process.
+    /// A program already loaded in this process (a hit of the in-memory
+    /// cache, counted).
     pub fn loaded(&self, digest: &Digest) -> Option<Arc<Program>> {
+        let found = self.find(digest);
+        if found.is_some() {
+            crate::metrics::get().loaded("memory", None);
+        }
+        found
+    }
+
+    fn find(&self, digest: &Digest) -> Option<Arc<Program>> {
         let mut p = self
             .inner
             .programs
@@ -277,7 +311,7 @@ impl Sandbox {
     /// kept: the compile is not wasted, and the next caller finds it done.
     pub async fn load(&self, bytes: &[u8]) -> Result<Arc<Program>, Invalid> {
         let digest = Digest::of(bytes);
-        if let Some(p) = self.loaded(&digest) {
+        if let Some(p) = self.find(&digest) {
             return Ok(p);
         }
         let shape = self.inspect(bytes)?;
@@ -304,7 +338,7 @@ impl Sandbox {
         bytes: &[u8],
         held: tokio::sync::OwnedMutexGuard<()>,
     ) -> Result<Arc<Program>, Invalid> {
-        if let Some(p) = self.loaded(&digest) {
+        if let Some(p) = self.find(&digest) {
             return Ok(p);
         }
         let timeout = self.inner.config.compile_timeout;
@@ -390,7 +424,10 @@ impl Sandbox {
         if let Some(cache) = &self.inner.cache {
             match cache.load(digest) {
                 Cached::Hit(artifact) => match self.deserialize(shape, &artifact) {
-                    Ok(c) => return Ok((c, Origin::DiskCache)),
+                    Ok(c) => {
+                        crate::metrics::get().loaded("disk", None);
+                        return Ok((c, Origin::DiskCache));
+                    }
                     Err(e) => {
                         cache.discard(digest);
                         rejected = Some(format!("the engine refused it: {e}"));
@@ -406,12 +443,14 @@ impl Sandbox {
         self.inner
             .compiles
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let t0 = std::time::Instant::now();
         let compiled = if shape.is_component() {
             Component::new(&self.inner.engine, bytes).map(Compiled::Component)
         } else {
             Module::new(&self.inner.engine, bytes).map(Compiled::Module)
         }
         .map_err(|e| Invalid::Compile(format!("{e:#}")))?;
+        crate::metrics::get().loaded("compiled", Some(t0.elapsed()));
         if let Some(cache) = &self.inner.cache {
             let artifact = match &compiled {
                 Compiled::Component(c) => c.serialize(),

@@ -171,6 +171,10 @@ pub trait JobStore: Send + Sync + 'static {
     /// A tenant's queues (those it has jobs on), by name: their jobs by
     /// status and the oldest due queued job. Reads the tenant's jobs.
     async fn queue_list(&self, tenant: &str) -> StoreResult<Vec<QueueDepth>>;
+    /// Jobs not ended, of every tenant, by queue and status (queued,
+    /// running, waiting), what a metrics scrape shows. Reads every
+    /// unfinished job.
+    async fn job_depths(&self) -> StoreResult<Vec<(String, crate::job::JobStatus, u64)>>;
     /// Pauses a tenant's queue: from when this answers, none of its jobs
     /// is claimed (those running go on) until it is resumed; enqueue
     /// still works. `false`: it was paused already.

@@ -71,10 +71,13 @@ pub enum Scope {
     SchedulesWrite,
     #[serde(rename = "webhooks:write")]
     WebhooksWrite,
+    /// `GET /metrics`: the process's figures, of every tenant.
+    #[serde(rename = "metrics:read")]
+    MetricsRead,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 7] = [
+    pub const ALL: [Scope; 8] = [
         Scope::TasksWrite,
         Scope::JobsQueue,
         Scope::JobsRun,
@@ -82,6 +85,7 @@ impl Scope {
         Scope::JobsRead,
         Scope::SchedulesWrite,
         Scope::WebhooksWrite,
+        Scope::MetricsRead,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -93,6 +97,7 @@ impl Scope {
             Scope::JobsRead => "jobs:read",
             Scope::SchedulesWrite => "schedules:write",
             Scope::WebhooksWrite => "webhooks:write",
+            Scope::MetricsRead => "metrics:read",
         }
     }
 
@@ -539,6 +544,9 @@ pub struct ClaimedJob {
     /// or claimed it begun, just before starting its guest. A rescue gives
     /// one that never began back to the queue without spending an attempt.
     pub begun: bool,
+    /// When the job was due (enqueued, or queued again): the start delay
+    /// is measured from it.
+    pub due_at: Millis,
 }
 
 impl ClaimedJob {

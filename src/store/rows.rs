@@ -165,6 +165,22 @@ pub fn counts_from(rows: Vec<(String, i64)>) -> Result<Vec<(JobStatus, u64)>, St
 /// Queues from rows of (queue, status, count, oldest due run_at) ordered
 /// by queue, with the tenant's paused queues marked (and listed, with no
 /// jobs, when they have none).
+/// Rows of (queue, status, count) as `JobStore::job_depths` answers them.
+pub fn depths_from(
+    rows: Vec<(String, String, i64)>,
+) -> Result<Vec<(String, JobStatus, u64)>, StoreError> {
+    rows.into_iter()
+        .map(|(queue, status, n)| {
+            let status: JobStatus = status.parse().map_err(StoreError::Internal)?;
+            Ok((queue, status, u64::try_from(n).unwrap_or(0)))
+        })
+        .collect()
+}
+
+/// The SQL of `JobStore::job_depths`, the same on both backends.
+pub const DEPTHS_SQL: &str = "SELECT queue, status, COUNT(*) FROM jobs \
+    WHERE status IN ('queued', 'running', 'waiting') GROUP BY queue, status ORDER BY queue, status";
+
 pub fn queues_from(
     rows: Vec<(String, String, i64, Option<i64>)>,
     paused: Vec<String>,

@@ -249,6 +249,8 @@ pub struct ClaimedRow {
     pub lease_token: String,
     /// Its runner was about to start its guest (`ClaimedJob::begun`).
     pub begun: bool,
+    /// When the job was due.
+    pub due_at: Millis,
 }
 
 impl From<ClaimedRow> for ClaimedJob {
@@ -277,6 +279,7 @@ impl From<ClaimedRow> for ClaimedJob {
             fuel: None,
             own_task,
             begun: r.begun,
+            due_at: r.due_at,
         }
     }
 }
@@ -455,6 +458,7 @@ mod tests {
             started_at: 1,
             lease_token: "l".into(),
             begun: true,
+            due_at: 0,
         };
         let c = ClaimedJob::from(row.clone());
         assert_eq!((c.task, c.input.as_str(), c.attempt), (own, "in", 4));

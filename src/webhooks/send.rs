@@ -185,6 +185,11 @@ impl Sender {
         };
         let at = self.store.now();
         let next_at = error.as_ref().and_then(|_| self.next_try(d, at));
+        crate::metrics::get().delivery(match (&error, next_at) {
+            (None, _) => "delivered",
+            (Some(_), Some(_)) => "failed",
+            (Some(_), None) => "dead",
+        });
         DeliveryTry {
             id: d.id,
             at,

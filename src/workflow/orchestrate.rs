@@ -410,6 +410,10 @@ impl Orchestrate for Orchestration {
                     .apply(vec![Write::JobInsert(new.clone())])
                     .await
                     .map_err(|e| enqueue_failure(e.into()))?;
+                crate::metrics::get().inserted(written.iter().filter_map(|w| match w {
+                    Written::JobInserted(i) => Some(i),
+                    _ => None,
+                }));
                 Ok::<_, GuestFailure>(match written.first() {
                     Some(Written::JobInserted(Inserted::Created(j) | Inserted::Existing(j))) => {
                         j.id.clone()

@@ -21,6 +21,8 @@ pub(crate) struct Served {
     pub(crate) url: String,
     /// Everything it wrote to stderr so far.
     stderr: Arc<Mutex<String>>,
+    /// Where it serves `/metrics` without a token, once it said so.
+    metrics: Arc<Mutex<Option<String>>>,
 }
 
 impl Served {
@@ -59,18 +61,44 @@ impl Served {
             }
         });
         let (tx, rx) = std::sync::mpsc::channel();
+        let metrics: Arc<Mutex<Option<String>>> = Arc::default();
+        let metrics_said = metrics.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some(at) = line.find("http://") {
                     let url = line[at..].split_whitespace().next().unwrap().to_owned();
-                    let _ = tx.send(url);
+                    if line.starts_with("taskbox metrics at") {
+                        *metrics_said.lock().unwrap() = Some(url);
+                    } else {
+                        let _ = tx.send(url);
+                    }
                 }
             }
         });
         let url = rx
             .recv_timeout(Duration::from_secs(60))
             .expect("the server says where it listens");
-        Served { child, url, stderr }
+        Served {
+            child,
+            url,
+            stderr,
+            metrics,
+        }
+    }
+
+    /// The URL of its `--metrics-listen` scrape, once it said it.
+    pub(crate) fn metrics_url(&self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(url) = self.metrics.lock().unwrap().clone() {
+                return url;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server did not say where its metrics are"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Runs the CLI against this server with the admin token, from the

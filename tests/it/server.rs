@@ -51,6 +51,8 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
         observer: None,
         webhooks: taskbox::webhooks::WebhookConfig::default(),
         max_event_streams: taskbox::api::DEFAULT_MAX_EVENT_STREAMS,
+        metrics_listen: None,
+        metrics_per_tenant: false,
     }
 }
 

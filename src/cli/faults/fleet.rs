@@ -30,7 +30,7 @@ impl Said {
     pub fn warnings(&self) -> Vec<serde_json::Value> {
         let map = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
         let mut kinds: Vec<_> = map.iter().collect();
-        kinds.sort_by(|a, b| b.1 .0.cmp(&a.1 .0));
+        kinds.sort_by_key(|k| std::cmp::Reverse(k.1 .0));
         kinds
             .into_iter()
             .take(30)
@@ -228,6 +228,9 @@ mod tests {
                 .as_deref(),
             Some("ERROR taskbox::x: it panicked")
         );
-        assert_eq!(warning_kind("2026-11-26T10:00:00.1Z  INFO taskbox: fine"), None);
+        assert_eq!(
+            warning_kind("2026-11-26T10:00:00.1Z  INFO taskbox: fine"),
+            None
+        );
     }
 }

@@ -479,4 +479,18 @@ pub(super) async fn queues_are_listed_with_their_depths(h: Harness) {
     assert_eq!(count(&queues[1], JobStatus::Queued), 1);
     assert_eq!(queues[1].oldest_due_run_at, None);
     assert!(h.store.queue_list("nobody").await.unwrap().is_empty());
+    assert_eq!(
+        c.due_at,
+        get(&h, "d1").await.run_at,
+        "a claim says when its job was due"
+    );
+    // Every tenant's jobs not ended, by queue and status (the metrics').
+    assert_eq!(
+        h.store.job_depths().await.unwrap(),
+        vec![
+            ("default".to_owned(), JobStatus::Queued, 2),
+            ("default".to_owned(), JobStatus::Running, 1),
+            ("mail".to_owned(), JobStatus::Queued, 1),
+        ]
+    );
 }

@@ -125,6 +125,7 @@ fn answered(r: Result<StoreResult<Inserted>, oneshot::error::RecvError>) -> Stor
 async fn write(db: &Db, batch: Vec<Waiting>) {
     let (jobs, callers): (Vec<NewJob>, Vec<_>) = batch.into_iter().unzip();
     let n = jobs.len();
+    let t0 = std::time::Instant::now();
     let result = async {
         // One round trip, when no id is taken.
         if let Some(answers) = bulk::insert_now(db, &jobs).await? {
@@ -149,6 +150,7 @@ async fn write(db: &Db, batch: Vec<Waiting>) {
     .await;
     match result {
         Ok(answers) => {
+            crate::metrics::get().committed("postgres", "insert", n, t0.elapsed());
             for (caller, a) in callers.into_iter().zip(answers) {
                 let _ = caller.send(a);
             }

@@ -33,7 +33,7 @@ pub const JOB_COLUMNS: &str = "id, tenant, task, task_version::int8 AS task_vers
 /// The columns `claimed_row` reads.
 pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
     max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
-    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun";
+    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun, run_at";
 
 pub(super) fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
@@ -89,6 +89,7 @@ pub fn claimed_row(r: &PgRow) -> Result<ClaimedJob, sqlx::Error> {
             .try_get::<Option<String>, _>("lease_token")?
             .unwrap_or_default(),
         begun: r.try_get("begun")?,
+        due_at: r.try_get("run_at")?,
     }))
 }
 

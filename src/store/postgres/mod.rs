@@ -516,6 +516,14 @@ impl JobStore for PgStore {
         crate::store::rows::queues_from(rows, paused)
     }
 
+    async fn job_depths(&self) -> StoreResult<Vec<(String, JobStatus, u64)>> {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(crate::store::rows::DEPTHS_SQL)
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(pg)?;
+        crate::store::rows::depths_from(rows)
+    }
+
     async fn queue_pause(&self, tenant: &str, queue: &str) -> StoreResult<bool> {
         queues::pause(&self.db, tenant, queue).await
     }
@@ -841,11 +849,15 @@ impl PgStore {
     async fn finalize_batch(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
         let all = Arc::new(batch);
         let shared = all.clone();
+        let t0 = std::time::Instant::now();
         match self
             .tx(move |tx, now| Box::pin(async move { jobs::finalize(tx, now, &shared).await }))
             .await
         {
-            Ok(out) => Ok(out),
+            Ok(out) => {
+                crate::metrics::get().committed("postgres", "finalize", all.len(), t0.elapsed());
+                Ok(out)
+            }
             Err(e) => {
                 // One attempt that cannot be recorded must not take the
                 // others with it: each on its own, then without its log.

@@ -651,6 +651,14 @@ impl JobStore for SqliteStore {
         crate::store::rows::queues_from(rows, paused)
     }
 
+    async fn job_depths(&self) -> StoreResult<Vec<(String, JobStatus, u64)>> {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(crate::store::rows::DEPTHS_SQL)
+            .fetch_all(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
+        crate::store::rows::depths_from(rows)
+    }
+
     async fn queue_pause(&self, tenant: &str, queue: &str) -> StoreResult<bool> {
         let (t, q) = (tenant.to_owned(), queue.to_owned());
         let newly = self

@@ -50,7 +50,7 @@ impl JobRow {
 /// The columns of `ClaimRow`, in a form a claim's `RETURNING` lists.
 pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
     max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
-    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun";
+    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun, run_at";
 
 pub struct ClaimRow {
     id: String,
@@ -73,6 +73,7 @@ pub struct ClaimRow {
     lease_token: Option<String>,
     snoozes: i64,
     begun: bool,
+    run_at: i64,
 }
 
 impl ClaimRow {
@@ -114,6 +115,7 @@ impl ClaimRow {
             lease_token: r.get(17)?,
             snoozes: r.get(18)?,
             begun: r.get(19)?,
+            run_at: r.get(20)?,
         })
     }
 }
@@ -156,6 +158,7 @@ impl From<ClaimRow> for ClaimedJob {
             started_at: r.attempt_started_at.unwrap_or_default(),
             lease_token: r.lease_token.unwrap_or_default(),
             begun: r.begun,
+            due_at: r.run_at,
         })
     }
 }

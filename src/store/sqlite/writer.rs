@@ -394,6 +394,7 @@ fn run(
                 Err(format!("commit failed: {e}"))
             }
         };
+        crate::metrics::get().committed("sqlite", "writer", ran.len(), t0.elapsed());
         tracing::trace!(
             writes = ran.len(),
             run_us,

@@ -1,0 +1,186 @@
+//! `GET /v1/jobs/{id}/bundle?attempt=N`: what replaying one finished attempt
+//! needs (`taskbox job replay`): its pinned component's bytes, the input
+//! that attempt got, its limits, what the guest saw of its job, and what
+//! was recorded of it, to compare. Needs `jobs:read`.
+//!
+//! The input is rebuilt as the runner built it: the job's own for its own
+//! task; for a fallback, `{input, error}` of the stage before it, as
+//! `runner::executor` makes it. A workflow step's input is its context at
+//! that step, which the records do not keep whole: such an attempt is
+//! refused with a clear error rather than replayed on a guess.
+
+use super::auth::Principal;
+use super::error::ApiError;
+use super::ApiState;
+use crate::store::{AttemptQuery, AttemptRecord, Scope};
+use axum::extract::{Path, Query, State};
+use axum::Json;
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// Attempts read to find the one asked for.
+const MAX_ATTEMPTS_READ: usize = 10_000;
+const PAGE: u32 = 500;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BundleParams {
+    /// The attempt's number in the job (1…); the last one when absent.
+    attempt: Option<u32>,
+}
+
+pub async fn bundle(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path(id): Path<String>,
+    params: Result<Query<BundleParams>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    who.require(Scope::JobsRead)?;
+    let Query(p) =
+        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
+    let job = state
+        .store
+        .job_get(&who.tenant, &id)
+        .await?
+        .ok_or_else(|| ApiError::JobNotFound(id.clone()))?;
+    let attempts = all_attempts(&state, &who.tenant, &id).await?;
+    let Some(last) = attempts.last() else {
+        return Err(ApiError::Conflict(format!(
+            "job {id} has no finished attempt to replay yet"
+        )));
+    };
+    let number = p.attempt.unwrap_or(last.attempt);
+    let Some(at) = attempts.iter().position(|a| a.attempt == number) else {
+        return Err(ApiError::BadRequest(format!(
+            "job {id} has no finished attempt {number}; its attempts are 1 to {}",
+            last.attempt
+        )));
+    };
+    let steps = state.store.job_steps(&id).await?;
+    if steps.iter().any(|s| s.kind == crate::store::StepKind::Step) {
+        return Err(ApiError::Conflict(format!(
+            "job {id} is a workflow's; replaying its steps is not supported yet (a step's input is the workflow's context at that step, which is not kept whole)"
+        )));
+    }
+    let attempt = &attempts[at];
+    let input = input_of(&job.input, &attempts[..=at]);
+    // As the guest saw it: its number within the task that ran.
+    let in_stage = attempts[..=at]
+        .iter()
+        .rev()
+        .take_while(|a| a.task == attempt.task)
+        .count() as u32;
+    let task = state
+        .registry
+        .task(&who.tenant, &attempt.task.name, Some(attempt.task.version))
+        .await
+        .map_err(|e| ApiError::Conflict(format!("the attempt's task cannot be read: {e}")))?;
+    let bytes = state
+        .store
+        .component_bytes(&attempt.task.digest)
+        .await?
+        .ok_or_else(|| ApiError::ComponentNotFound(attempt.task.digest.clone()))?;
+    let limits = task
+        .limits
+        .clamped(&state.registry.sandbox().config().ceilings);
+    Ok(Json(json!({
+        "format": "taskbox-replay/1",
+        "job": {"id": job.id, "queue": job.queue, "attempt": in_stage},
+        "attempt": super::views::attempt(attempt),
+        "input": input,
+        "limits": {
+            "timeout_ms": limits.timeout_ms,
+            "fuel": limits.fuel,
+            "memory_mb": limits.memory_mb,
+        },
+        "component": {
+            "digest": attempt.task.digest,
+            "size": bytes.len(),
+            "base64": base64::engine::general_purpose::STANDARD.encode(&bytes),
+        },
+    })))
+}
+
+async fn all_attempts(
+    state: &ApiState,
+    tenant: &str,
+    id: &str,
+) -> Result<Vec<AttemptRecord>, ApiError> {
+    let mut out: Vec<AttemptRecord> = Vec::new();
+    loop {
+        let page = state
+            .store
+            .attempt_list(AttemptQuery {
+                tenant: tenant.to_owned(),
+                job_id: id.to_owned(),
+                after: out.last().map(|a| a.attempt),
+                limit: PAGE,
+            })
+            .await?;
+        let n = page.len();
+        out.extend(page);
+        if n < PAGE as usize || out.len() >= MAX_ATTEMPTS_READ {
+            return Ok(out);
+        }
+    }
+}
+
+/// The input the last of `attempts` got: the job's own, wrapped once for
+/// each time another task took over (`{input, error}`, the error of the
+/// last attempt before it), as `runner::executor::fallback` wraps it.
+fn input_of(job_input: &str, attempts: &[AttemptRecord]) -> Value {
+    let mut input: Value = serde_json::from_str(job_input).unwrap_or(Value::Null);
+    for pair in attempts.windows(2) {
+        let (before, after) = (&pair[0], &pair[1]);
+        if before.task != after.task {
+            let error = before.error.as_ref().map_or(
+                Value::Null,
+                |e| json!({"kind": e.kind, "code": e.code, "message": e.message}),
+            );
+            input = json!({"input": input, "error": error});
+        }
+    }
+    input
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{ErrorKind, JobError};
+    use crate::store::TaskRef;
+
+    fn attempt(n: u32, task: &str, error: Option<JobError>) -> AttemptRecord {
+        AttemptRecord {
+            attempt: n,
+            task: TaskRef {
+                name: task.into(),
+                version: 1,
+                digest: "sha256:0".into(),
+            },
+            started_at: 0,
+            finished_at: 1,
+            outcome: "failed".into(),
+            error,
+            fuel_used: 0,
+            peak_memory_bytes: 0,
+            log: None,
+        }
+    }
+
+    #[test]
+    fn a_fallbacks_input_is_rebuilt_as_the_runner_made_it() {
+        let boom = JobError::with_code(ErrorKind::TaskFailed, "boom", "it broke");
+        let own = [
+            attempt(1, "own", Some(boom.clone())),
+            attempt(2, "own", Some(boom)),
+        ];
+        assert_eq!(input_of(r#"{"a":1}"#, &own), json!({"a": 1}));
+        let fell = [own[0].clone(), own[1].clone(), attempt(3, "fallback", None)];
+        assert_eq!(
+            input_of(r#"{"a":1}"#, &fell),
+            json!({"input": {"a": 1}, "error": {"kind": "task_failed", "code": "boom", "message": "it broke"}})
+        );
+    }
+}

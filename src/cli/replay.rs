@@ -1,0 +1,198 @@
+//! `taskbox job replay ID`: downloads a finished attempt's bundle
+//! (`GET /v1/jobs/{id}/bundle`: its pinned component, its input, its
+//! limits) and runs that attempt here, in the sandbox `taskbox run` uses,
+//! then sets what it did beside what was recorded. A deterministic guest
+//! fails the same way with the same fuel; the exit status says whether the
+//! replay matched.
+
+use super::client::{Client, ServerArgs};
+use super::format::thousands;
+use crate::digest::Digest;
+use crate::sandbox::{AttemptRequest, Ending, JobRef, Limits, Sandbox, SandboxConfig};
+use anyhow::{bail, Context};
+use base64::Engine as _;
+use clap::Args;
+use serde_json::{json, Value};
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 when the replay ended as the recorded attempt did \
+(the same outcome and error kind), 1 when it did not, 2 on any other error."
+)]
+pub struct ReplayArgs {
+    /// The job's id.
+    pub id: String,
+    /// Which of its attempts (1…) [default: the last]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub attempt: Option<u32>,
+    /// Also save the bundle's component and input here (DIR/component.wasm, DIR/input.json).
+    #[arg(long, value_name = "DIR")]
+    pub save: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Print the recorded attempt and the replay as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// An ending in the terms an attempt record uses: its outcome's kind, and
+/// its error's kind.
+fn ending_terms(e: &Ending) -> (&'static str, Option<String>) {
+    match e {
+        Ending::Done(_) => ("completed", None),
+        Ending::Snooze(_) => ("snoozed", None),
+        Ending::Wait(_) => ("waiting", None),
+        Ending::Failed(err) => ("failed", Some(err.kind.as_str().to_owned())),
+        Ending::Cancelled => ("cancelled", None),
+        Ending::Unavailable(_) => ("unavailable", None),
+    }
+}
+
+/// What the record's outcome means in those terms: an attempt that failed
+/// and was retried, or handed to a fallback, failed all the same.
+fn recorded_terms(attempt: &Value) -> (String, Option<String>) {
+    let kind = attempt["error"]["kind"].as_str().map(str::to_owned);
+    let outcome = match attempt["outcome"].as_str().unwrap_or("") {
+        "completed" => "completed",
+        "snoozed" => "snoozed",
+        "waiting" => "waiting",
+        "cancelled" => "cancelled",
+        _ if kind.is_some() => "failed",
+        other => other,
+    };
+    (outcome.to_owned(), kind)
+}
+
+pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    let client = Client::new(&args.server)?;
+    let bundle = client
+        .get(&["v1", "jobs", &args.id, "bundle"])
+        .query("attempt", args.attempt)
+        .send()
+        .map_err(|e| super::client::older_server(e, "job replay"))?
+        .body;
+    let component = &bundle["component"];
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(component["base64"].as_str().unwrap_or(""))
+        .context("the bundle's component is not base64")?;
+    let digest = Digest::of(&bytes).to_string();
+    if component["digest"].as_str() != Some(digest.as_str()) {
+        bail!(
+            "the bundle's component has digest {digest}, not the {} it was pinned to",
+            component["digest"]
+        );
+    }
+    let input = bundle["input"].to_string();
+    if let Some(dir) = &args.save {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::write(dir.join("component.wasm"), &bytes)?;
+        std::fs::write(dir.join("input.json"), &input)?;
+    }
+    let limits = Limits {
+        timeout_ms: bundle["limits"]["timeout_ms"]
+            .as_u64()
+            .context("the bundle has no limits")?,
+        fuel: bundle["limits"]["fuel"]
+            .as_u64()
+            .unwrap_or(Limits::DEFAULT.fuel),
+        memory_mb: bundle["limits"]["memory_mb"]
+            .as_u64()
+            .and_then(|m| u32::try_from(m).ok())
+            .unwrap_or(Limits::DEFAULT.memory_mb),
+    };
+    let job = JobRef {
+        id: bundle["job"]["id"].as_str().unwrap_or(&args.id).to_owned(),
+        attempt: bundle["job"]["attempt"]
+            .as_u64()
+            .and_then(|a| u32::try_from(a).ok())
+            .unwrap_or(1),
+        queue: bundle["job"]["queue"]
+            .as_str()
+            .unwrap_or("default")
+            .to_owned(),
+    };
+    let recorded = &bundle["attempt"];
+    eprintln!(
+        "taskbox: replaying attempt {} of job {} ({} v{}, {}) here",
+        recorded["attempt"],
+        job.id,
+        recorded["task"]["name"].as_str().unwrap_or("?"),
+        recorded["task"]["version"],
+        digest
+    );
+    let report = client.block_on(async {
+        let sandbox = Sandbox::new(SandboxConfig {
+            cache_dir: super::run::default_cache_dir(),
+            max_instances: 4,
+            ..SandboxConfig::default()
+        })?;
+        let program = sandbox
+            .load(&bytes)
+            .await
+            .map_err(|e| anyhow::anyhow!("the component was refused here: {e}"))?;
+        Ok::<_, anyhow::Error>(
+            sandbox
+                .run(&program, AttemptRequest::new(job, input, limits))
+                .await,
+        )
+    })?;
+    let (outcome, kind) = ending_terms(&report.ending);
+    let (was_outcome, was_kind) = recorded_terms(recorded);
+    let same = outcome == was_outcome && kind == was_kind;
+    let recorded_fuel = recorded["fuel_used"].as_u64().unwrap_or(0);
+    if args.json {
+        super::client::print_json(&json!({
+            "recorded": recorded,
+            "replayed": {
+                "outcome": outcome,
+                "error": match &report.ending {
+                    Ending::Failed(e) => json!({"kind": e.kind, "code": e.code, "message": e.message}),
+                    _ => Value::Null,
+                },
+                "output": match &report.ending {
+                    Ending::Done(text) => serde_json::from_str(text).unwrap_or(Value::String(text.clone())),
+                    _ => Value::Null,
+                },
+                "fuel_used": report.fuel_used,
+                "peak_memory_bytes": report.peak_memory_bytes,
+                "duration_ms": report.duration.as_secs_f64() * 1000.0,
+                "log": report.log,
+            },
+            "same_ending": same,
+            "same_fuel": report.fuel_used == recorded_fuel,
+        }))?;
+    } else {
+        let show = |o: &str, k: &Option<String>| match k {
+            Some(k) => format!("{o} ({k})"),
+            None => o.to_owned(),
+        };
+        println!(
+            "recorded: {} · fuel {}",
+            show(&was_outcome, &was_kind),
+            thousands(recorded_fuel)
+        );
+        println!(
+            "replayed: {} · fuel {}",
+            show(outcome, &kind),
+            thousands(report.fuel_used)
+        );
+        if let Ending::Failed(e) = &report.ending {
+            println!("error:    {e}");
+        }
+        println!(
+            "{}",
+            match (same, report.fuel_used == recorded_fuel) {
+                (true, true) => "the replay ended as the attempt did, with the same fuel",
+                (true, false) =>
+                    "the replay ended as the attempt did, with other fuel (the guest is not deterministic, or its deadline cut it short)",
+                _ => "the replay did not end as the attempt did",
+            }
+        );
+    }
+    Ok(if same {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
