@@ -5,6 +5,7 @@ pub mod app;
 pub mod attempt_log;
 pub mod cli;
 pub mod config;
+pub mod dashboard;
 pub mod digest;
 pub mod enqueue;
 pub mod events;

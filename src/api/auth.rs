@@ -61,6 +61,17 @@ pub struct Principal {
     scopes: Vec<Scope>,
 }
 
+/// `GET /v1/whoami`: the token's tenant, whether it is the admin's, and
+/// its scopes (what the dashboard may show and offer). Any valid token.
+pub async fn whoami(who: Principal) -> axum::Json<serde_json::Value> {
+    let scopes: Vec<&str> = who.scopes.iter().map(|s| s.as_str()).collect();
+    axum::Json(serde_json::json!({
+        "tenant": who.tenant,
+        "admin": who.admin,
+        "scopes": scopes,
+    }))
+}
+
 impl Principal {
     /// Refuses with 403 unless the caller holds `scope`.
     pub fn require(&self, scope: Scope) -> Result<(), ApiError> {

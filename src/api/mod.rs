@@ -148,6 +148,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/v1/tenants/{name}/usage", get(usage::tenant_usage))
         .route("/v1/usage", get(usage::own_usage))
         .route("/v1/tokens", post(tenants::create_token))
+        .route("/v1/whoami", get(auth::whoami))
         .route("/v1/components", post(registry::upload_component))
         .route("/v1/tasks", get(registry::list_tasks))
         .route(
@@ -187,6 +188,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/v1/webhooks/{id}", axum::routing::delete(webhooks::delete))
         .route("/v1/webhooks/{id}/deliveries", get(webhooks::deliveries))
         .route("/metrics", get(metrics::scrape))
+        .merge(crate::dashboard::router())
         .fallback(no_route)
         .method_not_allowed_fallback(no_method)
         .layer(axum::middleware::from_fn(observe::observe))

@@ -8,6 +8,7 @@ mod api_jobs;
 mod api_schedules;
 mod api_webhooks;
 mod api_workflows;
+mod browser;
 mod cli_events;
 mod cli_run;
 mod cli_schedules;
