@@ -30,16 +30,6 @@ fn have_browser() -> bool {
     found
 }
 
-async fn token(admin: &Client, tenant: &str, scopes: &[&str]) -> String {
-    let (status, body) = admin.post("/v1/tenants", json!({"name": tenant})).await;
-    assert_eq!(status, 201, "{body}");
-    let (status, body) = admin
-        .post("/v1/tokens", json!({"tenant": tenant, "scopes": scopes}))
-        .await;
-    assert_eq!(status, 201, "{body}");
-    body["token"].as_str().unwrap().to_owned()
-}
-
 #[tokio::test]
 async fn the_dashboard_works_in_a_real_browser() {
     if !have_browser() {
@@ -56,11 +46,11 @@ async fn the_dashboard_works_in_a_real_browser() {
         "jobs:cancel",
         "jobs:read",
     ];
-    let acme = token(&admin, "acme", &every).await;
+    let acme = admin.mint("acme", &every).await;
     let as_acme = Client::new(&served.url, &acme);
     as_acme.task("limits", "limits").await;
     as_acme.task("slow", "limits").await;
-    let other = token(&admin, "other", &every).await;
+    let other = admin.mint("other", &every).await;
     let as_other = Client::new(&served.url, &other);
     as_other.task("limits", "limits").await;
     let (status, job) = as_other

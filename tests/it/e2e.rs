@@ -213,6 +213,18 @@ impl Client {
         body["digest"].as_str().unwrap().to_owned()
     }
 
+    /// With the admin token: makes `tenant` (unless it is there already)
+    /// and mints it a token with these scopes.
+    pub(crate) async fn mint(&self, tenant: &str, scopes: &[&str]) -> String {
+        let (status, body) = self.post("/v1/tenants", json!({"name": tenant})).await;
+        assert!(status == 201 || status == 409, "{status} {body}");
+        let (status, body) = self
+            .post("/v1/tokens", json!({"tenant": tenant, "scopes": scopes}))
+            .await;
+        assert_eq!(status, 201, "{body}");
+        body["token"].as_str().unwrap().to_owned()
+    }
+
     pub(crate) async fn task(&self, name: &str, guest: &str) -> String {
         let digest = self.upload(guest).await;
         let (status, body) = self

@@ -46,21 +46,9 @@ async fn a_scrape_shows_the_figures_move_as_jobs_run() {
     // On the API: a token, and one allowed to read them.
     let (status, _, _) = scrape(&on_api, None).await;
     assert_eq!(status, 401);
-    let (status, body) = admin.post("/v1/tenants", json!({"name": "acme"})).await;
-    assert_eq!(status, 201, "{body}");
-    let mint = |scope: &'static str| {
-        let admin = &admin;
-        async move {
-            let (status, minted) = admin
-                .post("/v1/tokens", json!({"tenant": "acme", "scopes": [scope]}))
-                .await;
-            assert_eq!(status, 201, "{minted}");
-            minted["token"].as_str().unwrap().to_owned()
-        }
-    };
-    let (status, _, body) = scrape(&on_api, Some(&mint("jobs:read").await)).await;
+    let (status, _, body) = scrape(&on_api, Some(&admin.mint("acme", &["jobs:read"]).await)).await;
     assert_eq!(status, 403, "a tenant token without metrics:read: {body}");
-    let reader = mint("metrics:read").await;
+    let reader = admin.mint("acme", &["metrics:read"]).await;
     let reader = reader.as_str();
     let (status, kind, before) = scrape(&on_api, Some(reader)).await;
     assert_eq!(status, 200, "{before}");

@@ -100,21 +100,10 @@ async fn a_failed_attempt_replays_with_its_error_kind_and_fuel() {
     assert!(saved.path().join("component.wasm").is_file());
 
     // Another tenant sees no such job; a token without jobs:read is refused.
-    let (_, _) = admin.post("/v1/tenants", json!({"name": "other"})).await;
-    let mint = |scopes: Value| {
-        let admin = &admin;
-        async move {
-            let (status, t) = admin
-                .post("/v1/tokens", json!({"tenant": "other", "scopes": scopes}))
-                .await;
-            assert_eq!(status, 201, "{t}");
-            t["token"].as_str().unwrap().to_owned()
-        }
-    };
-    let other = Client::new(&served.url, &mint(json!(["jobs:read"])).await);
+    let other = Client::new(&served.url, &admin.mint("other", &["jobs:read"]).await);
     let (status, _) = other.get(&format!("/v1/jobs/{id}/bundle")).await;
     assert_eq!(status, 404);
-    let queue_only = Client::new(&served.url, &mint(json!(["jobs:queue"])).await);
+    let queue_only = Client::new(&served.url, &admin.mint("other", &["jobs:queue"]).await);
     let (status, _) = queue_only.get(&format!("/v1/jobs/{id}/bundle")).await;
     assert_eq!(status, 403);
 }
