@@ -9,7 +9,11 @@
 //!
 //! Series carry no tenant unless the server runs with
 //! `--metrics-per-tenant`: a tenant label multiplies every series by the
-//! tenants, which a large installation's Prometheus may not want.
+//! tenants, which a large installation's Prometheus may not want. Queue
+//! names are the tenants' own: past `MAX_QUEUES` of them, the rest count as
+//! `_other`, so that a tenant making queues by the thousand cannot grow
+//! this process's memory (or its scrape) without bound. The HTTP method
+//! label is as bounded: a method the API does not use is `other`.
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -17,14 +21,20 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock};
 use std::time::Duration;
 
 /// A series' labels, in the order they are written.
 pub type Labels = Vec<(&'static str, String)>;
 
 type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
+
+/// Queues named in series; the rest are `_other`.
+pub const MAX_QUEUES: usize = 1000;
+/// What queues past `MAX_QUEUES` are counted as.
+pub const OTHER_QUEUE: &str = "_other";
 
 /// The content type of what `encode` writes.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -47,6 +57,7 @@ fn sizes() -> Histogram {
 pub struct Metrics {
     registry: Registry,
     per_tenant: AtomicBool,
+    queues: RwLock<HashSet<String>>,
     enqueued: Family<Labels, Counter>,
     ended: Family<Labels, Counter>,
     attempts: Family<Labels, Counter>,
@@ -82,6 +93,7 @@ impl Metrics {
         let m = Metrics {
             registry: Registry::default(),
             per_tenant: AtomicBool::new(false),
+            queues: RwLock::new(HashSet::new()),
             enqueued: Family::default(),
             ended: Family::default(),
             attempts: Family::default(),
@@ -214,6 +226,26 @@ impl Metrics {
         self.per_tenant.store(on, Ordering::Relaxed);
     }
 
+    /// The label of queue `q`: its name, unless `MAX_QUEUES` others were
+    /// named first.
+    fn queue(&self, q: &str) -> String {
+        let known = self.queues.read().unwrap_or_else(|p| p.into_inner());
+        if known.contains(q) {
+            return q.to_owned();
+        }
+        let full = known.len() >= MAX_QUEUES;
+        drop(known);
+        if full {
+            return OTHER_QUEUE.to_owned();
+        }
+        let mut known = self.queues.write().unwrap_or_else(|p| p.into_inner());
+        if known.len() < MAX_QUEUES {
+            known.insert(q.to_owned());
+            return q.to_owned();
+        }
+        OTHER_QUEUE.to_owned()
+    }
+
     fn tenant(&self, mut labels: Labels, tenant: &str) -> Labels {
         if self.per_tenant.load(Ordering::Relaxed) {
             labels.push(("tenant", tenant.to_owned()));
@@ -222,7 +254,7 @@ impl Metrics {
     }
 
     pub fn enqueued(&self, tenant: &str, queue: &str, n: u64) {
-        let labels = self.tenant(vec![("queue", queue.to_owned())], tenant);
+        let labels = self.tenant(vec![("queue", self.queue(queue))], tenant);
         self.enqueued.get_or_create(&labels).inc_by(n);
     }
 
@@ -241,7 +273,7 @@ impl Metrics {
     pub fn ended(&self, tenant: &str, queue: &str, status: &str, error_kind: &str) {
         let labels = self.tenant(
             vec![
-                ("queue", queue.to_owned()),
+                ("queue", self.queue(queue)),
                 ("status", status.to_owned()),
                 ("error_kind", error_kind.to_owned()),
             ],
@@ -253,14 +285,15 @@ impl Metrics {
     /// An attempt ran here: its outcome (`completed`, or its error kind),
     /// how long it took, its fuel and its peak memory.
     pub fn attempt(&self, a: AttemptFigures<'_>) {
+        let queue = self.queue(a.queue);
         self.attempts
             .get_or_create(&vec![
-                ("queue", a.queue.to_owned()),
+                ("queue", queue.clone()),
                 ("outcome", a.outcome.to_owned()),
             ])
             .inc();
         self.attempt_seconds
-            .get_or_create(&vec![("queue", a.queue.to_owned())])
+            .get_or_create(&vec![("queue", queue)])
             .observe(a.ran_for.as_secs_f64());
         self.fuel
             .get_or_create(&self.tenant(Vec::new(), a.tenant))
@@ -309,7 +342,7 @@ impl Metrics {
     /// An attempt started `delay` after its job was due.
     pub fn started(&self, queue: &str, delay: Duration) {
         self.start_delay_seconds
-            .get_or_create(&vec![("queue", queue.to_owned())])
+            .get_or_create(&vec![("queue", self.queue(queue))])
             .observe(delay.as_secs_f64());
     }
 
@@ -358,6 +391,11 @@ impl Metrics {
     /// An API request answered; `route` is its matched path
     /// (`/v1/jobs/{id}`), never the raw one (cardinality).
     pub fn request(&self, method: &str, route: &str, status: u16, took: Duration) {
+        // hyper takes any token as a method: only the API's own are named.
+        let method = match method {
+            "GET" | "POST" | "PUT" | "DELETE" | "HEAD" | "OPTIONS" | "PATCH" => method,
+            _ => "other",
+        };
         self.requests
             .get_or_create(&vec![
                 ("method", method.to_owned()),
@@ -374,9 +412,13 @@ impl Metrics {
     pub fn encode(&self, now: Scraped) -> String {
         self.jobs.clear();
         for (queue, status, n) in now.jobs {
+            // Added, not set: many queues may count as `_other`.
             self.jobs
-                .get_or_create(&vec![("queue", queue), ("status", status.to_owned())])
-                .set(i64::try_from(n).unwrap_or(i64::MAX));
+                .get_or_create(&vec![
+                    ("queue", self.queue(&queue)),
+                    ("status", status.to_owned()),
+                ])
+                .inc_by(i64::try_from(n).unwrap_or(i64::MAX));
         }
         self.instances.set(now.instances);
         self.instances_max.set(now.instances_max);
@@ -445,6 +487,37 @@ mod tests {
         );
         assert!(text.contains("taskbox_sandbox_instances 2"), "{text}");
         assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+
+    #[test]
+    fn queues_past_the_cap_count_as_one() {
+        let m = Metrics::new();
+        for n in 0..MAX_QUEUES + 5 {
+            m.enqueued("t", &format!("q{n}"), 1);
+        }
+        m.request("FOO", "/v1/jobs", 405, Duration::ZERO);
+        let text = m.encode(Scraped {
+            jobs: vec![
+                ("q0".into(), "queued", 1),
+                ("late-1".into(), "queued", 2),
+                ("late-2".into(), "queued", 3),
+            ],
+            ..Scraped::default()
+        });
+        assert!(
+            text.contains("taskbox_jobs_enqueued_total{queue=\"_other\"} 5"),
+            "{text}"
+        );
+        assert!(
+            text.contains("taskbox_jobs{queue=\"_other\",status=\"queued\"} 5"),
+            "{text}"
+        );
+        assert!(
+            text.contains("taskbox_jobs{queue=\"q0\",status=\"queued\"} 1"),
+            "{text}"
+        );
+        assert!(text.contains("method=\"other\""), "{text}");
+        assert!(!text.contains("FOO"), "{text}");
     }
 
     #[test]
