@@ -86,6 +86,13 @@ pub struct JobError {
 }
 
 impl JobError {
+    /// `{kind, code, message}`: how the API, callbacks and a fallback's or
+    /// an `on_error` step's input show it (without `retryable`). One place,
+    /// so that a replay rebuilds a fallback's input exactly.
+    pub fn brief(&self) -> serde_json::Value {
+        serde_json::json!({"kind": self.kind, "code": self.code, "message": self.message})
+    }
+
     /// An error of a host-detected kind whose code is the kind's own name.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         JobError {

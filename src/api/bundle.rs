@@ -12,6 +12,7 @@
 use super::auth::Principal;
 use super::error::ApiError;
 use super::ApiState;
+use crate::job::JobError;
 use crate::store::{AttemptQuery, AttemptRecord, Scope};
 use axum::extract::{Path, Query, State};
 use axum::Json;
@@ -45,6 +46,12 @@ pub async fn bundle(
         .job_get(&who.tenant, &id)
         .await?
         .ok_or_else(|| ApiError::JobNotFound(id.clone()))?;
+    let steps = state.store.job_steps(&id).await?;
+    if steps.iter().any(|s| s.kind == crate::store::StepKind::Step) {
+        return Err(ApiError::Conflict(format!(
+            "job {id} is a workflow's; replaying its steps is not supported yet (a step's input is the workflow's context at that step, which is not kept whole)"
+        )));
+    }
     let attempts = all_attempts(&state, &who.tenant, &id).await?;
     let Some(last) = attempts.last() else {
         return Err(ApiError::Conflict(format!(
@@ -58,12 +65,6 @@ pub async fn bundle(
             last.attempt
         )));
     };
-    let steps = state.store.job_steps(&id).await?;
-    if steps.iter().any(|s| s.kind == crate::store::StepKind::Step) {
-        return Err(ApiError::Conflict(format!(
-            "job {id} is a workflow's; replaying its steps is not supported yet (a step's input is the workflow's context at that step, which is not kept whole)"
-        )));
-    }
     let attempt = &attempts[at];
     let input = input_of(&job.input, &attempts[..=at]);
     // As the guest saw it: its number within the task that ran.
@@ -135,10 +136,7 @@ fn input_of(job_input: &str, attempts: &[AttemptRecord]) -> Value {
     for pair in attempts.windows(2) {
         let (before, after) = (&pair[0], &pair[1]);
         if before.task != after.task {
-            let error = before.error.as_ref().map_or(
-                Value::Null,
-                |e| json!({"kind": e.kind, "code": e.code, "message": e.message}),
-            );
+            let error = before.error.as_ref().map_or(Value::Null, JobError::brief);
             input = json!({"input": input, "error": error});
         }
     }

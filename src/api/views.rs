@@ -153,7 +153,7 @@ pub fn job_with_steps(
                 "attempts": s.attempts,
                 "max_attempts": s.max_attempts,
                 "output": s.output.as_deref().map(json_text),
-                "error": s.error.as_ref().map(|e| json!({"kind": e.kind, "code": e.code, "message": e.message})),
+                "error": s.error.as_ref().map(JobError::brief),
                 "started_at": s.started_at.map(rfc3339),
                 "finished_at": s.finished_at.map(rfc3339),
             })
@@ -170,7 +170,7 @@ pub fn attempt(a: &AttemptRecord) -> Value {
         "finished_at": rfc3339(a.finished_at),
         "duration_ms": (a.finished_at - a.started_at).max(0),
         "outcome": a.outcome,
-        "error": a.error.as_ref().map(|e| json!({"kind": e.kind, "code": e.code, "message": e.message})),
+        "error": a.error.as_ref().map(JobError::brief),
         "fuel_used": a.fuel_used,
         "peak_memory_bytes": a.peak_memory_bytes,
         "log": a.log,

@@ -147,7 +147,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             "replayed": {
                 "outcome": outcome,
                 "error": match &report.ending {
-                    Ending::Failed(e) => json!({"kind": e.kind, "code": e.code, "message": e.message}),
+                    Ending::Failed(e) => e.brief(),
                     _ => Value::Null,
                 },
                 "output": match &report.ending {

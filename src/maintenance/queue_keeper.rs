@@ -90,7 +90,7 @@ impl QueueKeeper {
             "queue": job.queue,
             "attempts": job.attempts,
         });
-        let value = json!({"kind": error.kind, "code": error.code, "message": error.message});
+        let value = error.brief();
         callback_job(&self.registry, &job.tenant, name, about, "error", value)
             .await
             .ok()

@@ -338,7 +338,7 @@ async fn callbacks(
                 None => return none,
             },
             "error",
-            json!({"kind": error.kind, "code": error.code, "message": error.message}),
+            error.brief(),
         ),
         _ => return none,
     };
@@ -650,7 +650,7 @@ async fn fail_or_fallback(
         serde_json::from_str(&job.input).unwrap_or(serde_json::Value::Null);
     let fb_input = json!({
         "input": input,
-        "error": {"kind": error.kind, "code": error.code, "message": error.message},
+        "error": error.brief(),
     });
     Some(Action::Fallback {
         task: TaskRef {

@@ -214,7 +214,7 @@ impl Plan {
                 .filter(|r| r.kind == StepKind::Fallback && r.status == StepStatus::Pending)
             {
                 let given: Value = serde_json::from_str(input).unwrap_or(Value::Null);
-                let fb_input = json!({"input": given, "error": error_json(&error)});
+                let fb_input = json!({"input": given, "error": error.brief()});
                 writes.push(fb.activate());
                 return (self.advance(fb, fb_input, Some(error), false), writes);
             }
@@ -225,7 +225,7 @@ impl Plan {
             (Chain::Main, Some(first)) => {
                 self.skip_chain(&mut writes, Chain::Main);
                 writes.push(first.activate());
-                let input = json!({"context": ctx, "error": error_json(&error)});
+                let input = json!({"context": ctx, "error": error.brief()});
                 (
                     self.advance(first, input, Some(error), false),
                     dedup(writes),
@@ -392,10 +392,6 @@ pub fn restart(
 fn dedup(writes: Vec<StepWrite>) -> Vec<StepWrite> {
     let mut seen = std::collections::HashSet::new();
     writes.into_iter().filter(|w| seen.insert(w.seq)).collect()
-}
-
-fn error_json(e: &JobError) -> Value {
-    json!({"kind": e.kind, "code": e.code, "message": e.message})
 }
 
 /// The context with a step's output merged in: each key of the output

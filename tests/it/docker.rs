@@ -51,7 +51,7 @@ fn the_image_builds_runs_as_non_root_and_reports_healthy() {
         if state != "starting" || Instant::now() > deadline {
             break state;
         }
-        std::thread::sleep(Duration::from_millis(500));
+        std::thread::sleep(Duration::from_millis(100));
     };
     let _ = docker(&["rm", "-f", &id]);
     assert_eq!(health, "healthy");
