@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a log line came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// The task's own `log` import.
@@ -16,7 +16,9 @@ pub enum Source {
 }
 
 /// Severity of a log line; the guest's `level` enum, one to one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
     Trace,
@@ -27,7 +29,7 @@ pub enum Level {
 }
 
 /// One line of an attempt's log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LogLine {
     /// Milliseconds since the attempt started.
     pub at_ms: f64,
@@ -37,7 +39,7 @@ pub struct LogLine {
 }
 
 /// An attempt's log once it is over.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct AttemptLog {
     pub lines: Vec<LogLine>,
     /// Lines that did not fit in the budget.

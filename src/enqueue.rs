@@ -31,8 +31,9 @@ pub const MAX_BATCH: usize = 1_000;
 /// One job to enqueue, as `POST /v1/jobs` takes it (and each item of a
 /// batch). Unknown fields are refused, so that a misspelled one is not
 /// silently ignored.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"task": "echo", "input": {"op": "echo", "value": 1}}))]
 pub struct JobSpec {
     pub task: Option<String>,
     pub workflow: Option<String>,

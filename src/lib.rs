@@ -22,6 +22,7 @@ pub mod runner;
 pub mod sandbox;
 pub mod schedule;
 pub mod store;
+pub mod strict;
 pub mod text;
 pub mod webhooks;
 pub mod workflow;

@@ -23,7 +23,7 @@ pub fn window_start(now: crate::store::Millis) -> crate::store::Millis {
 
 /// A tenant's quotas. `None` is no limit here; on a tenant it means the
 /// server's default applies.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Quotas {
     /// Enqueues per second, sustained (a token bucket).

@@ -10,13 +10,13 @@ pub const MAX_ATTEMPTS_CEILING: u32 = 100;
 pub const MAX_DELAY_MS_CEILING: u64 = 24 * 60 * 60 * 1000;
 
 /// How a task's failed attempts are retried.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetryPolicy {
     /// Attempts in all, the first included (default 3).
     #[serde(default = "default_max_attempts")]
     pub max_attempts: u32,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::strict::object")]
     pub backoff: Backoff,
     /// Failure codes that fail the job at once (matched against the guest's code).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -37,7 +37,7 @@ impl Default for RetryPolicy {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BackoffKind {
     Fixed,
@@ -45,7 +45,7 @@ pub enum BackoffKind {
 }
 
 /// The wait before the next attempt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Backoff {
     pub kind: BackoffKind,

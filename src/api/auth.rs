@@ -61,15 +61,24 @@ pub struct Principal {
     scopes: Vec<Scope>,
 }
 
+/// What a token is: its tenant, whether it is the admin's, its scopes.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct WhoAmI {
+    tenant: String,
+    admin: bool,
+    scopes: Vec<Scope>,
+}
+
 /// `GET /v1/whoami`: the token's tenant, whether it is the admin's, and
 /// its scopes (what the dashboard may show and offer). Any valid token.
-pub async fn whoami(who: Principal) -> axum::Json<serde_json::Value> {
-    let scopes: Vec<&str> = who.scopes.iter().map(|s| s.as_str()).collect();
-    axum::Json(serde_json::json!({
-        "tenant": who.tenant,
-        "admin": who.admin,
-        "scopes": scopes,
-    }))
+#[utoipa::path(get, path = "/v1/whoami", tag = "tenants",
+    responses((status = 200, body = WhoAmI), super::openapi::Errors))]
+pub async fn whoami(who: Principal) -> axum::Json<WhoAmI> {
+    axum::Json(WhoAmI {
+        tenant: who.tenant,
+        admin: who.admin,
+        scopes: who.scopes,
+    })
 }
 
 impl Principal {

@@ -4,6 +4,8 @@
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
 use super::error::ApiError;
+use super::error::ErrorBody;
+use super::openapi::Errors;
 use super::{views, ApiState};
 use crate::enqueue::{Caller, JobSpec, MAX_BATCH};
 use crate::store::{Idempotency, Inserted, JobRecord, Scope};
@@ -12,9 +14,11 @@ use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use utoipa::openapi::schema::{OneOfBuilder, Schema};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -25,13 +29,42 @@ struct BatchBody<'a> {
 
 /// An item's error: the error shape of a whole answer, with the status
 /// the item would have had on its own.
-fn item_error(e: ApiError) -> Value {
+/// A batch item that was refused: the error shape, with the status the
+/// item alone would have been answered with.
+#[derive(Serialize, ToSchema)]
+pub struct ItemError {
+    error: ItemErrorBody,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ItemErrorBody {
+    #[serde(flatten)]
+    body: ErrorBody,
+    status: u16,
+}
+
+fn item_error(e: ApiError) -> ItemError {
     if let ApiError::Internal(detail) = &e {
         tracing::error!(%detail, "internal error answered in a batch item");
     }
-    let mut body = e.body();
-    body["status"] = json!(e.status_code().as_u16());
-    json!({ "error": body })
+    ItemError {
+        error: ItemErrorBody {
+            body: e.body(),
+            status: e.status_code().as_u16(),
+        },
+    }
+}
+
+/// The body of `POST /v1/jobs/batch`.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+struct BatchRequest {
+    /// 1 to 1000 job bodies, each a `JobSpec` as `POST /v1/jobs` takes
+    /// it. Each is checked on its own: one that is not a valid job body
+    /// (not even an object) is answered with its error in its place, and
+    /// the others are enqueued.
+    #[schema(min_items = 1, max_items = 1000, value_type = Vec<Value>)]
+    jobs: Vec<JobSpec>,
 }
 
 /// `POST /v1/jobs/batch` `{"jobs": [...]}`: up to `MAX_BATCH` of the bodies
@@ -40,6 +73,9 @@ fn item_error(e: ApiError) -> Value {
 /// `{"error": {code, message, details, status}}`. With an
 /// `Idempotency-Key` header, item `i` carries the key `<key>/<i>` and the
 /// hash of its own text, so that a retried batch answers the same jobs.
+#[utoipa::path(post, path = "/v1/jobs/batch", tag = "jobs", request_body = BatchRequest,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Each item's key is this key, `/` and its index")),
+    responses((status = 200, description = "Each item's job, or why it was refused, in the order given", body = Batch), Errors))]
 pub async fn enqueue_batch(
     State(state): State<Arc<ApiState>>,
     who: Principal,
@@ -69,7 +105,12 @@ pub async fn enqueue_batch(
             key: format!("{k}/{i}"),
             body_hash: hex::encode(Sha256::digest(item.get())),
         });
-        match serde_json::from_str::<JobSpec>(item.get()) {
+        let parsed = if crate::strict::is_object(item.get().as_bytes()) {
+            serde_json::from_str::<JobSpec>(item.get())
+        } else {
+            Err(serde::de::Error::custom("a job body must be a JSON object"))
+        };
+        match parsed {
             Ok(spec) => {
                 slots.push(i);
                 items.push((spec, idempotency));
@@ -100,16 +141,35 @@ pub async fn enqueue_batch(
     Ok(([(header::CONTENT_TYPE, "application/json")], text).into_response())
 }
 
-#[derive(Serialize)]
-struct Batch<'a> {
+/// A batch's answer.
+#[derive(Serialize, ToSchema)]
+pub struct Batch<'a> {
     jobs: Vec<Item<'a>>,
 }
 
 /// An item's answer: the job, or its error's body.
-type Answer = Result<JobRecord, Value>;
+type Answer = Result<JobRecord, ItemError>;
 
 /// An item as the answer writes it (`None`: never left so).
-struct Item<'a>(&'a Option<Answer>);
+pub struct Item<'a>(&'a Option<Answer>);
+
+impl utoipa::PartialSchema for Item<'_> {
+    fn schema() -> RefOr<Schema> {
+        OneOfBuilder::new()
+            .item(Ref::from_schema_name("Job"))
+            .item(Ref::from_schema_name("ItemError"))
+            .into()
+    }
+}
+
+impl ToSchema for Item<'_> {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.push(("Job".into(), views::JobView::schema()));
+        schemas.push(("ItemError".into(), ItemError::schema()));
+        <views::JobView as ToSchema>::schemas(schemas);
+        <ItemError as ToSchema>::schemas(schemas);
+    }
+}
 
 impl Serialize for Item<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -42,6 +42,12 @@ pub fn parse_json<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, ApiEr
             "the request body is empty; send a JSON object".into(),
         ));
     }
+    // Serde would read a struct from an array of its fields too.
+    if !crate::strict::is_object(bytes) {
+        return Err(ApiError::BadRequest(
+            "the request body must be a JSON object".into(),
+        ));
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         // The path of the field at fault, when it is not the body itself.

@@ -11,33 +11,81 @@
 
 use super::auth::Principal;
 use super::error::ApiError;
+use super::openapi::Errors;
+use super::views::AttemptView;
 use super::ApiState;
 use crate::job::JobError;
 use crate::store::{AttemptQuery, AttemptRecord, Scope};
 use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use base64::Engine as _;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
+use utoipa::{IntoParams, ToSchema};
 
 /// Attempts read to find the one asked for.
 const MAX_ATTEMPTS_READ: usize = 10_000;
 const PAGE: u32 = 500;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct BundleParams {
     /// The attempt's number in the job (1…); the last one when absent.
     attempt: Option<u32>,
 }
 
+/// What replaying one attempt needs.
+#[derive(Serialize, ToSchema)]
+pub struct Bundle<'a> {
+    /// `taskbox-replay/1`.
+    format: &'static str,
+    job: BundleJob<'a>,
+    #[schema(value_type = AttemptView)]
+    attempt: AttemptView<'a>,
+    /// The input that attempt got.
+    input: Value,
+    limits: BundleLimits,
+    component: BundleComponent<'a>,
+}
+
+/// What the guest saw of its job.
+#[derive(Serialize, ToSchema)]
+pub struct BundleJob<'a> {
+    id: &'a str,
+    queue: &'a str,
+    /// The attempt's number within its stage (its task's or its fallback's).
+    attempt: u32,
+}
+
+/// The limits the attempt ran under.
+#[derive(Serialize, ToSchema)]
+pub struct BundleLimits {
+    timeout_ms: u64,
+    fuel: u64,
+    memory_mb: u32,
+}
+
+/// The pinned component.
+#[derive(Serialize, ToSchema)]
+pub struct BundleComponent<'a> {
+    digest: &'a str,
+    size: usize,
+    /// Its bytes, base64 (standard alphabet, padded).
+    base64: String,
+}
+
+#[utoipa::path(get, path = "/v1/jobs/{id}/bundle", tag = "jobs",
+    params(("id" = String, Path, description = "The job's id"), BundleParams),
+    responses((status = 200, body = Bundle), Errors))]
 pub async fn bundle(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
     params: Result<Query<BundleParams>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     who.require(Scope::JobsRead)?;
     let Query(p) =
         params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
@@ -86,22 +134,27 @@ pub async fn bundle(
     let limits = task
         .limits
         .clamped(&state.registry.sandbox().config().ceilings);
-    Ok(Json(json!({
-        "format": "taskbox-replay/1",
-        "job": {"id": job.id, "queue": job.queue, "attempt": in_stage},
-        "attempt": super::views::attempt(attempt),
-        "input": input,
-        "limits": {
-            "timeout_ms": limits.timeout_ms,
-            "fuel": limits.fuel,
-            "memory_mb": limits.memory_mb,
+    Ok(Json(Bundle {
+        format: "taskbox-replay/1",
+        job: BundleJob {
+            id: &job.id,
+            queue: &job.queue,
+            attempt: in_stage,
         },
-        "component": {
-            "digest": attempt.task.digest,
-            "size": bytes.len(),
-            "base64": base64::engine::general_purpose::STANDARD.encode(&bytes),
+        attempt: super::views::attempt(attempt),
+        input,
+        limits: BundleLimits {
+            timeout_ms: limits.timeout_ms,
+            fuel: limits.fuel,
+            memory_mb: limits.memory_mb,
         },
-    })))
+        component: BundleComponent {
+            digest: &attempt.task.digest,
+            size: bytes.len(),
+            base64: base64::engine::general_purpose::STANDARD.encode(&bytes),
+        },
+    })
+    .into_response())
 }
 
 async fn all_attempts(

@@ -72,6 +72,55 @@ pub enum ApiError {
     Internal(String),
 }
 
+/// Every code an error answer may carry; part of the HTTP contract (DESIGN
+/// §3.4), and listed in the OpenAPI spec from this enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    JobInvalidInput,
+    BadRequest,
+    Unauthenticated,
+    JobAccessDenied,
+    JobNotFound,
+    TenantNotFound,
+    TaskNotFound,
+    ComponentNotFound,
+    WebhookNotFound,
+    ScheduleNotFound,
+    NotFound,
+    Conflict,
+    PayloadTooLarge,
+    InvalidComponent,
+    InvalidTask,
+    InvalidSchedule,
+    InvalidWorkflow,
+    WorkflowNotFound,
+    Unavailable,
+    RateLimited,
+    QuotaExceeded,
+    JobExecutionError,
+    InternalError,
+}
+
+/// The error answer's shape, as the OpenAPI spec shows it.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorAnswer {
+    pub error: ErrorBody,
+}
+
+/// What an error answer's `error` holds.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    pub code: ErrorCode,
+    /// What was wrong and, where it helps, how to fix it.
+    pub message: String,
+    /// More, by code: the input's violations (`JOB_INVALID_INPUT`), the
+    /// definition's problems (`INVALID_TASK`, `INVALID_WORKFLOW`), the
+    /// limit (`PAYLOAD_TOO_LARGE`, `RATE_LIMITED`, `QUOTA_EXCEEDED`), the
+    /// job (`JOB_EXECUTION_ERROR`); else null.
+    pub details: serde_json::Value,
+}
+
 impl ApiError {
     /// The whole status mapping.
     pub fn status_code(&self) -> StatusCode {
@@ -101,36 +150,36 @@ impl ApiError {
         }
     }
 
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ApiError::InvalidInput(_) => "JOB_INVALID_INPUT",
-            ApiError::BadRequest(_) => "BAD_REQUEST",
-            ApiError::Unauthenticated(_) => "UNAUTHENTICATED",
-            ApiError::Forbidden(_) => "JOB_ACCESS_DENIED",
-            ApiError::JobNotFound(_) => "JOB_NOT_FOUND",
-            ApiError::TenantNotFound(_) => "TENANT_NOT_FOUND",
-            ApiError::TaskNotFound(_) => "TASK_NOT_FOUND",
-            ApiError::ComponentNotFound(_) => "COMPONENT_NOT_FOUND",
-            ApiError::WebhookNotFound(_) => "WEBHOOK_NOT_FOUND",
-            ApiError::ScheduleNotFound(_) => "SCHEDULE_NOT_FOUND",
-            ApiError::NoRoute(_) => "NOT_FOUND",
-            ApiError::Conflict(_) => "CONFLICT",
-            ApiError::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
-            ApiError::InvalidComponent(_) => "INVALID_COMPONENT",
-            ApiError::InvalidTask(_) => "INVALID_TASK",
-            ApiError::InvalidSchedule(_) => "INVALID_SCHEDULE",
-            ApiError::InvalidWorkflow(_) => "INVALID_WORKFLOW",
-            ApiError::WorkflowNotFound(_) => "WORKFLOW_NOT_FOUND",
-            ApiError::Unavailable(_) => "UNAVAILABLE",
-            ApiError::RateLimited { .. } => "RATE_LIMITED",
-            ApiError::QuotaExceeded(_) => "QUOTA_EXCEEDED",
-            ApiError::Execution { .. } => "JOB_EXECUTION_ERROR",
-            ApiError::Internal(_) => "INTERNAL_ERROR",
+            ApiError::InvalidInput(_) => ErrorCode::JobInvalidInput,
+            ApiError::BadRequest(_) => ErrorCode::BadRequest,
+            ApiError::Unauthenticated(_) => ErrorCode::Unauthenticated,
+            ApiError::Forbidden(_) => ErrorCode::JobAccessDenied,
+            ApiError::JobNotFound(_) => ErrorCode::JobNotFound,
+            ApiError::TenantNotFound(_) => ErrorCode::TenantNotFound,
+            ApiError::TaskNotFound(_) => ErrorCode::TaskNotFound,
+            ApiError::ComponentNotFound(_) => ErrorCode::ComponentNotFound,
+            ApiError::WebhookNotFound(_) => ErrorCode::WebhookNotFound,
+            ApiError::ScheduleNotFound(_) => ErrorCode::ScheduleNotFound,
+            ApiError::NoRoute(_) => ErrorCode::NotFound,
+            ApiError::Conflict(_) => ErrorCode::Conflict,
+            ApiError::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
+            ApiError::InvalidComponent(_) => ErrorCode::InvalidComponent,
+            ApiError::InvalidTask(_) => ErrorCode::InvalidTask,
+            ApiError::InvalidSchedule(_) => ErrorCode::InvalidSchedule,
+            ApiError::InvalidWorkflow(_) => ErrorCode::InvalidWorkflow,
+            ApiError::WorkflowNotFound(_) => ErrorCode::WorkflowNotFound,
+            ApiError::Unavailable(_) => ErrorCode::Unavailable,
+            ApiError::RateLimited { .. } => ErrorCode::RateLimited,
+            ApiError::QuotaExceeded(_) => ErrorCode::QuotaExceeded,
+            ApiError::Execution { .. } => ErrorCode::JobExecutionError,
+            ApiError::Internal(_) => ErrorCode::InternalError,
         }
     }
 
     /// What the answer's `error` holds: `{code, message, details}`.
-    pub fn body(&self) -> Value {
+    pub fn body(&self) -> ErrorBody {
         let message = match self {
             ApiError::InvalidInput(v) => format!(
                 "the job's input does not match the task's input_schema ({} problem{}; see details)",
@@ -139,7 +188,11 @@ impl ApiError {
             ),
             other => other.to_string(),
         };
-        json!({"code": self.code(), "message": message, "details": self.details()})
+        ErrorBody {
+            code: self.code(),
+            message,
+            details: self.details(),
+        }
     }
 
     fn details(&self) -> Value {
@@ -169,7 +222,7 @@ impl IntoResponse for ApiError {
         if let ApiError::Internal(detail) = &self {
             tracing::error!(%detail, "internal error answered as 500");
         }
-        let body = json!({ "error": self.body() });
+        let body = ErrorAnswer { error: self.body() };
         let mut resp = (self.status_code(), axum::Json(body)).into_response();
         if let ApiError::RateLimited { retry_after_ms, .. } = &self {
             resp.headers_mut().insert(

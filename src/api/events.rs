@@ -7,6 +7,7 @@
 
 use super::auth::Principal;
 use super::error::ApiError;
+use super::openapi::Errors;
 use super::ApiState;
 use crate::events::feed::{follow, Item};
 use crate::events::{EventFilter, EventType};
@@ -17,21 +18,23 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event as Sse, KeepAlive};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::Stream;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use utoipa::{IntoParams, ToSchema};
 
 /// Events a stream holds for a client before it is dropped as too slow.
 const STREAM_ROOM: usize = 1024;
 /// Streams one tenant may have open at once, by default.
 pub const DEFAULT_MAX_STREAMS: u32 = 32;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct EventsQuery {
     job: Option<String>,
     task: Option<String>,
@@ -42,6 +45,7 @@ pub struct EventsQuery {
     /// Resume after this sequence number (as `Last-Event-ID`, which wins).
     after: Option<u64>,
     /// With `Accept: application/json`: most events in the page.
+    #[param(maximum = 1000)]
     limit: Option<u32>,
 }
 
@@ -106,6 +110,74 @@ fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
     })
 }
 
+/// One event: these fields, and what its type adds (`error`,
+/// `will_retry`, `run_at`, `reason`, `step`, …).
+#[derive(ToSchema)]
+#[schema(as = Event)]
+#[allow(dead_code)]
+struct EventShape {
+    /// The tenant's sequence number: 1, 2, 3, … for every reader.
+    seq: u64,
+    #[schema(rename = "type")]
+    kind: EventType,
+    at: String,
+    job: EventJob,
+    /// The job's attempts so far.
+    attempt: u32,
+}
+
+/// The job an event is of.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+struct EventJob {
+    id: String,
+    task: String,
+    queue: String,
+}
+
+/// One server-sent event of the stream.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+struct StreamFrame {
+    /// The event's sequence number (for `Last-Event-ID`); none on `gap`
+    /// and `dropped`.
+    id: Option<String>,
+    /// The event's type (`job.completed`, …), or `gap` (events were pruned
+    /// before this reader read them) or `dropped` (the reader was too slow
+    /// and is disconnected).
+    event: String,
+    /// The `Event` as JSON, or for `gap` and `dropped` a notice saying what
+    /// was lost and where to go on from.
+    #[schema(content_media_type = "application/json")]
+    data: String,
+}
+
+/// A page of events.
+#[derive(Serialize, ToSchema)]
+pub struct EventPage {
+    #[schema(value_type = Vec<EventShape>)]
+    events: Vec<serde_json::Value>,
+    /// Where the next page starts (`after`), past events the filter left
+    /// out too.
+    next_after: u64,
+    /// The tenant's last event now.
+    head: u64,
+}
+
+/// The tenant's job events: a stream of server-sent events (`id:` is the
+/// sequence number, `event:` the type; `gap` and `dropped` say what was
+/// lost), or with `Accept: application/json` a page of them. Needs
+/// `jobs:read`.
+#[utoipa::path(get, path = "/v1/events", tag = "events",
+    params(EventsQuery, ("Last-Event-ID" = Option<String>, Header, description = "Resume the stream after this event")),
+    responses(
+        (status = 200, description = "The stream, or a page with `Accept: application/json`",
+            content(
+                (StreamFrame = "text/event-stream"),
+                (EventPage = "application/json"),
+            )),
+        Errors
+    ))]
 pub async fn stream(
     State(state): State<Arc<ApiState>>,
     who: Principal,
@@ -202,11 +274,11 @@ async fn page(
             }
         }
     }
-    Ok(axum::Json(json!({
-        "events": events,
-        "next_after": next,
-        "head": heads.seq,
-    }))
+    Ok(axum::Json(EventPage {
+        events,
+        next_after: next,
+        head: heads.seq,
+    })
     .into_response())
 }
 

@@ -3,6 +3,8 @@
 use super::auth::Principal;
 use super::body::{JsonBody, OptionalJson};
 use super::error::ApiError;
+use super::openapi::Errors;
+use super::views::{AttemptView, JobDetail, JobOut, JobView};
 use super::{views, ApiState};
 use crate::enqueue::{Caller, EnqueueError, JobSpec, MAX_KEY_LEN};
 use crate::job::{ErrorKind, JobStatus};
@@ -14,12 +16,16 @@ use crate::store::{
 };
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Duration;
+use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
 
 const DEFAULT_PAGE: u32 = 50;
 const MAX_PAGE: u32 = 500;
@@ -53,12 +59,34 @@ pub(super) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Api
     Ok(Some(key.to_owned()))
 }
 
+/// Enqueues a job of a task (or a workflow) on an input the task's
+/// `input_schema` accepts. Needs `jobs:queue`.
+#[utoipa::path(
+    post,
+    path = "/v1/jobs",
+    tag = "jobs",
+    request_body = JobSpec,
+    params(("Idempotency-Key" = Option<String>, Header, description = "The same key and body within 24 h answers the first request's job (200); another body with it is a 409")),
+    responses(
+        (status = 201, description = "Enqueued", body = JobView, links(
+            ("show" = (operation_id = "jobs_show", parameters(("id" = "$response.body#/id")))),
+            ("attempts" = (operation_id = "jobs_attempts", parameters(("id" = "$response.body#/id")))),
+            ("cancel" = (operation_id = "jobs_cancel", parameters(("id" = "$response.body#/id")))),
+            ("run" = (operation_id = "jobs_run_now", parameters(("id" = "$response.body#/id")))),
+            ("resume" = (operation_id = "jobs_resume", parameters(("id" = "$response.body#/id")))),
+            ("retry" = (operation_id = "jobs_retry", parameters(("id" = "$response.body#/id")))),
+            ("bundle" = (operation_id = "jobs_bundle", parameters(("id" = "$response.body#/id"))))
+        )),
+        (status = 200, description = "The job an idempotency key or `on_conflict: use_existing` named", body = JobView),
+        Errors
+    )
+)]
 pub async fn enqueue(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     headers: HeaderMap,
     body: JsonBody<JobSpec>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<JobOut>), ApiError> {
     who.require(Scope::JobsQueue)?;
     let JsonBody { value: spec, raw } = body;
     let idempotency = idempotency_key(&headers)?.map(|key| Idempotency {
@@ -70,8 +98,8 @@ pub async fn enqueue(
         .enqueue(&who.tenant, spec, idempotency, Caller::Tenant)
         .await?
     {
-        Inserted::Created(j) => Ok((StatusCode::CREATED, Json(views::job(&j)))),
-        Inserted::Existing(j) => Ok((StatusCode::OK, Json(views::job(&j)))),
+        Inserted::Created(j) => Ok((StatusCode::CREATED, Json(JobOut(j)))),
+        Inserted::Existing(j) => Ok((StatusCode::OK, Json(JobOut(j)))),
     }
 }
 
@@ -83,11 +111,14 @@ async fn job_of(state: &ApiState, who: &Principal, id: &str) -> Result<JobRecord
         .ok_or_else(|| ApiError::JobNotFound(id.to_owned()))
 }
 
+/// A job, with its stages, children and parent. Needs `jobs:read`.
+#[utoipa::path(get, path = "/v1/jobs/{id}", tag = "jobs", params(("id" = String, Path, description = "The job's id")),
+    responses((status = 200, body = JobDetail), Errors))]
 pub async fn show(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     who.require(Scope::JobsRead)?;
     let job = job_of(&state, &who, &id).await?;
     let steps = state.store.job_steps(&job.id).await?;
@@ -98,24 +129,66 @@ pub async fn show(
         &steps,
         &calls,
         parent.as_deref(),
-    )))
+    ))
+    .into_response())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListParams {
+    /// Only jobs in this status (empty: any).
+    #[param(value_type = Option<StatusFilter>, inline)]
     status: Option<String>,
+    /// Only jobs of this task.
     task: Option<String>,
+    /// Only jobs in this queue.
     queue: Option<String>,
+    /// Most jobs in the page (1 to 500; default 50).
+    #[param(minimum = 1, maximum = 500)]
     limit: Option<u32>,
+    /// The `next_cursor` of the previous page.
     cursor: Option<String>,
 }
 
+/// A job status, or empty for any (as a form with no choice sends it).
+pub struct StatusFilter;
+
+impl utoipa::PartialSchema for StatusFilter {
+    fn schema() -> RefOr<Schema> {
+        let any = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some([""]));
+        OneOfBuilder::new()
+            .item(Ref::from_schema_name("JobStatus"))
+            .item(any)
+            .into()
+    }
+}
+
+impl ToSchema for StatusFilter {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.push(("JobStatus".into(), JobStatus::schema()));
+    }
+}
+
+/// A page of jobs, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct JobPage<'a> {
+    #[schema(value_type = Vec<JobView>)]
+    jobs: Vec<JobView<'a>>,
+    /// Where the next page starts; null on the last.
+    next_cursor: Option<String>,
+}
+
+/// The tenant's jobs, newest first, a page at a time. Needs `jobs:read`.
+#[utoipa::path(get, path = "/v1/jobs", tag = "jobs", params(ListParams),
+    responses((status = 200, body = JobPage), Errors))]
 pub async fn list(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     params: Result<Query<ListParams>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     who.require(Scope::JobsRead)?;
     let Query(p) =
         params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
@@ -146,23 +219,29 @@ pub async fn list(
     let more = page.cut || page.jobs.len() == limit as usize;
     let jobs = page.jobs;
     let next = more.then(|| jobs.last().map(|j| j.id.clone())).flatten();
-    Ok(Json(json!({
-        "jobs": jobs.iter().map(views::job).collect::<Vec<_>>(),
-        "next_cursor": next,
-    })))
+    Ok(Json(JobPage {
+        jobs: jobs.iter().map(JobView::of).collect(),
+        next_cursor: next,
+    })
+    .into_response())
 }
 
+/// Cancels a queued, waiting or running job (a running one is stopped
+/// within an epoch tick; the answer waits briefly for it). Needs
+/// `jobs:cancel`.
+#[utoipa::path(post, path = "/v1/jobs/{id}/cancel", tag = "jobs", params(("id" = String, Path, description = "The job's id")),
+    responses((status = 200, description = "The job, cancelled (or `cancel_requested` while its attempt stops)", body = JobView), Errors))]
 pub async fn cancel(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<JobOut>, ApiError> {
     who.require(Scope::JobsCancel)?;
     match cancel_one(&state, &who.tenant, &id)
         .await
         .map_err(|e| not_found(e, &id))?
     {
-        CancelOutcome::Cancelled(j) | CancelOutcome::Handed(j) => Ok(Json(views::job(&j))),
+        CancelOutcome::Cancelled(j) | CancelOutcome::Handed(j) => Ok(Json(JobOut(j))),
         CancelOutcome::Requested(_) => {
             state.runner.interrupt(&id);
             // The attempt stops within an epoch tick; answer its end when it
@@ -172,7 +251,7 @@ pub async fn cancel(
                 .wait_stopped(&who.tenant, &id, state.limits.cancel_wait)
                 .await
                 .map_err(|e| not_found(e, &id))?;
-            Ok(Json(views::job(&last)))
+            Ok(Json(JobOut(last)))
         }
         CancelOutcome::AlreadyEnded(j) => Err(ApiError::Conflict(format!(
             "job {id} is {} already; only a queued, waiting or running job can be cancelled",
@@ -191,9 +270,11 @@ async fn cancel_one(state: &ApiState, tenant: &str, id: &str) -> Result<CancelOu
     Ok(o)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct RunParams {
+    /// Wait for the attempt's end (up to the task's timeout and a minute).
     wait: Option<bool>,
 }
 
@@ -201,12 +282,19 @@ pub struct RunParams {
 /// runner claims it like any other (within the tenant's share and quotas).
 /// With `?wait=true` the request waits for that attempt's end, but does not
 /// own it: a client that goes away leaves it running.
+#[utoipa::path(post, path = "/v1/jobs/{id}/run", tag = "jobs",
+    params(("id" = String, Path, description = "The job's id"), RunParams),
+    responses(
+        (status = 200, description = "Due now (with `wait`: the attempt ended and the job did not fail)", body = JobView),
+        (status = 202, description = "With `wait`: the attempt has not ended yet", body = JobView),
+        Errors
+    ))]
 pub async fn run_now(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
     params: Result<Query<RunParams>, axum::extract::rejection::QueryRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<JobOut>), ApiError> {
     who.require(Scope::JobsRun)?;
     let Query(p) =
         params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
@@ -235,7 +323,7 @@ pub async fn run_now(
         .await
         .map_err(run_err)?
     {
-        Waited::StillGoing(j) => return Ok((StatusCode::ACCEPTED, Json(views::job(&j)))),
+        Waited::StillGoing(j) => return Ok((StatusCode::ACCEPTED, Json(JobOut(j)))),
         Waited::Ended(j) => j,
     };
     let failed =
@@ -252,21 +340,27 @@ pub async fn run_now(
             job: views::job(&j),
         });
     }
-    Ok((StatusCode::OK, Json(views::job(&j))))
+    Ok((StatusCode::OK, Json(JobOut(j))))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResumeBody {
+    /// A new input for the job (checked against the task's `input_schema`).
     input: Option<Value>,
 }
 
+/// Sends a waiting job back to the queue, on a new input if one is given.
+/// The body may be left out. Needs `jobs:queue`.
+#[utoipa::path(post, path = "/v1/jobs/{id}/resume", tag = "jobs", params(("id" = String, Path, description = "The job's id")),
+    request_body(content = Option<ResumeBody>),
+    responses((status = 200, body = JobView), Errors))]
 pub async fn resume(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
     OptionalJson(body): OptionalJson<ResumeBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<JobOut>, ApiError> {
     who.require(Scope::JobsQueue)?;
     let job = job_of(&state, &who, &id).await?;
     let input = match (body.input, &job.fallback) {
@@ -285,15 +379,27 @@ pub async fn resume(
         .await
         .map_err(|e| not_found(e, &id))?;
     state.runner.queued_again(&j.tenant);
-    Ok(Json(views::job(&j)))
+    Ok(Json(JobOut(j)))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetryBody {
     /// `"latest"`: on the task's newest version; absent or `"pinned"`: on
     /// the version the job pinned.
+    #[schema(value_type = Option<RetryVersion>)]
     digest: Option<String>,
+}
+
+/// Which version of its task a re-driven job runs.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum RetryVersion {
+    /// The version the job pinned (the default).
+    Pinned,
+    /// The task's newest version.
+    Latest,
 }
 
 fn version_of(d: Option<&str>) -> Result<Version, ApiError> {
@@ -308,12 +414,15 @@ fn version_of(d: Option<&str>) -> Result<Version, ApiError> {
 
 /// `POST /v1/jobs/{id}/retry` `{digest?: "latest"}`: a failed job back to
 /// the queue for a new series of attempts.
+#[utoipa::path(post, path = "/v1/jobs/{id}/retry", tag = "jobs", params(("id" = String, Path, description = "The job's id")),
+    request_body(content = Option<RetryBody>),
+    responses((status = 200, description = "The job, queued for a new series of attempts", body = JobView), Errors))]
 pub async fn retry(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
     OptionalJson(body): OptionalJson<RetryBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<JobOut>, ApiError> {
     who.require(Scope::JobsQueue)?;
     let version = version_of(body.digest.as_deref())?;
     let j = state
@@ -324,10 +433,10 @@ pub async fn retry(
             EnqueueError::Store(s) => not_found(s, &id),
             other => other.into(),
         })?;
-    Ok(Json(views::job(&j)))
+    Ok(Json(JobOut(j)))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetryFilter {
     task: Option<String>,
@@ -338,23 +447,40 @@ pub struct RetryFilter {
     code: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetryManyBody {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::strict::object")]
     filter: RetryFilter,
+    #[schema(value_type = Option<RetryVersion>)]
     digest: Option<String>,
+    /// Most jobs to re-drive (1 to 10000, the default).
+    #[schema(minimum = 1, maximum = 10000)]
     limit: Option<u32>,
+}
+
+/// What a re-drive of many did.
+#[derive(Serialize, ToSchema)]
+pub struct RetriedMany {
+    /// Jobs queued again.
+    retried: u64,
+    /// Jobs that matched but were refused (a unique key taken since,
+    /// `max_queued`).
+    refused: u64,
+    /// Whether more failed jobs match past `limit`.
+    more: bool,
 }
 
 /// `POST /v1/jobs/retry` `{filter?: {task?, queue?, kind?, code?}, digest?,
 /// limit?}`: re-drives the tenant's failed jobs that match, newest first,
 /// up to `limit` (default and most: `MAX_REDRIVE`), and says how many.
+#[utoipa::path(post, path = "/v1/jobs/retry", tag = "jobs", request_body = RetryManyBody,
+    responses((status = 200, body = RetriedMany), Errors))]
 pub async fn retry_many(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     body: JsonBody<RetryManyBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<RetriedMany>, ApiError> {
     who.require(Scope::JobsQueue)?;
     let b = body.value;
     let version = version_of(b.digest.as_deref())?;
@@ -374,16 +500,19 @@ pub async fn retry_many(
         .redriver
         .many(&who.tenant, &filter, version, limit)
         .await?;
-    Ok(Json(json!({
-        "retried": done.retried,
-        "refused": done.refused,
-        "more": done.more,
-    })))
+    Ok(Json(RetriedMany {
+        retried: done.retried,
+        refused: done.refused,
+        more: done.more,
+    }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct AttemptParams {
+    /// Most attempts in the page (1 to 1000; default 100).
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
     /// The last attempt number of the previous page.
     cursor: Option<u32>,
@@ -391,12 +520,24 @@ pub struct AttemptParams {
 
 /// `GET /v1/jobs/{id}/attempts?limit=&cursor=`: oldest first, a page at a
 /// time (each attempt carries its log).
+/// A page of attempts.
+#[derive(Serialize, ToSchema)]
+pub struct AttemptPage<'a> {
+    #[schema(value_type = Vec<AttemptView>)]
+    attempts: Vec<AttemptView<'a>>,
+    /// Where the next page starts; null on the last.
+    next_cursor: Option<u32>,
+}
+
+#[utoipa::path(get, path = "/v1/jobs/{id}/attempts", tag = "jobs",
+    params(("id" = String, Path, description = "The job's id"), AttemptParams),
+    responses((status = 200, body = AttemptPage), Errors))]
 pub async fn attempts(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
     params: Result<Query<AttemptParams>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     who.require(Scope::JobsRead)?;
     let Query(p) =
         params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
@@ -419,8 +560,9 @@ pub async fn attempts(
     let next = (list.len() == limit as usize)
         .then(|| list.last().map(|a| a.attempt))
         .flatten();
-    Ok(Json(json!({
-        "attempts": list.iter().map(views::attempt).collect::<Vec<_>>(),
-        "next_cursor": next,
-    })))
+    Ok(Json(AttemptPage {
+        attempts: list.iter().map(views::attempt).collect(),
+        next_cursor: next,
+    })
+    .into_response())
 }

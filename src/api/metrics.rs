@@ -15,7 +15,10 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
-/// The scrape on the API.
+/// The process's Prometheus figures. Needs the admin token or
+/// `metrics:read`.
+#[utoipa::path(get, path = "/metrics", tag = "operate",
+    responses((status = 200, description = "The Prometheus text format", content_type = "application/openmetrics-text", body = String), super::openapi::Errors))]
 pub async fn scrape(
     State(state): State<Arc<ApiState>>,
     who: Principal,

@@ -10,6 +10,7 @@ mod events;
 mod jobs;
 pub mod metrics;
 mod observe;
+pub mod openapi;
 mod queues;
 mod registry;
 mod schedules;
@@ -27,12 +28,15 @@ use crate::redrive::Redriver;
 use crate::registry::Registry;
 use crate::runner::Runner;
 use crate::store::JobStore;
-use axum::routing::{get, post, put};
 use axum::Router;
 use error::ApiError;
+use openapi::Errors;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
+use utoipa::OpenApi as _;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// Limits on what a request may send.
 #[derive(Debug, Clone)]
@@ -133,71 +137,82 @@ impl ApiState {
     }
 }
 
+/// Every route of the API, each registered from its handler's
+/// `#[utoipa::path]`, so that the OpenAPI document (`openapi.rs`) has
+/// exactly the routes the router has.
+pub(crate) fn api() -> OpenApiRouter<Arc<ApiState>> {
+    OpenApiRouter::with_openapi(openapi::Doc::openapi())
+        .routes(routes!(health))
+        .routes(routes!(openapi::document))
+        .routes(routes!(tenants::create_tenant, tenants::list_tenants))
+        .routes(routes!(tenants::put_tenant, tenants::show_tenant))
+        .routes(routes!(usage::tenant_usage))
+        .routes(routes!(usage::own_usage))
+        .routes(routes!(tenants::create_token))
+        .routes(routes!(auth::whoami))
+        .routes(routes!(registry::upload_component))
+        .routes(routes!(registry::list_tasks))
+        .routes(routes!(registry::define_task, registry::show_task))
+        .routes(routes!(jobs::enqueue, jobs::list))
+        .routes(routes!(queues::list))
+        .routes(routes!(queues::pause))
+        .routes(routes!(queues::resume))
+        .routes(routes!(batch::enqueue_batch))
+        .routes(routes!(jobs::retry_many))
+        .routes(routes!(jobs::show))
+        .routes(routes!(jobs::cancel))
+        .routes(routes!(jobs::run_now))
+        .routes(routes!(jobs::resume))
+        .routes(routes!(jobs::retry))
+        .routes(routes!(jobs::attempts))
+        .routes(routes!(bundle::bundle))
+        .routes(routes!(workflows::list))
+        .routes(routes!(workflows::define, workflows::show))
+        .routes(routes!(schedules::list))
+        .routes(routes!(schedules::put, schedules::show, schedules::delete))
+        .routes(routes!(schedules::trigger))
+        .routes(routes!(schedules::pause))
+        .routes(routes!(schedules::resume))
+        .routes(routes!(events::stream))
+        .routes(routes!(webhooks::create, webhooks::list))
+        .routes(routes!(webhooks::delete))
+        .routes(routes!(webhooks::deliveries))
+        .routes(routes!(metrics::scrape))
+        .routes(routes!(crate::dashboard::page))
+        .routes(routes!(crate::dashboard::script))
+        .routes(routes!(crate::dashboard::style))
+}
+
 /// The whole API.
 pub fn router(state: Arc<ApiState>) -> Router {
-    Router::new()
-        .route("/healthz", get(health))
-        .route(
-            "/v1/tenants",
-            post(tenants::create_tenant).get(tenants::list_tenants),
-        )
-        .route(
-            "/v1/tenants/{name}",
-            put(tenants::put_tenant).get(tenants::show_tenant),
-        )
-        .route("/v1/tenants/{name}/usage", get(usage::tenant_usage))
-        .route("/v1/usage", get(usage::own_usage))
-        .route("/v1/tokens", post(tenants::create_token))
-        .route("/v1/whoami", get(auth::whoami))
-        .route("/v1/components", post(registry::upload_component))
-        .route("/v1/tasks", get(registry::list_tasks))
-        .route(
-            "/v1/tasks/{name}",
-            put(registry::define_task).get(registry::show_task),
-        )
-        .route("/v1/jobs", post(jobs::enqueue).get(jobs::list))
-        .route("/v1/queues", get(queues::list))
-        .route("/v1/queues/{name}/pause", post(queues::pause))
-        .route("/v1/queues/{name}/resume", post(queues::resume))
-        .route("/v1/jobs/batch", post(batch::enqueue_batch))
-        .route("/v1/jobs/retry", post(jobs::retry_many))
-        .route("/v1/jobs/{id}", get(jobs::show))
-        .route("/v1/jobs/{id}/cancel", post(jobs::cancel))
-        .route("/v1/jobs/{id}/run", post(jobs::run_now))
-        .route("/v1/jobs/{id}/resume", post(jobs::resume))
-        .route("/v1/jobs/{id}/retry", post(jobs::retry))
-        .route("/v1/jobs/{id}/attempts", get(jobs::attempts))
-        .route("/v1/jobs/{id}/bundle", get(bundle::bundle))
-        .route("/v1/workflows", get(workflows::list))
-        .route(
-            "/v1/workflows/{name}",
-            put(workflows::define).get(workflows::show),
-        )
-        .route("/v1/schedules", get(schedules::list))
-        .route(
-            "/v1/schedules/{name}",
-            put(schedules::put)
-                .get(schedules::show)
-                .delete(schedules::delete),
-        )
-        .route("/v1/schedules/{name}/trigger", post(schedules::trigger))
-        .route("/v1/schedules/{name}/pause", post(schedules::pause))
-        .route("/v1/schedules/{name}/resume", post(schedules::resume))
-        .route("/v1/events", get(events::stream))
-        .route("/v1/webhooks", post(webhooks::create).get(webhooks::list))
-        .route("/v1/webhooks/{id}", axum::routing::delete(webhooks::delete))
-        .route("/v1/webhooks/{id}/deliveries", get(webhooks::deliveries))
-        .route("/metrics", get(metrics::scrape))
-        .merge(crate::dashboard::router())
+    let (routes, _) = api().split_for_parts();
+    routes
         .fallback(no_route)
         .method_not_allowed_fallback(no_method)
         .layer(axum::middleware::from_fn(observe::observe))
         .with_state(state)
 }
 
+/// Whether the server and its database answer.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct Health {
+    /// `ok`.
+    status: &'static str,
+    /// Whether this process holds the leader's lease (it fires cron
+    /// schedules); null when it does not run them.
+    leader: Option<bool>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "operate",
+    security(()),
+    responses((status = 200, body = Health), Errors)
+)]
 async fn health(
     axum::extract::State(state): axum::extract::State<Arc<ApiState>>,
-) -> Result<axum::Json<serde_json::Value>, ApiError> {
+) -> Result<axum::Json<Health>, ApiError> {
     if let Err(e) = state.store.tenant_get(auth::DEFAULT_TENANT).await {
         // The reason goes to the log; the answer names no internals.
         tracing::warn!(error = %e, "health check: the database does not answer");
@@ -206,9 +221,10 @@ async fn health(
     // Which process leads is an operator's question (whose logs say what
     // the cron slots did); it names nothing else.
     let leader = state.leader.as_ref().map(|l| l.leads());
-    Ok(axum::Json(
-        serde_json::json!({"status": "ok", "leader": leader}),
-    ))
+    Ok(axum::Json(Health {
+        status: "ok",
+        leader,
+    }))
 }
 
 async fn no_route(uri: axum::http::Uri) -> ApiError {

@@ -4,58 +4,96 @@
 
 use super::auth::Principal;
 use super::error::ApiError;
+use super::openapi::Errors;
 use super::ApiState;
 use crate::registry::spec::check_name;
 use crate::store::Scope;
 use axum::extract::{Path, State};
 use axum::Json;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use utoipa::ToSchema;
 
+/// One of the tenant's queues.
+#[derive(Serialize, ToSchema)]
+pub struct Queue {
+    name: String,
+    /// Jobs not ended, by status (`queued`, `waiting`, `running`).
+    depth: BTreeMap<String, u64>,
+    /// How long the oldest due queued job has waited; null when none waits.
+    oldest_queued_age_ms: Option<i64>,
+    paused: bool,
+}
+
+/// The tenant's queues.
+#[derive(Serialize, ToSchema)]
+pub struct QueueList {
+    queues: Vec<Queue>,
+}
+
+/// What a pause or resume did.
+#[derive(Serialize, ToSchema)]
+pub struct QueueSwitched {
+    queue: String,
+    paused: bool,
+    /// Whether the queue was otherwise before.
+    changed: bool,
+}
+
+/// The tenant's queues with their depths. Needs `jobs:read`.
+#[utoipa::path(get, path = "/v1/queues", tag = "queues",
+    responses((status = 200, body = QueueList), Errors))]
 pub async fn list(
     State(state): State<Arc<ApiState>>,
     who: Principal,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<QueueList>, ApiError> {
     who.require(Scope::JobsRead)?;
     let now = state.store.now();
     let queues = state.store.queue_list(&who.tenant).await?;
-    let queues: Vec<Value> = queues
-        .iter()
-        .map(|q| {
-            let depth: Map<String, Value> = q
+    let queues = queues
+        .into_iter()
+        .map(|q| Queue {
+            depth: q
                 .counts
                 .iter()
-                .map(|(s, n)| (s.as_str().to_owned(), json!(n)))
-                .collect();
-            json!({
-                "name": q.queue,
-                "depth": depth,
-                "oldest_queued_age_ms": q.oldest_due_run_at.map(|t| (now - t).max(0)),
-                "paused": q.paused,
-            })
+                .map(|(s, n)| (s.as_str().to_owned(), *n))
+                .collect(),
+            oldest_queued_age_ms: q.oldest_due_run_at.map(|t| (now - t).max(0)),
+            paused: q.paused,
+            name: q.queue,
         })
         .collect();
-    Ok(Json(json!({ "queues": queues })))
+    Ok(Json(QueueList { queues }))
 }
 
 /// Pauses a queue: from the answer on, none of its jobs is claimed (those
 /// running go on); enqueue still works. A queue with no jobs yet may be
 /// paused. `changed` is false when it was paused already.
+/// Pauses a queue: its jobs stay queued until it is resumed (a queue
+/// need not exist yet). Needs `jobs:run`.
+#[utoipa::path(post, path = "/v1/queues/{name}/pause", tag = "queues",
+    params(("name" = String, Path, description = "The queue's name")),
+    responses((status = 200, body = QueueSwitched), Errors))]
 pub async fn pause(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<QueueSwitched>, ApiError> {
     switch(&state, &who, name, true).await
 }
 
 /// Resumes a paused queue: its jobs are claimed again, in their order.
 /// `changed` is false when it was not paused.
+/// Resumes a paused queue. Needs `jobs:run`.
+#[utoipa::path(post, path = "/v1/queues/{name}/resume", tag = "queues",
+    params(("name" = String, Path, description = "The queue's name")),
+    responses((status = 200, body = QueueSwitched), Errors))]
 pub async fn resume(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<QueueSwitched>, ApiError> {
     switch(&state, &who, name, false).await
 }
 
@@ -64,7 +102,7 @@ async fn switch(
     who: &Principal,
     name: String,
     pause: bool,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<QueueSwitched>, ApiError> {
     who.require(Scope::JobsRun)?;
     check_name("queue", &name).map_err(ApiError::BadRequest)?;
     let changed = if pause {
@@ -74,7 +112,9 @@ async fn switch(
         state.runner.queued_again(&who.tenant);
         changed
     };
-    Ok(Json(
-        json!({"queue": name, "paused": pause, "changed": changed}),
-    ))
+    Ok(Json(QueueSwitched {
+        queue: name,
+        paused: pause,
+        changed,
+    }))
 }

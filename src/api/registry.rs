@@ -3,20 +3,61 @@
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
 use super::error::ApiError;
+use super::openapi::Errors;
+use super::views::{TaskSummary, TaskView};
 use super::{views, ApiState};
 use crate::registry::spec::TaskSpec;
+use crate::sandbox::Abi;
 use crate::store::Scope;
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::sync::Arc;
+use utoipa::ToSchema;
 
+/// A stored component.
+#[derive(Serialize, ToSchema)]
+pub struct Component {
+    /// `sha256:` and the hex of its bytes' sha256: what a task names.
+    digest: String,
+    /// Bytes.
+    size: u64,
+    #[schema(value_type = Abi)]
+    abi: String,
+}
+
+/// A task version, as its definition made it.
+#[derive(Serialize, ToSchema)]
+pub struct TaskDefined {
+    name: String,
+    version: u32,
+    digest: String,
+}
+
+/// The tenant's tasks.
+#[derive(Serialize, ToSchema)]
+pub struct TaskList<'a> {
+    #[schema(value_type = Vec<TaskSummary>)]
+    tasks: Vec<TaskSummary<'a>>,
+}
+
+/// Uploads a component: the body is its bytes (a WebAssembly component
+/// of the `taskbox:task` world, or a WASI preview-1 command). Needs
+/// `tasks:write`.
+#[utoipa::path(post, path = "/v1/components", tag = "tasks",
+    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The component's bytes (`.wasm`)"),
+    responses(
+        (status = 201, description = "Stored", body = Component),
+        (status = 200, description = "Stored already", body = Component),
+        Errors
+    ))]
 pub async fn upload_component(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     req: Request,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Component>), ApiError> {
     who.require(Scope::TasksWrite)?;
     let bytes = read_limited(req, state.limits.max_component_bytes).await?;
     if bytes.is_empty() {
@@ -32,48 +73,71 @@ pub async fn upload_component(
     };
     Ok((
         status,
-        Json(json!({"digest": c.digest, "size": c.size, "abi": c.abi})),
+        Json(Component {
+            digest: c.digest,
+            size: c.size,
+            abi: c.abi,
+        }),
     ))
 }
 
+/// Defines a task's next version. Needs `tasks:write`.
+#[utoipa::path(put, path = "/v1/tasks/{name}", tag = "tasks",
+    params(("name" = String, Path, description = "The task's name")),
+    request_body = TaskSpec,
+    responses((status = 201, description = "The new version", body = TaskDefined, links(
+            ("show" = (operation_id = "tasks_show_task", parameters(("name" = "$response.body#/name"))))
+        )), Errors))]
 pub async fn define_task(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
     req: Request,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<TaskDefined>), ApiError> {
     who.require(Scope::TasksWrite)?;
     let raw = read_limited(req, state.limits.max_json_bytes).await?;
     let spec: TaskSpec = parse_json(&raw)?;
     let tv = state.registry.define(&who.tenant, &name, spec).await?;
     Ok((
         StatusCode::CREATED,
-        Json(
-            json!({"name": tv.record.name, "version": tv.record.version, "digest": tv.record.digest}),
-        ),
+        Json(TaskDefined {
+            name: tv.record.name.clone(),
+            version: tv.record.version,
+            digest: tv.record.digest.clone(),
+        }),
     ))
 }
 
+/// The tenant's tasks, each at its newest version. Needs `jobs:read` or
+/// `tasks:write`.
+#[utoipa::path(get, path = "/v1/tasks", tag = "tasks",
+    responses((status = 200, body = TaskList), Errors))]
 pub async fn list_tasks(
     State(state): State<Arc<ApiState>>,
     who: Principal,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     who.require_any(&[Scope::JobsRead, Scope::TasksWrite])?;
     let tasks = state.store.task_list(&who.tenant).await?;
-    Ok(Json(
-        json!({"tasks": tasks.iter().map(views::task_summary).collect::<Vec<_>>()}),
-    ))
+    Ok(Json(TaskList {
+        tasks: tasks.iter().map(views::task_summary).collect(),
+    })
+    .into_response())
 }
 
+/// A task: its newest definition and its versions. Needs `jobs:read` or
+/// `tasks:write`.
+#[utoipa::path(get, path = "/v1/tasks/{name}", tag = "tasks",
+    params(("name" = String, Path, description = "The task's name")),
+    responses((status = 200, body = TaskView), Errors))]
 pub async fn show_task(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     who.require_any(&[Scope::JobsRead, Scope::TasksWrite])?;
     let versions = state.store.task_versions(&who.tenant, &name).await?;
     let latest = versions
         .last()
         .ok_or_else(|| ApiError::TaskNotFound(name.clone()))?;
-    Ok(Json(views::task(latest, &versions)))
+    Ok(Json(views::task(latest, &versions)).into_response())
 }

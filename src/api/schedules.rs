@@ -5,64 +5,116 @@
 use super::auth::Principal;
 use super::body::JsonBody;
 use super::error::ApiError;
+use super::openapi::Errors;
 use super::ApiState;
+use crate::job::JobStatus;
 use crate::registry::spec::check_name;
 use crate::registry::{RegistryError, Which};
 use crate::schedule::firer::{FireError, Firer};
+use crate::schedule::spec::Overlap;
 use crate::schedule::spec::{ScheduleSpec, SpecError};
 use crate::store::clock::rfc3339;
 use crate::store::{SchedulePut, ScheduleRecord, ScheduleState, Scope, StoreError};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 use std::sync::Arc;
+use utoipa::ToSchema;
 
 /// How often a write that lost a race with the firer is made again.
 const RACES: usize = 5;
 
 /// A schedule as the API shows it: its definition and where its firing
 /// stands, with its last job's status.
-async fn view(state: &ApiState, r: &ScheduleRecord) -> Result<Value, ApiError> {
+#[derive(Serialize, ToSchema)]
+#[schema(as = Schedule)]
+pub struct ScheduleView {
+    name: String,
+    cron: String,
+    /// An IANA zone (`UTC` when the definition left it out).
+    timezone: String,
+    task: Option<String>,
+    workflow: Option<String>,
+    input: Value,
+    queue: Option<String>,
+    overlap: Overlap,
+    catchup_window_ms: u64,
+    before: Option<String>,
+    enabled: bool,
+    /// The next slot it fires at; null while paused.
+    next_slot: Option<String>,
+    last_slot: Option<String>,
+    last_job: Option<LastJob>,
+    /// The `before` task's job of a slot, while it runs.
+    before_job: Option<BeforeJob>,
+    /// A slot held for its last job's end (`overlap: buffer_one`).
+    buffered_slot: Option<String>,
+    fired: u64,
+    skipped: u64,
+    last_error: Option<String>,
+    created_at: String,
+    updated_at: String,
+}
+
+/// The job the schedule's last slot made, with its status now (null once
+/// it is pruned).
+#[derive(Serialize, ToSchema)]
+pub struct LastJob {
+    id: String,
+    status: Option<JobStatus>,
+}
+
+/// A slot's `before` job.
+#[derive(Serialize, ToSchema)]
+pub struct BeforeJob {
+    id: String,
+    slot: Option<String>,
+}
+
+/// The tenant's schedules.
+#[derive(Serialize, ToSchema)]
+pub struct ScheduleList {
+    schedules: Vec<ScheduleView>,
+}
+
+async fn view(state: &ApiState, r: &ScheduleRecord) -> Result<ScheduleView, ApiError> {
     let spec = ScheduleSpec::from_stored(&r.spec).map_err(ApiError::Internal)?;
     let st = &r.state;
     let last_job = match &st.last_job {
-        Some(id) => {
-            let status = state
-                .store
-                .job_get(&r.tenant, id)
-                .await?
-                .map(|j| j.status.as_str());
-            json!({"id": id, "status": status})
-        }
-        None => Value::Null,
+        Some(id) => Some(LastJob {
+            id: id.clone(),
+            status: state.store.job_get(&r.tenant, id).await?.map(|j| j.status),
+        }),
+        None => None,
     };
-    Ok(json!({
-        "name": r.name,
-        "cron": spec.cron,
-        "timezone": spec.timezone.as_deref().unwrap_or("UTC"),
-        "task": spec.task,
-        "workflow": spec.workflow,
-        "input": spec.input,
-        "queue": spec.queue,
-        "overlap": spec.overlap.as_str(),
-        "catchup_window_ms": spec.catchup_ms(),
-        "before": spec.before,
-        "enabled": r.enabled,
-        "next_slot": st.next_at.filter(|_| r.enabled).map(rfc3339),
-        "last_slot": st.last_slot.map(rfc3339),
-        "last_job": last_job,
-        "before_job": st.pending.as_ref().map(|id| json!({
-            "id": id,
-            "slot": st.pending_slot.map(rfc3339),
-        })),
-        "buffered_slot": st.buffered.map(rfc3339),
-        "fired": st.fired,
-        "skipped": st.skipped,
-        "last_error": st.last_error,
-        "created_at": rfc3339(r.created_at),
-        "updated_at": rfc3339(r.updated_at),
-    }))
+    Ok(ScheduleView {
+        name: r.name.clone(),
+        catchup_window_ms: spec.catchup_ms(),
+        timezone: spec.timezone.unwrap_or_else(|| "UTC".into()),
+        cron: spec.cron,
+        task: spec.task,
+        workflow: spec.workflow,
+        input: spec.input,
+        queue: spec.queue,
+        overlap: spec.overlap,
+        before: spec.before,
+        enabled: r.enabled,
+        next_slot: st.next_at.filter(|_| r.enabled).map(rfc3339),
+        last_slot: st.last_slot.map(rfc3339),
+        last_job,
+        before_job: st.pending.as_ref().map(|id| BeforeJob {
+            id: id.clone(),
+            slot: st.pending_slot.map(rfc3339),
+        }),
+        buffered_slot: st.buffered.map(rfc3339),
+        fired: st.fired,
+        skipped: st.skipped,
+        last_error: st.last_error.clone(),
+        created_at: rfc3339(r.created_at),
+        updated_at: rfc3339(r.updated_at),
+    })
 }
 
 fn firer(state: &ApiState) -> Result<&Arc<Firer>, ApiError> {
@@ -127,12 +179,26 @@ async fn check_tasks(state: &ApiState, tenant: &str, spec: &ScheduleSpec) -> Res
     Ok(())
 }
 
+/// Defines (or redefines) a schedule. Needs `schedules:write`.
+#[utoipa::path(put, path = "/v1/schedules/{name}", tag = "schedules", params(("name" = String, Path, description = "The schedule's name")),
+    request_body = ScheduleSpec,
+    responses(
+        (status = 201, description = "Made", body = ScheduleView, links(
+            ("show" = (operation_id = "schedules_show", parameters(("name" = "$response.body#/name")))),
+            ("trigger" = (operation_id = "schedules_trigger", parameters(("name" = "$response.body#/name")))),
+            ("pause" = (operation_id = "schedules_pause", parameters(("name" = "$response.body#/name")))),
+            ("resume" = (operation_id = "schedules_resume", parameters(("name" = "$response.body#/name")))),
+            ("delete" = (operation_id = "schedules_delete", parameters(("name" = "$response.body#/name"))))
+        )),
+        (status = 200, description = "Redefined", body = ScheduleView),
+        Errors
+    ))]
 pub async fn put(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
     body: JsonBody<ScheduleSpec>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<ScheduleView>), ApiError> {
     who.require(Scope::SchedulesWrite)?;
     check_name("schedule", &name).map_err(ApiError::BadRequest)?;
     let spec = body.value;
@@ -200,28 +266,38 @@ pub async fn put(
     )))
 }
 
+/// A schedule and where its firing stands. Needs `schedules:write` or
+/// `jobs:read`.
+#[utoipa::path(get, path = "/v1/schedules/{name}", tag = "schedules", params(("name" = String, Path, description = "The schedule's name")),
+    responses((status = 200, body = ScheduleView), Errors))]
 pub async fn show(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ScheduleView>, ApiError> {
     who.require_any(&[Scope::SchedulesWrite, Scope::JobsRead])?;
     let r = find(&state, &who.tenant, &name).await?;
     Ok(Json(view(&state, &r).await?))
 }
 
+/// The tenant's schedules. Needs `schedules:write` or `jobs:read`.
+#[utoipa::path(get, path = "/v1/schedules", tag = "schedules",
+    responses((status = 200, body = ScheduleList), Errors))]
 pub async fn list(
     State(state): State<Arc<ApiState>>,
     who: Principal,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ScheduleList>, ApiError> {
     who.require_any(&[Scope::SchedulesWrite, Scope::JobsRead])?;
     let mut out = Vec::new();
     for r in state.store.schedule_list(&who.tenant).await? {
         out.push(view(&state, &r).await?);
     }
-    Ok(Json(json!({ "schedules": out })))
+    Ok(Json(ScheduleList { schedules: out }))
 }
 
+/// Deletes a schedule (its jobs stay). Needs `schedules:write`.
+#[utoipa::path(delete, path = "/v1/schedules/{name}", tag = "schedules", params(("name" = String, Path, description = "The schedule's name")),
+    responses((status = 204, description = "Deleted"), Errors))]
 pub async fn delete(
     State(state): State<Arc<ApiState>>,
     who: Principal,
@@ -236,11 +312,13 @@ pub async fn delete(
 
 /// Fires the schedule now, outside its slots, whatever its overlap
 /// policy (through its `before` task if it has one).
+#[utoipa::path(post, path = "/v1/schedules/{name}/trigger", tag = "schedules", params(("name" = String, Path, description = "The schedule's name")),
+    responses((status = 200, description = "Fired", body = ScheduleView), Errors))]
 pub async fn trigger(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ScheduleView>, ApiError> {
     who.require(Scope::SchedulesWrite)?;
     let firer = firer(&state)?;
     for _ in 0..RACES {
@@ -259,19 +337,27 @@ pub async fn trigger(
     )))
 }
 
+/// Pauses a schedule: no slot fires until it is resumed. Needs
+/// `schedules:write`.
+#[utoipa::path(post, path = "/v1/schedules/{name}/pause", tag = "schedules", params(("name" = String, Path, description = "The schedule's name")),
+    responses((status = 200, body = ScheduleView), Errors))]
 pub async fn pause(
     state: State<Arc<ApiState>>,
     who: Principal,
     name: Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ScheduleView>, ApiError> {
     set_enabled(state, who, name, false).await
 }
 
+/// Resumes a schedule from its next slot after now. Needs
+/// `schedules:write`.
+#[utoipa::path(post, path = "/v1/schedules/{name}/resume", tag = "schedules", params(("name" = String, Path, description = "The schedule's name")),
+    responses((status = 200, body = ScheduleView), Errors))]
 pub async fn resume(
     state: State<Arc<ApiState>>,
     who: Principal,
     name: Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ScheduleView>, ApiError> {
     set_enabled(state, who, name, true).await
 }
 
@@ -283,7 +369,7 @@ async fn set_enabled(
     who: Principal,
     Path(name): Path<String>,
     enabled: bool,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ScheduleView>, ApiError> {
     who.require(Scope::SchedulesWrite)?;
     for _ in 0..RACES {
         let r = find(&state, &who.tenant, &name).await?;

@@ -4,6 +4,7 @@
 use super::auth::{new_token, token_hash, Principal};
 use super::body::JsonBody;
 use super::error::ApiError;
+use super::openapi::Errors;
 use super::ApiState;
 use crate::quota::{Quotas, MAX_WEIGHT};
 use crate::registry::spec::check_name;
@@ -12,21 +13,71 @@ use crate::store::{NewToken, Scope, Tenant, TenantSettings};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use utoipa::ToSchema;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewTenant {
+    /// 1 to 64 characters: letters, digits, `-`, `_`, `.`.
     name: String,
 }
 
+/// A tenant: its share of the runners and its quotas.
+#[derive(Serialize, ToSchema)]
+pub struct TenantView {
+    name: String,
+    created_at: String,
+    /// Its share of the runners against the other tenants'.
+    weight: u32,
+    /// Every quota, with its limit (null: none) and whose it is.
+    quotas: BTreeMap<&'static str, QuotaView>,
+}
+
+/// One quota of a tenant's.
+#[derive(Serialize, ToSchema)]
+pub struct QuotaView {
+    limit: Option<u64>,
+    source: QuotaSource,
+}
+
+/// Whose a quota's limit is.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QuotaSource {
+    /// Set on the tenant.
+    Tenant,
+    /// The server's default.
+    Server,
+}
+
+/// Every tenant.
+#[derive(Serialize, ToSchema)]
+pub struct TenantList {
+    tenants: Vec<TenantView>,
+}
+
+/// A token, shown once: only its hash is kept.
+#[derive(Serialize, ToSchema)]
+pub struct TokenMinted {
+    token: String,
+    tenant: String,
+    scopes: Vec<Scope>,
+}
+
+/// Creates a tenant. The admin's.
+#[utoipa::path(post, path = "/v1/tenants", tag = "tenants", request_body = NewTenant,
+    responses((status = 201, body = TenantView, links(
+            ("show" = (operation_id = "tenants_show_tenant", parameters(("name" = "$response.body#/name")))),
+            ("usage" = (operation_id = "tenants_tenant_usage", parameters(("name" = "$response.body#/name"))))
+        )), Errors))]
 pub async fn create_tenant(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     body: JsonBody<NewTenant>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<TenantView>), ApiError> {
     who.require_admin()?;
     let name = body.value.name;
     check_name("tenant", &name).map_err(ApiError::BadRequest)?;
@@ -36,49 +87,58 @@ pub async fn create_tenant(
 
 /// A tenant as the admin sees it: its weight and every quota, with the
 /// value in force and whether the tenant has its own or the server's.
-pub fn tenant_view(state: &ApiState, t: &Tenant) -> Value {
+pub fn tenant_view(state: &ApiState, t: &Tenant) -> TenantView {
     let defaults = &state.enqueuer.quotas.defaults;
-    let quotas: serde_json::Map<String, Value> = t
+    let quotas = t
         .quotas
         .entries()
         .iter()
         .zip(defaults.entries())
         .map(|((name, own), (_, default))| {
             let (limit, source) = match own {
-                Some(v) => (Some(*v), "tenant"),
-                None => (default, "server"),
+                Some(v) => (Some(*v), QuotaSource::Tenant),
+                None => (default, QuotaSource::Server),
             };
-            (
-                (*name).to_owned(),
-                json!({"limit": limit, "source": source}),
-            )
+            (*name, QuotaView { limit, source })
         })
         .collect();
-    json!({
-        "name": t.name,
-        "created_at": rfc3339(t.created_at),
-        "weight": t.weight.unwrap_or(crate::quota::DEFAULT_WEIGHT),
-        "quotas": quotas,
-    })
+    TenantView {
+        name: t.name.clone(),
+        created_at: rfc3339(t.created_at),
+        weight: t.weight.unwrap_or(crate::quota::DEFAULT_WEIGHT),
+        quotas,
+    }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TenantBody {
+    /// Its share of the runners against the others' (1 to 10000; default 1).
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 10000)]
     weight: Option<u32>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::strict::optional_object")]
     quotas: Option<Quotas>,
 }
 
 /// `PUT /v1/tenants/{name}`: sets a tenant's weight and quotas (what is
 /// left out is the server's default), creating the tenant if it is new.
+/// Creates a tenant or sets its weight and quotas (the quotas given
+/// replace all of its own). The admin's.
+#[utoipa::path(put, path = "/v1/tenants/{name}", tag = "tenants",
+    params(("name" = String, Path, description = "The tenant's name")),
+    request_body = TenantBody,
+    responses(
+        (status = 201, description = "Created", body = TenantView),
+        (status = 200, description = "Changed", body = TenantView),
+        Errors
+    ))]
 pub async fn put_tenant(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
     body: JsonBody<TenantBody>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<TenantView>), ApiError> {
     who.require_admin()?;
     check_name("tenant", &name).map_err(ApiError::BadRequest)?;
     let TenantBody { weight, quotas } = body.value;
@@ -117,11 +177,15 @@ pub async fn put_tenant(
     Ok((status, Json(tenant_view(&state, &t))))
 }
 
+/// A tenant. The admin's.
+#[utoipa::path(get, path = "/v1/tenants/{name}", tag = "tenants",
+    params(("name" = String, Path, description = "The tenant's name")),
+    responses((status = 200, body = TenantView), Errors))]
 pub async fn show_tenant(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TenantView>, ApiError> {
     who.require_admin()?;
     let t = state
         .store
@@ -131,29 +195,36 @@ pub async fn show_tenant(
     Ok(Json(tenant_view(&state, &t)))
 }
 
+/// Every tenant. The admin's.
+#[utoipa::path(get, path = "/v1/tenants", tag = "tenants",
+    responses((status = 200, body = TenantList), Errors))]
 pub async fn list_tenants(
     State(state): State<Arc<ApiState>>,
     who: Principal,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TenantList>, ApiError> {
     who.require_admin()?;
     let all = state.store.tenant_list().await?;
-    Ok(Json(json!({
-        "tenants": all.iter().map(|t| tenant_view(&state, t)).collect::<Vec<_>>()
-    })))
+    Ok(Json(TenantList {
+        tenants: all.iter().map(|t| tenant_view(&state, t)).collect(),
+    }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewTokenBody {
     tenant: String,
+    #[schema(value_type = Vec<Scope>, min_items = 1)]
     scopes: Vec<String>,
 }
 
+/// Mints a token for a tenant with the given scopes. The admin's.
+#[utoipa::path(post, path = "/v1/tokens", tag = "tenants", request_body = NewTokenBody,
+    responses((status = 201, body = TokenMinted), Errors))]
 pub async fn create_token(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     body: JsonBody<NewTokenBody>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<TokenMinted>), ApiError> {
     who.require_admin()?;
     let NewTokenBody { tenant, scopes } = body.value;
     if state.store.tenant_get(&tenant).await?.is_none() {
@@ -187,7 +258,11 @@ pub async fn create_token(
         .await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({"token": token, "tenant": tenant, "scopes": parsed})),
+        Json(TokenMinted {
+            token,
+            tenant,
+            scopes: parsed,
+        }),
     ))
 }
 

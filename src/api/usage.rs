@@ -5,29 +5,67 @@
 
 use super::auth::Principal;
 use super::error::ApiError;
+use super::openapi::Errors;
 use super::ApiState;
 use crate::quota::WINDOW_MS;
 use crate::store::clock::rfc3339;
-use crate::store::{Scope, UsageWindow};
+use crate::store::{JobGauges, Scope, UsageWindow};
 use axum::extract::{Path, State};
 use axum::Json;
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::sync::Arc;
+use utoipa::ToSchema;
 
-fn window(w: &UsageWindow, fuel_budget: Option<u64>) -> Value {
-    json!({
-        "start": rfc3339(w.start),
-        "end": rfc3339(w.start + WINDOW_MS),
-        "fuel_used": w.fuel,
-        "fuel_budget": fuel_budget,
-        "fuel_left": fuel_budget.map(|b| b.saturating_sub(w.fuel)),
-        "wall_ms": w.wall_ms,
-        "attempts": w.attempts,
-        "jobs_ended": {"completed": w.completed, "failed": w.failed, "cancelled": w.cancelled},
-    })
+/// What a tenant used in one window.
+#[derive(Serialize, ToSchema)]
+pub struct Window {
+    start: String,
+    end: String,
+    fuel_used: u64,
+    /// The tenant's `fuel_per_minute`; null when it has none.
+    fuel_budget: Option<u64>,
+    fuel_left: Option<u64>,
+    wall_ms: u64,
+    attempts: u64,
+    jobs_ended: Ended,
 }
 
-async fn usage_of(state: &ApiState, tenant: &str) -> Result<Value, ApiError> {
+/// Jobs that ended in a window, by how.
+#[derive(Serialize, ToSchema)]
+pub struct Ended {
+    completed: u64,
+    failed: u64,
+    cancelled: u64,
+}
+
+/// A tenant's usage: its jobs now, and this window and the last.
+#[derive(Serialize, ToSchema)]
+pub struct Usage {
+    tenant: String,
+    window_ms: i64,
+    jobs: JobGauges,
+    current: Window,
+    last: Window,
+}
+
+fn window(w: &UsageWindow, fuel_budget: Option<u64>) -> Window {
+    Window {
+        start: rfc3339(w.start),
+        end: rfc3339(w.start + WINDOW_MS),
+        fuel_used: w.fuel,
+        fuel_budget,
+        fuel_left: fuel_budget.map(|b| b.saturating_sub(w.fuel)),
+        wall_ms: w.wall_ms,
+        attempts: w.attempts,
+        jobs_ended: Ended {
+            completed: w.completed,
+            failed: w.failed,
+            cancelled: w.cancelled,
+        },
+    }
+}
+
+async fn usage_of(state: &ApiState, tenant: &str) -> Result<Usage, ApiError> {
     let t = state
         .store
         .tenant_get(tenant)
@@ -35,28 +73,35 @@ async fn usage_of(state: &ApiState, tenant: &str) -> Result<Value, ApiError> {
         .ok_or_else(|| ApiError::TenantNotFound(tenant.to_owned()))?;
     let budget = t.quotas.or(&state.enqueuer.quotas.defaults).fuel_per_minute;
     let u = state.store.tenant_usage(tenant).await?;
-    Ok(json!({
-        "tenant": tenant,
-        "window_ms": WINDOW_MS,
-        "jobs": u.jobs,
-        "current": window(&u.current, budget),
-        "last": window(&u.last, budget),
-    }))
+    Ok(Usage {
+        tenant: tenant.to_owned(),
+        window_ms: WINDOW_MS,
+        jobs: u.jobs,
+        current: window(&u.current, budget),
+        last: window(&u.last, budget),
+    })
 }
 
+/// The token's tenant's usage. Needs `jobs:read`.
+#[utoipa::path(get, path = "/v1/usage", tag = "tenants",
+    responses((status = 200, body = Usage), Errors))]
 pub async fn own_usage(
     State(state): State<Arc<ApiState>>,
     who: Principal,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Usage>, ApiError> {
     who.require(Scope::JobsRead)?;
     Ok(Json(usage_of(&state, &who.tenant).await?))
 }
 
+/// A tenant's usage. The admin's.
+#[utoipa::path(get, path = "/v1/tenants/{name}/usage", tag = "tenants",
+    params(("name" = String, Path, description = "The tenant's name")),
+    responses((status = 200, body = Usage), Errors))]
 pub async fn tenant_usage(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Usage>, ApiError> {
     who.require_admin()?;
     Ok(Json(usage_of(&state, &name).await?))
 }

@@ -1,5 +1,6 @@
 //! What the API answers: records rendered in the contract's JSON shapes.
 
+use crate::attempt_log::AttemptLog;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::registry::spec::TaskSpec;
 use crate::store::clock::rfc3339;
@@ -9,7 +10,8 @@ use crate::store::{
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use serde_json::Value;
+use utoipa::ToSchema;
 
 /// Stored JSON text as a value; text that is not JSON stays a string.
 fn json_text(text: &str) -> Value {
@@ -31,8 +33,10 @@ impl<'a> Embedded<'a> {
     }
 }
 
-#[derive(Serialize)]
-struct ErrorView<'a> {
+/// A job's error as the API shows it (`JobError::brief`'s shape).
+#[derive(Serialize, ToSchema)]
+#[schema(as = JobErrorView)]
+pub struct ErrorView<'a> {
     kind: ErrorKind,
     code: &'a str,
     message: &'a str,
@@ -50,26 +54,40 @@ impl<'a> ErrorView<'a> {
 
 /// A job as the API shows it, written straight to the answer's text (a
 /// list or a batch renders many: no tree of values in between).
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Job)]
 pub struct JobView<'a> {
+    #[schema(example = "01JD8Z6W3R5V4K2M9N7P1Q0XYZ")]
     id: &'a str,
+    #[schema(value_type = TaskRef)]
     task: &'a TaskRef,
     status: JobStatus,
     queue: &'a str,
     priority: i32,
+    /// The job's input, as it was enqueued.
+    #[schema(value_type = Value)]
     input: Embedded<'a>,
+    /// The task's output, once it completed.
+    #[schema(value_type = Option<Value>)]
     output: Option<Embedded<'a>>,
+    #[schema(value_type = Option<ErrorView>)]
     error: Option<ErrorView<'a>>,
     attempts: u32,
     max_attempts: u32,
+    /// RFC 3339 times, UTC, to the millisecond.
     run_at: String,
     created_at: String,
     started_at: Option<String>,
     finished_at: Option<String>,
     concurrency_key: Option<&'a str>,
     unique_key: Option<&'a str>,
+    #[schema(value_type = Option<ProgressRecord>)]
     progress: Option<&'a ProgressRecord>,
+    /// What a waiting job waits for, as the guest said it.
+    #[schema(value_type = Option<Value>)]
     waiting_for: Option<Embedded<'a>>,
+    /// The fallback task running it, once its own task failed for good.
+    #[schema(value_type = Option<TaskRef>)]
     fallback: Option<&'a TaskRef>,
     deadline_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -110,103 +128,215 @@ pub fn job(j: &JobRecord) -> Value {
     serde_json::to_value(JobView::of(j)).unwrap_or(Value::Null)
 }
 
+/// A job answered on its own: written as `JobView` shows it.
+pub struct JobOut(pub JobRecord);
+
+impl Serialize for JobOut {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        JobView::of(&self.0).serialize(s)
+    }
+}
+
 /// A job with its stages, as `GET /v1/jobs/{id}` shows it: a workflow
 /// job names its workflow and lists every stage, its `on_error` and
 /// `on_cancel` ones included (the active stage shows the job's status); a
 /// job that spawned children lists them, and a child names its parent.
-pub fn job_with_steps(
-    j: &JobRecord,
-    steps: &[StepRecord],
-    calls: &[CallRecord],
-    parent: Option<&str>,
-) -> Value {
-    let mut v = job(j);
-    if let Some(p) = parent {
-        v["parent"] = json!(p);
-    }
-    let children: Vec<&str> = calls
+#[derive(Serialize, ToSchema)]
+#[schema(as = JobDetail)]
+pub struct JobDetail<'a> {
+    #[serde(flatten)]
+    #[schema(inline)]
+    job: JobView<'a>,
+    /// The job that spawned this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent: Option<&'a str>,
+    /// The jobs this one spawned.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    children: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workflow: Option<WorkflowRef<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    steps: Vec<StepView<'a>>,
+}
+
+/// The workflow version a job runs.
+#[derive(Serialize, ToSchema)]
+pub struct WorkflowRef<'a> {
+    name: &'a str,
+    version: u32,
+}
+
+/// One stage of a job.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Step)]
+pub struct StepView<'a> {
+    name: &'a str,
+    /// `step`, `fallback`, `on_error` or `on_cancel`.
+    kind: &'static str,
+    #[schema(value_type = TaskRef)]
+    task: &'a TaskRef,
+    /// The job's status while it is the active stage; else `pending`,
+    /// `completed`, `failed`, `cancelled` or `skipped`.
+    status: &'a str,
+    attempts: u32,
+    max_attempts: u32,
+    output: Option<Value>,
+    #[schema(value_type = Option<ErrorView>)]
+    error: Option<ErrorView<'a>>,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+}
+
+pub fn job_with_steps<'a>(
+    j: &'a JobRecord,
+    steps: &'a [StepRecord],
+    calls: &'a [CallRecord],
+    parent: Option<&'a str>,
+) -> JobDetail<'a> {
+    let children = calls
         .iter()
         .filter(|c| c.kind == CallKind::Spawn)
         .map(|c| c.result.as_str())
         .collect();
-    if !children.is_empty() {
-        v["children"] = json!(children);
-    }
-    if steps.is_empty() {
-        return v;
-    }
-    if steps.iter().any(|s| s.kind == StepKind::Step) {
-        v["workflow"] = json!({"name": j.task.name, "version": j.task.version});
-    }
-    v["steps"] = steps
+    let workflow = steps
         .iter()
-        .map(|s| {
-            let status = match s.status {
+        .any(|s| s.kind == StepKind::Step)
+        .then(|| WorkflowRef {
+            name: &j.task.name,
+            version: j.task.version,
+        });
+    let steps = steps
+        .iter()
+        .map(|s| StepView {
+            name: &s.name,
+            kind: s.kind.as_str(),
+            task: &s.task,
+            status: match s.status {
                 StepStatus::Active => j.status.as_str(),
                 other => other.as_str(),
-            };
-            json!({
-                "name": s.name,
-                "kind": s.kind.as_str(),
-                "task": s.task,
-                "status": status,
-                "attempts": s.attempts,
-                "max_attempts": s.max_attempts,
-                "output": s.output.as_deref().map(json_text),
-                "error": s.error.as_ref().map(JobError::brief),
-                "started_at": s.started_at.map(rfc3339),
-                "finished_at": s.finished_at.map(rfc3339),
-            })
+            },
+            attempts: s.attempts,
+            max_attempts: s.max_attempts,
+            output: s.output.as_deref().map(json_text),
+            error: s.error.as_ref().map(ErrorView::of),
+            started_at: s.started_at.map(rfc3339),
+            finished_at: s.finished_at.map(rfc3339),
         })
         .collect();
-    v
+    JobDetail {
+        job: JobView::of(j),
+        parent,
+        children,
+        workflow,
+        steps,
+    }
 }
 
-pub fn attempt(a: &AttemptRecord) -> Value {
-    json!({
-        "attempt": a.attempt,
-        "task": a.task,
-        "started_at": rfc3339(a.started_at),
-        "finished_at": rfc3339(a.finished_at),
-        "duration_ms": (a.finished_at - a.started_at).max(0),
-        "outcome": a.outcome,
-        "error": a.error.as_ref().map(JobError::brief),
-        "fuel_used": a.fuel_used,
-        "peak_memory_bytes": a.peak_memory_bytes,
-        "log": a.log,
-    })
+/// One finished attempt.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Attempt)]
+pub struct AttemptView<'a> {
+    attempt: u32,
+    /// The task version it ran (a fallback's, once one took over).
+    #[schema(value_type = TaskRef)]
+    task: &'a TaskRef,
+    started_at: String,
+    finished_at: String,
+    duration_ms: i64,
+    /// `completed`, `failed`, `retried`, `snoozed`, `waiting`, `cancelled`
+    /// or `fallback`.
+    outcome: &'a str,
+    #[schema(value_type = Option<ErrorView>)]
+    error: Option<ErrorView<'a>>,
+    fuel_used: u64,
+    peak_memory_bytes: u64,
+    #[schema(value_type = Option<AttemptLog>)]
+    log: Option<&'a AttemptLog>,
 }
 
-pub fn task_summary(t: &TaskRecord) -> Value {
+pub fn attempt(a: &AttemptRecord) -> AttemptView<'_> {
+    AttemptView {
+        attempt: a.attempt,
+        task: &a.task,
+        started_at: rfc3339(a.started_at),
+        finished_at: rfc3339(a.finished_at),
+        duration_ms: (a.finished_at - a.started_at).max(0),
+        outcome: &a.outcome,
+        error: a.error.as_ref().map(ErrorView::of),
+        fuel_used: a.fuel_used,
+        peak_memory_bytes: a.peak_memory_bytes,
+        log: a.log.as_ref(),
+    }
+}
+
+/// A task's newest version, as `GET /v1/tasks` lists it.
+#[derive(Serialize, ToSchema)]
+pub struct TaskSummary<'a> {
+    name: &'a str,
+    version: u32,
+    digest: &'a str,
+    queue: String,
+    created_at: String,
+}
+
+pub fn task_summary(t: &TaskRecord) -> TaskSummary<'_> {
     let spec: Option<TaskSpec> = serde_json::from_str(&t.spec).ok();
-    json!({
-        "name": t.name,
-        "version": t.version,
-        "digest": t.digest,
-        "queue": spec.as_ref().and_then(|s| s.queue.clone()).unwrap_or_else(|| "default".into()),
-        "created_at": rfc3339(t.created_at),
-    })
+    TaskSummary {
+        name: &t.name,
+        version: t.version,
+        digest: &t.digest,
+        queue: spec
+            .and_then(|s| s.queue)
+            .unwrap_or_else(|| "default".into()),
+        created_at: rfc3339(t.created_at),
+    }
 }
 
-pub fn task(latest: &TaskRecord, versions: &[TaskRecord]) -> Value {
-    json!({
-        "name": latest.name,
-        "version": latest.version,
-        "digest": latest.digest,
-        "created_at": rfc3339(latest.created_at),
-        "definition": json_text(&latest.spec),
-        "versions": versions.iter().map(|v| json!({
-            "version": v.version,
-            "digest": v.digest,
-            "created_at": rfc3339(v.created_at),
-        })).collect::<Vec<_>>(),
-    })
+/// A task: its newest version's definition, and every version.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Task)]
+pub struct TaskView<'a> {
+    name: &'a str,
+    version: u32,
+    digest: &'a str,
+    created_at: String,
+    /// The newest version's definition, as `PUT /v1/tasks/{name}` took it.
+    definition: Value,
+    versions: Vec<TaskVersionView<'a>>,
+}
+
+/// One version of a task.
+#[derive(Serialize, ToSchema)]
+#[schema(as = TaskVersion)]
+pub struct TaskVersionView<'a> {
+    version: u32,
+    digest: &'a str,
+    created_at: String,
+}
+
+pub fn task<'a>(latest: &'a TaskRecord, versions: &'a [TaskRecord]) -> TaskView<'a> {
+    TaskView {
+        name: &latest.name,
+        version: latest.version,
+        digest: &latest.digest,
+        created_at: rfc3339(latest.created_at),
+        definition: json_text(&latest.spec),
+        versions: versions
+            .iter()
+            .map(|v| TaskVersionView {
+                version: v.version,
+                digest: &v.digest,
+                created_at: rfc3339(v.created_at),
+            })
+            .collect(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::job::ErrorKind;
+    use serde_json::json;
 
     fn record() -> JobRecord {
         let task = TaskRef {

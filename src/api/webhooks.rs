@@ -5,57 +5,111 @@
 use super::auth::Principal;
 use super::body::JsonBody;
 use super::error::ApiError;
+use super::openapi::Errors;
 use super::ApiState;
 use crate::events::EventType;
 use crate::store::clock::rfc3339;
+use crate::store::DeliveryStatus;
 use crate::store::{Delivery, NewWebhook, Scope, WebhookRecord};
 use crate::webhooks::{guard, sign};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
+use utoipa::{IntoParams, ToSchema};
 
 const DEFAULT_PAGE: u32 = 50;
 const MAX_PAGE: u32 = 500;
 /// Longest the check of a webhook's host waits for its name to resolve.
 const RESOLVE_WAIT: Duration = Duration::from_secs(5);
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewWebhookBody {
+    /// An `http` or `https` URL that resolves to a public address (unless
+    /// the server allows private ones).
+    #[schema(example = "https://example.com/taskbox")]
     url: String,
     /// Event types (`job.completed`, …), or `["*"]` for all of them.
+    #[schema(example = json!(["job.completed", "job.failed"]))]
     events: Vec<String>,
-    /// The key deliveries are signed with; made for the webhook when left
-    /// out, and shown once.
+    /// The key deliveries are signed with (16 to 256 characters); made for
+    /// the webhook when left out, and shown once.
     secret: Option<String>,
 }
 
-fn view(w: &WebhookRecord) -> Value {
-    json!({
-        "id": w.id,
-        "url": w.url,
-        "events": w.events,
-        "created_at": rfc3339(w.created_at),
-    })
+/// A webhook. Its secret is shown once, when it is made.
+#[derive(Serialize, ToSchema)]
+pub struct Webhook {
+    id: String,
+    url: String,
+    events: Vec<EventType>,
+    created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    secret: Option<String>,
 }
 
-fn delivery_view(d: &Delivery) -> Value {
-    json!({
-        "id": d.id,
-        "seq": d.seq,
-        "type": d.kind,
-        "status": d.status,
-        "attempts": d.attempts,
-        "created_at": rfc3339(d.created_at),
-        "next_at": d.next_at.filter(|_| d.status == crate::store::DeliveryStatus::Pending).map(rfc3339),
-        "last_at": d.last_at.map(rfc3339),
-        "last_status": d.last_status,
-        "last_error": d.last_error,
-    })
+/// The tenant's webhooks.
+#[derive(Serialize, ToSchema)]
+pub struct WebhookList {
+    webhooks: Vec<Webhook>,
+}
+
+/// One event's delivery to a webhook.
+#[derive(Serialize, ToSchema)]
+pub struct DeliveryView {
+    id: i64,
+    /// The event's sequence number.
+    seq: u64,
+    #[serde(rename = "type")]
+    kind: EventType,
+    status: DeliveryStatus,
+    attempts: u32,
+    created_at: String,
+    /// When it is tried next, while pending.
+    next_at: Option<String>,
+    last_at: Option<String>,
+    /// The HTTP status of the last try, if it got one.
+    last_status: Option<u16>,
+    last_error: Option<String>,
+}
+
+/// A page of a webhook's deliveries, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct DeliveryPage {
+    deliveries: Vec<DeliveryView>,
+    /// Where the next page starts; null on the last.
+    next_cursor: Option<i64>,
+}
+
+fn view(w: &WebhookRecord) -> Webhook {
+    Webhook {
+        id: w.id.clone(),
+        url: w.url.clone(),
+        events: w.events.clone(),
+        created_at: rfc3339(w.created_at),
+        secret: None,
+    }
+}
+
+fn delivery_view(d: &Delivery) -> DeliveryView {
+    DeliveryView {
+        id: d.id,
+        seq: d.seq,
+        kind: d.kind,
+        status: d.status,
+        attempts: d.attempts,
+        created_at: rfc3339(d.created_at),
+        next_at: d
+            .next_at
+            .filter(|_| d.status == DeliveryStatus::Pending)
+            .map(rfc3339),
+        last_at: d.last_at.map(rfc3339),
+        last_status: d.last_status,
+        last_error: d.last_error.clone(),
+    }
 }
 
 fn event_types(names: &[String]) -> Result<Vec<EventType>, ApiError> {
@@ -77,11 +131,18 @@ fn event_types(names: &[String]) -> Result<Vec<EventType>, ApiError> {
     Ok(out)
 }
 
+/// Makes a webhook: each of the tenant's events of the given types is
+/// POSTed to it, signed. Needs `webhooks:write`.
+#[utoipa::path(post, path = "/v1/webhooks", tag = "events", request_body = NewWebhookBody,
+    responses((status = 201, description = "Made; the answer shows its secret, once", body = Webhook, links(
+            ("deliveries" = (operation_id = "events_deliveries", parameters(("id" = "$response.body#/id")))),
+            ("delete" = (operation_id = "events_delete", parameters(("id" = "$response.body#/id"))))
+        )), Errors))]
 pub async fn create(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     body: JsonBody<NewWebhookBody>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Webhook>), ApiError> {
     who.require(Scope::WebhooksWrite)?;
     let b = body.value;
     let events = event_types(&b.events)?;
@@ -126,21 +187,29 @@ pub async fn create(
     state.hooks.changed();
     let mut v = view(&w);
     // Shown this once: the receiver needs it to check signatures.
-    v["secret"] = json!(w.secret);
+    v.secret = Some(w.secret);
     Ok((StatusCode::CREATED, Json(v)))
 }
 
+/// The tenant's webhooks. Needs `webhooks:write`.
+#[utoipa::path(get, path = "/v1/webhooks", tag = "events",
+    responses((status = 200, body = WebhookList), Errors))]
 pub async fn list(
     State(state): State<Arc<ApiState>>,
     who: Principal,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<WebhookList>, ApiError> {
     who.require(Scope::WebhooksWrite)?;
     let hooks = state.store.webhook_list(Some(&who.tenant)).await?;
-    Ok(Json(
-        json!({"webhooks": hooks.iter().map(view).collect::<Vec<_>>()}),
-    ))
+    Ok(Json(WebhookList {
+        webhooks: hooks.iter().map(view).collect(),
+    }))
 }
 
+/// Deletes a webhook; its pending deliveries are dropped. Needs
+/// `webhooks:write`.
+#[utoipa::path(delete, path = "/v1/webhooks/{id}", tag = "events",
+    params(("id" = String, Path, description = "The webhook's id")),
+    responses((status = 204, description = "Deleted"), Errors))]
 pub async fn delete(
     State(state): State<Arc<ApiState>>,
     who: Principal,
@@ -154,20 +223,28 @@ pub async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct DeliveriesQuery {
+    /// Most deliveries in the page (1 to 500; default 50).
+    #[param(minimum = 1, maximum = 500)]
     limit: Option<u32>,
     /// The `next_cursor` of the page before.
     cursor: Option<i64>,
 }
 
+/// A webhook's deliveries, newest first, with each one's tries. Needs
+/// `webhooks:write`.
+#[utoipa::path(get, path = "/v1/webhooks/{id}/deliveries", tag = "events",
+    params(("id" = String, Path, description = "The webhook's id"), DeliveriesQuery),
+    responses((status = 200, body = DeliveryPage), Errors))]
 pub async fn deliveries(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
     params: Result<Query<DeliveriesQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<DeliveryPage>, ApiError> {
     who.require(Scope::WebhooksWrite)?;
     let Query(q) =
         params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
@@ -193,8 +270,8 @@ pub async fn deliveries(
     let next = (page.len() == limit as usize)
         .then(|| page.last().map(|d| d.id))
         .flatten();
-    Ok(Json(json!({
-        "deliveries": page.iter().map(delivery_view).collect::<Vec<_>>(),
-        "next_cursor": next,
-    })))
+    Ok(Json(DeliveryPage {
+        deliveries: page.iter().map(delivery_view).collect(),
+        next_cursor: next,
+    }))
 }

@@ -6,6 +6,7 @@
 use super::auth::Principal;
 use super::body::JsonBody;
 use super::error::ApiError;
+use super::openapi::Errors;
 use super::ApiState;
 use crate::registry::workflow::WorkflowSpec;
 use crate::store::clock::rfc3339;
@@ -13,29 +14,60 @@ use crate::store::{Scope, WorkflowRecord};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::sync::Arc;
+use utoipa::{IntoParams, ToSchema};
 
 /// A version as the API shows it: its definition, with its name, version
 /// and when it was made.
-fn view(w: &WorkflowRecord) -> Result<Value, ApiError> {
-    let mut v: Value = serde_json::from_str(&w.spec)
-        .map_err(|e| ApiError::Internal(format!("unreadable workflow {}: {e}", w.name)))?;
-    if let Some(o) = v.as_object_mut() {
-        o.insert("name".into(), json!(w.name));
-        o.insert("version".into(), json!(w.version));
-        o.insert("created_at".into(), json!(rfc3339(w.created_at)));
-    }
-    Ok(v)
+/// A workflow version: its definition (as `PUT` took it) with its name,
+/// version and time.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Workflow)]
+pub struct WorkflowView {
+    name: String,
+    version: i32,
+    created_at: String,
+    #[serde(flatten)]
+    #[schema(inline, value_type = WorkflowSpec)]
+    definition: Map<String, Value>,
 }
 
+/// The tenant's workflows.
+#[derive(Serialize, ToSchema)]
+pub struct WorkflowList {
+    workflows: Vec<WorkflowView>,
+}
+
+fn view(w: &WorkflowRecord) -> Result<WorkflowView, ApiError> {
+    let mut definition: Map<String, Value> = serde_json::from_str(&w.spec)
+        .map_err(|e| ApiError::Internal(format!("unreadable workflow {}: {e}", w.name)))?;
+    // The record's own say on these wins over anything stored with the spec.
+    for key in ["name", "version", "created_at"] {
+        definition.remove(key);
+    }
+    Ok(WorkflowView {
+        name: w.name.clone(),
+        version: w.version,
+        created_at: rfc3339(w.created_at),
+        definition,
+    })
+}
+
+/// Defines a workflow's next version. Needs `tasks:write`.
+#[utoipa::path(put, path = "/v1/workflows/{name}", tag = "workflows",
+    params(("name" = String, Path, description = "The workflow's name")),
+    request_body = WorkflowSpec,
+    responses((status = 201, description = "The new version", body = WorkflowView, links(
+            ("show" = (operation_id = "workflows_show", parameters(("name" = "$response.body#/name"))))
+        )), Errors))]
 pub async fn define(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
     body: JsonBody<WorkflowSpec>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<WorkflowView>), ApiError> {
     who.require(Scope::TasksWrite)?;
     let w = state
         .registry
@@ -44,18 +76,26 @@ pub async fn define(
     Ok((StatusCode::CREATED, Json(view(&w)?)))
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ShowQuery {
+    /// A version; the newest when left out.
     version: Option<u32>,
 }
 
+/// A workflow version. Needs `jobs:read` or `tasks:write`.
+#[utoipa::path(get, path = "/v1/workflows/{name}", tag = "workflows",
+    params(("name" = String, Path, description = "The workflow's name"), ShowQuery),
+    responses((status = 200, body = WorkflowView), Errors))]
 pub async fn show(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
-    Query(q): Query<ShowQuery>,
-) -> Result<Json<Value>, ApiError> {
+    params: Result<Query<ShowQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<WorkflowView>, ApiError> {
+    let Query(q) =
+        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
     who.require_any(&[Scope::JobsRead, Scope::TasksWrite])?;
     let w = state
         .store
@@ -65,12 +105,16 @@ pub async fn show(
     Ok(Json(view(&w)?))
 }
 
+/// The tenant's workflows, each at its newest version. Needs `jobs:read`
+/// or `tasks:write`.
+#[utoipa::path(get, path = "/v1/workflows", tag = "workflows",
+    responses((status = 200, body = WorkflowList), Errors))]
 pub async fn list(
     State(state): State<Arc<ApiState>>,
     who: Principal,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<WorkflowList>, ApiError> {
     who.require_any(&[Scope::JobsRead, Scope::TasksWrite])?;
     let all = state.store.workflow_list(&who.tenant).await?;
-    let views: Result<Vec<Value>, ApiError> = all.iter().map(view).collect();
-    Ok(Json(json!({ "workflows": views? })))
+    let workflows = all.iter().map(view).collect::<Result<_, _>>()?;
+    Ok(Json(WorkflowList { workflows }))
 }

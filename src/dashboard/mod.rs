@@ -7,8 +7,6 @@
 
 use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
 
 const INDEX: &str = include_str!("index.html");
 const SCRIPT: &str = include_str!("app.js");
@@ -33,19 +31,23 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
         .into_response()
 }
 
-/// `/`, `/ui/app.js` and `/ui/app.css`; merged into the API's router.
-pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
-    Router::new()
-        .route(
-            "/",
-            get(|| async { asset("text/html; charset=utf-8", INDEX) }),
-        )
-        .route(
-            "/ui/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
-        )
-        .route(
-            "/ui/app.css",
-            get(|| async { asset("text/css; charset=utf-8", STYLE) }),
-        )
+/// The dashboard's page.
+#[utoipa::path(get, path = "/", tag = "operate", security(()),
+    responses((status = 200, description = "The dashboard's page", content_type = "text/html", body = String)))]
+pub async fn page() -> Response {
+    asset("text/html; charset=utf-8", INDEX)
+}
+
+/// The dashboard's script.
+#[utoipa::path(get, path = "/ui/app.js", tag = "operate", security(()),
+    responses((status = 200, description = "The dashboard's script", content_type = "text/javascript", body = String)))]
+pub async fn script() -> Response {
+    asset("text/javascript; charset=utf-8", SCRIPT)
+}
+
+/// The dashboard's style sheet.
+#[utoipa::path(get, path = "/ui/app.css", tag = "operate", security(()),
+    responses((status = 200, description = "The dashboard's style sheet", content_type = "text/css", body = String)))]
+pub async fn style() -> Response {
+    asset("text/css; charset=utf-8", STYLE)
 }

@@ -12,7 +12,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// What happened to a job. The names are part of the HTTP contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 pub enum EventType {
     /// Entered the queue: enqueued, or back after a snooze, a resume, a
     /// re-drive or a release (`detail.reason` says which).

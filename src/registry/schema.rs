@@ -35,7 +35,7 @@ const BUDGET_KEYWORD: &str = "x-taskbox-budget";
 pub struct Schema(jsonschema::Validator);
 
 /// One way a value breaks a schema.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Violation {
     /// JSON pointer to the value at fault; empty for the whole document.
     pub pointer: String,

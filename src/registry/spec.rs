@@ -11,10 +11,11 @@ use serde::{Deserialize, Serialize};
 pub const MAX_NAME_LEN: usize = 64;
 
 /// The body of `PUT /v1/tasks/{name}`. Unknown fields are refused.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskSpec {
     /// The component's digest, as `POST /v1/components` answered it.
+    #[schema(value_type = String, example = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")]
     pub component: Digest,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<serde_json::Value>,
@@ -23,9 +24,17 @@ pub struct TaskSpec {
     /// The queue its jobs go to unless the enqueue names one (default `default`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::strict::optional_object"
+    )]
     pub limits: Option<LimitsSpec>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::strict::optional_object"
+    )]
     pub retry: Option<RetryPolicy>,
     /// The task that runs when a job of this one fails for good.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -38,7 +47,11 @@ pub struct TaskSpec {
     /// `{"job": {…}, "error": {…}}`, in the same transaction as the end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_fail: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::strict::optional_object"
+    )]
     pub concurrency: Option<Concurrency>,
     /// Bounds a job across all its attempts, from enqueue (`deadline_exceeded`);
     /// an enqueue may set its own.
@@ -52,7 +65,7 @@ pub struct TaskSpec {
 
 /// What becomes of a job's unfinished children when it ends (Temporal's
 /// parent close policy).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ParentClose {
     /// They go on.
@@ -67,7 +80,7 @@ pub enum ParentClose {
 }
 
 /// Limits a task asks for; any left out take the server's defaults.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,7 +106,7 @@ impl LimitsSpec {
 
 /// At most one job per key runs at once (`exclusive`), or a newer job
 /// replaces a queued one with the same key (`supersedes`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Concurrency {
     pub key: String,
@@ -107,7 +120,7 @@ pub struct Concurrency {
 /// Most jobs of one concurrency key that may run at once.
 pub const MAX_KEY_LIMIT: u32 = 1000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ConcurrencyMode {
     Exclusive,

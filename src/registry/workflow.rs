@@ -16,7 +16,7 @@ pub const MAX_STEPS: usize = 64;
 pub const MAX_MS: u64 = crate::enqueue::MAX_DELAY_MS;
 
 /// One step: a task run on the workflow's context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepSpec {
     /// Unique within the workflow (its steps and chains together).
@@ -24,10 +24,18 @@ pub struct StepSpec {
     /// The task it runs (pinned, with its version, when a job is enqueued).
     pub task: String,
     /// Its own retry policy; the task's when left out.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::strict::optional_object"
+    )]
     pub retry: Option<RetryPolicy>,
     /// Its own limits per attempt; the task's when left out.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::strict::optional_object"
+    )]
     pub limits: Option<LimitsSpec>,
     /// The step's budget across all its attempts, from its first start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -38,15 +46,24 @@ pub struct StepSpec {
 }
 
 /// The body of `PUT /v1/workflows/{name}`. Unknown fields are refused.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkflowSpec {
+    #[serde(deserialize_with = "crate::strict::objects")]
     pub steps: Vec<StepSpec>,
     /// Run, with the context and the error, when a step fails for good.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::strict::objects"
+    )]
     pub on_error: Vec<StepSpec>,
     /// Run, with the context, when a job of the workflow is cancelled.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::strict::objects"
+    )]
     pub on_cancel: Vec<StepSpec>,
     /// Bounds a job across all its steps, from enqueue.
     #[serde(default, skip_serializing_if = "Option::is_none")]

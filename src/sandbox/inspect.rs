@@ -8,7 +8,7 @@ use wasmtime::wasmparser::{
 };
 
 /// How the host calls a guest (DESIGN §3.1–3.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Abi {
     /// A component of the task world: `run(job, input) -> result<outcome, failure>`.

@@ -14,7 +14,7 @@ pub const DEFAULT_CATCHUP_MS: u64 = 60_000;
 pub const MAX_CATCHUP_MS: u64 = 7 * 24 * 60 * 60 * 1000;
 
 /// What a slot does while the schedule's last job is still active.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Overlap {
     /// No job: the slot is skipped (and counted).
@@ -46,7 +46,7 @@ fn yes() -> bool {
 
 /// A schedule's definition. Unknown fields are refused, so that a
 /// misspelled one is not silently ignored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleSpec {
     /// 5 fields (minute hour day-of-month month day-of-week), or 6–7 with

@@ -26,7 +26,7 @@ pub struct TenantSettings {
 }
 
 /// How many of a tenant's jobs are in each unfinished state.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct JobGauges {
     pub queued: u64,
     pub running: u64,
@@ -55,7 +55,7 @@ pub struct TenantUsage {
 }
 
 /// What a token may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 pub enum Scope {
     #[serde(rename = "tasks:write")]
     TasksWrite,
@@ -159,7 +159,7 @@ pub struct TaskRecord {
 }
 
 /// A task version pinned into a job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TaskRef {
     pub name: String,
     pub version: u32,
@@ -197,7 +197,7 @@ pub struct NewJob {
 }
 
 /// What an insert answers when an unfinished job holds its unique key.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OnConflict {
     /// A conflict (409).
@@ -210,7 +210,7 @@ pub enum OnConflict {
 /// Whether a unique key that finished jobs had may be used again
 /// (Temporal's workflow-id reuse policy). An unfinished job always holds
 /// its key alone.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Reuse {
     /// By any new job.
@@ -403,7 +403,7 @@ impl Inserted {
 }
 
 /// The guest's latest progress report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ProgressRecord {
     pub percent: u8,
     pub note: String,
@@ -1029,7 +1029,7 @@ pub struct NewDelivery {
 }
 
 /// Where a delivery stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryStatus {
     /// Not answered 2xx yet; tried again at `next_at`.

@@ -22,6 +22,7 @@ mod faults;
 mod holes;
 mod leader;
 mod metrics;
+mod openapi;
 mod orchestration;
 mod replay;
 mod sandbox_abi;
