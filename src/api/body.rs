@@ -94,3 +94,24 @@ impl<T: DeserializeOwned + Default> FromRequest<Arc<ApiState>> for OptionalJson<
         Ok(OptionalJson(parse_json(&raw)?))
     }
 }
+
+/// A query string read as `T`; one that does not parse, or names a
+/// parameter the route does not know, is a 400 in the API's error shape.
+pub struct QueryParams<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S> for QueryParams<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        let axum::extract::Query(value) =
+            axum::extract::Query::<T>::from_request_parts(parts, state)
+                .await
+                .map_err(|e| {
+                    ApiError::BadRequest(format!("bad query string: {}", e.body_text()))
+                })?;
+        Ok(QueryParams(value))
+    }
+}

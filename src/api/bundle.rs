@@ -10,13 +10,14 @@
 //! refused with a clear error rather than replayed on a guess.
 
 use super::auth::Principal;
+use super::body::QueryParams;
 use super::error::ApiError;
 use super::openapi::Errors;
 use super::views::AttemptView;
 use super::ApiState;
 use crate::job::JobError;
 use crate::store::{AttemptQuery, AttemptRecord, Scope};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use base64::Engine as _;
@@ -84,11 +85,9 @@ pub async fn bundle(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
-    params: Result<Query<BundleParams>, axum::extract::rejection::QueryRejection>,
+    QueryParams(p): QueryParams<BundleParams>,
 ) -> Result<Response, ApiError> {
     who.require(Scope::JobsRead)?;
-    let Query(p) =
-        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
     let job = state
         .store
         .job_get(&who.tenant, &id)

@@ -6,6 +6,7 @@
 //! resume, and is cut off: it never holds the queue back.
 
 use super::auth::Principal;
+use super::body::QueryParams;
 use super::error::ApiError;
 use super::openapi::Errors;
 use super::ApiState;
@@ -13,7 +14,7 @@ use crate::events::feed::{follow, Item};
 use crate::events::{EventFilter, EventType};
 use crate::quota::Exceeded;
 use crate::store::Scope;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as Sse, KeepAlive};
 use axum::response::{IntoResponse, Response};
@@ -182,11 +183,9 @@ pub async fn stream(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     headers: HeaderMap,
-    params: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
+    QueryParams(q): QueryParams<EventsQuery>,
 ) -> Result<Response, ApiError> {
     who.require(Scope::JobsRead)?;
-    let Query(q) =
-        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
     let filter = EventFilter {
         job: q.job,
         task: q.task,

@@ -1,7 +1,7 @@
 //! Jobs: enqueue, show, list, cancel, run now, resume, attempts.
 
 use super::auth::Principal;
-use super::body::{JsonBody, OptionalJson};
+use super::body::{JsonBody, OptionalJson, QueryParams};
 use super::error::ApiError;
 use super::openapi::Errors;
 use super::views::{AttemptView, JobDetail, JobOut, JobView};
@@ -14,7 +14,7 @@ use crate::runner::{RunNowError, Waited};
 use crate::store::{
     AttemptQuery, CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, Scope, StoreError,
 };
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -187,11 +187,9 @@ pub struct JobPage<'a> {
 pub async fn list(
     State(state): State<Arc<ApiState>>,
     who: Principal,
-    params: Result<Query<ListParams>, axum::extract::rejection::QueryRejection>,
+    QueryParams(p): QueryParams<ListParams>,
 ) -> Result<Response, ApiError> {
     who.require(Scope::JobsRead)?;
-    let Query(p) =
-        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
     let status = p
         .status
         .filter(|s| !s.is_empty())
@@ -293,11 +291,9 @@ pub async fn run_now(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
-    params: Result<Query<RunParams>, axum::extract::rejection::QueryRejection>,
+    QueryParams(p): QueryParams<RunParams>,
 ) -> Result<(StatusCode, Json<JobOut>), ApiError> {
     who.require(Scope::JobsRun)?;
-    let Query(p) =
-        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
     let run_err = |e: RunNowError| match e {
         RunNowError::Store(s) => not_found(s, &id),
         RunNowError::Stopping => ApiError::Unavailable("the server is stopping".into()),
@@ -536,11 +532,9 @@ pub async fn attempts(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
-    params: Result<Query<AttemptParams>, axum::extract::rejection::QueryRejection>,
+    QueryParams(p): QueryParams<AttemptParams>,
 ) -> Result<Response, ApiError> {
     who.require(Scope::JobsRead)?;
-    let Query(p) =
-        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
     let limit = p.limit.unwrap_or(DEFAULT_ATTEMPTS_PAGE);
     if !(1..=MAX_ATTEMPTS_PAGE).contains(&limit) {
         return Err(ApiError::BadRequest(format!(

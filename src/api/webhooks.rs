@@ -3,7 +3,7 @@
 //! the scope `webhooks:write`: a webhook sends the tenant's events out.
 
 use super::auth::Principal;
-use super::body::JsonBody;
+use super::body::{JsonBody, QueryParams};
 use super::error::ApiError;
 use super::openapi::Errors;
 use super::ApiState;
@@ -12,7 +12,7 @@ use crate::store::clock::rfc3339;
 use crate::store::DeliveryStatus;
 use crate::store::{Delivery, NewWebhook, Scope, WebhookRecord};
 use crate::webhooks::{guard, sign};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
@@ -243,11 +243,9 @@ pub async fn deliveries(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(id): Path<String>,
-    params: Result<Query<DeliveriesQuery>, axum::extract::rejection::QueryRejection>,
+    QueryParams(q): QueryParams<DeliveriesQuery>,
 ) -> Result<Json<DeliveryPage>, ApiError> {
     who.require(Scope::WebhooksWrite)?;
-    let Query(q) =
-        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
     let limit = q.limit.unwrap_or(DEFAULT_PAGE);
     if limit == 0 || limit > MAX_PAGE {
         return Err(ApiError::BadRequest(format!(

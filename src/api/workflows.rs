@@ -4,14 +4,14 @@
 //! `POST /v1/jobs {"workflow": name}`.
 
 use super::auth::Principal;
-use super::body::JsonBody;
+use super::body::{JsonBody, QueryParams};
 use super::error::ApiError;
 use super::openapi::Errors;
 use super::ApiState;
 use crate::registry::workflow::WorkflowSpec;
 use crate::store::clock::rfc3339;
 use crate::store::{Scope, WorkflowRecord};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
@@ -92,10 +92,8 @@ pub async fn show(
     State(state): State<Arc<ApiState>>,
     who: Principal,
     Path(name): Path<String>,
-    params: Result<Query<ShowQuery>, axum::extract::rejection::QueryRejection>,
+    QueryParams(q): QueryParams<ShowQuery>,
 ) -> Result<Json<WorkflowView>, ApiError> {
-    let Query(q) =
-        params.map_err(|e| ApiError::BadRequest(format!("bad query string: {}", e.body_text())))?;
     who.require_any(&[Scope::JobsRead, Scope::TasksWrite])?;
     let w = state
         .store
