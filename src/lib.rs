@@ -13,6 +13,7 @@ pub mod http;
 pub mod job;
 pub mod maintenance;
 pub mod metrics;
+pub mod netguard;
 pub mod priority;
 pub mod quota;
 pub mod redrive;
