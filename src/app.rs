@@ -127,6 +127,7 @@ impl App {
             max_component_bytes: cfg.max_component_bytes,
             // Each slot, each start beyond the slots, and a few to spare.
             max_instances: cfg.max_instances.max(2 * cfg.runners as u32 + 8),
+            network: cfg.network.clone(),
             ..SandboxConfig::default()
         })?;
         let registry = Arc::new(Registry::new(dyn_store.clone(), sandbox, Limits::DEFAULT));

@@ -41,6 +41,10 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "TASKBOX_WEBHOOK_BACKOFF_MS",
     "TASKBOX_WEBHOOK_GIVE_UP_MS",
     "TASKBOX_MAX_EVENT_STREAMS",
+    "TASKBOX_OUTBOUND_ALLOW_PRIVATE",
+    "TASKBOX_OUTBOUND_MAX_CONNECTIONS_PER_TENANT",
+    "TASKBOX_OUTBOUND_MAX_REQUESTS",
+    "TASKBOX_OUTBOUND_MAX_RESPONSE_BYTES",
     "TASKBOX_LOG",
     "TASKBOX_LOG_FORMAT",
     "TASKBOX_METRICS_LISTEN",
@@ -102,6 +106,8 @@ pub struct ServeConfig {
     pub observer: Option<crate::runner::Observer>,
     /// How webhooks are delivered.
     pub webhooks: crate::webhooks::WebhookConfig,
+    /// What guests' outbound HTTP may do at most.
+    pub network: crate::sandbox::NetworkConfig,
     /// Event streams one tenant may have open at once.
     pub max_event_streams: u32,
     /// An address of its own where `/metrics` is served without a token.
@@ -247,6 +253,24 @@ impl ServeConfig {
                 u64::from(self.max_event_streams),
                 1,
                 u64::from(MAX_EVENT_STREAMS),
+            ),
+            (
+                "--outbound-max-connections-per-tenant",
+                u64::from(self.network.max_connections_per_tenant),
+                1,
+                u64::from(crate::sandbox::network::MAX_CONNECTIONS_PER_TENANT),
+            ),
+            (
+                "--outbound-max-requests",
+                u64::from(self.network.max_requests),
+                1,
+                u64::from(crate::sandbox::network::MAX_REQUESTS_CEILING),
+            ),
+            (
+                "--outbound-max-response-bytes",
+                self.network.max_response_bytes,
+                1,
+                crate::sandbox::network::MAX_RESPONSE_BYTES_CEILING,
             ),
         ] {
             if !(lo..=hi).contains(&v) {

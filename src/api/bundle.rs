@@ -216,6 +216,7 @@ mod tests {
             fuel_used: 0,
             peak_memory_bytes: 0,
             log: None,
+            network: None,
         }
     }
 

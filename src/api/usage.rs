@@ -27,6 +27,10 @@ pub struct Window {
     fuel_left: Option<u64>,
     wall_ms: u64,
     attempts: u64,
+    /// Outbound HTTP requests its guests made.
+    http_requests: u64,
+    /// Outbound HTTP body bytes its guests sent and received.
+    http_bytes: u64,
     jobs_ended: Ended,
 }
 
@@ -57,6 +61,8 @@ fn window(w: &UsageWindow, fuel_budget: Option<u64>) -> Window {
         fuel_left: fuel_budget.map(|b| b.saturating_sub(w.fuel)),
         wall_ms: w.wall_ms,
         attempts: w.attempts,
+        http_requests: w.http_requests,
+        http_bytes: w.http_bytes,
         jobs_ended: Ended {
             completed: w.completed,
             failed: w.failed,

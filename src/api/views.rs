@@ -252,6 +252,9 @@ pub struct AttemptView<'a> {
     peak_memory_bytes: u64,
     #[schema(value_type = Option<AttemptLog>)]
     log: Option<&'a AttemptLog>,
+    /// What its outbound HTTP did; absent when it made no request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    network: Option<crate::sandbox::NetworkTally>,
 }
 
 pub fn attempt(a: &AttemptRecord) -> AttemptView<'_> {
@@ -266,6 +269,7 @@ pub fn attempt(a: &AttemptRecord) -> AttemptView<'_> {
         fuel_used: a.fuel_used,
         peak_memory_bytes: a.peak_memory_bytes,
         log: a.log.as_ref(),
+        network: a.network,
     }
 }
 

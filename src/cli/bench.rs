@@ -20,6 +20,8 @@ pub enum BenchArgs {
     Queue(super::bench_queue::QueueBench),
     /// What one tenant's flood costs another: latency and share.
     Tenants(super::bench_tenants::TenantsBench),
+    /// What the host adds to a guest's outbound HTTP request, against the same request made directly.
+    Http(super::bench_http::HttpBench),
     /// The fault harness: serve + workers on a private PostgreSQL while workers are killed, stopped and the database crashes; audits that no job is lost or completed twice.
     Faults(super::faults::FaultsArgs),
 }
@@ -57,10 +59,11 @@ pub fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
         BenchArgs::Queue(a) => super::bench_queue::main(a),
         BenchArgs::Tenants(a) => super::bench_tenants::main(a),
         BenchArgs::Faults(a) => super::faults::main(a),
+        BenchArgs::Http(a) => super::bench_http::main(a),
     }
 }
 
-fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
+pub(super) fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
     let mut b = if threads == 1 {
         tokio::runtime::Builder::new_current_thread()
     } else {
@@ -73,7 +76,7 @@ fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-fn read_guest(dir: &Path, name: &str) -> anyhow::Result<Vec<u8>> {
+pub(super) fn read_guest(dir: &Path, name: &str) -> anyhow::Result<Vec<u8>> {
     let path = dir.join(name);
     std::fs::read(&path).with_context(|| {
         format!(
@@ -90,7 +93,7 @@ fn sandbox_with(metering: Metering) -> anyhow::Result<Sandbox> {
     })?)
 }
 
-fn request(input: &str, limits: Limits) -> AttemptRequest {
+pub(super) fn request(input: &str, limits: Limits) -> AttemptRequest {
     let job = JobRef {
         id: "bench".into(),
         attempt: 1,
@@ -99,7 +102,7 @@ fn request(input: &str, limits: Limits) -> AttemptRequest {
     AttemptRequest::new(job, input, limits)
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
+pub(super) fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }

@@ -205,6 +205,7 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         retention: Default::default(),
         observer: Some(Observer(hook)),
         webhooks: crate::webhooks::WebhookConfig::default(),
+        network: crate::sandbox::NetworkConfig::default(),
         max_event_streams: crate::api::DEFAULT_MAX_EVENT_STREAMS,
         metrics_listen: None,
         metrics_per_tenant: false,

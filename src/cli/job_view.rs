@@ -267,9 +267,9 @@ pub(super) fn changes(prev: Option<&Value>, job: &Value) -> Vec<String> {
 /// The attempts table; with `logs`, each attempt's error message and log lines under its row.
 pub(super) fn attempts_table(attempts: &[Value], logs: bool) -> String {
     let mut t = Table::new(&[
-        "ATTEMPT", "TASK", "OUTCOME", "ERROR", "DURATION", "FUEL", "PEAK-MEM",
+        "ATTEMPT", "TASK", "OUTCOME", "ERROR", "DURATION", "FUEL", "PEAK-MEM", "HTTP",
     ])
-    .right(&[0, 4, 5, 6]);
+    .right(&[0, 4, 5, 6, 7]);
     for a in attempts {
         let error = match &a["error"] {
             Value::Null => "-".to_owned(),
@@ -295,6 +295,7 @@ pub(super) fn attempts_table(attempts: &[Value], logs: bool) -> String {
                 .as_u64()
                 .map(bytes)
                 .unwrap_or_else(|| "-".into()),
+            http_cell(&a["network"]),
         ]);
     }
     let lines = t.lines();
@@ -342,6 +343,20 @@ pub(super) fn attempt_log(a: &Value) -> String {
         out.push_str("    (no log lines)\n");
     }
     out
+}
+
+/// An attempt's outbound HTTP: requests, refusals and bytes in, or `-`.
+fn http_cell(n: &Value) -> String {
+    let Some(requests) = n["requests"].as_u64() else {
+        return "-".into();
+    };
+    let refused = n["refused"].as_u64().unwrap_or(0);
+    let received = n["bytes_received"].as_u64().unwrap_or(0);
+    if refused > 0 {
+        format!("{requests} req ({refused} refused), {} in", bytes(received))
+    } else {
+        format!("{requests} req, {} in", bytes(received))
+    }
 }
 
 #[cfg(test)]

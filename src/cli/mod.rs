@@ -2,6 +2,7 @@
 
 mod admin;
 mod bench;
+mod bench_http;
 mod bench_prune;
 mod bench_queue;
 mod bench_tenants;

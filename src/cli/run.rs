@@ -54,6 +54,18 @@ pub struct RunArgs {
     /// Print the whole report (outcome, costs, log) as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// A host the guest's outbound HTTP may reach, as a task's `network.allow` lists it
+    /// (`api.example.com`, `*.stripe.com`, `localhost:8080`); repeat for more. Without any,
+    /// every request is refused.
+    #[arg(long = "allow", value_name = "HOST")]
+    pub allow: Vec<String>,
+    /// Let listed hosts be loopback or private addresses (a server on this machine).
+    #[arg(long)]
+    pub allow_private: bool,
+    /// A secret the guest may read through wasi:config/store, its value taken from the
+    /// environment variable of the same name (never from the command line); repeat for more.
+    #[arg(long = "secret", value_name = "NAME")]
+    pub secrets: Vec<String>,
 }
 
 /// Times of repeated attempts and the resident memory around them.
@@ -89,8 +101,28 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             args.cache_dir.clone().or_else(default_cache_dir)
         },
         max_instances: 4,
+        network: crate::sandbox::NetworkConfig {
+            allow_private: args.allow_private,
+            ..Default::default()
+        },
         ..SandboxConfig::default()
     };
+    let network = if args.allow.is_empty() {
+        None
+    } else {
+        let grant = crate::sandbox::NetworkGrant::resolve(&args.allow, None, None, &config.network)
+            .map_err(|e| anyhow::anyhow!("--allow: {}", e.join("; ")))?;
+        Some(std::sync::Arc::new(grant))
+    };
+    let mut secrets = Vec::new();
+    for name in &args.secrets {
+        crate::registry::spec::check_secret_name(name)
+            .map_err(|e| anyhow::anyhow!("--secret: {e}"))?;
+        let value = std::env::var(name).with_context(|| {
+            format!("--secret {name}: set the environment variable {name} to the secret's value")
+        })?;
+        secrets.push((name.clone(), value));
+    }
     if limits.clamped(&config.ceilings) != limits {
         bail!(
             "limits above the ceilings: at most {} ms, {} fuel, {} MiB",
@@ -129,7 +161,10 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             attempt: args.attempt,
             queue: args.queue.clone(),
         };
-        let request = AttemptRequest::new(job, input, limits);
+        let mut request = AttemptRequest::new(job, input, limits);
+        request.network = network;
+        request.secrets = secrets;
+        request.tenant = std::sync::Arc::from("local");
         let mut report = sandbox.run(&program, request.clone()).await;
         let repeat = if args.repeat > 1 {
             let warm_at = (args.repeat / 10).clamp(1, 100);
@@ -231,6 +266,7 @@ fn print_report(
             "peak_memory_bytes": report.peak_memory_bytes,
             "duration_ms": report.duration.as_secs_f64() * 1000.0,
             "progress": report.progress,
+            "network": report.network,
             "log": report.log,
         });
         println!("{}", serde_json::to_string_pretty(&whole)?);
@@ -255,6 +291,16 @@ fn print_report(
     );
     if let Some(p) = &report.progress {
         eprintln!("taskbox: last progress {}% {}", p.percent, p.note);
+    }
+    let n = report.network;
+    if !n.is_empty() {
+        eprintln!(
+            "taskbox: outbound HTTP: {} requests ({} refused) · {} sent · {} received",
+            n.requests,
+            n.refused,
+            bytes(n.bytes_sent),
+            bytes(n.bytes_received)
+        );
     }
     if let Some(r) = repeat {
         let kib = |k: Option<u64>| k.map_or("?".to_owned(), |k| bytes(k * 1024));

@@ -95,6 +95,50 @@ pub struct NodeArgs {
     pub metrics_per_tenant: bool,
     #[command(flatten)]
     pub events: EventArgs,
+    #[command(flatten)]
+    pub outbound: OutboundArgs,
+}
+
+/// Guests' outbound HTTP (a task grants it with `"network": {"allow": [...]}`).
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Guests' outbound HTTP")]
+pub struct OutboundArgs {
+    /// Let guests reach loopback, private, link-local (cloud metadata), CGNAT and other
+    /// addresses of the server's own networks, when their task lists the host; for
+    /// on-premises use and tests. Off, such requests are refused whatever is listed.
+    #[arg(long, env = "TASKBOX_OUTBOUND_ALLOW_PRIVATE")]
+    pub outbound_allow_private: bool,
+    /// Most connections one tenant's guests hold open at once, in this process.
+    #[arg(
+        long,
+        env = "TASKBOX_OUTBOUND_MAX_CONNECTIONS_PER_TENANT",
+        default_value_t = 32
+    )]
+    pub outbound_max_connections_per_tenant: u32,
+    /// Most requests one attempt may make, whatever its task asks (tasks get 100 unless they say).
+    #[arg(long, env = "TASKBOX_OUTBOUND_MAX_REQUESTS", default_value_t = 1_000)]
+    pub outbound_max_requests: u32,
+    /// Largest response body one request may read, in bytes, whatever its task asks (tasks
+    /// get 8 MiB unless they say) [default: 64 MiB]
+    #[arg(long, env = "TASKBOX_OUTBOUND_MAX_RESPONSE_BYTES", default_value_t = 64 << 20)]
+    pub outbound_max_response_bytes: u64,
+}
+
+impl OutboundArgs {
+    fn config(&self) -> crate::sandbox::NetworkConfig {
+        let d = crate::sandbox::NetworkConfig::default();
+        crate::sandbox::NetworkConfig {
+            allow_private: self.outbound_allow_private,
+            max_connections_per_tenant: self.outbound_max_connections_per_tenant,
+            max_requests: self.outbound_max_requests,
+            default_requests: d.default_requests.min(self.outbound_max_requests),
+            max_response_bytes: self.outbound_max_response_bytes,
+            default_response_bytes: d
+                .default_response_bytes
+                .min(self.outbound_max_response_bytes),
+            ..d
+        }
+    }
 }
 
 /// Event streams and webhooks.
@@ -221,6 +265,7 @@ impl NodeArgs {
                 give_up_ms: self.events.webhook_give_up_ms,
                 ..crate::webhooks::WebhookConfig::default()
             },
+            network: self.outbound.config(),
             max_event_streams: self.events.max_event_streams,
             metrics_listen: self.metrics_listen,
             metrics_per_tenant: self.metrics_per_tenant,

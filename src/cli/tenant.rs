@@ -237,11 +237,13 @@ pub fn usage_view(u: &Value) -> anyhow::Result<String> {
         "LEFT",
         "WALL",
         "ATTEMPTS",
+        "HTTP REQ",
+        "HTTP BYTES",
         "COMPLETED",
         "FAILED",
         "CANCELLED",
     ])
-    .right(&[1, 2, 3, 4, 5, 6, 7, 8]);
+    .right(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     for key in ["current", "last"] {
         let w = &u[key];
         let num = |v: &Value| v.as_u64().map_or("-".to_owned(), super::format::thousands);
@@ -254,6 +256,10 @@ pub fn usage_view(u: &Value) -> anyhow::Result<String> {
             num(&w["fuel_left"]),
             table::millis(&w["wall_ms"]),
             num(&w["attempts"]),
+            num(&w["http_requests"]),
+            w["http_bytes"]
+                .as_u64()
+                .map_or("-".to_owned(), super::format::bytes),
             num(&w["jobs_ended"]["completed"]),
             num(&w["jobs_ended"]["failed"]),
             num(&w["jobs_ended"]["cancelled"]),

@@ -39,6 +39,8 @@ pub struct TaskVersion {
     pub retry: RetryPolicy,
     pub input_schema: Option<Schema>,
     pub output_schema: Option<Schema>,
+    /// Its outbound HTTP grant, clamped by the server's settings.
+    pub network: Option<Arc<crate::sandbox::NetworkGrant>>,
 }
 
 /// A workflow version as a job is enqueued with it.
@@ -365,7 +367,20 @@ impl Registry {
             compile_schemas(spec.input_schema.clone(), spec.output_schema.clone())
                 .await
                 .map_err(RegistryError::InvalidTask)?;
+        let network = match &spec.network {
+            Some(n) => Some(Arc::new(
+                crate::sandbox::NetworkGrant::resolve(
+                    &n.allow,
+                    n.max_requests,
+                    n.max_response_bytes,
+                    &self.sandbox.config().network,
+                )
+                .map_err(RegistryError::InvalidTask)?,
+            )),
+            None => None,
+        };
         let tv = Arc::new(TaskVersion {
+            network,
             limits: spec
                 .limits
                 .unwrap_or_default()

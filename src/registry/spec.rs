@@ -61,7 +61,43 @@ pub struct TaskSpec {
     /// spawned when the job ends (default `abandon`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_close: Option<ParentClose>,
+    /// The outbound HTTP its guests may make (`wasi:http`); without it
+    /// every request is refused.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::strict::optional_object"
+    )]
+    pub network: Option<NetworkSpec>,
+    /// The tenant's secrets its guests may read through
+    /// `wasi:config/store`, by name; they see no other.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(example = json!(["STRIPE_KEY"]))]
+    pub secrets: Vec<String>,
 }
+
+/// A task's grant of outbound HTTP. The server clamps the caps to its
+/// own, and refuses addresses of its own networks whatever is listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSpec {
+    /// Hosts its guests may call: `api.example.com` (on the scheme's
+    /// default port), `*.stripe.com` (any name under it), a port named
+    /// (`hooks.example.org:8443`), an IP address, or `*` for any host.
+    #[schema(example = json!(["api.example.com", "*.stripe.com", "hooks.example.org:8443"]))]
+    pub allow: Vec<String>,
+    /// Most requests one attempt may make (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    pub max_requests: Option<u32>,
+    /// Largest response body one request may read, in bytes (default 8 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    pub max_response_bytes: Option<u64>,
+}
+
+/// Most secrets one task may declare.
+pub const MAX_TASK_SECRETS: usize = 64;
 
 /// What becomes of a job's unfinished children when it ends (Temporal's
 /// parent close policy).
@@ -206,6 +242,28 @@ impl TaskSpec {
                 }
             }
         }
+        if let Some(n) = &self.network {
+            if let Err(p) = crate::sandbox::network::Allowlist::parse(&n.allow) {
+                problems.extend(p);
+            }
+            if n.max_requests == Some(0) {
+                problems.push("network.max_requests must be at least 1".into());
+            }
+            if n.max_response_bytes == Some(0) {
+                problems.push("network.max_response_bytes must be at least 1".into());
+            }
+        }
+        if self.secrets.len() > MAX_TASK_SECRETS {
+            problems.push(format!(
+                "secrets names {} secrets; a task may declare at most {MAX_TASK_SECRETS}",
+                self.secrets.len()
+            ));
+        }
+        for name in &self.secrets {
+            if let Err(e) = check_secret_name(name) {
+                problems.push(format!("secrets: {e}"));
+            }
+        }
         for (field, schema) in [
             ("input_schema", &self.input_schema),
             ("output_schema", &self.output_schema),
@@ -223,6 +281,26 @@ impl TaskSpec {
         } else {
             Err(problems)
         }
+    }
+}
+
+/// Whether `name` can name a secret: 1 to 64 of `A-Z a-z 0-9 _ - .`,
+/// starting with a letter or `_`.
+pub fn check_secret_name(name: &str) -> Result<(), String> {
+    let ok_start = name
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    let ok_rest = name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if name.len() <= 64 && ok_start && ok_rest {
+        Ok(())
+    } else {
+        Err(format!(
+            "secret name {:?} is not allowed: use 1 to 64 characters of A-Z, a-z, 0-9, '_', '-', '.', starting with a letter or '_'",
+            name.chars().take(80).collect::<String>()
+        ))
     }
 }
 
@@ -317,9 +395,15 @@ mod tests {
             }),
             deadline_ms: None,
             parent_close: None,
+            network: Some(NetworkSpec {
+                allow: vec!["https://x.com".into(), "ok.example.com".into()],
+                max_requests: Some(0),
+                max_response_bytes: None,
+            }),
+            secrets: vec!["OK_KEY".into(), "1bad".into()],
         };
         let problems = spec.validate("x").unwrap_err();
-        assert_eq!(problems.len(), 10, "{problems:#?}");
+        assert_eq!(problems.len(), 13, "{problems:#?}");
     }
 
     #[test]

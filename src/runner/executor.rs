@@ -519,6 +519,8 @@ fn prepare(
         limits,
     );
     req.cancel = Some(held.cancel_token(&job.id));
+    req.tenant = Arc::from(job.tenant.as_str());
+    req.network = task.network.clone();
     let (held, id) = (held.clone(), job.id.clone());
     let hook: ProgressHook = Arc::new(move |p| {
         held.progress(
@@ -761,12 +763,18 @@ fn finalize(
         log: report
             .map(|r| r.log.clone())
             .filter(|l| !l.lines.is_empty() || l.dropped_lines > 0),
+        network: report.map(|r| r.network).filter(|n| !n.is_empty()),
     });
     // Whatever the guest burned is its tenant's, even when the attempt
     // itself is not counted (a shutdown gives the job back).
     let usage = report.map(|r| Usage {
         fuel: r.fuel_used,
         wall_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
+        http_requests: r.network.requests,
+        http_bytes: r
+            .network
+            .bytes_sent
+            .saturating_add(r.network.bytes_received),
     });
     Finalize {
         id: job.id.clone(),

@@ -8,6 +8,8 @@ use super::host::{
     Attempt, AttemptHost, ComponentHost, ModuleHost, Orchestrate, Progress, ProgressHook,
 };
 use super::limits::{Limits, StoreLimiter};
+use super::network::{GuestHttp, NetworkGrant, NetworkTally, NetworkUsage};
+use super::redact::Redactor;
 use super::ticker::EPOCH_PERIOD;
 use super::{Prepared, Program, Sandbox};
 use crate::job::JobError;
@@ -48,6 +50,14 @@ pub struct AttemptRequest {
     pub on_progress: Option<ProgressHook>,
     /// What the guest's orchestration imports do (`None`: they fail).
     pub orchestrate: Option<Arc<dyn Orchestrate>>,
+    /// Whose attempt it is: outbound connections are capped per tenant.
+    pub tenant: Arc<str>,
+    /// What the guest's outbound HTTP may reach (`None`: nothing; every
+    /// request is refused).
+    pub network: Option<Arc<NetworkGrant>>,
+    /// `(name, value)` of the secrets the guest may read through
+    /// `wasi:config/store`; their values are redacted from all it leaves.
+    pub secrets: Vec<(String, String)>,
 }
 
 impl AttemptRequest {
@@ -59,6 +69,9 @@ impl AttemptRequest {
             cancel: None,
             on_progress: None,
             orchestrate: None,
+            tenant: Arc::from(""),
+            network: None,
+            secrets: Vec::new(),
         }
     }
 }
@@ -90,6 +103,8 @@ pub struct AttemptReport {
     pub duration: Duration,
     pub log: AttemptLog,
     pub progress: Option<Progress>,
+    /// What its outbound HTTP did.
+    pub network: NetworkTally,
 }
 
 /// What the guest handed back before classification.
@@ -114,7 +129,13 @@ impl Sandbox {
         let started = Instant::now();
         let deadline = started + Duration::from_millis(limits.timeout_ms);
         let _ticking = self.inner.ticker.start(deadline);
-        let log = LogBuffer::new(self.inner.config.ceilings.max_log_bytes, started);
+        let redactor = Redactor::new(&req.secrets);
+        let log = LogBuffer::redacting(
+            self.inner.config.ceilings.max_log_bytes,
+            started,
+            redactor.clone(),
+        );
+        let mut network: Option<Arc<NetworkUsage>> = None;
         let attempt = Attempt {
             limiter: StoreLimiter::new(limits.memory_bytes()),
             log: log.clone(),
@@ -126,6 +147,7 @@ impl Sandbox {
         let (ending, fuel_left, attempt) = match &program.pre {
             Prepared::Task(pre) => {
                 let mut store = self.component_store(attempt, &log, None, &req, &limits, deadline);
+                network = Some(store.data().http.usage());
                 let job = Job {
                     id: req.job.id.clone(),
                     attempt: req.job.attempt,
@@ -148,6 +170,7 @@ impl Sandbox {
                 let output = OutputCapture::new(output_cap);
                 let mut store =
                     self.component_store(attempt, &log, Some(&output), &req, &limits, deadline);
+                network = Some(store.data().http.usage());
                 let work = async {
                     let command = pre
                         .instantiate_async(&mut store)
@@ -189,12 +212,13 @@ impl Sandbox {
         };
 
         AttemptReport {
-            ending,
+            ending: redact_ending(ending, &redactor),
             fuel_used: limits.fuel.saturating_sub(fuel_left),
             peak_memory_bytes: attempt.limiter.peak_bytes(),
             duration: started.elapsed(),
             log: log.finish(),
             progress: attempt.progress,
+            network: network.map(|n| n.tally()).unwrap_or_default(),
         }
     }
 
@@ -217,11 +241,21 @@ impl Sandbox {
                 deny_network(&mut b).build()
             }
         };
+        let http = GuestHttp::new(
+            self.inner.outbound.clone(),
+            req.network.clone(),
+            req.tenant.clone(),
+            deadline,
+            log.clone(),
+        );
         let host = ComponentHost {
             wasi,
             table: ResourceTable::new(),
             attempt,
             orchestrate: req.orchestrate.clone(),
+            http,
+            http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
+            config: req.secrets.iter().cloned().collect(),
         };
         let mut store = Store::new(&self.inner.engine, host);
         store.limiter(|h| &mut h.attempt.limiter);
@@ -403,6 +437,29 @@ fn classify_result(
                 Ending::Unavailable(format!("could not instantiate: {err:#}"))
             }
         }
+    }
+}
+
+/// The ending without the attempt's secret values: a guest that fails
+/// with a secret in its message, or puts one in its output, leaves only
+/// its marker.
+fn redact_ending(ending: Ending, redactor: &Redactor) -> Ending {
+    if redactor.is_empty() {
+        return ending;
+    }
+    let own = |t: String| match redactor.apply(&t) {
+        std::borrow::Cow::Borrowed(_) => t,
+        std::borrow::Cow::Owned(r) => r,
+    };
+    match ending {
+        Ending::Done(text) => Ending::Done(own(text)),
+        Ending::Wait(text) => Ending::Wait(own(text)),
+        Ending::Failed(mut e) => {
+            e.message = own(e.message);
+            e.code = own(e.code);
+            Ending::Failed(e)
+        }
+        other => other,
     }
 }
 

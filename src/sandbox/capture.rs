@@ -2,6 +2,7 @@
 //! stderr of a task) and a command's stdout. The excess is dropped and counted,
 //! so a chatty guest is never killed for talking and never costs unbounded memory.
 
+use super::redact::Redactor;
 pub use crate::attempt_log::{AttemptLog, Level, LogLine, Source};
 use bytes::Bytes;
 use std::io;
@@ -33,6 +34,9 @@ struct LogState {
     stdout_partial: Vec<u8>,
     stderr_partial: Vec<u8>,
     stderr_tail: Vec<u8>,
+    /// Whether the tail lost its start (it holds the last bytes only).
+    tail_cut: bool,
+    redactor: Redactor,
 }
 
 /// The attempt's log, shared by the host imports and the stdio pipes.
@@ -41,6 +45,11 @@ pub struct LogBuffer(Arc<Mutex<LogState>>);
 
 impl LogBuffer {
     pub fn new(max_bytes: usize, started: Instant) -> Self {
+        Self::redacting(max_bytes, started, Redactor::default())
+    }
+
+    /// A log that takes the values `redactor` knows out of every line.
+    pub fn redacting(max_bytes: usize, started: Instant, redactor: Redactor) -> Self {
         LogBuffer(Arc::new(Mutex::new(LogState {
             log: AttemptLog::default(),
             kept_bytes: 0,
@@ -49,6 +58,8 @@ impl LogBuffer {
             stdout_partial: Vec::new(),
             stderr_partial: Vec::new(),
             stderr_tail: Vec::new(),
+            tail_cut: false,
+            redactor,
         })))
     }
 
@@ -74,7 +85,18 @@ impl LogBuffer {
     /// The last bytes the guest wrote to stderr, for a failed command's message.
     pub fn stderr_tail(&self) -> String {
         let s = self.state();
-        String::from_utf8_lossy(&s.stderr_tail).trim().to_owned()
+        let tail = String::from_utf8_lossy(&s.stderr_tail);
+        let tail = if s.tail_cut {
+            s.redactor.apply_cut_start(&tail)
+        } else {
+            s.redactor.apply(&tail).into_owned()
+        };
+        tail.trim().to_owned()
+    }
+
+    /// `text` without the attempt's secret values.
+    pub fn redact(&self, text: &str) -> String {
+        self.state().redactor.apply(text).into_owned()
     }
 
     /// Flushes unterminated lines and hands the log over.
@@ -106,6 +128,16 @@ impl LogState {
     }
 
     fn push(&mut self, level: Level, source: Source, message: &[u8]) {
+        let redacted;
+        let message = if self.redactor.is_empty() {
+            message
+        } else {
+            redacted = self
+                .redactor
+                .apply(&String::from_utf8_lossy(message))
+                .into_owned();
+            redacted.as_bytes()
+        };
         let (kept, cut) = if message.len() > MAX_LINE_BYTES {
             (&message[..MAX_LINE_BYTES], message.len() - MAX_LINE_BYTES)
         } else {
@@ -121,6 +153,9 @@ impl LogState {
         self.log.dropped_bytes += cut as u64;
         let mut text = String::from_utf8_lossy(kept).into_owned();
         if cut > 0 {
+            // What was dropped past the cap may have held the rest of a
+            // secret whose start is kept.
+            text = self.redactor.apply_cut(&text);
             text.push_str(&format!(" … [{cut} bytes cut]"));
         }
         self.log.lines.push(LogLine {
@@ -133,7 +168,7 @@ impl LogState {
 
     fn write(&mut self, source: Source, mut bytes: &[u8]) {
         if source == Source::Stderr {
-            remember_tail(&mut self.stderr_tail, bytes);
+            self.tail_cut |= remember_tail(&mut self.stderr_tail, bytes);
         }
         while let Some(pos) = bytes.iter().position(|&b| b == b'\n') {
             let (line, rest) = bytes.split_at(pos);
@@ -161,15 +196,17 @@ fn trim_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
-fn remember_tail(tail: &mut Vec<u8>, bytes: &[u8]) {
+/// Keeps the last bytes; answers whether any were let go.
+fn remember_tail(tail: &mut Vec<u8>, bytes: &[u8]) -> bool {
     if bytes.len() >= STDERR_TAIL_BYTES {
         tail.clear();
         tail.extend_from_slice(&bytes[bytes.len() - STDERR_TAIL_BYTES..]);
-        return;
+        return bytes.len() > STDERR_TAIL_BYTES;
     }
     let overflow = (tail.len() + bytes.len()).saturating_sub(STDERR_TAIL_BYTES);
     tail.drain(..overflow);
     tail.extend_from_slice(bytes);
+    overflow > 0
 }
 
 /// A guest's stdout or stderr, written into the attempt log line by line.

@@ -1,14 +1,18 @@
 //! What lives in an attempt's `Store`: the WASI context that grants nothing,
-//! the limiter, the task world's `log` and `progress` imports, and the
-//! orchestrator world's `invoke` and `spawn`, which the runner answers.
+//! the outbound HTTP hooks and the secrets the guest may read, the limiter,
+//! the task world's `log` and `progress` imports, and the orchestrator
+//! world's `invoke` and `spawn`, which the runner answers.
 
 use super::bindings::{taskbox::task::host, GuestLevel};
 use super::capture::{Level, LogBuffer, Source};
 use super::limits::StoreLimiter;
+use super::network::GuestHttp;
 use std::sync::Arc;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_config::WasiConfigVariables;
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// Longest progress note kept.
 pub const MAX_NOTE_BYTES: usize = 256;
@@ -35,7 +39,7 @@ impl Attempt {
     fn progress(&mut self, percent: u8, note: String) {
         let p = Progress {
             percent: percent.min(100),
-            note: crate::text::bounded(&note, MAX_NOTE_BYTES),
+            note: crate::text::bounded(&self.log.redact(&note), MAX_NOTE_BYTES),
         };
         if let Some(hook) = &self.on_progress {
             hook(&p);
@@ -61,6 +65,21 @@ pub struct ComponentHost {
     pub table: ResourceTable,
     pub attempt: Attempt,
     pub orchestrate: Option<Arc<dyn Orchestrate>>,
+    /// The hooks every `wasi:http` request goes through.
+    pub http: GuestHttp,
+    pub http_ctx: WasiHttpCtx,
+    /// What `wasi:config/store` answers: the task's declared secrets.
+    pub config: WasiConfigVariables,
+}
+
+impl WasiHttpView for ComponentHost {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http_ctx,
+            table: &mut self.table,
+            hooks: &mut self.http,
+        }
+    }
 }
 
 impl ComponentHost {

@@ -52,8 +52,9 @@ pub enum Invalid {
     Malformed(String),
     #[error(
         "imports that the host does not offer: {}. A task may import only \
-         `taskbox:task/host@0.1.x` and WASI 0.2 (cli, io, clocks, random, filesystem, sockets); \
-         a command module only `wasi_snapshot_preview1`",
+         `taskbox:task/host@0.1.x`, WASI 0.2 (cli, io, clocks, random, filesystem, sockets, \
+         http/types, http/outgoing-handler) and `wasi:config/store@0.2.0-rc.1`; a command module \
+         only `wasi_snapshot_preview1`",
         .0.join(", ")
     )]
     ForbiddenImports(Vec<String>),
@@ -111,6 +112,10 @@ const OFFERED: &[(&str, &str, &[&str])] = &[
             "ip-name-lookup",
         ],
     ),
+    // Refused per request unless the task grants network access.
+    ("wasi:http", "0.2.", &["types", "outgoing-handler"]),
+    // The task's declared secrets, and nothing else.
+    ("wasi:config", "0.2.0-rc.", &["store"]),
 ];
 
 /// Whether a component import name (`ns:pkg/iface@version`) is on offer.
@@ -249,9 +254,13 @@ mod tests {
         assert!(component_import_offered("taskbox:task/host@0.1.0"));
         assert!(component_import_offered("wasi:cli/environment@0.2.3"));
         assert!(!component_import_offered("wasi:cli/environment@0.3.0"));
+        assert!(component_import_offered("wasi:http/outgoing-handler@0.2.0"));
+        assert!(component_import_offered("wasi:http/types@0.2.12"));
         assert!(!component_import_offered(
-            "wasi:http/outgoing-handler@0.2.0"
+            "wasi:http/incoming-handler@0.2.0"
         ));
+        assert!(component_import_offered("wasi:config/store@0.2.0-rc.1"));
+        assert!(!component_import_offered("wasi:config/store@0.1.0"));
         assert!(!component_import_offered("evil:net/raw@0.1.0"));
         assert!(!component_import_offered("run"));
     }

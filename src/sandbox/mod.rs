@@ -10,6 +10,8 @@ pub mod engine;
 mod host;
 pub mod inspect;
 pub mod limits;
+pub mod network;
+mod redact;
 mod ticker;
 
 pub use attempt::{AttemptReport, AttemptRequest, Ending, JobRef};
@@ -18,6 +20,8 @@ pub use capture::AttemptLog;
 pub use host::{GuestFailure, Orchestrate, Progress, ProgressHook};
 pub use inspect::{Abi, Invalid, Shape};
 pub use limits::{Ceilings, Limits};
+pub use network::{NetworkConfig, NetworkGrant, NetworkTally};
+pub use redact::Redactor;
 
 use crate::digest::Digest;
 use bindings::OrchestratorPre as TaskPre;
@@ -49,6 +53,8 @@ pub struct SandboxConfig {
     /// How guests are metered. Anything but the default exists only to
     /// measure what metering costs.
     pub metering: Metering,
+    /// What guests' outbound HTTP may do at most.
+    pub network: NetworkConfig,
 }
 
 /// Which of wasmtime's instrumentation the engine compiles in.
@@ -83,6 +89,7 @@ impl Default for SandboxConfig {
             compile_timeout: Duration::from_secs(300),
             max_programs: 256,
             metering: Metering::FuelAndEpoch,
+            network: NetworkConfig::default(),
         }
     }
 }
@@ -185,6 +192,8 @@ struct Inner {
     /// Attempts whose store is alive now (each holds one of the pooling
     /// allocator's instances while it lives).
     alive: Arc<std::sync::atomic::AtomicI64>,
+    /// Guests' outbound HTTP: settings and each tenant's connections.
+    outbound: Arc<network::Outbound>,
 }
 
 /// Counts one attempt alive while it is held.
@@ -208,6 +217,14 @@ impl Sandbox {
         wasmtime_wasi::p2::add_to_linker_async(&mut components).map_err(engine_err)?;
         bindings::Orchestrator::add_to_linker::<_, HasSelf<ComponentHost>>(&mut components, |h| h)
             .map_err(engine_err)?;
+        // Offered to every component, granted or not, so one component
+        // runs everywhere; without a grant each request is refused.
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut components)
+            .map_err(engine_err)?;
+        wasmtime_wasi_config::add_to_linker(&mut components, |h: &mut ComponentHost| {
+            wasmtime_wasi_config::WasiConfig::from(&h.config)
+        })
+        .map_err(engine_err)?;
 
         let mut modules = wasmtime::Linker::new(&engine);
         wasmtime_wasi::p1::add_to_linker_async(&mut modules, |h: &mut ModuleHost| &mut h.wasi)
@@ -225,6 +242,7 @@ impl Sandbox {
             ),
             None => None,
         };
+        let outbound = Arc::new(network::Outbound::new(config.network.clone()));
         Ok(Sandbox {
             inner: Arc::new(Inner {
                 engine,
@@ -239,12 +257,18 @@ impl Sandbox {
                 loading: Mutex::new(HashMap::new()),
                 compiles: Default::default(),
                 alive: Default::default(),
+                outbound,
             }),
         })
     }
 
     pub fn config(&self) -> &SandboxConfig {
         &self.inner.config
+    }
+
+    /// Connections the tenant's guests hold open now, in this process.
+    pub fn open_connections(&self, tenant: &str) -> u32 {
+        self.inner.outbound.open_connections(tenant)
     }
 
     /// Attempts running in this sandbox now.

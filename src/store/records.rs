@@ -40,6 +40,10 @@ pub struct UsageWindow {
     pub fuel: u64,
     pub wall_ms: u64,
     pub attempts: u64,
+    /// Outbound HTTP requests its guests made.
+    pub http_requests: u64,
+    /// Outbound HTTP body bytes its guests sent and received.
+    pub http_bytes: u64,
     /// Jobs that ended in the window, by how.
     pub completed: u64,
     pub failed: u64,
@@ -606,6 +610,8 @@ pub struct AttemptRecord {
     pub fuel_used: u64,
     pub peak_memory_bytes: u64,
     pub log: Option<AttemptLog>,
+    /// What its outbound HTTP did, if it made or was refused any request.
+    pub network: Option<crate::sandbox::NetworkTally>,
 }
 
 /// What to do with a job once its attempt is over.
@@ -812,6 +818,10 @@ impl Callbacks {
 pub struct Usage {
     pub fuel: u64,
     pub wall_ms: u64,
+    /// Outbound HTTP requests that went out.
+    pub http_requests: u64,
+    /// Outbound HTTP body bytes, sent and received.
+    pub http_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

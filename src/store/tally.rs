@@ -35,6 +35,8 @@ pub struct Spent {
     pub fuel: i64,
     pub wall_ms: i64,
     pub attempts: i64,
+    pub http_requests: i64,
+    pub http_bytes: i64,
     pub completed: i64,
     pub failed: i64,
     pub cancelled: i64,
@@ -105,6 +107,8 @@ impl Tally {
         s.fuel = s.fuel.saturating_add(clamp(u.fuel));
         s.wall_ms = s.wall_ms.saturating_add(clamp(u.wall_ms));
         s.attempts += 1;
+        s.http_requests = s.http_requests.saturating_add(clamp(u.http_requests));
+        s.http_bytes = s.http_bytes.saturating_add(clamp(u.http_bytes));
     }
 
     /// Adds what another tally of the same write counted and reported.
@@ -121,6 +125,8 @@ impl Tally {
             mine.fuel = mine.fuel.saturating_add(s.fuel);
             mine.wall_ms = mine.wall_ms.saturating_add(s.wall_ms);
             mine.attempts += s.attempts;
+            mine.http_requests = mine.http_requests.saturating_add(s.http_requests);
+            mine.http_bytes = mine.http_bytes.saturating_add(s.http_bytes);
             mine.completed += s.completed;
             mine.failed += s.failed;
             mine.cancelled += s.cancelled;

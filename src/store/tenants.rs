@@ -97,12 +97,13 @@ pub fn contender(
     ))
 }
 
-/// window_start, fuel, wall_ms, attempts, completed, failed, cancelled.
-pub type UsageRow = (i64, i64, i64, i64, i64, i64, i64);
+/// window_start, fuel, wall_ms, attempts, completed, failed, cancelled,
+/// http_requests, http_bytes.
+pub type UsageRow = (i64, i64, i64, i64, i64, i64, i64, i64, i64);
 
 /// The columns of `UsageRow`.
 pub const USAGE_COLUMNS: &str =
-    "window_start, fuel, wall_ms, attempts, completed, failed, cancelled";
+    "window_start, fuel, wall_ms, attempts, completed, failed, cancelled, http_requests, http_bytes";
 
 /// The start of the window before the current one, which `usage_from`
 /// also wants.
@@ -128,6 +129,8 @@ pub fn usage_from(jobs: Option<(i64, i64, i64)>, windows: &[UsageRow], now: Mill
                 completed: n(w.4),
                 failed: n(w.5),
                 cancelled: n(w.6),
+                http_requests: n(w.7),
+                http_bytes: n(w.8),
             },
         )
     };

@@ -29,6 +29,7 @@ mod sandbox_abi;
 mod sandbox_cache;
 mod sandbox_hostile;
 mod sandbox_limits;
+mod sandbox_outbound;
 mod schedules;
 mod server;
 mod store;

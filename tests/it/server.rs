@@ -50,6 +50,7 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
         retention: Default::default(),
         observer: None,
         webhooks: taskbox::webhooks::WebhookConfig::default(),
+        network: taskbox::sandbox::NetworkConfig::default(),
         max_event_streams: taskbox::api::DEFAULT_MAX_EVENT_STREAMS,
         metrics_listen: None,
         metrics_per_tenant: false,

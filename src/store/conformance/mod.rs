@@ -120,6 +120,7 @@ pub(crate) fn attempt(
         fuel_used: 42,
         peak_memory_bytes: 65536,
         log: None,
+        network: None,
     })
 }
 

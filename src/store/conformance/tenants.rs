@@ -5,7 +5,7 @@
 use super::*;
 use crate::attempt_log::{Level, LogLine, Source};
 use crate::quota::{Exceeded, Quotas, WINDOW_MS};
-use crate::sandbox::AttemptLog;
+use crate::sandbox::{AttemptLog, NetworkTally};
 use std::sync::Mutex;
 
 pub(super) async fn put(h: &Harness, tenant: &str, weight: Option<u32>, quotas: Quotas) {
@@ -421,6 +421,8 @@ pub(super) async fn fuel_budgets_hold_claims_until_the_window_refills(h: Harness
             usage: Some(Usage {
                 fuel: 150,
                 wall_ms: 7,
+                http_requests: 0,
+                http_bytes: 0,
             }),
             callbacks: None,
             names: a.names(),
@@ -459,11 +461,21 @@ pub(super) async fn usage_counts_attempts_and_ended_jobs(h: Harness) {
         id: c.id.clone(),
         tenant: c.tenant.clone(),
         lease_token: c.lease_token.clone(),
-        attempt: attempt(c, "x", None),
+        attempt: attempt(c, "x", None).map(|a| AttemptRecord {
+            network: Some(NetworkTally {
+                requests: 3,
+                refused: 1,
+                bytes_sent: 10,
+                bytes_received: 90,
+            }),
+            ..a
+        }),
         action,
         usage: Some(Usage {
             fuel: 10,
             wall_ms: 2,
+            http_requests: 3,
+            http_bytes: 100,
         }),
         callbacks: None,
         names: c.names(),
@@ -505,6 +517,15 @@ pub(super) async fn usage_counts_attempts_and_ended_jobs(h: Harness) {
     assert_eq!(
         (u.current.completed, u.current.failed, u.current.cancelled),
         (1, 1, 1)
+    );
+    assert_eq!((u.current.http_requests, u.current.http_bytes), (12, 400));
+    let tried = super::attempts(&h, A, &got[0].id).await;
+    assert_eq!(
+        tried[0]
+            .network
+            .map(|n| (n.requests, n.refused, n.bytes_received)),
+        Some((3, 1, 90)),
+        "an attempt keeps what its outbound HTTP did"
     );
     assert_eq!(
         u.jobs,

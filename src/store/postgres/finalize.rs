@@ -200,16 +200,18 @@ async fn insert_attempts(
     let counts = tally::Counts::of(&tally);
     let sql = format!(
         "WITH tried AS (INSERT INTO attempts (job_id, attempt, task, task_version, digest, \
-         started_at, finished_at, outcome, error, fuel_used, peak_memory_bytes, log) \
+         started_at, finished_at, outcome, error, fuel_used, peak_memory_bytes, log, network) \
          SELECT * FROM unnest($1::text[], $2::int4[], $3::text[], $4::int4[], $5::text[], \
-         $6::int8[], $7::int8[], $8::text[], $9::text[], $10::int8[], $11::int8[], $12::text[]) \
+         $6::int8[], $7::int8[], $8::text[], $9::text[], $10::int8[], $11::int8[], $12::text[], \
+         $13::text[]) \
          ON CONFLICT (job_id, attempt) DO UPDATE SET task = excluded.task, \
          task_version = excluded.task_version, digest = excluded.digest, \
          started_at = excluded.started_at, finished_at = excluded.finished_at, \
          outcome = excluded.outcome, error = excluded.error, fuel_used = excluded.fuel_used, \
-         peak_memory_bytes = excluded.peak_memory_bytes, log = excluded.log), {} \
+         peak_memory_bytes = excluded.peak_memory_bytes, log = excluded.log, \
+         network = excluded.network), {} \
          SELECT 1",
-        tally::ctes(13)
+        tally::ctes(14)
     );
     let q = sqlx::query(&sql)
         .bind(rows.iter().map(|(id, _)| *id).collect::<Vec<&str>>())
@@ -259,7 +261,12 @@ async fn insert_attempts(
                 .map(|(_, a)| int8(a.peak_memory_bytes))
                 .collect::<Vec<i64>>(),
         )
-        .bind(logs);
+        .bind(logs)
+        .bind(
+            rows.iter()
+                .map(|(_, a)| a.network.as_ref().map(to_json))
+                .collect::<Vec<Option<String>>>(),
+        );
     counts.bind(q).execute(&mut **tx).await.map_err(pg)?;
     Ok(())
 }

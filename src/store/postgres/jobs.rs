@@ -592,13 +592,14 @@ async fn insert_attempt(tx: &mut Tx, job_id: &str, a: &AttemptRecord) -> StoreRe
     }
     sqlx::query(
         "INSERT INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
-         finished_at, outcome, error, fuel_used, peak_memory_bytes, log) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+         finished_at, outcome, error, fuel_used, peak_memory_bytes, log, network) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
          ON CONFLICT (job_id, attempt) DO UPDATE SET task = excluded.task, \
          task_version = excluded.task_version, digest = excluded.digest, \
          started_at = excluded.started_at, finished_at = excluded.finished_at, \
          outcome = excluded.outcome, error = excluded.error, fuel_used = excluded.fuel_used, \
-         peak_memory_bytes = excluded.peak_memory_bytes, log = excluded.log",
+         peak_memory_bytes = excluded.peak_memory_bytes, log = excluded.log, \
+         network = excluded.network",
     )
     .bind(job_id)
     .bind(i32::try_from(a.attempt).unwrap_or(i32::MAX))
@@ -612,6 +613,7 @@ async fn insert_attempt(tx: &mut Tx, job_id: &str, a: &AttemptRecord) -> StoreRe
     .bind(i64::try_from(a.fuel_used).unwrap_or(i64::MAX))
     .bind(i64::try_from(a.peak_memory_bytes).unwrap_or(i64::MAX))
     .bind(log)
+    .bind(a.network.as_ref().map(to_json))
     .execute(&mut **tx)
     .await
     .map_err(pg)?;
@@ -800,7 +802,7 @@ pub async fn next_run_at(pool: &PgPool, passed: Millis) -> StoreResult<Option<Mi
 pub async fn attempt_list(pool: &PgPool, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
     let rows = sqlx::query(
         "SELECT a.attempt, a.task, a.task_version, a.digest, a.started_at, a.finished_at, \
-                a.outcome, a.error, a.fuel_used, a.peak_memory_bytes, a.log \
+                a.outcome, a.error, a.fuel_used, a.peak_memory_bytes, a.log, a.network \
          FROM attempts a JOIN jobs j ON j.id = a.job_id \
          WHERE a.job_id = $1 AND j.tenant = $2 AND a.attempt > $3 \
          ORDER BY a.attempt LIMIT $4",
@@ -829,9 +831,10 @@ pub async fn attempt_list(pool: &PgPool, q: AttemptQuery) -> StoreResult<Vec<Att
                     r.try_get::<i64, _>(8)?,
                     r.try_get::<i64, _>(9)?,
                     r.try_get::<Option<String>, _>(10)?,
+                    r.try_get::<Option<String>, _>(11)?,
                 ))
             };
-            let (attempt, task, started_at, finished_at, outcome, error, fuel, peak, log) =
+            let (attempt, task, started_at, finished_at, outcome, error, fuel, peak, log, net) =
                 read().map_err(pg)?;
             Ok(AttemptRecord {
                 attempt: u32_of(attempt),
@@ -843,6 +846,7 @@ pub async fn attempt_list(pool: &PgPool, q: AttemptQuery) -> StoreResult<Vec<Att
                 fuel_used: u64::try_from(fuel).unwrap_or(0),
                 peak_memory_bytes: u64::try_from(peak).unwrap_or(0),
                 log: crate::store::rows::json_col("attempt log", log)?,
+                network: crate::store::rows::json_col("attempt network", net)?,
             })
         })
         .collect()

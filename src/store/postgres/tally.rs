@@ -31,6 +31,8 @@ pub struct Counts<'a> {
     completed: Vec<i64>,
     failed: Vec<i64>,
     cancelled: Vec<i64>,
+    http_requests: Vec<i64>,
+    http_bytes: Vec<i64>,
     at: i64,
     ev_tenants: Vec<&'a str>,
     ev_n: Vec<i32>,
@@ -52,6 +54,8 @@ impl<'a> Counts<'a> {
             completed: Vec::new(),
             failed: Vec::new(),
             cancelled: Vec::new(),
+            http_requests: Vec::new(),
+            http_bytes: Vec::new(),
             at: tally.now(),
             ev_tenants: Vec::new(),
             ev_n: Vec::new(),
@@ -76,6 +80,8 @@ impl<'a> Counts<'a> {
             c.completed.push(s.completed);
             c.failed.push(s.failed);
             c.cancelled.push(s.cancelled);
+            c.http_requests.push(s.http_requests);
+            c.http_bytes.push(s.http_bytes);
         }
         c
     }
@@ -101,6 +107,8 @@ impl<'a> Counts<'a> {
             .bind(&self.completed)
             .bind(&self.failed)
             .bind(&self.cancelled)
+            .bind(&self.http_requests)
+            .bind(&self.http_bytes)
             .bind(self.at)
             .bind(&self.ev_tenants)
             .bind(&self.ev_n)
@@ -125,10 +133,10 @@ pub fn ctes(first: usize) -> String {
            running = tenant_jobs.running + excluded.running, \
            waiting = tenant_jobs.waiting + excluded.waiting), \
          usage AS (INSERT INTO tenant_usage (tenant, window_start, shard, fuel, wall_ms, \
-           attempts, completed, failed, cancelled) \
-           SELECT t, {}::int8, {SHARD}, f, wm, a, c, fl, cn \
+           attempts, completed, failed, cancelled, http_requests, http_bytes) \
+           SELECT t, {}::int8, {SHARD}, f, wm, a, c, fl, cn, hr, hb \
            FROM unnest({}::text[], {}::int8[], {}::int8[], {}::int8[], {}::int8[], {}::int8[], \
-             {}::int8[]) AS s(t, f, wm, a, c, fl, cn) \
+             {}::int8[], {}::int8[], {}::int8[]) AS s(t, f, wm, a, c, fl, cn, hr, hb) \
            ORDER BY t COLLATE \"C\" \
            ON CONFLICT (tenant, window_start, shard) DO UPDATE SET \
            fuel = tenant_usage.fuel + excluded.fuel, \
@@ -136,16 +144,18 @@ pub fn ctes(first: usize) -> String {
            attempts = tenant_usage.attempts + excluded.attempts, \
            completed = tenant_usage.completed + excluded.completed, \
            failed = tenant_usage.failed + excluded.failed, \
-           cancelled = tenant_usage.cancelled + excluded.cancelled), \
+           cancelled = tenant_usage.cancelled + excluded.cancelled, \
+           http_requests = tenant_usage.http_requests + excluded.http_requests, \
+           http_bytes = tenant_usage.http_bytes + excluded.http_bytes), \
          evs AS (INSERT INTO events (tenant, n, at, body) \
            SELECT t, n, {}::int8, b FROM unnest({}::text[], {}::int4[], {}::text[]) AS e(t, n, b))",
         p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13],
-        p[14], p[15]
+        p[14], p[15], p[16], p[17]
     )
 }
 
 /// How many arguments `ctes` numbers.
-pub const CTE_ARGS: usize = 16;
+pub const CTE_ARGS: usize = 18;
 
 pub async fn apply(tx: &mut Transaction<'static, Postgres>, tally: Tally) -> StoreResult<()> {
     let counts = Counts::of(&tally);

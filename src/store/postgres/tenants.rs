@@ -182,7 +182,8 @@ pub async fn tenant_usage(pool: &PgPool, tenant: &str, now: Millis) -> StoreResu
         "SELECT {USAGE_COLUMNS} FROM (SELECT window_start, sum(fuel)::int8 AS fuel, \
          sum(wall_ms)::int8 AS wall_ms, sum(attempts)::int8 AS attempts, \
          sum(completed)::int8 AS completed, sum(failed)::int8 AS failed, \
-         sum(cancelled)::int8 AS cancelled FROM tenant_usage \
+         sum(cancelled)::int8 AS cancelled, sum(http_requests)::int8 AS http_requests, \
+         sum(http_bytes)::int8 AS http_bytes FROM tenant_usage \
          WHERE tenant = $1 AND window_start IN ($2, $3) GROUP BY window_start) w"
     ))
     .bind(tenant)

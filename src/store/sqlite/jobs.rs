@@ -519,8 +519,8 @@ fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreRe
     }
     conn.prepare_cached(
         "INSERT OR REPLACE INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
-         finished_at, outcome, error, fuel_used, peak_memory_bytes, log) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+         finished_at, outcome, error, fuel_used, peak_memory_bytes, log, network) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )
     .and_then(|mut s| {
         s.execute(params![
@@ -536,6 +536,7 @@ fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreRe
             i64::try_from(a.fuel_used).unwrap_or(i64::MAX),
             i64::try_from(a.peak_memory_bytes).unwrap_or(i64::MAX),
             log,
+            a.network.as_ref().map(to_json),
         ])
     })
     .map_err(wdb)?;

@@ -977,7 +977,7 @@ impl JobStore for SqliteStore {
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
         let rows: Vec<AttemptRow> = sqlx::query_as(
             "SELECT a.attempt, a.task, a.task_version, a.digest, a.started_at, a.finished_at, \
-                    a.outcome, a.error, a.fuel_used, a.peak_memory_bytes, a.log \
+                    a.outcome, a.error, a.fuel_used, a.peak_memory_bytes, a.log, a.network \
              FROM attempts a JOIN jobs j ON j.id = a.job_id \
              WHERE a.job_id = ?1 AND j.tenant = ?2 AND a.attempt > ?3 \
              ORDER BY a.attempt LIMIT ?4",

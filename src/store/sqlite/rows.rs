@@ -212,6 +212,7 @@ pub struct AttemptRow {
     fuel_used: i64,
     peak_memory_bytes: i64,
     log: Option<String>,
+    network: Option<String>,
 }
 
 impl TryFrom<AttemptRow> for AttemptRecord {
@@ -232,6 +233,7 @@ impl TryFrom<AttemptRow> for AttemptRecord {
             fuel_used: u64::try_from(r.fuel_used).unwrap_or(0),
             peak_memory_bytes: u64::try_from(r.peak_memory_bytes).unwrap_or(0),
             log: json_col("attempt log", r.log)?,
+            network: json_col("attempt network", r.network)?,
         })
     }
 }

@@ -46,11 +46,14 @@ impl Apply for Tally {
             let mut stmt = conn
                 .prepare_cached(
                     "INSERT INTO tenant_usage (tenant, window_start, fuel, wall_ms, attempts, \
-                     completed, failed, cancelled) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+                     completed, failed, cancelled, http_requests, http_bytes) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
                      ON CONFLICT (tenant, window_start) DO UPDATE SET fuel = fuel + excluded.fuel, \
                      wall_ms = wall_ms + excluded.wall_ms, attempts = attempts + excluded.attempts, \
                      completed = completed + excluded.completed, failed = failed + excluded.failed, \
-                     cancelled = cancelled + excluded.cancelled",
+                     cancelled = cancelled + excluded.cancelled, \
+                     http_requests = http_requests + excluded.http_requests, \
+                     http_bytes = http_bytes + excluded.http_bytes",
                 )
                 .map_err(wdb)?;
             for (tenant, s) in &spent {
@@ -62,7 +65,9 @@ impl Apply for Tally {
                     s.attempts,
                     s.completed,
                     s.failed,
-                    s.cancelled
+                    s.cancelled,
+                    s.http_requests,
+                    s.http_bytes
                 ])
                 .map_err(wdb)?;
             }
