@@ -53,6 +53,7 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
         max_event_streams: taskbox::api::DEFAULT_MAX_EVENT_STREAMS,
         metrics_listen: None,
         metrics_per_tenant: false,
+        secrets_key_file: None,
     }
 }
 
@@ -87,15 +88,31 @@ impl TestServer {
     }
 
     /// Stops the server and starts another on the same data dir.
-    pub async fn restart(mut self, runners: usize) -> TestServer {
+    pub async fn restart(self, runners: usize) -> TestServer {
+        self.restart_with(runners, |_| {}).await
+    }
+
+    /// Stops the server and starts another on the same data dir, with
+    /// `tweak`ed settings.
+    pub async fn restart_with(
+        mut self,
+        runners: usize,
+        tweak: impl FnOnce(&mut ServeConfig),
+    ) -> TestServer {
         if let Some(app) = self.app.take() {
             app.stop().await;
         }
-        let cfg = config(self._dir.path(), runners);
+        let mut cfg = config(self._dir.path(), runners);
+        tweak(&mut cfg);
         let app = App::start(cfg).await.expect("the server starts again").app;
         self.router = taskbox::api::router(app.state.clone());
         self.app = Some(app);
         self
+    }
+
+    /// The data dir.
+    pub fn dir(&self) -> &std::path::Path {
+        self._dir.path()
     }
 
     pub async fn stop(mut self) {
@@ -238,4 +255,5 @@ pub const ALL_SCOPES: &[&str] = &[
     "jobs:cancel",
     "jobs:read",
     "webhooks:write",
+    "secrets:write",
 ];
