@@ -21,6 +21,7 @@ mod queue;
 mod replay;
 mod run;
 mod schedule;
+mod secret;
 mod serve;
 mod sse;
 mod table;
@@ -84,6 +85,9 @@ pub enum Command {
     /// Cron schedules: define, list, trigger, pause, resume and delete them.
     #[command(subcommand)]
     Schedule(schedule::ScheduleCmd),
+    /// Secrets: write-only values the tasks that declare them read.
+    #[command(subcommand)]
+    Secret(secret::SecretCmd),
     /// Queues: their depths and how long their oldest due job has waited.
     #[command(subcommand)]
     Queue(queue::QueueCmd),
@@ -130,6 +134,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Webhook(cmd) => webhook::main(cmd),
         Command::Workflow(cmd) => workflow::main(cmd),
         Command::Schedule(cmd) => schedule::main(cmd),
+        Command::Secret(cmd) => secret::main(cmd),
         Command::Queue(cmd) => queue::main(cmd),
         Command::Tenant(cmd) => admin::tenant_main(cmd),
         Command::Token(cmd) => admin::token_main(cmd),
