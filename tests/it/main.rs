@@ -6,6 +6,7 @@ mod api_errors;
 mod api_events;
 mod api_jobs;
 mod api_schedules;
+mod api_secrets;
 mod api_webhooks;
 mod api_workflows;
 mod browser;
