@@ -45,6 +45,9 @@ pub struct App {
 pub struct Started {
     pub app: App,
     pub generated_admin_token: Option<String>,
+    /// The secrets key file this start made (there was none): say so, it
+    /// must be backed up and shared.
+    pub created_secrets_key: Option<std::path::PathBuf>,
 }
 
 /// Takes the data dir for this process alone: a second server on the same
@@ -77,6 +80,12 @@ impl App {
         std::fs::create_dir_all(&cfg.data_dir)
             .with_context(|| format!("cannot create the data dir {}", cfg.data_dir.display()))?;
         let lock = lock_data_dir(&cfg.data_dir)?;
+        // Before the database: a key file that is wrong stops the start
+        // before anything is written.
+        let key_path = cfg.secrets_key_path();
+        let (key, made_key) = crate::secrets::load_or_create(&key_path)?;
+        let vault = Arc::new(crate::secrets::Vault::new(&key));
+        drop(key);
         let store = store::open(
             &StoreOptions {
                 url: cfg.database_url.clone(),
@@ -131,6 +140,7 @@ impl App {
             ..SandboxConfig::default()
         })?;
         let registry = Arc::new(Registry::new(dyn_store.clone(), sandbox, Limits::DEFAULT));
+        registry.set_vault(vault);
         let wake = Arc::new(Notify::new());
         let lease_ms = u64::try_from(cfg.lease.as_millis()).unwrap_or(u64::MAX);
         let rescuer = Rescuer::new(registry.clone(), wake.clone(), lease_ms);
@@ -292,6 +302,7 @@ impl App {
                 _lock: lock,
             },
             generated_admin_token,
+            created_secrets_key: made_key.then_some(key_path),
         })
     }
 

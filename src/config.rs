@@ -23,6 +23,7 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "TASKBOX_MAX_BODY_BYTES",
     "TASKBOX_MAX_COMPONENT_BYTES",
     "TASKBOX_ADMIN_TOKEN",
+    "TASKBOX_SECRETS_KEY_FILE",
     "TASKBOX_QUOTA_ENQUEUE_PER_SECOND",
     "TASKBOX_QUOTA_ENQUEUE_BURST",
     "TASKBOX_QUOTA_MAX_QUEUED",
@@ -114,6 +115,9 @@ pub struct ServeConfig {
     pub metrics_listen: Option<SocketAddr>,
     /// Series by tenant (as many series as tenants).
     pub metrics_per_tenant: bool,
+    /// The key tenants' secrets are sealed with; `None`:
+    /// `DATA_DIR/secrets.key`. Made at the first start when absent.
+    pub secrets_key_file: Option<PathBuf>,
 }
 
 /// Longest a webhook's try may wait for its answer.
@@ -174,6 +178,13 @@ pub fn parse_queues(s: &str) -> Result<Option<Vec<String>>, String> {
 }
 
 impl ServeConfig {
+    /// Where the secrets key is (`--secrets-key-file`, or the data dir's).
+    pub fn secrets_key_path(&self) -> PathBuf {
+        self.secrets_key_file
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join(crate::secrets::key::DEFAULT_FILE))
+    }
+
     /// Checks the settings together; each problem in words to act on.
     pub fn validate(&self) -> Result<(), String> {
         if self.runners > MAX_RUNNERS {

@@ -22,6 +22,7 @@ pub mod retry;
 pub mod runner;
 pub mod sandbox;
 pub mod schedule;
+pub mod secrets;
 pub mod store;
 pub mod strict;
 pub mod text;

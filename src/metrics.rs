@@ -64,6 +64,8 @@ pub struct Metrics {
     attempt_seconds: Histograms,
     start_delay_seconds: Histograms,
     fuel: Family<Labels, Counter>,
+    outbound_requests: Family<Labels, Counter>,
+    outbound_bytes: Family<Labels, Counter>,
     peak_memory: Histogram,
     compile_cache: Family<Labels, Counter>,
     compile_seconds: Histogram,
@@ -100,6 +102,8 @@ impl Metrics {
             attempt_seconds: Family::new_with_constructor(seconds),
             start_delay_seconds: Family::new_with_constructor(seconds),
             fuel: Family::default(),
+            outbound_requests: Family::default(),
+            outbound_bytes: Family::default(),
             peak_memory: bytes(),
             compile_cache: Family::default(),
             compile_seconds: seconds(),
@@ -148,6 +152,16 @@ impl Metrics {
             m.start_delay_seconds.clone(),
         );
         r.register("fuel_used", "Fuel burned by attempts", m.fuel.clone());
+        r.register(
+            "outbound_requests",
+            "Guests' outbound HTTP requests, by result (sent, refused by the host)",
+            m.outbound_requests.clone(),
+        );
+        r.register(
+            "outbound_bytes",
+            "Guests' outbound HTTP body bytes, by direction (sent, received)",
+            m.outbound_bytes.clone(),
+        );
         r.register(
             "attempt_peak_memory_bytes",
             "The most linear memory an attempt's guest had",
@@ -301,6 +315,20 @@ impl Metrics {
         if let Some(peak) = a.peak_memory {
             self.peak_memory.observe(peak as f64);
         }
+        if let Some(n) = a.network.filter(|n| !n.is_empty()) {
+            for (result, v) in [("sent", n.requests), ("refused", n.refused)] {
+                self.outbound_requests
+                    .get_or_create(&self.tenant(vec![("result", result.to_owned())], a.tenant))
+                    .inc_by(v);
+            }
+            for (direction, v) in [("sent", n.bytes_sent), ("received", n.bytes_received)] {
+                self.outbound_bytes
+                    .get_or_create(
+                        &self.tenant(vec![("direction", direction.to_owned())], a.tenant),
+                    )
+                    .inc_by(v);
+            }
+        }
     }
 
     /// An attempt's end as it was written (`result`): the attempt it
@@ -325,6 +353,7 @@ impl Metrics {
                 ),
                 fuel: a.fuel_used,
                 peak_memory: (a.peak_memory_bytes > 0).then_some(a.peak_memory_bytes),
+                network: a.network,
             });
         }
         if status.is_terminal() {
@@ -438,6 +467,8 @@ pub struct AttemptFigures<'a> {
     pub ran_for: Duration,
     pub fuel: u64,
     pub peak_memory: Option<u64>,
+    /// What its outbound HTTP did, if anything.
+    pub network: Option<crate::sandbox::NetworkTally>,
 }
 
 /// What a scrape reads at its time.

@@ -3,6 +3,9 @@
 //! that attempt got, its limits, what the guest saw of its job, and what
 //! was recorded of it, to compare. Needs `jobs:read`.
 //!
+//! Secrets are named, never included: the attempt's log and error were
+//! redacted when it ended, and the grants list names only.
+//!
 //! The input is rebuilt as the runner built it: the job's own for its own
 //! task; for a fallback, `{input, error}` of the stage before it, as
 //! `runner::executor` makes it. A workflow step's input is its context at
@@ -49,7 +52,18 @@ pub struct Bundle<'a> {
     /// The input that attempt got.
     input: Value,
     limits: BundleLimits,
+    grants: BundleGrants<'a>,
     component: BundleComponent<'a>,
+}
+
+/// What the task granted its guests: the hosts they could call and the
+/// names of the secrets they could read, never the values. A replay
+/// grants neither unless it is told to.
+#[derive(Serialize, ToSchema)]
+pub struct BundleGrants<'a> {
+    #[schema(value_type = Option<crate::registry::spec::NetworkSpec>)]
+    network: Option<&'a crate::registry::spec::NetworkSpec>,
+    secrets: &'a [String],
 }
 
 /// What the guest saw of its job.
@@ -146,6 +160,10 @@ pub async fn bundle(
             timeout_ms: limits.timeout_ms,
             fuel: limits.fuel,
             memory_mb: limits.memory_mb,
+        },
+        grants: BundleGrants {
+            network: task.spec.network.as_ref(),
+            secrets: &task.spec.secrets,
         },
         component: BundleComponent {
             digest: &attempt.task.digest,

@@ -34,6 +34,8 @@ pub enum ApiError {
     WebhookNotFound(String),
     #[error("schedule {0:?} was not found")]
     ScheduleNotFound(String),
+    #[error("secret {0:?} was not found; GET /v1/secrets lists the tenant's secrets")]
+    SecretNotFound(String),
     #[error("no such route: {0}")]
     NoRoute(String),
     #[error("{0}")]
@@ -87,6 +89,7 @@ pub enum ErrorCode {
     ComponentNotFound,
     WebhookNotFound,
     ScheduleNotFound,
+    SecretNotFound,
     NotFound,
     Conflict,
     PayloadTooLarge,
@@ -134,6 +137,7 @@ impl ApiError {
             | ApiError::ComponentNotFound(_)
             | ApiError::WebhookNotFound(_)
             | ApiError::ScheduleNotFound(_)
+            | ApiError::SecretNotFound(_)
             | ApiError::WorkflowNotFound(_)
             | ApiError::NoRoute(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
@@ -162,6 +166,7 @@ impl ApiError {
             ApiError::ComponentNotFound(_) => ErrorCode::ComponentNotFound,
             ApiError::WebhookNotFound(_) => ErrorCode::WebhookNotFound,
             ApiError::ScheduleNotFound(_) => ErrorCode::ScheduleNotFound,
+            ApiError::SecretNotFound(_) => ErrorCode::SecretNotFound,
             ApiError::NoRoute(_) => ErrorCode::NotFound,
             ApiError::Conflict(_) => ErrorCode::Conflict,
             ApiError::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
@@ -272,6 +277,18 @@ impl From<EnqueueError> for ApiError {
                 retry_after_ms,
             },
             EnqueueError::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<crate::secrets::SecretsError> for ApiError {
+    fn from(e: crate::secrets::SecretsError) -> Self {
+        use crate::secrets::SecretsError as S;
+        match e {
+            S::BadName(m) | S::BadValue(m) => ApiError::BadRequest(m),
+            S::Store(s) => s.into(),
+            // The key and the rows are the operator's: logged, not told.
+            other => ApiError::Internal(other.to_string()),
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod openapi;
 mod queues;
 mod registry;
 mod schedules;
+mod secrets;
 mod tenants;
 mod usage;
 pub mod views;
@@ -177,6 +178,8 @@ pub(crate) fn api() -> OpenApiRouter<Arc<ApiState>> {
         .routes(routes!(webhooks::create, webhooks::list))
         .routes(routes!(webhooks::delete))
         .routes(routes!(webhooks::deliveries))
+        .routes(routes!(secrets::list))
+        .routes(routes!(secrets::put, secrets::delete))
         .routes(routes!(metrics::scrape))
         .routes(routes!(crate::dashboard::page))
         .routes(routes!(crate::dashboard::script))

@@ -34,6 +34,7 @@ use utoipa::{Modify, OpenApi};
         (name = "schedules", description = "Cron schedules"),
         (name = "queues", description = "Queues: depth, pause, resume"),
         (name = "events", description = "Job events, as a stream or pages, and webhooks"),
+        (name = "secrets", description = "Write-only secrets that the tasks declaring them read"),
         (name = "tenants", description = "Tenants, their quotas and usage, and tokens (mostly the admin's)"),
         (name = "operate", description = "Health, metrics, this document and the dashboard"),
     )
@@ -204,7 +205,7 @@ mod tests {
             .as_array()
             .unwrap()
             .len();
-        assert_eq!(codes, 23, "one per ApiError::code");
+        assert_eq!(codes, 24, "one per ApiError::code");
         assert!(doc["paths"]["/v1/jobs"]["post"]["responses"]["429"].is_object());
     }
 

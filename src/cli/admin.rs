@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use std::process::ExitCode;
 
 /// Every scope a tenant token can carry.
-pub const SCOPES: [&str; 7] = [
+pub const SCOPES: [&str; 8] = [
     "tasks:write",
     "jobs:queue",
     "jobs:run",
@@ -14,6 +14,7 @@ pub const SCOPES: [&str; 7] = [
     "jobs:read",
     "schedules:write",
     "webhooks:write",
+    "secrets:write",
 ];
 
 #[derive(Debug, clap::Subcommand)]

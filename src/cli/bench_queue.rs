@@ -500,6 +500,7 @@ async fn http_bed(args: &QueueBench) -> anyhow::Result<HttpBed> {
         max_event_streams: crate::api::DEFAULT_MAX_EVENT_STREAMS,
         metrics_listen: None,
         metrics_per_tenant: false,
+        secrets_key_file: None,
     })
     .await?;
     let app = started.app;

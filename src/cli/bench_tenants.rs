@@ -209,6 +209,7 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         max_event_streams: crate::api::DEFAULT_MAX_EVENT_STREAMS,
         metrics_listen: None,
         metrics_per_tenant: false,
+        secrets_key_file: None,
     })
     .await?
     .app;

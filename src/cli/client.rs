@@ -441,6 +441,32 @@ fn transport_error(e: reqwest::Error, base: &Url, what: &str) -> anyhow::Error {
     }
 }
 
+/// `taskbox RESOURCE list`: `GET /v1/RESOURCE`, its array `RESOURCE` as
+/// `table` makes it (or `empty` on stderr when there is none), or the
+/// whole answer as JSON.
+pub fn list(
+    server: &ServerArgs,
+    resource: &str,
+    json: bool,
+    empty: &str,
+    table: impl Fn(&[Value]) -> super::table::Table,
+) -> anyhow::Result<std::process::ExitCode> {
+    let reply = Client::new(server)?
+        .get(&["v1", resource])
+        .send()
+        .map_err(|e| older_server(e, resource))?
+        .body;
+    if json {
+        print_json(&reply)?;
+    } else {
+        match reply[resource].as_array().map(Vec::as_slice) {
+            Some(all) if !all.is_empty() => table(all).print(),
+            _ => eprintln!("{empty}"),
+        }
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
 /// A 404 for the route itself (no error code) is a server from before
 /// `what` (webhooks, schedules, …): say so, and what to do.
 pub fn older_server(e: anyhow::Error, what: &str) -> anyhow::Error {

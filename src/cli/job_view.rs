@@ -266,10 +266,15 @@ pub(super) fn changes(prev: Option<&Value>, job: &Value) -> Vec<String> {
 
 /// The attempts table; with `logs`, each attempt's error message and log lines under its row.
 pub(super) fn attempts_table(attempts: &[Value], logs: bool) -> String {
-    let mut t = Table::new(&[
-        "ATTEMPT", "TASK", "OUTCOME", "ERROR", "DURATION", "FUEL", "PEAK-MEM", "HTTP",
-    ])
-    .right(&[0, 4, 5, 6, 7]);
+    // The HTTP column only for a job whose attempts made requests.
+    let http = attempts.iter().any(|a| a["network"].is_object());
+    let mut head = vec![
+        "ATTEMPT", "TASK", "OUTCOME", "ERROR", "DURATION", "FUEL", "PEAK-MEM",
+    ];
+    if http {
+        head.push("HTTP");
+    }
+    let mut t = Table::new(&head).right(&[0, 4, 5, 6, 7]);
     for a in attempts {
         let error = match &a["error"] {
             Value::Null => "-".to_owned(),
@@ -281,7 +286,7 @@ pub(super) fn attempts_table(attempts: &[Value], logs: bool) -> String {
                 }
             }
         };
-        t.row(vec![
+        let mut row = vec![
             table::cell(&a["attempt"]),
             task_label(&a["task"]),
             table::cell(&a["outcome"]),
@@ -295,8 +300,11 @@ pub(super) fn attempts_table(attempts: &[Value], logs: bool) -> String {
                 .as_u64()
                 .map(bytes)
                 .unwrap_or_else(|| "-".into()),
-            http_cell(&a["network"]),
-        ]);
+        ];
+        if http {
+            row.push(http_cell(&a["network"]));
+        }
+        t.row(row);
     }
     let lines = t.lines();
     let mut out = String::new();

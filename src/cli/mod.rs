@@ -13,6 +13,7 @@ mod client;
 mod events;
 mod faults;
 mod format;
+mod grants;
 mod health;
 mod job;
 mod job_batch;
@@ -22,6 +23,7 @@ mod queue;
 mod replay;
 mod run;
 mod schedule;
+mod secret;
 mod serve;
 mod sse;
 mod table;
@@ -85,6 +87,9 @@ pub enum Command {
     /// Cron schedules: define, list, trigger, pause, resume and delete them.
     #[command(subcommand)]
     Schedule(schedule::ScheduleCmd),
+    /// Secrets: write-only values the tasks that declare them read.
+    #[command(subcommand)]
+    Secret(secret::SecretCmd),
     /// Queues: their depths and how long their oldest due job has waited.
     #[command(subcommand)]
     Queue(queue::QueueCmd),
@@ -131,6 +136,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Webhook(cmd) => webhook::main(cmd),
         Command::Workflow(cmd) => workflow::main(cmd),
         Command::Schedule(cmd) => schedule::main(cmd),
+        Command::Secret(cmd) => secret::main(cmd),
         Command::Queue(cmd) => queue::main(cmd),
         Command::Tenant(cmd) => admin::tenant_main(cmd),
         Command::Token(cmd) => admin::token_main(cmd),

@@ -31,6 +31,11 @@ pub struct ReplayArgs {
     pub save: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub server: ServerArgs,
+    /// What the replay may reach and read. A replay grants none of the task's hosts or
+    /// secrets by itself: calling them again may repeat what the attempt did (a charge, a
+    /// message), and the secrets' values never leave the server.
+    #[command(flatten)]
+    pub grants: super::grants::GrantArgs,
     /// Print the recorded attempt and the replay as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -121,21 +126,32 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         recorded["task"]["version"],
         digest
     );
+    let granted = &bundle["grants"];
+    let hosts = granted["network"]["allow"].as_array().map_or(0, Vec::len);
+    let secrets = granted["secrets"].as_array().map_or(0, Vec::len);
+    if (hosts > 0 || secrets > 0) && args.grants.allow.is_empty() && args.grants.secrets.is_empty()
+    {
+        eprintln!(
+            "taskbox: the task may call {} and read {}; this replay grants neither (--allow HOST, --secret NAME grant them here)",
+            granted["network"]["allow"],
+            granted["secrets"]
+        );
+    }
+    let network = args.grants.network_config();
+    let mut request = AttemptRequest::new(job, input, limits);
+    args.grants.apply(&mut request, &network)?;
     let report = client.block_on(async {
         let sandbox = Sandbox::new(SandboxConfig {
             cache_dir: super::run::default_cache_dir(),
             max_instances: 4,
+            network,
             ..SandboxConfig::default()
         })?;
         let program = sandbox
             .load(&bytes)
             .await
             .map_err(|e| anyhow::anyhow!("the component was refused here: {e}"))?;
-        Ok::<_, anyhow::Error>(
-            sandbox
-                .run(&program, AttemptRequest::new(job, input, limits))
-                .await,
-        )
+        Ok::<_, anyhow::Error>(sandbox.run(&program, request).await)
     })?;
     let (outcome, kind) = ending_terms(&report.ending);
     let (was_outcome, was_kind) = recorded_terms(recorded);

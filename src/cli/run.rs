@@ -54,18 +54,8 @@ pub struct RunArgs {
     /// Print the whole report (outcome, costs, log) as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
-    /// A host the guest's outbound HTTP may reach, as a task's `network.allow` lists it
-    /// (`api.example.com`, `*.stripe.com`, `localhost:8080`); repeat for more. Without any,
-    /// every request is refused.
-    #[arg(long = "allow", value_name = "HOST")]
-    pub allow: Vec<String>,
-    /// Let listed hosts be loopback or private addresses (a server on this machine).
-    #[arg(long)]
-    pub allow_private: bool,
-    /// A secret the guest may read through wasi:config/store, its value taken from the
-    /// environment variable of the same name (never from the command line); repeat for more.
-    #[arg(long = "secret", value_name = "NAME")]
-    pub secrets: Vec<String>,
+    #[command(flatten)]
+    pub grants: super::grants::GrantArgs,
 }
 
 /// Times of repeated attempts and the resident memory around them.
@@ -101,28 +91,9 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             args.cache_dir.clone().or_else(default_cache_dir)
         },
         max_instances: 4,
-        network: crate::sandbox::NetworkConfig {
-            allow_private: args.allow_private,
-            ..Default::default()
-        },
+        network: args.grants.network_config(),
         ..SandboxConfig::default()
     };
-    let network = if args.allow.is_empty() {
-        None
-    } else {
-        let grant = crate::sandbox::NetworkGrant::resolve(&args.allow, None, None, &config.network)
-            .map_err(|e| anyhow::anyhow!("--allow: {}", e.join("; ")))?;
-        Some(std::sync::Arc::new(grant))
-    };
-    let mut secrets = Vec::new();
-    for name in &args.secrets {
-        crate::registry::spec::check_secret_name(name)
-            .map_err(|e| anyhow::anyhow!("--secret: {e}"))?;
-        let value = std::env::var(name).with_context(|| {
-            format!("--secret {name}: set the environment variable {name} to the secret's value")
-        })?;
-        secrets.push((name.clone(), value));
-    }
     if limits.clamped(&config.ceilings) != limits {
         bail!(
             "limits above the ceilings: at most {} ms, {} fuel, {} MiB",
@@ -135,6 +106,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let network = config.network.clone();
     rt.block_on(async move {
         let sandbox = Sandbox::new(config)?;
         let loading = Instant::now();
@@ -162,9 +134,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             queue: args.queue.clone(),
         };
         let mut request = AttemptRequest::new(job, input, limits);
-        request.network = network;
-        request.secrets = secrets;
-        request.tenant = std::sync::Arc::from("local");
+        args.grants.apply(&mut request, &network)?;
         let mut report = sandbox.run(&program, request.clone()).await;
         let repeat = if args.repeat > 1 {
             let warm_at = (args.repeat / 10).clamp(1, 100);

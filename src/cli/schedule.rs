@@ -196,27 +196,13 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        ScheduleCmd::List { server, json } => {
-            let client = Client::new(&server)?;
-            let reply = client
-                .get(&["v1", "schedules"])
-                .send()
-                .map_err(not_found)?
-                .body;
-            if json {
-                print_json(&reply)?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let all = reply["schedules"].as_array().map_or(&[][..], Vec::as_slice);
-            if all.is_empty() {
-                eprintln!(
-                    "no schedules; define one with `taskbox schedule put NAME --cron … --task …`"
-                );
-            } else {
-                list_table(all).print();
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        ScheduleCmd::List { server, json } => super::client::list(
+            &server,
+            "schedules",
+            json,
+            "no schedules; define one with `taskbox schedule put NAME --cron … --task …`",
+            list_table,
+        ),
         ScheduleCmd::Show { name, server, json } => {
             let client = Client::new(&server)?;
             let s = client

@@ -93,6 +93,9 @@ pub struct NodeArgs {
     /// Give the metrics a `tenant` label (one series per tenant: mind Prometheus's cardinality).
     #[arg(long, env = "TASKBOX_METRICS_PER_TENANT")]
     pub metrics_per_tenant: bool,
+    /// The key tenants' secrets are sealed with: 32 bytes, made (mode 0600) at the first start when absent. Every server and worker sharing one database needs the same file; lost, every secret must be put again [default: DATA_DIR/secrets.key]
+    #[arg(long, env = "TASKBOX_SECRETS_KEY_FILE", value_name = "PATH")]
+    pub secrets_key_file: Option<PathBuf>,
     #[command(flatten)]
     pub events: EventArgs,
     #[command(flatten)]
@@ -269,6 +272,7 @@ impl NodeArgs {
             max_event_streams: self.events.max_event_streams,
             metrics_listen: self.metrics_listen,
             metrics_per_tenant: self.metrics_per_tenant,
+            secrets_key_file: self.secrets_key_file,
             data_dir: self.data_dir,
             database_url,
         };
@@ -309,6 +313,13 @@ fn run(cfg: ServeConfig) -> anyhow::Result<ExitCode> {
         if let Some(token) = &started.generated_admin_token {
             eprintln!("taskbox: generated the admin token; it is shown only this once, keep it:");
             eprintln!("  export TASKBOX_TOKEN={token}");
+        }
+        if let Some(path) = &started.created_secrets_key {
+            eprintln!(
+                "taskbox: made the secrets key {}; back it up with the database (without it no \
+                 secret can be read), and give every server sharing the database this same file",
+                path.display()
+            );
         }
         let app = started.app;
         match app.addr {

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 #[derive(Debug, Subcommand)]
 pub enum TaskCmd {
     /// Upload a component and make it the new version of a task.
-    Push(PushArgs),
+    Push(Box<PushArgs>),
     /// List the tasks, latest version of each.
     List {
         #[command(flatten)]
@@ -89,6 +89,19 @@ pub struct PushArgs {
     /// The first delay between attempts, in milliseconds [default with --backoff: 1000].
     #[arg(long, value_name = "N")]
     pub delay_ms: Option<u64>,
+    /// A host its guests' outbound HTTP may reach (`api.example.com`, `*.stripe.com`,
+    /// `hooks.example.org:8443`); repeat for more. Without any, every request is refused.
+    #[arg(long = "allow", value_name = "HOST")]
+    pub allow: Vec<String>,
+    /// Most requests one attempt may make [server default: 100].
+    #[arg(long, value_name = "N", requires = "allow", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_requests: Option<u32>,
+    /// Largest response body one request may read, in bytes [server default: 8 MiB].
+    #[arg(long, value_name = "N", requires = "allow", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_response_bytes: Option<u64>,
+    /// A secret of the tenant's its guests may read (`taskbox secret put NAME`); repeat for more.
+    #[arg(long = "secret", value_name = "NAME")]
+    pub secrets: Vec<String>,
     /// The task that takes over a job once this one has failed it for good.
     #[arg(long, value_name = "TASK")]
     pub fallback: Option<String>,
@@ -104,7 +117,7 @@ const DEFAULT_DELAY_MS: u64 = 1000;
 
 pub fn main(cmd: TaskCmd) -> anyhow::Result<ExitCode> {
     match cmd {
-        TaskCmd::Push(args) => push(args),
+        TaskCmd::Push(args) => push(*args),
         TaskCmd::List { server, json } => list(&server, json),
         TaskCmd::Show { name, server, json } => show(&name, &server, json),
     }
@@ -211,6 +224,24 @@ fn definition(
         "fallback",
         args.fallback.as_ref().map(|f| json!(f)),
     );
+    if !args.allow.is_empty() {
+        let mut network = Map::new();
+        network.insert("allow".into(), json!(args.allow));
+        put(
+            &mut network,
+            "max_requests",
+            args.max_requests.map(|n| json!(n)),
+        );
+        put(
+            &mut network,
+            "max_response_bytes",
+            args.max_response_bytes.map(|n| json!(n)),
+        );
+        body.insert("network".into(), Value::Object(network));
+    }
+    if !args.secrets.is_empty() {
+        body.insert("secrets".into(), json!(args.secrets));
+    }
     Value::Object(body)
 }
 
@@ -317,7 +348,7 @@ mod tests {
             .into_iter()
             .chain(flags.iter().copied());
         match Cli::try_parse_from(argv).map(|c| c.cmd) {
-            Ok(TaskCmd::Push(args)) => args,
+            Ok(TaskCmd::Push(args)) => *args,
             other => panic!("not a push: {other:?}"),
         }
     }

@@ -110,25 +110,13 @@ pub fn main(cmd: WebhookCmd) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        WebhookCmd::List { server, json } => {
-            let client = Client::new(&server)?;
-            let reply = client
-                .get(&["v1", "webhooks"])
-                .send()
-                .map_err(not_found)?
-                .body;
-            if json {
-                print_json(&reply)?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let hooks = reply["webhooks"].as_array().map_or(&[][..], Vec::as_slice);
-            if hooks.is_empty() {
-                eprintln!("no webhooks; add one with `taskbox webhook add URL --events …`");
-            } else {
-                hooks_table(hooks).print();
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        WebhookCmd::List { server, json } => super::client::list(
+            &server,
+            "webhooks",
+            json,
+            "no webhooks; add one with `taskbox webhook add URL --events …`",
+            hooks_table,
+        ),
         WebhookCmd::Delete { id, server } => {
             let client = Client::new(&server)?;
             client

@@ -94,34 +94,13 @@ pub fn main(cmd: WorkflowCmd) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        WorkflowCmd::List { server, json } => {
-            let client = Client::new(&server)?;
-            let reply = client
-                .get(&["v1", "workflows"])
-                .send()
-                .map_err(not_found)?
-                .body;
-            if json {
-                print_json(&reply)?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let all = reply["workflows"].as_array().map_or(&[][..], Vec::as_slice);
-            if all.is_empty() {
-                eprintln!("no workflows; define one with `taskbox workflow push FILE.json`");
-                return Ok(ExitCode::SUCCESS);
-            }
-            let mut t = Table::new(&["NAME", "VERSION", "STEPS", "CREATED"]).right(&[1]);
-            for w in all {
-                t.row(vec![
-                    table::cell(&w["name"]),
-                    table::cell(&w["version"]),
-                    step_names(&w["steps"]),
-                    table::time_cell(&w["created_at"]),
-                ]);
-            }
-            t.print();
-            Ok(ExitCode::SUCCESS)
-        }
+        WorkflowCmd::List { server, json } => super::client::list(
+            &server,
+            "workflows",
+            json,
+            "no workflows; define one with `taskbox workflow push FILE.json`",
+            workflows_table,
+        ),
         WorkflowCmd::Show {
             name,
             version,
@@ -184,6 +163,19 @@ fn step_names(steps: &Value) -> String {
         .map(|s| table::cell(&s["name"]))
         .collect::<Vec<_>>()
         .join(" → ")
+}
+
+fn workflows_table(all: &[Value]) -> Table {
+    let mut t = Table::new(&["NAME", "VERSION", "STEPS", "CREATED"]).right(&[1]);
+    for w in all {
+        t.row(vec![
+            table::cell(&w["name"]),
+            table::cell(&w["version"]),
+            step_names(&w["steps"]),
+            table::time_cell(&w["created_at"]),
+        ]);
+    }
+    t
 }
 
 fn not_found(e: anyhow::Error) -> anyhow::Error {

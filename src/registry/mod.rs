@@ -10,11 +10,12 @@ pub mod workflow;
 use crate::digest::Digest;
 use crate::retry::RetryPolicy;
 use crate::sandbox::{Ceilings, Invalid, Limits, Program, Sandbox};
+use crate::secrets::Vault;
 use crate::store::{ComponentRecord, JobStore, NewComponent, NewTask, StoreError, TaskRecord};
 use schema::{CheckError, Schema};
 use spec::TaskSpec;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::Semaphore;
 
 /// Longest fallback chain followed, whatever the definitions say.
@@ -123,6 +124,9 @@ pub struct Registry {
     /// The newest version of each task, and when it was looked up.
     newest: Mutex<HashMap<(String, String), (u32, std::time::Instant)>>,
     checks: CheckLanes,
+    /// What opens the tenants' secrets for attempts; set once at start
+    /// (`App::start`), so that no constructor takes it.
+    vault: OnceLock<Arc<Vault>>,
 }
 
 /// Compiles a task version's schemas off the async threads (a schema can be
@@ -157,7 +161,23 @@ impl Registry {
             versions: Mutex::new(HashMap::new()),
             newest: Mutex::new(HashMap::new()),
             checks: CheckLanes::new(),
+            vault: OnceLock::new(),
         }
+    }
+
+    /// Gives the registry the vault that opens secrets. Set once: a later
+    /// call leaves the first vault in place (and says so in the log), as
+    /// secrets sealed under one key do not open under another.
+    pub fn set_vault(&self, v: Arc<Vault>) {
+        if self.vault.set(v).is_err() {
+            tracing::warn!("the registry's secrets vault was set already; the first one stays");
+        }
+    }
+
+    /// The vault that opens the tenants' secrets (`secrets::reveal`);
+    /// `None` until one is set.
+    pub fn vault(&self) -> Option<&Arc<Vault>> {
+        self.vault.get()
     }
 
     pub fn sandbox(&self) -> &Sandbox {

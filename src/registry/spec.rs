@@ -260,7 +260,7 @@ impl TaskSpec {
             ));
         }
         for name in &self.secrets {
-            if let Err(e) = check_secret_name(name) {
+            if let Err(e) = crate::secrets::rules::check_name(name) {
                 problems.push(format!("secrets: {e}"));
             }
         }
@@ -281,26 +281,6 @@ impl TaskSpec {
         } else {
             Err(problems)
         }
-    }
-}
-
-/// Whether `name` can name a secret: 1 to 64 of `A-Z a-z 0-9 _ - .`,
-/// starting with a letter or `_`.
-pub fn check_secret_name(name: &str) -> Result<(), String> {
-    let ok_start = name
-        .bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
-    let ok_rest = name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-    if name.len() <= 64 && ok_start && ok_rest {
-        Ok(())
-    } else {
-        Err(format!(
-            "secret name {:?} is not allowed: use 1 to 64 characters of A-Z, a-z, 0-9, '_', '-', '.', starting with a letter or '_'",
-            name.chars().take(80).collect::<String>()
-        ))
     }
 }
 

@@ -106,7 +106,18 @@ pub async fn execute(
         }
         return unrun;
     }
+    let secrets = match secrets(registry, &task, job).await {
+        Ok(s) => s,
+        Err(Unresolved::Broken(error)) => {
+            return fail_unrun(job, error, started_at, registry.store().now())
+        }
+        Err(Unresolved::ForNow(why)) => {
+            tracing::warn!(job = %job.id, %why, "the job's secrets cannot be read now; it goes back to the queue");
+            return release_for_now(job, started_at);
+        }
+    };
     let mut request = prepare(registry, &task, step, job, held, started_at);
+    request.secrets = secrets;
     let orchestration = Arc::new(Orchestration::new(
         registry.clone(),
         &job.id,
@@ -488,6 +499,41 @@ async fn resolve(
         .await
         .map_err(unloadable)?;
     Ok((task, program))
+}
+
+/// The secrets the task declares, opened: the ones its tenant has. A
+/// store that does not answer waits; a secret that does not open (the
+/// key changed) fails the job rather than run it without.
+async fn secrets(
+    registry: &Registry,
+    task: &TaskVersion,
+    job: &ClaimedJob,
+) -> Result<Vec<(String, String)>, Unresolved> {
+    if task.spec.secrets.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(vault) = registry.vault() else {
+        return Err(Unresolved::Broken(JobError::with_code(
+            ErrorKind::Trap,
+            "secrets_unavailable",
+            "the task declares secrets, but this process has no secrets key",
+        )));
+    };
+    crate::secrets::reveal(registry.store().as_ref(), vault, &job.tenant, &task.spec.secrets)
+        .await
+        .map_err(|e| match e {
+            crate::secrets::SecretsError::Store(
+                s @ (StoreError::Unavailable(_) | StoreError::Internal(_)),
+            ) => Unresolved::ForNow(s.to_string()),
+            e => {
+                tracing::error!(job = %job.id, task = %job.task.name, error = %e, "cannot open the job's secrets");
+                Unresolved::Broken(JobError::with_code(
+                    ErrorKind::Trap,
+                    "secrets_unreadable",
+                    e.to_string(),
+                ))
+            }
+        })
 }
 
 /// The sandbox request: the task's limits, cut short by the job's

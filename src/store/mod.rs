@@ -18,6 +18,7 @@ pub mod prune_sql;
 pub mod records;
 pub mod rows;
 pub mod schedule_rows;
+pub mod secret_rows;
 pub mod sqlite;
 pub mod step_rows;
 pub mod tally;
@@ -31,6 +32,7 @@ pub use clock::{Clock, ManualClock, Millis, SystemClock};
 pub use open::{open, Backend, Capabilities, Durability, OpenError, StoreOptions};
 pub use records::*;
 pub use schedule_rows::{SchedulePut, ScheduleRecord, ScheduleState, MAX_SCHEDULES};
+pub use secret_rows::{NewSecret, SealedSecret, SecretRecord, MAX_SECRETS};
 pub use step_rows::{StepConfig, StepKind, StepRecord, StepStatus, StepWrite, WorkflowStart};
 pub use workflow_rows::{NewWorkflow, WorkflowRecord};
 
@@ -363,6 +365,22 @@ pub trait JobStore: Send + Sync + 'static {
     /// Deletes up to `limit` delivered or dead deliveries made before
     /// `before`, oldest first; answers how many.
     async fn delivery_prune(&self, before: Millis, limit: u32) -> StoreResult<u64>;
+
+    /// Puts a tenant's secret, sealed: replaces the one of that name (its
+    /// version one more, `created_at` kept) or makes it at version 1,
+    /// within the tenant's `MAX_SECRETS`; `true` when it is new.
+    async fn secret_put(&self, s: NewSecret) -> StoreResult<(SecretRecord, bool)>;
+    /// A tenant's secrets, by name (as bytes): never their sealed values.
+    async fn secret_list(&self, tenant: &str) -> StoreResult<Vec<SecretRecord>>;
+    /// Deletes a tenant's secret; `false` when it has none of that name.
+    async fn secret_delete(&self, tenant: &str, name: &str) -> StoreResult<bool>;
+    /// The sealed values of those of `names` the tenant has, by name;
+    /// names it has not are left out.
+    async fn secret_get_many(
+        &self,
+        tenant: &str,
+        names: &[String],
+    ) -> StoreResult<Vec<SealedSecret>>;
 
     /// Takes or renews the lease `name` for `holder` until `ttl_ms` from
     /// now: answers it when `holder` holds it now (renewed, its term kept)

@@ -78,10 +78,13 @@ pub enum Scope {
     /// `GET /metrics`: the process's figures, of every tenant.
     #[serde(rename = "metrics:read")]
     MetricsRead,
+    /// Put, list and delete the tenant's secrets (never read their values).
+    #[serde(rename = "secrets:write")]
+    SecretsWrite,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 8] = [
+    pub const ALL: [Scope; 9] = [
         Scope::TasksWrite,
         Scope::JobsQueue,
         Scope::JobsRun,
@@ -90,6 +93,7 @@ impl Scope {
         Scope::SchedulesWrite,
         Scope::WebhooksWrite,
         Scope::MetricsRead,
+        Scope::SecretsWrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -102,6 +106,7 @@ impl Scope {
             Scope::SchedulesWrite => "schedules:write",
             Scope::WebhooksWrite => "webhooks:write",
             Scope::MetricsRead => "metrics:read",
+            Scope::SecretsWrite => "secrets:write",
         }
     }
 

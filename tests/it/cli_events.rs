@@ -91,6 +91,29 @@ impl Server {
         )
     }
 
+    /// Runs the CLI as `cli` does, with `input` on its stdin.
+    pub(crate) fn cli_stdin(&self, args: &[&str], input: &[u8]) -> (Option<i32>, String, String) {
+        use std::io::Write;
+        let mut child = taskbox()
+            .args(args)
+            .env("TASKBOX_URL", &self.url)
+            .env("TASKBOX_TOKEN", ADMIN)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run taskbox");
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input).unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().expect("taskbox ends");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
     /// `task push NAME GUEST.wasm FLAGS…`, which must succeed.
     pub(crate) fn push(&self, name: &str, guest: &str, flags: &[&str]) {
         let wasm = guests_dir().join(format!("{guest}.wasm"));

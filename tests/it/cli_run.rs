@@ -207,3 +207,91 @@ fn a_thousand_attempts_leak_no_memory() {
     );
     assert_eq!(report["outcome"]["invoice_number"], "INV-A-1001");
 }
+
+/// A one-request HTTP server on 127.0.0.1 on a thread: answers 200 "pong"
+/// and hands over the request's head.
+fn one_request_server() -> (u16, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok((mut stream, _)) = listener.accept() else {
+            return;
+        };
+        let mut head = String::new();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                break;
+            }
+            head.push_str(&line);
+        }
+        let _ = stream
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\npong");
+        let _ = tx.send(head);
+    });
+    (port, rx)
+}
+
+#[test]
+fn run_grants_hosts_by_flag_and_secrets_from_the_environment() {
+    let (port, heads) = one_request_server();
+    let input = json!({
+        "requests": [{"method": "GET", "url": format!("http://127.0.0.1:{port}/ping"),
+                      "secret_headers": {"x-api-key": "PROBE_KEY"}}],
+        "print_secrets": ["PROBE_KEY"],
+    })
+    .to_string();
+    let allow = format!("127.0.0.1:{port}");
+    let out = taskbox_with(
+        &[
+            "run",
+            &wasm("http-probe"),
+            "--input",
+            &input,
+            "--json",
+            "--allow",
+            &allow,
+            "--allow-private",
+            "--secret",
+            "PROBE_KEY",
+        ],
+        &[("PROBE_KEY", "local-secret-value-123")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = stdout_json(&out);
+    assert_eq!(
+        report["outcome"]["results"][0]["body"], "pong",
+        "{report:#}"
+    );
+    assert_eq!(report["network"]["requests"], 1);
+    let head = heads
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .unwrap();
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("x-api-key: local-secret-value-123"),
+        "{head}"
+    );
+    let log = report["log"].to_string();
+    assert!(
+        !log.contains("local-secret-value-123") && log.contains("[redacted:PROBE_KEY]"),
+        "{log}"
+    );
+
+    // Without the flag, the request is refused; without the variable, it says what to do.
+    let out = taskbox(&["run", &wasm("http-probe"), "--input", &input, "--json"]);
+    assert_eq!(
+        stdout_json(&out)["outcome"]["results"][0]["error"],
+        "HTTP-request-denied"
+    );
+    let out = taskbox(&["run", &wasm("http-probe"), "--secret", "NOT_SET_ANYWHERE_1"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("set the environment variable NOT_SET_ANYWHERE_1"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -255,13 +255,45 @@ impl Client {
     }
 }
 
-/// The shell block of the README that follows `<!-- quick-start -->`.
-fn readme_quick_start() -> String {
+/// Runs `script` with bash (`-euo pipefail`) in the repository, as a user
+/// would against `url` with `token`: the built binary first on `PATH`.
+pub(crate) async fn run_script(
+    script: &str,
+    url: &str,
+    token: &str,
+    env: &[(&str, String)],
+) -> std::process::Output {
+    let bin_dir = PathBuf::from(env!("CARGO_BIN_EXE_taskbox"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new("bash");
+    cmd.args(["-euo", "pipefail", "-c", script])
+        .current_dir(repo())
+        .env("PATH", path)
+        .env("TASKBOX_URL", url)
+        .env("TASKBOX_TOKEN", token);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// The shell block of the README that follows `marker` (an HTML comment).
+pub(crate) fn readme_block(marker: &str) -> String {
     let readme = crate::common::repo_file("README.md");
     let after = readme
-        .split("<!-- quick-start -->")
+        .split(marker)
         .nth(1)
-        .expect("the README marks its quick start with <!-- quick-start -->");
+        .unwrap_or_else(|| panic!("the README has no {marker}"));
     let block = after
         .split("```sh\n")
         .nth(1)
@@ -273,30 +305,8 @@ fn readme_quick_start() -> String {
 async fn the_readme_quick_start_works() {
     let dir = tempfile::tempdir().unwrap();
     let server = Served::start(dir.path());
-    let script = readme_quick_start();
-    let bin_dir = PathBuf::from(env!("CARGO_BIN_EXE_taskbox"))
-        .parent()
-        .unwrap()
-        .to_owned();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let url = server.url.clone();
-    let script_run = script.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new("bash")
-            .args(["-euo", "pipefail", "-c", &script_run])
-            .current_dir(repo())
-            .env("PATH", path)
-            .env("TASKBOX_URL", url)
-            .env("TASKBOX_TOKEN", ADMIN)
-            .output()
-    })
-    .await
-    .unwrap()
-    .unwrap();
+    let script = readme_block("<!-- quick-start -->");
+    let out = run_script(&script, &server.url, ADMIN, &[]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

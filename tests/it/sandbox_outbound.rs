@@ -262,9 +262,9 @@ async fn the_servers_own_addresses_are_refused_even_when_listed() {
         None,
     ));
     let report = p.run(closed_sandbox()).await;
-    for i in 0..urls.len() {
+    for (i, url) in urls.iter().enumerate() {
         let r = result(&report, i);
-        assert_eq!(r["error"], "destination-IP-prohibited", "{}: {r}", urls[i]);
+        assert_eq!(r["error"], "destination-IP-prohibited", "{url}: {r}");
     }
     assert!(seen.paths().is_empty(), "the origin saw {:?}", seen.paths());
     let log = log_text(&report);

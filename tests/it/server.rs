@@ -54,6 +54,7 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
         max_event_streams: taskbox::api::DEFAULT_MAX_EVENT_STREAMS,
         metrics_listen: None,
         metrics_per_tenant: false,
+        secrets_key_file: None,
     }
 }
 
@@ -61,12 +62,27 @@ impl TestServer {
     /// Runs `run` on a server on SQLite, then on one on a fresh PostgreSQL
     /// database (skipped when none answers and this is not CI).
     pub async fn each_backend(runners: usize, run: impl AsyncFn(TestServer)) {
-        run(TestServer::start(runners).await).await;
+        Self::each_backend_with(runners, |_| {}, run).await
+    }
+
+    /// [`each_backend`](Self::each_backend), each server's settings
+    /// `tweak`ed.
+    pub async fn each_backend_with(
+        runners: usize,
+        tweak: impl Fn(&mut ServeConfig),
+        run: impl AsyncFn(TestServer),
+    ) {
+        run(TestServer::start_with(runners, &tweak).await).await;
         let Some(db) = crate::store_pg::test_db().await else {
             return;
         };
         let url = db.url.clone();
-        run(TestServer::start_with(runners, move |c| c.database_url = url).await).await;
+        run(TestServer::start_with(runners, move |c| {
+            tweak(c);
+            c.database_url = url
+        })
+        .await)
+        .await;
         drop(db);
     }
 
@@ -88,15 +104,31 @@ impl TestServer {
     }
 
     /// Stops the server and starts another on the same data dir.
-    pub async fn restart(mut self, runners: usize) -> TestServer {
+    pub async fn restart(self, runners: usize) -> TestServer {
+        self.restart_with(runners, |_| {}).await
+    }
+
+    /// Stops the server and starts another on the same data dir, with
+    /// `tweak`ed settings.
+    pub async fn restart_with(
+        mut self,
+        runners: usize,
+        tweak: impl FnOnce(&mut ServeConfig),
+    ) -> TestServer {
         if let Some(app) = self.app.take() {
             app.stop().await;
         }
-        let cfg = config(self._dir.path(), runners);
+        let mut cfg = config(self._dir.path(), runners);
+        tweak(&mut cfg);
         let app = App::start(cfg).await.expect("the server starts again").app;
         self.router = taskbox::api::router(app.state.clone());
         self.app = Some(app);
         self
+    }
+
+    /// The data dir.
+    pub fn dir(&self) -> &std::path::Path {
+        self._dir.path()
     }
 
     pub async fn stop(mut self) {
@@ -117,6 +149,18 @@ impl TestServer {
                 .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&bytes)))
         };
         (status, body)
+    }
+
+    /// `GET /metrics` as the admin scrapes it: the text.
+    pub async fn metrics_text(&self) -> String {
+        let req = Request::get("/metrics")
+            .header("authorization", format!("Bearer {ADMIN}"))
+            .body(Body::empty())
+            .unwrap();
+        let resp = self.router.clone().oneshot(req).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        String::from_utf8_lossy(&bytes).into_owned()
     }
 
     pub async fn call(
@@ -239,4 +283,5 @@ pub const ALL_SCOPES: &[&str] = &[
     "jobs:cancel",
     "jobs:read",
     "webhooks:write",
+    "secrets:write",
 ];

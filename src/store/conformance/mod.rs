@@ -9,7 +9,7 @@
 //! `tenants` (fair claims, quotas, budgets and usage), `events` (the
 //! outbox, callbacks, webhooks), `leases` (one holder at a time),
 //! `schedules` (cron schedules moved on against their rev), `workflows`
-//! (versioned definitions).
+//! (versioned definitions), `secrets` (sealed values kept per tenant).
 
 mod events;
 mod inserts;
@@ -19,6 +19,7 @@ mod prune;
 mod queues;
 mod redrive;
 mod schedules;
+mod secrets;
 mod tenants;
 mod workflows;
 
@@ -30,6 +31,7 @@ use prune::*;
 use queues::*;
 use redrive::*;
 use schedules::*;
+use secrets::*;
 use tenants::*;
 use workflows::*;
 
@@ -266,6 +268,9 @@ macro_rules! conformance_cases {
             workflow_versions_are_kept_and_counted,
             workflow_stages_move_with_their_ends,
             a_fallbacks_stages_are_made_as_it_takes_over,
+            secrets_are_put_replaced_listed_and_deleted,
+            a_tenant_has_at_most_max_secrets,
+            puts_of_one_secret_at_once_make_one_row,
         );
     };
 }

@@ -18,6 +18,7 @@ mod quick_claim;
 mod redrive;
 mod registry;
 mod schedules;
+mod secrets;
 mod steps;
 mod tally;
 mod tenants;
@@ -749,6 +750,29 @@ impl JobStore for PgStore {
             .await;
         self.poke();
         r
+    }
+
+    async fn secret_put(
+        &self,
+        s: crate::store::NewSecret,
+    ) -> StoreResult<(crate::store::SecretRecord, bool)> {
+        secrets::put(&self.db, s).await
+    }
+
+    async fn secret_list(&self, tenant: &str) -> StoreResult<Vec<crate::store::SecretRecord>> {
+        secrets::list(&self.db.pool, tenant).await
+    }
+
+    async fn secret_delete(&self, tenant: &str, name: &str) -> StoreResult<bool> {
+        secrets::delete(&self.db.pool, tenant, name).await
+    }
+
+    async fn secret_get_many(
+        &self,
+        tenant: &str,
+        names: &[String],
+    ) -> StoreResult<Vec<crate::store::SealedSecret>> {
+        secrets::get_many(&self.db.pool, tenant, names).await
     }
 
     async fn schedule_get(

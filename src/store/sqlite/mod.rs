@@ -15,6 +15,7 @@ mod redrive;
 mod registry;
 mod rows;
 mod schedules;
+mod secrets;
 mod steps;
 mod syncer;
 mod tally;
@@ -1130,6 +1131,34 @@ impl JobStore for SqliteStore {
             webhooks::prune(c, before, limit)
         })
         .await
+    }
+
+    async fn secret_put(
+        &self,
+        s: crate::store::NewSecret,
+    ) -> StoreResult<(crate::store::SecretRecord, bool)> {
+        self.write(Class::Prompt, true, move |c, now| secrets::put(c, now, s))
+            .await
+    }
+
+    async fn secret_list(&self, tenant: &str) -> StoreResult<Vec<crate::store::SecretRecord>> {
+        secrets::list(&mut *self.reader().await?, tenant).await
+    }
+
+    async fn secret_delete(&self, tenant: &str, name: &str) -> StoreResult<bool> {
+        let (tenant, name) = (tenant.to_owned(), name.to_owned());
+        self.write(Class::Prompt, true, move |c, _| {
+            secrets::delete(c, &tenant, &name)
+        })
+        .await
+    }
+
+    async fn secret_get_many(
+        &self,
+        tenant: &str,
+        names: &[String],
+    ) -> StoreResult<Vec<crate::store::SealedSecret>> {
+        secrets::get_many(&mut *self.reader().await?, tenant, names).await
     }
 
     async fn schedule_get(

@@ -1,0 +1,115 @@
+//! Secrets on PostgreSQL. The rows hold sealed bytes only.
+
+use super::group::Db;
+use super::pg;
+use crate::store::secret_rows::*;
+use crate::store::StoreResult;
+use sqlx::PgPool;
+
+/// Replaces the tenant's secret of that name (its version one more), or
+/// makes it at version 1 within `MAX_SECRETS`; `true` when it is new.
+pub async fn put(db: &Db, s: NewSecret) -> StoreResult<(SecretRecord, bool)> {
+    let (mut tx, now) = db.begin().await?;
+    // Puts of one tenant's secrets one after the other: two new names at
+    // once count each other, and two puts of one new name make one row.
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/secrets', 2))")
+        .bind(&s.tenant)
+        .execute(&mut *tx)
+        .await
+        .map_err(pg)?;
+    let replaced: Option<(i64, i64)> = sqlx::query_as(
+        "UPDATE secrets SET version = version + 1, nonce = $3, ciphertext = $4, updated_at = $5 \
+         WHERE tenant = $1 AND name = $2 RETURNING version, created_at",
+    )
+    .bind(&s.tenant)
+    .bind(&s.name)
+    .bind(&s.nonce)
+    .bind(&s.ciphertext)
+    .bind(now)
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(pg)?;
+    let answer = match replaced {
+        Some((v, created_at)) => (
+            SecretRecord {
+                name: s.name,
+                version: version(v),
+                created_at,
+                updated_at: now,
+            },
+            false,
+        ),
+        None => {
+            let have: i64 = sqlx::query_scalar("SELECT count(*) FROM secrets WHERE tenant = $1")
+                .bind(&s.tenant)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(pg)?;
+            check_room(have)?;
+            sqlx::query(
+                "INSERT INTO secrets (tenant, name, version, nonce, ciphertext, created_at, \
+                 updated_at) VALUES ($1, $2, 1, $3, $4, $5, $5)",
+            )
+            .bind(&s.tenant)
+            .bind(&s.name)
+            .bind(&s.nonce)
+            .bind(&s.ciphertext)
+            .bind(now)
+            .execute(&mut *tx)
+            .await
+            .map_err(pg)?;
+            (
+                SecretRecord {
+                    name: s.name,
+                    version: 1,
+                    created_at: now,
+                    updated_at: now,
+                },
+                true,
+            )
+        }
+    };
+    tx.commit().await.map_err(pg)?;
+    Ok(answer)
+}
+
+pub async fn list(pool: &PgPool, tenant: &str) -> StoreResult<Vec<SecretRecord>> {
+    sqlx::query_as(&format!(
+        "SELECT {RECORD_COLUMNS} FROM secrets WHERE tenant = $1 ORDER BY name"
+    ))
+    .bind(tenant)
+    .fetch_all(pool)
+    .await
+    .map_err(pg)
+}
+
+pub async fn delete(pool: &PgPool, tenant: &str, name: &str) -> StoreResult<bool> {
+    let n = sqlx::query("DELETE FROM secrets WHERE tenant = $1 AND name = $2")
+        .bind(tenant)
+        .bind(name)
+        .execute(pool)
+        .await
+        .map_err(pg)?
+        .rows_affected();
+    Ok(n == 1)
+}
+
+/// The sealed rows of those of `names` the tenant has, by name.
+pub async fn get_many(
+    pool: &PgPool,
+    tenant: &str,
+    names: &[String],
+) -> StoreResult<Vec<SealedSecret>> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    sqlx::query_as(&format!(
+        "SELECT {SEALED_COLUMNS} FROM secrets WHERE tenant = $1 AND name = ANY($2::text[]) \
+         ORDER BY name"
+    ))
+    .bind(tenant)
+    .bind(names)
+    .fetch_all(pool)
+    .await
+    .map_err(pg)
+}

@@ -1,0 +1,72 @@
+//! Secret rows as both backends keep them: sealed bytes the store never
+//! opens (`secrets::Vault` seals and opens them), and the record a list
+//! shows, which never carries them.
+
+use super::{Millis, StoreError, StoreResult};
+
+/// Most secrets one tenant may have.
+pub const MAX_SECRETS: u64 = 1_000;
+
+/// A secret to put: its value already sealed for its tenant and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSecret {
+    pub tenant: String,
+    pub name: String,
+    pub nonce: Vec<u8>,
+    pub ciphertext: Vec<u8>,
+}
+
+/// What is shown of a secret: never its value, sealed or not.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SecretRecord {
+    pub name: String,
+    /// 1 when it was made; one more at each put of the name.
+    #[sqlx(try_from = "i64")]
+    pub version: u32,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+}
+
+/// A secret's sealed value, for the one who opens it (`secrets::reveal`).
+#[derive(Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SealedSecret {
+    pub name: String,
+    #[sqlx(try_from = "i64")]
+    pub version: u32,
+    pub nonce: Vec<u8>,
+    pub ciphertext: Vec<u8>,
+}
+
+impl std::fmt::Debug for SealedSecret {
+    // The sealed bytes say nothing without the key, but a log has no use
+    // for them either.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SealedSecret")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("ciphertext_len", &self.ciphertext.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The columns a list reads, in `SecretRecord`'s order.
+pub const RECORD_COLUMNS: &str = "name, version, created_at, updated_at";
+/// The columns a reveal reads, in `SealedSecret`'s order.
+pub const SEALED_COLUMNS: &str = "name, version, nonce, ciphertext";
+
+/// Refuses a new secret past `MAX_SECRETS` (`have`: the tenant's now).
+pub fn check_room(have: i64) -> StoreResult<()> {
+    if u64::try_from(have).unwrap_or(0) >= MAX_SECRETS {
+        return Err(StoreError::QuotaExceeded(crate::quota::Exceeded {
+            quota: "secrets",
+            limit: MAX_SECRETS,
+        }));
+    }
+    Ok(())
+}
+
+/// A version as the row keeps it, read back (a version past `u32` would
+/// take four billion puts).
+pub fn version(v: i64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
