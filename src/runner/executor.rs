@@ -131,6 +131,7 @@ pub async fn execute(
     let mut report = registry.sandbox().run(&program, request).await;
     // What its sub-tasks burned is the tenant's too.
     report.fuel_used = report.fuel_used.saturating_add(orchestration.fuel_used());
+    report.network.add(&orchestration.network_used());
     let finished_at = registry.store().now();
     let ran_for = report.duration;
     let stop = held.stop_reason(&job.id);

@@ -34,6 +34,13 @@ impl Redactor {
                     }
                 }
             }
+            // As JSON text writes it (a quote or a backslash escaped), so a
+            // value inside a JSON output or log line goes too.
+            let escaped = serde_json::to_string(value).unwrap_or_default();
+            let escaped = &escaped[1..escaped.len().saturating_sub(1).max(1)];
+            if escaped != value {
+                values.push((escaped.to_owned(), marker.clone()));
+            }
             values.push((value.clone(), marker));
         }
         values.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
@@ -114,6 +121,13 @@ mod tests {
         serde_json::from_str::<serde_json::Value>(&out).unwrap();
         assert!(matches!(red.apply("nothing here"), Cow::Borrowed(_)));
         assert!(Redactor::default().apply("s3cr3t-value") == "s3cr3t-value");
+    }
+
+    #[test]
+    fn a_value_escaped_in_json_goes_too() {
+        let red = r(&[("Q", r#"pa"ss\word"#)]);
+        let json = serde_json::json!({"echo": r#"pa"ss\word"#}).to_string();
+        assert_eq!(red.apply(&json), r#"{"echo":"[redacted:Q]"}"#);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::job::{ErrorKind, JobError};
 use crate::registry::{Registry, RegistryError, Which};
 use crate::retry::Decision;
 use crate::runner::executor::rand_unit;
-use crate::sandbox::{AttemptRequest, Ending, GuestFailure, JobRef, Orchestrate};
+use crate::sandbox::{AttemptRequest, Ending, GuestFailure, JobRef, NetworkTally, Orchestrate};
 use crate::store::{CallKind, CallRecord, Inserted, OnConflict, Reuse, Write, Written};
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -49,6 +49,8 @@ pub struct Orchestration {
     cancel: Option<CancellationToken>,
     /// Fuel the sub-tasks burned, shared by nested ones: the tenant's.
     fuel: Arc<AtomicU64>,
+    /// What the sub-tasks' outbound HTTP did, shared likewise.
+    network: Arc<std::sync::Mutex<NetworkTally>>,
     /// Tells the claim loop a child was enqueued.
     wake: Option<Arc<Notify>>,
     /// The runtime store calls run on (the server's): a database
@@ -85,6 +87,7 @@ impl Orchestration {
             calls: AtomicU32::new(0),
             cancel,
             fuel: Arc::new(AtomicU64::new(0)),
+            network: Arc::default(),
             wake,
             home,
         }
@@ -109,6 +112,11 @@ impl Orchestration {
         self.fuel.load(Ordering::Relaxed)
     }
 
+    /// What the attempt's sub-tasks' outbound HTTP did.
+    pub fn network_used(&self) -> NetworkTally {
+        *self.network.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The orchestration of the sub-task that call `call` runs.
     fn nested(&self, call: &str) -> Orchestration {
         Orchestration {
@@ -121,6 +129,7 @@ impl Orchestration {
             calls: AtomicU32::new(0),
             cancel: self.cancel.clone(),
             fuel: self.fuel.clone(),
+            network: self.network.clone(),
             wake: self.wake.clone(),
             home: self.home.clone(),
         }
@@ -283,7 +292,7 @@ impl Orchestrate for Orchestration {
             ));
         }
         let (registry, tenant, name) = (self.registry.clone(), self.tenant.clone(), task.clone());
-        let (tv, program) = self
+        let (tv, program, secrets) = self
             .at_home(async move {
                 let tv = registry
                     .task(&tenant, &name, None)
@@ -297,7 +306,26 @@ impl Orchestrate for Orchestration {
                     .program(&tv.record.digest)
                     .await
                     .map_err(|e| failure("unavailable", e.to_string(), true))?;
-                Ok::<_, GuestFailure>((tv, program))
+                // The invoked task's own secrets, as its own job would get them.
+                let secrets = match registry.vault() {
+                    _ if tv.spec.secrets.is_empty() => Vec::new(),
+                    Some(vault) => crate::secrets::reveal(
+                        registry.store().as_ref(),
+                        vault,
+                        &tenant,
+                        &tv.spec.secrets,
+                    )
+                    .await
+                    .map_err(|e| failure("secrets_unreadable", e.to_string(), true))?,
+                    None => {
+                        return Err(failure(
+                            "secrets_unavailable",
+                            "the task declares secrets, but this process has no secrets key",
+                            false,
+                        ))
+                    }
+                };
+                Ok::<_, GuestFailure>((tv, program, secrets))
             })
             .await??;
         let mut attempt = 0;
@@ -314,8 +342,15 @@ impl Orchestrate for Orchestration {
             );
             req.cancel = self.cancel.clone();
             req.orchestrate = Some(Arc::new(self.nested(&call)));
+            req.tenant = Arc::from(self.tenant.as_str());
+            req.network = tv.network.clone();
+            req.secrets = secrets.clone();
             let report = self.registry.sandbox().run(&program, req).await;
             self.fuel.fetch_add(report.fuel_used, Ordering::Relaxed);
+            self.network
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .add(&report.network);
             let error = match report.ending {
                 Ending::Done(out) => {
                     let checked = match &tv.output_schema {

@@ -170,3 +170,41 @@ async fn without_the_servers_leave_a_listed_private_host_is_refused() {
         .contains("--outbound-allow-private"));
     s.stop().await;
 }
+
+#[tokio::test]
+async fn an_invoked_task_calls_out_with_its_own_grant_and_its_parent_counts_it() {
+    let s = TestServer::start_with(1, |c| c.network.allow_private = true).await;
+    let (port, got) = host().await;
+    let t = s
+        .tenant(
+            "acme",
+            &["tasks:write", "jobs:queue", "jobs:read", "secrets:write"],
+        )
+        .await;
+    put_secret(&s, &t, "API_KEY", KEY).await;
+    s.task(
+        &t,
+        "probe",
+        "http-probe",
+        json!({"network": {"allow": [format!("127.0.0.1:{port}")]}, "secrets": ["API_KEY"]}),
+    )
+    .await;
+    // The parent has no grant of its own: what it invokes brings its own.
+    s.task(&t, "orch", "orchestrator", json!({})).await;
+    let probe_input = json!({
+        "requests": [{"method": "GET", "url": format!("http://127.0.0.1:{port}/"),
+                      "secret_headers": {"x-api-key": "API_KEY"}}],
+    });
+    let job = s
+        .enqueue(&t, json!({"task": "orch", "input": {"calls": [{"invoke": "probe", "input": probe_input}]}}))
+        .await;
+    let id = job["id"].as_str().unwrap();
+    let done = s.finished(&t, id).await;
+    assert_eq!(done["status"], "completed", "{done:#}");
+    let result = &done["output"]["results"][0]["output"]["results"][0];
+    assert_eq!(result["status"], 200, "{done:#}");
+    assert_eq!(*got.lock().unwrap(), [Some(KEY.to_owned())]);
+    let attempts = s.attempts(&t, id).await;
+    assert_eq!(attempts[0]["network"]["requests"], 1, "{:#}", attempts[0]);
+    s.stop().await;
+}

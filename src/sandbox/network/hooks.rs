@@ -75,11 +75,9 @@ impl GuestHttp {
             })
             .ok_or(Error::HttpRequestUriInvalid)?;
         let port = uri.port_u16().unwrap_or(default_port);
-        let shown = format!(
-            "{}://{}",
-            if tls { "https" } else { "http" },
-            uri.authority().map_or("", |a| a.as_str())
-        );
+        // Scheme, host and port only: a path or user info may carry what
+        // the log should not.
+        let shown = format!("{}://{host}:{port}", if tls { "https" } else { "http" });
         let Some(grant) = self.grant.clone() else {
             return Err(self.refuse(&shown, "the task grants no network access; its definition needs `\"network\": {\"allow\": [\"<host>\"]}`"));
         };

@@ -119,6 +119,14 @@ impl NetworkTally {
     pub fn is_empty(&self) -> bool {
         *self == NetworkTally::default()
     }
+
+    /// Adds another attempt's (a sub-task's) to this one.
+    pub fn add(&mut self, other: &NetworkTally) {
+        self.requests = self.requests.saturating_add(other.requests);
+        self.refused = self.refused.saturating_add(other.refused);
+        self.bytes_sent = self.bytes_sent.saturating_add(other.bytes_sent);
+        self.bytes_received = self.bytes_received.saturating_add(other.bytes_received);
+    }
 }
 
 /// The live counters behind a [`NetworkTally`], shared by an attempt's
