@@ -176,6 +176,20 @@ impl Registry {
 
     /// The vault that opens the tenants' secrets (`secrets::reveal`);
     /// `None` until one is set.
+    /// The secrets `task` declares, opened for an attempt of `tenant`'s
+    /// (the runner's and an invoke's one way to them).
+    pub async fn secrets_for(
+        &self,
+        tenant: &str,
+        task: &TaskVersion,
+    ) -> Result<Vec<(String, String)>, crate::secrets::SecretsError> {
+        if task.spec.secrets.is_empty() {
+            return Ok(Vec::new());
+        }
+        let vault = self.vault().ok_or(crate::secrets::SecretsError::NoKey)?;
+        crate::secrets::reveal(self.store.as_ref(), vault, tenant, &task.spec.secrets).await
+    }
+
     pub fn vault(&self) -> Option<&Arc<Vault>> {
         self.vault.get()
     }

@@ -510,17 +510,8 @@ async fn secrets(
     task: &TaskVersion,
     job: &ClaimedJob,
 ) -> Result<Vec<(String, String)>, Unresolved> {
-    if task.spec.secrets.is_empty() {
-        return Ok(Vec::new());
-    }
-    let Some(vault) = registry.vault() else {
-        return Err(Unresolved::Broken(JobError::with_code(
-            ErrorKind::Trap,
-            "secrets_unavailable",
-            "the task declares secrets, but this process has no secrets key",
-        )));
-    };
-    crate::secrets::reveal(registry.store().as_ref(), vault, &job.tenant, &task.spec.secrets)
+    registry
+        .secrets_for(&job.tenant, task)
         .await
         .map_err(|e| match e {
             crate::secrets::SecretsError::Store(
@@ -528,11 +519,11 @@ async fn secrets(
             ) => Unresolved::ForNow(s.to_string()),
             e => {
                 tracing::error!(job = %job.id, task = %job.task.name, error = %e, "cannot open the job's secrets");
-                Unresolved::Broken(JobError::with_code(
-                    ErrorKind::Trap,
-                    "secrets_unreadable",
-                    e.to_string(),
-                ))
+                let code = match e {
+                    crate::secrets::SecretsError::NoKey => "secrets_unavailable",
+                    _ => "secrets_unreadable",
+                };
+                Unresolved::Broken(JobError::with_code(ErrorKind::Trap, code, e.to_string()))
             }
         })
 }

@@ -54,6 +54,8 @@ pub enum SecretsError {
     },
     #[error("cannot seal the secret: {0}")]
     Seal(String),
+    #[error("the task declares secrets, but this process has no secrets key")]
+    NoKey,
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -307,24 +307,15 @@ impl Orchestrate for Orchestration {
                     .await
                     .map_err(|e| failure("unavailable", e.to_string(), true))?;
                 // The invoked task's own secrets, as its own job would get them.
-                let secrets = match registry.vault() {
-                    _ if tv.spec.secrets.is_empty() => Vec::new(),
-                    Some(vault) => crate::secrets::reveal(
-                        registry.store().as_ref(),
-                        vault,
-                        &tenant,
-                        &tv.spec.secrets,
-                    )
+                let secrets = registry
+                    .secrets_for(&tenant, &tv)
                     .await
-                    .map_err(|e| failure("secrets_unreadable", e.to_string(), true))?,
-                    None => {
-                        return Err(failure(
-                            "secrets_unavailable",
-                            "the task declares secrets, but this process has no secrets key",
-                            false,
-                        ))
-                    }
-                };
+                    .map_err(|e| match e {
+                        crate::secrets::SecretsError::NoKey => {
+                            failure("secrets_unavailable", e.to_string(), false)
+                        }
+                        e => failure("secrets_unreadable", e.to_string(), true),
+                    })?;
                 Ok::<_, GuestFailure>((tv, program, secrets))
             })
             .await??;

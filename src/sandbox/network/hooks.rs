@@ -98,7 +98,7 @@ impl GuestHttp {
             ));
         }
         let cap = self.outbound.config().max_request_bytes;
-        if declared_length(req).is_some_and(|n| n > cap) {
+        if declared_length(req.headers()).is_some_and(|n| n > cap) {
             self.usage.refused.fetch_add(1, Ordering::Relaxed);
             self.note(&format!("outbound request to {shown} refused: its body is larger than the server's {cap} bytes"));
             return Err(Error::HttpRequestBodySize(Some(cap)));
@@ -125,8 +125,9 @@ struct Destination {
     tls: bool,
 }
 
-fn declared_length(req: &http::Request<WasiBody>) -> Option<u64> {
-    req.headers()
+/// The body length a request or response declares, if it declares one.
+fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
+    headers
         .get(http::header::CONTENT_LENGTH)?
         .to_str()
         .ok()?
@@ -260,11 +261,7 @@ impl Sending {
         })?;
 
         let cap = self.grant.max_response_bytes;
-        let declared = response
-            .headers()
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-        if let Some(n) = declared.filter(|n| *n > cap) {
+        if let Some(n) = declared_length(response.headers()).filter(|n| *n > cap) {
             self.log.line(
                 Level::Warn,
                 Source::Host,
