@@ -128,14 +128,23 @@ async fn a_three_step_workflow_retries_its_middle_step_and_merges_each_output() 
         let tasks = attempt_tasks(&s, id).await;
         assert_eq!(tasks, ["echo", "flaky", "flaky", "flaky", "finish"]);
         // The events report each stage's start and end.
-        let (_, p) = page(&s, ADMIN, "?type=job.step_ended").await;
-        let ended: Vec<(Value, Value)> = p["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|e| e["job"]["id"] == id)
-            .map(|e| (e["step"].clone(), e["attempts"].clone()))
-            .collect();
+        // PostgreSQL's sequencer numbers events a moment after their
+        // write: read until the job's three are there, or the deadline.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let (p, ended) = loop {
+            let (_, p) = page(&s, ADMIN, "?type=job.step_ended").await;
+            let ended: Vec<(Value, Value)> = p["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e["job"]["id"] == id)
+                .map(|e| (e["step"].clone(), e["attempts"].clone()))
+                .collect();
+            if ended.len() >= 3 || std::time::Instant::now() > deadline {
+                break (p, ended);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
         assert_eq!(
             ended,
             [
