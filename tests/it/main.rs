@@ -22,7 +22,7 @@ mod e2e_callbacks;
 mod e2e_outbound;
 mod e2e_pg;
 mod faults;
-mod holes;
+mod hostile;
 mod leader;
 mod metrics;
 mod openapi;
