@@ -2,8 +2,10 @@
 //! (`GET /v1/jobs/{id}/bundle`: its pinned component, its input, its
 //! limits) and runs that attempt here, in the sandbox `taskbox run` uses,
 //! then sets what it did beside what was recorded. A deterministic guest
-//! fails the same way with the same fuel; the exit status says whether the
-//! replay matched.
+//! fails the same way with the same fuel. `--component` runs another
+//! build (a fix) on the same input and limits; the exit status says how
+//! the replay ended, so `taskbox job replay ID --component fixed.wasm &&
+//! echo fixed` works in a script.
 
 use super::client::{Client, ServerArgs};
 use super::format::thousands;
@@ -17,8 +19,10 @@ use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 when the replay ended as the recorded attempt did \
-(the same outcome and error kind), 1 when it did not, 2 on any other error."
+    after_help = "Exit status: how the replayed attempt ended, as `taskbox run` says it: \
+0 when it completed (or snoozed or waited, as the recorded attempt did), 1 when it failed \
+as the recorded attempt did (the same error kind), 3 when it ended otherwise than the record \
+(another error kind, or failed where the record did not), 2 on any other error."
 )]
 pub struct ReplayArgs {
     /// The job's id.
@@ -26,6 +30,10 @@ pub struct ReplayArgs {
     /// Which of its attempts (1…) [default: the last]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub attempt: Option<u32>,
+    /// Run this component (a fixed build, say) on the attempt's input and limits instead
+    /// of the one the job was pinned to.
+    #[arg(long, value_name = "FILE")]
+    pub component: Option<std::path::PathBuf>,
     /// Also save the bundle's component and input here (DIR/component.wasm, DIR/input.json).
     #[arg(long, value_name = "DIR")]
     pub save: Option<std::path::PathBuf>,
@@ -51,6 +59,21 @@ fn ending_terms(e: &Ending) -> (&'static str, Option<String>) {
         Ending::Failed(err) => ("failed", Some(err.kind.as_str().to_owned())),
         Ending::Cancelled => ("cancelled", None),
         Ending::Unavailable(_) => ("unavailable", None),
+    }
+}
+
+/// The exit status of a replay that ran: 0 completed (or snoozed or
+/// waited as the record did: `taskbox run` calls those a success too), 1
+/// failed as the record did, 3 ended otherwise than the record, 2 could
+/// not run here (the host, not the guest).
+fn exit_status(replayed: (&str, &Option<String>), recorded: (&str, &Option<String>)) -> u8 {
+    let same = replayed == recorded;
+    match replayed.0 {
+        "completed" => 0,
+        "unavailable" => 2,
+        "snoozed" | "waiting" if same => 0,
+        "failed" if same => 1,
+        _ => 3,
     }
 }
 
@@ -89,6 +112,20 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let input = bundle["input"].to_string();
+    let pinned = digest;
+    let (bytes, digest) = match &args.component {
+        Some(path) => {
+            let other = std::fs::read(path)
+                .with_context(|| format!("cannot read the component {}", path.display()))?;
+            let other_digest = Digest::of(&other).to_string();
+            eprintln!(
+                "taskbox: running {} ({other_digest}) in place of the pinned {pinned}",
+                path.display()
+            );
+            (other, other_digest)
+        }
+        None => (bytes, pinned),
+    };
     if let Some(dir) = &args.save {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         std::fs::write(dir.join("component.wasm"), &bytes)?;
@@ -156,6 +193,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let (outcome, kind) = ending_terms(&report.ending);
     let (was_outcome, was_kind) = recorded_terms(recorded);
     let same = outcome == was_outcome && kind == was_kind;
+    let status = exit_status((outcome, &kind), (&was_outcome, &was_kind));
     let recorded_fuel = recorded["fuel_used"].as_u64().unwrap_or(0);
     if args.json {
         super::client::print_json(&json!({
@@ -177,6 +215,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             },
             "same_ending": same,
             "same_fuel": report.fuel_used == recorded_fuel,
+            "exit_status": status,
         }))?;
     } else {
         let show = |o: &str, k: &Option<String>| match k {
@@ -206,9 +245,37 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    Ok(if same {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(ExitCode::from(status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exit_status;
+
+    #[test]
+    fn the_exit_status_says_how_the_replay_ended() {
+        let failed = |k: &str| ("failed", Some(k.to_owned()));
+        let plain = |o: &'static str| (o, None::<String>);
+        let cases = [
+            // (replayed, recorded, status)
+            (plain("completed"), plain("completed"), 0),
+            (plain("completed"), failed("task_failed"), 0),
+            (plain("snoozed"), plain("snoozed"), 0),
+            (plain("waiting"), plain("waiting"), 0),
+            (failed("task_failed"), failed("task_failed"), 1),
+            (failed("fuel_exhausted"), failed("fuel_exhausted"), 1),
+            (failed("trap"), failed("task_failed"), 3),
+            (failed("task_failed"), plain("completed"), 3),
+            (plain("snoozed"), plain("completed"), 3),
+            (plain("cancelled"), plain("cancelled"), 3),
+            (plain("unavailable"), failed("timeout"), 2),
+        ];
+        for (replayed, recorded, want) in cases {
+            assert_eq!(
+                exit_status((replayed.0, &replayed.1), (recorded.0, &recorded.1)),
+                want,
+                "{replayed:?} after {recorded:?}"
+            );
+        }
+    }
 }

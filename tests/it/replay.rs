@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-async fn ended(client: &Client, id: &str) -> Value {
+pub(crate) async fn ended(client: &Client, id: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let (_, job) = client.get(&format!("/v1/jobs/{id}")).await;
@@ -24,7 +24,7 @@ async fn ended(client: &Client, id: &str) -> Value {
 }
 
 /// `taskbox job replay ID --json …` as a user runs it.
-fn replay(url: &str, id: &str, extra: &[&str]) -> (Option<i32>, Value, String) {
+pub(crate) fn replay(url: &str, id: &str, extra: &[&str]) -> (Option<i32>, Value, String) {
     let cache = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
         .args(["job", "replay", id, "--json"])
@@ -75,7 +75,7 @@ async fn a_failed_attempt_replays_with_its_error_kind_and_fuel() {
         assert_eq!(done["status"], "failed", "{done}");
         assert_eq!(done["error"]["kind"], kind, "{done}");
         let (code, r, stderr) = replay(&served.url, id, &[]);
-        assert_eq!(code, Some(0), "{r}\n{stderr}");
+        assert_eq!(code, Some(1), "failed again, as recorded: {r}\n{stderr}");
         assert_eq!(r["replayed"]["error"]["kind"], kind, "{r}");
         assert_eq!(r["same_ending"], true, "{r}");
         assert_eq!(
@@ -96,7 +96,7 @@ async fn a_failed_attempt_replays_with_its_error_kind_and_fuel() {
     // --save writes what it ran.
     let saved = tempfile::tempdir().unwrap();
     let (code, _, stderr) = replay(&served.url, id, &["--save", saved.path().to_str().unwrap()]);
-    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(saved.path().join("component.wasm").is_file());
 
     // Another tenant sees no such job; a token without jobs:read is refused.
