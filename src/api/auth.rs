@@ -82,9 +82,14 @@ pub async fn whoami(who: Principal) -> axum::Json<WhoAmI> {
 }
 
 impl Principal {
+    /// Whether the caller holds `scope` (the admin holds every one).
+    pub fn has(&self, scope: Scope) -> bool {
+        self.admin || self.scopes.contains(&scope)
+    }
+
     /// Refuses with 403 unless the caller holds `scope`.
     pub fn require(&self, scope: Scope) -> Result<(), ApiError> {
-        if self.admin || self.scopes.contains(&scope) {
+        if self.has(scope) {
             Ok(())
         } else {
             Err(ApiError::Forbidden(format!(

@@ -81,7 +81,8 @@ pub async fn upload_component(
     ))
 }
 
-/// Defines a task's next version. Needs `tasks:write`.
+/// Defines a task's next version. Needs `tasks:write`, and `secrets:write`
+/// too for a version that declares secrets or changes which it declares.
 #[utoipa::path(put, path = "/v1/tasks/{name}", tag = "tasks",
     params(("name" = String, Path, description = "The task's name")),
     request_body = TaskSpec,
@@ -97,6 +98,7 @@ pub async fn define_task(
     who.require(Scope::TasksWrite)?;
     let raw = read_limited(req, state.limits.max_json_bytes).await?;
     let spec: TaskSpec = parse_json(&raw)?;
+    require_secrets_scope(&state, &who, &name, &spec).await?;
     let tv = state.registry.define(&who.tenant, &name, spec).await?;
     Ok((
         StatusCode::CREATED,
@@ -106,6 +108,42 @@ pub async fn define_task(
             digest: tv.record.digest.clone(),
         }),
     ))
+}
+
+/// A task that reads a secret can send it wherever its grant (and its
+/// output) reaches, so a secret is only as safe as the set of tokens that
+/// may name it in a task: a version that declares secrets, or declares
+/// other ones than the newest version did (dropping them included), needs
+/// `secrets:write` beside `tasks:write`. A version that keeps them also
+/// may change the component and the hosts, so it needs the scope too.
+async fn require_secrets_scope(
+    state: &ApiState,
+    who: &Principal,
+    name: &str,
+    spec: &TaskSpec,
+) -> Result<(), ApiError> {
+    if who.has(Scope::SecretsWrite) {
+        return Ok(());
+    }
+    // The stored definition, not a compiled version: whether its schemas
+    // still compile is not this question.
+    let declared_before = state
+        .store
+        .task_get(&who.tenant, name, None)
+        .await?
+        .and_then(|t| serde_json::from_str::<TaskSpec>(&t.spec).ok())
+        .map(|s| s.secrets)
+        .unwrap_or_default();
+    if spec.secrets.is_empty() && declared_before.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::Forbidden(format!(
+        "a task version that declares secrets (or changes which ones; its newest version declares \
+         {declared_before:?}, this one {:?}) needs the scope \"secrets:write\" beside \
+         \"tasks:write\": a task that reads a secret can send it wherever it reaches. Use a token \
+         with both scopes",
+        spec.secrets
+    )))
 }
 
 /// The tenant's tasks, each at its newest version. Needs `jobs:read` or
