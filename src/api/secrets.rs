@@ -21,7 +21,7 @@ use utoipa::ToSchema;
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PutSecretBody {
-    /// The value: text of 1 byte to 64 KiB. It is sealed at once and
+    /// The value: text of 8 bytes to 64 KiB. It is sealed at once and
     /// never shown again.
     #[schema(example = "sk_live_…", min_length = 1)]
     value: String,

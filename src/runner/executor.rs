@@ -117,7 +117,6 @@ pub async fn execute(
         }
     };
     let mut request = prepare(registry, &task, step, job, held, started_at);
-    request.secrets = secrets;
     let orchestration = Arc::new(Orchestration::new(
         registry.clone(),
         &job.id,
@@ -126,7 +125,9 @@ pub async fn execute(
         request.cancel.clone(),
         Some(wake.clone()),
         Some(home.clone()),
+        crate::sandbox::Redactor::new(&secrets),
     ));
+    request.secrets = secrets;
     request.orchestrate = Some(orchestration.clone());
     let mut report = registry.sandbox().run(&program, request).await;
     // What its sub-tasks burned is the tenant's too.

@@ -164,7 +164,7 @@ impl Sandbox {
                         .map_err(Failure::Call)
                 };
                 let result = guard(work, deadline, req.cancel.as_ref()).await;
-                settle(store, result, None, &limits, output_cap, &log)
+                settle(store, result, None, &limits, output_cap, &log, &redactor)
             }
             Prepared::Command(pre) => {
                 let output = OutputCapture::new(output_cap);
@@ -184,7 +184,15 @@ impl Sandbox {
                         .map_err(Failure::Call)
                 };
                 let result = guard(work, deadline, req.cancel.as_ref()).await;
-                settle(store, result, Some(&output), &limits, output_cap, &log)
+                settle(
+                    store,
+                    result,
+                    Some(&output),
+                    &limits,
+                    output_cap,
+                    &log,
+                    &redactor,
+                )
             }
             Prepared::Module(pre) => {
                 let output = OutputCapture::new(output_cap);
@@ -207,12 +215,20 @@ impl Sandbox {
                         .map_err(Failure::Call)
                 };
                 let result = guard(work, deadline, req.cancel.as_ref()).await;
-                settle(store, result, Some(&output), &limits, output_cap, &log)
+                settle(
+                    store,
+                    result,
+                    Some(&output),
+                    &limits,
+                    output_cap,
+                    &log,
+                    &redactor,
+                )
             }
         };
 
         AttemptReport {
-            ending: redact_ending(ending, &redactor),
+            ending,
             fuel_used: limits.fuel.saturating_sub(fuel_left),
             peak_memory_bytes: attempt.limiter.peak_bytes(),
             duration: started.elapsed(),
@@ -337,6 +353,7 @@ fn settle<T: AttemptHost>(
     limits: &Limits,
     output_cap: usize,
     log: &LogBuffer,
+    red: &Redactor,
 ) -> (Ending, u64, Attempt) {
     let c = Circumstances {
         memory_refused: store.data().attempt().limiter.refused(),
@@ -346,7 +363,7 @@ fn settle<T: AttemptHost>(
         timeout_ms: limits.timeout_ms,
         fuel: limits.fuel,
     };
-    let ending = classify_result(result, &c, log, command_output);
+    let ending = classify_result(result, &c, log, command_output, red);
     let fuel_left = store.get_fuel().unwrap_or(limits.fuel);
     (ending, fuel_left, store.into_data().into_attempt())
 }
@@ -384,19 +401,21 @@ enum Guarded {
     TimedOut,
 }
 
-/// One exhaustive match from what happened to how the attempt ended.
+/// One exhaustive match from what happened to how the attempt ended. The
+/// guest's text is redacted where it is classified, before any cut or cap.
 fn classify_result(
     result: Guarded,
     c: &Circumstances,
     log: &LogBuffer,
     command_output: Option<&OutputCapture>,
+    red: &Redactor,
 ) -> Ending {
     let command_done = |status: i32| match status {
         0 => {
             let bytes = command_output.map(OutputCapture::take).unwrap_or_default();
             match String::from_utf8(bytes) {
                 Ok(text) if text.trim().is_empty() => Ending::Done("null".into()),
-                Ok(text) => done(text.trim().to_owned(), c.output_cap),
+                Ok(text) => done(red, text.trim().to_owned(), c.output_cap),
                 Err(_) => Ending::Failed(JobError::new(
                     crate::job::ErrorKind::InvalidOutput,
                     "the command's stdout is not UTF-8 text",
@@ -408,22 +427,22 @@ fn classify_result(
     match result {
         Guarded::Cancelled => Ending::Cancelled,
         Guarded::TimedOut => classify::timeout(c),
-        Guarded::Finished(Ok(Raw::Task(Ok(Outcome::Done(text))))) => done(text, c.output_cap),
+        Guarded::Finished(Ok(Raw::Task(Ok(Outcome::Done(text))))) => done(red, text, c.output_cap),
         Guarded::Finished(Ok(Raw::Task(Ok(Outcome::Snooze(ms))))) => Ending::Snooze(ms),
         Guarded::Finished(Ok(Raw::Task(Ok(Outcome::Wait(text))))) => {
-            match classify::check_output(text, c.output_cap) {
+            match classify::check_output(red, text, c.output_cap) {
                 Ok(text) => Ending::Wait(text),
                 Err(e) => Ending::Failed(e),
             }
         }
         Guarded::Finished(Ok(Raw::Task(Err(f)))) => {
-            classify::guest_failure(&f.code, &f.message, f.retryable)
+            classify::guest_failure(red, &f.code, &f.message, f.retryable)
         }
         Guarded::Finished(Ok(Raw::Command(Ok(())))) => command_done(0),
         Guarded::Finished(Ok(Raw::Command(Err(())))) => command_done(1),
         Guarded::Finished(Err(Failure::Call(err))) => {
             trap_to_log(log, &err);
-            classify::error(&err, c).unwrap_or_else(command_done)
+            classify::error(&err, c, red).unwrap_or_else(command_done)
         }
         Guarded::Finished(Err(Failure::Instantiate(err))) => {
             trap_to_log(log, &err);
@@ -432,39 +451,19 @@ fn classify_result(
                 || err.is::<wasmtime_wasi::I32Exit>()
                 || c.memory_refused;
             if guest_fault {
-                classify::error(&err, c).unwrap_or_else(command_done)
+                classify::error(&err, c, red).unwrap_or_else(command_done)
             } else {
-                Ending::Unavailable(format!("could not instantiate: {err:#}"))
+                Ending::Unavailable(
+                    red.apply(&format!("could not instantiate: {err:#}"))
+                        .into_owned(),
+                )
             }
         }
     }
 }
 
-/// The ending without the attempt's secret values: a guest that fails
-/// with a secret in its message, or puts one in its output, leaves only
-/// its marker.
-fn redact_ending(ending: Ending, redactor: &Redactor) -> Ending {
-    if redactor.is_empty() {
-        return ending;
-    }
-    let own = |t: String| match redactor.apply(&t) {
-        std::borrow::Cow::Borrowed(_) => t,
-        std::borrow::Cow::Owned(r) => r,
-    };
-    match ending {
-        Ending::Done(text) => Ending::Done(own(text)),
-        Ending::Wait(text) => Ending::Wait(own(text)),
-        Ending::Failed(mut e) => {
-            e.message = own(e.message);
-            e.code = own(e.code);
-            Ending::Failed(e)
-        }
-        other => other,
-    }
-}
-
-fn done(text: String, cap: usize) -> Ending {
-    match classify::check_output(text, cap) {
+fn done(red: &Redactor, text: String, cap: usize) -> Ending {
+    match classify::check_output(red, text, cap) {
         Ok(text) => Ending::Done(text),
         Err(e) => Ending::Failed(e),
     }

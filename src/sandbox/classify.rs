@@ -1,7 +1,10 @@
 //! Maps every way an attempt can end to one outcome: the guest's own result,
 //! or one error kind of the contract. No guest behaviour reaches a panic here.
+//! Whatever text of the guest's is kept is redacted first, then cut or held
+//! to its cap.
 
 use super::attempt::Ending;
+use super::redact::Redactor;
 use crate::job::{ErrorKind, JobError};
 use crate::text::bounded;
 use serde::de::IgnoredAny;
@@ -56,8 +59,18 @@ pub fn timeout(c: &Circumstances) -> Ending {
     ))
 }
 
-/// A task's `done` or `wait` text, or a command's stdout: within the cap and JSON.
-pub fn check_output(text: String, cap: usize) -> Result<String, JobError> {
+/// A task's `done` or `wait` text, or a command's stdout: redacted, then
+/// within the cap and JSON.
+pub fn check_output(red: &Redactor, text: String, cap: usize) -> Result<String, JobError> {
+    let text = if red.is_empty() {
+        text
+    } else {
+        match red.apply_within(&text, cap) {
+            Ok(std::borrow::Cow::Borrowed(_)) => text,
+            Ok(std::borrow::Cow::Owned(redacted)) => redacted,
+            Err(len) => return Err(too_large(len, cap)),
+        }
+    };
     if text.len() > cap {
         return Err(too_large(text.len(), cap));
     }
@@ -80,29 +93,36 @@ fn too_large(len: usize, cap: usize) -> JobError {
     )
 }
 
-/// A failure the guest returned itself.
-pub fn guest_failure(code: &str, message: &str, retryable: bool) -> Ending {
+/// A failure the guest returned itself: its code and message redacted,
+/// then cut.
+pub fn guest_failure(red: &Redactor, code: &str, message: &str, retryable: bool) -> Ending {
     Ending::Failed(JobError {
         kind: ErrorKind::TaskFailed,
-        code: bounded(code, MAX_CODE_BYTES),
-        message: bounded(message, MAX_MESSAGE_BYTES),
+        code: red.apply_bounded(code, MAX_CODE_BYTES),
+        message: red.apply_bounded(message, MAX_MESSAGE_BYTES),
         retryable: Some(retryable),
     })
 }
 
-/// A command's non-zero exit: retryable, `exit:<n>`, the tail of stderr as message.
+/// A command's non-zero exit: retryable, `exit:<n>`, the tail of stderr
+/// (redacted already, as the log keeps it) as message.
 pub fn command_exit(status: i32, stderr_tail: &str) -> Ending {
     let message = if stderr_tail.is_empty() {
         format!("the command exited with status {status}")
     } else {
         bounded(stderr_tail, MAX_MESSAGE_BYTES)
     };
-    guest_failure(&format!("exit:{status}"), &message, true)
+    Ending::Failed(JobError {
+        kind: ErrorKind::TaskFailed,
+        code: format!("exit:{status}"),
+        message,
+        retryable: Some(true),
+    })
 }
 
 /// An error raised while the guest ran (or was being instantiated).
 /// `Some(exit status)` is returned instead for a WASI `exit`, which is not a failure by itself.
-pub fn error(err: &wasmtime::Error, c: &Circumstances) -> Result<Ending, i32> {
+pub fn error(err: &wasmtime::Error, c: &Circumstances, red: &Redactor) -> Result<Ending, i32> {
     if let Some(exit) = err.downcast_ref::<I32Exit>() {
         return Err(exit.0);
     }
@@ -139,7 +159,7 @@ pub fn error(err: &wasmtime::Error, c: &Circumstances) -> Result<Ending, i32> {
     Ok(Ending::Failed(JobError::with_code(
         ErrorKind::Trap,
         "host_error",
-        bounded(&format!("{err:#}"), MAX_MESSAGE_BYTES),
+        red.apply_bounded(&format!("{err:#}"), MAX_MESSAGE_BYTES),
     )))
 }
 
@@ -196,14 +216,49 @@ mod tests {
 
     #[test]
     fn output_checks() {
-        assert!(check_output("{\"a\":1}".into(), 100).is_ok());
+        let none = Redactor::default();
+        assert!(check_output(&none, "{\"a\":1}".into(), 100).is_ok());
         assert_eq!(
-            check_output("nope".into(), 100).unwrap_err().kind,
+            check_output(&none, "nope".into(), 100).unwrap_err().kind,
             ErrorKind::InvalidOutput
         );
         assert_eq!(
-            check_output("[1,2,3]".into(), 3).unwrap_err().kind,
+            check_output(&none, "[1,2,3]".into(), 3).unwrap_err().kind,
             ErrorKind::OutputTooLarge
+        );
+    }
+
+    /// The cap is the redacted output's: a short secret repeated cannot
+    /// make a stored output larger than the cap.
+    #[test]
+    fn the_output_cap_holds_after_redaction() {
+        let red = Redactor::new(&[("K".into(), "abcdefgh".into())]);
+        let out = serde_json::to_string(&"abcdefgh".repeat(10)).unwrap();
+        assert_eq!(out.len(), 82);
+        let e = check_output(&red, out.clone(), 90).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::OutputTooLarge);
+        assert!(e.message.contains("102 bytes"), "{e:?}");
+        assert!(check_output(&red, out, 102).is_ok());
+    }
+
+    /// What is kept of text that is not JSON is cut after redaction.
+    #[test]
+    fn a_preview_never_holds_the_start_of_a_secret() {
+        let red = Redactor::new(&[("K".into(), "SUPERSECRET".into())]);
+        let e = check_output(&red, format!("{}SUPERSECRET", "x".repeat(70)), 1000).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidOutput);
+        assert!(!e.message.contains("SUPER"), "{e:?}");
+        let Ending::Failed(e) = guest_failure(
+            &red,
+            "SUPERSECRET",
+            &format!("{}SUPERSECRET", "m".repeat(4090)),
+            true,
+        ) else {
+            panic!("not a failure")
+        };
+        assert!(
+            !e.code.contains("SUPER") && !e.message.contains("SUPER"),
+            "{e:?}"
         );
     }
 }

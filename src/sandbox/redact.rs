@@ -1,7 +1,14 @@
 //! Takes the values of an attempt's secrets out of everything the host
 //! keeps of it: log lines (host, stdout, stderr), a command's stderr tail,
 //! error messages, progress notes and outputs. Each occurrence becomes
-//! `[redacted:NAME]`, which keeps JSON text JSON.
+//! [`MARKER`], which keeps JSON text JSON. Text is redacted before it is
+//! cut or held to a cap, never after: a cut could leave the start of a
+//! secret, and a marker longer than its value could take text past a cap
+//! checked before.
+//!
+//! Redaction is best effort: it finds the value as written, as JSON
+//! escapes it and line by line; an encoding the guest chooses (base64,
+//! hex, percent-encoding) is not found.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -11,26 +18,40 @@ use std::sync::Arc;
 /// text (`-----END`).
 const MIN_LINE_SECRET: usize = 8;
 
+/// What a secret's value becomes: short, so that a short value repeated
+/// makes text at most [`MARKER`]`.len() / MIN_VALUE_BYTES` times longer
+/// before the caps are checked, and the same for every secret, so that it
+/// tells nothing of which one (or of its length).
+pub const MARKER: &str = "[redacted]";
+
 /// What to take out; cheap to clone, free when empty.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
     /// Longest first, so a secret containing another is taken out whole.
-    values: Arc<Vec<(String, String)>>,
+    values: Arc<Vec<String>>,
 }
 
 impl Redactor {
     /// From `(name, value)` pairs; empty values are skipped.
     pub fn new(secrets: &[(String, String)]) -> Redactor {
-        let mut values = Vec::new();
-        for (name, value) in secrets {
+        Redactor::default().with(secrets)
+    }
+
+    /// These values and `secrets`' too: what an invoked task's results are
+    /// redacted with (its own secrets, and every caller's above it).
+    pub fn with(&self, secrets: &[(String, String)]) -> Redactor {
+        if secrets.is_empty() {
+            return self.clone();
+        }
+        let mut values: Vec<String> = self.values.as_ref().clone();
+        for (_, value) in secrets {
             if value.is_empty() {
                 continue;
             }
-            let marker = format!("[redacted:{name}]");
             if value.contains('\n') {
                 for line in value.lines().map(|l| l.trim_end_matches('\r')) {
                     if line.len() >= MIN_LINE_SECRET {
-                        values.push((line.to_owned(), marker.clone()));
+                        values.push(line.to_owned());
                     }
                 }
             }
@@ -39,12 +60,12 @@ impl Redactor {
             let escaped = serde_json::to_string(value).unwrap_or_default();
             let escaped = &escaped[1..escaped.len().saturating_sub(1).max(1)];
             if escaped != value {
-                values.push((escaped.to_owned(), marker.clone()));
+                values.push(escaped.to_owned());
             }
-            values.push((value.clone(), marker));
+            values.push(value.clone());
         }
-        values.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
-        values.dedup_by(|a, b| a.0 == b.0);
+        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        values.dedup();
         Redactor {
             values: Arc::new(values),
         }
@@ -57,18 +78,47 @@ impl Redactor {
     /// The longest value taken out, in bytes: text cut at an edge may hold
     /// a piece of a secret up to one byte shorter than this.
     pub fn longest(&self) -> usize {
-        self.values.first().map_or(0, |(v, _)| v.len())
+        self.values.first().map_or(0, String::len)
     }
 
-    /// `text` with every secret value replaced by its marker.
+    /// `text` with every secret value replaced by the marker.
     pub fn apply<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
-        for (value, marker) in self.values.iter() {
+        for value in self.values.iter() {
             if out.contains(value.as_str()) {
-                out = Cow::Owned(out.replace(value.as_str(), marker));
+                out = Cow::Owned(out.replace(value.as_str(), MARKER));
             }
         }
         out
+    }
+
+    /// [`apply`](Self::apply) for text held to `cap` bytes: `Err` with
+    /// the length it would have once it would pass the cap, before that
+    /// text is made (a value shorter than the marker makes text longer).
+    pub fn apply_within<'a>(&self, text: &'a str, cap: usize) -> Result<Cow<'a, str>, usize> {
+        let mut out = Cow::Borrowed(text);
+        for value in self.values.iter() {
+            let n = out.matches(value.as_str()).count();
+            if n == 0 {
+                continue;
+            }
+            let len = (out.len() - n * value.len()).saturating_add(n.saturating_mul(MARKER.len()));
+            if len > cap {
+                return Err(len);
+            }
+            out = Cow::Owned(out.replace(value.as_str(), MARKER));
+        }
+        if out.len() > cap {
+            return Err(out.len());
+        }
+        Ok(out)
+    }
+
+    /// [`apply`](Self::apply), then cut to at most `max` bytes (on a
+    /// character boundary): redacted first, so no cut keeps a piece of a
+    /// secret.
+    pub fn apply_bounded(&self, text: &str, max: usize) -> String {
+        crate::text::bounded(&self.apply(text), max)
     }
 
     /// Like [`apply`](Self::apply), for text that was cut at `cut_end`
@@ -117,7 +167,7 @@ mod tests {
     fn every_occurrence_goes_and_json_stays_json() {
         let red = r(&[("KEY", "s3cr3t-value"), ("EMPTY", "")]);
         let out = red.apply(r#"{"a":"s3cr3t-value","b":"xs3cr3t-valuex"}"#);
-        assert_eq!(out, r#"{"a":"[redacted:KEY]","b":"x[redacted:KEY]x"}"#);
+        assert_eq!(out, r#"{"a":"[redacted]","b":"x[redacted]x"}"#);
         serde_json::from_str::<serde_json::Value>(&out).unwrap();
         assert!(matches!(red.apply("nothing here"), Cow::Borrowed(_)));
         assert!(Redactor::default().apply("s3cr3t-value") == "s3cr3t-value");
@@ -127,7 +177,7 @@ mod tests {
     fn a_value_escaped_in_json_goes_too() {
         let red = r(&[("Q", r#"pa"ss\word"#)]);
         let json = serde_json::json!({"echo": r#"pa"ss\word"#}).to_string();
-        assert_eq!(red.apply(&json), r#"{"echo":"[redacted:Q]"}"#);
+        assert_eq!(red.apply(&json), r#"{"echo":"[redacted]"}"#);
     }
 
     #[test]
@@ -135,7 +185,7 @@ mod tests {
         let red = r(&[("SHORT", "abcd1234"), ("LONG", "xx-abcd1234-yy")]);
         assert_eq!(
             red.apply("xx-abcd1234-yy abcd1234"),
-            "[redacted:LONG] [redacted:SHORT]"
+            "[redacted] [redacted]"
         );
     }
 
@@ -145,7 +195,7 @@ mod tests {
         let red = r(&[("PEM", pem)]);
         assert_eq!(
             red.apply("line MIIBOgIBAAJBAKj34GkxFhD9"),
-            "line [redacted:PEM]"
+            "line [redacted]"
         );
     }
 
@@ -156,5 +206,41 @@ mod tests {
         assert_eq!(red.apply_cut("log line 01234"), "log l");
         assert_eq!(red.apply_cut_start("56789 tail of it"), "l of it");
         assert_eq!(Redactor::default().apply_cut("abc"), "abc");
+    }
+
+    /// A short value repeated makes text longer: the cap holds the text
+    /// as redacted, and too long is known before it is made.
+    #[test]
+    fn a_cap_holds_the_redacted_text() {
+        let red = r(&[("K", "abcdefgh")]);
+        let text = "abcdefgh".repeat(100);
+        assert_eq!(red.apply_within(&text, 1000).unwrap().len(), 1000);
+        assert_eq!(red.apply_within(&text, 999), Err(1000));
+        // Longer values shrink it: what passes is the redacted length.
+        let red = r(&[("K", "0123456789abcdef")]);
+        let text = "0123456789abcdef".repeat(10);
+        assert_eq!(red.apply_within(&text, 100).unwrap(), MARKER.repeat(10));
+        assert_eq!(Redactor::default().apply_within("abc", 2), Err(3));
+    }
+
+    /// Redacted before cut: the cut never keeps the start of a secret.
+    #[test]
+    fn text_is_redacted_before_it_is_cut() {
+        let red = r(&[("K", "SUPERSECRET")]);
+        let text = format!("{}SUPERSECRET tail", "x".repeat(70));
+        let cut = red.apply_bounded(&text, 80);
+        assert!(!cut.contains("SUPER"), "{cut}");
+        assert!(cut.starts_with(&"x".repeat(70)), "{cut}");
+    }
+
+    #[test]
+    fn with_adds_a_callers_values() {
+        let inner = r(&[("CHILD", "child-secret")]);
+        let both = inner.with(&[("PARENT".into(), "parent-secret".into())]);
+        assert_eq!(
+            both.apply("child-secret parent-secret"),
+            "[redacted] [redacted]"
+        );
+        assert_eq!(inner.apply("parent-secret"), "parent-secret");
     }
 }

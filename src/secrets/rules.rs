@@ -1,7 +1,8 @@
 //! Which names and values a secret may have, and how many a tenant may
 //! keep: names like environment variables (dots and dashes allowed),
-//! values non-empty text of at most 64 KiB (`wasi:config` values are
-//! strings).
+//! values text of 8 bytes to 64 KiB (`wasi:config` values are strings;
+//! a shorter value would make redaction take common text out of every
+//! log and output, and make redacted text longer than what it replaced).
 
 use super::SecretsError;
 
@@ -9,6 +10,10 @@ use super::SecretsError;
 pub const MAX_NAME_LEN: usize = 64;
 /// Largest value, in bytes of UTF-8.
 pub const MAX_VALUE_BYTES: usize = 64 * 1024;
+/// Smallest value, in bytes: redaction takes every occurrence of a value
+/// out of what an attempt leaves, so a value of a byte or two would take
+/// out half the text (and its marker is longer than it).
+pub const MIN_VALUE_BYTES: usize = 8;
 /// Most secrets one tenant may keep (the store holds it to this).
 pub use crate::store::MAX_SECRETS;
 
@@ -52,8 +57,16 @@ pub fn check_name(name: &str) -> Result<(), SecretsError> {
 pub fn check_value(value: &str) -> Result<(), SecretsError> {
     if value.is_empty() {
         return Err(SecretsError::BadValue(format!(
-            "the secret's value is empty; a value is 1 byte to {MAX_VALUE_BYTES} bytes (64 KiB) \
-             of text (to remove a secret, delete it)"
+            "the secret's value is empty; a value is {MIN_VALUE_BYTES} bytes to {MAX_VALUE_BYTES} \
+             bytes (64 KiB) of text (to remove a secret, delete it)"
+        )));
+    }
+    if value.len() < MIN_VALUE_BYTES {
+        return Err(SecretsError::BadValue(format!(
+            "the secret's value is {} bytes; a value is at least {MIN_VALUE_BYTES} bytes (every \
+             occurrence of it is redacted from logs and outputs, so a shorter one would take \
+             common text out of them)",
+            value.len()
         )));
     }
     if value.len() > MAX_VALUE_BYTES {
@@ -103,8 +116,13 @@ mod tests {
     }
 
     #[test]
-    fn values_are_text_up_to_64_kib() {
-        assert!(check_value("x").is_ok());
+    fn values_are_text_of_8_bytes_up_to_64_kib() {
+        assert!(check_value("12345678").is_ok());
+        let err = check_value("1234567").unwrap_err().to_string();
+        assert!(
+            err.contains("7 bytes") && err.contains("at least 8"),
+            "{err}"
+        );
         assert!(check_value(&"x".repeat(MAX_VALUE_BYTES)).is_ok());
         let err = check_value("").unwrap_err().to_string();
         assert!(err.contains("is empty"), "{err}");

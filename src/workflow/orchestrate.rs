@@ -12,7 +12,9 @@ use crate::job::{ErrorKind, JobError};
 use crate::registry::{Registry, RegistryError, Which};
 use crate::retry::Decision;
 use crate::runner::executor::rand_unit;
-use crate::sandbox::{AttemptRequest, Ending, GuestFailure, JobRef, NetworkTally, Orchestrate};
+use crate::sandbox::{
+    AttemptRequest, Ending, GuestFailure, JobRef, NetworkTally, Orchestrate, Redactor,
+};
 use crate::store::{CallKind, CallRecord, Inserted, OnConflict, Reuse, Write, Written};
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -56,6 +58,10 @@ pub struct Orchestration {
     /// The runtime store calls run on (the server's): a database
     /// connection opened on the guests' runtime would die with it.
     home: Option<Handle>,
+    /// The secrets of the attempt that makes the calls and of every
+    /// caller above it: an invoked task's result is kept (and answered)
+    /// without them, as its own attempt's is without its own.
+    redactor: Redactor,
 }
 
 fn failure(code: &str, message: impl Into<String>, retryable: bool) -> GuestFailure {
@@ -67,7 +73,9 @@ fn failure(code: &str, message: impl Into<String>, retryable: bool) -> GuestFail
 }
 
 impl Orchestration {
-    /// The orchestration of an attempt of job `job_id`.
+    /// The orchestration of an attempt of job `job_id`, whose secrets
+    /// `redactor` knows.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         registry: Arc<Registry>,
         job_id: &str,
@@ -76,6 +84,7 @@ impl Orchestration {
         cancel: Option<CancellationToken>,
         wake: Option<Arc<Notify>>,
         home: Option<Handle>,
+        redactor: Redactor,
     ) -> Orchestration {
         Orchestration {
             registry,
@@ -90,6 +99,7 @@ impl Orchestration {
             network: Arc::default(),
             wake,
             home,
+            redactor,
         }
     }
 
@@ -117,8 +127,9 @@ impl Orchestration {
         *self.network.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The orchestration of the sub-task that call `call` runs.
-    fn nested(&self, call: &str) -> Orchestration {
+    /// The orchestration of the sub-task that call `call` runs, with
+    /// `secrets`, its task's.
+    fn nested(&self, call: &str, secrets: &[(String, String)]) -> Orchestration {
         Orchestration {
             registry: self.registry.clone(),
             job_id: self.job_id.clone(),
@@ -132,6 +143,7 @@ impl Orchestration {
             network: self.network.clone(),
             wake: self.wake.clone(),
             home: self.home.clone(),
+            redactor: self.redactor.with(secrets),
         }
     }
 
@@ -332,7 +344,7 @@ impl Orchestrate for Orchestration {
                 tv.limits,
             );
             req.cancel = self.cancel.clone();
-            req.orchestrate = Some(Arc::new(self.nested(&call)));
+            req.orchestrate = Some(Arc::new(self.nested(&call, &secrets)));
             req.tenant = Arc::from(self.tenant.as_str());
             req.network = tv.network.clone();
             req.secrets = secrets.clone();
@@ -357,6 +369,11 @@ impl Orchestrate for Orchestration {
                         },
                     };
                     checked?;
+                    // Redacted of its own secrets already; of its callers'
+                    // too (one may have passed its own in the input), so
+                    // the row holds none, and a replayed call answers what
+                    // the first one did.
+                    let out = self.redactor.apply(&out).into_owned();
                     self.record(&call, CallKind::Invoke, &task, &out).await;
                     return Ok(out);
                 }

@@ -226,6 +226,10 @@ async fn bad_names_and_values_are_refused_with_reasons() {
     for (body, says) in [
         (json!({"value": ""}), "the secret's value is empty"),
         (
+            json!({"value": "seven b"}),
+            "is 7 bytes; a value is at least 8",
+        ),
+        (
             json!({"value": over}),
             "is 65537 bytes; a value is at most 65536",
         ),

@@ -439,7 +439,7 @@ async fn a_secret_reaches_the_server_and_is_redacted_from_the_log() {
         .log
         .lines
         .iter()
-        .filter(|l| l.message.contains("secret API_KEY = [redacted:API_KEY]"))
+        .filter(|l| l.message.contains("secret API_KEY = [redacted]"))
         .count();
     assert_eq!(
         marked, 3,
@@ -456,7 +456,7 @@ async fn a_secret_in_a_failure_message_is_redacted() {
         Ending::Failed(e) => {
             assert_eq!(e.code, "leak");
             assert!(!e.message.contains(SECRET), "{e:?}");
-            assert!(e.message.contains("[redacted:API_KEY]"), "{e:?}");
+            assert!(e.message.contains("[redacted]"), "{e:?}");
         }
         other => panic!("expected the guest's failure, got {other:?}"),
     }
