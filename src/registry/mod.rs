@@ -3,6 +3,7 @@
 //! schemas) made once and cached.
 
 pub mod key_template;
+pub mod pattern;
 pub mod schema;
 pub mod spec;
 pub mod workflow;

@@ -10,9 +10,12 @@
 //! out), and unwinds out of the validator once the count runs out. The
 //! validation then stops where it is; no thread is left spinning.
 
+use super::pattern::{Cost, Pattern, LAZY_DFA_BYTES, MAX_PROGRAM_BYTES};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Most violations listed for one input; the rest are counted.
 const MAX_VIOLATIONS: usize = 20;
@@ -80,15 +83,18 @@ thread_local! {
 /// The payload the counting keyword unwinds with.
 struct OutOfSteps;
 
-fn step() {
+/// Takes `n` steps from the check running on this thread, or unwinds out
+/// of it when fewer are left (before the work they pay for is done).
+fn charge(n: u64) {
     STEPS_LEFT.with(|left| {
-        let n = left.get();
-        if n == 0 {
+        let have = left.get();
+        if have < n {
+            left.set(0);
             // Not a panic: no hook runs, nothing is printed; `metered`
             // catches exactly this payload.
             std::panic::resume_unwind(Box::new(OutOfSteps));
         }
-        left.set(n - 1);
+        left.set(have - n);
     });
 }
 
@@ -106,26 +112,97 @@ fn metered<T>(steps: u64, f: impl FnOnce() -> T) -> Option<T> {
     }
 }
 
-struct Counter;
+/// Counts one evaluation of its node, and what its node's keywords that
+/// the validator runs itself cost by the text: the property names its
+/// `patternProperties` match (twice: `additionalProperties` matches them
+/// again), the string its `format` reads.
+struct Counter {
+    key_patterns: u64,
+    format: bool,
+}
+
+impl Counter {
+    fn of(value: &Value) -> Counter {
+        Counter {
+            key_patterns: value["pp"].as_u64().unwrap_or(0),
+            format: value["format"].as_bool().unwrap_or(false),
+        }
+    }
+
+    fn count(&self, instance: &Value) {
+        let mut steps = 1;
+        match instance {
+            Value::Object(m) if self.key_patterns > 0 => {
+                let names: usize = m.keys().map(String::len).sum();
+                steps += Cost::Linear
+                    .steps(names)
+                    .saturating_mul(2 * self.key_patterns);
+            }
+            Value::String(s) if self.format => steps += Cost::Linear.steps(s.len()),
+            _ => {}
+        }
+        charge(steps);
+    }
+}
 
 impl<'i> jsonschema::Keyword<'i> for Counter {
-    fn validate(&self, _: &'i Value) -> Result<(), jsonschema::ValidationError<'i>> {
-        step();
+    fn validate(&self, instance: &'i Value) -> Result<(), jsonschema::ValidationError<'i>> {
+        self.count(instance);
         Ok(())
     }
 
-    fn is_valid(&self, _: &'i Value) -> bool {
-        step();
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        self.count(instance);
         true
     }
 }
 
+/// `pattern`, matched by us: its cost by the string's length is charged
+/// before it runs.
+struct PatternKeyword {
+    pattern: Arc<Pattern>,
+    source: String,
+}
+
+impl PatternKeyword {
+    fn matches(&self, s: &str) -> bool {
+        charge(self.pattern.cost.steps(s.len()));
+        self.pattern.is_match(s)
+    }
+}
+
+impl<'i> jsonschema::Keyword<'i> for PatternKeyword {
+    fn validate(&self, instance: &'i Value) -> Result<(), jsonschema::ValidationError<'i>> {
+        match instance {
+            Value::String(s) if !self.matches(s) => {
+                Err(jsonschema::ValidationError::custom(format!(
+                    "{:?} does not match {:?}",
+                    crate::text::bounded(s, 60),
+                    crate::text::bounded(&self.source, 120)
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        match instance {
+            Value::String(s) => self.matches(s),
+            _ => true,
+        }
+    }
+}
+
+/// The schema's patterns, compiled once by their text.
+type Patterns = HashMap<String, Arc<Pattern>>;
+
 /// Adds the counting member to the `allOf` of every object that may be a
-/// subschema. Values that are data (`const`, `enum`, `default`,
+/// subschema, and compiles its patterns (the error names the first that
+/// passes a limit). Values that are data (`const`, `enum`, `default`,
 /// `examples`) are left alone, and maps of subschemas (`properties`, …)
 /// only have their members counted. Appending keeps the indices of an
 /// existing `allOf`, so `$ref`s into it still resolve.
-fn add_counters(v: &mut Value) {
+fn prepare(v: &mut Value, patterns: &mut Patterns) -> Result<(), String> {
     match v {
         Value::Object(map) => {
             for (keyword, child) in map.iter_mut() {
@@ -134,13 +211,37 @@ fn add_counters(v: &mut Value) {
                     "properties" | "patternProperties" | "$defs" | "definitions"
                     | "dependentSchemas" | "dependencies" => {
                         if let Value::Object(members) = child {
-                            members.values_mut().for_each(add_counters);
+                            for member in members.values_mut() {
+                                prepare(member, patterns)?;
+                            }
                         }
                     }
-                    _ => add_counters(child),
+                    _ => prepare(child, patterns)?,
                 }
             }
-            let counter = json!({ BUDGET_KEYWORD: true });
+            if let Some(Value::String(p)) = map.get("pattern") {
+                compiled(patterns, p)?;
+            }
+            let mut key_patterns = 0u64;
+            if let Some(Value::Object(pp)) = map.get("patternProperties") {
+                for p in pp.keys() {
+                    // The validator matches these itself, after the
+                    // counter has charged for them: each must be linear,
+                    // so that what it does before the charge is small.
+                    if compiled(patterns, p)?.cost != Cost::Linear {
+                        return Err(format!(
+                            "patternProperties pattern {:?} cannot be matched in time linear in \
+                             the property name (its automaton is too large); simplify it",
+                            crate::text::bounded(p, 80)
+                        ));
+                    }
+                    key_patterns += 1;
+                }
+            }
+            let counter = json!({ BUDGET_KEYWORD: {
+                "pp": key_patterns,
+                "format": map.contains_key("format"),
+            }});
             match map.get_mut("allOf") {
                 Some(Value::Array(all)) => all.push(counter),
                 Some(_) => {}
@@ -149,9 +250,24 @@ fn add_counters(v: &mut Value) {
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(add_counters),
+        Value::Array(items) => {
+            for item in items {
+                prepare(item, patterns)?;
+            }
+        }
         _ => {}
     }
+    Ok(())
+}
+
+/// `p` compiled, once per schema.
+fn compiled(patterns: &mut Patterns, p: &str) -> Result<Arc<Pattern>, String> {
+    if let Some(c) = patterns.get(p) {
+        return Ok(c.clone());
+    }
+    let c = Arc::new(Pattern::compile(p)?);
+    patterns.insert(p.to_owned(), c.clone());
+    Ok(c)
 }
 
 /// How deep `v` nests (a scalar is 0), without recursion.
@@ -172,9 +288,10 @@ pub fn depth(v: &Value) -> usize {
 impl Schema {
     /// Compiles a schema; the error says why it is not one. Only local
     /// `$ref`s resolve: nothing is fetched from files or the network.
-    /// Patterns use a linear-time engine (no backtracking), so no pattern
-    /// can be made to take exponential time either. This is CPU work: call
-    /// it off the async threads.
+    /// Patterns use a linear-time engine (no backtracking), compiled under
+    /// limits and counted by the text they scan (`pattern.rs`), so no
+    /// pattern can be made to take exponential time, or long linear time.
+    /// This is CPU work: call it off the async threads.
     pub fn compile(schema: &Value) -> Result<Schema, String> {
         let size = serde_json::to_vec(schema).map_or(usize::MAX, |b| b.len());
         if size > MAX_SCHEMA_BYTES {
@@ -189,10 +306,33 @@ impl Schema {
             ));
         }
         let mut counted = schema.clone();
-        add_counters(&mut counted);
+        let mut patterns = Patterns::new();
+        prepare(&mut counted, &mut patterns)?;
+        let patterns = Arc::new(patterns);
         jsonschema::options()
-            .with_keyword(BUDGET_KEYWORD, |_, _, _| Ok(Box::new(Counter)))
-            .with_pattern_options(jsonschema::PatternOptions::regex())
+            .with_keyword(BUDGET_KEYWORD, |_, value, _| {
+                Ok(Box::new(Counter::of(value)))
+            })
+            .with_keyword("pattern", move |_, value, _| {
+                let source = value.as_str().ok_or_else(|| {
+                    jsonschema::ValidationError::custom("pattern must be a string")
+                })?;
+                let pattern = match patterns.get(source) {
+                    Some(p) => p.clone(),
+                    None => Arc::new(
+                        Pattern::compile(source).map_err(jsonschema::ValidationError::custom)?,
+                    ),
+                };
+                Ok(Box::new(PatternKeyword {
+                    pattern,
+                    source: source.to_owned(),
+                }))
+            })
+            .with_pattern_options(
+                jsonschema::PatternOptions::regex()
+                    .size_limit(MAX_PROGRAM_BYTES)
+                    .dfa_size_limit(LAZY_DFA_BYTES),
+            )
             .build(&counted)
             .map(Schema)
             .map_err(|e| crate::text::bounded(&e.to_string(), MAX_MESSAGE))
@@ -396,5 +536,89 @@ mod tests {
         }
         // The thread is fine afterwards, and so is the schema.
         assert_eq!(s.is_valid_within(&json!(1), 10), None);
+    }
+
+    /// A pattern whose DFA blows up is charged by its states for each
+    /// byte it scans, before it scans them: a megabyte stops at the bound
+    /// at once (it took 10 s when a match counted as one step).
+    #[test]
+    fn pattern_work_is_counted_by_the_text() {
+        let s = Schema::compile(&json!({"type": "string", "pattern": "a[ab]{1000}"})).unwrap();
+        let text: String = (0..1_000_000)
+            .map(|i| {
+                if i % 800 == 799 {
+                    'c'
+                } else if i % 3 == 0 {
+                    'a'
+                } else {
+                    'b'
+                }
+            })
+            .collect();
+        match check(&s, &json!(text)) {
+            Err(CheckError::TooComplex(v)) => assert!(v.message.contains("steps"), "{v:?}"),
+            other => panic!("expected too complex, got {other:?}"),
+        }
+        // Short text is checked as ever.
+        assert!(check(&s, &json!(format!("a{}", "b".repeat(1000)))).is_ok());
+        assert!(matches!(
+            check(&s, &json!("abc")),
+            Err(CheckError::Invalid(_))
+        ));
+        // A linear pattern reads a megabyte within the bound.
+        let s = Schema::compile(&json!({"type": "string", "pattern": "^[a-z]+$"})).unwrap();
+        assert!(check(&s, &json!("x".repeat(1_000_000))).is_ok());
+        let Err(CheckError::Invalid(v)) = check(&s, &json!("Nope")) else {
+            panic!("not invalid")
+        };
+        assert!(v[0].message.contains("does not match"), "{v:?}");
+    }
+
+    /// Patterns past the limits are refused when the schema is compiled,
+    /// naming them, wherever they are.
+    #[test]
+    fn a_pattern_past_the_limits_is_refused_by_name() {
+        for schema in [
+            json!({"type": "string", "pattern": "a[ab]{5000}"}),
+            json!({"properties": {"x": {"items": {"pattern": "a[ab]{5000}"}}}}),
+            json!({"propertyNames": {"pattern": "a[ab]{5000}"}}),
+            json!({"$defs": {"d": {"pattern": "a[ab]{5000}"}}}),
+        ] {
+            let e = Schema::compile(&schema).err().unwrap();
+            assert!(e.contains("a[ab]{5000}") && e.contains("1000"), "{e}");
+        }
+        // Property names are matched by the validator itself: their
+        // patterns must be linear.
+        let e = Schema::compile(&json!({"patternProperties": {"a[ab]{500}": {}}}))
+            .err()
+            .unwrap();
+        assert!(
+            e.contains("patternProperties") && e.contains("a[ab]{500}"),
+            "{e}"
+        );
+        let s = Schema::compile(&json!({"patternProperties": {"^x-": {"type": "integer"}},
+                                        "additionalProperties": false}))
+        .unwrap();
+        assert!(check(&s, &json!({"x-a": 1})).is_ok());
+        assert!(matches!(
+            check(&s, &json!({"y": 1})),
+            Err(CheckError::Invalid(_))
+        ));
+        // A property named "pattern" is not a pattern.
+        assert!(Schema::compile(&json!({"properties": {"pattern": {"type": "string"}}})).is_ok());
+    }
+
+    /// Property names matched against patternProperties are counted by
+    /// their bytes.
+    #[test]
+    fn property_names_are_counted_by_their_bytes() {
+        let s = Schema::compile(&json!({"patternProperties": {"^x-": {}}})).unwrap();
+        let mut big = Map::new();
+        for i in 0..200 {
+            big.insert(format!("{i}-{}", "k".repeat(10_000)), json!(1));
+        }
+        let big = Value::Object(big);
+        assert_eq!(s.is_valid_within(&big, 1_000), None);
+        assert_eq!(s.is_valid_within(&big, MAX_STEPS), Some(true));
     }
 }

@@ -9,5 +9,24 @@
 //! concurrency key without a length, a health check that tells internals.
 //!
 //! Round two, the paths added since (one file each):
+//! - `schema_patterns` (1): a pattern costs a check bounded by its text,
+//!   and one past the limits is refused at definition;
+//! - `secret_output` (2): a secret is at least 8 bytes, and the output cap
+//!   holds the redacted output;
+//! - `redact_then_cut` (3): text is redacted before it is cut;
+//! - `secret_scope` (4): naming a secret in a task needs `secrets:write`;
+//! - `invoke_redaction` (12): an invoke's stored result is redacted with
+//!   its callers' secrets too;
+//! - `address_ranges` (11): the IPv6 forms that lead home (NAT64, 6to4,
+//!   Teredo, IPv4-compatible, site-local) are refused;
+//! - `replay_exit` (13): `taskbox job replay`'s exit status says how the
+//!   replayed attempt ended.
 
+mod address_ranges;
+mod invoke_redaction;
+mod redact_then_cut;
+mod replay_exit;
 mod round_one;
+mod schema_patterns;
+mod secret_output;
+mod secret_scope;
