@@ -139,7 +139,12 @@ impl App {
             network: cfg.network.clone(),
             ..SandboxConfig::default()
         })?;
-        let registry = Arc::new(Registry::new(dyn_store.clone(), sandbox, Limits::DEFAULT));
+        let registry = Arc::new(Registry::new(
+            dyn_store.clone(),
+            sandbox,
+            Limits::DEFAULT,
+            cfg.quotas,
+        ));
         registry.set_vault(vault);
         let wake = Arc::new(Notify::new());
         let lease_ms = u64::try_from(cfg.lease.as_millis()).unwrap_or(u64::MAX);
@@ -221,9 +226,10 @@ impl App {
             registry.clone(),
             leader.clone(),
             wake.clone(),
+            cfg.schedule_min_interval,
         );
         services.push(firer.clone().spawn(stop_maintenance.clone()));
-        let enqueuer = Arc::new(Enqueuer::new(registry.clone(), runner.clone(), cfg.quotas));
+        let enqueuer = Arc::new(Enqueuer::new(registry.clone(), runner.clone()));
         let state = Arc::new(
             ApiState::new(
                 dyn_store,

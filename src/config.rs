@@ -118,7 +118,13 @@ pub struct ServeConfig {
     /// The key tenants' secrets are sealed with; `None`:
     /// `DATA_DIR/secrets.key`. Made at the first start when absent.
     pub secrets_key_file: Option<PathBuf>,
+    /// The least time between two slots of a schedule.
+    pub schedule_min_interval: Duration,
 }
+
+/// The range of `--schedule-min-interval-ms`: cron's finest slot is a
+/// second apart, and a floor past a day would refuse daily schedules.
+pub const SCHEDULE_MIN_INTERVAL_MS: std::ops::RangeInclusive<u64> = 1_000..=86_400_000;
 
 /// Longest a webhook's try may wait for its answer.
 pub const MAX_WEBHOOK_TIMEOUT_MS: u64 = 60_000;
@@ -227,6 +233,14 @@ impl ServeConfig {
                     "TASKBOX_ADMIN_TOKEN must be 16 to 256 characters with no spaces".into(),
                 );
             }
+        }
+        let floor = u64::try_from(self.schedule_min_interval.as_millis()).unwrap_or(u64::MAX);
+        if !SCHEDULE_MIN_INTERVAL_MS.contains(&floor) {
+            return Err(format!(
+                "--schedule-min-interval-ms must be between {} (a second) and {} (a day), not {floor}",
+                SCHEDULE_MIN_INTERVAL_MS.start(),
+                SCHEDULE_MIN_INTERVAL_MS.end()
+            ));
         }
         if self.rules.snooze_floor_ms > MAX_SNOOZE_FLOOR_MS {
             return Err(format!(

@@ -4,7 +4,7 @@
 //! cron slots and workflow steps to come — and the runner's wake-up after
 //! the insert, which `Runner::enqueue` does itself.
 
-use crate::quota::{EnqueueMeter, QuotaCache, Quotas};
+use crate::admission::Over;
 use crate::registry::key_template;
 use crate::registry::schema::{CheckError, Violation};
 use crate::registry::spec::{check_name, ConcurrencyMode};
@@ -69,9 +69,9 @@ impl JobSpec {
     }
 }
 
-/// Who asks: a tenant's own request is metered by its enqueue rate; the
-/// server's own enqueues (callbacks, cron, workflow steps) are not, since
-/// they come of work the tenant was already charged for.
+/// Who asks: a tenant's own request is metered by its enqueue rate (as
+/// every other path that makes a job is, each where it makes it); the
+/// server's own (a benchmark's loading) is not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Caller {
     Tenant,
@@ -112,19 +112,14 @@ fn bad(message: impl Into<String>) -> EnqueueError {
 pub struct Enqueuer {
     registry: Arc<Registry>,
     runner: Arc<Runner>,
-    /// Each tenant's quotas, as enqueues are metered by them.
-    pub quotas: QuotaCache,
-    meter: EnqueueMeter,
     ids: Mutex<ulid::Generator>,
 }
 
 impl Enqueuer {
-    pub fn new(registry: Arc<Registry>, runner: Arc<Runner>, quotas: Quotas) -> Self {
+    pub fn new(registry: Arc<Registry>, runner: Arc<Runner>) -> Self {
         Enqueuer {
             registry,
             runner,
-            quotas: QuotaCache::new(quotas),
-            meter: EnqueueMeter::default(),
             ids: Mutex::new(ulid::Generator::new()),
         }
     }
@@ -148,8 +143,8 @@ impl Enqueuer {
         caller: Caller,
     ) -> Result<Inserted, EnqueueError> {
         if caller == Caller::Tenant {
-            if let (0, Some(over)) = self.meter(tenant, 1).await? {
-                return Err(over.into_error());
+            if let (0, Some(over)) = self.registry.admission().take(tenant, 1).await? {
+                return Err(over.into());
             }
         }
         if spec.workflow.is_some() {
@@ -212,7 +207,7 @@ impl Enqueuer {
         let n = items.len();
         // Items past what the tenant's bucket holds are refused one by one.
         let (granted, over) = match caller {
-            Caller::Tenant => self.meter(tenant, n).await?,
+            Caller::Tenant => self.registry.admission().take(tenant, n).await?,
             Caller::Server => (n, None),
         };
         let mut answers: Vec<Option<Result<Inserted, EnqueueError>>> = Vec::with_capacity(n);
@@ -221,7 +216,7 @@ impl Enqueuer {
         let mut tasks: HashMap<String, Arc<TaskVersion>> = HashMap::new();
         for (i, (spec, idem)) in items.into_iter().enumerate() {
             if i >= granted {
-                let over = over.clone().map(Over::into_error);
+                let over = over.clone().map(EnqueueError::from);
                 answers.push(Some(Err(
                     over.unwrap_or_else(|| bad("over the tenant's enqueue rate"))
                 )));
@@ -257,37 +252,6 @@ impl Enqueuer {
             .into_iter()
             .map(|a| a.unwrap_or_else(|| Err(StoreError::Internal("unanswered".into()).into())))
             .collect())
-    }
-
-    /// Takes up to `n` enqueues from the tenant's bucket: how many it
-    /// held, and what to say to those it did not.
-    async fn meter(&self, tenant: &str, n: usize) -> Result<(usize, Option<Over>), EnqueueError> {
-        let quotas = match self.quotas.get(tenant) {
-            Some(q) => q,
-            None => {
-                let own = self
-                    .registry
-                    .store()
-                    .tenant_get(tenant)
-                    .await?
-                    .map(|t| t.quotas)
-                    .unwrap_or_default();
-                self.quotas.put(tenant, own)
-            }
-        };
-        let Some((rate, burst)) = quotas.enqueue_bucket() else {
-            return Ok((n, None));
-        };
-        let (granted, wait) = self.meter.take_up_to(tenant, rate, burst, n as u64);
-        if granted == n as u64 {
-            return Ok((n, None));
-        }
-        let over = Over {
-            limit: quotas.enqueue_per_second.unwrap_or(0),
-            burst: burst as u64,
-            retry_after_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-        };
-        Ok((granted as usize, Some(over)))
     }
 
     /// The job a spec asks for, under every rule of enqueue but the
@@ -388,6 +352,7 @@ pub async fn prepare_job(
         on_conflict: b.on_conflict.unwrap_or_default(),
         reuse: b.reuse.unwrap_or_default(),
         idempotency,
+        callback_depth: 0,
     })
 }
 
@@ -445,20 +410,12 @@ pub(crate) fn place(
     })
 }
 
-/// Over the enqueue rate: what the refusal says.
-#[derive(Debug, Clone)]
-struct Over {
-    limit: u64,
-    burst: u64,
-    retry_after_ms: u64,
-}
-
-impl Over {
-    fn into_error(self) -> EnqueueError {
+impl From<Over> for EnqueueError {
+    fn from(o: Over) -> Self {
         EnqueueError::RateLimited {
-            limit: self.limit,
-            burst: self.burst,
-            retry_after_ms: self.retry_after_ms,
+            limit: o.limit,
+            burst: o.burst,
+            retry_after_ms: o.retry_after_ms,
         }
     }
 }

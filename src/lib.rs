@@ -1,5 +1,6 @@
 //! taskbox: a job queue whose jobs are sandboxed WebAssembly.
 
+pub mod admission;
 pub mod api;
 pub mod app;
 pub mod attempt_log;

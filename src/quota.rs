@@ -211,11 +211,55 @@ impl EnqueueMeter {
             Duration::from_secs_f64((1.0 - b.tokens).max(0.0) / rate),
         )
     }
+
+    /// Takes one token whether the bucket holds it or not (it goes below
+    /// empty): how long until that token would have come, zero when it
+    /// was there. What is owed is paid back before anything else is taken.
+    pub fn owe_one(&self, tenant: &str, rate: f64, burst: f64) -> Duration {
+        let now = Instant::now();
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let b = buckets.entry(tenant.to_owned()).or_insert(Bucket {
+            tokens: burst,
+            at: now,
+        });
+        let refill = now.duration_since(b.at).as_secs_f64() * rate;
+        b.tokens = (b.tokens + refill).min(burst);
+        b.at = now;
+        b.tokens -= 1.0;
+        if b.tokens >= 0.0 {
+            return Duration::ZERO;
+        }
+        if rate <= 0.0 {
+            return Duration::MAX;
+        }
+        Duration::from_secs_f64(-b.tokens / rate)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What is owed delays what comes after it: two owed past a burst of
+    /// one at one a second are due in one and two seconds, and a take
+    /// meanwhile finds nothing.
+    #[test]
+    fn an_owed_token_is_paid_back_first() {
+        let m = EnqueueMeter::default();
+        assert_eq!(m.owe_one("t", 1.0, 1.0), Duration::ZERO);
+        let first = m.owe_one("t", 1.0, 1.0);
+        let second = m.owe_one("t", 1.0, 1.0);
+        assert!(
+            first > Duration::from_millis(900) && first <= Duration::from_secs(1),
+            "{first:?}"
+        );
+        assert!(second > Duration::from_millis(1900), "{second:?}");
+        let (took, wait) = m.take_up_to("t", 1.0, 1.0, 1);
+        assert_eq!(took, 0);
+        assert!(wait > Duration::from_secs(2), "{wait:?}");
+        // Another tenant's bucket is its own.
+        assert_eq!(m.take_up_to("u", 1.0, 1.0, 1).0, 1);
+    }
 
     #[test]
     fn windows_align_to_the_minute() {

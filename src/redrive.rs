@@ -1,6 +1,7 @@
 //! Dead letters and redrive: failed jobs sent back to the queue for a new
 //! series of attempts, one by id or many by a filter, on the version they
-//! pinned or on their task's newest; the runners are woken after.
+//! pinned or on their task's newest; the runners are woken after. Each
+//! job redriven is charged to the tenant's enqueue rate, as a new one is.
 
 use crate::enqueue::EnqueueError;
 use crate::job::{ErrorKind, JobStatus};
@@ -89,6 +90,9 @@ impl Redriver {
         let r = self
             .plan(tenant, &job, version, &mut HashMap::new())
             .await?;
+        if let Err(over) = self.registry.admission().take_one(tenant).await? {
+            return Err(over.into());
+        }
         let out = store
             .job_redrive(tenant, vec![r])
             .await?
@@ -99,7 +103,8 @@ impl Redriver {
     }
 
     /// Re-drives up to `limit` of the tenant's failed jobs that match,
-    /// newest first, a page at a time.
+    /// newest first, a page at a time, as many as the tenant's enqueue
+    /// rate allows (`more` says some were left; none at all is refused).
     pub async fn many(
         &self,
         tenant: &str,
@@ -136,6 +141,14 @@ impl Redriver {
                     Ok(r) => plans.push(r),
                     Err(_) => done.refused += 1,
                 }
+            }
+            let (granted, over) = self.registry.admission().take(tenant, plans.len()).await?;
+            if let Some(over) = over {
+                if granted == 0 && done.retried == 0 {
+                    return Err(over.into());
+                }
+                plans.truncate(granted);
+                done.more = true;
             }
             if !plans.is_empty() {
                 for r in store.job_redrive(tenant, plans).await? {

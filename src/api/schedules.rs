@@ -206,6 +206,18 @@ pub async fn put(
         SpecError::Cron(c) => ApiError::BadRequest(c.to_string()),
         SpecError::Invalid(m) => ApiError::InvalidSchedule(m),
     })?;
+    let floor = firer(&state)?.min_interval();
+    let floor_ms = i64::try_from(floor.as_millis()).unwrap_or(i64::MAX);
+    if let Some(gap) = cron
+        .shortest_gap(state.store.now(), crate::schedule::firer::GAP_SLOTS)
+        .filter(|g| *g < floor_ms)
+    {
+        return Err(ApiError::InvalidSchedule(format!(
+            "cron {:?} fires {gap} ms apart; a schedule fires at most once every {floor_ms} ms \
+             on this server (--schedule-min-interval-ms)",
+            spec.cron
+        )));
+    }
     check_tasks(&state, &who.tenant, &spec).await?;
     for _ in 0..RACES {
         let now = state.store.now();
@@ -329,6 +341,9 @@ pub async fn trigger(
             Err(FireError::Store(StoreError::Conflict(_))) => continue,
             Err(FireError::Store(e)) => return Err(e.into()),
             Err(e @ FireError::Busy(_)) => return Err(ApiError::Conflict(e.to_string())),
+            Err(FireError::RateLimited(over)) => {
+                return Err(crate::enqueue::EnqueueError::from(over).into())
+            }
             Err(FireError::Unreadable(m)) => return Err(ApiError::Internal(m)),
         }
     }

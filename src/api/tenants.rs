@@ -88,7 +88,7 @@ pub async fn create_tenant(
 /// A tenant as the admin sees it: its weight and every quota, with the
 /// value in force and whether the tenant has its own or the server's.
 pub fn tenant_view(state: &ApiState, t: &Tenant) -> TenantView {
-    let defaults = &state.enqueuer.quotas.defaults;
+    let defaults = &state.registry.admission().quotas.defaults;
     let quotas = t
         .quotas
         .entries()
@@ -168,7 +168,7 @@ pub async fn put_tenant(
         })
         .await?;
     // Enqueues through this process are metered by the new quotas at once.
-    state.enqueuer.quotas.put(&name, t.quotas);
+    state.registry.admission().quotas.put(&name, t.quotas);
     let status = if created {
         StatusCode::CREATED
     } else {

@@ -77,7 +77,10 @@ async fn usage_of(state: &ApiState, tenant: &str) -> Result<Usage, ApiError> {
         .tenant_get(tenant)
         .await?
         .ok_or_else(|| ApiError::TenantNotFound(tenant.to_owned()))?;
-    let budget = t.quotas.or(&state.enqueuer.quotas.defaults).fuel_per_minute;
+    let budget = t
+        .quotas
+        .or(&state.registry.admission().quotas.defaults)
+        .fuel_per_minute;
     let u = state.store.tenant_usage(tenant).await?;
     Ok(Usage {
         tenant: tenant.to_owned(),

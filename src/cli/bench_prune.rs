@@ -10,7 +10,6 @@ use super::bench_queue::{
 use crate::api::auth::DEFAULT_TENANT;
 use crate::enqueue::{Caller, Enqueuer, JobSpec};
 use crate::maintenance::pruner::{Pruner, Retention};
-use crate::quota::Quotas;
 use crate::runner::{Runner, RunnerConfig, RunnerEvent};
 use crate::store::ClaimParams;
 use anyhow::Context;
@@ -80,7 +79,7 @@ pub async fn prune(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
         },
         Arc::new(Notify::new()),
     ));
-    let enqueuer = Enqueuer::new(b.registry.clone(), runner.clone(), Quotas::default());
+    let enqueuer = Enqueuer::new(b.registry.clone(), runner.clone());
     // One enqueue→start, through the enqueue path.
     let sample = || async {
         let (tx, rx) = oneshot::channel();

@@ -159,7 +159,12 @@ pub(super) async fn bed(args: &QueueBench, durability: Durability) -> anyhow::Re
         cache_dir: Some(dir.path().join("compiled")),
         ..SandboxConfig::default()
     })?;
-    let registry = Arc::new(Registry::new(store.clone(), sandbox, Limits::DEFAULT));
+    let registry = Arc::new(Registry::new(
+        store.clone(),
+        sandbox,
+        Limits::DEFAULT,
+        Quotas::default(),
+    ));
     let path = args.guests.join("noop.wasm");
     let bytes = std::fs::read(&path).with_context(|| {
         format!(
@@ -374,7 +379,7 @@ async fn latency(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
         },
         wake.clone(),
     ));
-    let enqueuer = Enqueuer::new(b.registry.clone(), runner.clone(), Quotas::default());
+    let enqueuer = Enqueuer::new(b.registry.clone(), runner.clone());
     // Two ways a job reaches a runner, each timed from its enqueue call to
     // its attempt's start: through the enqueue path (`Enqueuer`, which
     // `POST /v1/jobs` calls: the task's rules, then the runner's insert
@@ -501,6 +506,7 @@ async fn http_bed(args: &QueueBench) -> anyhow::Result<HttpBed> {
         metrics_listen: None,
         metrics_per_tenant: false,
         secrets_key_file: None,
+        schedule_min_interval: crate::schedule::firer::DEFAULT_MIN_INTERVAL,
     })
     .await?;
     let app = started.app;

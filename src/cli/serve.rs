@@ -66,6 +66,14 @@ pub struct NodeArgs {
     /// How long a runner's claim holds a job without a renewal (renewed three times a lease); a process that dies loses its jobs to a rescue this long after.
     #[arg(long, env = "TASKBOX_LEASE_MS", default_value_t = crate::runner::LEASE_MS)]
     pub lease_ms: u64,
+    /// The least time between two slots of any schedule, in ms: a cron expression whose slots
+    /// come closer is refused (1,000 to 86,400,000).
+    #[arg(
+        long,
+        env = "TASKBOX_SCHEDULE_MIN_INTERVAL_MS",
+        default_value_t = 1_000
+    )]
+    pub schedule_min_interval_ms: u64,
     /// Largest component, in bytes (uploads, and what a worker compiles).
     #[arg(long, env = "TASKBOX_MAX_COMPONENT_BYTES", default_value_t = 64 << 20)]
     pub max_component_bytes: usize,
@@ -273,6 +281,7 @@ impl NodeArgs {
             metrics_listen: self.metrics_listen,
             metrics_per_tenant: self.metrics_per_tenant,
             secrets_key_file: self.secrets_key_file,
+            schedule_min_interval: Duration::from_millis(self.schedule_min_interval_ms),
             data_dir: self.data_dir,
             database_url,
         };

@@ -91,9 +91,13 @@ impl QueueKeeper {
             "attempts": job.attempts,
         });
         let value = error.brief();
-        callback_job(&self.registry, &job.tenant, name, about, "error", value)
+        // An expiring job never ran, and only jobs a client or a schedule
+        // made carry an expiry (callbacks do not): its callback is one
+        // deep.
+        callback_job(&self.registry, &job.tenant, name, about, "error", value, 1)
             .await
             .ok()
+            .map(|(job, _)| job)
     }
 
     /// Puts back in line what a cut-short resume left parked; how many.

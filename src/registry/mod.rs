@@ -21,6 +21,10 @@ use tokio::sync::Semaphore;
 
 /// Longest fallback chain followed, whatever the definitions say.
 pub const MAX_FALLBACK_DEPTH: u32 = 8;
+/// Longest chain of callbacks from one enqueued job (a callback's job
+/// whose own callback enqueues another, …): what ends a loop that two
+/// definitions made at once (each checked against the other's old version).
+pub const MAX_CALLBACK_DEPTH: u32 = 16;
 /// Task versions kept compiled in memory.
 const MAX_CACHED_VERSIONS: usize = 4096;
 /// How long "the newest version of a task" is remembered. Defines made in
@@ -128,6 +132,8 @@ pub struct Registry {
     /// What opens the tenants' secrets for attempts; set once at start
     /// (`App::start`), so that no constructor takes it.
     vault: OnceLock<Arc<Vault>>,
+    /// Each tenant's enqueue rate, which every path that makes a job takes.
+    admission: crate::admission::Admission,
 }
 
 /// Compiles a task version's schemas off the async threads (a schema can be
@@ -154,8 +160,15 @@ async fn compile_schemas(
 }
 
 impl Registry {
-    pub fn new(store: Arc<dyn JobStore>, sandbox: Sandbox, defaults: Limits) -> Self {
+    /// `quotas` are the server's defaults of the tenants' quotas.
+    pub fn new(
+        store: Arc<dyn JobStore>,
+        sandbox: Sandbox,
+        defaults: Limits,
+        quotas: crate::quota::Quotas,
+    ) -> Self {
         Registry {
+            admission: crate::admission::Admission::new(store.clone(), quotas),
             store,
             sandbox,
             defaults,
@@ -193,6 +206,12 @@ impl Registry {
 
     pub fn vault(&self) -> Option<&Arc<Vault>> {
         self.vault.get()
+    }
+
+    /// Each tenant's enqueue rate and quotas, for every path that makes a
+    /// job.
+    pub fn admission(&self) -> &crate::admission::Admission {
+        &self.admission
     }
 
     pub fn sandbox(&self) -> &Sandbox {
@@ -278,6 +297,22 @@ impl Registry {
                 }
             }
         }
+        // A loop through callbacks (and fallbacks) would make jobs for
+        // ever from one enqueue. Two definitions at once could still close
+        // one (each read the other's old version): each job's callback
+        // depth ends that (`MAX_CALLBACK_DEPTH`).
+        let first = spec::successors(&spec);
+        if spec.on_success.is_some() || spec.on_fail.is_some() || spec.fallback.is_some() {
+            let known = self.successors_of(tenant).await?;
+            if let Some(cycle) =
+                spec::cycle_through(name, &first, |t| known.get(t).cloned().unwrap_or_default())
+            {
+                return Err(RegistryError::InvalidTask(vec![format!(
+                    "callbacks and fallbacks close a cycle, {cycle}: one job would enqueue \
+                     another for ever; break it (change or drop one of them first)"
+                )]));
+            }
+        }
         let newest_key = (tenant.to_owned(), name.to_owned());
         let record = self
             .store
@@ -296,12 +331,27 @@ impl Registry {
 
     /// Each of the tenant's tasks' current fallback.
     async fn fallbacks_of(&self, tenant: &str) -> Result<HashMap<String, String>, RegistryError> {
+        Ok(self
+            .successors_of(tenant)
+            .await?
+            .into_iter()
+            .filter_map(|(t, next)| {
+                next.into_iter()
+                    .find(|(kind, _)| *kind == "fallback")
+                    .map(|(_, f)| (t, f))
+            })
+            .collect())
+    }
+
+    /// Each of the tenant's tasks' current fallback and callbacks.
+    async fn successors_of(
+        &self,
+        tenant: &str,
+    ) -> Result<HashMap<String, Vec<(&'static str, String)>>, RegistryError> {
         let mut out = HashMap::new();
         for t in self.store.task_list(tenant).await? {
             if let Ok(spec) = serde_json::from_str::<TaskSpec>(&t.spec) {
-                if let Some(f) = spec.fallback {
-                    out.insert(t.name, f);
-                }
+                out.insert(t.name, spec::successors(&spec));
             }
         }
         Ok(out)

@@ -284,6 +284,63 @@ impl TaskSpec {
     }
 }
 
+/// Where a job of a task may lead to a new job or stage: its fallback
+/// (the same job, another task) and its callbacks (new jobs), by kind.
+pub fn successors(spec: &TaskSpec) -> Vec<(&'static str, String)> {
+    [
+        ("fallback", &spec.fallback),
+        ("on_success", &spec.on_success),
+        ("on_fail", &spec.on_fail),
+    ]
+    .into_iter()
+    .filter_map(|(kind, t)| t.clone().map(|t| (kind, t)))
+    .collect()
+}
+
+/// If `task`, leading to `first` (its fallback and callbacks, by kind),
+/// can be reached again through the others' (`next_of`), the loop as
+/// text: `a -on_success-> b -on_fail-> a`. Every task is looked at once.
+pub fn cycle_through(
+    task: &str,
+    first: &[(&'static str, String)],
+    next_of: impl Fn(&str) -> Vec<(&'static str, String)>,
+) -> Option<String> {
+    use std::collections::HashMap;
+    // Each task reached, by the task and kind it was reached from.
+    let mut from: HashMap<String, (String, &'static str)> = HashMap::new();
+    let mut stack: Vec<String> = Vec::new();
+    for (kind, t) in first {
+        if !from.contains_key(t) {
+            from.insert(t.clone(), (task.to_owned(), kind));
+            stack.push(t.clone());
+        }
+    }
+    while let Some(at) = stack.pop() {
+        if at == task {
+            let mut path = vec![task.to_owned()];
+            let mut cur = task.to_owned();
+            loop {
+                let (prev, kind) = from[&cur].clone();
+                path.push(format!("-{kind}->"));
+                path.push(prev.clone());
+                if prev == task {
+                    break;
+                }
+                cur = prev;
+            }
+            path.reverse();
+            return Some(path.join(" "));
+        }
+        for (kind, t) in next_of(&at) {
+            if !from.contains_key(&t) {
+                from.insert(t.clone(), (at.clone(), kind));
+                stack.push(t);
+            }
+        }
+    }
+    None
+}
+
 /// If making `fallback` the fallback of `task` closes a loop, the loop, e.g.
 /// `["a", "b", "c", "a"]`. `fallback_of` gives each existing task's current
 /// fallback. Chains longer than `limit` count as a loop too, so a lookup
@@ -408,6 +465,45 @@ mod tests {
         assert_eq!(got.timeout_ms, Ceilings::DEFAULT.max_timeout_ms);
         assert_eq!(got.fuel, Limits::DEFAULT.fuel);
         assert_eq!(got.memory_mb, 64);
+    }
+
+    #[test]
+    fn cycles_through_callbacks_are_found() {
+        let edges: HashMap<&str, Vec<(&'static str, String)>> = [
+            ("b", vec![("on_success", "a".to_owned())]),
+            ("c", vec![("fallback", "d".to_owned())]),
+            ("d", vec![("on_fail", "a".to_owned())]),
+            ("e", vec![]),
+        ]
+        .into();
+        let next = |t: &str| edges.get(t).cloned().unwrap_or_default();
+        assert_eq!(
+            cycle_through("a", &[("on_success", "b".into())], next).as_deref(),
+            Some("a -on_success-> b -on_success-> a")
+        );
+        assert_eq!(
+            cycle_through("a", &[("on_fail", "c".into())], next).as_deref(),
+            Some("a -on_fail-> c -fallback-> d -on_fail-> a")
+        );
+        assert_eq!(
+            cycle_through("a", &[("on_success", "e".into())], next),
+            None
+        );
+        assert_eq!(
+            cycle_through("x", &[("on_success", "b".into())], next),
+            None
+        );
+        // A graph with a loop that does not pass through the task ends.
+        let looped: HashMap<&str, Vec<(&'static str, String)>> = [
+            ("p", vec![("on_success", "q".to_owned())]),
+            ("q", vec![("on_success", "p".to_owned())]),
+        ]
+        .into();
+        let next = |t: &str| looped.get(t).cloned().unwrap_or_default();
+        assert_eq!(
+            cycle_through("a", &[("on_success", "p".into())], next),
+            None
+        );
     }
 
     #[test]

@@ -494,6 +494,7 @@ mod tests {
             own_task: None,
             begun: true,
             due_at: 0,
+            callback_depth: 0,
         }
     }
 

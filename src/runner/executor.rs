@@ -6,7 +6,9 @@ use super::held::{Held, StopReason};
 use crate::enqueue::{prepare_job, EnqueueError, JobSpec};
 use crate::job::{ErrorKind, JobError};
 use crate::registry::spec::ParentClose;
-use crate::registry::{Registry, RegistryError, TaskVersion, Which, MAX_FALLBACK_DEPTH};
+use crate::registry::{
+    Registry, RegistryError, TaskVersion, Which, MAX_CALLBACK_DEPTH, MAX_FALLBACK_DEPTH,
+};
 use crate::retry::{Decision, FailReason};
 use crate::sandbox::{AttemptReport, AttemptRequest, Ending, Invalid, JobRef, ProgressHook};
 use crate::store::{
@@ -90,11 +92,8 @@ pub async fn execute(
         if let Some(f) = &mut unrun.finalize {
             if plan.is_some() {
                 settle(plan.as_ref(), job, f);
-            } else {
-                match callbacks(registry, &task, job, &f.action).await {
-                    Ok(c) => f.callbacks = c,
-                    Err(()) => unrun.finalize = None,
-                }
+            } else if attach_callbacks(registry, &task, job, f).await.is_err() {
+                unrun.finalize = None;
             }
         }
         return unrun;
@@ -153,13 +152,15 @@ pub async fn execute(
         // not run (the workflow's chains are its callbacks).
         settle(plan.as_ref(), job, &mut f);
     } else {
-        let Ok(callbacks) = callbacks(registry, &task, job, &f.action).await else {
+        if attach_callbacks(registry, &task, job, &mut f)
+            .await
+            .is_err()
+        {
             return Executed {
                 finalize: None,
                 ran_for,
             };
-        };
-        f.callbacks = callbacks;
+        }
         f.steps = fallback_stages(job, &f.action);
     }
     Executed {
@@ -286,6 +287,11 @@ fn budget_spent(step: &StepRecord, now: Millis) -> Option<JobError> {
 /// input `{"job": about, key: value}`, checked against the callback's
 /// schema. `Ok(None)`: it can never be built (logged), and the job ends
 /// without it; `Err`: the store did not answer, so not now.
+///
+/// `depth` is the new job's callback depth: past `MAX_CALLBACK_DEPTH` it
+/// is not made. It is charged to its tenant's enqueue rate, owed when the
+/// bucket is empty: made all the same (an end must not lose it), due when
+/// its token would have come. Either is what the note says.
 pub async fn callback_job(
     registry: &Registry,
     tenant: &str,
@@ -293,8 +299,54 @@ pub async fn callback_job(
     about: serde_json::Value,
     key: &str,
     value: serde_json::Value,
-) -> Result<Option<NewJob>, ()> {
+    depth: u32,
+) -> Result<(Option<NewJob>, Option<String>), ()> {
     let of = about["id"].as_str().unwrap_or_default().to_owned();
+    if depth > MAX_CALLBACK_DEPTH {
+        let note = format!(
+            "callback task {name:?} was not enqueued: it would be {depth} callbacks deep, and a \
+             chain of callbacks is at most {MAX_CALLBACK_DEPTH} long (do the tasks' callbacks \
+             lead back to each other?)"
+        );
+        tracing::warn!(job = %of, callback = %name, depth, "a callback chain reached its most");
+        return Ok((None, Some(note)));
+    }
+    let Some(mut new) = prepared_callback(registry, tenant, name, about, key, value, &of).await?
+    else {
+        return Ok((None, None));
+    };
+    new.callback_depth = depth;
+    match registry.admission().owe(tenant).await {
+        Ok(wait) if wait.is_zero() => Ok((Some(new), None)),
+        Ok(wait) => {
+            let ms = u64::try_from(wait.as_millis())
+                .unwrap_or(u64::MAX)
+                .min(crate::enqueue::MAX_DELAY_MS);
+            new.run_at = crate::store::RunAt::After(ms);
+            let note = format!(
+                "callback task {name:?} was enqueued to run in {ms} ms: the tenant's enqueue \
+                 rate is used up, and callbacks are charged to it"
+            );
+            Ok((Some(new), Some(note)))
+        }
+        Err(e) => {
+            tracing::warn!(job = %of, error = %e, "the tenant's quotas cannot be read; the end is not written now");
+            Err(())
+        }
+    }
+}
+
+/// The callback's job, its input checked, with a few tries while the store
+/// is busy.
+async fn prepared_callback(
+    registry: &Registry,
+    tenant: &str,
+    name: &str,
+    about: serde_json::Value,
+    key: &str,
+    value: serde_json::Value,
+    of: &str,
+) -> Result<Option<NewJob>, ()> {
     let mut input = json!({ "job": about });
     input[key] = value;
     let spec = JobSpec::of(name.to_owned(), input);
@@ -329,13 +381,40 @@ pub async fn callback_job(
 /// built for now (the store does not answer) is `Err`: the end is not
 /// written at all, and the job is rescued and run again when its lease
 /// runs out, rather than end without its callback.
+///
+/// A callback is one callback deeper than its job; past
+/// `MAX_CALLBACK_DEPTH` it is not made. It is charged to its tenant's
+/// enqueue rate, owed when the bucket is empty: it is made all the same
+/// (the end must not lose it), due when its token would have come. Either
+/// is said in the attempt's log.
+async fn attach_callbacks(
+    registry: &Registry,
+    task: &TaskVersion,
+    job: &ClaimedJob,
+    f: &mut Finalize,
+) -> Result<(), ()> {
+    let (callbacks, note) = callbacks(registry, task, job, &f.action).await?;
+    f.callbacks = callbacks;
+    if let (Some(note), Some(attempt)) = (note, f.attempt.as_mut()) {
+        let log = attempt.log.get_or_insert_with(Default::default);
+        log.lines.push(crate::attempt_log::LogLine {
+            at_ms: (attempt.finished_at - attempt.started_at).max(0) as f64,
+            level: crate::attempt_log::Level::Warn,
+            source: crate::attempt_log::Source::Host,
+            message: note,
+        });
+    }
+    Ok(())
+}
+
+/// The callbacks `attach_callbacks` attaches, and what to say of them.
 async fn callbacks(
     registry: &Registry,
     task: &TaskVersion,
     job: &ClaimedJob,
     action: &Action,
-) -> Result<Option<Box<Callbacks>>, ()> {
-    let none = Ok(None);
+) -> Result<(Option<Box<Callbacks>>, Option<String>), ()> {
+    let none = Ok((None, None));
     let (name, key, value) = match action {
         Action::Complete { output } => (
             match task.spec.on_success.as_ref() {
@@ -361,10 +440,12 @@ async fn callbacks(
         "queue": job.queue,
         "attempts": job.attempts,
     });
-    let Some(new) = callback_job(registry, &job.tenant, name, about, key, value).await? else {
-        return none;
+    let depth = job.callback_depth + 1;
+    let (new, note) = callback_job(registry, &job.tenant, name, about, key, value, depth).await?;
+    let Some(new) = new else {
+        return Ok((None, note));
     };
-    Ok(Some(Box::new(match action {
+    let callbacks = Box::new(match action {
         Action::Complete { .. } => Callbacks {
             on_success: Some(new),
             on_fail: None,
@@ -373,7 +454,8 @@ async fn callbacks(
             on_success: None,
             on_fail: Some(new),
         },
-    })))
+    });
+    Ok((Some(callbacks), note))
 }
 
 /// A snooze shorter than the floor is the floor; one past the cap is a
@@ -441,7 +523,7 @@ pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Option<Finalize> {
     if plan.is_some() {
         settle(plan.as_ref(), job, &mut f);
     } else {
-        f.callbacks = callbacks(registry, &task, job, &f.action).await.ok()?;
+        attach_callbacks(registry, &task, job, &mut f).await.ok()?;
         f.steps = fallback_stages(job, &f.action);
     }
     Some(f)

@@ -70,6 +70,23 @@ impl CronExpr {
         Ok(parsed)
     }
 
+    /// The shortest time between two of the next `slots` slots after
+    /// `after` (`None` with fewer than two): how often it fires at most,
+    /// as far as that looks.
+    pub fn shortest_gap(&self, after: Millis, slots: usize) -> Option<Millis> {
+        let mut prev = self.next_after(after)?;
+        let mut shortest: Option<Millis> = None;
+        for _ in 1..slots {
+            let Some(next) = self.next_after(prev) else {
+                break;
+            };
+            let gap = next - prev;
+            shortest = Some(shortest.map_or(gap, |s| s.min(gap)));
+            prev = next;
+        }
+        shortest
+    }
+
     /// The first slot strictly after `after` (ms since the epoch), if any.
     pub fn next_after(&self, after: Millis) -> Option<Millis> {
         // The crate walks wall times: from a wall time inside an hour that

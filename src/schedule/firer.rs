@@ -36,6 +36,11 @@ const SLOTS_PER_PASS: u32 = 100_000;
 const MAX_SLEEP: Duration = Duration::from_secs(1);
 /// How often a `before` job or a buffered slot is looked at while it waits.
 const WAITING_POLL: Duration = Duration::from_millis(200);
+/// The least time between two slots of a schedule, unless the server says
+/// (`--schedule-min-interval-ms`).
+pub const DEFAULT_MIN_INTERVAL: Duration = Duration::from_secs(1);
+/// Slots a definition's cron expression is looked at for its shortest gap.
+pub const GAP_SLOTS: usize = 2_000;
 
 /// What a pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +62,9 @@ pub enum FireError {
     /// A trigger while the schedule's `before` job runs.
     #[error("the schedule's before job {0} still runs; trigger it again when it has ended")]
     Busy(String),
+    /// A trigger past the tenant's enqueue rate.
+    #[error("{0}")]
+    RateLimited(crate::admission::Over),
 }
 
 /// The firer: one per process; only the leader's fires slots.
@@ -70,6 +78,8 @@ pub struct Firer {
     /// first slot is not missed by a long sleep.
     changed: Notify,
     ids: std::sync::Mutex<ulid::Generator>,
+    /// The least time between two slots that make jobs.
+    min_interval: Duration,
 }
 
 /// One schedule being moved on by a pass: its record as last written.
@@ -85,6 +95,7 @@ impl Firer {
         registry: Arc<Registry>,
         leader: Arc<Leader>,
         wake: Arc<Notify>,
+        min_interval: Duration,
     ) -> Arc<Firer> {
         Arc::new(Firer {
             store,
@@ -93,7 +104,13 @@ impl Firer {
             wake,
             changed: Notify::new(),
             ids: std::sync::Mutex::new(ulid::Generator::new()),
+            min_interval,
         })
+    }
+
+    /// The least time between two slots of a schedule.
+    pub fn min_interval(&self) -> Duration {
+        self.min_interval
     }
 
     /// Says a schedule changed (made, resumed): the firer looks again now.
@@ -179,6 +196,18 @@ impl Firer {
             if now.saturating_sub(slot) > catchup {
                 st.skipped += 1;
                 counted += 1;
+                continue;
+            }
+            // Refused at definition when its slots come closer, as far as
+            // the check looked; a rarer close pair is skipped here.
+            let floor = i64::try_from(self.min_interval.as_millis()).unwrap_or(i64::MAX);
+            if st.last_slot.is_some_and(|last| slot - last < floor) {
+                st.skipped += 1;
+                st.last_error = Some(format!(
+                    "slot {} skipped: it came less than the server's floor of {floor} ms after \
+                     the last (--schedule-min-interval-ms)",
+                    rfc3339(slot)
+                ));
                 continue;
             }
             let busy = match active {
@@ -297,6 +326,17 @@ impl Firer {
         input: Option<Value>,
         kind: &str,
     ) -> Result<(), FireError> {
+        let trigger = !kind.is_empty();
+        // A slot's job is a job like any: charged to the tenant's enqueue
+        // rate. A trigger over it is refused; a slot is skipped.
+        if let Err(over) = self.registry.admission().take_one(&m.rec.tenant).await? {
+            if trigger {
+                return Err(FireError::RateLimited(over));
+            }
+            st.skipped += 1;
+            st.last_error = Some(format!("slot {} skipped: {over}", rfc3339(slot)));
+            return self.write(m, st, Vec::new()).await;
+        }
         let name = &m.rec.name;
         let before = m.spec.before.clone().filter(|_| input.is_none());
         let (spec, key) = match &before {
@@ -385,7 +425,8 @@ impl Firer {
         writes.extend(start.map(Write::WorkflowStart));
         match self.write(m, st.clone(), writes).await {
             Ok(()) => Ok(()),
-            Err(FireError::Store(StoreError::QuotaExceeded(e))) => {
+            // A trigger says so to whoever asked; a slot is skipped.
+            Err(FireError::Store(StoreError::QuotaExceeded(e))) if !trigger => {
                 let mut st = st;
                 match &before {
                     Some(_) => (st.pending, st.pending_slot) = (None, None),

@@ -203,6 +203,9 @@ pub struct NewJob {
     /// Whether a unique key of finished jobs may be used again.
     pub reuse: Reuse,
     pub idempotency: Option<Idempotency>,
+    /// How many callbacks deep it is: 0 unless it is a task's `on_success`
+    /// or `on_fail` job (its parent's and one more).
+    pub callback_depth: u32,
 }
 
 /// What an insert answers when an unfinished job holds its unique key.
@@ -316,6 +319,7 @@ impl NewJob {
             on_conflict: OnConflict::Error,
             reuse: Reuse::Allow,
             idempotency: None,
+            callback_depth: 0,
         }
     }
 
@@ -556,6 +560,8 @@ pub struct ClaimedJob {
     /// When the job was due (enqueued, or queued again): the start delay
     /// is measured from it.
     pub due_at: Millis,
+    /// How many callbacks deep the job is (its callbacks are one deeper).
+    pub callback_depth: u32,
 }
 
 impl ClaimedJob {

@@ -251,6 +251,7 @@ pub struct ClaimedRow {
     pub begun: bool,
     /// When the job was due.
     pub due_at: Millis,
+    pub callback_depth: u32,
 }
 
 impl From<ClaimedRow> for ClaimedJob {
@@ -280,6 +281,7 @@ impl From<ClaimedRow> for ClaimedJob {
             own_task,
             begun: r.begun,
             due_at: r.due_at,
+            callback_depth: r.callback_depth,
         }
     }
 }
@@ -459,6 +461,7 @@ mod tests {
             lease_token: "l".into(),
             begun: true,
             due_at: 0,
+            callback_depth: 0,
         };
         let c = ClaimedJob::from(row.clone());
         assert_eq!((c.task, c.input.as_str(), c.attempt), (own, "in", 4));

@@ -275,6 +275,11 @@ fn enqueue_failure(e: EnqueueError) -> GuestFailure {
                 .join("; "),
             false,
         ),
+        EnqueueError::Store(crate::store::StoreError::QuotaExceeded(e)) => failure(
+            "quota_exceeded",
+            format!("the child was not enqueued: {e}"),
+            true,
+        ),
         EnqueueError::Store(e) => failure("unavailable", e.to_string(), true),
         e => failure("refused", e.to_string(), false),
     }
@@ -444,6 +449,21 @@ impl Orchestrate for Orchestration {
         let (registry, tenant) = (self.registry.clone(), self.tenant.clone());
         let child = self
             .at_home(async move {
+                // A child is a job like any: charged to the tenant's
+                // enqueue rate. Over it, the call fails retryably, and the
+                // attempt that made it may retry later.
+                let taken = registry
+                    .admission()
+                    .take_one(&tenant)
+                    .await
+                    .map_err(|e| failure("unavailable", e.to_string(), true))?;
+                if let Err(over) = taken {
+                    return Err(failure(
+                        "rate_limited",
+                        format!("the child was not enqueued: {over}"),
+                        true,
+                    ));
+                }
                 let id = ulid::Ulid::generate().to_string();
                 let new = prepare_job(&registry, id, &tenant, spec, None, None)
                     .await

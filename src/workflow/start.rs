@@ -129,6 +129,7 @@ pub async fn prepare(
         on_conflict: b.on_conflict.unwrap_or_default(),
         reuse: b.reuse.unwrap_or_default(),
         idempotency,
+        callback_depth: 0,
     };
     let start = WorkflowStart {
         id,

@@ -254,12 +254,12 @@ async fn a_tenant_keeps_at_most_a_thousand_secrets() {
     let t = s.tenant("acme", &["secrets:write"]).await;
     let puts = (0..1000).map(|i| {
         let (s, t) = (&s, &t);
-        async move { put(s, t, &format!("S{i:04}"), "v").await.0 }
+        async move { put(s, t, &format!("S{i:04}"), "value-of-8").await.0 }
     });
     for status in futures_util::future::join_all(puts).await {
         assert_eq!(status, StatusCode::CREATED);
     }
-    let (status, body) = put(&s, &t, "ONE_MORE", "v").await;
+    let (status, body) = put(&s, &t, "ONE_MORE", "value-of-8").await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     let message = body["error"]["message"].as_str().unwrap();
     assert!(
@@ -267,7 +267,7 @@ async fn a_tenant_keeps_at_most_a_thousand_secrets() {
         "{message}"
     );
     // A replace is no new one.
-    assert_eq!(put(&s, &t, "S0000", "w").await.0, StatusCode::OK);
+    assert_eq!(put(&s, &t, "S0000", "other-value").await.0, StatusCode::OK);
     s.stop().await;
 }
 
@@ -362,10 +362,13 @@ async fn the_key_is_made_owner_only_kept_across_restarts_and_no_other_opens() {
     .await
     .unwrap_err();
     assert!(matches!(err, SecretsError::WrongKey { .. }), "{err}");
-    assert_eq!(put(&s, &t, "STRIPE_KEY", "new").await.0, StatusCode::OK);
+    assert_eq!(
+        put(&s, &t, "STRIPE_KEY", "new-value").await.0,
+        StatusCode::OK
+    );
     assert_eq!(
         reveal(&s, "acme", &["STRIPE_KEY"]).await,
-        [("STRIPE_KEY".to_owned(), "new".to_owned())]
+        [("STRIPE_KEY".to_owned(), "new-value".to_owned())]
     );
     s.stop().await;
 }

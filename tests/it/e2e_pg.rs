@@ -376,6 +376,7 @@ async fn an_every_second_schedule_fires_each_slot_once_while_the_leader_is_kille
         store.clone(),
         crate::common::sandbox().clone(),
         taskbox::sandbox::Limits::DEFAULT,
+        taskbox::quota::Quotas::SERVER_DEFAULTS,
     );
     let (component, _) = registry
         .upload("default", crate::common::guest("noop"))

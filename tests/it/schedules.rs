@@ -38,6 +38,7 @@ impl Rig {
             store.clone(),
             sandbox().clone(),
             Limits::DEFAULT,
+            taskbox::quota::Quotas::SERVER_DEFAULTS,
         ));
         let (component, _) = registry.upload(TENANT, guest("noop")).await.unwrap();
         let spec = serde_json::from_value(json!({"component": component.digest})).unwrap();
@@ -52,6 +53,7 @@ impl Rig {
             registry,
             leader.clone(),
             Arc::new(Notify::new()),
+            taskbox::schedule::firer::DEFAULT_MIN_INTERVAL,
         );
         Rig {
             store,

@@ -55,6 +55,7 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
         metrics_listen: None,
         metrics_per_tenant: false,
         secrets_key_file: None,
+        schedule_min_interval: taskbox::schedule::firer::DEFAULT_MIN_INTERVAL,
     }
 }
 

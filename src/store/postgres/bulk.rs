@@ -45,6 +45,7 @@ fn plain(jobs: &[NewJob]) -> bool {
                 && j.unique_key.is_none()
                 && !j.supersedes
                 && j.concurrency_limit.is_none()
+                && j.callback_depth == 0
         })
 }
 

@@ -33,7 +33,8 @@ pub const JOB_COLUMNS: &str = "id, tenant, task, task_version::int8 AS task_vers
 /// The columns `claimed_row` reads.
 pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
     max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
-    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun, run_at";
+    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun, run_at, \
+    callback_depth";
 
 pub(super) fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
@@ -90,6 +91,7 @@ pub fn claimed_row(r: &PgRow) -> Result<ClaimedJob, sqlx::Error> {
             .unwrap_or_default(),
         begun: r.try_get("begun")?,
         due_at: r.try_get("run_at")?,
+        callback_depth: u32_of(r.try_get("callback_depth")?),
     }))
 }
 
@@ -339,9 +341,10 @@ pub(super) async fn insert_one(
     let row: JobRow = sqlx::query_as(&format!(
         "INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
          max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
-         idempotency_key, idempotency_hash, expire_after_ms, concurrency_limit, paused) \
+         idempotency_key, idempotency_hash, expire_after_ms, concurrency_limit, paused, \
+         callback_depth) \
          VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-           $17, $18, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6)) \
+           $17, $18, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6), $19) \
          RETURNING {JOB_COLUMNS}"
     ))
     .bind(&job.id)
@@ -368,6 +371,7 @@ pub(super) async fn insert_one(
         job.concurrency_limit
             .map(|v| i32::try_from(v).unwrap_or(i32::MAX)),
     )
+    .bind(i32::try_from(job.callback_depth).unwrap_or(i32::MAX))
     .fetch_one(&mut **tx)
     .await
     .map_err(|e| match violated(&e) {

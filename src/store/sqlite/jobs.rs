@@ -229,10 +229,11 @@ pub(super) fn insert_one(
     conn.prepare_cached(
         "INSERT OR FAIL INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
          max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
-         idempotency_key, idempotency_hash, expire_after_ms, concurrency_limit, available) \
+         idempotency_key, idempotency_hash, expire_after_ms, concurrency_limit, available, \
+         callback_depth) \
          VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?18, ?19, \
            CASE WHEN EXISTS (SELECT 1 FROM paused_queues WHERE tenant = ?2 AND queue = ?6) \
-             THEN 2 ELSE ?17 END)",
+             THEN 2 ELSE ?17 END, ?20)",
     )
     .and_then(|mut s| {
         s.execute(params![
@@ -255,6 +256,7 @@ pub(super) fn insert_one(
             run_at <= now,
             job.expire_after_ms.map(|ms| i64::try_from(ms).unwrap_or(i64::MAX)),
             job.concurrency_limit,
+            job.callback_depth,
         ])
     })
     .map_err(|e| match constraint(&e) {

@@ -50,7 +50,8 @@ impl JobRow {
 /// The columns of `ClaimRow`, in a form a claim's `RETURNING` lists.
 pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
     max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
-    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun, run_at";
+    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun, run_at, \
+    callback_depth";
 
 pub struct ClaimRow {
     id: String,
@@ -74,6 +75,7 @@ pub struct ClaimRow {
     snoozes: i64,
     begun: bool,
     run_at: i64,
+    callback_depth: i64,
 }
 
 impl ClaimRow {
@@ -116,6 +118,7 @@ impl ClaimRow {
             snoozes: r.get(18)?,
             begun: r.get(19)?,
             run_at: r.get(20)?,
+            callback_depth: r.get(21)?,
         })
     }
 }
@@ -159,6 +162,7 @@ impl From<ClaimRow> for ClaimedJob {
             lease_token: r.lease_token.unwrap_or_default(),
             begun: r.begun,
             due_at: r.run_at,
+            callback_depth: u32_col(r.callback_depth),
         })
     }
 }

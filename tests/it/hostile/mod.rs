@@ -15,6 +15,11 @@
 //!   holds the redacted output;
 //! - `redact_then_cut` (3): text is redacted before it is cut;
 //! - `secret_scope` (4): naming a secret in a task needs `secrets:write`;
+//! - `job_paths_rate` (6): every path that makes a job takes the enqueue
+//!   rate (triggers, redrives, spawns, callbacks, slots), and a schedule
+//!   fires no more often than the server's floor;
+//! - `callback_cycles` (7): a cycle through callbacks is refused, and a
+//!   raced one ends at the callback depth;
 //! - `invoke_redaction` (12): an invoke's stored result is redacted with
 //!   its callers' secrets too;
 //! - `address_ranges` (11): the IPv6 forms that lead home (NAT64, 6to4,
@@ -23,7 +28,9 @@
 //!   replayed attempt ended.
 
 mod address_ranges;
+mod callback_cycles;
 mod invoke_redaction;
+mod job_paths_rate;
 mod redact_then_cut;
 mod replay_exit;
 mod round_one;
