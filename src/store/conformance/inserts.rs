@@ -494,3 +494,36 @@ pub(super) async fn queues_are_listed_with_their_depths(h: Harness) {
         ]
     );
 }
+
+/// A job's callback depth is kept as inserted, alone or in a batch, and
+/// a claim reads it back (its callbacks are one deeper).
+pub(super) async fn callback_depth_is_kept(h: Harness) {
+    setup(&h).await;
+    let deep = |id: &str, depth: u32| NewJob {
+        callback_depth: depth,
+        ..new_job(id)
+    };
+    insert(&h, deep("d-one", 3)).await;
+    for r in h
+        .store
+        .job_insert(vec![deep("d-two", 16), new_job("d-zero")])
+        .await
+        .unwrap()
+    {
+        assert!(matches!(r, Ok(Inserted::Created(_))), "{r:?}");
+    }
+    let mut depths: Vec<(String, u32)> = claim(&h, 10)
+        .await
+        .into_iter()
+        .map(|c| (c.id, c.callback_depth))
+        .collect();
+    depths.sort();
+    assert_eq!(
+        depths,
+        [
+            ("d-one".to_owned(), 3),
+            ("d-two".to_owned(), 16),
+            ("d-zero".to_owned(), 0)
+        ]
+    );
+}

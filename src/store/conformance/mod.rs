@@ -217,6 +217,7 @@ macro_rules! conformance_cases {
             unique_keys_admit_one_unfinished_job,
             unique_keys_follow_their_rules,
             concurrent_use_existing_enqueues_make_one_job,
+            callback_depth_is_kept,
             claims_follow_priority_time_and_queues,
             finalize_is_fenced_by_the_lease,
             a_batch_of_ends_lands_each_as_it_would_alone,
