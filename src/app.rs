@@ -127,6 +127,11 @@ impl App {
                 Some(t)
             }
         };
+        let compiler_exe = match &cfg.compile.exe {
+            Some(exe) => exe.clone(),
+            None => std::env::current_exe()
+                .context("cannot find this binary, whose `__compile` compiles components")?,
+        };
         let sandbox = Sandbox::new(SandboxConfig {
             cache_dir: Some(
                 cfg.compile_cache
@@ -137,6 +142,13 @@ impl App {
             // Each slot, each start beyond the slots, and a few to spare.
             max_instances: cfg.max_instances.max(2 * cfg.runners as u32 + 8),
             network: cfg.network.clone(),
+            compiler: crate::sandbox::Compiler::Child {
+                exe: compiler_exe,
+                max_memory_mb: cfg.compile.max_memory_mb,
+            },
+            compile_timeout: cfg.compile.timeout,
+            compile_slots: cfg.compile.slots,
+            cache_max_bytes: cfg.compile.cache_max_bytes,
             ..SandboxConfig::default()
         })?;
         let registry = Arc::new(Registry::new(
@@ -172,7 +184,8 @@ impl App {
         ));
         let stop_maintenance = CancellationToken::new();
         let keeper = QueueKeeper::new(registry.clone(), wake.clone());
-        let pruner = Pruner::new(dyn_store.clone(), cfg.retention);
+        let pruner =
+            Pruner::new(dyn_store.clone(), cfg.retention).forgetting(registry.sandbox().clone());
         let hooks = crate::webhooks::Hooks::new(dyn_store.clone());
         let delivered = Arc::new(Notify::new());
         let dispatcher = crate::webhooks::dispatch::Dispatcher::new(

@@ -120,7 +120,44 @@ pub struct ServeConfig {
     pub secrets_key_file: Option<PathBuf>,
     /// The least time between two slots of a schedule.
     pub schedule_min_interval: Duration,
+    /// How tenants' components are compiled.
+    pub compile: CompileSettings,
 }
+
+/// How tenants' components are compiled: each in a child process held to
+/// a time and a memory limit, a few at once, each of another tenant, the
+/// artifacts cached on disk up to a size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileSettings {
+    pub timeout: Duration,
+    pub max_memory_mb: u64,
+    pub slots: usize,
+    pub cache_max_bytes: u64,
+    /// The binary whose `__compile` command compiles; `None`: this
+    /// process's own.
+    pub exe: Option<PathBuf>,
+}
+
+impl Default for CompileSettings {
+    fn default() -> Self {
+        CompileSettings {
+            timeout: crate::sandbox::compiler::DEFAULT_TIMEOUT,
+            max_memory_mb: crate::sandbox::compiler::DEFAULT_MAX_MEMORY_MB,
+            slots: crate::sandbox::compiler::DEFAULT_SLOTS,
+            cache_max_bytes: crate::sandbox::ArtifactCache::DEFAULT_MAX_BYTES,
+            exe: None,
+        }
+    }
+}
+
+/// The range of `--compile-timeout-ms`.
+pub const COMPILE_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 1_000..=3_600_000;
+/// The range of `--compile-max-memory-mb`.
+pub const COMPILE_MAX_MEMORY_MB: std::ops::RangeInclusive<u64> = 256..=1 << 20;
+/// The range of `--compile-slots`.
+pub const COMPILE_SLOTS: std::ops::RangeInclusive<usize> = 1..=64;
+/// The range of `--compile-cache-max-mb`.
+pub const COMPILE_CACHE_MAX_MB: std::ops::RangeInclusive<u64> = 64..=1 << 24;
 
 /// The range of `--schedule-min-interval-ms`: cron's finest slot is a
 /// second apart, and a floor past a day would refuse daily schedules.
@@ -233,6 +270,40 @@ impl ServeConfig {
                     "TASKBOX_ADMIN_TOKEN must be 16 to 256 characters with no spaces".into(),
                 );
             }
+        }
+        let c = &self.compile;
+        for (flag, v, range) in [
+            (
+                "--compile-timeout-ms",
+                u64::try_from(c.timeout.as_millis()).unwrap_or(u64::MAX),
+                &COMPILE_TIMEOUT_MS,
+            ),
+            (
+                "--compile-max-memory-mb",
+                c.max_memory_mb,
+                &COMPILE_MAX_MEMORY_MB,
+            ),
+            (
+                "--compile-cache-max-mb",
+                c.cache_max_bytes >> 20,
+                &COMPILE_CACHE_MAX_MB,
+            ),
+        ] {
+            if !range.contains(&v) {
+                return Err(format!(
+                    "{flag} must be between {} and {}, not {v}",
+                    range.start(),
+                    range.end()
+                ));
+            }
+        }
+        if !COMPILE_SLOTS.contains(&c.slots) {
+            return Err(format!(
+                "--compile-slots must be between {} and {}, not {}",
+                COMPILE_SLOTS.start(),
+                COMPILE_SLOTS.end(),
+                c.slots
+            ));
         }
         let floor = u64::try_from(self.schedule_min_interval.as_millis()).unwrap_or(u64::MAX);
         if !SCHEDULE_MIN_INTERVAL_MS.contains(&floor) {

@@ -12,6 +12,7 @@ pub mod enqueue;
 pub mod events;
 pub mod http;
 pub mod job;
+pub mod lanes;
 pub mod maintenance;
 pub mod metrics;
 pub mod netguard;

@@ -132,7 +132,7 @@ fn per_attempt(
 ) -> anyhow::Result<PerAttempt> {
     let limits = Limits::DEFAULT;
     let program = runtime(1)?.block_on(async {
-        let program = sandbox.load(bytes).await?;
+        let program = sandbox.load(crate::sandbox::LOCAL_TENANT, bytes).await?;
         // Warm the pool's slots and the caches.
         for _ in 0..1000 {
             expect_done(sandbox.run(&program, request("{}", limits)).await.ending)?;
@@ -283,7 +283,7 @@ fn metering_overhead(w: &Workload, runs: u64) -> anyhow::Result<[Duration; 3]> {
         let mut loaded: Vec<(Sandbox, Arc<Program>)> = Vec::new();
         for m in MODES {
             let s = sandbox_with(m)?;
-            let p = s.load(&w.bytes).await?;
+            let p = s.load(crate::sandbox::LOCAL_TENANT, &w.bytes).await?;
             expect_done(s.run(&p, request(&w.input, limits)).await.ending)?;
             loaded.push((s, p));
         }
@@ -308,7 +308,7 @@ fn metering_overhead(w: &Workload, runs: u64) -> anyhow::Result<[Duration; 3]> {
 fn runaway(sandbox: &Sandbox, bytes: &[u8]) -> anyhow::Result<Vec<(u64, Duration)>> {
     let rt = runtime(1)?;
     rt.block_on(async {
-        let program = sandbox.load(bytes).await?;
+        let program = sandbox.load(crate::sandbox::LOCAL_TENANT, bytes).await?;
         let mut out = Vec::new();
         for deadline_ms in [10, 50, 100, 250, 1000] {
             let mut worst = Duration::ZERO;

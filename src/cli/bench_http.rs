@@ -65,7 +65,7 @@ pub fn main(args: HttpBench) -> anyhow::Result<ExitCode> {
             ..SandboxConfig::default()
         })?;
         let program = sandbox
-            .load(&wasm)
+            .load(crate::sandbox::LOCAL_TENANT, &wasm)
             .await
             .map_err(|e| anyhow::anyhow!("http-probe.wasm was refused: {e}"))?;
         let grant = Arc::new(

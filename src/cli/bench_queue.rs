@@ -507,6 +507,7 @@ async fn http_bed(args: &QueueBench) -> anyhow::Result<HttpBed> {
         metrics_per_tenant: false,
         secrets_key_file: None,
         schedule_min_interval: crate::schedule::firer::DEFAULT_MIN_INTERVAL,
+        compile: crate::config::CompileSettings::default(),
     })
     .await?;
     let app = started.app;

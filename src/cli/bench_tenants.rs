@@ -211,6 +211,7 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         metrics_per_tenant: false,
         secrets_key_file: None,
         schedule_min_interval: crate::schedule::firer::DEFAULT_MIN_INTERVAL,
+        compile: crate::config::CompileSettings::default(),
     })
     .await?
     .app;

@@ -103,6 +103,10 @@ pub enum Command {
     Run(RunArgs),
     /// Ask a server whether it and its database answer (exit status 0 or 1).
     Health(health::HealthArgs),
+    /// Compile one component from stdin into an artifact on stdout, within limits: what a
+    /// server runs in a child process for each compile (not for people).
+    #[command(name = "__compile", hide = true)]
+    Compile(crate::sandbox::compiler::ChildArgs),
     /// Measure taskbox on this machine.
     #[command(subcommand)]
     Bench(BenchArgs),
@@ -142,6 +146,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Token(cmd) => admin::token_main(cmd),
         Command::Run(args) => run::main(args),
         Command::Health(args) => health::main(args),
+        Command::Compile(args) => Ok(crate::sandbox::compiler::child_main(args)),
         Command::Bench(args) => bench::main(args),
     }
 }

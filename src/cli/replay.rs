@@ -185,7 +185,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             ..SandboxConfig::default()
         })?;
         let program = sandbox
-            .load(&bytes)
+            .load(crate::sandbox::LOCAL_TENANT, &bytes)
             .await
             .map_err(|e| anyhow::anyhow!("the component was refused here: {e}"))?;
         Ok::<_, anyhow::Error>(sandbox.run(&program, request).await)

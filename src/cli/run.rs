@@ -110,7 +110,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     rt.block_on(async move {
         let sandbox = Sandbox::new(config)?;
         let loading = Instant::now();
-        let program = match sandbox.load(&wasm).await {
+        let program = match sandbox.load(crate::sandbox::LOCAL_TENANT, &wasm).await {
             Ok(p) => p,
             Err(e) => {
                 eprintln!("taskbox: {} was refused: {e}", args.file.display());

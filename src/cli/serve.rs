@@ -74,6 +74,21 @@ pub struct NodeArgs {
         default_value_t = 1_000
     )]
     pub schedule_min_interval_ms: u64,
+    /// Longest a component's compile may take, in ms; past it the compile is stopped and the
+    /// upload refused (1,000 to 3,600,000).
+    #[arg(long, env = "TASKBOX_COMPILE_TIMEOUT_MS", default_value_t = 300_000)]
+    pub compile_timeout_ms: u64,
+    /// Most memory a component's compile may use, in MiB; past it the compile is stopped and the
+    /// upload refused (256 to 1,048,576).
+    #[arg(long, env = "TASKBOX_COMPILE_MAX_MEMORY_MB", default_value_t = crate::sandbox::compiler::DEFAULT_MAX_MEMORY_MB)]
+    pub compile_max_memory_mb: u64,
+    /// Compiles at once, each of another tenant (1 to 64).
+    #[arg(long, env = "TASKBOX_COMPILE_SLOTS", default_value_t = crate::sandbox::compiler::DEFAULT_SLOTS)]
+    pub compile_slots: usize,
+    /// Most compiled artifacts kept on disk, in MiB; the least recently used go first (64 to
+    /// 16,777,216).
+    #[arg(long, env = "TASKBOX_COMPILE_CACHE_MAX_MB", default_value_t = crate::sandbox::ArtifactCache::DEFAULT_MAX_BYTES >> 20)]
+    pub compile_cache_max_mb: u64,
     /// Largest component, in bytes (uploads, and what a worker compiles).
     #[arg(long, env = "TASKBOX_MAX_COMPONENT_BYTES", default_value_t = 64 << 20)]
     pub max_component_bytes: usize,
@@ -282,6 +297,13 @@ impl NodeArgs {
             metrics_per_tenant: self.metrics_per_tenant,
             secrets_key_file: self.secrets_key_file,
             schedule_min_interval: Duration::from_millis(self.schedule_min_interval_ms),
+            compile: config::CompileSettings {
+                timeout: Duration::from_millis(self.compile_timeout_ms),
+                max_memory_mb: self.compile_max_memory_mb,
+                slots: self.compile_slots,
+                cache_max_bytes: self.compile_cache_max_mb.saturating_mul(1 << 20),
+                exe: None,
+            },
             data_dir: self.data_dir,
             database_url,
         };

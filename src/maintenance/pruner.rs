@@ -1,6 +1,9 @@
 //! The pruner: completed and cancelled jobs are deleted a while after they
 //! end (7 days by default), failed ones later (30 days), with their
-//! attempts and logs; components no task uses are collected. A pass reads
+//! attempts and logs; components no task uses are collected, and the
+//! compiled artifacts of the digests no tenant has any more deleted with
+//! them (this process's; other processes' caches are held to their size).
+//! A pass reads
 //! the jobs in id order (ULIDs rise with time, so it starts with the
 //! oldest and stops at the first id too young to have ended before the
 //! cutoff), a short write per step, resting between steps as long as the
@@ -54,6 +57,8 @@ const COLLECT_EVERY_ROUNDS: u32 = 3600;
 pub struct Pruner {
     store: Arc<dyn JobStore>,
     retention: Retention,
+    /// Whose compiled programs a collection forgets.
+    sandbox: Option<crate::sandbox::Sandbox>,
     /// Where the pass goes on from: the last id looked at.
     cursor: Mutex<String>,
     rounds: AtomicU32,
@@ -74,9 +79,17 @@ impl Pruner {
         Pruner {
             store,
             retention,
+            sandbox: None,
             cursor: Mutex::new(String::new()),
             rounds: AtomicU32::new(0),
         }
+    }
+
+    /// A pruner that forgets the compiled programs of collected digests in
+    /// `sandbox` (its disk cache and its memory).
+    pub fn forgetting(mut self, sandbox: crate::sandbox::Sandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
     }
 
     fn cutoff(now: Millis, keep: Option<Duration>) -> Option<Millis> {
@@ -164,10 +177,19 @@ impl Pruner {
             .retention
             .completed
             .map(|r| r.max(UNUSED_COMPONENT_GRACE));
-        match Self::cutoff(self.store.now(), keep) {
-            Some(before) => self.store.component_collect(before).await,
-            None => Ok(0),
+        let Some(before) = Self::cutoff(self.store.now(), keep) else {
+            return Ok(0);
+        };
+        let collected = self.store.component_collect(before).await?;
+        if let Some(sandbox) = &self.sandbox {
+            for d in &collected.digests {
+                match d.parse::<crate::digest::Digest>() {
+                    Ok(digest) => sandbox.forget(&digest),
+                    Err(_) => tracing::warn!(digest = %d, "a collected digest does not parse"),
+                }
+            }
         }
+        Ok(collected.components)
     }
 
     /// Runs passes until one ends; what they did (for tests and `bench`).

@@ -9,6 +9,7 @@ pub mod spec;
 pub mod workflow;
 
 use crate::digest::Digest;
+use crate::lanes::Lanes;
 use crate::retry::RetryPolicy;
 use crate::sandbox::{Ceilings, Invalid, Limits, Program, Sandbox};
 use crate::secrets::Vault;
@@ -17,7 +18,6 @@ use schema::{CheckError, Schema};
 use spec::TaskSpec;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use tokio::sync::Semaphore;
 
 /// Longest fallback chain followed, whatever the definitions say.
 pub const MAX_FALLBACK_DEPTH: u32 = 8;
@@ -34,8 +34,6 @@ const NEWEST_FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(1);
 /// Schema steps a check may take on an async thread; a check that needs
 /// more finishes on the blocking pool.
 const INLINE_STEPS: u64 = 20_000;
-/// Tenants whose check lanes are remembered.
-const MAX_CHECK_LANES: usize = 10_000;
 
 /// A task version ready to run: its definition and what is derived from it.
 pub struct TaskVersion {
@@ -91,33 +89,11 @@ pub enum Which {
 }
 
 /// Where checks that outgrow an async thread run: on threads of a guest's
-/// priority (`priority::run_lowered`), one at a time per tenant and a few
-/// at a time in all, so that a tenant whose schemas are costly waits
-/// behind itself, not others behind it.
-struct CheckLanes {
-    shared: Arc<Semaphore>,
-    tenants: Mutex<HashMap<String, Arc<Semaphore>>>,
-}
-
-impl CheckLanes {
-    fn new() -> Self {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        CheckLanes {
-            shared: Arc::new(Semaphore::new((cores / 2).max(1))),
-            tenants: Mutex::new(HashMap::new()),
-        }
-    }
-
-    fn tenant(&self, tenant: &str) -> Arc<Semaphore> {
-        let mut lanes = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
-        if lanes.len() >= MAX_CHECK_LANES && !lanes.contains_key(tenant) {
-            lanes.retain(|_, s| Arc::strong_count(s) > 1);
-        }
-        lanes
-            .entry(tenant.to_owned())
-            .or_insert_with(|| Arc::new(Semaphore::new(1)))
-            .clone()
-    }
+/// priority (`priority::run_lowered`), in the tenants' lanes: one at a
+/// time per tenant and a few at a time in all.
+fn check_lanes() -> Lanes {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Lanes::new((cores / 2).max(1))
 }
 
 /// Components and task versions, for one process.
@@ -128,7 +104,7 @@ pub struct Registry {
     versions: Mutex<HashMap<(String, String, u32), Arc<TaskVersion>>>,
     /// The newest version of each task, and when it was looked up.
     newest: Mutex<HashMap<(String, String), (u32, std::time::Instant)>>,
-    checks: CheckLanes,
+    checks: Lanes,
     /// What opens the tenants' secrets for attempts; set once at start
     /// (`App::start`), so that no constructor takes it.
     vault: OnceLock<Arc<Vault>>,
@@ -174,7 +150,7 @@ impl Registry {
             defaults,
             versions: Mutex::new(HashMap::new()),
             newest: Mutex::new(HashMap::new()),
-            checks: CheckLanes::new(),
+            checks: check_lanes(),
             vault: OnceLock::new(),
         }
     }
@@ -227,13 +203,28 @@ impl Registry {
     }
 
     /// Validates and compiles uploaded bytes, then records them for the
-    /// tenant. `created` is false when the tenant had them already.
+    /// tenant. `created` is false when the tenant had them already. Its
+    /// quotas are checked before anything is compiled (and again when the
+    /// record is written, which is exact); bytes it has already are not
+    /// compiled again.
     pub async fn upload(
         &self,
         tenant: &str,
         bytes: Vec<u8>,
     ) -> Result<(ComponentRecord, bool), RegistryError> {
-        let program = self.sandbox.load(&bytes).await?;
+        let digest = Digest::of(&bytes).to_string();
+        if let Some(known) = self.store.component_get(tenant, &digest).await? {
+            return Ok((known, false));
+        }
+        let (count, held) = self.store.component_usage(tenant).await?;
+        let quotas = self.admission.quotas_of(tenant).await?;
+        crate::store::tenants::component_room(
+            &quotas,
+            i64::try_from(count).unwrap_or(i64::MAX),
+            i64::try_from(held).unwrap_or(i64::MAX),
+            bytes.len() as u64,
+        )?;
+        let program = self.sandbox.load(tenant, &bytes).await?;
         let abi = match program.abi() {
             crate::sandbox::Abi::Task => "task",
             crate::sandbox::Abi::Command => "command",
@@ -492,8 +483,9 @@ impl Registry {
     }
 
     /// The compiled program for a digest, loading its bytes from the store
-    /// when this process has not seen it yet.
-    pub async fn program(&self, digest: &str) -> Result<Arc<Program>, RegistryError> {
+    /// when this process has not seen it yet (a compile of `tenant`'s, in
+    /// its turn).
+    pub async fn program(&self, tenant: &str, digest: &str) -> Result<Arc<Program>, RegistryError> {
         let parsed: Digest = digest
             .parse()
             .map_err(|_| RegistryError::ComponentNotFound(digest.to_owned()))?;
@@ -505,7 +497,7 @@ impl Registry {
             .component_bytes(digest)
             .await?
             .ok_or_else(|| RegistryError::ComponentNotFound(digest.to_owned()))?;
-        Ok(self.sandbox.load(&bytes).await?)
+        Ok(self.sandbox.load(tenant, &bytes).await?)
     }
 
     /// Checks a value against one of a task version's schemas, within the
@@ -554,27 +546,22 @@ impl Registry {
         {
             return Ok(value);
         }
-        let own = self.checks.tenant(tenant);
         let too_complex = |message: String| {
             CheckError::TooComplex(schema::Violation {
                 pointer: String::new(),
                 message,
             })
         };
-        let unavailable = |_| too_complex("the server is stopping; try again".into());
-        let mine = own.acquire_owned().await.map_err(unavailable)?;
-        let shared = self
+        let place = self
             .checks
-            .shared
-            .clone()
-            .acquire_owned()
+            .enter(tenant, None)
             .await
-            .map_err(unavailable)?;
+            .map_err(|_| too_complex("the server is stopping; try again".into()))?;
         // At a guest's priority: its cost is the tenant's schema's. The
         // permits go with it, so a caller who gives up frees no lane
         // before the check ends.
         crate::priority::run_lowered("taskbox-check", move || {
-            let _permits = (mine, shared);
+            let _place = place;
             let checked = pick(&holder).map_or(Ok(()), |s| s.check(&value, schema::MAX_STEPS));
             checked.map(|()| value)
         })

@@ -579,7 +579,7 @@ async fn resolve(
         .await
         .map_err(unloadable)?;
     let program = registry
-        .program(&job.task.digest)
+        .program(&job.tenant, &job.task.digest)
         .await
         .map_err(unloadable)?;
     Ok((task, program))

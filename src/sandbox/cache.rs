@@ -2,6 +2,9 @@
 //! settings. Loading native code is `unsafe`, so an artifact is offered to
 //! the engine only if it carries a MAC made with this cache's secret key:
 //! anything corrupted or not written by us is deleted and compiled again.
+//! Its size is bounded: past its most, the artifacts used longest ago go
+//! first (a load touches the file, so its time says when it was used), and
+//! a collected component's artifact goes with it (`discard`).
 
 use crate::digest::Digest;
 use hmac::{Hmac, Mac};
@@ -19,6 +22,11 @@ const KEY_FILE: &str = "cache.key";
 pub struct ArtifactCache {
     dir: PathBuf,
     key: [u8; 32],
+    max_bytes: u64,
+    /// What this process knows the directory holds; the directory itself
+    /// is read again when it passes the most (other processes may share
+    /// it).
+    held: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// What [`ArtifactCache::load`] found.
@@ -32,12 +40,64 @@ pub enum Cached {
 }
 
 impl ArtifactCache {
-    /// Opens (creating if needed) the cache under `root` for one engine fingerprint.
-    pub fn open(root: &Path, fingerprint: &str) -> io::Result<Self> {
+    /// Bytes the cache keeps at most, unless the server says
+    /// (`--compile-cache-max-mb`).
+    pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
+
+    /// Opens (creating if needed) the cache under `root` for one engine
+    /// fingerprint, holding at most `max_bytes` of artifacts.
+    pub fn open(root: &Path, fingerprint: &str, max_bytes: u64) -> io::Result<Self> {
         let dir = root.join(fingerprint);
         fs::create_dir_all(&dir)?;
         let key = load_or_create_key(&root.join(KEY_FILE))?;
-        Ok(ArtifactCache { dir, key })
+        let cache = ArtifactCache {
+            dir,
+            key,
+            max_bytes,
+            held: Default::default(),
+        };
+        let held = cache.artifacts().iter().map(|(_, len, _)| len).sum();
+        cache.held.store(held, std::sync::atomic::Ordering::Relaxed);
+        Ok(cache)
+    }
+
+    /// Every artifact file: its path, length and when it was last used.
+    fn artifacts(&self) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+            .filter_map(|e| {
+                let m = e.metadata().ok()?;
+                Some((e.path(), m.len(), m.modified().ok()?))
+            })
+            .collect()
+    }
+
+    /// Bytes of artifacts held now, as this process counts them.
+    pub fn held_bytes(&self) -> u64 {
+        self.held.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Deletes the artifacts used longest ago until what is left and
+    /// `room` more fit in the most. Stores are one per compile, so reading
+    /// the directory each time costs little.
+    fn trim(&self, room: u64) {
+        let mut all = self.artifacts();
+        let mut held: u64 = all.iter().map(|(_, len, _)| len).sum();
+        let goal = self.max_bytes.saturating_sub(room);
+        all.sort_by_key(|(_, _, used)| *used);
+        for (path, len, _) in all {
+            if held <= goal {
+                break;
+            }
+            if fs::remove_file(&path).is_ok() {
+                held -= len;
+            }
+        }
+        self.held.store(held, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn path(&self, digest: &Digest) -> PathBuf {
@@ -62,7 +122,14 @@ impl ArtifactCache {
             Some(rest) if rest.len() >= MAC_LEN => {
                 let (tag, artifact) = rest.split_at(MAC_LEN);
                 match self.mac(digest, artifact).verify_slice(tag) {
-                    Ok(()) => return Cached::Hit(artifact.to_vec()),
+                    Ok(()) => {
+                        // Used now: the last to go when the cache is trimmed.
+                        let _ = fs::File::options()
+                            .write(true)
+                            .open(&path)
+                            .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+                        return Cached::Hit(artifact.to_vec());
+                    }
                     Err(_) => "its MAC does not match".to_owned(),
                 }
             }
@@ -73,7 +140,19 @@ impl ArtifactCache {
     }
 
     /// Writes atomically: a reader sees the old file, the new one, or none.
+    /// An artifact larger than the whole cache is not kept; one that
+    /// would take the cache past its most makes room first.
     pub fn store(&self, digest: &Digest, artifact: &[u8]) -> io::Result<()> {
+        let len = (MAGIC.len() + MAC_LEN + artifact.len()) as u64;
+        if len > self.max_bytes {
+            return Err(io::Error::other(format!(
+                "the artifact is {len} bytes, more than the cache's most of {} bytes",
+                self.max_bytes
+            )));
+        }
+        if self.held_bytes().saturating_add(len) > self.max_bytes {
+            self.trim(len);
+        }
         let tag = self.mac(digest, artifact).finalize().into_bytes();
         let path = self.path(digest);
         // Unique per writer: two sandboxes may store the same digest at once.
@@ -86,13 +165,26 @@ impl ArtifactCache {
         f.write_all(artifact)?;
         f.sync_all()?;
         drop(f);
-        fs::rename(&tmp, &path)
+        fs::rename(&tmp, &path)?;
+        self.held
+            .fetch_add(len, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 
-    /// Forgets an artifact the engine refused after its MAC checked out
-    /// (e.g. written by another wasmtime build sharing the directory).
+    /// Forgets an artifact: one the engine refused after its MAC checked
+    /// out (written by another wasmtime build sharing the directory), or a
+    /// collected component's.
     pub fn discard(&self, digest: &Digest) {
-        let _ = fs::remove_file(self.path(digest));
+        let path = self.path(digest);
+        let len = fs::metadata(&path).map_or(0, |m| m.len());
+        if fs::remove_file(&path).is_ok() {
+            let held = &self.held;
+            let _ = held.fetch_update(
+                std::sync::atomic::Ordering::Relaxed,
+                std::sync::atomic::Ordering::Relaxed,
+                |h| Some(h.saturating_sub(len)),
+            );
+        }
     }
 
     /// Where the artifact of `digest` lives (tests corrupt it on purpose).
@@ -145,7 +237,8 @@ mod tests {
     #[test]
     fn round_trip_and_rejects_tampering() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = ArtifactCache::open(dir.path(), "engine").unwrap();
+        let cache =
+            ArtifactCache::open(dir.path(), "engine", ArtifactCache::DEFAULT_MAX_BYTES).unwrap();
         let d = Digest::of(b"component");
         assert!(matches!(cache.load(&d), Cached::Miss));
         cache.store(&d, b"native code").unwrap();
@@ -161,9 +254,47 @@ mod tests {
 
         // Another cache's key cannot vouch for this one's artifacts.
         let other = tempfile::tempdir().unwrap();
-        let forger = ArtifactCache::open(other.path(), "engine").unwrap();
+        let forger =
+            ArtifactCache::open(other.path(), "engine", ArtifactCache::DEFAULT_MAX_BYTES).unwrap();
         forger.store(&d, b"evil").unwrap();
         fs::copy(forger.artifact_path(&d), &path).unwrap();
         assert!(matches!(cache.load(&d), Cached::Rejected(_)));
+    }
+
+    /// Past its most, the artifacts used longest ago go first; a load
+    /// counts as a use; one larger than the whole cache is not kept.
+    #[test]
+    fn the_cache_holds_at_most_its_bytes_oldest_use_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let per = (MAGIC.len() + MAC_LEN + 1000) as u64;
+        let cache = ArtifactCache::open(dir.path(), "engine", 3 * per).unwrap();
+        let d = |n: u8| Digest::of(&[n]);
+        let at = |secs: u64| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+        for n in 0..3 {
+            cache.store(&d(n), &[n; 1000]).unwrap();
+            let f = fs::File::options()
+                .write(true)
+                .open(cache.artifact_path(&d(n)))
+                .unwrap();
+            f.set_modified(at(1000 + u64::from(n))).unwrap();
+        }
+        assert_eq!(cache.held_bytes(), 3 * per);
+        // 0 is used now: 1 is the one used longest ago.
+        assert!(matches!(cache.load(&d(0)), Cached::Hit(_)));
+        cache.store(&d(3), &[3; 1000]).unwrap();
+        assert!(
+            matches!(cache.load(&d(1)), Cached::Miss),
+            "the oldest use went"
+        );
+        for n in [0, 2, 3] {
+            assert!(matches!(cache.load(&d(n)), Cached::Hit(_)), "{n} stays");
+        }
+        assert!(cache.held_bytes() <= 3 * per);
+        assert!(cache.store(&d(9), &vec![9; 4000]).is_err());
+        // A reopened cache counts what is there.
+        let again = ArtifactCache::open(dir.path(), "engine", 3 * per).unwrap();
+        assert_eq!(again.held_bytes(), cache.held_bytes());
+        again.discard(&d(0));
+        assert_eq!(again.held_bytes(), 2 * per);
     }
 }

@@ -24,12 +24,10 @@ const KEEP_RESIDENT_WITHOUT_PAGEMAP: usize = 128 << 10;
 /// Most attempts that can be instantiated at once in one process.
 pub const DEFAULT_MAX_INSTANCES: u32 = 512;
 
-/// Builds the engine every attempt of this process runs on.
-pub fn build(
-    ceilings: &Ceilings,
-    max_instances: u32,
-    metering: Metering,
-) -> wasmtime::Result<Engine> {
+/// How every engine of the process compiles: what an artifact depends on
+/// (wasmtime checks it when one is loaded), the same in a compiling child
+/// as in the server.
+fn compile_config(metering: Metering) -> Config {
     let mut config = Config::new();
     config
         .wasm_component_model(true)
@@ -39,6 +37,24 @@ pub fn build(
         .async_stack_size(MAX_WASM_STACK + HOST_STACK_HEADROOM)
         .cranelift_opt_level(OptLevel::Speed)
         .parallel_compilation(true);
+    config
+}
+
+/// An engine that only compiles (a compiling child's): the server's
+/// settings without the pool of instances, whose address space a child
+/// held to a memory limit could not reserve. Its artifacts load in the
+/// server's engine (the pool is no part of their compatibility).
+pub fn build_for_compiling(metering: Metering) -> wasmtime::Result<Engine> {
+    Engine::new(&compile_config(metering))
+}
+
+/// Builds the engine every attempt of this process runs on.
+pub fn build(
+    ceilings: &Ceilings,
+    max_instances: u32,
+    metering: Metering,
+) -> wasmtime::Result<Engine> {
+    let mut config = compile_config(metering);
 
     let n = max_instances.max(1);
     let memory_bytes = (u64::from(ceilings.max_memory_mb.clamp(1, 4096)) << 20) as usize;
@@ -76,4 +92,30 @@ pub fn fingerprint(engine: &Engine) -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut h);
     format!("{:016x}", h.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compiling child's engine makes artifacts the server's engine
+    /// loads: the pool is no part of their compatibility.
+    #[test]
+    fn a_compiling_engine_is_compatible_with_the_servers() {
+        for m in [
+            Metering::FuelAndEpoch,
+            Metering::EpochOnly,
+            Metering::Unmetered,
+        ] {
+            let server = build(&Ceilings::DEFAULT, 4, m).unwrap();
+            let compiling = build_for_compiling(m).unwrap();
+            assert_eq!(fingerprint(&server), fingerprint(&compiling), "{m:?}");
+            let module = wasmtime::Module::new(&compiling, "(module (func (export \"f\")))")
+                .unwrap()
+                .serialize()
+                .unwrap();
+            // SAFETY: made just above by an engine of the same settings.
+            assert!(unsafe { wasmtime::Module::deserialize(&server, &module) }.is_ok());
+        }
+    }
 }

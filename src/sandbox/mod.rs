@@ -6,6 +6,7 @@ pub mod bindings;
 mod cache;
 pub mod capture;
 pub(crate) mod classify;
+pub mod compiler;
 pub mod engine;
 mod host;
 pub mod inspect;
@@ -17,6 +18,7 @@ mod ticker;
 pub use attempt::{AttemptReport, AttemptRequest, Ending, JobRef};
 pub use cache::ArtifactCache;
 pub use capture::AttemptLog;
+pub use compiler::Compiler;
 pub use host::{GuestFailure, Orchestrate, Progress, ProgressHook};
 pub use inspect::{Abi, Invalid, Shape};
 pub use limits::{Ceilings, Limits};
@@ -31,10 +33,13 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::Semaphore;
 use wasmtime::component::{Component, HasSelf};
 use wasmtime::{Engine, Module};
 use wasmtime_wasi::p2::bindings::CommandPre;
+
+/// Whose compiles the local tools' are (`taskbox run`, `job replay`,
+/// `bench`): their own bytes, one caller.
+pub const LOCAL_TENANT: &str = "local";
 
 /// How the sandbox is set up; chosen by whoever runs the process.
 #[derive(Debug, Clone)]
@@ -46,8 +51,16 @@ pub struct SandboxConfig {
     pub max_component_bytes: usize,
     /// Most attempts instantiated at once.
     pub max_instances: u32,
-    /// Longest a compile may take before the component is refused.
+    /// Longest a compile may take before the component is refused (and,
+    /// in a child, the compile stopped); also the longest a load waits for
+    /// its turn to compile.
     pub compile_timeout: Duration,
+    /// Where compiles run: a child process for tenants' bytes.
+    pub compiler: Compiler,
+    /// Compiles at once, each of another tenant.
+    pub compile_slots: usize,
+    /// Most bytes of compiled artifacts the disk cache keeps.
+    pub cache_max_bytes: u64,
     /// Most compiled programs kept in memory.
     pub max_programs: usize,
     /// How guests are metered. Anything but the default exists only to
@@ -86,7 +99,10 @@ impl Default for SandboxConfig {
             ceilings: Ceilings::DEFAULT,
             max_component_bytes: 64 << 20,
             max_instances: engine::DEFAULT_MAX_INSTANCES,
-            compile_timeout: Duration::from_secs(300),
+            compile_timeout: compiler::DEFAULT_TIMEOUT,
+            compiler: Compiler::InProcess,
+            compile_slots: compiler::DEFAULT_SLOTS,
+            cache_max_bytes: ArtifactCache::DEFAULT_MAX_BYTES,
             max_programs: 256,
             metering: Metering::FuelAndEpoch,
             network: NetworkConfig::default(),
@@ -182,8 +198,9 @@ struct Inner {
     preview1: HashSet<String>,
     cache: Option<ArtifactCache>,
     programs: Mutex<Programs>,
-    /// One compile at a time, so uploads cannot pile up CPU and memory.
-    compile_gate: Arc<Semaphore>,
+    /// Compiles: one at a time per tenant, `compile_slots` in all, shared
+    /// in turn, so that one tenant's uploads wait behind its own.
+    compiles_lanes: crate::lanes::Lanes,
     /// One load per digest at a time: a second upload of the same bytes
     /// waits for the first one's program instead of compiling it again.
     loading: Mutex<HashMap<Digest, Arc<tokio::sync::Mutex<()>>>>,
@@ -233,16 +250,16 @@ impl Sandbox {
 
         let cache = match &config.cache_dir {
             Some(dir) => Some(
-                ArtifactCache::open(dir, &engine::fingerprint(&engine)).map_err(|source| {
-                    SetupError::Cache {
+                ArtifactCache::open(dir, &engine::fingerprint(&engine), config.cache_max_bytes)
+                    .map_err(|source| SetupError::Cache {
                         path: dir.clone(),
                         source,
-                    }
-                })?,
+                    })?,
             ),
             None => None,
         };
         let outbound = Arc::new(network::Outbound::new(config.network.clone()));
+        let compile_slots = config.compile_slots;
         Ok(Sandbox {
             inner: Arc::new(Inner {
                 engine,
@@ -253,7 +270,7 @@ impl Sandbox {
                 preview1,
                 cache,
                 programs: Mutex::new(Programs::default()),
-                compile_gate: Arc::new(Semaphore::new(1)),
+                compiles_lanes: crate::lanes::Lanes::new(compile_slots),
                 loading: Mutex::new(HashMap::new()),
                 compiles: Default::default(),
                 alive: Default::default(),
@@ -328,12 +345,15 @@ impl Sandbox {
         self.inner.engine.increment_epoch();
     }
 
-    /// Validates, compiles (or loads from the cache) and links a guest.
-    /// Loading happens off the async threads, compiling one at a time
-    /// within the configured time. Loads of the same bytes at once share
-    /// one compile, and a load whose caller gave up still finishes and is
-    /// kept: the compile is not wasted, and the next caller finds it done.
-    pub async fn load(&self, bytes: &[u8]) -> Result<Arc<Program>, Invalid> {
+    /// Validates, compiles (or loads from the cache) and links a guest of
+    /// `tenant`'s. An artifact on disk is loaded without waiting for any
+    /// compile; a compile waits its turn in the tenant's lane (one at a
+    /// time per tenant, `compile_slots` in all) and runs in a child
+    /// process when the sandbox has one, stopped at `compile_timeout`.
+    /// Loads of the same bytes at once share one compile, and a load
+    /// whose caller gave up still finishes and is kept: the compile is not
+    /// wasted, and the next caller finds it done.
+    pub async fn load(&self, tenant: &str, bytes: &[u8]) -> Result<Arc<Program>, Invalid> {
         let digest = Digest::of(bytes);
         if let Some(p) = self.find(&digest) {
             return Ok(p);
@@ -341,7 +361,7 @@ impl Sandbox {
         let shape = self.inspect(bytes)?;
         let one = self.load_lock(&digest);
         let held = one.clone().lock_owned().await;
-        let loaded = self.load_alone(digest, shape, bytes, held).await;
+        let loaded = self.load_alone(tenant, digest, shape, bytes, held).await;
         self.forget_load_lock(&digest, one);
         loaded
     }
@@ -353,10 +373,26 @@ impl Sandbox {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// A load while no other of the same digest runs (`held` says so, and
-    /// is held until the compile ends, even if the caller gives up first).
+    /// Forgets a program: its artifact on disk and its place in memory
+    /// (a collected component's: no tenant has its bytes any more).
+    pub fn forget(&self, digest: &Digest) {
+        if let Some(cache) = &self.inner.cache {
+            cache.discard(digest);
+        }
+        let mut p = self
+            .inner
+            .programs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        p.map.remove(digest);
+    }
+
+    /// A load while no other of the same digest runs (`held` says so). The
+    /// work runs on a task of its own, which holds `held` (and its place
+    /// in the lanes) until it ends, even if the caller gives up first.
     async fn load_alone(
         &self,
+        tenant: &str,
         digest: Digest,
         shape: Shape,
         bytes: &[u8],
@@ -365,43 +401,180 @@ impl Sandbox {
         if let Some(p) = self.find(&digest) {
             return Ok(p);
         }
-        let timeout = self.inner.config.compile_timeout;
-        let permit = tokio::time::timeout(timeout, self.inner.compile_gate.clone().acquire_owned())
-            .await
-            .map_err(|_| {
-                Invalid::Busy(format!(
-                    "the compiler stayed busy for {} s; try again",
-                    timeout.as_secs()
-                ))
-            })?
-            .map_err(|_| Invalid::Busy("the compiler is shut down".into()))?;
-        let this = self.clone();
-        let bytes = bytes.to_vec();
-        let job = tokio::task::spawn_blocking(move || {
-            // The permit is held until the work really ends, even if the
-            // caller gave up waiting: compiles never run side by side. So is
-            // the digest's lock: a second load of it waits for this one.
-            let _permit = permit;
+        let (this, tenant, bytes) = (self.clone(), tenant.to_owned(), bytes.to_vec());
+        let work = tokio::spawn(async move {
             let _held = held;
-            let (compiled, origin) = this.compile_cached(&digest, shape, &bytes)?;
-            let pre = this.link(shape, compiled)?;
-            let program = Arc::new(Program {
-                digest,
-                shape,
-                size: bytes.len(),
-                origin,
-                pre,
-            });
-            this.remember(program.clone());
-            Ok(program)
+            this.load_owned(&tenant, digest, shape, bytes).await
         });
-        match tokio::time::timeout(timeout, job).await {
-            Err(_) => Err(Invalid::Compile(format!(
-                "compiling took longer than {} s; the component is too large or too complex",
-                timeout.as_secs()
-            ))),
-            Ok(Err(join)) => Err(Invalid::Compile(format!("the compiler failed: {join}"))),
-            Ok(Ok(r)) => r,
+        work.await
+            .map_err(|e| Invalid::Compile(format!("the compiler failed: {e}")))?
+    }
+
+    async fn load_owned(
+        &self,
+        tenant: &str,
+        digest: Digest,
+        shape: Shape,
+        bytes: Vec<u8>,
+    ) -> Result<Arc<Program>, Invalid> {
+        let size = bytes.len();
+        let (compiled, origin) = match self.load_from_disk(digest, shape).await {
+            Ok(c) => (c, Origin::DiskCache),
+            Err(rejected) => {
+                let timeout = self.inner.config.compile_timeout;
+                let _place = self
+                    .inner
+                    .compiles_lanes
+                    .enter(tenant, Some(timeout))
+                    .await
+                    .map_err(|e| match e {
+                        crate::lanes::LaneError::TimedOut => Invalid::Busy(format!(
+                            "the compiler stayed busy with other uploads for {} s; try again",
+                            timeout.as_secs()
+                        )),
+                        crate::lanes::LaneError::Closed => {
+                            Invalid::Busy("the compiler is shut down".into())
+                        }
+                    })?;
+                (
+                    self.compile(digest, shape, bytes).await?,
+                    Origin::Compiled { rejected },
+                )
+            }
+        };
+        let this = self.clone();
+        let pre = tokio::task::spawn_blocking(move || this.link(shape, compiled))
+            .await
+            .map_err(|e| Invalid::Link(format!("linking failed: {e}")))??;
+        let program = Arc::new(Program {
+            digest,
+            shape,
+            size,
+            origin,
+            pre,
+        });
+        self.remember(program.clone());
+        Ok(program)
+    }
+
+    /// The artifact on disk, loaded off the async threads; `Err` says why
+    /// none was used (`None`: there was none).
+    async fn load_from_disk(
+        &self,
+        digest: Digest,
+        shape: Shape,
+    ) -> Result<Compiled, Option<String>> {
+        let Some(cache) = self.inner.cache.clone() else {
+            return Err(None);
+        };
+        let this = self.clone();
+        let found = tokio::task::spawn_blocking(move || match cache.load(&digest) {
+            Cached::Hit(artifact) => match this.deserialize(shape, &artifact) {
+                Ok(c) => Ok(c),
+                Err(e) => {
+                    cache.discard(&digest);
+                    Err(Some(format!("the engine refused it: {e}")))
+                }
+            },
+            Cached::Rejected(why) => Err(Some(why)),
+            Cached::Miss => Err(None),
+        })
+        .await
+        .unwrap_or_else(|e| Err(Some(format!("reading it failed: {e}"))));
+        match &found {
+            Ok(_) => crate::metrics::get().loaded("disk", None),
+            Err(Some(why)) => {
+                tracing::warn!(%digest, reason = %why, "cached artifact rejected; compiling again")
+            }
+            Err(None) => {}
+        }
+        found
+    }
+
+    /// Compiles, where the sandbox compiles, and keeps the artifact on disk.
+    async fn compile(
+        &self,
+        digest: Digest,
+        shape: Shape,
+        bytes: Vec<u8>,
+    ) -> Result<Compiled, Invalid> {
+        self.inner
+            .compiles
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let t0 = std::time::Instant::now();
+        let timeout = self.inner.config.compile_timeout;
+        let compiled = match &self.inner.config.compiler {
+            Compiler::Child { exe, max_memory_mb } => {
+                let kind = if shape.is_component() {
+                    compiler::Kind::Component
+                } else {
+                    compiler::Kind::Module
+                };
+                let artifact = compiler::compile_in_child(
+                    exe,
+                    *max_memory_mb,
+                    kind,
+                    self.inner.config.metering,
+                    &bytes,
+                    timeout,
+                )
+                .await?;
+                let this = self.clone();
+                tokio::task::spawn_blocking(move || {
+                    this.keep(&digest, &artifact);
+                    this.deserialize(shape, &artifact).map_err(|e| {
+                        Invalid::Compile(format!("the compiled artifact does not load: {e:#}"))
+                    })
+                })
+                .await
+                .map_err(|e| Invalid::Compile(format!("the compiler failed: {e}")))??
+            }
+            Compiler::InProcess => {
+                let this = self.clone();
+                let work = tokio::task::spawn_blocking(move || {
+                    let compiled = if shape.is_component() {
+                        Component::new(&this.inner.engine, &bytes).map(Compiled::Component)
+                    } else {
+                        Module::new(&this.inner.engine, &bytes).map(Compiled::Module)
+                    }
+                    .map_err(|e| Invalid::Compile(format!("{e:#}")))?;
+                    let artifact = match &compiled {
+                        Compiled::Component(c) => c.serialize(),
+                        Compiled::Module(m) => m.serialize(),
+                    };
+                    match artifact {
+                        Ok(a) => this.keep(&digest, &a),
+                        Err(e) => {
+                            tracing::warn!(%digest, error = %e, "could not serialize the compiled artifact")
+                        }
+                    }
+                    Ok(compiled)
+                });
+                // In a thread, the timeout ends the wait, not the compile.
+                match tokio::time::timeout(timeout, work).await {
+                    Err(_) => {
+                        return Err(Invalid::Compile(format!(
+                            "compiling took longer than {} s; the component is too large or too complex",
+                            timeout.as_secs()
+                        )))
+                    }
+                    Ok(Err(join)) => {
+                        return Err(Invalid::Compile(format!("the compiler failed: {join}")))
+                    }
+                    Ok(Ok(r)) => r?,
+                }
+            }
+        };
+        crate::metrics::get().loaded("compiled", Some(t0.elapsed()));
+        Ok(compiled)
+    }
+
+    /// Keeps a compiled artifact on disk, if the sandbox has a cache.
+    fn keep(&self, digest: &Digest, artifact: &[u8]) {
+        if let Some(cache) = &self.inner.cache {
+            if let Err(e) = cache.store(digest, artifact) {
+                tracing::warn!(%digest, error = %e, "could not cache the compiled artifact");
+            }
         }
     }
 
@@ -438,66 +611,13 @@ impl Sandbox {
         p.map.insert(program.digest, (program, now));
     }
 
-    fn compile_cached(
-        &self,
-        digest: &Digest,
-        shape: Shape,
-        bytes: &[u8],
-    ) -> Result<(Compiled, Origin), Invalid> {
-        let mut rejected = None;
-        if let Some(cache) = &self.inner.cache {
-            match cache.load(digest) {
-                Cached::Hit(artifact) => match self.deserialize(shape, &artifact) {
-                    Ok(c) => {
-                        crate::metrics::get().loaded("disk", None);
-                        return Ok((c, Origin::DiskCache));
-                    }
-                    Err(e) => {
-                        cache.discard(digest);
-                        rejected = Some(format!("the engine refused it: {e}"));
-                    }
-                },
-                Cached::Rejected(why) => rejected = Some(why),
-                Cached::Miss => {}
-            }
-            if let Some(why) = &rejected {
-                tracing::warn!(%digest, reason = %why, "cached artifact rejected; compiling again");
-            }
-        }
-        self.inner
-            .compiles
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let t0 = std::time::Instant::now();
-        let compiled = if shape.is_component() {
-            Component::new(&self.inner.engine, bytes).map(Compiled::Component)
-        } else {
-            Module::new(&self.inner.engine, bytes).map(Compiled::Module)
-        }
-        .map_err(|e| Invalid::Compile(format!("{e:#}")))?;
-        crate::metrics::get().loaded("compiled", Some(t0.elapsed()));
-        if let Some(cache) = &self.inner.cache {
-            let artifact = match &compiled {
-                Compiled::Component(c) => c.serialize(),
-                Compiled::Module(m) => m.serialize(),
-            };
-            match artifact
-                .map_err(|e| e.to_string())
-                .and_then(|a| cache.store(digest, &a).map_err(|e| e.to_string()))
-            {
-                Ok(()) => {}
-                Err(e) => {
-                    tracing::warn!(%digest, error = %e, "could not cache the compiled artifact")
-                }
-            }
-        }
-        Ok((compiled, Origin::Compiled { rejected }))
-    }
-
     fn deserialize(&self, shape: Shape, artifact: &[u8]) -> wasmtime::Result<Compiled> {
-        // SAFETY: the artifact's MAC was made with this cache's secret key
-        // over exactly these bytes, so this process family produced them with
-        // `serialize` under this engine configuration (the directory is keyed
-        // by the engine's compatibility hash, and wasmtime re-checks it).
+        // SAFETY: the artifact comes from the disk cache, whose MAC (made
+        // with this cache's secret key over exactly these bytes) checked
+        // out, so this process family wrote it with `serialize` under this
+        // engine configuration (the directory is keyed by the engine's
+        // compatibility hash); or from our own compiling child, this
+        // binary, over a pipe. wasmtime checks the configuration again.
         unsafe {
             Ok(if shape.is_component() {
                 Compiled::Component(Component::deserialize(&self.inner.engine, artifact)?)

@@ -124,6 +124,10 @@ pub trait JobStore: Send + Sync + 'static {
     ) -> StoreResult<Option<ComponentRecord>>;
     /// The bytes of a component, for the runner; not scoped to a tenant.
     async fn component_bytes(&self, digest: &str) -> StoreResult<Option<Vec<u8>>>;
+    /// How many components the tenant keeps, and their bytes in all: what
+    /// an upload is held to before it is compiled
+    /// (`tenants::component_room`).
+    async fn component_usage(&self, tenant: &str) -> StoreResult<(u64, u64)>;
 
     /// Adds the next version of a task (1 for a new task), within the
     /// tenant's `max_task_versions`.
@@ -203,8 +207,10 @@ pub trait JobStore: Send + Sync + 'static {
     /// Deletes components uploaded before `uploaded_before` that no task
     /// version uses (a job pins a task version's digest, and versions are
     /// never deleted, so no job uses them either), and bytes no component
-    /// names any longer; answers how many components.
-    async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<u64>;
+    /// names any longer; answers how many components, and the digests
+    /// whose bytes went (no tenant has them: their compiled artifacts may
+    /// go too).
+    async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<Collected>;
     /// Counts of jobs by status (all tenants), for benchmarks and metrics.
     async fn job_counts(&self) -> StoreResult<Vec<(crate::job::JobStatus, u64)>>;
 

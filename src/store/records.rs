@@ -768,6 +768,15 @@ impl Lease {
     }
 }
 
+/// What `component_collect` deleted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Collected {
+    /// Components (a tenant's upload of a digest).
+    pub components: u64,
+    /// Digests no tenant has any more, whose bytes were deleted.
+    pub digests: Vec<String>,
+}
+
 /// A queued job past its `expire_after_ms`, as `job_expiring` reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpiringJob {

@@ -66,6 +66,19 @@ pub fn within(quota: &'static str, limit: Option<u64>, used: i64, adding: i64) -
     }
 }
 
+/// Whether a tenant holding `count` components of `bytes` in all may add
+/// one of `size` bytes: the rule an upload is held to before it is
+/// compiled (`JobStore::component_room`) and when it is stored.
+pub fn component_room(q: &Quotas, count: i64, bytes: i64, size: u64) -> StoreResult<()> {
+    within("max_components", q.max_components, count, 1)?;
+    within(
+        "max_component_bytes",
+        q.max_component_bytes,
+        bytes,
+        i64::try_from(size).unwrap_or(i64::MAX),
+    )
+}
+
 /// A tenant as a claim sees it: its room under `max_running` and its fuel
 /// in the window, or `None` when it may be given no job now.
 pub fn contender(

@@ -320,7 +320,7 @@ impl Orchestrate for Orchestration {
                     .await
                     .map_err(|e| enqueue_failure(e.into()))?;
                 let program = registry
-                    .program(&tv.record.digest)
+                    .program(&tenant, &tv.record.digest)
                     .await
                     .map_err(|e| failure("unavailable", e.to_string(), true))?;
                 // The invoked task's own secrets, as its own job would get them.

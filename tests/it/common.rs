@@ -58,7 +58,7 @@ pub fn small_sandbox(config: SandboxConfig) -> Sandbox {
 
 pub async fn load(name: &str) -> Arc<Program> {
     sandbox()
-        .load(&guest(name))
+        .load("test", &guest(name))
         .await
         .unwrap_or_else(|e| panic!("{name} was refused: {e}"))
 }

@@ -142,6 +142,11 @@ impl Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+
+    /// The server process's id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
 }
 
 impl Drop for Served {

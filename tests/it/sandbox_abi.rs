@@ -181,12 +181,15 @@ async fn cancelling_stops_a_running_guest() {
 async fn bytes_that_are_not_a_guest_are_refused_clearly() {
     let s = sandbox();
     assert_eq!(
-        s.load(b"#!/bin/sh\necho hi").await.unwrap_err(),
+        s.load("test", b"#!/bin/sh\necho hi").await.unwrap_err(),
         Invalid::NotWasm
     );
 
     let no_start = wat::parse_str("(module (func (export \"main\")))").unwrap();
-    assert_eq!(s.load(&no_start).await.unwrap_err(), Invalid::NoEntryPoint);
+    assert_eq!(
+        s.load("test", &no_start).await.unwrap_err(),
+        Invalid::NoEntryPoint
+    );
 
     let bad_imports = wat::parse_str(
         r#"(module (import "env" "open" (func)) (import "wasi_snapshot_preview1" "nope" (func))
@@ -194,7 +197,7 @@ async fn bytes_that_are_not_a_guest_are_refused_clearly() {
                    (func (export "_start")))"#,
     )
     .unwrap();
-    match s.load(&bad_imports).await.unwrap_err() {
+    match s.load("test", &bad_imports).await.unwrap_err() {
         Invalid::ForbiddenImports(names) => {
             assert_eq!(names, ["env::open", "wasi_snapshot_preview1::nope"])
         }
@@ -208,12 +211,12 @@ async fn bytes_that_are_not_a_guest_are_refused_clearly() {
     )
     .unwrap();
     assert!(matches!(
-        s.load(&wrong_sig).await.unwrap_err(),
+        s.load("test", &wrong_sig).await.unwrap_err(),
         Invalid::Link(_)
     ));
 
     let invalid = wat::parse_str("(module (func (export \"_start\") (result i32)))").unwrap();
-    let err = s.load(&invalid).await.unwrap_err();
+    let err = s.load("test", &invalid).await.unwrap_err();
     assert!(
         matches!(err, Invalid::Compile(_) | Invalid::Link(_)),
         "{err:?}"
@@ -225,14 +228,14 @@ async fn truncated_and_corrupted_components_never_panic() {
     let bytes = guest("noop");
     let s = small_sandbox(Default::default());
     for cut in [9, 64, bytes.len() / 3, bytes.len() / 2, bytes.len() - 1] {
-        assert!(s.load(&bytes[..cut]).await.is_err(), "cut at {cut}");
+        assert!(s.load("test", &bytes[..cut]).await.is_err(), "cut at {cut}");
     }
     let mut flipped = bytes.clone();
     for i in (8..flipped.len()).step_by(997) {
         flipped[i] ^= 0x5a;
     }
     // Either refused or, if still valid, runs to some classified ending.
-    if let Ok(p) = s.load(&flipped).await {
+    if let Ok(p) = s.load("test", &flipped).await {
         let _ = s.run(&p, request("{}", Limits::DEFAULT)).await;
     }
 }
@@ -243,7 +246,7 @@ async fn oversized_uploads_are_refused_before_parsing() {
         max_component_bytes: 1000,
         ..Default::default()
     });
-    match s.load(&guest("noop")).await.unwrap_err() {
+    match s.load("test", &guest("noop")).await.unwrap_err() {
         Invalid::TooLarge { limit, .. } => assert_eq!(limit, 1000),
         other => panic!("{other:?}"),
     }
@@ -255,8 +258,8 @@ async fn a_full_instance_pool_is_unavailable_not_a_guest_failure() {
         max_instances: 1,
         ..Default::default()
     });
-    let sleeper = s.load(&guest("limits")).await.unwrap();
-    let noop = s.load(&guest("noop")).await.unwrap();
+    let sleeper = s.load("test", &guest("limits")).await.unwrap();
+    let noop = s.load("test", &guest("noop")).await.unwrap();
     let cancel = CancellationToken::new();
     let mut req = request(&json!({"op": "sleep", "ms": 60_000}).to_string(), roomy());
     req.cancel = Some(cancel.clone());

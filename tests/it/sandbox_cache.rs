@@ -18,7 +18,7 @@ async fn a_corrupted_artifact_is_recompiled_not_executed() {
     let input = repo_file("guest-examples/rust/invoice/example.json");
 
     let first = small_sandbox(config(dir.path()));
-    let program = first.load(&bytes).await.unwrap();
+    let program = first.load("test", &bytes).await.unwrap();
     assert_eq!(program.origin, Origin::Compiled { rejected: None });
     let path = first
         .artifact_cache()
@@ -28,7 +28,7 @@ async fn a_corrupted_artifact_is_recompiled_not_executed() {
 
     // A new process (here: a new sandbox) loads it from disk.
     let second = small_sandbox(config(dir.path()));
-    let program = second.load(&bytes).await.unwrap();
+    let program = second.load("test", &bytes).await.unwrap();
     assert_eq!(program.origin, Origin::DiskCache);
     expect_done(&second.run(&program, request(&input, Limits::DEFAULT)).await);
 
@@ -38,7 +38,7 @@ async fn a_corrupted_artifact_is_recompiled_not_executed() {
     artifact[mid] ^= 0xff;
     std::fs::write(&path, &artifact).unwrap();
     let third = small_sandbox(config(dir.path()));
-    let program = third.load(&bytes).await.unwrap();
+    let program = third.load("test", &bytes).await.unwrap();
     assert!(
         matches!(&program.origin, Origin::Compiled { rejected: Some(why) } if why.contains("MAC")),
         "{:?}",
@@ -49,21 +49,21 @@ async fn a_corrupted_artifact_is_recompiled_not_executed() {
     // Truncated to nothing.
     std::fs::write(&path, b"").unwrap();
     let fourth = small_sandbox(config(dir.path()));
-    let program = fourth.load(&bytes).await.unwrap();
+    let program = fourth.load("test", &bytes).await.unwrap();
     assert!(matches!(
         program.origin,
         Origin::Compiled { rejected: Some(_) }
     ));
 
     // Another component's valid artifact swapped in under this digest.
-    let other = fourth.load(&guest("noop")).await.unwrap();
+    let other = fourth.load("test", &guest("noop")).await.unwrap();
     let other_path = fourth
         .artifact_cache()
         .unwrap()
         .artifact_path(&other.digest);
     std::fs::copy(&other_path, &path).unwrap();
     let fifth = small_sandbox(config(dir.path()));
-    let program = fifth.load(&bytes).await.unwrap();
+    let program = fifth.load("test", &bytes).await.unwrap();
     assert!(matches!(
         program.origin,
         Origin::Compiled { rejected: Some(_) }
@@ -75,8 +75,8 @@ async fn a_corrupted_artifact_is_recompiled_not_executed() {
 #[tokio::test]
 async fn the_same_bytes_load_once_per_process() {
     let s = small_sandbox(Default::default());
-    let a = s.load(&guest("noop")).await.unwrap();
-    let b = s.load(&guest("noop")).await.unwrap();
+    let a = s.load("test", &guest("noop")).await.unwrap();
+    let b = s.load("test", &guest("noop")).await.unwrap();
     assert!(std::sync::Arc::ptr_eq(&a, &b));
     assert_eq!(
         a.digest.to_string(),
@@ -91,14 +91,14 @@ async fn the_same_bytes_load_once_per_process() {
 async fn the_same_bytes_compile_once() {
     let sandbox = small_sandbox(SandboxConfig::default());
     let bytes = guest("wordstats");
-    let (a, b) = tokio::join!(sandbox.load(&bytes), sandbox.load(&bytes));
+    let (a, b) = tokio::join!(sandbox.load("test", &bytes), sandbox.load("test", &bytes));
     assert!(std::sync::Arc::ptr_eq(&a.unwrap(), &b.unwrap()));
     assert_eq!(sandbox.compiles(), 1);
 
     let bytes = guest("invoice");
     let first = {
         let (sandbox, bytes) = (sandbox.clone(), bytes.clone());
-        tokio::spawn(async move { sandbox.load(&bytes).await })
+        tokio::spawn(async move { sandbox.load("test", &bytes).await })
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while sandbox.compiles() < 2 {
@@ -109,7 +109,7 @@ async fn the_same_bytes_compile_once() {
         tokio::task::yield_now().await;
     }
     first.abort();
-    let program = sandbox.load(&bytes).await.unwrap();
+    let program = sandbox.load("test", &bytes).await.unwrap();
     assert_eq!(program.digest.to_string().len(), 71);
     assert_eq!(
         sandbox.compiles(),

@@ -119,7 +119,7 @@ async fn sleeping_in_a_host_call_times_out() {
 
 #[tokio::test]
 async fn an_import_the_host_does_not_offer_is_refused_by_name() {
-    match sandbox().load(&guest("hostile-import")).await {
+    match sandbox().load("test", &guest("hostile-import")).await {
         Err(Invalid::ForbiddenImports(names)) => {
             assert_eq!(names, ["evil:net/raw@0.1.0"]);
         }

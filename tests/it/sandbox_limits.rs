@@ -93,7 +93,7 @@ async fn fuel_is_deterministic() {
 
     // A separate engine counts the same, and runs out at the same point.
     let other = small_sandbox(Default::default());
-    let program = other.load(&guest("limits")).await.unwrap();
+    let program = other.load("test", &guest("limits")).await.unwrap();
     let c = other.run(&program, request(&input, roomy())).await;
     assert_eq!(a.fuel_used, c.fuel_used);
 
@@ -223,7 +223,7 @@ async fn limits_above_the_ceilings_are_clamped() {
         },
         ..Default::default()
     });
-    let program = sandbox.load(&guest("limits")).await.unwrap();
+    let program = sandbox.load("test", &guest("limits")).await.unwrap();
     let asked = Limits {
         memory_mb: 4096,
         ..roomy()

@@ -159,7 +159,7 @@ impl Probe {
 
     async fn run(self, sandbox: &Sandbox) -> AttemptReport {
         let program = sandbox
-            .load(&guest("http-probe"))
+            .load("test", &guest("http-probe"))
             .await
             .expect("http-probe loads");
         let mut req = AttemptRequest::new(job(1), self.input.to_string(), self.limits);
@@ -466,7 +466,7 @@ async fn a_secret_in_a_failure_message_is_redacted() {
 async fn a_javascript_task_fetches_through_the_same_checks() {
     let (port, seen) = origin().await;
     let program = open_sandbox()
-        .load(&guest("js-fetch"))
+        .load("test", &guest("js-fetch"))
         .await
         .expect("js-fetch loads");
     let run = |url: String, allow: Option<Arc<NetworkGrant>>| {
@@ -518,7 +518,10 @@ async fn the_signed_webhook_example_signs_with_its_secret() {
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let program = open_sandbox().load(&guest("signed-webhook")).await.unwrap();
+    let program = open_sandbox()
+        .load("test", &guest("signed-webhook"))
+        .await
+        .unwrap();
     let input = json!({"url": format!("http://127.0.0.1:{port}/hook"), "event": {"order": 42}});
     let mut req = AttemptRequest::new(job(1), input.to_string(), roomy());
     req.network = Some(grant(&[&format!("127.0.0.1:{port}")], None, None));

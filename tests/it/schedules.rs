@@ -27,6 +27,7 @@ const TENANT: &str = "acme";
 pub struct Rig {
     pub store: Arc<dyn JobStore>,
     pub clock: ManualClock,
+    pub registry: Arc<Registry>,
     leader: Arc<Leader>,
     firer: Arc<Firer>,
 }
@@ -50,7 +51,7 @@ impl Rig {
         ));
         let firer = Firer::new(
             store.clone(),
-            registry,
+            registry.clone(),
             leader.clone(),
             Arc::new(Notify::new()),
             taskbox::schedule::firer::DEFAULT_MIN_INTERVAL,
@@ -58,6 +59,7 @@ impl Rig {
         Rig {
             store,
             clock,
+            registry,
             leader,
             firer,
         }

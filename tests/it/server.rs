@@ -56,6 +56,11 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
         metrics_per_tenant: false,
         secrets_key_file: None,
         schedule_min_interval: taskbox::schedule::firer::DEFAULT_MIN_INTERVAL,
+        // Compiles run in children of the real binary, as a server's do.
+        compile: taskbox::config::CompileSettings {
+            exe: Some(PathBuf::from(env!("CARGO_BIN_EXE_taskbox"))),
+            ..Default::default()
+        },
     }
 }
 

@@ -141,7 +141,15 @@ pub(super) async fn components_no_task_uses_are_collected(h: Harness) {
     h.clock.advance(10);
     // Uploaded after the cutoff: kept, even if unused.
     h.store.component_insert(comp(B, 4)).await.unwrap();
-    assert_eq!(h.store.component_collect(uploaded + 1).await.unwrap(), 3);
+    assert_eq!(h.store.component_usage(A).await.unwrap(), (3, 15));
+    let collected = h.store.component_collect(uploaded + 1).await.unwrap();
+    assert_eq!(collected.components, 3);
+    // Digest 2 went from both its tenants, digest 3 from its one: their
+    // bytes went; digest 1 is still used.
+    let mut gone = collected.digests.clone();
+    gone.sort();
+    assert_eq!(gone, [digest(2), digest(3)]);
+    assert_eq!(h.store.component_usage(A).await.unwrap(), (1, 5));
     assert!(
         h.store
             .component_get(A, &digest(1))
@@ -169,5 +177,9 @@ pub(super) async fn components_no_task_uses_are_collected(h: Harness) {
         .await
         .unwrap()
         .is_some());
-    assert_eq!(h.store.component_collect(uploaded + 1).await.unwrap(), 0);
+    assert_eq!(
+        h.store.component_collect(uploaded + 1).await.unwrap(),
+        Collected::default()
+    );
+    assert_eq!(h.store.component_usage("nobody").await.unwrap(), (0, 0));
 }

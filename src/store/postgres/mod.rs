@@ -395,6 +395,17 @@ impl JobStore for PgStore {
         registry::component_bytes(&self.db.pool, digest).await
     }
 
+    async fn component_usage(&self, tenant: &str) -> StoreResult<(u64, u64)> {
+        let (count, bytes): (i64, i64) = sqlx::query_as(
+            "SELECT COUNT(*), COALESCE(SUM(size), 0)::int8 FROM components WHERE tenant = $1",
+        )
+        .bind(tenant)
+        .fetch_one(&self.db.pool)
+        .await
+        .map_err(pg)?;
+        Ok((count.max(0) as u64, bytes.max(0) as u64))
+    }
+
     async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
         let defaults = self.db.defaults;
         self.tx(move |tx, now| Box::pin(registry::task_insert(tx, now, t, defaults)))
@@ -558,7 +569,7 @@ impl JobStore for PgStore {
         prune::prune(&self.db, p).await
     }
 
-    async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<u64> {
+    async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<Collected> {
         prune::collect(&self.db, uploaded_before).await
     }
 

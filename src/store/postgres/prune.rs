@@ -4,7 +4,7 @@
 use super::group::Db;
 use super::pg;
 use crate::store::prune_sql::prunable;
-use crate::store::records::{PruneParams, Pruned};
+use crate::store::records::{Collected, PruneParams, Pruned};
 use crate::store::{Millis, StoreResult};
 
 /// One step of a pass, in one statement: reads the next jobs by id,
@@ -43,7 +43,7 @@ pub async fn prune(db: &Db, p: PruneParams) -> StoreResult<Pruned> {
 
 /// Deletes components uploaded before `before` that no task version of
 /// their tenant uses, then bytes no component names.
-pub async fn collect(db: &Db, before: Millis) -> StoreResult<u64> {
+pub async fn collect(db: &Db, before: Millis) -> StoreResult<Collected> {
     let mut tx = db.pool.begin().await.map_err(pg)?;
     let n = sqlx::query(
         "DELETE FROM components c WHERE created_at < $1 AND NOT EXISTS ( \
@@ -54,15 +54,19 @@ pub async fn collect(db: &Db, before: Millis) -> StoreResult<u64> {
     .await
     .map_err(pg)?
     .rows_affected();
+    let mut digests = Vec::new();
     if n > 0 {
-        sqlx::query(
+        digests = sqlx::query_scalar(
             "DELETE FROM blobs b WHERE NOT EXISTS ( \
-               SELECT 1 FROM components c WHERE c.digest = b.digest)",
+               SELECT 1 FROM components c WHERE c.digest = b.digest) RETURNING digest",
         )
-        .execute(&mut *tx)
+        .fetch_all(&mut *tx)
         .await
         .map_err(pg)?;
     }
     tx.commit().await.map_err(pg)?;
-    Ok(n)
+    Ok(Collected {
+        components: n,
+        digests,
+    })
 }

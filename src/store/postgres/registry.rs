@@ -114,13 +114,7 @@ pub async fn component_insert(
         .fetch_one(&mut **tx)
         .await
         .map_err(pg)?;
-        within("max_components", q.max_components, count, 1)?;
-        within(
-            "max_component_bytes",
-            q.max_component_bytes,
-            bytes,
-            i64::try_from(c.bytes.len()).unwrap_or(i64::MAX),
-        )?;
+        crate::store::tenants::component_room(&q, count, bytes, c.bytes.len() as u64)?;
     }
     sqlx::query(
         "INSERT INTO blobs (digest, bytes) VALUES ($1, $2) ON CONFLICT (digest) DO NOTHING",

@@ -444,6 +444,17 @@ impl JobStore for SqliteStore {
         .await
     }
 
+    async fn component_usage(&self, tenant: &str) -> StoreResult<(u64, u64)> {
+        let (count, bytes): (i64, i64) = sqlx::query_as(
+            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM components WHERE tenant = ?1",
+        )
+        .bind(tenant)
+        .fetch_one(&mut *self.reader().await?)
+        .await
+        .map_err(db)?;
+        Ok((count.max(0) as u64, bytes.max(0) as u64))
+    }
+
     async fn component_get(
         &self,
         tenant: &str,
@@ -756,7 +767,7 @@ impl JobStore for SqliteStore {
         })
     }
 
-    async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<u64> {
+    async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<Collected> {
         self.write(Class::Bulk, true, move |c, _| {
             prune::collect(c, uploaded_before)
         })

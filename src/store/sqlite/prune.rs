@@ -3,7 +3,7 @@
 
 use super::{db, wdb};
 use crate::store::prune_sql::prunable;
-use crate::store::{Millis, PruneParams, StoreResult};
+use crate::store::{Collected, Millis, PruneParams, StoreResult};
 use rusqlite::{params, Connection};
 
 /// The step's jobs in id order, each with whether it may go; read on a
@@ -68,7 +68,7 @@ pub fn delete(
 
 /// Deletes components uploaded before `before` that no task version of
 /// their tenant uses, then bytes no component names.
-pub fn collect(conn: &Connection, before: Millis) -> StoreResult<u64> {
+pub fn collect(conn: &Connection, before: Millis) -> StoreResult<Collected> {
     let n = conn
         .prepare_cached(
             "DELETE FROM components WHERE created_at < ?1 AND NOT EXISTS ( \
@@ -77,13 +77,18 @@ pub fn collect(conn: &Connection, before: Millis) -> StoreResult<u64> {
         )
         .and_then(|mut s| s.execute([before]))
         .map_err(wdb)?;
+    let mut digests = Vec::new();
     if n > 0 {
-        conn.prepare_cached(
-            "DELETE FROM blobs WHERE NOT EXISTS ( \
-               SELECT 1 FROM components c WHERE c.digest = blobs.digest)",
-        )
-        .and_then(|mut s| s.execute([]))
-        .map_err(wdb)?;
+        digests = conn
+            .prepare_cached(
+                "DELETE FROM blobs WHERE NOT EXISTS ( \
+                   SELECT 1 FROM components c WHERE c.digest = blobs.digest) RETURNING digest",
+            )
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(wdb)?;
     }
-    Ok(n as u64)
+    Ok(Collected {
+        components: n as u64,
+        digests,
+    })
 }

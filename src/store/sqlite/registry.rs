@@ -59,13 +59,7 @@ pub fn component_insert(
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .map_err(wdb)?;
-        within("max_components", q.max_components, count, 1)?;
-        within(
-            "max_component_bytes",
-            q.max_component_bytes,
-            bytes,
-            i64::try_from(c.bytes.len()).unwrap_or(i64::MAX),
-        )?;
+        crate::store::tenants::component_room(&q, count, bytes, c.bytes.len() as u64)?;
     }
     conn.execute(
         "INSERT OR IGNORE INTO blobs (digest, bytes) VALUES (?1, ?2)",

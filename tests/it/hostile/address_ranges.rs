@@ -31,7 +31,7 @@ async fn a_guest_cannot_reach_home_through_an_ipv6_form() {
         .iter()
         .map(|h| json!({"method": "GET", "url": format!("http://{h}/latest/meta-data/")}))
         .collect();
-    let program = sandbox.load(&guest("http-probe")).await.unwrap();
+    let program = sandbox.load("test", &guest("http-probe")).await.unwrap();
     let mut req = AttemptRequest::new(job(1), json!({"requests": requests}).to_string(), roomy());
     req.network = Some(Arc::new(grant));
     req.tenant = Arc::from("acme");

@@ -15,6 +15,9 @@
 //!   holds the redacted output;
 //! - `redact_then_cut` (3): text is redacted before it is cut;
 //! - `secret_scope` (4): naming a secret in a task needs `secrets:write`;
+//! - `compile_gate` (5): quotas before compiling, a compile stopped at its
+//!   time and memory limits, each tenant in its own lane, disk loads that
+//!   wait for no compile, collected artifacts deleted;
 //! - `job_paths_rate` (6): every path that makes a job takes the enqueue
 //!   rate (triggers, redrives, spawns, callbacks, slots), and a schedule
 //!   fires no more often than the server's floor;
@@ -29,6 +32,7 @@
 
 mod address_ranges;
 mod callback_cycles;
+mod compile_gate;
 mod invoke_redaction;
 mod job_paths_rate;
 mod redact_then_cut;
