@@ -105,25 +105,13 @@ impl App {
             // A worker has no API to sign in to.
             _ if cfg.listen.is_none() => None,
             Some(t) => {
-                dyn_store
-                    .token_insert(NewToken {
-                        hash: auth::token_hash(t),
-                        tenant: None,
-                        scopes: Vec::new(),
-                    })
-                    .await?;
+                dyn_store.token_insert(admin_token(t)).await?;
                 None
             }
             None if dyn_store.token_admin_exists().await? => None,
             None => {
                 let t = auth::new_token();
-                dyn_store
-                    .token_insert(NewToken {
-                        hash: auth::token_hash(&t),
-                        tenant: None,
-                        scopes: Vec::new(),
-                    })
-                    .await?;
+                dyn_store.token_insert(admin_token(&t)).await?;
                 Some(t)
             }
         };
@@ -226,11 +214,13 @@ impl App {
         )
         .map_err(anyhow::Error::msg)?;
         services.extend(sender.spawn(stop_maintenance.clone()));
+        let tokens = Arc::new(auth::TokenCache::default());
         if let Some(signals) = dyn_store.signals() {
             services.push(tokio::spawn(follow_signals(
                 signals,
                 runner.clone(),
                 wake.clone(),
+                tokens.clone(),
                 stop_maintenance.clone(),
             )));
         }
@@ -261,7 +251,8 @@ impl App {
                 hooks,
             )
             .with_leader(leader.clone())
-            .with_firer(firer),
+            .with_firer(firer)
+            .with_tokens(tokens),
         );
         let stop_http = CancellationToken::new();
         crate::metrics::get().set_per_tenant(cfg.metrics_per_tenant);
@@ -346,12 +337,27 @@ impl App {
     }
 }
 
+/// The admin token's row: every scope, any tenant, no expiry. Stored
+/// again at each start with `TASKBOX_ADMIN_TOKEN` (replacing the one
+/// before), under a new id.
+fn admin_token(text: &str) -> NewToken {
+    NewToken {
+        id: auth::new_token_id(),
+        hash: auth::token_hash(text),
+        tenant: None,
+        scopes: Vec::new(),
+        expires_at: None,
+    }
+}
+
 /// Acts on what other processes on the same database say: jobs to look
-/// for wake the claim loop, a cancel stops the attempt if it runs here.
+/// for wake the claim loop, a cancel stops the attempt if it runs here, a
+/// revoked token is forgotten.
 async fn follow_signals(
     mut signals: tokio::sync::broadcast::Receiver<store::Signal>,
     runner: Arc<Runner>,
     wake: Arc<Notify>,
+    tokens: Arc<auth::TokenCache>,
     stop: CancellationToken,
 ) {
     use tokio::sync::broadcast::error::RecvError;
@@ -361,10 +367,17 @@ async fn follow_signals(
             _ = stop.cancelled() => return,
         };
         match signal {
-            Ok(store::Signal::Jobs) | Err(RecvError::Lagged(_)) => wake.notify_one(),
+            Ok(store::Signal::Jobs) => wake.notify_one(),
+            // Whatever was missed: look for jobs, and forget every token
+            // (a revoke may have been among them).
+            Err(RecvError::Lagged(_)) => {
+                wake.notify_one();
+                tokens.forget_all();
+            }
             Ok(store::Signal::Cancel(id)) => {
                 runner.interrupt(&id);
             }
+            Ok(store::Signal::TokenRevoked(id)) => tokens.forget(&id),
             Err(RecvError::Closed) => return,
         }
     }

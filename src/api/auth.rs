@@ -1,21 +1,32 @@
 //! Who is calling: the bearer token's tenant and scopes. Tokens are kept
 //! only as SHA-256; the admin token acts in tenant `default` unless the
-//! `Taskbox-Tenant` header names another.
+//! `Taskbox-Tenant` header names another. A token looked up is believed
+//! for `TOKEN_TTL`, its expiry checked at every request.
 
 use super::error::ApiError;
 use super::ApiState;
+use crate::store::clock::rfc3339;
 use crate::store::{Scope, TokenRecord};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The tenant an admin acts in unless told otherwise.
 pub const DEFAULT_TENANT: &str = "default";
 /// Tokens remembered after their first lookup.
 const MAX_CACHED_TOKENS: usize = 10_000;
 const TOKEN_PREFIX: &str = "tbx_";
+const ID_PREFIX: &str = "tok_";
+/// How long a token looked up is believed without asking the store again:
+/// the longest a revoke made by another process takes to reach this one
+/// when its notification is lost (or, on SQLite, never sent: one process
+/// owns the database). A lookup costs one read by primary key.
+pub const TOKEN_TTL: Duration = Duration::from_secs(3);
+/// Least time between two records of one token's use by this process.
+pub const TOUCH_EVERY: Duration = Duration::from_secs(60);
 
 /// SHA-256 of a token's text, hex: what the store keeps.
 pub fn token_hash(token: &str) -> String {
@@ -24,32 +35,140 @@ pub fn token_hash(token: &str) -> String {
 
 /// A fresh token's text.
 pub fn new_token() -> String {
-    let mut b = [0u8; 32];
-    getrandom::fill(&mut b).expect("the system's random source failed");
-    format!("{TOKEN_PREFIX}{}", hex::encode(b))
+    format!("{TOKEN_PREFIX}{}", hex::encode(random::<32>()))
 }
 
-/// Tokens already checked against the store. Tokens are never revoked
-/// through the API, so a remembered one stays right; the admin token is
-/// replaced only at start.
+/// A fresh token's id: what the list shows and a revoke names. Random, not
+/// derived from the token, so it tells nothing of it.
+pub fn new_token_id() -> String {
+    format!("{ID_PREFIX}{}", hex::encode(random::<8>()))
+}
+
+fn random<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
+    getrandom::fill(&mut b).expect("the system's random source failed");
+    b
+}
+
+/// Tokens already checked against the store, each believed until its
+/// `until`; and when this process last recorded each token's use.
 #[derive(Default)]
-pub struct TokenCache(Mutex<HashMap<String, TokenRecord>>);
+pub struct TokenCache {
+    known: Mutex<Known>,
+    /// By the token's id.
+    touched: Mutex<HashMap<String, Instant>>,
+}
+
+#[derive(Default)]
+struct Known {
+    /// By the token's hash.
+    tokens: HashMap<String, (TokenRecord, Instant)>,
+    /// One more at each forget: a lookup begun before one is not kept,
+    /// since it may have read the token before its revoke.
+    generation: u64,
+}
+
+/// Where a lookup in the store began: passed back to `TokenCache::put`.
+#[derive(Clone, Copy)]
+struct Asked {
+    at: Instant,
+    generation: u64,
+}
 
 impl TokenCache {
-    fn get(&self, hash: &str) -> Option<TokenRecord> {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(hash)
-            .cloned()
+    fn known(&self) -> std::sync::MutexGuard<'_, Known> {
+        self.known.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn put(&self, hash: String, t: TokenRecord) {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= MAX_CACHED_TOKENS {
-            map.clear();
+    /// The token, if it was looked up less than `TOKEN_TTL` before `now`;
+    /// else where the lookup the caller makes begins.
+    fn get(&self, hash: &str, now: Instant) -> Result<TokenRecord, Asked> {
+        let mut known = self.known();
+        match known.tokens.get(hash) {
+            Some((record, until)) if now < *until => return Ok(record.clone()),
+            Some(_) => {
+                known.tokens.remove(hash);
+            }
+            None => {}
         }
-        map.insert(hash, t);
+        Err(Asked {
+            at: now,
+            generation: known.generation,
+        })
+    }
+
+    /// Remembers a token the store answered to a lookup begun at `asked`,
+    /// until `TOKEN_TTL` after it began: a revoke committed during the
+    /// lookup is believed away no later than `TOKEN_TTL` after it (and at
+    /// once in this process, which forgot it meanwhile).
+    fn put(&self, hash: String, record: TokenRecord, asked: Asked) {
+        let mut known = self.known();
+        if known.generation != asked.generation {
+            return;
+        }
+        if known.tokens.len() >= MAX_CACHED_TOKENS {
+            known.tokens.retain(|_, (_, until)| asked.at < *until);
+            if known.tokens.len() >= MAX_CACHED_TOKENS {
+                known.tokens.clear();
+            }
+        }
+        known.tokens.insert(hash, (record, asked.at + TOKEN_TTL));
+    }
+
+    /// Forgets the token of this id: it was revoked.
+    pub fn forget(&self, id: &str) {
+        let mut known = self.known();
+        known.generation += 1;
+        known.tokens.retain(|_, (record, _)| record.id != id);
+    }
+
+    /// Forgets every token: revokes may have been missed.
+    pub fn forget_all(&self) {
+        let mut known = self.known();
+        known.generation += 1;
+        known.tokens.clear();
+    }
+
+    /// Whether this token's use at `now` should be recorded: not when this
+    /// process recorded one less than `TOUCH_EVERY` before.
+    fn should_touch(&self, id: &str, now: Instant) -> bool {
+        let mut map = self.touched.lock().unwrap_or_else(|p| p.into_inner());
+        if map.get(id).is_some_and(|at| now < *at + TOUCH_EVERY) {
+            return false;
+        }
+        if map.len() >= MAX_CACHED_TOKENS {
+            map.retain(|_, at| now < *at + TOUCH_EVERY);
+            if map.len() >= MAX_CACHED_TOKENS {
+                map.clear();
+            }
+        }
+        map.insert(id.to_owned(), now);
+        true
+    }
+}
+
+/// Records a token's use off the request's path: a write whose failure
+/// costs only the time shown, so it is logged and no more.
+fn touch(state: &ApiState, id: &str) {
+    if !state.tokens.should_touch(id, Instant::now()) {
+        return;
+    }
+    let (store, id) = (state.store.clone(), id.to_owned());
+    tokio::spawn(async move {
+        if let Err(e) = store.token_touch(&id).await {
+            tracing::debug!(error = %e, token = %id, "cannot record a token's use");
+        }
+    });
+}
+
+/// Refuses a token past its `expires_at`, by the store's clock.
+fn check_expiry(state: &ApiState, record: &TokenRecord) -> Result<(), ApiError> {
+    match record.expires_at {
+        Some(at) if state.store.now() >= at => Err(ApiError::Unauthenticated(format!(
+            "this token expired at {}; ask the admin for a new one",
+            rfc3339(at)
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -152,19 +271,21 @@ impl FromRequestParts<Arc<ApiState>> for Principal {
                 )
             })?;
         let hash = token_hash(token);
-        let record = match state.tokens.get(&hash) {
-            Some(r) => r,
-            None => {
+        let record = match state.tokens.get(&hash, Instant::now()) {
+            Ok(r) => r,
+            Err(asked) => {
                 let r = state
                     .store
                     .token_get(&hash)
                     .await?
                     .ok_or_else(|| ApiError::Unauthenticated("unknown token".into()))?;
-                state.tokens.put(hash, r.clone());
+                state.tokens.put(hash, r.clone(), asked);
                 r
             }
         };
-        let asked = parts
+        check_expiry(state, &record)?;
+        touch(state, &record.id);
+        let named = parts
             .headers
             .get("taskbox-tenant")
             .map(|v| {
@@ -174,7 +295,7 @@ impl FromRequestParts<Arc<ApiState>> for Principal {
             })
             .transpose()?;
         if record.admin {
-            let tenant = asked.unwrap_or_else(|| DEFAULT_TENANT.to_owned());
+            let tenant = named.unwrap_or_else(|| DEFAULT_TENANT.to_owned());
             tracing::Span::current().record("tenant", tenant.as_str());
             if tenant != DEFAULT_TENANT && state.store.tenant_get(&tenant).await?.is_none() {
                 return Err(ApiError::BadRequest(format!(
@@ -190,7 +311,7 @@ impl FromRequestParts<Arc<ApiState>> for Principal {
         let own = record
             .tenant
             .ok_or_else(|| ApiError::Unauthenticated("unknown token".into()))?;
-        if asked.as_ref().is_some_and(|a| *a != own) {
+        if named.as_ref().is_some_and(|a| *a != own) {
             return Err(ApiError::Forbidden(
                 "a tenant token acts only in its own tenant; drop the Taskbox-Tenant header".into(),
             ));
@@ -201,5 +322,84 @@ impl FromRequestParts<Arc<ApiState>> for Principal {
             admin: false,
             scopes: record.scopes,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str) -> TokenRecord {
+        TokenRecord {
+            id: id.into(),
+            tenant: Some("acme".into()),
+            scopes: vec![Scope::JobsRead],
+            admin: false,
+            expires_at: None,
+        }
+    }
+
+    /// Looks `hash` up as a request does, the store answering `id`.
+    fn look_up(cache: &TokenCache, hash: &str, id: &str, now: Instant) -> bool {
+        match cache.get(hash, now) {
+            Ok(_) => true,
+            Err(asked) => {
+                cache.put(hash.into(), record(id), asked);
+                false
+            }
+        }
+    }
+
+    #[test]
+    fn a_token_is_believed_for_the_ttl_then_looked_up_again() {
+        let cache = TokenCache::default();
+        let t0 = Instant::now();
+        assert!(!look_up(&cache, "h", "tok_1", t0), "first: the store");
+        assert!(
+            cache.get("h", t0 + TOKEN_TTL / 2).is_ok(),
+            "then: remembered"
+        );
+        assert!(cache.get("h", t0 + TOKEN_TTL).is_err(), "and no longer");
+    }
+
+    #[test]
+    fn a_revoked_token_is_forgotten_even_when_a_lookup_was_under_way() {
+        let cache = TokenCache::default();
+        let t0 = Instant::now();
+        look_up(&cache, "h1", "tok_1", t0);
+        look_up(&cache, "h2", "tok_2", t0);
+        cache.forget("tok_1");
+        assert!(cache.get("h1", t0).is_err());
+        assert!(cache.get("h2", t0).is_ok(), "only the revoked one");
+
+        // A lookup that read the row before the revoke answers after it:
+        // what it read is not kept.
+        let Err(asked) = cache.get("h3", t0) else {
+            panic!("h3 was never looked up")
+        };
+        cache.forget("tok_3");
+        cache.put("h3".into(), record("tok_3"), asked);
+        assert!(cache.get("h3", t0).is_err());
+
+        cache.forget_all();
+        assert!(cache.get("h2", t0).is_err());
+    }
+
+    #[test]
+    fn a_use_is_recorded_at_most_once_a_minute() {
+        let cache = TokenCache::default();
+        let t0 = Instant::now();
+        assert!(cache.should_touch("tok_1", t0));
+        assert!(!cache.should_touch("tok_1", t0 + TOUCH_EVERY / 2));
+        assert!(cache.should_touch("tok_2", t0), "each token its own");
+        assert!(cache.should_touch("tok_1", t0 + TOUCH_EVERY));
+    }
+
+    #[test]
+    fn ids_are_random_and_tell_nothing_of_the_token() {
+        let (a, b) = (new_token_id(), new_token_id());
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 4 + 16);
+        assert!(a.starts_with("tok_") && a[4..].chars().all(|c| c.is_ascii_hexdigit()));
     }
 }

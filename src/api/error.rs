@@ -36,6 +36,8 @@ pub enum ApiError {
     ScheduleNotFound(String),
     #[error("secret {0:?} was not found; GET /v1/secrets lists the tenant's secrets")]
     SecretNotFound(String),
+    #[error("token {0:?} was not found (or was revoked already); GET /v1/tokens lists the tokens")]
+    TokenNotFound(String),
     #[error("no such route: {0}")]
     NoRoute(String),
     #[error("{0}")]
@@ -90,6 +92,7 @@ pub enum ErrorCode {
     WebhookNotFound,
     ScheduleNotFound,
     SecretNotFound,
+    TokenNotFound,
     NotFound,
     Conflict,
     PayloadTooLarge,
@@ -138,6 +141,7 @@ impl ApiError {
             | ApiError::WebhookNotFound(_)
             | ApiError::ScheduleNotFound(_)
             | ApiError::SecretNotFound(_)
+            | ApiError::TokenNotFound(_)
             | ApiError::WorkflowNotFound(_)
             | ApiError::NoRoute(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
@@ -167,6 +171,7 @@ impl ApiError {
             ApiError::WebhookNotFound(_) => ErrorCode::WebhookNotFound,
             ApiError::ScheduleNotFound(_) => ErrorCode::ScheduleNotFound,
             ApiError::SecretNotFound(_) => ErrorCode::SecretNotFound,
+            ApiError::TokenNotFound(_) => ErrorCode::TokenNotFound,
             ApiError::NoRoute(_) => ErrorCode::NotFound,
             ApiError::Conflict(_) => ErrorCode::Conflict,
             ApiError::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,

@@ -16,6 +16,7 @@ mod registry;
 mod schedules;
 mod secrets;
 mod tenants;
+mod tokens;
 mod usage;
 pub mod views;
 mod webhooks;
@@ -80,7 +81,9 @@ pub struct ApiState {
     /// Rung after each enqueue so idle runners claim at once.
     pub wake: Arc<Notify>,
     pub limits: ApiLimits,
-    pub tokens: auth::TokenCache,
+    /// Tokens looked up lately (shared with what hears of revokes made by
+    /// other processes).
+    pub tokens: Arc<auth::TokenCache>,
     /// The one enqueue path (it holds each tenant's quotas as enqueues are
     /// metered by them).
     pub enqueuer: Arc<Enqueuer>,
@@ -118,7 +121,7 @@ impl ApiState {
             runner,
             wake,
             limits,
-            tokens: auth::TokenCache::default(),
+            tokens: Arc::default(),
             enqueuer,
             leader: None,
             firer: None,
@@ -128,6 +131,12 @@ impl ApiState {
     /// With what fires schedules, so that the API can trigger them.
     pub fn with_firer(mut self, firer: Arc<crate::schedule::firer::Firer>) -> Self {
         self.firer = Some(firer);
+        self
+    }
+
+    /// With this cache of tokens, which the process's signals also reach.
+    pub fn with_tokens(mut self, tokens: Arc<auth::TokenCache>) -> Self {
+        self.tokens = tokens;
         self
     }
 
@@ -149,7 +158,8 @@ pub(crate) fn api() -> OpenApiRouter<Arc<ApiState>> {
         .routes(routes!(tenants::put_tenant, tenants::show_tenant))
         .routes(routes!(usage::tenant_usage))
         .routes(routes!(usage::own_usage))
-        .routes(routes!(tenants::create_token))
+        .routes(routes!(tokens::create_token, tokens::list_tokens))
+        .routes(routes!(tokens::revoke_token))
         .routes(routes!(auth::whoami))
         .routes(routes!(registry::upload_component))
         .routes(routes!(registry::list_tasks))

@@ -205,7 +205,7 @@ mod tests {
             .as_array()
             .unwrap()
             .len();
-        assert_eq!(codes, 24, "one per ApiError::code");
+        assert_eq!(codes, 25, "one per ApiError::code");
         assert!(doc["paths"]["/v1/jobs"]["post"]["responses"]["429"].is_object());
     }
 

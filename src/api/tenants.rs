@@ -1,7 +1,7 @@
-//! The admin's routes: tenants (`POST /v1/tenants`; their weight and quotas
-//! with `PUT` and `GET /v1/tenants/{name}`) and tokens (`POST /v1/tokens`).
+//! The admin's routes of tenants: `POST /v1/tenants`, their weight and
+//! quotas with `PUT` and `GET /v1/tenants/{name}`, and the list.
 
-use super::auth::{new_token, token_hash, Principal};
+use super::auth::Principal;
 use super::body::JsonBody;
 use super::error::ApiError;
 use super::openapi::Errors;
@@ -9,7 +9,7 @@ use super::ApiState;
 use crate::quota::{Quotas, MAX_WEIGHT};
 use crate::registry::spec::check_name;
 use crate::store::clock::rfc3339;
-use crate::store::{NewToken, Scope, Tenant, TenantSettings};
+use crate::store::{Tenant, TenantSettings};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
@@ -57,14 +57,6 @@ pub enum QuotaSource {
 #[derive(Serialize, ToSchema)]
 pub struct TenantList {
     tenants: Vec<TenantView>,
-}
-
-/// A token, shown once: only its hash is kept.
-#[derive(Serialize, ToSchema)]
-pub struct TokenMinted {
-    token: String,
-    tenant: String,
-    scopes: Vec<Scope>,
 }
 
 /// Creates a tenant. The admin's.
@@ -207,65 +199,4 @@ pub async fn list_tenants(
     Ok(Json(TenantList {
         tenants: all.iter().map(|t| tenant_view(&state, t)).collect(),
     }))
-}
-
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewTokenBody {
-    tenant: String,
-    #[schema(value_type = Vec<Scope>, min_items = 1)]
-    scopes: Vec<String>,
-}
-
-/// Mints a token for a tenant with the given scopes. The admin's.
-#[utoipa::path(post, path = "/v1/tokens", tag = "tenants", request_body = NewTokenBody,
-    responses((status = 201, body = TokenMinted), Errors))]
-pub async fn create_token(
-    State(state): State<Arc<ApiState>>,
-    who: Principal,
-    body: JsonBody<NewTokenBody>,
-) -> Result<(StatusCode, Json<TokenMinted>), ApiError> {
-    who.require_admin()?;
-    let NewTokenBody { tenant, scopes } = body.value;
-    if state.store.tenant_get(&tenant).await?.is_none() {
-        return Err(ApiError::BadRequest(format!(
-            "tenant {tenant:?} does not exist; create it with POST /v1/tenants"
-        )));
-    }
-    if scopes.is_empty() {
-        return Err(ApiError::BadRequest(format!(
-            "scopes is empty; give one or more of {}",
-            all_scopes()
-        )));
-    }
-    let mut parsed = Vec::with_capacity(scopes.len());
-    for s in &scopes {
-        let scope = Scope::parse(s).ok_or_else(|| {
-            ApiError::BadRequest(format!("unknown scope {s:?}; scopes are {}", all_scopes()))
-        })?;
-        if !parsed.contains(&scope) {
-            parsed.push(scope);
-        }
-    }
-    let token = new_token();
-    state
-        .store
-        .token_insert(NewToken {
-            hash: token_hash(&token),
-            tenant: Some(tenant.clone()),
-            scopes: parsed.clone(),
-        })
-        .await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(TokenMinted {
-            token,
-            tenant,
-            scopes: parsed,
-        }),
-    ))
-}
-
-fn all_scopes() -> String {
-    Scope::ALL.map(|s| s.as_str()).join(", ")
 }

@@ -29,6 +29,7 @@ mod sse;
 mod table;
 mod task;
 mod tenant;
+mod token;
 mod webhook;
 mod workflow;
 
@@ -96,9 +97,9 @@ pub enum Command {
     /// Tenants: create them, set their weights and quotas, see their usage.
     #[command(subcommand)]
     Tenant(admin::TenantCmd),
-    /// Mint scoped tokens (admin token).
+    /// Tokens: mint, list and revoke them (admin token).
     #[command(subcommand)]
-    Token(admin::TokenCmd),
+    Token(token::TokenCmd),
     /// Run one attempt of a task locally, in the same sandbox the server uses.
     Run(RunArgs),
     /// Ask a server whether it and its database answer (exit status 0 or 1).
@@ -143,7 +144,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Secret(cmd) => secret::main(cmd),
         Command::Queue(cmd) => queue::main(cmd),
         Command::Tenant(cmd) => admin::tenant_main(cmd),
-        Command::Token(cmd) => admin::token_main(cmd),
+        Command::Token(cmd) => token::main(cmd),
         Command::Run(args) => run::main(args),
         Command::Health(args) => health::main(args),
         Command::Compile(args) => Ok(crate::sandbox::compiler::child_main(args)),

@@ -23,6 +23,7 @@ pub mod sqlite;
 pub mod step_rows;
 pub mod tally;
 pub mod tenants;
+pub mod token_rows;
 pub mod transition;
 pub mod webhook_rows;
 pub mod workflow_rows;
@@ -34,6 +35,7 @@ pub use records::*;
 pub use schedule_rows::{SchedulePut, ScheduleRecord, ScheduleState, MAX_SCHEDULES};
 pub use secret_rows::{NewSecret, SealedSecret, SecretRecord, MAX_SECRETS};
 pub use step_rows::{StepConfig, StepKind, StepRecord, StepStatus, StepWrite, WorkflowStart};
+pub use token_rows::{NewToken, Revocation, TokenInfo, TokenRecord};
 pub use workflow_rows::{NewWorkflow, WorkflowRecord};
 
 use async_trait::async_trait;
@@ -75,6 +77,8 @@ pub enum Signal {
     Jobs,
     /// A cancel was asked for this running job: stop it if it is held here.
     Cancel(String),
+    /// The token of this id was revoked: forget it if it is remembered.
+    TokenRevoked(String),
 }
 
 /// The storage seam. Every time that decides anything (run_at, leases,
@@ -109,9 +113,21 @@ pub trait JobStore: Send + Sync + 'static {
     /// Stores a token's hash; `tenant: None` with `admin` is the admin token,
     /// which replaces any earlier one.
     async fn token_insert(&self, token: NewToken) -> StoreResult<()>;
+    /// The token of this hash, expired or not (the caller decides by its
+    /// `expires_at`).
     async fn token_get(&self, hash: &str) -> StoreResult<Option<TokenRecord>>;
     /// Whether an admin token exists.
     async fn token_admin_exists(&self) -> StoreResult<bool>;
+    /// Every token, expired ones too: the admin's first, then by tenant
+    /// (as bytes), when made and id. Never a hash.
+    async fn token_list(&self) -> StoreResult<Vec<TokenInfo>>;
+    /// Deletes a tenant's token by id. The admin token is never deleted
+    /// here (`Revocation::Admin`). Where other processes share the store
+    /// (PostgreSQL), they are told (`Signal::TokenRevoked`) when it commits.
+    async fn token_revoke(&self, id: &str) -> StoreResult<Revocation>;
+    /// Records that the token was used now (by the store's clock); a later
+    /// time already recorded is kept. Nothing when no token has that id.
+    async fn token_touch(&self, id: &str) -> StoreResult<()>;
 
     /// Records a component for a tenant; the bytes are kept once per digest.
     /// `created` is false when the tenant had it already. A new one counts

@@ -115,22 +115,6 @@ impl Scope {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewToken {
-    /// SHA-256 of the token, hex.
-    pub hash: String,
-    /// `None` for the admin token.
-    pub tenant: Option<String>,
-    pub scopes: Vec<Scope>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokenRecord {
-    pub tenant: Option<String>,
-    pub scopes: Vec<Scope>,
-    pub admin: bool,
-}
-
 #[derive(Debug, Clone)]
 pub struct NewComponent {
     pub tenant: String,

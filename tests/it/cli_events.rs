@@ -78,10 +78,15 @@ impl Server {
     /// Runs the CLI against this server with the admin token: its exit
     /// code, stdout and stderr.
     pub(crate) fn cli(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        self.cli_as(ADMIN, args)
+    }
+
+    /// Runs the CLI as `cli` does, with another token.
+    pub(crate) fn cli_as(&self, token: &str, args: &[&str]) -> (Option<i32>, String, String) {
         let out = taskbox()
             .args(args)
             .env("TASKBOX_URL", &self.url)
-            .env("TASKBOX_TOKEN", ADMIN)
+            .env("TASKBOX_TOKEN", token)
             .output()
             .expect("run taskbox");
         (

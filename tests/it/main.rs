@@ -8,6 +8,7 @@ mod api_jobs;
 mod api_outbound;
 mod api_schedules;
 mod api_secrets;
+mod api_tokens;
 mod api_webhooks;
 mod api_workflows;
 mod browser;

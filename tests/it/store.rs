@@ -170,3 +170,73 @@ async fn an_unused_upload_is_kept_an_hour_whatever_the_retention() {
     assert_eq!(pruner.collect().await.unwrap(), 1, "an hour after, unused");
     store.close().await;
 }
+
+/// Tokens made before tokens had ids (migration 0015) keep working, each
+/// with an id derived from its hash, and can be listed and revoked.
+#[tokio::test]
+async fn tokens_made_before_ids_get_ids_from_their_hash() {
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("taskbox.db");
+    let mut before = sqlx::migrate!("migrations/sqlite");
+    before.migrations = before
+        .migrations
+        .iter()
+        .filter(|m| m.version < 15)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+    let opts = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true);
+    let mut c = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
+    before.run(&mut c).await.unwrap();
+    let (tenant_hash, admin_hash) = ("a".repeat(64), "b".repeat(64));
+    sqlx::query("INSERT INTO tenants (name, created_at) VALUES ('acme', 1)")
+        .execute(&mut c)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO tokens (hash, tenant, scopes, admin, created_at) VALUES \
+         (?1, 'acme', 'jobs:read', 0, 10), (?2, NULL, '', 1, 20)",
+    )
+    .bind(&tenant_hash)
+    .bind(&admin_hash)
+    .execute(&mut c)
+    .await
+    .unwrap();
+    c.close().await.unwrap();
+
+    let store = sqlite(&dir, ManualClock::default()).await;
+    tokens_got_ids(&store, &tenant_hash, &admin_hash).await;
+    store.close().await;
+}
+
+/// What a store migrated past tokens' ids answers of a tenant's token and
+/// the admin's made before them (both backends' migration tests).
+pub async fn tokens_got_ids<S: JobStore + ?Sized>(store: &S, tenant_hash: &str, admin_hash: &str) {
+    use taskbox::store::Revocation;
+    let t = store.token_get(tenant_hash).await.unwrap().unwrap();
+    assert_eq!(t.id, format!("tok_{}", &tenant_hash[..16]));
+    assert_eq!(t.tenant.as_deref(), Some("acme"));
+    assert_eq!(t.expires_at, None);
+    let listed: Vec<(String, i64)> = store
+        .token_list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.id, t.created_at))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (format!("tok_{}", &admin_hash[..16]), 20),
+            (t.id.clone(), 10)
+        ]
+    );
+    assert_eq!(
+        store.token_revoke(&t.id).await.unwrap(),
+        Revocation::Revoked
+    );
+    assert_eq!(store.token_get(tenant_hash).await.unwrap(), None);
+}

@@ -241,6 +241,137 @@ async fn signals_reach_the_other_processes() {
     b.close().await;
 }
 
+/// The id of the next revoked token `rx` hears, within `ms`.
+async fn next_revoke(
+    rx: &mut tokio::sync::broadcast::Receiver<taskbox::store::Signal>,
+    ms: u64,
+) -> Result<String, tokio::time::error::Elapsed> {
+    use taskbox::store::Signal;
+    tokio::time::timeout(std::time::Duration::from_millis(ms), async {
+        loop {
+            match rx.recv().await {
+                Ok(Signal::TokenRevoked(x)) => return x,
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(e) => panic!("the signals ended: {e}"),
+            }
+        }
+    })
+    .await
+}
+
+/// A revoke on one store is heard by another on the same database (and by
+/// the store that made it: its process forgot the token already, and a
+/// second forget is harmless), with the token's id.
+#[tokio::test]
+async fn a_revoke_is_heard_by_the_other_processes() {
+    use taskbox::store::{NewToken, Revocation};
+    let Some(db) = test_db().await else { return };
+    let clock = ManualClock::default();
+    let a = postgres(&db, clock.clone()).await;
+    let b = postgres(&db, clock.clone()).await;
+    let mut heard = a.signals().expect("a shared store signals");
+    b.tenant_insert("tenant-a").await.unwrap();
+    // A's listener may not listen yet when the first revoke commits (what
+    // is sent before is lost, and its cache's TTL covers that): revoke
+    // one token after another until A hears one, then it hears each.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    for i in 0.. {
+        assert!(std::time::Instant::now() < deadline, "A heard no revoke");
+        let id = format!("tok_{i:016x}");
+        b.token_insert(NewToken {
+            id: id.clone(),
+            hash: format!("hash-{i}"),
+            tenant: Some("tenant-a".into()),
+            scopes: vec![],
+            expires_at: None,
+        })
+        .await
+        .unwrap();
+        assert_eq!(b.token_revoke(&id).await.unwrap(), Revocation::Revoked);
+        if let Ok(x) = next_revoke(&mut heard, 500).await {
+            assert!(x.starts_with("tok_0"), "{x}");
+            break;
+        }
+    }
+    // Now that A listens: a revoke refused (the admin's, or none) says nothing.
+    b.token_insert(NewToken {
+        id: "tok_admin".into(),
+        hash: "hash-admin".into(),
+        tenant: None,
+        scopes: vec![],
+        expires_at: None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        b.token_revoke("tok_admin").await.unwrap(),
+        Revocation::Admin
+    );
+    assert_eq!(
+        b.token_revoke("tok_none").await.unwrap(),
+        Revocation::NotFound
+    );
+    b.token_insert(NewToken {
+        id: "tok_last".into(),
+        hash: "hash-last".into(),
+        tenant: Some("tenant-a".into()),
+        scopes: vec![],
+        expires_at: None,
+    })
+    .await
+    .unwrap();
+    b.token_revoke("tok_last").await.unwrap();
+    // Late echoes of the first revokes may come first; nothing else does.
+    loop {
+        let x = next_revoke(&mut heard, 20_000)
+            .await
+            .expect("A heard the last revoke");
+        if x == "tok_last" {
+            break;
+        }
+        assert!(x.starts_with("tok_0"), "a refused revoke was told: {x}");
+    }
+    a.close().await;
+    b.close().await;
+}
+
+/// Tokens made before tokens had ids (migration 0016) keep working, each
+/// with an id derived from its hash, and can be listed and revoked.
+#[tokio::test]
+async fn tokens_made_before_ids_get_ids_from_their_hash() {
+    use sqlx::Connection;
+    let Some(db) = test_db().await else { return };
+    let mut before = sqlx::migrate!("migrations/postgres");
+    before.migrations = before
+        .migrations
+        .iter()
+        .filter(|m| m.version < 16)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+    let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    before.run(&mut c).await.unwrap();
+    let (tenant_hash, admin_hash) = ("a".repeat(64), "b".repeat(64));
+    sqlx::query("INSERT INTO tenants (name, created_at) VALUES ('acme', 1)")
+        .execute(&mut c)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO tokens (hash, tenant, scopes, admin, created_at) VALUES \
+         ($1, 'acme', 'jobs:read', FALSE, 10), ($2, NULL, '', TRUE, 20)",
+    )
+    .bind(&tenant_hash)
+    .bind(&admin_hash)
+    .execute(&mut c)
+    .await
+    .unwrap();
+    c.close().await.unwrap();
+
+    let store = postgres(&db, ManualClock::default()).await;
+    crate::store::tokens_got_ids(&store, &tenant_hash, &admin_hash).await;
+    store.close().await;
+}
+
 /// The server's default `max_queued` holds for a tenant that set none, on
 /// the one-statement insert path too (its `least` once read a quota that
 /// was not set as no limit).

@@ -15,9 +15,11 @@ pub(super) async fn registry_records(h: Harness) {
 
     h.store
         .token_insert(NewToken {
+            id: "tok_1".into(),
             hash: "h1".into(),
             tenant: Some(A.into()),
             scopes: vec![Scope::JobsRead, Scope::JobsQueue],
+            expires_at: None,
         })
         .await
         .unwrap();
@@ -29,9 +31,11 @@ pub(super) async fn registry_records(h: Harness) {
     for hash in ["admin1", "admin2"] {
         h.store
             .token_insert(NewToken {
+                id: format!("tok_{hash}"),
                 hash: hash.into(),
                 tenant: None,
                 scopes: vec![],
+                expires_at: None,
             })
             .await
             .unwrap();

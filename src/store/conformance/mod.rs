@@ -9,7 +9,8 @@
 //! `tenants` (fair claims, quotas, budgets and usage), `events` (the
 //! outbox, callbacks, webhooks), `leases` (one holder at a time),
 //! `schedules` (cron schedules moved on against their rev), `workflows`
-//! (versioned definitions), `secrets` (sealed values kept per tenant).
+//! (versioned definitions), `secrets` (sealed values kept per tenant),
+//! `tokens` (listed, revoked, expiring, their uses recorded).
 
 mod events;
 mod inserts;
@@ -21,6 +22,7 @@ mod redrive;
 mod schedules;
 mod secrets;
 mod tenants;
+mod tokens;
 mod workflows;
 
 use events::*;
@@ -33,6 +35,7 @@ use redrive::*;
 use schedules::*;
 use secrets::*;
 use tenants::*;
+use tokens::*;
 use workflows::*;
 
 use super::*;
@@ -272,6 +275,8 @@ macro_rules! conformance_cases {
             secrets_are_put_replaced_listed_and_deleted,
             a_tenant_has_at_most_max_secrets,
             puts_of_one_secret_at_once_make_one_row,
+            tokens_are_listed_revoked_and_expire,
+            a_tokens_use_is_recorded,
         );
     };
 }

@@ -22,6 +22,7 @@ mod secrets;
 mod steps;
 mod tally;
 mod tenants;
+mod tokens;
 mod webhooks;
 mod workflows;
 
@@ -29,8 +30,9 @@ use super::fair::Fairness;
 use super::lease_sql;
 use super::records::*;
 use super::{
-    CallRecord, Capabilities, Clock, Durability, JobStore, Millis, NewWorkflow, Signal, StepRecord,
-    StoreError, StoreResult, WorkflowRecord,
+    CallRecord, Capabilities, Clock, Durability, JobStore, Millis, NewToken, NewWorkflow,
+    Revocation, Signal, StepRecord, StoreError, StoreResult, TokenInfo, TokenRecord,
+    WorkflowRecord,
 };
 use crate::job::JobStatus;
 use crate::quota::Quotas;
@@ -365,16 +367,32 @@ impl JobStore for PgStore {
     }
 
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
-        self.tx(move |tx, now| Box::pin(registry::token_insert(tx, now, token)))
+        self.tx(move |tx, now| Box::pin(tokens::insert(tx, now, token)))
             .await
     }
 
     async fn token_get(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
-        registry::token_get(&self.db.pool, hash).await
+        tokens::get(&self.db.pool, hash).await
     }
 
     async fn token_admin_exists(&self) -> StoreResult<bool> {
-        registry::token_admin_exists(&self.db.pool).await
+        tokens::admin_exists(&self.db.pool).await
+    }
+
+    async fn token_list(&self) -> StoreResult<Vec<TokenInfo>> {
+        tokens::list(&self.db.pool).await
+    }
+
+    async fn token_revoke(&self, id: &str) -> StoreResult<Revocation> {
+        let id = id.to_owned();
+        self.tx(move |tx, _| Box::pin(async move { tokens::revoke(tx, &id).await }))
+            .await
+    }
+
+    async fn token_touch(&self, id: &str) -> StoreResult<()> {
+        // This machine's clock, corrected to the database's: a time that
+        // decides nothing is not worth a round trip.
+        tokens::touch(&self.db.pool, self.now(), id).await
     }
 
     async fn component_insert(&self, c: NewComponent) -> StoreResult<(ComponentRecord, bool)> {

@@ -5,6 +5,9 @@
 //! transaction of its jobs. A lost notification costs at most the runner's
 //! poll interval.
 //!
+//! Two channels carry an id, sent in the transaction of what they report:
+//! `CANCEL` a running job's, `TOKENS` a revoked token's.
+//!
 //! A process does not wake itself through the database: its own runner
 //! already heard of what it enqueued or ended (as on SQLite, which has no
 //! NOTIFY), and an echo only woke its claim loop for nothing. Each NOTIFY
@@ -23,6 +26,9 @@ use tokio::task::JoinHandle;
 pub const JOBS: &str = "taskbox_jobs";
 /// The channel that carries the id of a running job whose cancel was asked.
 pub const CANCEL: &str = "taskbox_cancel";
+/// The channel that carries the id of a token just revoked, so that every
+/// process forgets it at once (its cache's TTL bounds a lost one).
+pub const TOKENS: &str = "taskbox_tokens";
 /// Shortest time between two of this process's NOTIFYs on `JOBS`.
 const NOTIFY_EVERY: Duration = Duration::from_millis(2);
 /// Signals kept for a slow receiver before it misses some (it then looks
@@ -108,7 +114,7 @@ async fn listen(pool: PgPool, signals: broadcast::Sender<Signal>, ours: Arc<str>
                 continue;
             }
         };
-        if let Err(e) = listener.listen_all([JOBS, CANCEL]).await {
+        if let Err(e) = listener.listen_all([JOBS, CANCEL, TOKENS]).await {
             tracing::warn!(error = %e, "cannot LISTEN for wake-ups; retrying");
             tokio::time::sleep(jittered(backoff)).await;
             backoff = (backoff * 2).min(Duration::from_secs(5));
@@ -122,6 +128,7 @@ async fn listen(pool: PgPool, signals: broadcast::Sender<Signal>, ours: Arc<str>
                 Ok(Some(n)) => {
                     let signal = match n.channel() {
                         CANCEL => Signal::Cancel(n.payload().to_owned()),
+                        TOKENS => Signal::TokenRevoked(n.payload().to_owned()),
                         _ if n.payload() == &*ours => continue,
                         _ => Signal::Jobs,
                     };

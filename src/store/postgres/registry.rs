@@ -1,9 +1,9 @@
-//! Tokens, components and task versions on PostgreSQL. Quota-checked
+//! Components and task versions on PostgreSQL. Quota-checked
 //! writes lock their tenant's row first, so that two uploads of one tenant
 //! are checked one after the other.
 
+use super::pg;
 use super::tenants::{policy, within};
-use super::{pg, violated, Violation};
 use crate::quota::Quotas;
 use crate::store::records::*;
 use crate::store::{Millis, StoreError, StoreResult};
@@ -35,60 +35,6 @@ pub(super) async fn lock_tenant(
         .await
         .map_err(pg)?;
     found.map(|_| ()).ok_or(StoreError::NotFound)
-}
-
-pub async fn token_insert(
-    tx: &mut Transaction<'static, Postgres>,
-    now: Millis,
-    t: NewToken,
-) -> StoreResult<()> {
-    let admin = t.tenant.is_none();
-    if admin {
-        sqlx::query("DELETE FROM tokens WHERE admin")
-            .execute(&mut **tx)
-            .await
-            .map_err(pg)?;
-    }
-    let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
-    sqlx::query(
-        "INSERT INTO tokens (hash, tenant, scopes, admin, created_at) VALUES ($1, $2, $3, $4, $5) \
-         ON CONFLICT (hash) DO UPDATE SET tenant = excluded.tenant, scopes = excluded.scopes, \
-         admin = excluded.admin, created_at = excluded.created_at",
-    )
-    .bind(&t.hash)
-    .bind(&t.tenant)
-    .bind(scopes.join(" "))
-    .bind(admin)
-    .bind(now)
-    .execute(&mut **tx)
-    .await
-    .map_err(|e| match violated(&e) {
-        Some((Violation::ForeignKey, _)) => StoreError::NotFound,
-        _ => pg(e),
-    })?;
-    Ok(())
-}
-
-pub async fn token_get(pool: &PgPool, hash: &str) -> StoreResult<Option<TokenRecord>> {
-    let row: Option<(Option<String>, String, bool)> =
-        sqlx::query_as("SELECT tenant, scopes, admin FROM tokens WHERE hash = $1")
-            .bind(hash)
-            .fetch_optional(pool)
-            .await
-            .map_err(pg)?;
-    Ok(row.map(|(tenant, scopes, admin)| TokenRecord {
-        tenant,
-        scopes: scopes.split_whitespace().filter_map(Scope::parse).collect(),
-        admin,
-    }))
-}
-
-pub async fn token_admin_exists(pool: &PgPool) -> StoreResult<bool> {
-    let row: Option<i32> = sqlx::query_scalar("SELECT 1 FROM tokens WHERE admin LIMIT 1")
-        .fetch_optional(pool)
-        .await
-        .map_err(pg)?;
-    Ok(row.is_some())
 }
 
 pub async fn component_insert(

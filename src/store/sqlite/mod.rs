@@ -20,6 +20,7 @@ mod steps;
 mod syncer;
 mod tally;
 mod tenants;
+mod tokens;
 mod webhooks;
 mod workflows;
 mod writer;
@@ -29,8 +30,9 @@ use writer::Class;
 use super::fair::Fairness;
 use super::records::*;
 use super::{
-    CallRecord, Capabilities, Clock, Durability, JobStore, Millis, NewWorkflow, OnClaimed,
-    StepRecord, StoreError, StoreResult, WorkflowRecord,
+    CallRecord, Capabilities, Clock, Durability, JobStore, Millis, NewToken, NewWorkflow,
+    OnClaimed, Revocation, StepRecord, StoreError, StoreResult, TokenInfo, TokenRecord,
+    WorkflowRecord,
 };
 use crate::job::JobStatus;
 use crate::quota::{window_start, Quotas};
@@ -413,19 +415,13 @@ impl JobStore for SqliteStore {
 
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
         self.write(Class::Prompt, true, move |c, now| {
-            registry::token_insert(c, now, token)
+            tokens::insert(c, now, token)
         })
         .await
     }
 
     async fn token_get(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
-        let row: Option<(Option<String>, String, bool)> =
-            sqlx::query_as("SELECT tenant, scopes, admin FROM tokens WHERE hash = ?1")
-                .bind(hash)
-                .fetch_optional(&mut *self.reader().await?)
-                .await
-                .map_err(db)?;
-        Ok(row.map(|(t, s, a)| registry::token_from_row(t, s, a)))
+        tokens::get(&mut *self.reader().await?, hash).await
     }
 
     async fn token_admin_exists(&self) -> StoreResult<bool> {
@@ -434,6 +430,23 @@ impl JobStore for SqliteStore {
             .await
             .map_err(db)?;
         Ok(row.is_some())
+    }
+
+    async fn token_list(&self) -> StoreResult<Vec<TokenInfo>> {
+        tokens::list(&mut *self.reader().await?).await
+    }
+
+    async fn token_revoke(&self, id: &str) -> StoreResult<Revocation> {
+        let id = id.to_owned();
+        self.write(Class::Prompt, true, move |c, _| tokens::revoke(c, &id))
+            .await
+    }
+
+    async fn token_touch(&self, id: &str) -> StoreResult<()> {
+        let id = id.to_owned();
+        // Nobody waits for it, and a use lost in a crash costs nothing.
+        self.write(Class::Bulk, false, move |c, now| tokens::touch(c, now, &id))
+            .await
     }
 
     async fn component_insert(&self, comp: NewComponent) -> StoreResult<(ComponentRecord, bool)> {

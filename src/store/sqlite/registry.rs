@@ -1,40 +1,13 @@
-//! The SQL of tokens, components and task versions on SQLite (the writes;
-//! they run on the writer's connection), within the tenant's quotas.
+//! The SQL of components and task versions on SQLite (the writes; they
+//! run on the writer's connection), within the tenant's quotas.
 
 use super::rows::TaskRow;
 use super::tenants::{policy, within};
-use super::{constraint, wdb, Constraint};
+use super::wdb;
 use crate::quota::Quotas;
 use crate::store::records::*;
-use crate::store::{Millis, StoreError, StoreResult};
+use crate::store::{Millis, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
-
-pub fn token_insert(conn: &Connection, now: Millis, t: NewToken) -> StoreResult<()> {
-    let admin = t.tenant.is_none();
-    if admin {
-        conn.execute("DELETE FROM tokens WHERE admin = 1", [])
-            .map_err(wdb)?;
-    }
-    let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO tokens (hash, tenant, scopes, admin, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )
-    .and_then(|mut s| s.execute(params![t.hash, t.tenant, scopes.join(" "), admin, now]))
-    .map_err(|e| match constraint(&e) {
-        Some(Constraint::ForeignKey) => StoreError::NotFound,
-        _ => wdb(e),
-    })?;
-    Ok(())
-}
-
-pub fn token_from_row(tenant: Option<String>, scopes: String, admin: bool) -> TokenRecord {
-    TokenRecord {
-        tenant,
-        // A scope this version does not know grants nothing.
-        scopes: scopes.split_whitespace().filter_map(Scope::parse).collect(),
-        admin,
-    }
-}
 
 pub fn component_insert(
     conn: &Connection,

@@ -23,10 +23,14 @@
 //!   fires no more often than the server's floor;
 //! - `callback_cycles` (7): a cycle through callbacks is refused, and a
 //!   raced one ends at the callback depth;
-//! - `invoke_redaction` (12): an invoke's stored result is redacted with
-//!   its callers' secrets too;
+//! - `token_revocation` (9): a revoked token refused at once here and
+//!   within 5 s by every server of the database, an expired one refused,
+//!   tokens listed and revoked by the admin alone (never the admin's own),
+//!   and the list without a secret or a hash;
 //! - `address_ranges` (11): the IPv6 forms that lead home (NAT64, 6to4,
 //!   Teredo, IPv4-compatible, site-local) are refused;
+//! - `invoke_redaction` (12): an invoke's stored result is redacted with
+//!   its callers' secrets too;
 //! - `replay_exit` (13): `taskbox job replay`'s exit status says how the
 //!   replayed attempt ended.
 
@@ -41,3 +45,4 @@ mod round_one;
 mod schema_patterns;
 mod secret_output;
 mod secret_scope;
+mod token_revocation;

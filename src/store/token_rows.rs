@@ -1,0 +1,110 @@
+//! Token rows as both backends keep them: a token's SHA-256 (never its
+//! text), its id, tenant, scopes and times; what a request's check reads
+//! and what the admin's list shows, neither of which carries the hash.
+
+use super::{Millis, Scope};
+
+/// A token to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewToken {
+    /// What the list shows and a revoke names (`tok_` and 16 hex digits).
+    pub id: String,
+    /// SHA-256 of the token, hex.
+    pub hash: String,
+    /// `None` for the admin token.
+    pub tenant: Option<String>,
+    pub scopes: Vec<Scope>,
+    /// When it stops being accepted; `None`: never.
+    pub expires_at: Option<Millis>,
+}
+
+/// What a request's check needs of a token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenRecord {
+    pub id: String,
+    pub tenant: Option<String>,
+    pub scopes: Vec<Scope>,
+    pub admin: bool,
+    pub expires_at: Option<Millis>,
+}
+
+/// A token as the admin's list shows it: never its hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenInfo {
+    pub id: String,
+    pub tenant: Option<String>,
+    pub scopes: Vec<Scope>,
+    pub admin: bool,
+    pub created_at: Millis,
+    /// When a request last came with it, to within a minute (each process
+    /// records a token's use at most once a minute); `None`: never since
+    /// this was recorded.
+    pub last_used_at: Option<Millis>,
+    pub expires_at: Option<Millis>,
+}
+
+/// What a revoke did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revocation {
+    /// The token is gone.
+    Revoked,
+    /// No token has that id (or it was revoked already).
+    NotFound,
+    /// It is the admin token, which is replaced only by a restart with
+    /// another `TASKBOX_ADMIN_TOKEN`: nothing was written.
+    Admin,
+}
+
+/// The columns a check reads, in the order `record` takes them.
+pub const RECORD_COLUMNS: &str = "id, tenant, scopes, admin, expires_at";
+/// The columns a list reads, in the order `info` takes them.
+pub const INFO_COLUMNS: &str = "id, tenant, scopes, admin, created_at, last_used_at, expires_at";
+
+/// A row of `RECORD_COLUMNS`.
+pub type RecordRow = (String, Option<String>, String, bool, Option<Millis>);
+/// A row of `INFO_COLUMNS`.
+pub type InfoRow = (
+    String,
+    Option<String>,
+    String,
+    bool,
+    Millis,
+    Option<Millis>,
+    Option<Millis>,
+);
+
+/// Scopes as a row keeps them: names separated by spaces.
+pub fn scopes_text(scopes: &[Scope]) -> String {
+    let names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
+    names.join(" ")
+}
+
+/// Scopes as a row keeps them, read back.
+pub fn scopes_from(text: &str) -> Vec<Scope> {
+    // A scope this version does not know grants nothing.
+    text.split_whitespace().filter_map(Scope::parse).collect()
+}
+
+pub fn record((id, tenant, scopes, admin, expires_at): RecordRow) -> TokenRecord {
+    TokenRecord {
+        id,
+        tenant,
+        scopes: scopes_from(&scopes),
+        admin,
+        expires_at,
+    }
+}
+
+pub fn info(
+    (id, tenant, scopes, admin, created_at, last_used_at, expires_at): InfoRow,
+) -> TokenInfo {
+    TokenInfo {
+        id,
+        tenant,
+        scopes: scopes_from(&scopes),
+        admin,
+        created_at,
+        last_used_at,
+        expires_at,
+    }
+}
