@@ -245,6 +245,7 @@ impl App {
                     max_component_bytes: cfg.max_component_bytes,
                     max_event_streams: cfg.max_event_streams,
                     webhook_allow_private: cfg.webhooks.allow_private,
+                    body_timeout: cfg.http.body_timeout,
                     ..ApiLimits::default()
                 },
                 enqueuer,
@@ -264,14 +265,10 @@ impl App {
                 let addr = listener.local_addr()?;
                 let router = api::metrics::open_router(state.clone());
                 let stop = stop_http.clone();
-                services.push(tokio::spawn(async move {
-                    let served = axum::serve(listener, router)
-                        .with_graceful_shutdown(async move { stop.cancelled().await })
-                        .await;
-                    if let Err(e) = served {
-                        tracing::error!(error = %e, "the metrics server stopped");
-                    }
-                }));
+                let http = cfg.http;
+                services.push(tokio::spawn(crate::listen::serve(
+                    listener, router, http, stop,
+                )));
                 Some(addr)
             }
             None => None,
@@ -284,14 +281,7 @@ impl App {
                 let addr = listener.local_addr()?;
                 let router = api::router(state.clone());
                 let stop = stop_http.clone();
-                let http = tokio::spawn(async move {
-                    let served = axum::serve(listener, router)
-                        .with_graceful_shutdown(async move { stop.cancelled().await })
-                        .await;
-                    if let Err(e) = served {
-                        tracing::error!(error = %e, "the HTTP server stopped");
-                    }
-                });
+                let http = tokio::spawn(crate::listen::serve(listener, router, cfg.http, stop));
                 (Some(addr), Some(http))
             }
             None => (None, None),

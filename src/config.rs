@@ -122,7 +122,42 @@ pub struct ServeConfig {
     pub schedule_min_interval: Duration,
     /// How tenants' components are compiled.
     pub compile: CompileSettings,
+    /// How long the API waits for a client, and for how many at once.
+    pub http: HttpSettings,
 }
+
+/// How long the API waits for a client's request, and how many
+/// connections it keeps open: a client that sends slowly, or not at all,
+/// holds a connection for a bounded time and one of a bounded number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpSettings {
+    /// A request's headers arrive within this, from the connection's start
+    /// or from their first byte after a keep-alive pause.
+    pub header_timeout: Duration,
+    /// A request's body arrives within this, from when it is first read.
+    pub body_timeout: Duration,
+    /// A keep-alive connection with no request for this long is closed.
+    pub idle_timeout: Duration,
+    /// Connections open at once; past it, new ones wait to be accepted.
+    pub max_connections: usize,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 4096,
+        }
+    }
+}
+
+/// The range of `--http-header-timeout-ms`, `--http-body-timeout-ms` and
+/// `--http-idle-timeout-ms`.
+pub const HTTP_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 100..=3_600_000;
+/// The range of `--http-max-connections`.
+pub const HTTP_MAX_CONNECTIONS: std::ops::RangeInclusive<usize> = 1..=1_000_000;
 
 /// How tenants' components are compiled: each in a child process held to
 /// a time and a memory limit, a few at once, each of another tenant, the
@@ -296,6 +331,29 @@ impl ServeConfig {
                     range.end()
                 ));
             }
+        }
+        let h = &self.http;
+        for (flag, d) in [
+            ("--http-header-timeout-ms", h.header_timeout),
+            ("--http-body-timeout-ms", h.body_timeout),
+            ("--http-idle-timeout-ms", h.idle_timeout),
+        ] {
+            let v = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+            if !HTTP_TIMEOUT_MS.contains(&v) {
+                return Err(format!(
+                    "{flag} must be between {} and {}, not {v}",
+                    HTTP_TIMEOUT_MS.start(),
+                    HTTP_TIMEOUT_MS.end()
+                ));
+            }
+        }
+        if !HTTP_MAX_CONNECTIONS.contains(&h.max_connections) {
+            return Err(format!(
+                "--http-max-connections must be between {} and {}, not {}",
+                HTTP_MAX_CONNECTIONS.start(),
+                HTTP_MAX_CONNECTIONS.end(),
+                h.max_connections
+            ));
         }
         if !COMPILE_SLOTS.contains(&c.slots) {
             return Err(format!(

@@ -13,6 +13,7 @@ pub mod events;
 pub mod http;
 pub mod job;
 pub mod lanes;
+pub mod listen;
 pub mod maintenance;
 pub mod metrics;
 pub mod netguard;

@@ -84,7 +84,7 @@ pub async fn enqueue_batch(
 ) -> Result<Response, ApiError> {
     who.require(Scope::JobsQueue)?;
     let key = super::jobs::idempotency_key(&headers)?;
-    let raw = read_limited(req, state.limits.max_batch_bytes).await?;
+    let raw = read_limited(req, state.limits.max_batch_bytes, state.limits.body_timeout).await?;
     let BatchBody { jobs } = parse_json(&raw)?;
     if jobs.is_empty() {
         return Err(ApiError::BadRequest(

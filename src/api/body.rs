@@ -1,5 +1,6 @@
-//! Request bodies read within a limit: a declared length over the limit is
-//! refused before anything is read, and a streamed body is cut off at it.
+//! Request bodies read within a limit and a time: a declared length over
+//! the limit is refused before anything is read, a streamed body is cut
+//! off at it, and one that takes too long is answered 408.
 //! JSON that does not parse, or has fields the route does not know, is
 //! refused with serde's words (which name the field).
 
@@ -11,8 +12,14 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::sync::Arc;
 
-/// Reads the whole body, or refuses with 413 past `limit`.
-pub async fn read_limited(req: Request, limit: usize) -> Result<Bytes, ApiError> {
+/// Reads the whole body, or refuses with 413 past `limit` and 408 when it
+/// has not all come within `timeout` (a client that trickles it holds a
+/// connection and a task for no longer).
+pub async fn read_limited(
+    req: Request,
+    limit: usize,
+    timeout: std::time::Duration,
+) -> Result<Bytes, ApiError> {
     let declared = req
         .headers()
         .get(axum::http::header::CONTENT_LENGTH)
@@ -21,18 +28,21 @@ pub async fn read_limited(req: Request, limit: usize) -> Result<Bytes, ApiError>
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(ApiError::PayloadTooLarge { limit });
     }
-    axum::body::to_bytes(req.into_body(), limit)
+    let read = tokio::time::timeout(timeout, axum::body::to_bytes(req.into_body(), limit))
         .await
-        .map_err(|e| {
-            let too_big = std::error::Error::source(&e)
-                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
-                || e.to_string().contains("length limit");
-            if too_big {
-                ApiError::PayloadTooLarge { limit }
-            } else {
-                ApiError::BadRequest(format!("could not read the request body: {e}"))
-            }
-        })
+        .map_err(|_| ApiError::RequestTimeout {
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        })?;
+    read.map_err(|e| {
+        let too_big = std::error::Error::source(&e)
+            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
+            || e.to_string().contains("length limit");
+        if too_big {
+            ApiError::PayloadTooLarge { limit }
+        } else {
+            ApiError::BadRequest(format!("could not read the request body: {e}"))
+        }
+    })
 }
 
 /// Parses JSON text into `T`, naming what is wrong.
@@ -72,7 +82,7 @@ impl<T: DeserializeOwned> FromRequest<Arc<ApiState>> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &Arc<ApiState>) -> Result<Self, ApiError> {
-        let raw = read_limited(req, state.limits.max_json_bytes).await?;
+        let raw = read_limited(req, state.limits.max_json_bytes, state.limits.body_timeout).await?;
         Ok(JsonBody {
             value: parse_json(&raw)?,
             raw,
@@ -87,7 +97,7 @@ impl<T: DeserializeOwned + Default> FromRequest<Arc<ApiState>> for OptionalJson<
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &Arc<ApiState>) -> Result<Self, ApiError> {
-        let raw = read_limited(req, state.limits.max_json_bytes).await?;
+        let raw = read_limited(req, state.limits.max_json_bytes, state.limits.body_timeout).await?;
         if raw.iter().all(u8::is_ascii_whitespace) {
             return Ok(OptionalJson(T::default()));
         }

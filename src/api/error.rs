@@ -44,6 +44,9 @@ pub enum ApiError {
     Conflict(String),
     #[error("the request body is larger than the limit of {limit} bytes")]
     PayloadTooLarge { limit: usize },
+    /// The body did not arrive in time; the connection is closed.
+    #[error("the request body did not arrive within {timeout_ms} ms (the server's --http-body-timeout-ms); send it at once, or ask for a longer timeout")]
+    RequestTimeout { timeout_ms: u64 },
     #[error("{0}")]
     InvalidComponent(String),
     #[error("invalid task definition: {}", .0.join("; "))]
@@ -96,6 +99,7 @@ pub enum ErrorCode {
     NotFound,
     Conflict,
     PayloadTooLarge,
+    RequestTimeout,
     InvalidComponent,
     InvalidTask,
     InvalidSchedule,
@@ -122,7 +126,8 @@ pub struct ErrorBody {
     pub message: String,
     /// More, by code: the input's violations (`JOB_INVALID_INPUT`), the
     /// definition's problems (`INVALID_TASK`, `INVALID_WORKFLOW`), the
-    /// limit (`PAYLOAD_TOO_LARGE`, `RATE_LIMITED`, `QUOTA_EXCEEDED`), the
+    /// limit (`PAYLOAD_TOO_LARGE`, `REQUEST_TIMEOUT`, `RATE_LIMITED`,
+    /// `QUOTA_EXCEEDED`), the
     /// job (`JOB_EXECUTION_ERROR`); else null.
     pub details: serde_json::Value,
 }
@@ -146,6 +151,7 @@ impl ApiError {
             | ApiError::NoRoute(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ApiError::InvalidComponent(_)
             | ApiError::InvalidTask(_)
             | ApiError::InvalidSchedule(_)
@@ -175,6 +181,7 @@ impl ApiError {
             ApiError::NoRoute(_) => ErrorCode::NotFound,
             ApiError::Conflict(_) => ErrorCode::Conflict,
             ApiError::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
+            ApiError::RequestTimeout { .. } => ErrorCode::RequestTimeout,
             ApiError::InvalidComponent(_) => ErrorCode::InvalidComponent,
             ApiError::InvalidTask(_) => ErrorCode::InvalidTask,
             ApiError::InvalidSchedule(_) => ErrorCode::InvalidSchedule,
@@ -210,6 +217,7 @@ impl ApiError {
             ApiError::InvalidInput(v) => json!(v),
             ApiError::InvalidTask(p) | ApiError::InvalidWorkflow(p) => json!(p),
             ApiError::PayloadTooLarge { limit } => json!({ "limit_bytes": limit }),
+            ApiError::RequestTimeout { timeout_ms } => json!({ "timeout_ms": timeout_ms }),
             ApiError::Execution { job, .. } => json!({ "job": job }),
             ApiError::RateLimited {
                 limit,
@@ -238,6 +246,13 @@ impl IntoResponse for ApiError {
             resp.headers_mut().insert(
                 axum::http::header::RETRY_AFTER,
                 axum::http::HeaderValue::from(retry_after_secs(*retry_after_ms)),
+            );
+        }
+        if let ApiError::RequestTimeout { .. } = &self {
+            // What is left of the body would be read as the next request.
+            resp.headers_mut().insert(
+                axum::http::header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
             );
         }
         resp

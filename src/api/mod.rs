@@ -57,6 +57,8 @@ pub struct ApiLimits {
     pub max_event_streams: u32,
     /// Webhooks may target loopback, link-local and private addresses.
     pub webhook_allow_private: bool,
+    /// Longest a request's body takes to arrive, from its first read.
+    pub body_timeout: Duration,
 }
 
 impl Default for ApiLimits {
@@ -69,6 +71,7 @@ impl Default for ApiLimits {
             max_batch_bytes: 16 << 20,
             max_event_streams: events::DEFAULT_MAX_STREAMS,
             webhook_allow_private: false,
+            body_timeout: crate::config::HttpSettings::default().body_timeout,
         }
     }
 }

@@ -66,6 +66,7 @@ impl utoipa::IntoResponses for Errors {
             ("403", "The token lacks the scope, or is not the admin's: `JOB_ACCESS_DENIED`"),
             ("404", "What the path names does not exist in the tenant: `*_NOT_FOUND`"),
             ("409", "The request conflicts with the resource's state: `CONFLICT`"),
+            ("408", "The body did not arrive within the server's body timeout: `REQUEST_TIMEOUT` (the connection is closed)"),
             ("413", "The body is over its limit: `PAYLOAD_TOO_LARGE`"),
             ("422", "A definition or component is refused: `INVALID_TASK`, `INVALID_WORKFLOW`, `INVALID_SCHEDULE`, `INVALID_COMPONENT`"),
             ("429", "Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`)"),
@@ -205,7 +206,7 @@ mod tests {
             .as_array()
             .unwrap()
             .len();
-        assert_eq!(codes, 25, "one per ApiError::code");
+        assert_eq!(codes, 26, "one per ApiError::code");
         assert!(doc["paths"]["/v1/jobs"]["post"]["responses"]["429"].is_object());
     }
 

@@ -59,7 +59,12 @@ pub async fn upload_component(
     req: Request,
 ) -> Result<(StatusCode, Json<Component>), ApiError> {
     who.require(Scope::TasksWrite)?;
-    let bytes = read_limited(req, state.limits.max_component_bytes).await?;
+    let bytes = read_limited(
+        req,
+        state.limits.max_component_bytes,
+        state.limits.body_timeout,
+    )
+    .await?;
     if bytes.is_empty() {
         return Err(ApiError::BadRequest(
             "the request body is empty; send the component's bytes (e.g. curl --data-binary @task.wasm)".into(),
@@ -96,7 +101,7 @@ pub async fn define_task(
     req: Request,
 ) -> Result<(StatusCode, Json<TaskDefined>), ApiError> {
     who.require(Scope::TasksWrite)?;
-    let raw = read_limited(req, state.limits.max_json_bytes).await?;
+    let raw = read_limited(req, state.limits.max_json_bytes, state.limits.body_timeout).await?;
     let spec: TaskSpec = parse_json(&raw)?;
     require_secrets_scope(&state, &who, &name, &spec).await?;
     let tv = state.registry.define(&who.tenant, &name, spec).await?;

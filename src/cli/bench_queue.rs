@@ -508,6 +508,7 @@ async fn http_bed(args: &QueueBench) -> anyhow::Result<HttpBed> {
         secrets_key_file: None,
         schedule_min_interval: crate::schedule::firer::DEFAULT_MIN_INTERVAL,
         compile: crate::config::CompileSettings::default(),
+        http: crate::config::HttpSettings::default(),
     })
     .await?;
     let app = started.app;

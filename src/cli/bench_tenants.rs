@@ -212,6 +212,7 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         secrets_key_file: None,
         schedule_min_interval: crate::schedule::firer::DEFAULT_MIN_INTERVAL,
         compile: crate::config::CompileSettings::default(),
+        http: crate::config::HttpSettings::default(),
     })
     .await?
     .app;

@@ -32,7 +32,40 @@ pub struct ServeArgs {
     #[arg(long, env = "TASKBOX_MAX_BODY_BYTES", default_value_t = 1 << 20)]
     pub max_body_bytes: usize,
     #[command(flatten)]
+    pub http: HttpArgs,
+    #[command(flatten)]
     pub node: NodeArgs,
+}
+
+/// How long the API waits for its clients, and for how many.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "HTTP connections")]
+pub struct HttpArgs {
+    /// A request's headers must arrive within this many ms of the connection's start (or of their
+    /// first byte, after a keep-alive pause); past it the connection is closed (100 to 3,600,000).
+    #[arg(long, env = "TASKBOX_HTTP_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    pub http_header_timeout_ms: u64,
+    /// A request's body must arrive within this many ms of its first read; past it the answer is
+    /// 408 and the connection is closed (100 to 3,600,000).
+    #[arg(long, env = "TASKBOX_HTTP_BODY_TIMEOUT_MS", default_value_t = 60_000)]
+    pub http_body_timeout_ms: u64,
+    /// A keep-alive connection with no request for this many ms is closed (100 to 3,600,000).
+    #[arg(long, env = "TASKBOX_HTTP_IDLE_TIMEOUT_MS", default_value_t = 60_000)]
+    pub http_idle_timeout_ms: u64,
+    /// Connections open at once; past it new ones wait to be accepted (1 to 1,000,000).
+    #[arg(long, env = "TASKBOX_HTTP_MAX_CONNECTIONS", default_value_t = 4096)]
+    pub http_max_connections: usize,
+}
+
+impl HttpArgs {
+    fn settings(&self) -> config::HttpSettings {
+        config::HttpSettings {
+            header_timeout: Duration::from_millis(self.http_header_timeout_ms),
+            body_timeout: Duration::from_millis(self.http_body_timeout_ms),
+            idle_timeout: Duration::from_millis(self.http_idle_timeout_ms),
+            max_connections: self.http_max_connections,
+        }
+    }
 }
 
 /// `taskbox worker`: runners and maintenance, no API.
@@ -244,11 +277,13 @@ impl QuotaArgs {
 
 impl NodeArgs {
     /// The settings of a process whose API listens on `listen` (`None`: a
-    /// worker) with requests of at most `max_body_bytes`.
+    /// worker) with requests of at most `max_body_bytes`, its clients
+    /// waited for as `http` says.
     fn config(
         self,
         listen: Option<SocketAddr>,
         max_body_bytes: usize,
+        http: config::HttpSettings,
     ) -> Result<ServeConfig, String> {
         config::check_environment(std::env::vars())?;
         let database_url = self
@@ -304,6 +339,7 @@ impl NodeArgs {
                 cache_max_bytes: self.compile_cache_max_mb.saturating_mul(1 << 20),
                 exe: None,
             },
+            http,
             data_dir: self.data_dir,
             database_url,
         };
@@ -321,7 +357,7 @@ fn hours(h: u64) -> Option<Duration> {
 pub fn main(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let cfg = args
         .node
-        .config(Some(args.listen), args.max_body_bytes)
+        .config(Some(args.listen), args.max_body_bytes, args.http.settings())
         .map_err(anyhow::Error::msg)?;
     run(cfg)
 }
@@ -330,7 +366,7 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     // A worker reads no request bodies; the bound is the default's.
     let cfg = args
         .node
-        .config(None, 1 << 20)
+        .config(None, 1 << 20, config::HttpSettings::default())
         .map_err(anyhow::Error::msg)?;
     run(cfg)
 }

@@ -61,6 +61,7 @@ pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
             exe: Some(PathBuf::from(env!("CARGO_BIN_EXE_taskbox"))),
             ..Default::default()
         },
+        http: taskbox::config::HttpSettings::default(),
     }
 }
 

@@ -23,6 +23,9 @@
 //!   fires no more often than the server's floor;
 //! - `callback_cycles` (7): a cycle through callbacks is refused, and a
 //!   raced one ends at the callback depth;
+//! - `slow_clients` (8): half headers, a trickled body and an idle
+//!   connection are closed (the body answered 408), and open connections
+//!   are capped;
 //! - `token_revocation` (9): a revoked token refused at once here and
 //!   within 5 s by every server of the database, an expired one refused,
 //!   tokens listed and revoked by the admin alone (never the admin's own),
@@ -45,4 +48,5 @@ mod round_one;
 mod schema_patterns;
 mod secret_output;
 mod secret_scope;
+mod slow_clients;
 mod token_revocation;
