@@ -4,7 +4,8 @@
 //! delivery row per event and webhook that wants it, in the same
 //! transaction that moves its cursor, so each event becomes deliveries
 //! once. The sender (`send.rs`) takes due deliveries and sends them, each
-//! on a task of its own, a few per endpoint at once, with a timeout, and
+//! on a task of its own, a few per endpoint at once and a fair share of
+//! the slots per tenant (`share.rs`), with a timeout, and
 //! tries a failed one again after a backoff that doubles, for a day; then
 //! it is dead, and listed as such. Neither ever waits for the runners, nor
 //! they for it: a slow endpoint holds its own deliveries back, nothing else.
@@ -12,6 +13,7 @@
 pub mod dispatch;
 pub mod guard;
 pub mod send;
+pub mod share;
 pub mod sign;
 
 use crate::store::{JobStore, StoreResult, WebhookRecord};
@@ -36,6 +38,12 @@ pub struct WebhookConfig {
     pub concurrency: u32,
     /// Tries in flight at once to one webhook.
     pub per_webhook: u32,
+    /// Tries in flight at once for one tenant's webhooks, at most; fewer
+    /// when more tenants have deliveries due (`concurrency` shared evenly).
+    pub per_tenant: u32,
+    /// Tries beyond `concurrency`, one per tenant that has none in flight
+    /// when the shared ones are all taken.
+    pub spare: u32,
 }
 
 impl Default for WebhookConfig {
@@ -48,6 +56,8 @@ impl Default for WebhookConfig {
             give_up_ms: 24 * 3_600_000,
             concurrency: 256,
             per_webhook: 8,
+            per_tenant: 64,
+            spare: 64,
         }
     }
 }
@@ -105,6 +115,16 @@ impl Hooks {
         let by = Arc::new(by);
         *self.cached.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), by.clone()));
         Ok(by)
+    }
+
+    /// Each webhook's tenant, by webhook id, from what was read.
+    pub async fn owners(&self) -> StoreResult<HashMap<String, String>> {
+        Ok(self
+            .by_tenant()
+            .await?
+            .iter()
+            .flat_map(|(t, ws)| ws.iter().map(move |w| (w.id.clone(), t.clone())))
+            .collect())
     }
 
     /// A webhook by id, from what was read, or read again when it is not

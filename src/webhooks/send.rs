@@ -1,13 +1,15 @@
 //! The sender: takes due deliveries and POSTs each, signed, on a task of
-//! its own, at most `per_webhook` to one endpoint and `concurrency` in all
-//! at once, each for at most `timeout`; records how each went, in
-//! batches: delivered (2xx), due again after its backoff, or dead once it
-//! has failed for `give_up_ms`.
+//! its own, at most `per_webhook` to one endpoint, a tenant's share
+//! (`share.rs`) to one tenant and `concurrency` in all at once, each for at
+//! most `timeout`; records how each went, in batches: delivered (2xx), due
+//! again after its backoff, or dead once it has failed for `give_up_ms`.
 
+use super::share::{self, Bounds, Held};
 use super::{guard, sign, Hooks, WebhookConfig};
 use crate::store::{Delivery, DeliveryTry, JobStore, Millis, StoreResult};
 use reqwest::header::{CONTENT_TYPE, USER_AGENT};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify, Semaphore};
@@ -26,8 +28,12 @@ pub struct Sender {
     cfg: WebhookConfig,
     client: reqwest::Client,
     slots: Arc<Semaphore>,
-    /// Tries in flight, by webhook.
-    busy: Mutex<HashMap<String, u32>>,
+    /// For a tenant with nothing in flight when the shared slots are all
+    /// taken: one try each.
+    spare: Arc<Semaphore>,
+    busy: Mutex<Busy>,
+    /// Turns the order of tenants served equally.
+    turn: AtomicUsize,
     /// Rung when deliveries were made, or a try ended.
     wake: Arc<Notify>,
     tries: mpsc::Sender<DeliveryTry>,
@@ -57,9 +63,11 @@ impl Sender {
             store,
             hooks,
             slots: Arc::new(Semaphore::new(cfg.concurrency.max(1) as usize)),
+            spare: Arc::new(Semaphore::new(cfg.spare.max(1) as usize)),
             cfg,
             client,
-            busy: Mutex::new(HashMap::new()),
+            busy: Mutex::new(Busy::default()),
+            turn: AtomicUsize::new(0),
             wake,
             tries,
             recorded: Mutex::new(Some(recorded)),
@@ -80,10 +88,14 @@ impl Sender {
         }
         tasks.push(tokio::spawn(async move {
             loop {
-                if let Err(e) = self.send_due().await {
-                    tracing::warn!(error = %e, "the webhook sender cannot take deliveries");
-                }
-                let next = self.wait_for().await;
+                let started = match self.send_due().await {
+                    Ok(n) => n,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the webhook sender cannot take deliveries");
+                        0
+                    }
+                };
+                let next = self.wait_for(started).await;
                 tokio::select! {
                     () = self.wake.notified() => {}
                     () = tokio::time::sleep(next) => {}
@@ -95,15 +107,20 @@ impl Sender {
     }
 
     /// How long to rest: until the next due delivery, a second at most.
-    async fn wait_for(&self) -> Duration {
+    /// When a round started nothing, what is due waits for room (a try's
+    /// end rings), not for the clock: resting nought would spin.
+    async fn wait_for(&self, started: usize) -> Duration {
         let max = Duration::from_secs(1);
         if self.slots.available_permits() == 0 {
             return max;
         }
         match self.store.delivery_next_at().await {
             Ok(Some(at)) => {
-                let left = at - self.store.now();
-                Duration::from_millis(u64::try_from(left).unwrap_or(0)).min(max)
+                let left = u64::try_from(at - self.store.now()).unwrap_or(0);
+                if left == 0 && started == 0 {
+                    return max;
+                }
+                Duration::from_millis(left).min(max)
             }
             _ => max,
         }
@@ -111,63 +128,88 @@ impl Sender {
 
     /// Takes what is due and room allows, and starts sending it; answers
     /// how many. Each webhook's are taken apart, a few at a time, so that
-    /// one endpoint's backlog never holds another's deliveries back; a
-    /// webhook is taken for once half its room is free, so that takes
-    /// (each a write) carry several deliveries.
+    /// one endpoint's backlog never holds another's deliveries back, and
+    /// tenants in the order and up to the share `share.rs` decides, so
+    /// that one tenant's never hold another's back.
     pub async fn send_due(self: &Arc<Self>) -> StoreResult<usize> {
         let mut started = 0;
-        let per = self.cfg.per_webhook.max(1);
+        let bounds = Bounds {
+            concurrency: self.cfg.concurrency,
+            per_tenant: self.cfg.per_tenant,
+            per_webhook: self.cfg.per_webhook,
+        };
         // Held for as long as a try can take, and some: another sender
         // takes it only if this one died.
         let hold = u64::try_from(self.cfg.timeout.as_millis())
             .unwrap_or(u64::MAX)
             .saturating_mul(2)
             .saturating_add(30_000);
-        for webhook in self
+        let due = self
             .store
             .delivery_due_webhooks(MAX_WEBHOOKS_PER_ROUND)
-            .await?
-        {
-            let free = self.slots.available_permits();
-            if free == 0 {
-                break;
-            }
-            let busy = self
-                .busy
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&webhook)
-                .copied()
-                .unwrap_or(0);
-            if busy > per / 2 {
+            .await?;
+        if due.is_empty() {
+            return Ok(0);
+        }
+        let mut owners = self.hooks.owners().await?;
+        if due.iter().any(|w| !owners.contains_key(w)) {
+            // Made by another process since the webhooks were read.
+            self.hooks.fresh().await?;
+            owners = self.hooks.owners().await?;
+        }
+        let due: Vec<(String, String)> = due
+            .into_iter()
+            .map(|w| {
+                // A webhook deleted since: its deliveries fail on their own.
+                let t = owners.get(&w).cloned().unwrap_or_default();
+                (w, t)
+            })
+            .collect();
+        let (order, active) = {
+            let busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+            let mut active: std::collections::HashSet<&str> =
+                busy.tenants.keys().map(String::as_str).collect();
+            active.extend(due.iter().map(|(_, t)| t.as_str()));
+            let active = u32::try_from(active.len()).unwrap_or(u32::MAX);
+            let turn = self.turn.fetch_add(1, Ordering::Relaxed);
+            (share::order(due, &busy.tenants, turn), active)
+        };
+        for (webhook, tenant) in order {
+            let held = {
+                let busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+                Held {
+                    free: permits(&self.slots),
+                    spare: permits(&self.spare),
+                    active,
+                    webhook: busy.webhooks.get(&webhook).copied().unwrap_or(0),
+                    tenant: busy.tenants.get(&tenant).copied().unwrap_or(0),
+                }
+            };
+            let (room, spare) = share::room(bounds, held);
+            if room == 0 {
                 continue;
             }
-            let room = (per - busy).min(u32::try_from(free).unwrap_or(u32::MAX));
+            let pool = if spare { &self.spare } else { &self.slots };
             for d in self.store.delivery_take(&webhook, room, hold).await? {
-                let Ok(permit) = self.slots.clone().try_acquire_owned() else {
+                let Ok(permit) = pool.clone().try_acquire_owned() else {
                     // Taken beyond the room (none should be): it is held,
                     // and taken again when the hold runs out.
                     break;
                 };
-                *self
-                    .busy
+                self.busy
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .entry(d.webhook.clone())
-                    .or_default() += 1;
+                    .add(&d.webhook, &tenant);
                 started += 1;
                 let me = self.clone();
+                let tenant = tenant.clone();
                 tokio::spawn(async move {
                     let t = me.try_once(&d).await;
                     let _ = me.tries.send(t).await;
-                    if let Some(n) = me
-                        .busy
+                    me.busy
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .get_mut(&d.webhook)
-                    {
-                        *n = n.saturating_sub(1);
-                    }
+                        .done(&d.webhook, &tenant);
                     drop(permit);
                     me.wake.notify_one();
                 });
@@ -251,6 +293,37 @@ impl Sender {
             .map_err(describe)?;
         Ok(sent.status().as_u16())
     }
+}
+
+/// Tries in flight, by webhook and by tenant.
+#[derive(Default)]
+struct Busy {
+    webhooks: HashMap<String, u32>,
+    tenants: HashMap<String, u32>,
+}
+
+impl Busy {
+    fn add(&mut self, webhook: &str, tenant: &str) {
+        *self.webhooks.entry(webhook.to_owned()).or_default() += 1;
+        *self.tenants.entry(tenant.to_owned()).or_default() += 1;
+    }
+
+    /// A try ended; a count that reaches nought is forgotten, so that the
+    /// maps hold only what is in flight.
+    fn done(&mut self, webhook: &str, tenant: &str) {
+        for (map, key) in [(&mut self.webhooks, webhook), (&mut self.tenants, tenant)] {
+            if let Some(n) = map.get_mut(key) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    map.remove(key);
+                }
+            }
+        }
+    }
+}
+
+fn permits(s: &Semaphore) -> u32 {
+    u32::try_from(s.available_permits()).unwrap_or(u32::MAX)
 }
 
 /// A transport error in words, with its causes (reqwest's own text is

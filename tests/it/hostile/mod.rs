@@ -30,6 +30,8 @@
 //!   within 5 s by every server of the database, an expired one refused,
 //!   tokens listed and revoked by the admin alone (never the admin's own),
 //!   and the list without a secret or a hash;
+//! - `webhook_slots` (10): one tenant's silent endpoints hold its share of
+//!   the webhook sender's slots, and another's delivery goes at once;
 //! - `address_ranges` (11): the IPv6 forms that lead home (NAT64, 6to4,
 //!   Teredo, IPv4-compatible, site-local) are refused;
 //! - `invoke_redaction` (12): an invoke's stored result is redacted with
@@ -50,3 +52,4 @@ mod secret_output;
 mod secret_scope;
 mod slow_clients;
 mod token_revocation;
+mod webhook_slots;
