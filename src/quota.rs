@@ -184,19 +184,8 @@ impl EnqueueMeter {
     /// took and, when fewer than `n`, how long until the next one comes
     /// (`Duration::MAX` for a rate of nothing).
     pub fn take_up_to(&self, tenant: &str, rate: f64, burst: f64, n: u64) -> (u64, Duration) {
-        let now = Instant::now();
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(tenant) {
-            // A full bucket is the same as none: forget those.
-            buckets.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * rate < burst);
-        }
-        let b = buckets.entry(tenant.to_owned()).or_insert(Bucket {
-            tokens: burst,
-            at: now,
-        });
-        let refill = now.duration_since(b.at).as_secs_f64() * rate;
-        b.tokens = (b.tokens + refill).min(burst);
-        b.at = now;
+        let b = refilled(&mut buckets, tenant, rate, burst);
         // Whole tokens only; `as` saturates a float past u64's range.
         let took = (b.tokens.floor().max(0.0) as u64).min(n);
         b.tokens -= took as f64;
@@ -216,15 +205,8 @@ impl EnqueueMeter {
     /// empty): how long until that token would have come, zero when it
     /// was there. What is owed is paid back before anything else is taken.
     pub fn owe_one(&self, tenant: &str, rate: f64, burst: f64) -> Duration {
-        let now = Instant::now();
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        let b = buckets.entry(tenant.to_owned()).or_insert(Bucket {
-            tokens: burst,
-            at: now,
-        });
-        let refill = now.duration_since(b.at).as_secs_f64() * rate;
-        b.tokens = (b.tokens + refill).min(burst);
-        b.at = now;
+        let b = refilled(&mut buckets, tenant, rate, burst);
         b.tokens -= 1.0;
         if b.tokens >= 0.0 {
             return Duration::ZERO;
@@ -234,6 +216,29 @@ impl EnqueueMeter {
         }
         Duration::from_secs_f64(-b.tokens / rate)
     }
+}
+
+/// The tenant's bucket, filled by the time since it was last looked at
+/// (a new one full); when there are too many, full ones are forgotten
+/// first (a full bucket is the same as none).
+fn refilled<'a>(
+    buckets: &'a mut HashMap<String, Bucket>,
+    tenant: &str,
+    rate: f64,
+    burst: f64,
+) -> &'a mut Bucket {
+    let now = Instant::now();
+    if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(tenant) {
+        buckets.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * rate < burst);
+    }
+    let b = buckets.entry(tenant.to_owned()).or_insert(Bucket {
+        tokens: burst,
+        at: now,
+    });
+    let refill = now.duration_since(b.at).as_secs_f64() * rate;
+    b.tokens = (b.tokens + refill).min(burst);
+    b.at = now;
+    b
 }
 
 #[cfg(test)]
