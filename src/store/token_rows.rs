@@ -55,6 +55,19 @@ pub enum Revocation {
     Admin,
 }
 
+impl Revocation {
+    /// What a revoke did, from whether its delete (which spares the admin
+    /// token) took a row, and else whether the id is the admin token's:
+    /// the one rule both backends' revokes answer by.
+    pub fn of(deleted: bool, admin: Option<bool>) -> Revocation {
+        match (deleted, admin) {
+            (true, _) => Revocation::Revoked,
+            (false, Some(true)) => Revocation::Admin,
+            (false, _) => Revocation::NotFound,
+        }
+    }
+}
+
 /// The columns a check reads, in the order `record` takes them.
 pub const RECORD_COLUMNS: &str = "id, tenant, scopes, admin, expires_at";
 /// The columns a list reads, in the order `info` takes them.

@@ -89,17 +89,14 @@ pub async fn revoke(tx: &mut Transaction<'static, Postgres>, id: &str) -> StoreR
             .execute(&mut **tx)
             .await
             .map_err(pg)?;
-        return Ok(Revocation::Revoked);
+        return Ok(Revocation::of(true, None));
     }
     let admin: Option<bool> = sqlx::query_scalar("SELECT admin FROM tokens WHERE id = $1")
         .bind(id)
         .fetch_optional(&mut **tx)
         .await
         .map_err(pg)?;
-    Ok(match admin {
-        Some(true) => Revocation::Admin,
-        _ => Revocation::NotFound,
-    })
+    Ok(Revocation::of(false, admin))
 }
 
 pub async fn touch(pool: &PgPool, now: Millis, id: &str) -> StoreResult<()> {

@@ -63,16 +63,13 @@ pub fn revoke(conn: &Connection, id: &str) -> StoreResult<Revocation> {
         .and_then(|mut s| s.execute([id]))
         .map_err(wdb)?;
     if gone > 0 {
-        return Ok(Revocation::Revoked);
+        return Ok(Revocation::of(true, None));
     }
     let admin: Option<bool> = conn
         .prepare_cached("SELECT admin FROM tokens WHERE id = ?1")
         .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
         .map_err(wdb)?;
-    Ok(match admin {
-        Some(true) => Revocation::Admin,
-        _ => Revocation::NotFound,
-    })
+    Ok(Revocation::of(false, admin))
 }
 
 pub fn touch(conn: &Connection, now: Millis, id: &str) -> StoreResult<()> {
