@@ -139,8 +139,11 @@ async fn a_revoked_token_is_refused_by_every_server_of_the_database_within_5_s()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_past_its_expiry_is_refused() {
     TestServer::each_backend(0, async |s| {
-        let expiry = chrono::Utc::now() + chrono::Duration::seconds(3);
-        let at = expiry.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        // The expiry as sent, to the millisecond: the server refuses from
+        // that instant, which may be up to a millisecond before a finer one.
+        let at = (chrono::Utc::now() + chrono::Duration::seconds(3))
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let expiry = chrono::DateTime::parse_from_rfc3339(&at).unwrap();
         let (_, token) = mint(&s, "acme", json!({"expires_at": at})).await;
         // Taken until then (and remembered: the check is made on every
         // request, remembered or not).
