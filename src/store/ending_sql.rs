@@ -4,51 +4,13 @@
 //! text depends only on the move's shape and the dialect, so it is built
 //! once per shape and thread, and a backend's statement cache keys on it.
 
+pub use super::dialect::Dialect;
 use super::transition::{Change, Move};
 use super::Millis;
 use crate::job::JobStatus;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Where the SQL of two backends differs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Dialect {
-    /// `?N` parameters, flags as integers, and an `available` column that
-    /// the claim's index reads.
-    Sqlite,
-    /// `$N` parameters, booleans, typed integer columns.
-    Postgres,
-    /// PostgreSQL, one statement for many attempts' ends of one shape:
-    /// each parameter is an array with one element per attempt, read
-    /// through `unnest` as column `v.pN`.
-    PostgresMany,
-}
-
-impl Dialect {
-    fn param(self, n: usize) -> String {
-        match self {
-            Dialect::Sqlite => format!("?{n}"),
-            Dialect::Postgres => format!("${n}"),
-            Dialect::PostgresMany => format!("v.p{n}"),
-        }
-    }
-
-    /// A parameter bound to an INTEGER column.
-    fn int4(self, n: usize) -> String {
-        match self {
-            Dialect::Sqlite => self.param(n),
-            Dialect::Postgres | Dialect::PostgresMany => format!("{}::int4", self.param(n)),
-        }
-    }
-
-    fn cancel_requested(self) -> &'static str {
-        match self {
-            Dialect::Sqlite => "cancel_requested = 1",
-            Dialect::Postgres | Dialect::PostgresMany => "jobs.cancel_requested",
-        }
-    }
-}
 
 /// One argument of the statement, borrowed where it can be.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,8 +8,10 @@ pub mod call_rows;
 pub mod clock;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
+pub mod dialect;
 pub mod ending_sql;
 pub mod fair;
+pub mod insert_sql;
 pub mod lease_sql;
 mod open;
 pub mod outbox;

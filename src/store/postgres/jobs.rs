@@ -10,6 +10,7 @@ use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{ending, status_in, Arg, Dialect, PG_PAUSED, PG_STATUS};
+use crate::store::insert_sql;
 use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow, MAX_LOG_JSON};
@@ -250,9 +251,8 @@ pub(super) async fn insert_one(
         None => 0,
     };
     if let Some(idem) = &job.idempotency {
-        let seen: Option<JobRow> = sqlx::query_as(&format!(
-            "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = $1 AND idempotency_key = $2"
-        ))
+        let seen: Option<JobRow> =
+            sqlx::query_as(&insert_sql::idempotent(Dialect::Postgres, JOB_COLUMNS))
         .bind(&job.tenant)
         .bind(&idem.key)
         .fetch_optional(&mut **tx)
@@ -263,10 +263,8 @@ pub(super) async fn insert_one(
         }
     }
     if let Some(key) = &job.unique_key {
-        let holder: Option<JobRow> = sqlx::query_as(&format!(
-            "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = $1 AND unique_key = $2 \
-             AND status IN ('queued', 'running', 'waiting')"
-        ))
+        let holder: Option<JobRow> =
+            sqlx::query_as(&insert_sql::unique_holder(Dialect::Postgres, JOB_COLUMNS))
         .bind(&job.tenant)
         .bind(key)
         .fetch_optional(&mut **tx)
@@ -274,11 +272,8 @@ pub(super) async fn insert_one(
         .map_err(pg)?;
         let holder = holder.map(JobRecord::try_from).transpose()?;
         let finished = if holder.is_none() && job.reuse != Reuse::Allow {
-            let (any, completed): (bool, bool) = sqlx::query_as(
-                "SELECT count(*) > 0, coalesce(bool_or(status = 'completed'), false) FROM jobs \
-                 WHERE tenant = $1 AND unique_key = $2 \
-                 AND status IN ('completed', 'failed', 'cancelled')",
-            )
+            let (any, completed): (bool, bool) =
+                sqlx::query_as(&insert_sql::unique_finished(Dialect::Postgres))
             .bind(&job.tenant)
             .bind(key)
             .fetch_one(&mut **tx)
@@ -300,11 +295,8 @@ pub(super) async fn insert_one(
         );
         let mv = Move::cancel();
         for from in mv.from {
-            let gone: Vec<(String, String, String, i64)> = sqlx::query_as(
-                "UPDATE jobs SET status = $1, finished_at = $2, error = $3 \
-                 WHERE tenant = $4 AND concurrency_key = $5 AND status = $6 \
-                 RETURNING id, task, queue, attempts::int8",
-            )
+            let gone: Vec<(String, String, String, i64)> =
+                sqlx::query_as(&insert_sql::supersede(Dialect::Postgres))
             .bind(mv.to.as_str())
             .bind(now)
             .bind(to_json(&error))

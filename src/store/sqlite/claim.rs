@@ -6,7 +6,7 @@ use super::rows::{ClaimRow, CLAIM_COLUMNS};
 use super::tally::{Apply, Tally};
 use super::tenants::{self, policy};
 use super::{random_token, wdb};
-use crate::job::JobStatus;
+use crate::job::{JobStatus, Transition};
 use crate::quota::Quotas;
 use crate::store::begun::Begun;
 use crate::store::fair::{given, Fairness};
@@ -263,8 +263,9 @@ type Found = (i64, Option<i64>);
 type Pick = (Found, bool);
 
 /// What a claim sets on each job it takes (?1 owner, ?2 token, ?3 lease
-/// expiry, ?4 now, ?6 its concurrency key's slot, ?7 begun).
-const TAKE: &str = "UPDATE OR FAIL jobs SET status = 'running', attempts = attempts + 1, \
+/// expiry, ?4 now, ?6 its concurrency key's slot, ?7 begun, ?8 the
+/// status a claim moves a job to).
+const TAKE: &str = "UPDATE OR FAIL jobs SET status = ?8, attempts = attempts + 1, \
     lease_owner = ?1, lease_token = ?2, lease_expires_at = ?3, attempt_started_at = ?4, \
     started_at = COALESCE(started_at, ?4), progress = NULL, urgent = 0, concurrency_slot = ?6, \
     begun = ?7";
@@ -285,22 +286,29 @@ fn take(
             "{TAKE} WHERE rowid = ?5 AND status = 'queued' RETURNING {CLAIM_COLUMNS}"
         ))
         .map_err(wdb)?;
+    let running = JobStatus::Queued
+        .after(Transition::Claim)
+        .unwrap_or(JobStatus::Running);
     let mut claimed = Vec::with_capacity(rows.len());
     for ((row, slot), begun) in rows {
         let taken = stmt
             .query_row(
-                params![owner, token, expires, now, row, slot, begun],
+                params![
+                    owner,
+                    token,
+                    expires,
+                    now,
+                    row,
+                    slot,
+                    begun,
+                    running.as_str()
+                ],
                 ClaimRow::read,
             )
             .optional()
             .map_err(wdb)?;
         if let Some(r) = taken {
-            tally.moved(
-                r.tenant(),
-                Some(JobStatus::Queued),
-                Some(JobStatus::Running),
-                1,
-            );
+            tally.moved(r.tenant(), Some(JobStatus::Queued), Some(running), 1);
             tally
                 .outbox
                 .push(crate::events::EventType::Started, r.about(), None);

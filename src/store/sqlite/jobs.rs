@@ -15,6 +15,7 @@ use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{ending, sqlite_available, status_in, Arg, Dialect};
+use crate::store::insert_sql;
 use crate::store::outbox::{self, About};
 use crate::store::records::*;
 use crate::store::rows::{idempotent_repeat, MAX_LOG_JSON};
@@ -135,9 +136,7 @@ pub(super) fn insert_one(
 ) -> StoreResult<Inserted> {
     if let Some(idem) = &job.idempotency {
         let seen = conn
-            .prepare_cached(&format!(
-                "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = ?1 AND idempotency_key = ?2"
-            ))
+            .prepare_cached(&insert_sql::idempotent(Dialect::Sqlite, JOB_COLUMNS))
             .and_then(|mut s| {
                 s.query_row(params![job.tenant, idem.key], JobRow::read)
                     .optional()
@@ -149,10 +148,7 @@ pub(super) fn insert_one(
     }
     if let Some(key) = &job.unique_key {
         let holder = conn
-            .prepare_cached(&format!(
-                "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = ?1 AND unique_key = ?2 \
-                 AND status IN ('queued', 'running', 'waiting')"
-            ))
+            .prepare_cached(&insert_sql::unique_holder(Dialect::Sqlite, JOB_COLUMNS))
             .and_then(|mut s| {
                 s.query_row(params![job.tenant, key], JobRow::read)
                     .optional()
@@ -161,11 +157,7 @@ pub(super) fn insert_one(
             .map(JobRecord::try_from)
             .transpose()?;
         let finished = if holder.is_none() && job.reuse != Reuse::Allow {
-            conn.prepare_cached(
-                "SELECT count(*) > 0, coalesce(max(status = 'completed'), 0) FROM jobs \
-                 WHERE tenant = ?1 AND unique_key = ?2 \
-                 AND status IN ('completed', 'failed', 'cancelled')",
-            )
+            conn.prepare_cached(&insert_sql::unique_finished(Dialect::Sqlite))
             .and_then(|mut s| {
                 s.query_row(params![job.tenant, key], |r| {
                     Ok(FinishedWithKey {
@@ -189,26 +181,25 @@ pub(super) fn insert_one(
             format!("superseded by job {}", job.id),
         );
         let mut stmt = conn
-            .prepare_cached(
-                "UPDATE jobs SET status = 'cancelled', finished_at = ?1, error = ?2 \
-                 WHERE tenant = ?3 AND concurrency_key = ?4 AND status = ?5 \
-                 RETURNING id, task, queue, attempts",
-            )
+            .prepare_cached(&insert_sql::supersede(Dialect::Sqlite))
             .map_err(wdb)?;
-        for from in [JobStatus::Queued, JobStatus::Waiting] {
+        let mv = Move::cancel();
+        for &from in mv.from {
             let gone: Vec<(String, String, String, i64)> = stmt
                 .query_map(
-                    params![now, to_json(&error), job.tenant, key, from.as_str()],
+                    params![
+                        mv.to.as_str(),
+                        now,
+                        to_json(&error),
+                        job.tenant,
+                        key,
+                        from.as_str()
+                    ],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
                 )
                 .and_then(|rows| rows.collect())
                 .map_err(wdb)?;
-            tally.moved(
-                &job.tenant,
-                Some(from),
-                Some(JobStatus::Cancelled),
-                gone.len() as i64,
-            );
+            tally.moved(&job.tenant, Some(from), Some(mv.to), gone.len() as i64);
             tally.outbox.superseded(&job.tenant, &job.id, &gone);
         }
     }
