@@ -253,11 +253,11 @@ pub(super) async fn insert_one(
     if let Some(idem) = &job.idempotency {
         let seen: Option<JobRow> =
             sqlx::query_as(&insert_sql::idempotent(Dialect::Postgres, JOB_COLUMNS))
-        .bind(&job.tenant)
-        .bind(&idem.key)
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(pg)?;
+                .bind(&job.tenant)
+                .bind(&idem.key)
+                .fetch_optional(&mut **tx)
+                .await
+                .map_err(pg)?;
         if let Some(row) = seen {
             return idempotent_repeat(row, idem);
         }
@@ -265,20 +265,20 @@ pub(super) async fn insert_one(
     if let Some(key) = &job.unique_key {
         let holder: Option<JobRow> =
             sqlx::query_as(&insert_sql::unique_holder(Dialect::Postgres, JOB_COLUMNS))
-        .bind(&job.tenant)
-        .bind(key)
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(pg)?;
+                .bind(&job.tenant)
+                .bind(key)
+                .fetch_optional(&mut **tx)
+                .await
+                .map_err(pg)?;
         let holder = holder.map(JobRecord::try_from).transpose()?;
         let finished = if holder.is_none() && job.reuse != Reuse::Allow {
             let (any, completed): (bool, bool) =
                 sqlx::query_as(&insert_sql::unique_finished(Dialect::Postgres))
-            .bind(&job.tenant)
-            .bind(key)
-            .fetch_one(&mut **tx)
-            .await
-            .map_err(pg)?;
+                    .bind(&job.tenant)
+                    .bind(key)
+                    .fetch_one(&mut **tx)
+                    .await
+                    .map_err(pg)?;
             FinishedWithKey { any, completed }
         } else {
             FinishedWithKey::default()
@@ -297,15 +297,15 @@ pub(super) async fn insert_one(
         for from in mv.from {
             let gone: Vec<(String, String, String, i64)> =
                 sqlx::query_as(&insert_sql::supersede(Dialect::Postgres))
-            .bind(mv.to.as_str())
-            .bind(now)
-            .bind(to_json(&error))
-            .bind(&job.tenant)
-            .bind(key)
-            .bind(from.as_str())
-            .fetch_all(&mut **tx)
-            .await
-            .map_err(pg)?;
+                    .bind(mv.to.as_str())
+                    .bind(now)
+                    .bind(to_json(&error))
+                    .bind(&job.tenant)
+                    .bind(key)
+                    .bind(from.as_str())
+                    .fetch_all(&mut **tx)
+                    .await
+                    .map_err(pg)?;
             tally.moved(
                 &job.tenant,
                 Some(*from),

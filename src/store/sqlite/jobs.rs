@@ -158,15 +158,15 @@ pub(super) fn insert_one(
             .transpose()?;
         let finished = if holder.is_none() && job.reuse != Reuse::Allow {
             conn.prepare_cached(&insert_sql::unique_finished(Dialect::Sqlite))
-            .and_then(|mut s| {
-                s.query_row(params![job.tenant, key], |r| {
-                    Ok(FinishedWithKey {
-                        any: r.get(0)?,
-                        completed: r.get(1)?,
+                .and_then(|mut s| {
+                    s.query_row(params![job.tenant, key], |r| {
+                        Ok(FinishedWithKey {
+                            any: r.get(0)?,
+                            completed: r.get(1)?,
+                        })
                     })
                 })
-            })
-            .map_err(wdb)?
+                .map_err(wdb)?
         } else {
             FinishedWithKey::default()
         };
