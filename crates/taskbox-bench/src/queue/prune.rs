@@ -4,19 +4,19 @@
 //! with a runner, first alone, then while the pruner deletes every one of
 //! them, as it would after a week's retention runs out at once.
 
-use super::bench_queue::{
-    bed, completed, durability, insert_plain, percentiles, progress, runners, QueueBench,
-};
-use crate::api::auth::DEFAULT_TENANT;
-use crate::enqueue::{Caller, Enqueuer, JobSpec};
-use crate::maintenance::pruner::{Pruner, Retention};
-use crate::runner::{Runner, RunnerConfig, RunnerEvent};
-use crate::store::ClaimParams;
+use super::bed::{bed, completed, insert_plain};
+use super::{durability, progress, runners, QueueBench};
+use crate::common::percentiles;
 use anyhow::Context;
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use taskbox::api::auth::DEFAULT_TENANT;
+use taskbox::enqueue::{Caller, Enqueuer, JobSpec};
+use taskbox::maintenance::pruner::{Pruner, Retention};
+use taskbox::runner::{Runner, RunnerConfig, RunnerEvent};
+use taskbox::store::ClaimParams;
 use tokio::sync::{oneshot, Notify};
 
 /// On PostgreSQL, vacuums what the fill left: jobs that ended a week ago
