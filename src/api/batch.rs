@@ -7,7 +7,7 @@ use super::error::ApiError;
 use super::error::ErrorBody;
 use super::openapi::Errors;
 use super::{views, ApiState};
-use crate::enqueue::{Caller, JobSpec, MAX_BATCH};
+use crate::enqueue::{JobSpec, MAX_BATCH};
 use crate::store::{Idempotency, Inserted, JobRecord, Scope};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap};
@@ -122,10 +122,7 @@ pub async fn enqueue_batch(
         }
     }
     if !items.is_empty() {
-        let results = state
-            .enqueuer
-            .enqueue_batch(&who.tenant, items, Caller::Tenant)
-            .await?;
+        let results = state.enqueuer.enqueue_batch(&who.tenant, items).await?;
         for (slot, r) in slots.into_iter().zip(results) {
             answers[slot] = Some(match r {
                 Ok(Inserted::Created(j) | Inserted::Existing(j)) => Ok(j),

@@ -6,7 +6,7 @@ use super::error::ApiError;
 use super::openapi::Errors;
 use super::views::{AttemptView, JobDetail, JobOut, JobView};
 use super::{views, ApiState};
-use crate::enqueue::{Caller, EnqueueError, JobSpec, MAX_KEY_LEN};
+use crate::enqueue::{EnqueueError, JobSpec, MAX_KEY_LEN};
 use crate::job::{ErrorKind, JobStatus};
 use crate::redrive::{Filter, Version, MAX_REDRIVE};
 use crate::registry::Which;
@@ -95,7 +95,7 @@ pub async fn enqueue(
     });
     match state
         .enqueuer
-        .enqueue(&who.tenant, spec, idempotency, Caller::Tenant)
+        .enqueue(&who.tenant, spec, idempotency)
         .await?
     {
         Inserted::Created(j) => Ok((StatusCode::CREATED, Json(JobOut(j)))),

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use taskbox::app::App;
 use taskbox::config::ServeConfig;
-use taskbox::enqueue::{Caller, JobSpec, MAX_BATCH};
+use taskbox::enqueue::{JobSpec, MAX_BATCH};
 use taskbox::job::JobStatus;
 use taskbox::quota::Quotas;
 use taskbox::runner::{Observer, RunnerEvent};
@@ -391,13 +391,7 @@ async fn backlog(
             })
             .collect();
         last.clear();
-        for r in b
-            .app
-            .state
-            .enqueuer
-            .enqueue_batch(tenant, items, Caller::Server)
-            .await?
-        {
+        for r in b.app.state.enqueuer.enqueue_batch(tenant, items).await? {
             let (Inserted::Created(j) | Inserted::Existing(j)) = r?;
             last.push(j.id);
         }

@@ -12,7 +12,6 @@ use std::sync::Mutex;
 use std::time::Duration;
 use std::time::Instant;
 use taskbox::api::auth::DEFAULT_TENANT;
-use taskbox::enqueue::Caller;
 use taskbox::enqueue::Enqueuer;
 use taskbox::enqueue::JobSpec;
 use taskbox::runner::Runner;
@@ -73,9 +72,7 @@ pub(super) async fn latency(args: &QueueBench) -> anyhow::Result<serde_json::Val
                 *next.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
                 t0 = Instant::now();
                 let spec = JobSpec::of(b.task.name.clone(), json!({}));
-                enqueuer
-                    .enqueue(DEFAULT_TENANT, spec, None, Caller::Tenant)
-                    .await?;
+                enqueuer.enqueue(DEFAULT_TENANT, spec, None).await?;
             } else {
                 let id = ids.generate().map(|u| u.to_string()).unwrap_or_default();
                 waiting
