@@ -224,7 +224,7 @@ pub(super) fn line(e: &Value) -> String {
     let text = format!(
         "{:>6}  {:<12}  {:<13}  {}  {:<12}  attempt {}  {}",
         table::cell(&e["seq"]),
-        table::time_cell(&e["at"]),
+        table::time_cell(e["at"].as_str()),
         table::cell(&e["type"]),
         table::cell(&e["job"]["id"]),
         table::cell(&e["job"]["task"]),

@@ -14,7 +14,7 @@ pub(super) fn jobs_table(jobs: &[Value]) -> Table {
             table::cell(&job["status"]),
             attempts_of(job),
             table::cell(&job["queue"]),
-            table::time_cell(&job["created_at"]),
+            table::time_cell(job["created_at"].as_str()),
         ]);
     }
     t
@@ -291,7 +291,7 @@ pub(super) fn attempts_table(attempts: &[Value], logs: bool) -> String {
             task_label(&a["task"]),
             table::cell(&a["outcome"]),
             error,
-            table::millis(&a["duration_ms"]),
+            table::millis(a["duration_ms"].as_f64()),
             a["fuel_used"]
                 .as_u64()
                 .map(thousands)
