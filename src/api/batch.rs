@@ -31,16 +31,31 @@ struct BatchBody<'a> {
 /// the item would have had on its own.
 /// A batch item that was refused: the error shape, with the status the
 /// item alone would have been answered with.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct ItemError {
-    error: ItemErrorBody,
+    pub error: ItemErrorBody,
 }
 
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct ItemErrorBody {
     #[serde(flatten)]
-    body: ErrorBody,
-    status: u16,
+    pub body: ErrorBody,
+    pub status: u16,
+}
+
+/// A batch's answer as a client reads it: an item for each job sent, in
+/// order, the job or why it was refused.
+#[derive(Deserialize)]
+pub struct BatchAnswer<'a> {
+    pub jobs: Vec<Answered<'a>>,
+}
+
+/// One item of a batch's answer, read.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum Answered<'a> {
+    Job(Box<views::JobView<'a>>),
+    Refused(ItemError),
 }
 
 fn item_error(e: ApiError) -> ItemError {

@@ -40,9 +40,6 @@ pub struct Reply {
     pub raw: bytes::Bytes,
     /// `METHOD /path`, to name the request in an error.
     what: String,
-    /// The body as untyped JSON (null when empty), for the commands that
-    /// do not read it as the API's own view type yet.
-    pub body: Value,
 }
 
 impl Reply {
@@ -398,22 +395,21 @@ impl Call<'_> {
             if !(200..300).contains(&status) {
                 return Err(ApiError::from_body(status, &body).into());
             }
-            let value = if body.iter().all(u8::is_ascii_whitespace) {
-                Value::Null
-            } else {
-                serde_json::from_slice(&body).with_context(|| {
+            // Checked here, so that a body that is not JSON is told as such
+            // (not as a view it does not fit), whoever reads it.
+            if !body.iter().all(u8::is_ascii_whitespace) {
+                serde_json::from_slice::<serde::de::IgnoredAny>(&body).with_context(|| {
                     format!(
                         "{what} answered {status} with a body that is not JSON; \
                          is {} a taskbox server?",
                         client.base
                     )
-                })?
-            };
+                })?;
+            }
             Ok(Reply {
                 status,
                 raw: body,
                 what,
-                body: value,
             })
         })
     }
