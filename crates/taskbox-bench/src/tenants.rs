@@ -23,9 +23,7 @@ use taskbox::app::App;
 use taskbox::config::ServeConfig;
 use taskbox::enqueue::{JobSpec, MAX_BATCH};
 use taskbox::job::JobStatus;
-use taskbox::quota::Quotas;
 use taskbox::runner::{Observer, RunnerEvent};
-use taskbox::store::Durability;
 use taskbox::store::{Inserted, TaskRef};
 
 const TOKEN: &str = "bench-admin-token-0123456789";
@@ -62,6 +60,8 @@ pub struct TenantsBench {
     /// Print the figures as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub taskbox: crate::server::Taskbox,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -186,33 +186,15 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         _ => {}
     });
     let app = App::start(ServeConfig {
-        listen: Some("127.0.0.1:0".parse()?),
-        migrate: true,
-        data_dir: dir.path().to_path_buf(),
-        database_url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
         runners,
-        durability: Durability::Full,
-        queues: None,
         grace: Duration::from_secs(2),
-        lease: Duration::from_millis(taskbox::runner::LEASE_MS),
-        max_body_bytes: 1 << 20,
-        max_component_bytes: 64 << 20,
-        admin_token: Some(TOKEN.into()),
-        max_instances: 64,
-        compile_cache: None,
-        quotas: Quotas::SERVER_DEFAULTS,
-        rules: Default::default(),
-        retention: Default::default(),
         observer: Some(Observer(hook)),
-        webhooks: taskbox::webhooks::WebhookConfig::default(),
-        network: taskbox::sandbox::NetworkConfig::default(),
-        max_event_streams: taskbox::api::DEFAULT_MAX_EVENT_STREAMS,
-        metrics_listen: None,
-        metrics_per_tenant: false,
-        secrets_key_file: None,
-        schedule_min_interval: taskbox::schedule::firer::DEFAULT_MIN_INTERVAL,
-        compile: taskbox::config::CompileSettings::default(),
-        http: taskbox::config::HttpSettings::default(),
+        ..crate::server::serve_config(
+            dir.path(),
+            format!("sqlite://{}", dir.path().join("taskbox.db").display()),
+            TOKEN,
+            &args.taskbox,
+        )?
     })
     .await?
     .app;

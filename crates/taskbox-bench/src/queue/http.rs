@@ -11,11 +11,9 @@ use serde_json::json;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 use std::time::Instant;
 use taskbox::app::App;
 use taskbox::config::ServeConfig;
-use taskbox::quota::Quotas;
 
 /// A server on a fresh database with no runners, and the no-op task
 /// defined on it: what the HTTP parts enqueue into.
@@ -33,33 +31,8 @@ async fn http_bed(args: &QueueBench) -> anyhow::Result<HttpBed> {
     let dir = tempfile::tempdir()?;
     let db = Db::new(args, dir.path()).await?;
     let started = App::start(ServeConfig {
-        listen: Some("127.0.0.1:0".parse()?),
-        migrate: true,
-        data_dir: dir.path().to_path_buf(),
-        database_url: db.url.clone(),
-        runners: 0,
         durability: durability(args),
-        queues: None,
-        grace: Duration::from_secs(5),
-        lease: Duration::from_millis(taskbox::runner::LEASE_MS),
-        max_body_bytes: 1 << 20,
-        max_component_bytes: 64 << 20,
-        admin_token: Some(TOKEN.into()),
-        max_instances: 64,
-        compile_cache: None,
-        quotas: Quotas::SERVER_DEFAULTS,
-        rules: Default::default(),
-        retention: Default::default(),
-        observer: None,
-        webhooks: taskbox::webhooks::WebhookConfig::default(),
-        network: taskbox::sandbox::NetworkConfig::default(),
-        max_event_streams: taskbox::api::DEFAULT_MAX_EVENT_STREAMS,
-        metrics_listen: None,
-        metrics_per_tenant: false,
-        secrets_key_file: None,
-        schedule_min_interval: taskbox::schedule::firer::DEFAULT_MIN_INTERVAL,
-        compile: taskbox::config::CompileSettings::default(),
-        http: taskbox::config::HttpSettings::default(),
+        ..crate::server::serve_config(dir.path(), db.url.clone(), TOKEN, &args.taskbox)?
     })
     .await?;
     let app = started.app;
