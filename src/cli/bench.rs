@@ -31,3 +31,39 @@ pub fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let err = std::process::Command::new(&bench).args(args.args).exec();
     Err(err).with_context(|| format!("cannot run {}", bench.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn passed(argv: &[&str]) -> Vec<String> {
+        let argv = ["taskbox", "bench"].iter().chain(argv).copied();
+        match Cli::try_parse_from(argv).map(|c| c.command) {
+            Ok(Command::Bench(b)) => b
+                .args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            other => panic!("not a bench: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_argument_after_bench_goes_to_the_bench_program() {
+        let argv = [
+            "queue",
+            "--only",
+            "burn-down",
+            "--json",
+            "--database-url",
+            "postgres://postgres@127.0.0.1:5432/postgres",
+            "--workers",
+            "2",
+        ];
+        assert_eq!(passed(&argv), argv);
+        // Its help is the bench program's, not this one's.
+        assert_eq!(passed(&["--help"]), ["--help"]);
+        assert_eq!(passed(&["faults", "-h"]), ["faults", "-h"]);
+    }
+}
