@@ -6,14 +6,19 @@
 
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
-# Dependencies first, so that a source change does not rebuild them.
+# Dependencies first, so that a source change does not rebuild them. The
+# workspace's other member (the benchmarks) is stubbed: cargo reads every
+# member's manifest, and the image ships only the product.
 COPY Cargo.toml Cargo.lock ./
-RUN mkdir -p src tests/it && echo 'fn main() {}' > src/main.rs && touch src/lib.rs tests/it/main.rs \
-    && cargo build --profile dist --locked \
-    && rm -rf src tests
+COPY crates/taskbox-bench/Cargo.toml crates/taskbox-bench/
+RUN mkdir -p src tests/it crates/taskbox-bench/src \
+    && echo 'fn main() {}' > src/main.rs && touch src/lib.rs tests/it/main.rs \
+    && echo 'fn main() {}' > crates/taskbox-bench/src/main.rs && touch crates/taskbox-bench/src/lib.rs \
+    && cargo build --profile dist --locked -p taskbox \
+    && rm -rf src tests crates/taskbox-bench/src
 COPY . .
 # The dist profile: release, stripped of its debug info and symbols.
-RUN touch src/main.rs src/lib.rs && cargo build --profile dist --locked --bin taskbox
+RUN touch src/main.rs src/lib.rs && cargo build --profile dist --locked -p taskbox --bin taskbox
 
 FROM debian:bookworm-slim
 RUN useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin taskbox \

@@ -69,15 +69,6 @@ impl JobSpec {
     }
 }
 
-/// Who asks: a tenant's own request is metered by its enqueue rate (as
-/// every other path that makes a job is, each where it makes it); the
-/// server's own (a benchmark's loading) is not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Caller {
-    Tenant,
-    Server,
-}
-
 /// Why a job was not enqueued; nothing was written.
 #[derive(Debug, thiserror::Error)]
 pub enum EnqueueError {
@@ -140,12 +131,9 @@ impl Enqueuer {
         tenant: &str,
         spec: JobSpec,
         idempotency: Option<Idempotency>,
-        caller: Caller,
     ) -> Result<Inserted, EnqueueError> {
-        if caller == Caller::Tenant {
-            if let (0, Some(over)) = self.registry.admission().take(tenant, 1).await? {
-                return Err(over.into());
-            }
+        if let (0, Some(over)) = self.registry.admission().take(tenant, 1).await? {
+            return Err(over.into());
         }
         if spec.workflow.is_some() {
             return self.enqueue_workflow(tenant, spec, idempotency).await;
@@ -196,7 +184,6 @@ impl Enqueuer {
         &self,
         tenant: &str,
         items: Vec<(JobSpec, Option<Idempotency>)>,
-        caller: Caller,
     ) -> Result<Vec<Result<Inserted, EnqueueError>>, EnqueueError> {
         if items.len() > MAX_BATCH {
             return Err(bad(format!(
@@ -206,10 +193,7 @@ impl Enqueuer {
         }
         let n = items.len();
         // Items past what the tenant's bucket holds are refused one by one.
-        let (granted, over) = match caller {
-            Caller::Tenant => self.registry.admission().take(tenant, n).await?,
-            Caller::Server => (n, None),
-        };
+        let (granted, over) = self.registry.admission().take(tenant, n).await?;
         let mut answers: Vec<Option<Result<Inserted, EnqueueError>>> = Vec::with_capacity(n);
         let mut jobs = Vec::with_capacity(granted);
         let mut slots = Vec::with_capacity(granted);

@@ -15,22 +15,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // TASKBOX_LOG, else RUST_LOG, else warnings only.
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TASKBOX_LOG")
-        .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match cli.log_format {
-        cli::LogFormat::Pretty => logs.init(),
-        // The spans' fields (tenant, job, attempt, task) on every line.
-        cli::LogFormat::Json => logs
-            .json()
-            .with_current_span(true)
-            .with_span_list(false)
-            .init(),
-    }
+    cli::init_logs(cli.log_format);
     match cli::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {

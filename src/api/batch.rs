@@ -7,7 +7,7 @@ use super::error::ApiError;
 use super::error::ErrorBody;
 use super::openapi::Errors;
 use super::{views, ApiState};
-use crate::enqueue::{Caller, JobSpec, MAX_BATCH};
+use crate::enqueue::{JobSpec, MAX_BATCH};
 use crate::store::{Idempotency, Inserted, JobRecord, Scope};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap};
@@ -31,16 +31,31 @@ struct BatchBody<'a> {
 /// the item would have had on its own.
 /// A batch item that was refused: the error shape, with the status the
 /// item alone would have been answered with.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct ItemError {
-    error: ItemErrorBody,
+    pub error: ItemErrorBody,
 }
 
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct ItemErrorBody {
     #[serde(flatten)]
-    body: ErrorBody,
-    status: u16,
+    pub body: ErrorBody,
+    pub status: u16,
+}
+
+/// A batch's answer as a client reads it: an item for each job sent, in
+/// order, the job or why it was refused.
+#[derive(Deserialize)]
+pub struct BatchAnswer<'a> {
+    pub jobs: Vec<Answered<'a>>,
+}
+
+/// One item of a batch's answer, read.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum Answered<'a> {
+    Job(Box<views::JobView<'a>>),
+    Refused(ItemError),
 }
 
 fn item_error(e: ApiError) -> ItemError {
@@ -122,10 +137,7 @@ pub async fn enqueue_batch(
         }
     }
     if !items.is_empty() {
-        let results = state
-            .enqueuer
-            .enqueue_batch(&who.tenant, items, Caller::Tenant)
-            .await?;
+        let results = state.enqueuer.enqueue_batch(&who.tenant, items).await?;
         for (slot, r) in slots.into_iter().zip(results) {
             answers[slot] = Some(match r {
                 Ok(Inserted::Created(j) | Inserted::Existing(j)) => Ok(j),

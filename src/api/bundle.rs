@@ -26,6 +26,7 @@ use axum::Json;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 use utoipa::{IntoParams, ToSchema};
 
@@ -41,55 +42,60 @@ pub struct BundleParams {
     attempt: Option<u32>,
 }
 
-/// What replaying one attempt needs.
-#[derive(Serialize, ToSchema)]
+/// What replaying one attempt needs (`taskbox job replay` reads it back).
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct Bundle<'a> {
     /// `taskbox-replay/1`.
-    format: &'static str,
-    job: BundleJob<'a>,
+    #[schema(value_type = String)]
+    pub format: Cow<'a, str>,
+    pub job: BundleJob<'a>,
     #[schema(value_type = AttemptView)]
-    attempt: AttemptView<'a>,
+    pub attempt: AttemptView<'a>,
     /// The input that attempt got.
-    input: Value,
-    limits: BundleLimits,
-    grants: BundleGrants<'a>,
-    component: BundleComponent<'a>,
+    pub input: Value,
+    pub limits: BundleLimits,
+    pub grants: BundleGrants<'a>,
+    pub component: BundleComponent<'a>,
 }
 
 /// What the task granted its guests: the hosts they could call and the
 /// names of the secrets they could read, never the values. A replay
 /// grants neither unless it is told to.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct BundleGrants<'a> {
     #[schema(value_type = Option<crate::registry::spec::NetworkSpec>)]
-    network: Option<&'a crate::registry::spec::NetworkSpec>,
-    secrets: &'a [String],
+    pub network: Option<Cow<'a, crate::registry::spec::NetworkSpec>>,
+    #[schema(value_type = Vec<String>)]
+    pub secrets: Cow<'a, [String]>,
 }
 
 /// What the guest saw of its job.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct BundleJob<'a> {
-    id: &'a str,
-    queue: &'a str,
+    #[schema(value_type = String)]
+    pub id: Cow<'a, str>,
+    #[schema(value_type = String)]
+    pub queue: Cow<'a, str>,
     /// The attempt's number within its stage (its task's or its fallback's).
-    attempt: u32,
+    pub attempt: u32,
 }
 
 /// The limits the attempt ran under.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct BundleLimits {
-    timeout_ms: u64,
-    fuel: u64,
-    memory_mb: u32,
+    pub timeout_ms: u64,
+    pub fuel: u64,
+    pub memory_mb: u32,
 }
 
 /// The pinned component.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct BundleComponent<'a> {
-    digest: &'a str,
-    size: usize,
+    #[schema(value_type = String)]
+    pub digest: Cow<'a, str>,
+    pub size: usize,
     /// Its bytes, base64 (standard alphabet, padded).
-    base64: String,
+    pub base64: String,
 }
 
 #[utoipa::path(get, path = "/v1/jobs/{id}/bundle", tag = "jobs",
@@ -148,10 +154,10 @@ pub async fn bundle(
         .limits
         .clamped(&state.registry.sandbox().config().ceilings);
     Ok(Json(Bundle {
-        format: "taskbox-replay/1",
+        format: Cow::Borrowed("taskbox-replay/1"),
         job: BundleJob {
-            id: &job.id,
-            queue: &job.queue,
+            id: Cow::Borrowed(&job.id),
+            queue: Cow::Borrowed(&job.queue),
             attempt: in_stage,
         },
         attempt: super::views::attempt(attempt),
@@ -162,11 +168,11 @@ pub async fn bundle(
             memory_mb: limits.memory_mb,
         },
         grants: BundleGrants {
-            network: task.spec.network.as_ref(),
-            secrets: &task.spec.secrets,
+            network: task.spec.network.as_ref().map(Cow::Borrowed),
+            secrets: Cow::Borrowed(&task.spec.secrets),
         },
         component: BundleComponent {
-            digest: &attempt.task.digest,
+            digest: Cow::Borrowed(&attempt.task.digest),
             size: bytes.len(),
             base64: base64::engine::general_purpose::STANDARD.encode(&bytes),
         },

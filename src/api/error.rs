@@ -81,7 +81,9 @@ pub enum ApiError {
 
 /// Every code an error answer may carry; part of the HTTP contract (DESIGN
 /// §3.4), and listed in the OpenAPI spec from this enum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     JobInvalidInput,
@@ -119,7 +121,7 @@ pub struct ErrorAnswer {
 }
 
 /// What an error answer's `error` holds.
-#[derive(serde::Serialize, utoipa::ToSchema)]
+#[derive(serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct ErrorBody {
     pub code: ErrorCode,
     /// What was wrong and, where it helps, how to fix it.

@@ -154,15 +154,15 @@ struct StreamFrame {
 }
 
 /// A page of events.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct EventPage {
     #[schema(value_type = Vec<EventShape>)]
-    events: Vec<serde_json::Value>,
+    pub events: Vec<serde_json::Value>,
     /// Where the next page starts (`after`), past events the filter left
     /// out too.
-    next_after: u64,
+    pub next_after: u64,
     /// The tenant's last event now.
-    head: u64,
+    pub head: u64,
 }
 
 /// The tenant's job events: a stream of server-sent events (`id:` is the

@@ -6,7 +6,7 @@ use super::error::ApiError;
 use super::openapi::Errors;
 use super::views::{AttemptView, JobDetail, JobOut, JobView};
 use super::{views, ApiState};
-use crate::enqueue::{Caller, EnqueueError, JobSpec, MAX_KEY_LEN};
+use crate::enqueue::{EnqueueError, JobSpec, MAX_KEY_LEN};
 use crate::job::{ErrorKind, JobStatus};
 use crate::redrive::{Filter, Version, MAX_REDRIVE};
 use crate::registry::Which;
@@ -95,7 +95,7 @@ pub async fn enqueue(
     });
     match state
         .enqueuer
-        .enqueue(&who.tenant, spec, idempotency, Caller::Tenant)
+        .enqueue(&who.tenant, spec, idempotency)
         .await?
     {
         Inserted::Created(j) => Ok((StatusCode::CREATED, Json(JobOut(j)))),
@@ -173,12 +173,12 @@ impl ToSchema for StatusFilter {
 }
 
 /// A page of jobs, newest first.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct JobPage<'a> {
     #[schema(value_type = Vec<JobView>)]
-    jobs: Vec<JobView<'a>>,
+    pub jobs: Vec<JobView<'a>>,
     /// Where the next page starts; null on the last.
-    next_cursor: Option<String>,
+    pub next_cursor: Option<String>,
 }
 
 /// The tenant's jobs, newest first, a page at a time. Needs `jobs:read`.
@@ -456,15 +456,15 @@ pub struct RetryManyBody {
 }
 
 /// What a re-drive of many did.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct RetriedMany {
     /// Jobs queued again.
-    retried: u64,
+    pub retried: u64,
     /// Jobs that matched but were refused (a unique key taken since,
     /// `max_queued`).
-    refused: u64,
+    pub refused: u64,
     /// Whether more failed jobs match past `limit`.
-    more: bool,
+    pub more: bool,
 }
 
 /// `POST /v1/jobs/retry` `{filter?: {task?, queue?, kind?, code?}, digest?,
@@ -517,12 +517,12 @@ pub struct AttemptParams {
 /// `GET /v1/jobs/{id}/attempts?limit=&cursor=`: oldest first, a page at a
 /// time (each attempt carries its log).
 /// A page of attempts.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct AttemptPage<'a> {
     #[schema(value_type = Vec<AttemptView>)]
-    attempts: Vec<AttemptView<'a>>,
+    pub attempts: Vec<AttemptView<'a>>,
     /// Where the next page starts; null on the last.
-    next_cursor: Option<u32>,
+    pub next_cursor: Option<u32>,
 }
 
 #[utoipa::path(get, path = "/v1/jobs/{id}/attempts", tag = "jobs",

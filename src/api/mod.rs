@@ -2,25 +2,25 @@
 //! resource; `error.rs` holds the one error shape and status mapping.
 
 pub mod auth;
-mod batch;
+pub mod batch;
 pub mod body;
-mod bundle;
+pub mod bundle;
 pub mod error;
-mod events;
-mod jobs;
+pub mod events;
+pub mod jobs;
 pub mod metrics;
 mod observe;
 pub mod openapi;
-mod queues;
-mod registry;
-mod schedules;
-mod secrets;
-mod tenants;
-mod tokens;
-mod usage;
+pub mod queues;
+pub mod registry;
+pub mod schedules;
+pub mod secrets;
+pub mod tenants;
+pub mod tokens;
+pub mod usage;
 pub mod views;
-mod webhooks;
-mod workflows;
+pub mod webhooks;
+pub mod workflows;
 
 pub use events::DEFAULT_MAX_STREAMS as DEFAULT_MAX_EVENT_STREAMS;
 

@@ -10,35 +10,35 @@ use crate::registry::spec::check_name;
 use crate::store::Scope;
 use axum::extract::{Path, State};
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use utoipa::ToSchema;
 
 /// One of the tenant's queues.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct Queue {
-    name: String,
+    pub name: String,
     /// Jobs not ended, by status (`queued`, `waiting`, `running`).
-    depth: BTreeMap<String, u64>,
+    pub depth: BTreeMap<String, u64>,
     /// How long the oldest due queued job has waited; null when none waits.
-    oldest_queued_age_ms: Option<i64>,
-    paused: bool,
+    pub oldest_queued_age_ms: Option<i64>,
+    pub paused: bool,
 }
 
 /// The tenant's queues.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct QueueList {
-    queues: Vec<Queue>,
+    pub queues: Vec<Queue>,
 }
 
 /// What a pause or resume did.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct QueueSwitched {
-    queue: String,
-    paused: bool,
+    pub queue: String,
+    pub paused: bool,
     /// Whether the queue was otherwise before.
-    changed: bool,
+    pub changed: bool,
 }
 
 /// The tenant's queues with their depths. Needs `jobs:read`.

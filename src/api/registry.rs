@@ -13,34 +13,34 @@ use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use utoipa::ToSchema;
 
 /// A stored component.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct Component {
     /// `sha256:` and the hex of its bytes' sha256: what a task names.
-    digest: String,
+    pub digest: String,
     /// Bytes.
-    size: u64,
+    pub size: u64,
     #[schema(value_type = Abi)]
-    abi: String,
+    pub abi: String,
 }
 
 /// A task version, as its definition made it.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct TaskDefined {
-    name: String,
-    version: u32,
-    digest: String,
+    pub name: String,
+    pub version: u32,
+    pub digest: String,
 }
 
 /// The tenant's tasks.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct TaskList<'a> {
     #[schema(value_type = Vec<TaskSummary>)]
-    tasks: Vec<TaskSummary<'a>>,
+    pub tasks: Vec<TaskSummary<'a>>,
 }
 
 /// Uploads a component: the body is its bytes (a WebAssembly component

@@ -18,7 +18,7 @@ use crate::store::{SchedulePut, ScheduleRecord, ScheduleState, Scope, StoreError
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
 use utoipa::ToSchema;
@@ -28,55 +28,55 @@ const RACES: usize = 5;
 
 /// A schedule as the API shows it: its definition and where its firing
 /// stands, with its last job's status.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 #[schema(as = Schedule)]
 pub struct ScheduleView {
-    name: String,
-    cron: String,
+    pub name: String,
+    pub cron: String,
     /// An IANA zone (`UTC` when the definition left it out).
-    timezone: String,
-    task: Option<String>,
-    workflow: Option<String>,
-    input: Value,
-    queue: Option<String>,
-    overlap: Overlap,
-    catchup_window_ms: u64,
-    before: Option<String>,
-    enabled: bool,
+    pub timezone: String,
+    pub task: Option<String>,
+    pub workflow: Option<String>,
+    pub input: Value,
+    pub queue: Option<String>,
+    pub overlap: Overlap,
+    pub catchup_window_ms: u64,
+    pub before: Option<String>,
+    pub enabled: bool,
     /// The next slot it fires at; null while paused.
-    next_slot: Option<String>,
-    last_slot: Option<String>,
-    last_job: Option<LastJob>,
+    pub next_slot: Option<String>,
+    pub last_slot: Option<String>,
+    pub last_job: Option<LastJob>,
     /// The `before` task's job of a slot, while it runs.
-    before_job: Option<BeforeJob>,
+    pub before_job: Option<BeforeJob>,
     /// A slot held for its last job's end (`overlap: buffer_one`).
-    buffered_slot: Option<String>,
-    fired: u64,
-    skipped: u64,
-    last_error: Option<String>,
-    created_at: String,
-    updated_at: String,
+    pub buffered_slot: Option<String>,
+    pub fired: u64,
+    pub skipped: u64,
+    pub last_error: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
 }
 
 /// The job the schedule's last slot made, with its status now (null once
 /// it is pruned).
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct LastJob {
-    id: String,
-    status: Option<JobStatus>,
+    pub id: String,
+    pub status: Option<JobStatus>,
 }
 
 /// A slot's `before` job.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct BeforeJob {
-    id: String,
-    slot: Option<String>,
+    pub id: String,
+    pub slot: Option<String>,
 }
 
 /// The tenant's schedules.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct ScheduleList {
-    schedules: Vec<ScheduleView>,
+    pub schedules: Vec<ScheduleView>,
 }
 
 async fn view(state: &ApiState, r: &ScheduleRecord) -> Result<ScheduleView, ApiError> {

@@ -28,20 +28,20 @@ pub struct PutSecretBody {
 }
 
 /// A secret, as it is shown: never its value.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct Secret {
     #[schema(example = "STRIPE_KEY")]
-    name: String,
+    pub name: String,
     /// 1 when it was made; one more at each put.
-    version: u32,
-    created_at: String,
-    updated_at: String,
+    pub version: u32,
+    pub created_at: String,
+    pub updated_at: String,
 }
 
 /// The tenant's secrets, by name.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct SecretList {
-    secrets: Vec<Secret>,
+    pub secrets: Vec<Secret>,
 }
 
 fn view(r: &SecretRecord) -> Secret {

@@ -26,25 +26,25 @@ pub struct NewTenant {
 }
 
 /// A tenant: its share of the runners and its quotas.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct TenantView {
-    name: String,
-    created_at: String,
+    pub name: String,
+    pub created_at: String,
     /// Its share of the runners against the other tenants'.
-    weight: u32,
+    pub weight: u32,
     /// Every quota, with its limit (null: none) and whose it is.
-    quotas: BTreeMap<&'static str, QuotaView>,
+    pub quotas: BTreeMap<String, QuotaView>,
 }
 
 /// One quota of a tenant's.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct QuotaView {
-    limit: Option<u64>,
-    source: QuotaSource,
+    pub limit: Option<u64>,
+    pub source: QuotaSource,
 }
 
 /// Whose a quota's limit is.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum QuotaSource {
     /// Set on the tenant.
@@ -54,9 +54,9 @@ pub enum QuotaSource {
 }
 
 /// Every tenant.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct TenantList {
-    tenants: Vec<TenantView>,
+    pub tenants: Vec<TenantView>,
 }
 
 /// Creates a tenant. The admin's.
@@ -91,7 +91,7 @@ pub fn tenant_view(state: &ApiState, t: &Tenant) -> TenantView {
                 Some(v) => (Some(*v), QuotaSource::Tenant),
                 None => (default, QuotaSource::Server),
             };
-            (*name, QuotaView { limit, source })
+            ((*name).to_owned(), QuotaView { limit, source })
         })
         .collect();
     TenantView {

@@ -38,42 +38,42 @@ pub struct NewTokenBody {
 }
 
 /// A token, shown once: only its hash is kept.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct TokenMinted {
     /// What the list shows and a revoke names; not a secret.
-    id: String,
+    pub id: String,
     /// The secret: send it as `Authorization: Bearer <token>`.
-    token: String,
-    tenant: String,
-    scopes: Vec<Scope>,
-    expires_at: Option<String>,
+    pub token: String,
+    pub tenant: String,
+    pub scopes: Vec<Scope>,
+    pub expires_at: Option<String>,
 }
 
 /// A token as the admin sees it: never its secret or its hash.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct TokenView {
     /// What `DELETE /v1/tokens/{id}` takes.
-    id: String,
+    pub id: String,
     /// The tenant it acts in; null for the admin token, which acts in any.
-    tenant: Option<String>,
+    pub tenant: Option<String>,
     /// Whether it is the admin token (which cannot be revoked here).
-    admin: bool,
+    pub admin: bool,
     /// What it may do (the admin token: everything).
-    scopes: Vec<Scope>,
-    created_at: String,
+    pub scopes: Vec<Scope>,
+    pub created_at: String,
     /// When a request last came with it, to within a minute; null: not
     /// since it was made.
-    last_used_at: Option<String>,
+    pub last_used_at: Option<String>,
     /// Null: it never expires.
-    expires_at: Option<String>,
+    pub expires_at: Option<String>,
     /// Whether it is past its `expires_at` (refused with 401).
-    expired: bool,
+    pub expired: bool,
 }
 
 /// Every token.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct TokenList {
-    tokens: Vec<TokenView>,
+    pub tokens: Vec<TokenView>,
 }
 
 /// Mints a token for a tenant with the given scopes, and an expiry if one

@@ -12,44 +12,44 @@ use crate::store::clock::rfc3339;
 use crate::store::{JobGauges, Scope, UsageWindow};
 use axum::extract::{Path, State};
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use utoipa::ToSchema;
 
 /// What a tenant used in one window.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct Window {
-    start: String,
-    end: String,
-    fuel_used: u64,
+    pub start: String,
+    pub end: String,
+    pub fuel_used: u64,
     /// The tenant's `fuel_per_minute`; null when it has none.
-    fuel_budget: Option<u64>,
-    fuel_left: Option<u64>,
-    wall_ms: u64,
-    attempts: u64,
+    pub fuel_budget: Option<u64>,
+    pub fuel_left: Option<u64>,
+    pub wall_ms: u64,
+    pub attempts: u64,
     /// Outbound HTTP requests its guests made.
-    http_requests: u64,
+    pub http_requests: u64,
     /// Outbound HTTP body bytes its guests sent and received.
-    http_bytes: u64,
-    jobs_ended: Ended,
+    pub http_bytes: u64,
+    pub jobs_ended: Ended,
 }
 
 /// Jobs that ended in a window, by how.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct Ended {
-    completed: u64,
-    failed: u64,
-    cancelled: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub cancelled: u64,
 }
 
 /// A tenant's usage: its jobs now, and this window and the last.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct Usage {
-    tenant: String,
-    window_ms: i64,
-    jobs: JobGauges,
-    current: Window,
-    last: Window,
+    pub tenant: String,
+    pub window_ms: i64,
+    pub jobs: JobGauges,
+    pub current: Window,
+    pub last: Window,
 }
 
 fn window(w: &UsageWindow, fuel_budget: Option<u64>) -> Window {

@@ -1,4 +1,7 @@
-//! What the API answers: records rendered in the contract's JSON shapes.
+//! What the API answers: records rendered in the contract's JSON shapes,
+//! and read back from them by the CLI. Borrowed text is a `Cow`: the
+//! server writes it from its records without a copy, and a client reads
+//! it owned.
 
 use crate::attempt_log::AttemptLog;
 use crate::job::{ErrorKind, JobError, JobStatus};
@@ -8,9 +11,10 @@ use crate::store::{
     AttemptRecord, CallKind, CallRecord, JobRecord, ProgressRecord, StepKind, StepRecord,
     StepStatus, TaskRecord, TaskRef,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
+use std::borrow::Cow;
 use utoipa::ToSchema;
 
 /// Stored JSON text as a value; text that is not JSON stays a string.
@@ -19,89 +23,105 @@ fn json_text(text: &str) -> Value {
 }
 
 /// Stored JSON text, written as it is; text that is not JSON is written
-/// as a string.
-#[derive(Serialize)]
+/// as a string. A client reads it back as the value it is.
+#[derive(Debug, Serialize)]
 #[serde(untagged)]
-enum Embedded<'a> {
+pub enum Embedded<'a> {
     Json(&'a RawValue),
     Text(&'a str),
+    Read(Value),
 }
 
 impl<'a> Embedded<'a> {
     fn of(text: &'a str) -> Self {
         serde_json::from_str(text).map_or(Embedded::Text(text), Embedded::Json)
     }
+
+    /// The value, as the answer carries it.
+    pub fn value(&self) -> Value {
+        match self {
+            Embedded::Json(raw) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+            Embedded::Text(text) => Value::String((*text).to_owned()),
+            Embedded::Read(v) => v.clone(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Embedded<'_> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Value::deserialize(d).map(Embedded::Read)
+    }
 }
 
 /// A job's error as the API shows it (`JobError::brief`'s shape).
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[schema(as = JobErrorView)]
 pub struct ErrorView<'a> {
-    kind: ErrorKind,
-    code: &'a str,
-    message: &'a str,
+    pub kind: ErrorKind,
+    pub code: Cow<'a, str>,
+    pub message: Cow<'a, str>,
 }
 
 impl<'a> ErrorView<'a> {
     fn of(e: &'a JobError) -> Self {
         ErrorView {
             kind: e.kind,
-            code: &e.code,
-            message: &e.message,
+            code: Cow::Borrowed(&e.code),
+            message: Cow::Borrowed(&e.message),
         }
     }
 }
 
 /// A job as the API shows it, written straight to the answer's text (a
 /// list or a batch renders many: no tree of values in between).
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[schema(as = Job)]
 pub struct JobView<'a> {
     #[schema(example = "01JD8Z6W3R5V4K2M9N7P1Q0XYZ")]
-    id: &'a str,
+    pub id: Cow<'a, str>,
     #[schema(value_type = TaskRef)]
-    task: &'a TaskRef,
-    status: JobStatus,
-    queue: &'a str,
-    priority: i32,
+    pub task: Cow<'a, TaskRef>,
+    pub status: JobStatus,
+    pub queue: Cow<'a, str>,
+    pub priority: i32,
     /// The job's input, as it was enqueued.
     #[schema(value_type = Value)]
-    input: Embedded<'a>,
+    pub input: Embedded<'a>,
     /// The task's output, once it completed.
     #[schema(value_type = Option<Value>)]
-    output: Option<Embedded<'a>>,
+    pub output: Option<Embedded<'a>>,
     #[schema(value_type = Option<ErrorView>)]
-    error: Option<ErrorView<'a>>,
-    attempts: u32,
-    max_attempts: u32,
+    pub error: Option<ErrorView<'a>>,
+    pub attempts: u32,
+    pub max_attempts: u32,
     /// RFC 3339 times, UTC, to the millisecond.
-    run_at: String,
-    created_at: String,
-    started_at: Option<String>,
-    finished_at: Option<String>,
-    concurrency_key: Option<&'a str>,
-    unique_key: Option<&'a str>,
+    pub run_at: String,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub concurrency_key: Option<Cow<'a, str>>,
+    pub unique_key: Option<Cow<'a, str>>,
     #[schema(value_type = Option<ProgressRecord>)]
-    progress: Option<&'a ProgressRecord>,
+    pub progress: Option<Cow<'a, ProgressRecord>>,
     /// What a waiting job waits for, as the guest said it.
     #[schema(value_type = Option<Value>)]
-    waiting_for: Option<Embedded<'a>>,
+    pub waiting_for: Option<Embedded<'a>>,
     /// The fallback task running it, once its own task failed for good.
     #[schema(value_type = Option<TaskRef>)]
-    fallback: Option<&'a TaskRef>,
-    deadline_at: Option<String>,
+    pub fallback: Option<Cow<'a, TaskRef>>,
+    pub deadline_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    expire_after_ms: Option<u64>,
-    cancel_requested: bool,
+    pub expire_after_ms: Option<u64>,
+    pub cancel_requested: bool,
 }
 
 impl<'a> JobView<'a> {
     pub fn of(j: &'a JobRecord) -> Self {
         JobView {
-            id: &j.id,
-            task: &j.task,
+            id: Cow::Borrowed(&j.id),
+            task: Cow::Borrowed(&j.task),
             status: j.status,
-            queue: &j.queue,
+            queue: Cow::Borrowed(&j.queue),
             priority: j.priority,
             input: Embedded::of(&j.input),
             output: j.output.as_deref().map(Embedded::of),
@@ -112,11 +132,11 @@ impl<'a> JobView<'a> {
             created_at: rfc3339(j.created_at),
             started_at: j.started_at.map(rfc3339),
             finished_at: j.finished_at.map(rfc3339),
-            concurrency_key: j.concurrency_key.as_deref(),
-            unique_key: j.unique_key.as_deref(),
-            progress: j.progress.as_ref(),
+            concurrency_key: j.concurrency_key.as_deref().map(Cow::Borrowed),
+            unique_key: j.unique_key.as_deref().map(Cow::Borrowed),
+            progress: j.progress.as_ref().map(Cow::Borrowed),
             waiting_for: j.waiting_for.as_deref().map(Embedded::of),
-            fallback: j.fallback.as_ref(),
+            fallback: j.fallback.as_ref().map(Cow::Borrowed),
             deadline_at: j.deadline_at.map(rfc3339),
             expire_after_ms: j.expire_after_ms,
             cancel_requested: j.cancel_requested,
@@ -141,50 +161,50 @@ impl Serialize for JobOut {
 /// job names its workflow and lists every stage, its `on_error` and
 /// `on_cancel` ones included (the active stage shows the job's status); a
 /// job that spawned children lists them, and a child names its parent.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[schema(as = JobDetail)]
 pub struct JobDetail<'a> {
     #[serde(flatten)]
     #[schema(inline)]
-    job: JobView<'a>,
+    pub job: JobView<'a>,
     /// The job that spawned this one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    parent: Option<&'a str>,
+    pub parent: Option<Cow<'a, str>>,
     /// The jobs this one spawned.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    children: Vec<&'a str>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    workflow: Option<WorkflowRef<'a>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    steps: Vec<StepView<'a>>,
+    pub workflow: Option<WorkflowRef<'a>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepView<'a>>,
 }
 
 /// The workflow version a job runs.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct WorkflowRef<'a> {
-    name: &'a str,
-    version: u32,
+    pub name: Cow<'a, str>,
+    pub version: u32,
 }
 
 /// One stage of a job.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[schema(as = Step)]
 pub struct StepView<'a> {
-    name: &'a str,
+    pub name: Cow<'a, str>,
     /// `step`, `fallback`, `on_error` or `on_cancel`.
-    kind: &'static str,
+    pub kind: Cow<'a, str>,
     #[schema(value_type = TaskRef)]
-    task: &'a TaskRef,
+    pub task: Cow<'a, TaskRef>,
     /// The job's status while it is the active stage; else `pending`,
     /// `completed`, `failed`, `cancelled` or `skipped`.
-    status: &'a str,
-    attempts: u32,
-    max_attempts: u32,
-    output: Option<Value>,
+    pub status: Cow<'a, str>,
+    pub attempts: u32,
+    pub max_attempts: u32,
+    pub output: Option<Value>,
     #[schema(value_type = Option<ErrorView>)]
-    error: Option<ErrorView<'a>>,
-    started_at: Option<String>,
-    finished_at: Option<String>,
+    pub error: Option<ErrorView<'a>>,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
 }
 
 pub fn job_with_steps<'a>(
@@ -196,25 +216,25 @@ pub fn job_with_steps<'a>(
     let children = calls
         .iter()
         .filter(|c| c.kind == CallKind::Spawn)
-        .map(|c| c.result.as_str())
+        .map(|c| Cow::Borrowed(c.result.as_str()))
         .collect();
     let workflow = steps
         .iter()
         .any(|s| s.kind == StepKind::Step)
         .then(|| WorkflowRef {
-            name: &j.task.name,
+            name: Cow::Borrowed(&j.task.name),
             version: j.task.version,
         });
     let steps = steps
         .iter()
         .map(|s| StepView {
-            name: &s.name,
-            kind: s.kind.as_str(),
-            task: &s.task,
-            status: match s.status {
+            name: Cow::Borrowed(&s.name),
+            kind: Cow::Borrowed(s.kind.as_str()),
+            task: Cow::Borrowed(&s.task),
+            status: Cow::Borrowed(match s.status {
                 StepStatus::Active => j.status.as_str(),
                 other => other.as_str(),
-            },
+            }),
             attempts: s.attempts,
             max_attempts: s.max_attempts,
             output: s.output.as_deref().map(json_text),
@@ -225,7 +245,7 @@ pub fn job_with_steps<'a>(
         .collect();
     JobDetail {
         job: JobView::of(j),
-        parent,
+        parent: parent.map(Cow::Borrowed),
         children,
         workflow,
         steps,
@@ -233,62 +253,62 @@ pub fn job_with_steps<'a>(
 }
 
 /// One finished attempt.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[schema(as = Attempt)]
 pub struct AttemptView<'a> {
-    attempt: u32,
+    pub attempt: u32,
     /// The task version it ran (a fallback's, once one took over).
     #[schema(value_type = TaskRef)]
-    task: &'a TaskRef,
-    started_at: String,
-    finished_at: String,
-    duration_ms: i64,
+    pub task: Cow<'a, TaskRef>,
+    pub started_at: String,
+    pub finished_at: String,
+    pub duration_ms: i64,
     /// `completed`, `failed`, `retried`, `snoozed`, `waiting`, `cancelled`
     /// or `fallback`.
-    outcome: &'a str,
+    pub outcome: Cow<'a, str>,
     #[schema(value_type = Option<ErrorView>)]
-    error: Option<ErrorView<'a>>,
-    fuel_used: u64,
-    peak_memory_bytes: u64,
+    pub error: Option<ErrorView<'a>>,
+    pub fuel_used: u64,
+    pub peak_memory_bytes: u64,
     #[schema(value_type = Option<AttemptLog>)]
-    log: Option<&'a AttemptLog>,
+    pub log: Option<Cow<'a, AttemptLog>>,
     /// What its outbound HTTP did; absent when it made no request.
     #[serde(skip_serializing_if = "Option::is_none")]
-    network: Option<crate::sandbox::NetworkTally>,
+    pub network: Option<crate::sandbox::NetworkTally>,
 }
 
 pub fn attempt(a: &AttemptRecord) -> AttemptView<'_> {
     AttemptView {
         attempt: a.attempt,
-        task: &a.task,
+        task: Cow::Borrowed(&a.task),
         started_at: rfc3339(a.started_at),
         finished_at: rfc3339(a.finished_at),
         duration_ms: (a.finished_at - a.started_at).max(0),
-        outcome: &a.outcome,
+        outcome: Cow::Borrowed(&a.outcome),
         error: a.error.as_ref().map(ErrorView::of),
         fuel_used: a.fuel_used,
         peak_memory_bytes: a.peak_memory_bytes,
-        log: a.log.as_ref(),
+        log: a.log.as_ref().map(Cow::Borrowed),
         network: a.network,
     }
 }
 
 /// A task's newest version, as `GET /v1/tasks` lists it.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct TaskSummary<'a> {
-    name: &'a str,
-    version: u32,
-    digest: &'a str,
-    queue: String,
-    created_at: String,
+    pub name: Cow<'a, str>,
+    pub version: u32,
+    pub digest: Cow<'a, str>,
+    pub queue: String,
+    pub created_at: String,
 }
 
 pub fn task_summary(t: &TaskRecord) -> TaskSummary<'_> {
     let spec: Option<TaskSpec> = serde_json::from_str(&t.spec).ok();
     TaskSummary {
-        name: &t.name,
+        name: Cow::Borrowed(&t.name),
         version: t.version,
-        digest: &t.digest,
+        digest: Cow::Borrowed(&t.digest),
         queue: spec
             .and_then(|s| s.queue)
             .unwrap_or_else(|| "default".into()),
@@ -297,39 +317,39 @@ pub fn task_summary(t: &TaskRecord) -> TaskSummary<'_> {
 }
 
 /// A task: its newest version's definition, and every version.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[schema(as = Task)]
 pub struct TaskView<'a> {
-    name: &'a str,
-    version: u32,
-    digest: &'a str,
-    created_at: String,
+    pub name: Cow<'a, str>,
+    pub version: u32,
+    pub digest: Cow<'a, str>,
+    pub created_at: String,
     /// The newest version's definition, as `PUT /v1/tasks/{name}` took it.
-    definition: Value,
-    versions: Vec<TaskVersionView<'a>>,
+    pub definition: Value,
+    pub versions: Vec<TaskVersionView<'a>>,
 }
 
 /// One version of a task.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[schema(as = TaskVersion)]
 pub struct TaskVersionView<'a> {
-    version: u32,
-    digest: &'a str,
-    created_at: String,
+    pub version: u32,
+    pub digest: Cow<'a, str>,
+    pub created_at: String,
 }
 
 pub fn task<'a>(latest: &'a TaskRecord, versions: &'a [TaskRecord]) -> TaskView<'a> {
     TaskView {
-        name: &latest.name,
+        name: Cow::Borrowed(&latest.name),
         version: latest.version,
-        digest: &latest.digest,
+        digest: Cow::Borrowed(&latest.digest),
         created_at: rfc3339(latest.created_at),
         definition: json_text(&latest.spec),
         versions: versions
             .iter()
             .map(|v| TaskVersionView {
                 version: v.version,
-                digest: &v.digest,
+                digest: Cow::Borrowed(&v.digest),
                 created_at: rfc3339(v.created_at),
             })
             .collect(),

@@ -41,47 +41,47 @@ pub struct NewWebhookBody {
 }
 
 /// A webhook. Its secret is shown once, when it is made.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct Webhook {
-    id: String,
-    url: String,
-    events: Vec<EventType>,
-    created_at: String,
+    pub id: String,
+    pub url: String,
+    pub events: Vec<EventType>,
+    pub created_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    secret: Option<String>,
+    pub secret: Option<String>,
 }
 
 /// The tenant's webhooks.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct WebhookList {
-    webhooks: Vec<Webhook>,
+    pub webhooks: Vec<Webhook>,
 }
 
 /// One event's delivery to a webhook.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct DeliveryView {
-    id: i64,
+    pub id: i64,
     /// The event's sequence number.
-    seq: u64,
+    pub seq: u64,
     #[serde(rename = "type")]
-    kind: EventType,
-    status: DeliveryStatus,
-    attempts: u32,
-    created_at: String,
+    pub kind: EventType,
+    pub status: DeliveryStatus,
+    pub attempts: u32,
+    pub created_at: String,
     /// When it is tried next, while pending.
-    next_at: Option<String>,
-    last_at: Option<String>,
+    pub next_at: Option<String>,
+    pub last_at: Option<String>,
     /// The HTTP status of the last try, if it got one.
-    last_status: Option<u16>,
-    last_error: Option<String>,
+    pub last_status: Option<u16>,
+    pub last_error: Option<String>,
 }
 
 /// A page of a webhook's deliveries, newest first.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct DeliveryPage {
-    deliveries: Vec<DeliveryView>,
+    pub deliveries: Vec<DeliveryView>,
     /// Where the next page starts; null on the last.
-    next_cursor: Option<i64>,
+    pub next_cursor: Option<i64>,
 }
 
 fn view(w: &WebhookRecord) -> Webhook {

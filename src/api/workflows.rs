@@ -23,21 +23,21 @@ use utoipa::{IntoParams, ToSchema};
 /// and when it was made.
 /// A workflow version: its definition (as `PUT` took it) with its name,
 /// version and time.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 #[schema(as = Workflow)]
 pub struct WorkflowView {
-    name: String,
-    version: i32,
-    created_at: String,
+    pub name: String,
+    pub version: i32,
+    pub created_at: String,
     #[serde(flatten)]
     #[schema(inline, value_type = WorkflowSpec)]
-    definition: Map<String, Value>,
+    pub definition: Map<String, Value>,
 }
 
 /// The tenant's workflows.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct WorkflowList {
-    workflows: Vec<WorkflowView>,
+    pub workflows: Vec<WorkflowView>,
 }
 
 fn view(w: &WorkflowRecord) -> Result<WorkflowView, ApiError> {

@@ -1,6 +1,6 @@
 //! `taskbox tenant …`: what an admin token does with tenants.
 
-use super::client::{print_json, Client, ServerArgs};
+use super::client::{Client, ServerArgs};
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -50,7 +50,7 @@ pub fn tenant_main(cmd: TenantCmd) -> anyhow::Result<ExitCode> {
                 .json(json!({ "name": name }))
                 .send()?;
             if json {
-                print_json(&reply.body)?;
+                reply.print()?;
             } else {
                 println!("created tenant {name}");
                 eprintln!("mint a token for it with `taskbox token create --tenant {name}`");

@@ -1,438 +1,69 @@
-//! `taskbox bench …`: measurements anyone can rerun on their own machine.
+//! `taskbox bench …`: runs the `taskbox-bench` program found beside this
+//! one, with the same arguments. The benches and the fault harness are a
+//! crate of their own (`crates/taskbox-bench`), which depends on this one,
+//! so this binary cannot link them; `cargo build` at the workspace's root
+//! builds both programs into one directory (DESIGN §9).
 
-use super::format::duration;
-use crate::sandbox::{
-    AttemptRequest, Ending, JobRef, Limits, Metering, Program, Sandbox, SandboxConfig,
-};
-use anyhow::{bail, Context};
-use clap::{Args, Subcommand};
-use serde_json::json;
-use std::path::{Path, PathBuf};
+use anyhow::Context;
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-#[derive(Debug, Subcommand)]
-pub enum BenchArgs {
-    /// Per-attempt cost, metering overhead and how fast a runaway guest is stopped.
-    Sandbox(SandboxBench),
-    /// Burn-down, enqueue→start latency and HTTP enqueue throughput of the queue.
-    Queue(super::bench_queue::QueueBench),
-    /// What one tenant's flood costs another: latency and share.
-    Tenants(super::bench_tenants::TenantsBench),
-    /// What the host adds to a guest's outbound HTTP request, against the same request made directly.
-    Http(super::bench_http::HttpBench),
-    /// The fault harness: serve + workers on a private PostgreSQL while workers are killed, stopped and the database crashes; audits that no job is lost or completed twice.
-    Faults(super::faults::FaultsArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct SandboxBench {
-    /// Where the built guests are (noop.wasm, wordstats.wasm, hostile-loop.wasm).
-    #[arg(long, default_value = "target/guests")]
-    pub guests: PathBuf,
-    /// Attempts per thread count in the per-attempt measurement.
-    #[arg(long, default_value_t = 50_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
-    pub attempts: u64,
-    /// Runs of the CPU-bound guest per metering mode.
-    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(3..=1000))]
-    pub cpu_runs: u64,
-    /// Measure only this part (default: all three).
-    #[arg(long, value_enum)]
-    pub only: Option<Part>,
-    /// Print the figures as JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// A part of the sandbox benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Part {
-    PerAttempt,
-    Metering,
-    Runaway,
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// The bench and its flags, as `taskbox-bench` takes them.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<OsString>,
 }
 
 pub fn main(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    match args {
-        BenchArgs::Sandbox(a) => sandbox(a),
-        BenchArgs::Queue(a) => super::bench_queue::main(a),
-        BenchArgs::Tenants(a) => super::bench_tenants::main(a),
-        BenchArgs::Faults(a) => super::faults::main(a),
-        BenchArgs::Http(a) => super::bench_http::main(a),
-    }
-}
-
-pub(super) fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
-    let mut b = if threads == 1 {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        let mut b = tokio::runtime::Builder::new_multi_thread();
-        b.worker_threads(threads);
-        b
-    };
-    b.enable_all()
-        .build()
-        .context("cannot start the async runtime")
-}
-
-pub(super) fn read_guest(dir: &Path, name: &str) -> anyhow::Result<Vec<u8>> {
-    let path = dir.join(name);
-    std::fs::read(&path).with_context(|| {
-        format!(
-            "cannot read {} (build the guests first: scripts/build-guests)",
-            path.display()
-        )
-    })
-}
-
-fn sandbox_with(metering: Metering) -> anyhow::Result<Sandbox> {
-    Ok(Sandbox::new(SandboxConfig {
-        metering,
-        ..SandboxConfig::default()
-    })?)
-}
-
-pub(super) fn request(input: &str, limits: Limits) -> AttemptRequest {
-    let job = JobRef {
-        id: "bench".into(),
-        attempt: 1,
-        queue: "default".into(),
-    };
-    AttemptRequest::new(job, input, limits)
-}
-
-pub(super) fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    percentile(&v, 0.5)
-}
-
-struct PerAttempt {
-    threads: usize,
-    attempts: u64,
-    p50: Duration,
-    p99: Duration,
-    per_second: f64,
-}
-
-/// Instantiate + call + drop of the no-op guest, sequentially on each thread.
-fn per_attempt(
-    sandbox: &Sandbox,
-    bytes: &[u8],
-    threads: usize,
-    attempts: u64,
-) -> anyhow::Result<PerAttempt> {
-    let limits = Limits::DEFAULT;
-    let program = runtime(1)?.block_on(async {
-        let program = sandbox.load(crate::sandbox::LOCAL_TENANT, bytes).await?;
-        // Warm the pool's slots and the caches.
-        for _ in 0..1000 {
-            expect_done(sandbox.run(&program, request("{}", limits)).await.ending)?;
-        }
-        anyhow::Ok(program)
-    })?;
-    // One OS thread with its own single-threaded runtime per measured
-    // thread, so this measures the sandbox and not the executor's stealing.
-    let per_thread = attempts / threads as u64;
-    let started = Instant::now();
-    let workers: Vec<_> = (0..threads)
-        .map(|_| {
-            let (sandbox, program) = (sandbox.clone(), program.clone());
-            std::thread::spawn(move || {
-                runtime(1)?.block_on(async {
-                    let mut times = Vec::with_capacity(per_thread as usize);
-                    for _ in 0..per_thread {
-                        let t = Instant::now();
-                        let report = sandbox.run(&program, request("{}", limits)).await;
-                        times.push(t.elapsed());
-                        expect_done(report.ending)?;
-                    }
-                    anyhow::Ok(times)
-                })
-            })
-        })
-        .collect();
-    let mut times = Vec::new();
-    for w in workers {
-        let joined = w
-            .join()
-            .map_err(|_| anyhow::anyhow!("a benchmark thread panicked"))?;
-        times.extend(joined?);
-    }
-    let wall = started.elapsed();
-    times.sort();
-    Ok(PerAttempt {
-        threads,
-        attempts: times.len() as u64,
-        p50: percentile(&times, 0.5),
-        p99: percentile(&times, 0.99),
-        per_second: times.len() as f64 / wall.as_secs_f64(),
-    })
-}
-
-fn expect_done(ending: Ending) -> anyhow::Result<()> {
-    match ending {
-        Ending::Done(_) => Ok(()),
-        other => bail!("the benchmark guest did not finish: {other:?}"),
-    }
-}
-
-/// A text of about `words` words, varied enough for real hashing work.
-fn sample_text(words: usize) -> String {
-    const VOCAB: &[&str] = &[
-        "queue",
-        "sandbox",
-        "runner",
-        "lease",
-        "fuel",
-        "epoch",
-        "tenant",
-        "digest",
-        "attempt",
-        "retry",
-        "backoff",
-        "schedule",
-        "workflow",
-        "component",
-        "memory",
-        "deadline",
-        "output",
-    ];
-    let mut text = String::with_capacity(words * 8);
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    for i in 0..words {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        text.push_str(VOCAB[(x % VOCAB.len() as u64) as usize]);
-        text.push_str(if i % 12 == 11 { ". " } else { " " });
-    }
-    text
-}
-
-/// A CPU-bound workload for the metering comparison.
-struct Workload {
-    name: &'static str,
-    bytes: Vec<u8>,
-    input: String,
-}
-
-/// The workloads: string processing and hashing (word statistics of a long
-/// text), JSON in and out (an invoice of thousands of lines), and an
-/// interpreter (the JavaScript article task on a long body).
-fn workloads(dir: &Path) -> anyhow::Result<Vec<Workload>> {
-    let items: Vec<_> = (0..5000)
-        .map(|i| {
-            json!({"sku": format!("SKU-{i:05}"), "description": format!("item number {i} of the big order"),
-                   "quantity": 1 + i % 7, "unit_price_cents": 100 + (i * 37) % 9000})
-        })
-        .collect();
-    let order = json!({"order_id": "BENCH-1", "customer": {"name": "Bench", "email": "bench@example.com"},
-                       "currency": "EUR", "items": items, "tax_rate_percent": 19, "discount_percent": 5});
-    let body: String = (0..400)
-        .map(|i| {
-            format!(
-                "# Section {i}\n{}\nSee https://example.com/page/{i} for more.\n",
-                sample_text(60)
-            )
-        })
-        .collect();
-    Ok(vec![
-        Workload {
-            name: "wordstats (200,000 words)",
-            bytes: read_guest(dir, "wordstats.wasm")?,
-            input: json!({"text": sample_text(200_000), "top": 10}).to_string(),
-        },
-        Workload {
-            name: "invoice (5,000 lines)",
-            bytes: read_guest(dir, "invoice.wasm")?,
-            input: order.to_string(),
-        },
-        Workload {
-            name: "js-article (24,000 words)",
-            bytes: read_guest(dir, "js-article.wasm")?,
-            input: json!({"title": "A long article", "body": body}).to_string(),
-        },
-    ])
-}
-
-const MODES: [Metering; 3] = [
-    Metering::Unmetered,
-    Metering::EpochOnly,
-    Metering::FuelAndEpoch,
-];
-
-/// Median wall time of a workload under each metering mode, runs
-/// interleaved so drift on a noisy machine hits all three alike.
-fn metering_overhead(w: &Workload, runs: u64) -> anyhow::Result<[Duration; 3]> {
-    let rt = runtime(1)?;
-    let limits = Limits {
-        timeout_ms: 60_000,
-        fuel: 1_000_000_000_000,
-        memory_mb: 512,
-    };
-    rt.block_on(async {
-        let mut loaded: Vec<(Sandbox, Arc<Program>)> = Vec::new();
-        for m in MODES {
-            let s = sandbox_with(m)?;
-            let p = s.load(crate::sandbox::LOCAL_TENANT, &w.bytes).await?;
-            expect_done(s.run(&p, request(&w.input, limits)).await.ending)?;
-            loaded.push((s, p));
-        }
-        let mut times = vec![Vec::new(); MODES.len()];
-        for _ in 0..runs {
-            for (i, (s, p)) in loaded.iter().enumerate() {
-                let t = Instant::now();
-                let report = s.run(p, request(&w.input, limits)).await;
-                times[i].push(t.elapsed());
-                expect_done(report.ending)?;
-            }
-        }
-        let mut out = [Duration::ZERO; 3];
-        for (i, t) in times.into_iter().enumerate() {
-            out[i] = median(t);
-        }
-        Ok(out)
-    })
-}
-
-/// How long an infinite loop really runs against its deadline.
-fn runaway(sandbox: &Sandbox, bytes: &[u8]) -> anyhow::Result<Vec<(u64, Duration)>> {
-    let rt = runtime(1)?;
-    rt.block_on(async {
-        let program = sandbox.load(crate::sandbox::LOCAL_TENANT, bytes).await?;
-        let mut out = Vec::new();
-        for deadline_ms in [10, 50, 100, 250, 1000] {
-            let mut worst = Duration::ZERO;
-            for _ in 0..3 {
-                let limits = Limits {
-                    timeout_ms: deadline_ms,
-                    fuel: 1_000_000_000_000,
-                    memory_mb: 64,
-                };
-                let report = sandbox.run(&program, request("{}", limits)).await;
-                match report.ending {
-                    Ending::Failed(e) if e.kind == crate::job::ErrorKind::Timeout => {}
-                    other => bail!("the runaway guest ended {other:?}, not in a timeout"),
-                }
-                worst = worst.max(report.duration);
-            }
-            out.push((deadline_ms, worst));
-        }
-        Ok(out)
-    })
-}
-
-fn sandbox(args: SandboxBench) -> anyhow::Result<ExitCode> {
-    let noop = read_guest(&args.guests, "noop.wasm")?;
-    let workloads = workloads(&args.guests)?;
-    let hostile = read_guest(&args.guests, "hostile-loop.wasm")?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-
-    let wanted = |p: Part| args.only.is_none_or(|o| o == p);
-    let sandbox = sandbox_with(Metering::FuelAndEpoch)?;
-    let mut attempts = Vec::new();
-    if wanted(Part::PerAttempt) {
-        eprintln!(
-            "bench: per-attempt cost of the no-op guest ({} attempts)…",
-            args.attempts
-        );
-        attempts.push(per_attempt(&sandbox, &noop, 1, args.attempts)?);
-        attempts.push(per_attempt(&sandbox, &noop, 2, args.attempts)?);
-    }
-    let mut overhead = Vec::new();
-    if wanted(Part::Metering) {
-        for w in &workloads {
-            eprintln!(
-                "bench: metering overhead on {} ({} runs)…",
-                w.name, args.cpu_runs
-            );
-            overhead.push((w.name, metering_overhead(w, args.cpu_runs)?));
-        }
-    }
-    let mut stops = Vec::new();
-    if wanted(Part::Runaway) {
-        eprintln!("bench: stopping an infinite loop…");
-        stops = runaway(&sandbox, &hostile)?;
-    }
-
-    let ratio = |t: &[Duration; 3], i: usize| t[i].as_secs_f64() / t[0].as_secs_f64() - 1.0;
-    let worst_stop = stops
-        .iter()
-        .map(|(ms, d)| d.as_secs_f64() * 1000.0 / *ms as f64)
-        .fold(0.0, f64::max);
-
-    if args.json {
-        let pa = |p: &PerAttempt| {
-            json!({"threads": p.threads, "attempts": p.attempts, "p50_us": p.p50.as_secs_f64() * 1e6,
-                   "p99_us": p.p99.as_secs_f64() * 1e6, "attempts_per_s": p.per_second})
-        };
-        let out = json!({
-            "cores": cores,
-            "per_attempt": attempts.iter().map(pa).collect::<Vec<_>>(),
-            "metering": overhead.iter().map(|(name, t)| json!({
-                "workload": name,
-                "unmetered_ms": t[0].as_secs_f64() * 1e3,
-                "epoch_ms": t[1].as_secs_f64() * 1e3,
-                "fuel_and_epoch_ms": t[2].as_secs_f64() * 1e3,
-                "epoch_overhead": ratio(t, 1),
-                "fuel_and_epoch_overhead": ratio(t, 2),
-            })).collect::<Vec<_>>(),
-            "runaway": stops.iter().map(|(ms, d)| json!({"deadline_ms": ms, "stopped_after_ms": d.as_secs_f64() * 1e3})).collect::<Vec<_>>(),
-            "runaway_worst_ratio": worst_stop,
-        });
-        println!("{}", serde_json::to_string_pretty(&out)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-
-    println!("taskbox bench sandbox · {cores} cores");
-    println!();
-    println!("per attempt (instantiate + call + drop, no-op guest, fuel + epoch on)");
-    println!("  threads   attempts      p50       p99    attempts/s   target");
-    for p in &attempts {
-        println!(
-            "  {:>7}  {:>9}  {:>8}  {:>8}  {:>11.0}   p50 ≤ 10 µs, ≥ 150,000/s",
-            p.threads,
-            p.attempts,
-            duration(p.p50),
-            duration(p.p99),
-            p.per_second
+    let bench = std::env::current_exe()
+        .context("cannot find this program's own path")?
+        .with_file_name("taskbox-bench");
+    if !bench.is_file() {
+        anyhow::bail!(
+            "{} is not there: `cargo build --release` at the repository root builds it beside taskbox",
+            bench.display()
         );
     }
-    println!();
-    println!(
-        "metering overhead (median of {} runs each; targets: epoch ≤ 10 %, fuel + epoch ≤ 30 %)",
-        args.cpu_runs
-    );
-    println!("  workload                      neither       epoch            fuel + epoch");
-    for (name, t) in &overhead {
-        println!(
-            "  {name:<27} {:>10} {:>10} {:>+6.1} % {:>10} {:>+6.1} %",
-            duration(t[0]),
-            duration(t[1]),
-            ratio(t, 1) * 100.0,
-            duration(t[2]),
-            ratio(t, 2) * 100.0
-        );
+    // The bench takes this process's place: its output, exit status and
+    // signals are the caller's, as when the benches were in this binary.
+    let err = std::process::Command::new(&bench).args(args.args).exec();
+    Err(err).with_context(|| format!("cannot run {}", bench.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn passed(argv: &[&str]) -> Vec<String> {
+        let argv = ["taskbox", "bench"].iter().chain(argv).copied();
+        match Cli::try_parse_from(argv).map(|c| c.command) {
+            Ok(Command::Bench(b)) => b
+                .args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            other => panic!("not a bench: {other:?}"),
+        }
     }
-    println!();
-    println!("runaway guest (infinite loop) stopped after, worst of 3");
-    for (ms, d) in &stops {
-        println!(
-            "  deadline {:>5} ms   {:>10}   {:.3}×",
-            ms,
-            duration(*d),
-            d.as_secs_f64() * 1000.0 / *ms as f64
-        );
+
+    #[test]
+    fn every_argument_after_bench_goes_to_the_bench_program() {
+        let argv = [
+            "queue",
+            "--only",
+            "burn-down",
+            "--json",
+            "--database-url",
+            "postgres://postgres@127.0.0.1:5432/postgres",
+            "--workers",
+            "2",
+        ];
+        assert_eq!(passed(&argv), argv);
+        // Its help is the bench program's, not this one's.
+        assert_eq!(passed(&["--help"]), ["--help"]);
+        assert_eq!(passed(&["faults", "-h"]), ["faults", "-h"]);
     }
-    println!("  worst ratio {worst_stop:.3}×   target ≤ 1.1×");
-    Ok(ExitCode::SUCCESS)
 }

@@ -31,11 +31,41 @@ pub struct Client {
     tenant: Option<String>,
 }
 
-/// A successful answer: its status (e.g. 201 against 200) and its JSON body (null when empty).
+/// A successful answer: its status (e.g. 201 against 200) and its body,
+/// as sent (empty, or JSON).
 #[derive(Debug)]
 pub struct Reply {
     pub status: u16,
-    pub body: Value,
+    /// The body's bytes: `--json` prints them as they came.
+    pub raw: bytes::Bytes,
+    /// `METHOD /path`, to name the request in an error.
+    what: String,
+}
+
+impl Reply {
+    /// The body as `T`, the API's own view of it: a field the CLI reads that
+    /// the API renames no longer builds, rather than printing nothing.
+    pub fn view<'a, T: serde::Deserialize<'a>>(&'a self) -> anyhow::Result<T> {
+        serde_json::from_slice(&self.raw).with_context(|| {
+            format!(
+                "{} answered {} with JSON this taskbox cannot read; is the server another version?",
+                self.what, self.status
+            )
+        })
+    }
+
+    /// Prints the body as the server sent it (and a newline, when it ends
+    /// without one): what `--json` shows.
+    pub fn print(&self) -> anyhow::Result<()> {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        out.write_all(&self.raw)?;
+        if !self.raw.ends_with(b"\n") {
+            out.write_all(b"\n")?;
+        }
+        out.flush()?;
+        Ok(())
+    }
 }
 
 /// The server could not be reached at all (nothing listening, wrong host, timeout).
@@ -365,18 +395,22 @@ impl Call<'_> {
             if !(200..300).contains(&status) {
                 return Err(ApiError::from_body(status, &body).into());
             }
-            let body = if body.iter().all(u8::is_ascii_whitespace) {
-                Value::Null
-            } else {
-                serde_json::from_slice(&body).with_context(|| {
+            // Checked here, so that a body that is not JSON is told as such
+            // (not as a view it does not fit), whoever reads it.
+            if !body.iter().all(u8::is_ascii_whitespace) {
+                serde_json::from_slice::<serde::de::IgnoredAny>(&body).with_context(|| {
                     format!(
                         "{what} answered {status} with a body that is not JSON; \
                          is {} a taskbox server?",
                         client.base
                     )
-                })?
-            };
-            Ok(Reply { status, body })
+                })?;
+            }
+            Ok(Reply {
+                status,
+                raw: body,
+                what,
+            })
         })
     }
 }
@@ -441,27 +475,29 @@ fn transport_error(e: reqwest::Error, base: &Url, what: &str) -> anyhow::Error {
     }
 }
 
-/// `taskbox RESOURCE list`: `GET /v1/RESOURCE`, its array `RESOURCE` as
-/// `table` makes it (or `empty` on stderr when there is none), or the
-/// whole answer as JSON.
-pub fn list(
+/// `taskbox RESOURCE list`: `GET /v1/RESOURCE`; the answer as it came
+/// (`--json`), or read as the API's list type `L`, whose items `items`
+/// takes out and `table` shows (or `empty` on stderr when there is none).
+pub fn list<L: serde::de::DeserializeOwned, I>(
     server: &ServerArgs,
     resource: &str,
     json: bool,
     empty: &str,
-    table: impl Fn(&[Value]) -> super::table::Table,
+    items: impl FnOnce(L) -> Vec<I>,
+    table: impl Fn(&[I]) -> super::table::Table,
 ) -> anyhow::Result<std::process::ExitCode> {
     let reply = Client::new(server)?
         .get(&["v1", resource])
         .send()
-        .map_err(|e| older_server(e, resource))?
-        .body;
+        .map_err(|e| older_server(e, resource))?;
     if json {
-        print_json(&reply)?;
+        reply.print()?;
     } else {
-        match reply[resource].as_array().map(Vec::as_slice) {
-            Some(all) if !all.is_empty() => table(all).print(),
-            _ => eprintln!("{empty}"),
+        let all = items(reply.view()?);
+        if all.is_empty() {
+            eprintln!("{empty}");
+        } else {
+            table(&all).print();
         }
     }
     Ok(std::process::ExitCode::SUCCESS)

@@ -2,9 +2,10 @@
 //! one JSON object each for scripts; those up to now, or followed live.
 
 use super::client::{ApiError, Client, ServerArgs};
-use super::job_view::error_text;
+use super::job_view::error_value_text;
 use super::sse::{self, Item, Stream};
 use super::table;
+use crate::api::events::EventPage;
 use crate::events::EventType;
 use anyhow::Context;
 use clap::Args;
@@ -113,17 +114,12 @@ fn catch_up(
         for (key, value) in query {
             call = call.query(key, Some(value));
         }
-        let page = call.send().map_err(no_feed)?.body;
-        let next = page["next_after"]
-            .as_u64()
-            .context("the server's page of events has no next_after; is it a taskbox server?")?;
-        let head = page["head"]
-            .as_u64()
-            .context("the server's page of events has no head; is it a taskbox server?")?;
+        let page: EventPage = call.send().map_err(no_feed)?.view()?;
+        let next = page.next_after;
         // Up to where the tenant was when we began: a busy tenant's new
         // events would otherwise keep this going for ever.
-        let target = *target.get_or_insert(head);
-        for e in page["events"].as_array().map_or(&[][..], Vec::as_slice) {
+        let target = *target.get_or_insert(page.head);
+        for e in &page.events {
             let text = if args.json { e.to_string() } else { line(e) };
             if !emit(&text)? {
                 return Ok(ExitCode::SUCCESS);
@@ -182,15 +178,13 @@ fn follow(
 /// The tenant's last event's sequence number now (`GET /v1/events` with
 /// `limit=0`: no events, only `head`).
 pub(super) fn head(client: &Client) -> anyhow::Result<u64> {
-    let page = client
+    let page: EventPage = client
         .get(&["v1", "events"])
         .query("limit", Some(0))
         .send()
         .map_err(no_feed)?
-        .body;
-    page["head"]
-        .as_u64()
-        .context("the server's answer to GET /v1/events has no head; is it a taskbox server?")
+        .view()?;
+    Ok(page.head)
 }
 
 /// A 404 for `/v1/events` is a server from before events.
@@ -224,7 +218,7 @@ pub(super) fn line(e: &Value) -> String {
     let text = format!(
         "{:>6}  {:<12}  {:<13}  {}  {:<12}  attempt {}  {}",
         table::cell(&e["seq"]),
-        table::time_cell(&e["at"]),
+        table::time_cell(e["at"].as_str()),
         table::cell(&e["type"]),
         table::cell(&e["job"]["id"]),
         table::cell(&e["job"]["task"]),
@@ -239,7 +233,7 @@ pub(super) fn line(e: &Value) -> String {
 pub(super) fn detail(e: &Value) -> String {
     let mut parts = Vec::new();
     if !e["error"].is_null() {
-        parts.push(error_text(&e["error"]));
+        parts.push(error_value_text(&e["error"]));
     }
     match (e["will_retry"].as_bool(), e["fallback"].as_str()) {
         (_, Some(task)) => parts.push(format!("fallback task {task} takes over")),

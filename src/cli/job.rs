@@ -1,10 +1,13 @@
 //! `taskbox job …`: enqueue jobs, follow them to the end, list, cancel, run, resume, inspect attempts.
 
-use super::client::{print_json, ApiError, Client, ServerArgs, Unreachable};
+use super::client::{print_json, ApiError, Client, Reply, ServerArgs, Unreachable};
 use super::events::ends_job;
 use super::job_view::*;
 use super::sse::{self, Item, Stream};
 use super::table;
+use crate::api::jobs::{AttemptPage, JobPage, RetriedMany};
+use crate::api::views::{JobDetail, JobView};
+use crate::job::JobStatus;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
@@ -237,11 +240,11 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
         JobCmd::Batch(args) => super::job_batch::batch(args),
         JobCmd::Get { id, server, json } => {
             let client = Client::new(&server)?;
-            let job = client.get(&["v1", "jobs", &id]).send()?.body;
+            let reply = client.get(&["v1", "jobs", &id]).send()?;
             if json {
-                print_json(&job)?;
+                reply.print()?;
             } else {
-                print!("{}", job_details(&job)?);
+                print!("{}", job_details(&reply.view::<JobDetail>()?)?);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -249,15 +252,18 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
         JobCmd::Replay(args) => super::replay::replay(args),
         JobCmd::Cancel { id, server, json } => {
             let client = Client::new(&server)?;
-            let job = client.post(&["v1", "jobs", &id, "cancel"]).send()?.body;
+            let reply = client.post(&["v1", "jobs", &id, "cancel"]).send()?;
             if json {
-                print_json(&job)?;
-            } else if job["status"] == "cancelled" {
+                reply.print()?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let job: JobView = reply.view()?;
+            if job.status == JobStatus::Cancelled {
                 println!("cancelled job {id}");
-            } else if job["cancel_requested"] == true {
+            } else if job.cancel_requested {
                 println!("cancel requested for job {id}; its running attempt is being interrupted");
             } else {
-                println!("job {id} is {}", table::cell(&job["status"]));
+                println!("job {id} is {}", job.status.as_str());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -278,15 +284,16 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
             } else {
                 json!({})
             };
-            let job = post_to_job(&server, &id, "retry", body)?;
+            let reply = post_to_job(&server, &id, "retry", body)?;
             if json {
-                print_json(&job)?;
+                reply.print()?;
             } else {
+                let job: JobView = reply.view()?;
                 println!(
                     "retrying job {id} on {} version {}: {}",
-                    table::cell(&job["task"]["name"]),
-                    job["task"]["version"],
-                    table::cell(&job["status"])
+                    job.task.name,
+                    job.task.version,
+                    job.status.as_str()
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -311,24 +318,21 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
                 body["limit"] = json!(n);
             }
             let client = Client::new(&server)?;
-            let done = client
-                .post(&["v1", "jobs", "retry"])
-                .json(body)
-                .send()?
-                .body;
+            let reply = client.post(&["v1", "jobs", "retry"]).json(body).send()?;
             if json {
-                print_json(&done)?;
+                reply.print()?;
             } else {
+                let done: RetriedMany = reply.view()?;
                 println!(
                     "retried {} failed jobs{}{}",
-                    done["retried"],
-                    match done["refused"].as_u64() {
-                        Some(n) if n > 0 => format!(
+                    done.retried,
+                    match done.refused {
+                        0 => String::new(),
+                        n => format!(
                             "; {n} refused (a unique key taken since, or the tenant's max_queued)"
                         ),
-                        _ => String::new(),
                     },
-                    if done["more"] == true {
+                    if done.more {
                         "; more match: run it again"
                     } else {
                         ""
@@ -347,11 +351,12 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
                 Some(arg) => json!({ "input": read_input(&arg, std::io::stdin())? }),
                 None => json!({}),
             };
-            let job = post_to_job(&server, &id, "resume", body)?;
+            let reply = post_to_job(&server, &id, "resume", body)?;
             if json {
-                print_json(&job)?;
+                reply.print()?;
             } else {
-                println!("resumed job {id}: {}", table::cell(&job["status"]));
+                let job: JobView = reply.view()?;
+                println!("resumed job {id}: {}", job.status.as_str());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -362,17 +367,17 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
             json,
         } => {
             let client = Client::new(&server)?;
-            let reply = client.get(&["v1", "jobs", &id, "attempts"]).send()?.body;
+            let reply = client.get(&["v1", "jobs", &id, "attempts"]).send()?;
             if json {
-                print_json(&reply)?;
+                reply.print()?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let attempts = reply["attempts"].as_array().cloned().unwrap_or_default();
-            if attempts.is_empty() {
+            let page: AttemptPage = reply.view()?;
+            if page.attempts.is_empty() {
                 eprintln!("job {id} has not run yet");
                 return Ok(ExitCode::SUCCESS);
             }
-            print!("{}", attempts_table(&attempts, logs));
+            print!("{}", attempts_table(&page.attempts, logs));
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -394,41 +399,48 @@ fn enqueue(args: EnqueueArgs) -> anyhow::Result<ExitCode> {
     if let Some(key) = &args.idempotency_key {
         call = call.header("Idempotency-Key", key.as_str());
     }
-    let reply = call.send()?;
-    let job = reply.body;
-    let id = job["id"]
-        .as_str()
-        .context("the server's answer has no job id")?
-        .to_owned();
+    let first = Seen::of(call.send()?)?;
+    let id = first.job.id.to_string();
     if !args.wait {
-        let replay = if reply.status == 200 {
+        let replay = if first.reply.status == 200 {
             " (already enqueued with this idempotency key)"
         } else {
             ""
         };
-        eprintln!("{}{replay}", one_line(&job));
+        eprintln!("{}{replay}", one_line(&first.job));
         if args.json {
-            print_json(&job)?;
+            first.reply.print()?;
         } else {
             println!("{id}");
         }
         return Ok(ExitCode::SUCCESS);
     }
     let last = match head {
-        Some(head) => follow_events(&client, &id, job, head)?,
-        None => follow(&client, &id, job)?,
+        Some(head) => follow_events(&client, &id, first, head)?,
+        None => follow(&client, &id, first)?,
     };
     finish(&last, args.json)
 }
 
-/// `POST /v1/jobs/{id}/{action}` with `body`: the job it answers.
-fn post_to_job(server: &ServerArgs, id: &str, action: &str, body: Value) -> anyhow::Result<Value> {
+/// `POST /v1/jobs/{id}/{action}` with `body`: the answer, a job.
+fn post_to_job(server: &ServerArgs, id: &str, action: &str, body: Value) -> anyhow::Result<Reply> {
     let client = Client::new(server)?;
-    Ok(client
-        .post(&["v1", "jobs", id, action])
-        .json(body)
-        .send()?
-        .body)
+    client.post(&["v1", "jobs", id, action]).json(body).send()
+}
+
+/// A sighting of a job: the answer as it came (what `--json` prints) and
+/// the job read from it (a job's own answer is its detail, which reads as
+/// the job too).
+struct Seen {
+    reply: Reply,
+    job: JobView<'static>,
+}
+
+impl Seen {
+    fn of(reply: Reply) -> anyhow::Result<Seen> {
+        let job = reply.view()?;
+        Ok(Seen { reply, job })
+    }
 }
 
 /// The `POST /v1/jobs` body: the task, the input, and only the options given.
@@ -518,49 +530,48 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         .query("queue", args.queue.as_ref())
         .query("limit", args.limit)
         .query("cursor", args.cursor.as_ref())
-        .send()?
-        .body;
+        .send()?;
     if args.json {
-        print_json(&reply)?;
+        reply.print()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let jobs = reply["jobs"].as_array().cloned().unwrap_or_default();
-    if jobs.is_empty() {
+    let page: JobPage = reply.view()?;
+    if page.jobs.is_empty() {
         eprintln!("no jobs");
     } else {
-        jobs_table(&jobs).print();
+        jobs_table(&page.jobs).print();
     }
-    if let Some(cursor) = reply["next_cursor"].as_str() {
+    if let Some(cursor) = &page.next_cursor {
         eprintln!("next page: --cursor {cursor}");
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn is_final(job: &Value) -> bool {
+fn is_final(job: &JobView) -> bool {
     matches!(
-        job["status"].as_str(),
-        Some("completed" | "failed" | "cancelled")
+        job.status,
+        JobStatus::Completed | JobStatus::Failed | JobStatus::Cancelled
     )
 }
 
-/// Polls the job until it ends, printing each change on stderr; returns the final job.
-fn follow(client: &Client, id: &str, first: Value) -> anyhow::Result<Value> {
-    let mut job = first;
-    for line in changes(None, &job) {
+/// Polls the job until it ends, printing each change on stderr; returns the final sighting.
+fn follow(client: &Client, id: &str, first: Seen) -> anyhow::Result<Seen> {
+    let mut seen = first;
+    for line in changes(None, &seen.job) {
         eprintln!("{} {line}", table::clock());
     }
     let mut pause = POLL_FIRST;
     let mut told_resume = false;
     let mut outage: Option<Instant> = None;
-    while !is_final(&job) {
-        if job["status"] == "waiting" && !told_resume {
+    while !is_final(&seen.job) {
+        if seen.job.status == JobStatus::Waiting && !told_resume {
             eprintln!("  (resume it with `taskbox job resume {id} --input …`)");
             told_resume = true;
         }
         client.pause(pause);
         pause = (pause * 2).min(POLL_MAX);
         let next = match client.get(&["v1", "jobs", id]).send() {
-            Ok(reply) => reply.body,
+            Ok(reply) => Seen::of(reply)?,
             Err(e) if is_transient(&e) => {
                 let since = *outage.get_or_insert_with(Instant::now);
                 if since.elapsed() > POLL_OUTAGE {
@@ -573,12 +584,12 @@ fn follow(client: &Client, id: &str, first: Value) -> anyhow::Result<Value> {
             Err(e) => return Err(e),
         };
         outage = None;
-        for line in changes(Some(&job), &next) {
+        for line in changes(Some(&seen.job), &next.job) {
             eprintln!("{} {line}", table::clock());
         }
-        job = next;
+        seen = next;
     }
-    Ok(job)
+    Ok(seen)
 }
 
 /// The tenant's last event now, or `None` from a server older than events
@@ -600,21 +611,21 @@ fn events_head(client: &Client) -> anyhow::Result<Option<u64>> {
 /// Follows the job through its events until it ends, printing each change
 /// on stderr as the polling `follow` does; then reads the job once and
 /// returns it.
-fn follow_events(client: &Client, id: &str, first: Value, head: u64) -> anyhow::Result<Value> {
-    for line in changes(None, &first) {
+fn follow_events(client: &Client, id: &str, first: Seen, head: u64) -> anyhow::Result<Seen> {
+    for line in changes(None, &first.job) {
         eprintln!("{} {line}", table::clock());
     }
     // An idempotent replay may answer a job that ended long ago.
-    if is_final(&first) {
+    if is_final(&first.job) {
         return Ok(first);
     }
     let resume_note = || eprintln!("  (resume it with `taskbox job resume {id} --input …`)");
-    let mut told_resume = first["status"] == "waiting";
+    let mut told_resume = first.job.status == JobStatus::Waiting;
     if told_resume {
         resume_note();
     }
     let lost = || format!("lost track of job {id}; see it later with `taskbox job get {id}`");
-    let mut max_attempts = first["max_attempts"].as_u64();
+    let mut max_attempts = Some(u64::from(first.job.max_attempts));
     let mut stream =
         Stream::new(client, vec![("job", id.to_owned())], head).give_up_after(POLL_OUTAGE);
     loop {
@@ -635,8 +646,8 @@ fn follow_events(client: &Client, id: &str, first: Value, head: u64) -> anyhow::
                     told_resume = true;
                 }
                 if moves_max_attempts(&e.json) {
-                    let job = get_job(client, id).with_context(lost)?;
-                    max_attempts = job["max_attempts"].as_u64();
+                    let seen = get_job(client, id).with_context(lost)?;
+                    max_attempts = Some(u64::from(seen.job.max_attempts));
                 }
                 ends_job(&e.json)
             }
@@ -644,13 +655,13 @@ fn follow_events(client: &Client, id: &str, first: Value, head: u64) -> anyhow::
         if !look {
             continue;
         }
-        let job = get_job(client, id).with_context(lost)?;
-        if is_final(&job) {
+        let seen = get_job(client, id).with_context(lost)?;
+        if is_final(&seen.job) {
             // The status line the polling `follow` would end with (it has the attempt's time).
-            if let Some(line) = changes(None, &job).into_iter().next() {
+            if let Some(line) = changes(None, &seen.job).into_iter().next() {
                 eprintln!("{} {line}", table::clock());
             }
-            return Ok(job);
+            return Ok(seen);
         }
         // Re-driven between its end and our look: it goes on.
     }
@@ -686,7 +697,7 @@ fn event_line(e: &Value, max_attempts: Option<u64>) -> Option<String> {
         "job.failed" => format!(
             "attempt {} failed: {}",
             of(attempt),
-            error_text(&e["error"])
+            error_value_text(&e["error"])
         ),
         "job.retrying" => match e["fallback"].as_str() {
             Some(task) => format!("fallback task {task} took over"),
@@ -740,12 +751,12 @@ fn moves_max_attempts(e: &Value) -> bool {
 }
 
 /// `GET` the job, waiting out a server that does not answer for a while.
-fn get_job(client: &Client, id: &str) -> anyhow::Result<Value> {
+fn get_job(client: &Client, id: &str) -> anyhow::Result<Seen> {
     let mut pause = POLL_FIRST;
     let mut outage: Option<Instant> = None;
     loop {
         match client.get(&["v1", "jobs", id]).send() {
-            Ok(reply) => return Ok(reply.body),
+            Ok(reply) => return Seen::of(reply),
             Err(e) if is_transient(&e) => {
                 let since = *outage.get_or_insert_with(Instant::now);
                 if since.elapsed() > POLL_OUTAGE {
@@ -767,23 +778,23 @@ fn is_transient(e: &anyhow::Error) -> bool {
 }
 
 /// The end of `--wait`: the output (or the job) on stdout and 0, or the error on stderr and 1.
-fn finish(job: &Value, as_json: bool) -> anyhow::Result<ExitCode> {
+fn finish(last: &Seen, as_json: bool) -> anyhow::Result<ExitCode> {
     if as_json {
-        print_json(job)?;
+        last.reply.print()?;
     }
-    match job["status"].as_str() {
-        Some("completed") => {
+    let job = &last.job;
+    match job.status {
+        JobStatus::Completed => {
             if !as_json {
-                print_json(&job["output"])?;
+                print_json(&job.output.as_ref().map(|o| o.value()).unwrap_or_default())?;
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(status @ ("failed" | "cancelled")) => {
-            let id = table::cell(&job["id"]);
-            if job["error"].is_null() {
-                eprintln!("job {id} {status}");
-            } else {
-                eprintln!("job {id} {status}: {}", error_text(&job["error"]));
+        JobStatus::Failed | JobStatus::Cancelled => {
+            let (id, status) = (&job.id, job.status.as_str());
+            match &job.error {
+                None => eprintln!("job {id} {status}"),
+                Some(e) => eprintln!("job {id} {status}: {}", error_text(e)),
             }
             Ok(ExitCode::from(1))
         }
@@ -802,36 +813,37 @@ fn run(id: &str, wait: bool, server: &ServerArgs, as_json: bool) -> anyhow::Resu
     let call = client
         .post(&["v1", "jobs", id, "run"])
         .query("wait", wait.then_some("true"));
-    let job = match call.send() {
-        Ok(reply) => reply.body,
+    let seen = match call.send() {
+        Ok(reply) => Seen::of(reply)?,
         // A run that failed is an answer about the job, not an error of the CLI.
         Err(e) => match e.downcast_ref::<ApiError>() {
             Some(api)
                 if api.code.as_deref() == Some("JOB_EXECUTION_ERROR")
                     && api.details.is_object() =>
             {
-                let job = &api.details;
                 if as_json {
-                    print_json(job)?;
+                    // The job, as the error's details carry it.
+                    println!("{}", serde_json::to_string(&api.details)?);
                 }
-                let what = if job["error"].is_null() {
-                    api.message.clone()
-                } else {
-                    error_text(&job["error"])
+                let job: JobView = serde_json::from_value(api.details.clone())
+                    .context("the server's failed run carries a job this taskbox cannot read")?;
+                let what = match &job.error {
+                    None => api.message.clone(),
+                    Some(e) => error_text(e),
                 };
-                eprintln!("job {id} {}: {what}", table::cell(&job["status"]));
+                eprintln!("job {id} {}: {what}", job.status.as_str());
                 return Ok(ExitCode::from(1));
             }
             _ => return Err(e),
         },
     };
     if wait {
-        return finish(&job, as_json);
+        return finish(&seen, as_json);
     }
     if as_json {
-        print_json(&job)?;
+        seen.reply.print()?;
     } else {
-        println!("{}", one_line(&job));
+        println!("{}", one_line(&seen.job));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,10 +1,12 @@
 //! `taskbox job batch FILE`: enqueue many jobs from JSON lines, a thousand
 //! per request, with progress on stderr and one result per line.
 
-use super::client::{print_json, Client, ServerArgs};
+use super::client::{Client, ServerArgs};
 use super::table::Table;
+use crate::api::batch::{Answered, BatchAnswer, ItemErrorBody};
 use anyhow::{bail, Context};
 use clap::Args;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -83,7 +85,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     }
     let client = Client::new(&args.server)?;
     let show_progress = std::io::stderr().is_terminal();
-    let mut results: Vec<(usize, Value)> = Vec::with_capacity(lines.len());
+    let mut results: Vec<Sent> = Vec::with_capacity(lines.len());
     for (n, chunk) in lines.chunks(args.chunk as usize).enumerate() {
         let jobs: Vec<&Value> = chunk.iter().map(|l| &l.body).collect();
         let mut call = client
@@ -100,17 +102,25 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
                 results.len()
             )
         })?;
-        let answers = reply.body["jobs"]
-            .as_array()
-            .context("the server's answer has no \"jobs\" list")?;
-        if answers.len() != chunk.len() {
+        let answer: BatchAnswer = reply.view()?;
+        let raw: RawItems = reply.view()?;
+        if answer.jobs.len() != chunk.len() || raw.jobs.len() != chunk.len() {
             bail!(
                 "the server answered {} results for {} jobs",
-                answers.len(),
+                answer.jobs.len(),
                 chunk.len()
             );
         }
-        results.extend(chunk.iter().map(|l| l.number).zip(answers.iter().cloned()));
+        for ((l, item), raw) in chunk.iter().zip(answer.jobs).zip(raw.jobs) {
+            results.push(Sent {
+                line: l.number,
+                refused: match item {
+                    Answered::Job(_) => None,
+                    Answered::Refused(e) => Some(e.error),
+                },
+                raw,
+            });
+        }
         if show_progress {
             eprint!("\rsent {} of {} jobs", results.len(), lines.len());
             let _ = std::io::stderr().flush();
@@ -119,12 +129,11 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     if show_progress {
         eprintln!();
     }
-    let refused = results
-        .iter()
-        .filter(|(_, r)| r.get("id").is_none())
-        .count();
+    let refused = results.iter().filter(|r| r.refused.is_some()).count();
     if args.json {
-        print_json(&Value::Array(results.into_iter().map(|(_, r)| r).collect()))?;
+        // Every item as the server sent it, in the order of the lines.
+        let items: Vec<&str> = results.iter().map(|r| r.raw.get()).collect();
+        println!("[{}]", items.join(","));
     } else {
         println!(
             "enqueued {} of {} jobs{}",
@@ -138,13 +147,13 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
         );
         if refused > 0 {
             let mut t = Table::new(&["LINE", "STATUS", "CODE", "MESSAGE"]).right(&[0, 1]);
-            for (line, r) in results.iter().filter(|(_, r)| r.get("id").is_none()) {
-                let e = &r["error"];
+            for r in &results {
+                let Some(e) = &r.refused else { continue };
                 t.row(vec![
-                    line.to_string(),
-                    e["status"].to_string(),
-                    e["code"].as_str().unwrap_or_default().to_owned(),
-                    e["message"].as_str().unwrap_or_default().to_owned(),
+                    r.line.to_string(),
+                    e.status.to_string(),
+                    super::table::cell(&json!(e.body.code)),
+                    e.body.message.clone(),
                 ]);
             }
             t.print();
@@ -155,6 +164,20 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One job sent: its line, the server's item for it as sent (for
+/// `--json`), and why it was refused, if it was.
+struct Sent {
+    line: usize,
+    raw: Box<RawValue>,
+    refused: Option<ItemErrorBody>,
+}
+
+/// A batch's answer's items as they came.
+#[derive(serde::Deserialize)]
+struct RawItems {
+    jobs: Vec<Box<RawValue>>,
 }
 
 #[cfg(test)]

@@ -1,263 +1,243 @@
 //! How `taskbox job …` shows jobs and attempts to people: tables, detail
-//! fields, one-line summaries and the status changes `--wait` prints.
+//! fields, one-line summaries and the status changes `--wait` prints, each
+//! from the API's own view of them.
 
 use super::format::{bytes, duration, thousands};
 use super::table::{self, Table};
-use serde_json::Value;
+use crate::api::views::{AttemptView, ErrorView, JobDetail, JobView, StepView};
+use crate::attempt_log::{LogLine, Source};
+use crate::job::JobStatus;
+use crate::sandbox::NetworkTally;
+use crate::store::TaskRef;
 
-pub(super) fn jobs_table(jobs: &[Value]) -> Table {
+pub(super) fn jobs_table(jobs: &[JobView]) -> Table {
     let mut t = Table::new(&["ID", "TASK", "STATUS", "ATTEMPTS", "QUEUE", "CREATED"]).right(&[3]);
     for job in jobs {
         t.row(vec![
-            table::cell(&job["id"]),
-            task_label(&job["task"]),
-            table::cell(&job["status"]),
+            job.id.to_string(),
+            task_label(&job.task),
+            job.status.as_str().to_owned(),
             attempts_of(job),
-            table::cell(&job["queue"]),
-            table::time_cell(&job["created_at"]),
+            job.queue.to_string(),
+            table::time_cell(Some(job.created_at.as_str())),
         ]);
     }
     t
 }
 
-/// `resize v3`, from the `{name, version, digest}` a job or attempt carries.
-pub(super) fn task_label(task: &Value) -> String {
-    match (task["name"].as_str(), task["version"].as_u64()) {
-        (Some(name), Some(v)) => format!("{name} v{v}"),
-        (Some(name), None) => name.to_owned(),
-        _ => table::cell(task),
-    }
+/// `resize v3`, from the task version a job or attempt carries.
+pub(super) fn task_label(task: &TaskRef) -> String {
+    format!("{} v{}", task.name, task.version)
 }
 
 /// `1/3`: attempts used out of attempts allowed.
-pub(super) fn attempts_of(job: &Value) -> String {
-    format!(
-        "{}/{}",
-        table::cell(&job["attempts"]),
-        table::cell(&job["max_attempts"])
-    )
+pub(super) fn attempts_of(job: &JobView) -> String {
+    format!("{}/{}", job.attempts, job.max_attempts)
 }
 
 /// `timeout: the attempt ran longer than 30000 ms`, with the code when it adds something.
-pub(super) fn error_text(error: &Value) -> String {
-    let kind = error["kind"].as_str().unwrap_or("error");
-    let code = error["code"]
-        .as_str()
-        .filter(|c| !c.is_empty() && *c != kind);
-    let message = error["message"].as_str().unwrap_or("");
-    match code {
-        Some(code) => format!("{kind} {code}: {message}"),
-        None => format!("{kind}: {message}"),
+pub(super) fn error_text(error: &ErrorView) -> String {
+    let kind = error.kind.as_str();
+    match Some(error.code.as_ref()).filter(|c| !c.is_empty() && *c != kind) {
+        Some(code) => format!("{kind} {code}: {}", error.message),
+        None => format!("{kind}: {}", error.message),
+    }
+}
+
+/// An event's error, which has the job's error's shape, as `error_text` says it.
+pub(super) fn error_value_text(error: &serde_json::Value) -> String {
+    match serde_json::from_value::<ErrorView>(error.clone()) {
+        Ok(e) => error_text(&e),
+        Err(_) => table::cell(error),
     }
 }
 
 /// What the CLI says right after enqueueing, or after `job run`.
-pub(super) fn one_line(job: &Value) -> String {
+pub(super) fn one_line(job: &JobView) -> String {
     let mut line = format!(
         "{} job {} of task {} on queue {}",
-        table::cell(&job["status"]),
-        table::cell(&job["id"]),
-        task_label(&job["task"]),
-        table::cell(&job["queue"]),
+        job.status.as_str(),
+        job.id,
+        task_label(&job.task),
+        job.queue,
     );
-    if let Some(at) = job["run_at"].as_str().filter(|at| table::is_future(at)) {
-        line.push_str(&format!(", runs at {}", table::time(at)));
+    if table::is_future(&job.run_at) {
+        line.push_str(&format!(", runs at {}", table::time(&job.run_at)));
     }
     line
 }
 
 /// Every field a person may want, skipping the empty ones; input and output as pretty JSON.
-pub(super) fn job_details(job: &Value) -> anyhow::Result<String> {
-    let text = |v: &Value| {
-        if v.is_null() {
-            String::new()
-        } else {
-            table::cell(v)
-        }
-    };
-    let time = |v: &Value| v.as_str().map(table::time).unwrap_or_default();
-    let took = match (job["started_at"].as_str(), job["finished_at"].as_str()) {
+pub(super) fn job_details(detail: &JobDetail) -> anyhow::Result<String> {
+    let job = &detail.job;
+    let time = |t: &Option<String>| t.as_deref().map(table::time).unwrap_or_default();
+    let took = match (&job.started_at, &job.finished_at) {
         (Some(s), Some(f)) => table::between(s, f).map(duration).unwrap_or_default(),
         _ => String::new(),
     };
-    let progress = match &job["progress"] {
-        Value::Null => String::new(),
-        p => format!("{}% {}", table::cell(&p["percent"]), text(&p["note"]))
-            .trim_end()
-            .to_owned(),
-    };
-    let digest = job["task"]["digest"].as_str().unwrap_or_default();
-    let task = if digest.is_empty() {
-        task_label(&job["task"])
-    } else {
-        format!("{} ({digest})", task_label(&job["task"]))
-    };
-    let fallback = if job["fallback"].is_null() {
-        String::new()
-    } else {
-        task_label(&job["fallback"])
-    };
-    let error = if job["error"].is_null() {
-        String::new()
-    } else {
-        error_text(&job["error"])
+    let progress = match &job.progress {
+        None => String::new(),
+        Some(p) => format!("{}% {}", p.percent, p.note).trim_end().to_owned(),
     };
     let mut out = table::fields(&[
-        ("id", text(&job["id"])),
-        ("task", task),
-        ("status", text(&job["status"])),
+        ("id", job.id.to_string()),
+        (
+            "task",
+            format!("{} ({})", task_label(&job.task), job.task.digest),
+        ),
+        ("status", job.status.as_str().to_owned()),
         ("attempts", attempts_of(job)),
-        ("queue", text(&job["queue"])),
-        ("priority", text(&job["priority"])),
-        ("created", time(&job["created_at"])),
+        ("queue", job.queue.to_string()),
+        ("priority", job.priority.to_string()),
+        ("created", table::time(&job.created_at)),
         // Only a queued job's run_at says something a person needs.
         (
             "run at",
-            if job["status"] == "queued" {
-                time(&job["run_at"])
+            if job.status == JobStatus::Queued {
+                table::time(&job.run_at)
             } else {
                 String::new()
             },
         ),
-        ("started", time(&job["started_at"])),
-        ("finished", time(&job["finished_at"])),
+        ("started", time(&job.started_at)),
+        ("finished", time(&job.finished_at)),
         ("took", took),
-        ("deadline", time(&job["deadline_at"])),
+        ("deadline", time(&job.deadline_at)),
         (
             "expires",
-            job["expire_after_ms"]
-                .as_u64()
+            job.expire_after_ms
                 .map(|ms| format!("{ms} ms after it comes due, if still queued"))
                 .unwrap_or_default(),
         ),
-        ("unique key", text(&job["unique_key"])),
-        ("concurrency key", text(&job["concurrency_key"])),
+        (
+            "unique key",
+            job.unique_key.as_deref().unwrap_or_default().to_owned(),
+        ),
+        (
+            "concurrency key",
+            job.concurrency_key
+                .as_deref()
+                .unwrap_or_default()
+                .to_owned(),
+        ),
         ("progress", progress),
-        ("waiting for", text(&job["waiting_for"])),
-        ("fallback", fallback),
+        (
+            "waiting for",
+            job.waiting_for
+                .as_ref()
+                .map(|w| table::cell(&w.value()))
+                .unwrap_or_default(),
+        ),
+        (
+            "fallback",
+            job.fallback.as_deref().map(task_label).unwrap_or_default(),
+        ),
         (
             "cancel",
-            if job["cancel_requested"] == true {
+            if job.cancel_requested {
                 "requested".to_owned()
             } else {
                 String::new()
             },
         ),
-        ("error", error),
-        ("parent", text(&job["parent"])),
         (
-            "children",
-            job["children"]
-                .as_array()
-                .map(|c| {
-                    c.iter()
-                        .filter_map(|v| v.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                })
-                .unwrap_or_default(),
+            "error",
+            job.error.as_ref().map(error_text).unwrap_or_default(),
         ),
+        (
+            "parent",
+            detail.parent.as_deref().unwrap_or_default().to_owned(),
+        ),
+        ("children", detail.children.join(", ")),
     ]);
-    if let Some(steps) = job["steps"].as_array() {
+    if let Some(w) = &detail.workflow {
         out.push_str(&format!(
             "workflow: {} v{}\n{}",
-            text(&job["workflow"]["name"]),
-            text(&job["workflow"]["version"]),
-            steps_table(steps)
+            w.name,
+            w.version,
+            steps_table(&detail.steps)
         ));
     }
-    for key in ["input", "output"] {
-        if !job[key].is_null() {
-            out.push_str(&format!(
-                "{key}:\n{}\n",
-                serde_json::to_string_pretty(&job[key])?
-            ));
+    let output = job.output.as_ref().map(|o| o.value());
+    for (key, value) in [("input", Some(job.input.value())), ("output", output)] {
+        if let Some(v) = value.filter(|v| !v.is_null()) {
+            out.push_str(&format!("{key}:\n{}\n", serde_json::to_string_pretty(&v)?));
         }
     }
     Ok(out)
 }
 
 /// A workflow job's stages, in order: each step, fallback and chain step.
-pub(super) fn steps_table(steps: &[Value]) -> String {
+pub(super) fn steps_table(steps: &[StepView]) -> String {
     let mut t = Table::new(&["STEP", "KIND", "TASK", "STATUS", "ATTEMPTS", "ERROR"]).right(&[4]);
     for s in steps {
         t.row(vec![
-            table::cell(&s["name"]),
-            table::cell(&s["kind"]),
-            task_label(&s["task"]),
-            table::cell(&s["status"]),
-            format!(
-                "{}/{}",
-                table::cell(&s["attempts"]),
-                table::cell(&s["max_attempts"])
-            ),
-            match &s["error"] {
-                Value::Null => String::new(),
-                e => error_text(e),
-            },
+            s.name.to_string(),
+            s.kind.to_string(),
+            task_label(&s.task),
+            s.status.to_string(),
+            format!("{}/{}", s.attempts, s.max_attempts),
+            s.error.as_ref().map(error_text).unwrap_or_default(),
         ]);
     }
     t.render()
 }
 
 /// What changed between two sightings of a job, as lines for people (`prev` is `None` at first).
-pub(super) fn changes(prev: Option<&Value>, job: &Value) -> Vec<String> {
+pub(super) fn changes(prev: Option<&JobView>, job: &JobView) -> Vec<String> {
     let mut lines = Vec::new();
-    let differs = |key: &str| prev.is_none_or(|p| p[key] != job[key]);
-    if differs("status") || differs("attempts") {
-        let attempt = format!(
-            "attempt {}/{}",
-            table::cell(&job["attempts"]),
-            table::cell(&job["max_attempts"])
-        );
-        let line = match job["status"].as_str().unwrap_or("?") {
-            "queued" => {
-                let mut line = match job["attempts"].as_u64() {
-                    Some(n) if n > 0 => format!(
-                        "queued for attempt {}/{}",
-                        n + 1,
-                        table::cell(&job["max_attempts"])
-                    ),
-                    _ => "queued".to_owned(),
+    if prev.is_none_or(|p| p.status != job.status || p.attempts != job.attempts) {
+        let attempt = format!("attempt {}", attempts_of(job));
+        let line = match job.status {
+            JobStatus::Queued => {
+                let mut line = match job.attempts {
+                    0 => "queued".to_owned(),
+                    n => format!("queued for attempt {}/{}", n + 1, job.max_attempts),
                 };
-                if let Some(at) = job["run_at"].as_str().filter(|at| table::is_future(at)) {
-                    line.push_str(&format!(", runs at {}", table::time(at)));
+                if table::is_future(&job.run_at) {
+                    line.push_str(&format!(", runs at {}", table::time(&job.run_at)));
                 }
-                if !job["error"].is_null() {
-                    line.push_str(&format!(" (last: {})", error_text(&job["error"])));
+                if let Some(e) = &job.error {
+                    line.push_str(&format!(" (last: {})", error_text(e)));
                 }
                 line
             }
-            "running" => format!("running ({attempt})"),
-            "waiting" => format!("waiting for {}", table::cell(&job["waiting_for"])),
-            "completed" => match (job["started_at"].as_str(), job["finished_at"].as_str()) {
+            JobStatus::Running => format!("running ({attempt})"),
+            JobStatus::Waiting => format!(
+                "waiting for {}",
+                job.waiting_for
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), |w| table::cell(&w.value()))
+            ),
+            JobStatus::Completed => match (&job.started_at, &job.finished_at) {
                 (Some(s), Some(f)) => match table::between(s, f) {
                     Some(d) => format!("completed ({attempt}, {})", duration(d)),
                     None => format!("completed ({attempt})"),
                 },
                 _ => format!("completed ({attempt})"),
             },
-            "failed" => format!("failed ({attempt})"),
-            other => other.to_owned(),
+            JobStatus::Failed => format!("failed ({attempt})"),
+            other => other.as_str().to_owned(),
         };
         lines.push(line);
     }
-    if differs("fallback") && !job["fallback"].is_null() {
-        lines.push(format!(
-            "fallback task {} took over",
-            task_label(&job["fallback"])
-        ));
+    if let Some(fallback) = &job.fallback {
+        if prev.is_none_or(|p| p.fallback.as_ref() != Some(fallback)) {
+            lines.push(format!("fallback task {} took over", task_label(fallback)));
+        }
     }
-    if differs("progress") && !job["progress"].is_null() {
-        let p = &job["progress"];
-        let note = p["note"].as_str().unwrap_or("");
-        lines.push(
-            format!("progress {}% {note}", table::cell(&p["percent"]))
-                .trim_end()
-                .to_owned(),
-        );
+    if let Some(p) = &job.progress {
+        if prev.is_none_or(|prev| prev.progress.as_ref() != Some(p)) {
+            lines.push(
+                format!("progress {}% {}", p.percent, p.note)
+                    .trim_end()
+                    .to_owned(),
+            );
+        }
     }
-    if differs("cancel_requested") && job["cancel_requested"] == true && job["status"] == "running"
+    if job.cancel_requested
+        && job.status == JobStatus::Running
+        && prev.is_none_or(|p| !p.cancel_requested)
     {
         lines.push("cancel requested; interrupting the running attempt".to_owned());
     }
@@ -265,9 +245,9 @@ pub(super) fn changes(prev: Option<&Value>, job: &Value) -> Vec<String> {
 }
 
 /// The attempts table; with `logs`, each attempt's error message and log lines under its row.
-pub(super) fn attempts_table(attempts: &[Value], logs: bool) -> String {
+pub(super) fn attempts_table(attempts: &[AttemptView], logs: bool) -> String {
     // The HTTP column only for a job whose attempts made requests.
-    let http = attempts.iter().any(|a| a["network"].is_object());
+    let http = attempts.iter().any(|a| a.network.is_some());
     let mut head = vec![
         "ATTEMPT", "TASK", "OUTCOME", "ERROR", "DURATION", "FUEL", "PEAK-MEM",
     ];
@@ -276,33 +256,27 @@ pub(super) fn attempts_table(attempts: &[Value], logs: bool) -> String {
     }
     let mut t = Table::new(&head).right(&[0, 4, 5, 6, 7]);
     for a in attempts {
-        let error = match &a["error"] {
-            Value::Null => "-".to_owned(),
-            e => {
-                let kind = e["kind"].as_str().unwrap_or("error");
-                match e["code"].as_str().filter(|c| !c.is_empty() && *c != kind) {
+        let error = match &a.error {
+            None => "-".to_owned(),
+            Some(e) => {
+                let kind = e.kind.as_str();
+                match Some(e.code.as_ref()).filter(|c| !c.is_empty() && *c != kind) {
                     Some(code) => format!("{kind} {code}"),
                     None => kind.to_owned(),
                 }
             }
         };
         let mut row = vec![
-            table::cell(&a["attempt"]),
-            task_label(&a["task"]),
-            table::cell(&a["outcome"]),
+            a.attempt.to_string(),
+            task_label(&a.task),
+            a.outcome.to_string(),
             error,
-            table::millis(&a["duration_ms"]),
-            a["fuel_used"]
-                .as_u64()
-                .map(thousands)
-                .unwrap_or_else(|| "-".into()),
-            a["peak_memory_bytes"]
-                .as_u64()
-                .map(bytes)
-                .unwrap_or_else(|| "-".into()),
+            table::millis(Some(a.duration_ms as f64)),
+            thousands(a.fuel_used),
+            bytes(a.peak_memory_bytes),
         ];
         if http {
-            row.push(http_cell(&a["network"]));
+            row.push(http_cell(a.network.as_ref()));
         }
         t.row(row);
     }
@@ -322,90 +296,112 @@ pub(super) fn attempts_table(attempts: &[Value], logs: bool) -> String {
 }
 
 /// Under an attempt's row: its error message in full, then its log.
-pub(super) fn attempt_log(a: &Value) -> String {
+pub(super) fn attempt_log(a: &AttemptView) -> String {
     let mut out = String::new();
-    if !a["error"].is_null() {
-        out.push_str(&format!("    error: {}\n", error_text(&a["error"])));
+    if let Some(e) = &a.error {
+        out.push_str(&format!("    error: {}\n", error_text(e)));
     }
-    let log = &a["log"];
-    let lines = log["lines"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    for line in lines {
-        let at = line["at_ms"].as_f64().unwrap_or(0.0);
-        let level = line["level"].as_str().unwrap_or("");
-        let source = line["source"].as_str().unwrap_or("");
-        let message = line["message"].as_str().unwrap_or("");
-        out.push_str(&format!(
-            "    [{at:>9.3} ms] {level:<5} {source:<6} {message}\n"
-        ));
+    let Some(log) = &a.log else {
+        return out;
+    };
+    for line in &log.lines {
+        out.push_str(&format!("    {}\n", log_line(line)));
     }
-    let dropped_lines = log["dropped_lines"].as_u64().unwrap_or(0);
-    let dropped_bytes = log["dropped_bytes"].as_u64().unwrap_or(0);
-    if dropped_lines > 0 || dropped_bytes > 0 {
+    if log.dropped_lines > 0 || log.dropped_bytes > 0 {
         out.push_str(&format!(
             "    (log over its budget: {} lines and {} dropped)\n",
-            thousands(dropped_lines),
-            bytes(dropped_bytes)
+            thousands(log.dropped_lines),
+            bytes(log.dropped_bytes)
         ));
     }
-    if lines.is_empty() && log.is_object() && dropped_lines == 0 {
+    if log.lines.is_empty() && log.dropped_lines == 0 {
         out.push_str("    (no log lines)\n");
     }
     out
 }
 
+/// `[    1.500 ms] info  guest  hi`: a log line as `job attempts --logs`
+/// and `taskbox run` print it.
+pub(super) fn log_line(line: &LogLine) -> String {
+    let source = match line.source {
+        Source::Guest => "guest",
+        Source::Stdout => "stdout",
+        Source::Stderr => "stderr",
+        Source::Host => "host",
+    };
+    let level = format!("{:?}", line.level).to_lowercase();
+    format!(
+        "[{:>9.3} ms] {level:<5} {source:<6} {}",
+        line.at_ms, line.message
+    )
+}
+
 /// An attempt's outbound HTTP: requests, refusals and bytes in, or `-`.
-fn http_cell(n: &Value) -> String {
-    let Some(requests) = n["requests"].as_u64() else {
+fn http_cell(n: Option<&NetworkTally>) -> String {
+    let Some(n) = n else {
         return "-".into();
     };
-    let refused = n["refused"].as_u64().unwrap_or(0);
-    let received = n["bytes_received"].as_u64().unwrap_or(0);
-    if refused > 0 {
-        format!("{requests} req ({refused} refused), {} in", bytes(received))
+    if n.refused > 0 {
+        format!(
+            "{} req ({} refused), {} in",
+            n.requests,
+            n.refused,
+            bytes(n.bytes_received)
+        )
     } else {
-        format!("{requests} req, {} in", bytes(received))
+        format!("{} req, {} in", n.requests, bytes(n.bytes_received))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn job(status: &str, attempts: u64) -> Value {
         json!({"id": "01J", "task": {"name": "echo", "version": 2, "digest": "sha256:ab"},
-               "status": status, "queue": "default", "attempts": attempts, "max_attempts": 3,
-               "run_at": "2000-01-01T00:00:00.000Z", "error": null, "progress": null,
-               "fallback": null, "cancel_requested": false})
+               "status": status, "queue": "default", "priority": 0, "input": {}, "output": null,
+               "attempts": attempts, "max_attempts": 3, "run_at": "2000-01-01T00:00:00.000Z",
+               "created_at": "2000-01-01T00:00:00.000Z", "started_at": null, "finished_at": null,
+               "concurrency_key": null, "unique_key": null, "error": null, "progress": null,
+               "waiting_for": null, "fallback": null, "deadline_at": null, "cancel_requested": false})
+    }
+
+    fn view(v: &Value) -> JobView<'static> {
+        serde_json::from_value(v.clone()).unwrap()
+    }
+
+    fn changes_of(prev: Option<&Value>, job: &Value) -> Vec<String> {
+        changes(prev.map(view).as_ref(), &view(job))
     }
 
     #[test]
     fn status_changes_become_lines() {
         let queued = job("queued", 0);
-        assert_eq!(changes(None, &queued), vec!["queued"]);
-        assert!(changes(Some(&queued), &queued).is_empty());
+        assert_eq!(changes_of(None, &queued), vec!["queued"]);
+        assert!(changes_of(Some(&queued), &queued).is_empty());
         let running = job("running", 1);
         assert_eq!(
-            changes(Some(&queued), &running),
+            changes_of(Some(&queued), &running),
             vec!["running (attempt 1/3)"]
         );
 
         let mut retry = job("queued", 1);
         retry["error"] = json!({"kind": "trap", "code": "trap", "message": "unreachable"});
         assert_eq!(
-            changes(Some(&running), &retry),
+            changes_of(Some(&running), &retry),
             vec!["queued for attempt 2/3 (last: trap: unreachable)"]
         );
         // Missed the queued state between two attempts: the attempt number still moved.
         assert_eq!(
-            changes(Some(&running), &job("running", 2)),
+            changes_of(Some(&running), &job("running", 2)),
             vec!["running (attempt 2/3)"]
         );
 
         let mut progressed = running.clone();
         progressed["progress"] = json!({"percent": 40, "note": "resizing"});
         assert_eq!(
-            changes(Some(&running), &progressed),
+            changes_of(Some(&running), &progressed),
             vec!["progress 40% resizing"]
         );
 
@@ -413,14 +409,14 @@ mod tests {
         done["started_at"] = json!("2000-01-01T00:00:00.000Z");
         done["finished_at"] = json!("2000-01-01T00:00:00.250Z");
         assert_eq!(
-            changes(Some(&progressed), &done),
+            changes_of(Some(&progressed), &done),
             vec!["completed (attempt 1/3, 250.00 ms)"]
         );
 
         let mut fell_back = job("running", 3);
         fell_back["fallback"] = json!({"name": "echo-slow", "version": 1, "digest": "d"});
         assert_eq!(
-            changes(Some(&running), &fell_back),
+            changes_of(Some(&running), &fell_back),
             vec![
                 "running (attempt 3/3)",
                 "fallback task echo-slow v1 took over"
@@ -430,54 +426,58 @@ mod tests {
         let mut cancelling = running.clone();
         cancelling["cancel_requested"] = json!(true);
         assert_eq!(
-            changes(Some(&running), &cancelling),
+            changes_of(Some(&running), &cancelling),
             vec!["cancel requested; interrupting the running attempt"]
         );
 
         let mut waiting = job("waiting", 1);
         waiting["waiting_for"] = json!({"approval": "alice"});
         assert_eq!(
-            changes(Some(&running), &waiting),
+            changes_of(Some(&running), &waiting),
             vec!["waiting for {\"approval\":\"alice\"}"]
         );
     }
 
     #[test]
     fn errors_read_as_kind_code_message() {
+        let text = |v: Value| error_text(&serde_json::from_value(v).unwrap());
         assert_eq!(
-            error_text(&json!({"kind": "task_failed", "code": "E_SIZE", "message": "too big"})),
+            text(json!({"kind": "task_failed", "code": "E_SIZE", "message": "too big"})),
             "task_failed E_SIZE: too big"
         );
         assert_eq!(
-            error_text(&json!({"kind": "timeout", "code": "timeout", "message": "over 30 s"})),
+            text(json!({"kind": "timeout", "code": "timeout", "message": "over 30 s"})),
             "timeout: over 30 s"
         );
     }
 
     #[test]
     fn tables_of_jobs_and_attempts() {
-        let lines = jobs_table(&[job("failed", 3)]).lines();
+        let lines = jobs_table(&[view(&job("failed", 3))]).lines();
         assert_eq!(
             lines,
             vec![
                 "ID   TASK     STATUS  ATTEMPTS  QUEUE    CREATED",
-                "01J  echo v2  failed       3/3  default  -",
+                "01J  echo v2  failed       3/3  default  2000-01-01T00:00:00.000Z",
             ]
         );
-        let attempts = [
-            json!({"attempt": 1, "task": {"name": "echo", "version": 2}, "outcome": "retried",
-                   "error": {"kind": "task_failed", "code": "E", "message": "boom"},
-                   "duration_ms": 12.5, "fuel_used": 12345, "peak_memory_bytes": 2097152,
-                   "log": {"lines": [{"at_ms": 1.5, "level": "info", "source": "guest", "message": "hi"}],
-                           "dropped_lines": 2, "dropped_bytes": 10}}),
-            json!({"attempt": 2, "task": {"name": "echo", "version": 2}, "outcome": "completed",
-                   "error": null, "duration_ms": 3, "fuel_used": 10, "peak_memory_bytes": 65536,
-                   "log": null}),
-        ];
+        let attempts: Vec<AttemptView> = serde_json::from_value(json!([
+            {"attempt": 1, "task": {"name": "echo", "version": 2, "digest": "d"}, "outcome": "retried",
+             "started_at": "2000-01-01T00:00:00.000Z", "finished_at": "2000-01-01T00:00:00.012Z",
+             "error": {"kind": "task_failed", "code": "E", "message": "boom"},
+             "duration_ms": 12, "fuel_used": 12345, "peak_memory_bytes": 2097152,
+             "log": {"lines": [{"at_ms": 1.5, "level": "info", "source": "guest", "message": "hi"}],
+                     "dropped_lines": 2, "dropped_bytes": 10}},
+            {"attempt": 2, "task": {"name": "echo", "version": 2, "digest": "d"}, "outcome": "completed",
+             "started_at": "2000-01-01T00:00:01.000Z", "finished_at": "2000-01-01T00:00:01.003Z",
+             "error": null, "duration_ms": 3, "fuel_used": 10, "peak_memory_bytes": 65536,
+             "log": null},
+        ]))
+        .unwrap();
         assert_eq!(
             attempts_table(&attempts, false),
             "ATTEMPT  TASK     OUTCOME    ERROR          DURATION    FUEL  PEAK-MEM\n\
-             \x20     1  echo v2  retried    task_failed E  12.50 ms  12,345   2.0 MiB\n\
+             \x20     1  echo v2  retried    task_failed E  12.00 ms  12,345   2.0 MiB\n\
              \x20     2  echo v2  completed  -               3.00 ms      10  64.0 KiB\n"
         );
         let with_logs = attempts_table(&attempts, true);
@@ -492,13 +492,15 @@ mod tests {
     #[test]
     fn details_skip_what_is_empty() -> anyhow::Result<()> {
         let mut j = job("completed", 1);
+        j["input"] = json!(null);
         j["output"] = json!({"ok": true});
-        let text = job_details(&j)?;
+        let text = job_details(&serde_json::from_value(j)?)?;
         assert!(
             text.starts_with("id        01J\ntask      echo v2 (sha256:ab)\nstatus    completed\n"),
             "{text}"
         );
         assert!(!text.contains("error"), "{text}");
+        assert!(!text.contains("input"), "{text}");
         assert!(text.ends_with("output:\n{\n  \"ok\": true\n}\n"), "{text}");
         Ok(())
     }

@@ -2,17 +2,9 @@
 
 mod admin;
 mod bench;
-mod bench_http;
-mod bench_prune;
-mod bench_queue;
-mod bench_tenants;
-mod bench_webhooks;
-mod bench_workers;
-mod bench_workflows;
 mod client;
 mod events;
-mod faults;
-mod format;
+pub mod format;
 mod grants;
 mod health;
 mod job;
@@ -38,7 +30,7 @@ use std::process::ExitCode;
 
 pub use bench::BenchArgs;
 pub use run::RunArgs;
-pub use serve::ServeArgs;
+pub use serve::{DurabilityArg, ServeArgs};
 
 /// taskbox: a durable job queue whose jobs are sandboxed WebAssembly.
 #[derive(Debug, Parser)]
@@ -108,25 +100,30 @@ pub enum Command {
     /// server runs in a child process for each compile (not for people).
     #[command(name = "__compile", hide = true)]
     Compile(crate::sandbox::compiler::ChildArgs),
-    /// Measure taskbox on this machine.
-    #[command(subcommand)]
+    /// Measure taskbox on this machine: runs `taskbox-bench`, built beside this program
+    /// (`taskbox bench --help` lists the benches).
+    #[command(disable_help_flag = true)]
     Bench(BenchArgs),
 }
 
-/// This very binary as a child process (a bench's or the fault harness's
-/// server or worker), with none of the caller's `TASKBOX_*` variables: only
-/// what the caller sets may change what is measured or tested.
-pub(crate) fn this_binary() -> anyhow::Result<std::process::Command> {
-    use anyhow::Context;
-    let exe = std::env::current_exe().context("cannot find this program's own path")?;
-    let mut cmd = std::process::Command::new(exe);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("TASKBOX_") {
-            cmd.env_remove(k);
-        }
+/// Logs to stderr, filtered by `TASKBOX_LOG`, else `RUST_LOG`, else
+/// warnings only (the benches' program sets them up the same way).
+pub fn init_logs(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TASKBOX_LOG")
+        .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Pretty => logs.init(),
+        // The spans' fields (tenant, job, attempt, task) on every line.
+        LogFormat::Json => logs
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
     }
-    cmd.env("TASKBOX_LOG", "warn");
-    Ok(cmd)
 }
 
 /// Runs the chosen subcommand; its exit code, or an error for status 2.

@@ -1,10 +1,10 @@
 //! `taskbox queue …`: the tenant's queues, their depths and how long the
 //! head of each line has waited; pausing and resuming one.
 
-use super::client::{print_json, Client, ServerArgs};
+use super::client::{Client, ServerArgs};
 use super::table::{millis, Table};
+use crate::api::queues::{QueueList, QueueSwitched};
 use clap::Subcommand;
-use serde_json::Value;
 use std::process::ExitCode;
 
 #[derive(Debug, Subcommand)]
@@ -53,11 +53,11 @@ pub fn main(cmd: QueueCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         QueueCmd::List { server, json } => {
             let client = Client::new(&server)?;
-            let answer = client.get(&["v1", "queues"]).send()?.body;
+            let reply = client.get(&["v1", "queues"]).send()?;
             if json {
-                print_json(&answer)?;
+                reply.print()?;
             } else {
-                print!("{}", table(&answer));
+                print!("{}", table(&reply.view()?));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -69,16 +69,17 @@ pub fn main(cmd: QueueCmd) -> anyhow::Result<ExitCode> {
 /// `pause` or `resume`, and a line that says what it did.
 fn switch(server: &ServerArgs, name: &str, action: &str, json: bool) -> anyhow::Result<ExitCode> {
     let client = Client::new(server)?;
-    let answer = client.post(&["v1", "queues", name, action]).send()?.body;
+    let reply = client.post(&["v1", "queues", name, action]).send()?;
     if json {
-        print_json(&answer)?;
+        reply.print()?;
     } else {
-        let state = if answer["paused"] == true {
+        let answer: QueueSwitched = reply.view()?;
+        let state = if answer.paused {
             "paused"
         } else {
             "not paused"
         };
-        let was = if answer["changed"] == true {
+        let was = if answer.changed {
             ""
         } else {
             " (it was already)"
@@ -88,10 +89,8 @@ fn switch(server: &ServerArgs, name: &str, action: &str, json: bool) -> anyhow::
     Ok(ExitCode::SUCCESS)
 }
 
-fn table(answer: &Value) -> String {
-    let queues = answer["queues"]
-        .as_array()
-        .map_or(&[][..], |v| v.as_slice());
+fn table(answer: &QueueList) -> String {
+    let queues = &answer.queues;
     if queues.is_empty() {
         return "no queues have jobs or are paused\n".into();
     }
@@ -108,10 +107,14 @@ fn table(answer: &Value) -> String {
     header.push("PAUSED");
     let mut t = Table::new(&header).right(&[1, 2, 3, 4, 5, 6, 7]);
     for q in queues {
-        let mut row = vec![q["name"].as_str().unwrap_or_default().to_owned()];
-        row.extend(STATUSES.iter().map(|s| q["depth"][s].to_string()));
-        row.push(millis(&q["oldest_queued_age_ms"]));
-        row.push(if q["paused"] == true { "yes" } else { "" }.to_owned());
+        let mut row = vec![q.name.clone()];
+        row.extend(
+            STATUSES
+                .iter()
+                .map(|s| q.depth.get(*s).copied().unwrap_or(0).to_string()),
+        );
+        row.push(millis(q.oldest_queued_age_ms.map(|ms| ms as f64)));
+        row.push(if q.paused { "yes" } else { "" }.to_owned());
         t.row(row);
     }
     t.render()
@@ -126,11 +129,11 @@ mod tests {
     fn queues_print_as_a_table() {
         let answer = json!({"queues": [
             {"name": "default", "depth": {"queued": 3, "running": 1, "waiting": 0, "completed": 10,
-             "failed": 2, "cancelled": 0}, "oldest_queued_age_ms": 1500},
+             "failed": 2, "cancelled": 0}, "oldest_queued_age_ms": 1500, "paused": false},
             {"name": "mail", "depth": {"queued": 1, "running": 0, "waiting": 0, "completed": 0,
              "failed": 0, "cancelled": 0}, "oldest_queued_age_ms": null, "paused": true},
         ]});
-        let text = table(&answer);
+        let text = table(&serde_json::from_value(answer).unwrap());
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("QUEUE"), "{text}");
         assert!(
@@ -142,7 +145,7 @@ mod tests {
             "{text}"
         );
         assert_eq!(
-            table(&json!({"queues": []})),
+            table(&serde_json::from_value(json!({"queues": []})).unwrap()),
             "no queues have jobs or are paused\n"
         );
     }

@@ -9,6 +9,8 @@
 
 use super::client::{Client, ServerArgs};
 use super::format::thousands;
+use crate::api::bundle::Bundle;
+use crate::api::views::AttemptView;
 use crate::digest::Digest;
 use crate::sandbox::{AttemptRequest, Ending, JobRef, Limits, Sandbox, SandboxConfig};
 use anyhow::{bail, Context};
@@ -79,9 +81,9 @@ fn exit_status(replayed: (&str, &Option<String>), recorded: (&str, &Option<Strin
 
 /// What the record's outcome means in those terms: an attempt that failed
 /// and was retried, or handed to a fallback, failed all the same.
-fn recorded_terms(attempt: &Value) -> (String, Option<String>) {
-    let kind = attempt["error"]["kind"].as_str().map(str::to_owned);
-    let outcome = match attempt["outcome"].as_str().unwrap_or("") {
+fn recorded_terms(attempt: &AttemptView) -> (String, Option<String>) {
+    let kind = attempt.error.as_ref().map(|e| e.kind.as_str().to_owned());
+    let outcome = match attempt.outcome.as_ref() {
         "completed" => "completed",
         "snoozed" => "snoozed",
         "waiting" => "waiting",
@@ -94,24 +96,24 @@ fn recorded_terms(attempt: &Value) -> (String, Option<String>) {
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let client = Client::new(&args.server)?;
-    let bundle = client
+    let reply = client
         .get(&["v1", "jobs", &args.id, "bundle"])
         .query("attempt", args.attempt)
         .send()
-        .map_err(|e| super::client::older_server(e, "job replay"))?
-        .body;
-    let component = &bundle["component"];
+        .map_err(|e| super::client::older_server(e, "job replay"))?;
+    let bundle: Bundle = reply.view()?;
+    let component = &bundle.component;
     let bytes = base64::engine::general_purpose::STANDARD
-        .decode(component["base64"].as_str().unwrap_or(""))
+        .decode(&component.base64)
         .context("the bundle's component is not base64")?;
     let digest = Digest::of(&bytes).to_string();
-    if component["digest"].as_str() != Some(digest.as_str()) {
+    if component.digest != digest {
         bail!(
             "the bundle's component has digest {digest}, not the {} it was pinned to",
-            component["digest"]
+            component.digest
         );
     }
-    let input = bundle["input"].to_string();
+    let input = bundle.input.to_string();
     let pinned = digest;
     let (bytes, digest) = match &args.component {
         Some(path) => {
@@ -132,46 +134,30 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         std::fs::write(dir.join("input.json"), &input)?;
     }
     let limits = Limits {
-        timeout_ms: bundle["limits"]["timeout_ms"]
-            .as_u64()
-            .context("the bundle has no limits")?,
-        fuel: bundle["limits"]["fuel"]
-            .as_u64()
-            .unwrap_or(Limits::DEFAULT.fuel),
-        memory_mb: bundle["limits"]["memory_mb"]
-            .as_u64()
-            .and_then(|m| u32::try_from(m).ok())
-            .unwrap_or(Limits::DEFAULT.memory_mb),
+        timeout_ms: bundle.limits.timeout_ms,
+        fuel: bundle.limits.fuel,
+        memory_mb: bundle.limits.memory_mb,
     };
     let job = JobRef {
-        id: bundle["job"]["id"].as_str().unwrap_or(&args.id).to_owned(),
-        attempt: bundle["job"]["attempt"]
-            .as_u64()
-            .and_then(|a| u32::try_from(a).ok())
-            .unwrap_or(1),
-        queue: bundle["job"]["queue"]
-            .as_str()
-            .unwrap_or("default")
-            .to_owned(),
+        id: bundle.job.id.to_string(),
+        attempt: bundle.job.attempt,
+        queue: bundle.job.queue.to_string(),
     };
-    let recorded = &bundle["attempt"];
+    let recorded = &bundle.attempt;
     eprintln!(
         "taskbox: replaying attempt {} of job {} ({} v{}, {}) here",
-        recorded["attempt"],
-        job.id,
-        recorded["task"]["name"].as_str().unwrap_or("?"),
-        recorded["task"]["version"],
-        digest
+        recorded.attempt, job.id, recorded.task.name, recorded.task.version, digest
     );
-    let granted = &bundle["grants"];
-    let hosts = granted["network"]["allow"].as_array().map_or(0, Vec::len);
-    let secrets = granted["secrets"].as_array().map_or(0, Vec::len);
-    if (hosts > 0 || secrets > 0) && args.grants.allow.is_empty() && args.grants.secrets.is_empty()
+    let granted = &bundle.grants;
+    let hosts: &[String] = granted.network.as_ref().map_or(&[], |n| &n.allow);
+    if (!hosts.is_empty() || !granted.secrets.is_empty())
+        && args.grants.allow.is_empty()
+        && args.grants.secrets.is_empty()
     {
         eprintln!(
             "taskbox: the task may call {} and read {}; this replay grants neither (--allow HOST, --secret NAME grant them here)",
-            granted["network"]["allow"],
-            granted["secrets"]
+            json!(hosts),
+            json!(granted.secrets)
         );
     }
     let network = args.grants.network_config();
@@ -194,7 +180,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let (was_outcome, was_kind) = recorded_terms(recorded);
     let same = outcome == was_outcome && kind == was_kind;
     let status = exit_status((outcome, &kind), (&was_outcome, &was_kind));
-    let recorded_fuel = recorded["fuel_used"].as_u64().unwrap_or(0);
+    let recorded_fuel = recorded.fuel_used;
     if args.json {
         super::client::print_json(&json!({
             "recorded": recorded,

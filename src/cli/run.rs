@@ -1,7 +1,7 @@
 //! `taskbox run`: one attempt of a local file, reported like the server would.
 
 use super::format::{bytes, duration, thousands};
-use crate::attempt_log::{AttemptLog, Source};
+use crate::attempt_log::AttemptLog;
 use crate::sandbox::{
     AttemptReport, AttemptRequest, Ending, JobRef, Limits, Origin, Sandbox, SandboxConfig,
 };
@@ -294,17 +294,7 @@ fn print_report(
 
 fn print_log(log: &AttemptLog) {
     for line in &log.lines {
-        let source = match line.source {
-            Source::Guest => "guest",
-            Source::Stdout => "stdout",
-            Source::Stderr => "stderr",
-            Source::Host => "host",
-        };
-        let level = format!("{:?}", line.level).to_lowercase();
-        eprintln!(
-            "[{:>9.3} ms] {level:<5} {source:<6} {}",
-            line.at_ms, line.message
-        );
+        eprintln!("{}", super::job_view::log_line(line));
     }
     if log.dropped_lines > 0 || log.dropped_bytes > 0 {
         eprintln!(

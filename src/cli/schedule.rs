@@ -2,8 +2,9 @@
 //! delete the tenant's cron schedules (changing one needs the
 //! schedules:write scope).
 
-use super::client::{print_json, ApiError, Client, ServerArgs};
+use super::client::{ApiError, Client, Reply, ServerArgs};
 use super::table::{self, Table};
+use crate::api::schedules::{ScheduleList, ScheduleView};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
@@ -177,10 +178,10 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
                 .json(def.body()?)
                 .send()
                 .map_err(not_found)?;
-            let s = reply.body;
             if json {
-                print_json(&s)?;
+                reply.print()?;
             } else {
+                let s: ScheduleView = reply.view()?;
                 let verb = if reply.status == 201 {
                     "defined"
                 } else {
@@ -189,9 +190,9 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
                 println!(
                     "{verb} schedule {} ({} {}): next slot {}",
                     name,
-                    table::cell(&s["cron"]),
-                    table::cell(&s["timezone"]),
-                    table::time_cell(&s["next_slot"])
+                    s.cron,
+                    s.timezone,
+                    table::time_cell(s.next_slot.as_deref())
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -201,53 +202,57 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
             "schedules",
             json,
             "no schedules; define one with `taskbox schedule put NAME --cron … --task …`",
+            |l: ScheduleList| l.schedules,
             list_table,
         ),
         ScheduleCmd::Show { name, server, json } => {
             let client = Client::new(&server)?;
-            let s = client
+            let reply = client
                 .get(&["v1", "schedules", &name])
                 .send()
-                .map_err(|e| unknown(e, &name))?
-                .body;
+                .map_err(|e| unknown(e, &name))?;
             if json {
-                print_json(&s)?;
+                reply.print()?;
             } else {
-                print!("{}", details(&s));
+                print!("{}", details(&reply.view()?));
             }
             Ok(ExitCode::SUCCESS)
         }
         ScheduleCmd::Trigger { name, server, json } => {
-            let s = post(&server, &name, "trigger")?;
+            let reply = post(&server, &name, "trigger")?;
             if json {
-                print_json(&s)?;
-            } else if let Some(before) = s["before_job"]["id"].as_str() {
-                println!("triggered {name}: its before job {before} runs first");
+                reply.print()?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let s: ScheduleView = reply.view()?;
+            if let Some(before) = &s.before_job {
+                println!("triggered {name}: its before job {} runs first", before.id);
             } else {
                 println!(
                     "triggered {name}: job {}",
-                    table::cell(&s["last_job"]["id"])
+                    s.last_job.as_ref().map_or("-", |j| j.id.as_str())
                 );
             }
             Ok(ExitCode::SUCCESS)
         }
         ScheduleCmd::Pause { name, server, json } => {
-            let s = post(&server, &name, "pause")?;
+            let reply = post(&server, &name, "pause")?;
             if json {
-                print_json(&s)?;
+                reply.print()?;
             } else {
                 println!("paused {name}");
             }
             Ok(ExitCode::SUCCESS)
         }
         ScheduleCmd::Resume { name, server, json } => {
-            let s = post(&server, &name, "resume")?;
+            let reply = post(&server, &name, "resume")?;
             if json {
-                print_json(&s)?;
+                reply.print()?;
             } else {
+                let s: ScheduleView = reply.view()?;
                 println!(
                     "resumed {name}: next slot {}",
-                    table::time_cell(&s["next_slot"])
+                    table::time_cell(s.next_slot.as_deref())
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -264,13 +269,12 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn post(server: &ServerArgs, name: &str, action: &str) -> anyhow::Result<Value> {
+fn post(server: &ServerArgs, name: &str, action: &str) -> anyhow::Result<Reply> {
     let client = Client::new(server)?;
-    Ok(client
+    client
         .post(&["v1", "schedules", name, action])
         .send()
-        .map_err(|e| unknown(e, name))?
-        .body)
+        .map_err(|e| unknown(e, name))
 }
 
 /// A 404 naming a schedule: say where the names are.
@@ -287,22 +291,27 @@ fn not_found(e: anyhow::Error) -> anyhow::Error {
     super::client::older_server(e, "schedules")
 }
 
-fn last_job_cell(s: &Value) -> String {
-    match s["last_job"]["id"].as_str() {
-        Some(id) => format!("{id} ({})", table::cell(&s["last_job"]["status"])),
+fn last_job_cell(s: &ScheduleView) -> String {
+    match &s.last_job {
+        Some(j) => format!(
+            "{} ({})",
+            j.id,
+            j.status.map_or("-", |status| status.as_str())
+        ),
         None => "-".into(),
     }
 }
 
 /// What a schedule runs: its task, or `workflow NAME`.
-fn runs(s: &Value) -> String {
-    match s["workflow"].as_str() {
-        Some(w) => format!("workflow {w}"),
-        None => table::cell(&s["task"]),
+fn runs(s: &ScheduleView) -> String {
+    match (&s.workflow, &s.task) {
+        (Some(w), _) => format!("workflow {w}"),
+        (None, Some(t)) => t.clone(),
+        (None, None) => "-".into(),
     }
 }
 
-fn list_table(all: &[Value]) -> Table {
+fn list_table(all: &[ScheduleView]) -> Table {
     let mut t = Table::new(&[
         "NAME",
         "CRON",
@@ -317,57 +326,48 @@ fn list_table(all: &[Value]) -> Table {
     .right(&[7, 8]);
     for s in all {
         t.row(vec![
-            table::cell(&s["name"]),
-            table::cell(&s["cron"]),
-            table::cell(&s["timezone"]),
+            s.name.clone(),
+            s.cron.clone(),
+            s.timezone.clone(),
             runs(s),
-            table::cell(&s["enabled"]),
-            table::time_cell(&s["next_slot"]),
+            s.enabled.to_string(),
+            table::time_cell(s.next_slot.as_deref()),
             last_job_cell(s),
-            table::cell(&s["fired"]),
-            table::cell(&s["skipped"]),
+            s.fired.to_string(),
+            s.skipped.to_string(),
         ]);
     }
     t
 }
 
-fn details(s: &Value) -> String {
-    let cell = |k: &str| match &s[k] {
-        Value::Null => String::new(),
-        v => table::cell(v),
-    };
-    let time = |k: &str| match &s[k] {
-        Value::Null => String::new(),
-        v => table::time_cell(v),
-    };
-    let before_job = match s["before_job"]["id"].as_str() {
-        Some(id) => format!("{id} (slot {})", table::time_cell(&s["before_job"]["slot"])),
+fn details(s: &ScheduleView) -> String {
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    let time = |v: &Option<String>| v.as_deref().map(table::time).unwrap_or_default();
+    let before_job = match &s.before_job {
+        Some(b) => format!("{} (slot {})", b.id, table::time_cell(b.slot.as_deref())),
         None => String::new(),
     };
     table::fields(&[
-        ("name", cell("name")),
-        ("cron", cell("cron")),
-        ("timezone", cell("timezone")),
-        ("task", cell("task")),
-        ("workflow", cell("workflow")),
-        ("input", s["input"].to_string()),
-        ("queue", cell("queue")),
-        ("overlap", cell("overlap")),
-        (
-            "catch-up window",
-            format!("{} ms", cell("catchup_window_ms")),
-        ),
-        ("before", cell("before")),
-        ("enabled", cell("enabled")),
-        ("next slot", time("next_slot")),
-        ("last slot", time("last_slot")),
+        ("name", s.name.clone()),
+        ("cron", s.cron.clone()),
+        ("timezone", s.timezone.clone()),
+        ("task", text(&s.task)),
+        ("workflow", text(&s.workflow)),
+        ("input", s.input.to_string()),
+        ("queue", text(&s.queue)),
+        ("overlap", s.overlap.as_str().to_owned()),
+        ("catch-up window", format!("{} ms", s.catchup_window_ms)),
+        ("before", text(&s.before)),
+        ("enabled", s.enabled.to_string()),
+        ("next slot", time(&s.next_slot)),
+        ("last slot", time(&s.last_slot)),
         ("last job", last_job_cell(s)),
         ("before job", before_job),
-        ("buffered slot", time("buffered_slot")),
-        ("fired", cell("fired")),
-        ("skipped", cell("skipped")),
-        ("last error", cell("last_error")),
-        ("created", time("created_at")),
-        ("updated", time("updated_at")),
+        ("buffered slot", time(&s.buffered_slot)),
+        ("fired", s.fired.to_string()),
+        ("skipped", s.skipped.to_string()),
+        ("last error", text(&s.last_error)),
+        ("created", table::time(&s.created_at)),
+        ("updated", table::time(&s.updated_at)),
     ])
 }

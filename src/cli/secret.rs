@@ -2,12 +2,13 @@
 //! secrets:write scope). A value is read from stdin or a file, never from
 //! the command line, and is never printed.
 
-use super::client::{print_json, ApiError, Client, ServerArgs};
+use super::client::{ApiError, Client, ServerArgs};
 use super::table::{self, Table};
+use crate::api::secrets::{Secret, SecretList};
 use crate::secrets::rules::{self, MAX_VALUE_BYTES};
 use anyhow::{bail, Context};
 use clap::Subcommand;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -90,14 +91,15 @@ pub fn main(cmd: SecretCmd) -> anyhow::Result<ExitCode> {
                 .send()
                 .map_err(not_found)?;
             if json {
-                print_json(&reply.body)?;
+                reply.print()?;
             } else {
                 let made = reply.status == 201;
+                let secret: Secret = reply.view()?;
                 println!(
                     "{} secret {} (version {})",
                     if made { "made" } else { "replaced" },
-                    table::cell(&reply.body["name"]),
-                    table::cell(&reply.body["version"])
+                    secret.name,
+                    secret.version
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -107,6 +109,7 @@ pub fn main(cmd: SecretCmd) -> anyhow::Result<ExitCode> {
             "secrets",
             json,
             "no secrets; put one with `taskbox secret put NAME` (the value on stdin)",
+            |l: SecretList| l.secrets,
             secrets_table,
         ),
         SecretCmd::Rm { name, server } => {
@@ -243,14 +246,14 @@ fn not_found(e: anyhow::Error) -> anyhow::Error {
     super::client::older_server(e, "secrets")
 }
 
-fn secrets_table(secrets: &[Value]) -> Table {
+fn secrets_table(secrets: &[Secret]) -> Table {
     let mut t = Table::new(&["NAME", "VERSION", "CREATED", "UPDATED"]).right(&[1]);
     for s in secrets {
         t.row(vec![
-            table::cell(&s["name"]),
-            table::cell(&s["version"]),
-            table::time_cell(&s["created_at"]),
-            table::time_cell(&s["updated_at"]),
+            s.name.clone(),
+            s.version.to_string(),
+            table::time_cell(Some(s.created_at.as_str())),
+            table::time_cell(Some(s.updated_at.as_str())),
         ]);
     }
     t
@@ -304,12 +307,13 @@ mod tests {
 
     #[test]
     fn secrets_print_as_a_table() {
-        let secrets = [
-            json!({"name": "A", "version": 12, "created_at": "2000-01-01T00:00:00.000Z",
-                   "updated_at": "2000-01-02T00:00:00.000Z"}),
-            json!({"name": "STRIPE_KEY", "version": 1, "created_at": "2000-01-01T00:00:00.000Z",
-                   "updated_at": "2000-01-01T00:00:00.000Z"}),
-        ];
+        let secrets: Vec<Secret> = serde_json::from_value(serde_json::json!([
+            {"name": "A", "version": 12, "created_at": "2000-01-01T00:00:00.000Z",
+             "updated_at": "2000-01-02T00:00:00.000Z"},
+            {"name": "STRIPE_KEY", "version": 1, "created_at": "2000-01-01T00:00:00.000Z",
+             "updated_at": "2000-01-01T00:00:00.000Z"},
+        ]))
+        .unwrap();
         assert_eq!(
             secrets_table(&secrets).lines(),
             vec![

@@ -23,6 +23,15 @@ pub enum DurabilityArg {
     Normal,
 }
 
+impl From<DurabilityArg> for Durability {
+    fn from(d: DurabilityArg) -> Durability {
+        match d {
+            DurabilityArg::Full => Durability::Full,
+            DurabilityArg::Normal => Durability::Normal,
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// Address and port of the HTTP API (port 0 picks a free one).
@@ -295,10 +304,7 @@ impl NodeArgs {
             runners: self
                 .runners
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-            durability: match self.durability {
-                DurabilityArg::Full => Durability::Full,
-                DurabilityArg::Normal => Durability::Normal,
-            },
+            durability: self.durability.into(),
             queues: config::parse_queues(&self.queues)?,
             grace: Duration::from_millis(self.grace_ms),
             lease: Duration::from_millis(self.lease_ms),

@@ -154,8 +154,8 @@ where
 }
 
 /// A time field of the API as a cell: `-` when null or absent.
-pub fn time_cell(v: &Value) -> String {
-    v.as_str().map(time).unwrap_or_else(|| "-".to_owned())
+pub fn time_cell(t: Option<&str>) -> String {
+    t.map(time).unwrap_or_else(|| "-".to_owned())
 }
 
 /// The local clock now, as `HH:MM:SS.mmm`, to stamp what the CLI sees happen.
@@ -176,8 +176,8 @@ pub fn is_future(text: &str) -> bool {
 }
 
 /// A count of milliseconds from the API (integer or float) as a duration cell.
-pub fn millis(v: &Value) -> String {
-    match v.as_f64() {
+pub fn millis(ms: Option<f64>) -> String {
+    match ms {
         Some(ms) if ms.is_finite() && ms >= 0.0 => {
             super::format::duration(Duration::from_secs_f64(ms / 1000.0))
         }
@@ -267,10 +267,10 @@ mod tests {
             between("2025-03-04T12:00:01Z", "2025-03-04T12:00:00Z"),
             None
         );
-        assert_eq!(millis(&json!(1500)), "1.50 s");
-        assert_eq!(millis(&json!(2.5)), "2.50 ms");
-        assert_eq!(millis(&json!(null)), "-");
+        assert_eq!(millis(Some(1500.0)), "1.50 s");
+        assert_eq!(millis(Some(2.5)), "2.50 ms");
+        assert_eq!(millis(None), "-");
         assert!(!is_future("2000-01-01T00:00:00Z"));
-        assert_eq!(time_cell(&json!(null)), "-");
+        assert_eq!(time_cell(None), "-");
     }
 }

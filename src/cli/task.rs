@@ -1,8 +1,10 @@
 //! `taskbox task …`: upload a component as a new task version, list tasks, show one.
 
-use super::client::{print_json, Client, ServerArgs};
+use super::client::{Client, ServerArgs};
 use super::format::bytes;
 use super::table::{self, short_digest, Table};
+use crate::api::registry::{Component, TaskDefined, TaskList};
+use crate::api::views::{TaskSummary, TaskView};
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Map, Value};
@@ -138,39 +140,28 @@ fn push(args: PushArgs) -> anyhow::Result<ExitCode> {
         .map(|p| read_json_file(p, "output schema"))
         .transpose()?;
     let client = Client::new(&args.server)?;
-    let size = wasm.len() as u64;
     let component = client
         .post(&["v1", "components"])
         .wasm(wasm)
         .send()
         .with_context(|| format!("the server refused {}", args.file.display()))?;
-    let digest = component
-        .body
-        .get("digest")
-        .and_then(Value::as_str)
-        .context("the server's answer to the upload has no digest")?
-        .to_owned();
-    let abi = component.body.get("abi").and_then(Value::as_str);
-    let size = component
-        .body
-        .get("size")
-        .and_then(Value::as_u64)
-        .unwrap_or(size);
-    let body = definition(&args, &digest, input_schema, output_schema);
+    let uploaded: Component = component.view()?;
+    let body = definition(&args, &uploaded.digest, input_schema, output_schema);
     let task = client
         .put(&["v1", "tasks", &args.name])
         .json(body)
         .send()
         .with_context(|| format!("the server refused the definition of task {}", args.name))?;
     if args.json {
-        print_json(&task.body)?;
+        task.print()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let version = table::cell(&task.body["version"]);
-    let mut about = vec![short_digest(&digest), bytes(size)];
-    if let Some(abi) = abi {
-        about.push(format!("abi {abi}"));
-    }
+    let version = task.view::<TaskDefined>()?.version;
+    let mut about = vec![
+        short_digest(&uploaded.digest),
+        bytes(uploaded.size),
+        format!("abi {}", uploaded.abi),
+    ];
     if component.status == 200 {
         about.push("component already stored".to_owned());
     }
@@ -263,29 +254,26 @@ fn list(server: &ServerArgs, as_json: bool) -> anyhow::Result<ExitCode> {
     let client = Client::new(server)?;
     let reply = client.get(&["v1", "tasks"]).send()?;
     if as_json {
-        print_json(&reply.body)?;
+        reply.print()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let tasks = reply.body["tasks"].as_array().cloned().unwrap_or_default();
-    if tasks.is_empty() {
+    let list: TaskList = reply.view()?;
+    if list.tasks.is_empty() {
         eprintln!("no tasks yet; add one with `taskbox task push NAME FILE.wasm`");
         return Ok(ExitCode::SUCCESS);
     }
-    tasks_table(&tasks).print();
+    tasks_table(&list.tasks).print();
     Ok(ExitCode::SUCCESS)
 }
 
-fn tasks_table(tasks: &[Value]) -> Table {
+fn tasks_table(tasks: &[TaskSummary]) -> Table {
     let mut t = Table::new(&["NAME", "VERSION", "DIGEST", "CREATED"]).right(&[1]);
     for task in tasks {
         t.row(vec![
-            table::cell(&task["name"]),
-            table::cell(&task["version"]),
-            task["digest"]
-                .as_str()
-                .map(short_digest)
-                .unwrap_or_else(|| "-".into()),
-            table::time_cell(&task["created_at"]),
+            task.name.to_string(),
+            task.version.to_string(),
+            short_digest(&task.digest),
+            table::time_cell(Some(task.created_at.as_str())),
         ]);
     }
     t
@@ -295,35 +283,35 @@ fn show(name: &str, server: &ServerArgs, as_json: bool) -> anyhow::Result<ExitCo
     let client = Client::new(server)?;
     let reply = client.get(&["v1", "tasks", name]).send()?;
     if as_json {
-        print_json(&reply.body)?;
+        reply.print()?;
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", summary(&reply.body)?);
+    print!("{}", summary(&reply.view()?)?);
     Ok(ExitCode::SUCCESS)
 }
 
 /// The latest version's facts, its definition, then the versions newest first.
-fn summary(task: &Value) -> anyhow::Result<String> {
+fn summary(task: &TaskView) -> anyhow::Result<String> {
     let mut out = table::fields(&[
-        ("task", table::cell(&task["name"])),
-        ("version", table::cell(&task["version"])),
-        ("digest", table::cell(&task["digest"])),
-        ("created", table::time_cell(&task["created_at"])),
+        ("task", task.name.to_string()),
+        ("version", task.version.to_string()),
+        ("digest", task.digest.to_string()),
+        ("created", table::time_cell(Some(task.created_at.as_str()))),
     ]);
-    if !task["definition"].is_null() {
+    if !task.definition.is_null() {
         out.push_str("definition:\n");
-        out.push_str(&serde_json::to_string_pretty(&task["definition"])?);
+        out.push_str(&serde_json::to_string_pretty(&task.definition)?);
         out.push('\n');
     }
-    if let Some(versions) = task["versions"].as_array().filter(|v| !v.is_empty()) {
-        let mut versions = versions.clone();
-        versions.sort_by_key(|v| std::cmp::Reverse(v["version"].as_u64().unwrap_or(0)));
+    if !task.versions.is_empty() {
+        let mut versions: Vec<_> = task.versions.iter().collect();
+        versions.sort_by_key(|v| std::cmp::Reverse(v.version));
         let mut t = Table::new(&["VERSION", "DIGEST", "CREATED"]).right(&[0]);
-        for v in &versions {
+        for v in versions {
             t.row(vec![
-                table::cell(&v["version"]),
-                table::cell(&v["digest"]),
-                table::time_cell(&v["created_at"]),
+                v.version.to_string(),
+                v.digest.to_string(),
+                table::time_cell(Some(v.created_at.as_str())),
             ]);
         }
         out.push_str("versions:\n");
@@ -439,8 +427,10 @@ mod tests {
 
     #[test]
     fn list_and_show_render() -> anyhow::Result<()> {
-        let tasks = vec![json!({"name": "resize", "version": 3,
-            "digest": "sha256:0123456789abcdef0123456789abcdef", "created_at": "2000-01-01T00:00:00.000Z"})];
+        let tasks: Vec<TaskSummary> =
+            serde_json::from_value(json!([{"name": "resize", "version": 3,
+            "digest": "sha256:0123456789abcdef0123456789abcdef", "queue": "default",
+            "created_at": "2000-01-01T00:00:00.000Z"}]))?;
         assert_eq!(
             tasks_table(&tasks).lines(),
             vec![
@@ -448,12 +438,12 @@ mod tests {
                 "resize        3  sha256:0123456789ab…  2000-01-01T00:00:00.000Z",
             ]
         );
-        let shown = summary(
-            &json!({"name": "resize", "version": 2, "digest": "sha256:b",
+        let shown = summary(&serde_json::from_value(
+            json!({"name": "resize", "version": 2, "digest": "sha256:b",
             "created_at": "2000-01-02T00:00:00.000Z", "definition": {"component": "sha256:b"},
             "versions": [{"version": 1, "digest": "sha256:a", "created_at": "2000-01-01T00:00:00.000Z"},
                          {"version": 2, "digest": "sha256:b", "created_at": "2000-01-02T00:00:00.000Z"}]}),
-        )?;
+        )?)?;
         assert!(
             shown.starts_with("task     resize\nversion  2\n"),
             "{shown}"

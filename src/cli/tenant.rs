@@ -1,10 +1,12 @@
 //! `taskbox tenant set|show|list|usage`: a tenant's weight and quotas (the
 //! admin's), and what a tenant used (its own, or any for the admin).
 
-use super::client::{print_json, ApiError, Client, ServerArgs};
+use super::client::{ApiError, Client, ServerArgs};
 use super::table::{self, Table};
+use crate::api::tenants::{QuotaSource, TenantList, TenantView};
+use crate::api::usage::Usage;
 use crate::quota::Quotas;
-use anyhow::{bail, Context};
+use anyhow::Context;
 use serde_json::{json, Map, Value};
 use std::process::ExitCode;
 
@@ -67,23 +69,21 @@ pub struct SetArgs {
 
 /// The tenant's own settings as `GET /v1/tenants/{name}` shows them: its
 /// weight if set, and the quotas whose source is the tenant.
-fn own_settings(view: &Value) -> (Option<u64>, Map<String, Value>) {
-    let mut own = Map::new();
-    if let Some(q) = view["quotas"].as_object() {
-        for (name, entry) in q {
-            if entry["source"] == "tenant" {
-                own.insert(name.clone(), entry["limit"].clone());
-            }
-        }
-    }
-    let weight = view["weight"].as_u64().filter(|w| *w != 1);
+fn own_settings(view: &TenantView) -> (Option<u32>, Map<String, Value>) {
+    let own = view
+        .quotas
+        .iter()
+        .filter(|(_, q)| matches!(q.source, QuotaSource::Tenant))
+        .map(|(name, q)| (name.clone(), json!(q.limit)))
+        .collect();
+    let weight = Some(view.weight).filter(|w| *w != 1);
     (weight, own)
 }
 
 pub fn set(args: SetArgs) -> anyhow::Result<ExitCode> {
     let client = Client::new(&args.out.server)?.without_tenant();
-    let current = match client.get(&["v1", "tenants", &args.name]).send() {
-        Ok(reply) => Some(reply.body),
+    let current: Option<TenantView> = match client.get(&["v1", "tenants", &args.name]).send() {
+        Ok(reply) => Some(reply.view()?),
         Err(e)
             if e.downcast_ref::<ApiError>()
                 .is_some_and(|a| a.status == 404) =>
@@ -120,7 +120,7 @@ pub fn set(args: SetArgs) -> anyhow::Result<ExitCode> {
         .json(body)
         .send()?;
     if args.out.json {
-        print_json(&reply.body)?;
+        reply.print()?;
     } else {
         let verb = if reply.status == 201 {
             "created"
@@ -128,27 +128,29 @@ pub fn set(args: SetArgs) -> anyhow::Result<ExitCode> {
             "updated"
         };
         eprintln!("{verb} tenant {}", args.name);
-        print!("{}", tenant_view(&reply.body));
+        print!("{}", tenant_view(&reply.view()?));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// A tenant as people read it: its weight, then its quotas in a table.
-pub fn tenant_view(t: &Value) -> String {
+pub fn tenant_view(t: &TenantView) -> String {
     let mut out = table::fields(&[
-        ("tenant", table::cell(&t["name"])),
-        ("created", table::time_cell(&t["created_at"])),
-        ("weight", table::cell(&t["weight"])),
+        ("tenant", t.name.clone()),
+        ("created", table::time_cell(Some(t.created_at.as_str()))),
+        ("weight", t.weight.to_string()),
     ]);
     let mut quotas = Table::new(&["QUOTA", "LIMIT", "SET BY"]).right(&[1]);
-    if let Some(q) = t["quotas"].as_object() {
-        for (name, entry) in q {
-            let limit = match entry["limit"].as_u64() {
-                Some(n) => super::format::thousands(n),
-                None => "none".to_owned(),
-            };
-            quotas.row(vec![name.clone(), limit, table::cell(&entry["source"])]);
-        }
+    for (name, q) in &t.quotas {
+        let limit = match q.limit {
+            Some(n) => super::format::thousands(n),
+            None => "none".to_owned(),
+        };
+        let by = match q.source {
+            QuotaSource::Tenant => "tenant",
+            QuotaSource::Server => "server",
+        };
+        quotas.row(vec![name.clone(), limit, by.to_owned()]);
     }
     out.push('\n');
     out.push_str(&quotas.render());
@@ -159,9 +161,9 @@ pub fn show(name: String, out: Output) -> anyhow::Result<ExitCode> {
     let client = Client::new(&out.server)?.without_tenant();
     let reply = client.get(&["v1", "tenants", &name]).send()?;
     if out.json {
-        print_json(&reply.body)?;
+        reply.print()?;
     } else {
-        print!("{}", tenant_view(&reply.body));
+        print!("{}", tenant_view(&reply.view()?));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -170,25 +172,26 @@ pub fn list(out: Output) -> anyhow::Result<ExitCode> {
     let client = Client::new(&out.server)?.without_tenant();
     let reply = client.get(&["v1", "tenants"]).send()?;
     if out.json {
-        print_json(&reply.body)?;
+        reply.print()?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = Table::new(&["NAME", "WEIGHT", "OWN QUOTAS", "CREATED"]).right(&[1]);
-    for tenant in reply.body["tenants"].as_array().into_iter().flatten() {
+    let list: TenantList = reply.view()?;
+    for tenant in &list.tenants {
         let (_, own) = own_settings(tenant);
         let own: Vec<String> = own
             .iter()
             .map(|(k, v)| format!("{k}={}", table::cell(v)))
             .collect();
         t.row(vec![
-            table::cell(&tenant["name"]),
-            table::cell(&tenant["weight"]),
+            tenant.name.clone(),
+            tenant.weight.to_string(),
             if own.is_empty() {
                 "-".to_owned()
             } else {
                 own.join(" ")
             },
-            table::time_cell(&tenant["created_at"]),
+            table::time_cell(Some(tenant.created_at.as_str())),
         ]);
     }
     t.print();
@@ -205,28 +208,22 @@ pub fn usage(name: Option<String>, out: Output) -> anyhow::Result<ExitCode> {
         None => client.get(&["v1", "usage"]).send()?,
     };
     if out.json {
-        print_json(&reply.body)?;
+        reply.print()?;
     } else {
-        print!("{}", usage_view(&reply.body)?);
+        print!("{}", usage_view(&reply.view()?));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Usage as people read it: jobs now, then the two windows side by side.
-pub fn usage_view(u: &Value) -> anyhow::Result<String> {
-    if !u["current"].is_object() {
-        bail!("the server's answer is not a usage report: {u}");
-    }
-    let jobs = &u["jobs"];
+pub fn usage_view(u: &Usage) -> String {
     let mut out = table::fields(&[
-        ("tenant", table::cell(&u["tenant"])),
+        ("tenant", u.tenant.clone()),
         (
             "jobs now",
             format!(
                 "{} queued · {} running · {} waiting",
-                table::cell(&jobs["queued"]),
-                table::cell(&jobs["running"]),
-                table::cell(&jobs["waiting"])
+                u.jobs.queued, u.jobs.running, u.jobs.waiting
             ),
         ),
     ]);
@@ -244,30 +241,25 @@ pub fn usage_view(u: &Value) -> anyhow::Result<String> {
         "CANCELLED",
     ])
     .right(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    for key in ["current", "last"] {
-        let w = &u[key];
-        let num = |v: &Value| v.as_u64().map_or("-".to_owned(), super::format::thousands);
+    for (key, w) in [("current", &u.current), ("last", &u.last)] {
+        let num = super::format::thousands;
         t.row(vec![
-            format!("{key} ({})", table::time_cell(&w["start"])),
-            num(&w["fuel_used"]),
-            w["fuel_budget"]
-                .as_u64()
-                .map_or("none".to_owned(), super::format::thousands),
-            num(&w["fuel_left"]),
-            table::millis(&w["wall_ms"]),
-            num(&w["attempts"]),
-            num(&w["http_requests"]),
-            w["http_bytes"]
-                .as_u64()
-                .map_or("-".to_owned(), super::format::bytes),
-            num(&w["jobs_ended"]["completed"]),
-            num(&w["jobs_ended"]["failed"]),
-            num(&w["jobs_ended"]["cancelled"]),
+            format!("{key} ({})", table::time_cell(Some(w.start.as_str()))),
+            num(w.fuel_used),
+            w.fuel_budget.map_or("none".to_owned(), num),
+            w.fuel_left.map_or("-".to_owned(), num),
+            table::millis(Some(w.wall_ms as f64)),
+            num(w.attempts),
+            num(w.http_requests),
+            super::format::bytes(w.http_bytes),
+            num(w.jobs_ended.completed),
+            num(w.jobs_ended.failed),
+            num(w.jobs_ended.cancelled),
         ]);
     }
     out.push('\n');
     out.push_str(&t.render());
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -293,9 +285,11 @@ mod tests {
 
     #[test]
     fn own_settings_are_those_the_tenant_set() {
-        let view = json!({"weight": 3, "quotas": {
+        let view = serde_json::from_value(json!({"name": "acme",
+            "created_at": "2026-11-23T10:00:00Z", "weight": 3, "quotas": {
             "max_queued": {"limit": 5, "source": "tenant"},
-            "max_components": {"limit": 1000, "source": "server"}}});
+            "max_components": {"limit": 1000, "source": "server"}}}))
+        .unwrap();
         let (w, own) = own_settings(&view);
         assert_eq!(w, Some(3));
         assert_eq!(Value::Object(own), json!({"max_queued": 5}));
@@ -303,16 +297,22 @@ mod tests {
 
     #[test]
     fn usage_reads_as_a_table() {
-        let u = json!({"tenant": "acme", "jobs": {"queued": 2, "running": 1, "waiting": 0},
-            "current": {"start": "2026-11-23T10:00:00Z", "fuel_used": 1500, "fuel_budget": 2000,
+        let u = serde_json::from_value(json!({"tenant": "acme", "window_ms": 60000,
+            "jobs": {"queued": 2, "running": 1, "waiting": 0},
+            "current": {"start": "2026-11-23T10:00:00Z", "end": "2026-11-23T10:01:00Z",
+                        "fuel_used": 1500, "fuel_budget": 2000,
                         "fuel_left": 500, "wall_ms": 12, "attempts": 3,
+                        "http_requests": 0, "http_bytes": 0,
                         "jobs_ended": {"completed": 2, "failed": 1, "cancelled": 0}},
-            "last": {"start": "2026-11-23T09:59:00Z", "fuel_used": 0, "fuel_budget": 2000,
+            "last": {"start": "2026-11-23T09:59:00Z", "end": "2026-11-23T10:00:00Z",
+                     "fuel_used": 0, "fuel_budget": 2000,
                      "fuel_left": 2000, "wall_ms": 0, "attempts": 0,
-                     "jobs_ended": {"completed": 0, "failed": 0, "cancelled": 0}}});
-        let out = usage_view(&u).unwrap();
+                     "http_requests": 0, "http_bytes": 0,
+                     "jobs_ended": {"completed": 0, "failed": 0, "cancelled": 0}}}))
+        .unwrap();
+        let out = usage_view(&u);
         assert!(out.contains("2 queued · 1 running · 0 waiting"), "{out}");
         assert!(out.contains("1,500"), "{out}");
-        assert!(usage_view(&json!({})).is_err());
+        assert!(serde_json::from_value::<Usage>(json!({})).is_err());
     }
 }

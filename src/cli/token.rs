@@ -1,8 +1,10 @@
 //! `taskbox token create|list|revoke`: tenants' tokens, minted, listed
 //! (never a secret) and revoked by the admin token.
 
-use super::client::{print_json, ApiError, Client, ServerArgs};
+use super::client::{ApiError, Client, ServerArgs};
 use super::table::{self, Table};
+use crate::api::tokens::{TokenList, TokenMinted, TokenView};
+use crate::store::Scope;
 use anyhow::Context;
 use serde_json::{json, Value};
 use std::process::ExitCode;
@@ -76,6 +78,7 @@ pub fn main(cmd: TokenCmd) -> anyhow::Result<ExitCode> {
             "tokens",
             json,
             "no tokens",
+            |l: TokenList| l.tokens,
             tokens_table,
         ),
         TokenCmd::Revoke { id, server } => {
@@ -107,31 +110,21 @@ fn create(
         .post(&["v1", "tokens"])
         .json(token_body(&tenant, scopes, expires_at))
         .send()?;
-    let token = reply.body["token"]
-        .as_str()
-        .context("the server's answer has no token")?;
+    let minted: TokenMinted = reply.view()?;
     if json {
-        print_json(&reply.body)?;
+        reply.print()?;
     } else {
-        println!("{token}");
+        println!("{}", minted.token);
     }
-    let granted = match &reply.body["scopes"] {
-        Value::Array(s) => s
-            .iter()
-            .filter_map(Value::as_str)
-            .collect::<Vec<_>>()
-            .join(", "),
-        _ => String::from("?"),
-    };
-    let expires = match reply.body["expires_at"].as_str() {
+    let expires = match &minted.expires_at {
         Some(at) => format!("expires {at}"),
         None => "never expires".to_owned(),
     };
     eprintln!(
-        "token {} for tenant {tenant} with scopes {granted}; it {expires}. It is shown only \
-         once: keep it now (e.g. export TASKBOX_TOKEN=…); revoke it with `taskbox token revoke {}`",
-        table::cell(&reply.body["id"]),
-        table::cell(&reply.body["id"]),
+        "token {id} for tenant {tenant} with scopes {}; it {expires}. It is shown only \
+         once: keep it now (e.g. export TASKBOX_TOKEN=…); revoke it with `taskbox token revoke {id}`",
+        scope_list(&minted.scopes, ", "),
+        id = minted.id,
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -159,33 +152,37 @@ fn unknown_token(e: anyhow::Error, id: &str) -> anyhow::Error {
     }
 }
 
-fn tokens_table(tokens: &[Value]) -> Table {
+/// `jobs:read, jobs:queue`, with `sep` between.
+fn scope_list(scopes: &[Scope], sep: &str) -> String {
+    scopes
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+fn tokens_table(tokens: &[TokenView]) -> Table {
     let mut t = Table::new(&["ID", "TENANT", "SCOPES", "CREATED", "LAST USED", "EXPIRES"]);
     for k in tokens {
-        let admin = k["admin"] == json!(true);
-        let scopes = match (&k["scopes"], admin) {
-            (_, true) => "all (admin)".to_owned(),
-            (Value::Array(s), false) => s
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(","),
-            _ => "-".to_owned(),
+        let scopes = if k.admin {
+            "all (admin)".to_owned()
+        } else {
+            scope_list(&k.scopes, ",")
         };
-        let mut expires = table::time_cell(&k["expires_at"]);
-        if k["expired"] == json!(true) {
+        let mut expires = table::time_cell(k.expires_at.as_deref());
+        if k.expired {
             expires.push_str(" (expired)");
         }
         t.row(vec![
-            table::cell(&k["id"]),
-            if admin {
+            k.id.clone(),
+            if k.admin {
                 "(admin)".to_owned()
             } else {
-                table::cell(&k["tenant"])
+                k.tenant.clone().unwrap_or_else(|| "-".to_owned())
             },
             scopes,
-            table::time_cell(&k["created_at"]),
-            table::time_cell(&k["last_used_at"]),
+            table::time_cell(Some(k.created_at.as_str())),
+            table::time_cell(k.last_used_at.as_deref()),
             expires,
         ]);
     }
@@ -273,14 +270,15 @@ mod tests {
 
     #[test]
     fn tokens_print_as_a_table() {
-        let tokens = [
-            json!({"id": "tok_admin", "tenant": null, "admin": true, "scopes": SCOPES,
-                   "created_at": "2000-01-01T00:00:00.000Z", "last_used_at": "2000-01-03T00:00:00.000Z",
-                   "expires_at": null, "expired": false}),
-            json!({"id": "tok_1", "tenant": "acme", "admin": false, "scopes": ["jobs:read", "jobs:queue"],
-                   "created_at": "2000-01-01T00:00:00.000Z", "last_used_at": null,
-                   "expires_at": "2000-01-02T00:00:00.000Z", "expired": true}),
-        ];
+        let tokens: Vec<TokenView> = serde_json::from_value(json!([
+            {"id": "tok_admin", "tenant": null, "admin": true, "scopes": SCOPES,
+             "created_at": "2000-01-01T00:00:00.000Z", "last_used_at": "2000-01-03T00:00:00.000Z",
+             "expires_at": null, "expired": false},
+            {"id": "tok_1", "tenant": "acme", "admin": false, "scopes": ["jobs:read", "jobs:queue"],
+             "created_at": "2000-01-01T00:00:00.000Z", "last_used_at": null,
+             "expires_at": "2000-01-02T00:00:00.000Z", "expired": true},
+        ]))
+        .unwrap();
         assert_eq!(
             tokens_table(&tokens).lines(),
             vec![

@@ -1,10 +1,12 @@
 //! `taskbox webhook …`: make, list and delete the tenant's webhooks, and
 //! see how each one's deliveries went (needs the webhooks:write scope).
 
-use super::client::{print_json, ApiError, Client, ServerArgs};
+use super::client::{ApiError, Client, ServerArgs};
 use super::table::{self, Table};
+use crate::api::webhooks::{DeliveryPage, DeliveryView, Webhook, WebhookList};
+use crate::events::EventType;
 use clap::Subcommand;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::process::ExitCode;
 
 #[derive(Debug, Subcommand)]
@@ -87,22 +89,22 @@ pub fn main(cmd: WebhookCmd) -> anyhow::Result<ExitCode> {
             if let Some(s) = secret {
                 body["secret"] = json!(s);
             }
-            let hook = client
+            let reply = client
                 .post(&["v1", "webhooks"])
                 .json(body)
                 .send()
-                .map_err(not_found)?
-                .body;
+                .map_err(not_found)?;
             if json {
-                print_json(&hook)?;
+                reply.print()?;
             } else {
+                let hook: Webhook = reply.view()?;
                 println!(
                     "webhook {} sends {} to {}",
-                    table::cell(&hook["id"]),
-                    events_cell(&hook["events"]),
-                    table::cell(&hook["url"])
+                    hook.id,
+                    events_cell(&hook.events),
+                    hook.url
                 );
-                println!("secret: {}", table::cell(&hook["secret"]));
+                println!("secret: {}", hook.secret.as_deref().unwrap_or("-"));
             }
             eprintln!(
                 "the secret is shown only now: keep it to check each delivery's signature; \
@@ -115,6 +117,7 @@ pub fn main(cmd: WebhookCmd) -> anyhow::Result<ExitCode> {
             "webhooks",
             json,
             "no webhooks; add one with `taskbox webhook add URL --events …`",
+            |l: WebhookList| l.webhooks,
             hooks_table,
         ),
         WebhookCmd::Delete { id, server } => {
@@ -139,21 +142,18 @@ pub fn main(cmd: WebhookCmd) -> anyhow::Result<ExitCode> {
                 .query("limit", limit)
                 .query("cursor", cursor)
                 .send()
-                .map_err(|e| unknown_hook(e, &id))?
-                .body;
+                .map_err(|e| unknown_hook(e, &id))?;
             if json {
-                print_json(&reply)?;
+                reply.print()?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let deliveries = reply["deliveries"]
-                .as_array()
-                .map_or(&[][..], Vec::as_slice);
-            if deliveries.is_empty() {
+            let page: DeliveryPage = reply.view()?;
+            if page.deliveries.is_empty() {
                 eprintln!("no deliveries yet");
             } else {
-                deliveries_table(deliveries).print();
+                deliveries_table(&page.deliveries).print();
             }
-            if let Some(next) = reply["next_cursor"].as_i64() {
+            if let Some(next) = page.next_cursor {
                 eprintln!("next page: --cursor {next}");
             }
             Ok(ExitCode::SUCCESS)
@@ -176,33 +176,25 @@ fn not_found(e: anyhow::Error) -> anyhow::Error {
 }
 
 /// A webhook's event types; `*` when it has every one.
-fn events_cell(events: &Value) -> String {
-    let names: Vec<&str> = events
-        .as_array()
-        .map_or(&[][..], Vec::as_slice)
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    let all = crate::events::EventType::ALL
-        .iter()
-        .all(|t| names.contains(&t.as_str()));
-    if all {
+fn events_cell(events: &[EventType]) -> String {
+    if EventType::ALL.iter().all(|t| events.contains(t)) {
         "*".to_owned()
-    } else if names.is_empty() {
+    } else if events.is_empty() {
         "-".to_owned()
     } else {
+        let names: Vec<&str> = events.iter().map(|t| t.as_str()).collect();
         names.join(",")
     }
 }
 
-fn hooks_table(hooks: &[Value]) -> Table {
+fn hooks_table(hooks: &[Webhook]) -> Table {
     let mut t = Table::new(&["ID", "URL", "EVENTS", "CREATED"]);
     for h in hooks {
         t.row(vec![
-            table::cell(&h["id"]),
-            table::cell(&h["url"]),
-            events_cell(&h["events"]),
-            table::time_cell(&h["created_at"]),
+            h.id.clone(),
+            h.url.clone(),
+            events_cell(&h.events),
+            table::time_cell(Some(h.created_at.as_str())),
         ]);
     }
     t
@@ -211,7 +203,7 @@ fn hooks_table(hooks: &[Value]) -> Table {
 /// Longest last error in the table; `--json` has it whole.
 const ERROR_WIDTH: usize = 60;
 
-fn deliveries_table(deliveries: &[Value]) -> Table {
+fn deliveries_table(deliveries: &[DeliveryView]) -> Table {
     let mut t = Table::new(&[
         "ID",
         "SEQ",
@@ -224,19 +216,19 @@ fn deliveries_table(deliveries: &[Value]) -> Table {
     ])
     .right(&[0, 1, 4, 5]);
     for d in deliveries {
-        let error = match d["last_error"].as_str() {
+        let error = match d.last_error.as_deref() {
             Some(e) if !e.is_empty() => shorten(e, ERROR_WIDTH),
             _ => "-".to_owned(),
         };
         t.row(vec![
-            table::cell(&d["id"]),
-            table::cell(&d["seq"]),
-            table::cell(&d["type"]),
-            table::cell(&d["status"]),
-            table::cell(&d["attempts"]),
-            table::cell(&d["last_status"]),
+            d.id.to_string(),
+            d.seq.to_string(),
+            d.kind.as_str().to_owned(),
+            d.status.as_str().to_owned(),
+            d.attempts.to_string(),
+            d.last_status.map_or("-".to_owned(), |s| s.to_string()),
             error,
-            table::time_cell(&d["next_at"]),
+            table::time_cell(d.next_at.as_deref()),
         ]);
     }
     t
@@ -274,12 +266,13 @@ mod tests {
             .iter()
             .map(|t| t.as_str())
             .collect();
-        let hooks = [
-            json!({"id": "wh_1", "url": "https://a.example/hook", "events": ["job.completed", "job.failed"],
-                   "created_at": "2000-01-01T00:00:00.000Z"}),
-            json!({"id": "wh_2", "url": "https://b.example/", "events": all,
-                   "created_at": "2000-01-02T00:00:00.000Z"}),
-        ];
+        let hooks: Vec<Webhook> = serde_json::from_value(json!([
+            {"id": "wh_1", "url": "https://a.example/hook", "events": ["job.completed", "job.failed"],
+             "created_at": "2000-01-01T00:00:00.000Z"},
+            {"id": "wh_2", "url": "https://b.example/", "events": all,
+             "created_at": "2000-01-02T00:00:00.000Z"},
+        ]))
+        .unwrap();
         assert_eq!(
             hooks_table(&hooks).lines(),
             vec![
@@ -289,12 +282,15 @@ mod tests {
             ]
         );
         let long = "x".repeat(100);
-        let deliveries = [
-            json!({"id": 7, "seq": 12, "type": "job.failed", "status": "pending", "attempts": 2,
-                   "next_at": "2000-01-01T00:00:10.000Z", "last_status": 503, "last_error": long}),
-            json!({"id": 6, "seq": 11, "type": "job.completed", "status": "delivered", "attempts": 1,
-                   "next_at": null, "last_status": 200, "last_error": null}),
-        ];
+        let deliveries: Vec<DeliveryView> = serde_json::from_value(json!([
+            {"id": 7, "seq": 12, "type": "job.failed", "status": "pending", "attempts": 2,
+             "created_at": "2000-01-01T00:00:00.000Z", "next_at": "2000-01-01T00:00:10.000Z",
+             "last_at": null, "last_status": 503, "last_error": long},
+            {"id": 6, "seq": 11, "type": "job.completed", "status": "delivered", "attempts": 1,
+             "created_at": "2000-01-01T00:00:00.000Z", "next_at": null, "last_at": null,
+             "last_status": 200, "last_error": null},
+        ]))
+        .unwrap();
         let lines = deliveries_table(&deliveries).lines();
         assert!(lines[0].starts_with("ID  SEQ  TYPE"), "{lines:?}");
         assert!(

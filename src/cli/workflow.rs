@@ -2,8 +2,10 @@
 //! `PUT /v1/workflows/{name}` takes) as the workflow's next version, list
 //! the tenant's workflows and show one.
 
-use super::client::{print_json, ApiError, Client, ServerArgs};
+use super::client::{ApiError, Client, ServerArgs};
 use super::table::{self, Table};
+use crate::api::workflows::{WorkflowList, WorkflowView};
+use crate::registry::workflow::{StepSpec, WorkflowSpec};
 use anyhow::Context;
 use clap::Subcommand;
 use serde_json::Value;
@@ -77,19 +79,19 @@ pub fn main(cmd: WorkflowCmd) -> anyhow::Result<ExitCode> {
             let body: Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", file.display()))?;
             let client = Client::new(&server)?;
-            let w = client
+            let reply = client
                 .put(&["v1", "workflows", &name])
                 .json(body)
                 .send()
-                .map_err(not_found)?
-                .body;
+                .map_err(not_found)?;
             if json {
-                print_json(&w)?;
+                reply.print()?;
             } else {
+                let w: WorkflowView = reply.view()?;
                 println!(
                     "workflow {name} version {}: {}",
-                    table::cell(&w["version"]),
-                    step_names(&w["steps"])
+                    w.version,
+                    step_names(&spec_of(&w)?.steps)
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -99,6 +101,7 @@ pub fn main(cmd: WorkflowCmd) -> anyhow::Result<ExitCode> {
             "workflows",
             json,
             "no workflows; define one with `taskbox workflow push FILE.json`",
+            |l: WorkflowList| l.workflows,
             workflows_table,
         ),
         WorkflowCmd::Show {
@@ -108,7 +111,7 @@ pub fn main(cmd: WorkflowCmd) -> anyhow::Result<ExitCode> {
             json,
         } => {
             let client = Client::new(&server)?;
-            let w = client
+            let reply = client
                 .get(&["v1", "workflows", &name])
                 .query("version", version)
                 .send()
@@ -117,34 +120,39 @@ pub fn main(cmd: WorkflowCmd) -> anyhow::Result<ExitCode> {
                         format!("no workflow {name:?} in this tenant; `taskbox workflow list` shows them"),
                     ),
                     _ => not_found(e),
-                })?
-                .body;
+                })?;
             if json {
-                print_json(&w)?;
+                reply.print()?;
                 return Ok(ExitCode::SUCCESS);
             }
+            let w: WorkflowView = reply.view()?;
+            let spec = spec_of(&w)?;
             println!(
                 "workflow {} version {} ({})",
-                table::cell(&w["name"]),
-                table::cell(&w["version"]),
-                table::time_cell(&w["created_at"])
+                w.name,
+                w.version,
+                table::time_cell(Some(w.created_at.as_str()))
             );
             let mut t = Table::new(&["CHAIN", "STEP", "TASK", "RETRY", "TIMEOUT", "FALLBACK"]);
-            for chain in ["steps", "on_error", "on_cancel"] {
-                for s in w[chain].as_array().map_or(&[][..], Vec::as_slice) {
+            for (chain, steps) in [
+                ("steps", &spec.steps),
+                ("on_error", &spec.on_error),
+                ("on_cancel", &spec.on_cancel),
+            ] {
+                for s in steps {
                     t.row(vec![
                         chain.to_owned(),
-                        table::cell(&s["name"]),
-                        table::cell(&s["task"]),
-                        match &s["retry"]["max_attempts"] {
-                            Value::Null => "task's".to_owned(),
-                            n => format!("{n} attempts"),
+                        s.name.clone(),
+                        s.task.clone(),
+                        match &s.retry {
+                            None => "task's".to_owned(),
+                            Some(r) => format!("{} attempts", r.max_attempts),
                         },
-                        match &s["timeout_ms"] {
-                            Value::Null => "-".to_owned(),
-                            ms => format!("{ms} ms"),
+                        match s.timeout_ms {
+                            None => "-".to_owned(),
+                            Some(ms) => format!("{ms} ms"),
                         },
-                        table::cell(&s["fallback"]),
+                        s.fallback.clone().unwrap_or_else(|| "-".to_owned()),
                     ]);
                 }
             }
@@ -154,25 +162,35 @@ pub fn main(cmd: WorkflowCmd) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The version's definition, read as the workflow spec it was defined as.
+fn spec_of(w: &WorkflowView) -> anyhow::Result<WorkflowSpec> {
+    serde_json::from_value(Value::Object(w.definition.clone())).with_context(|| {
+        format!(
+            "workflow {} version {}: the server's definition is not one this taskbox reads",
+            w.name, w.version
+        )
+    })
+}
+
 /// `a → b → c`.
-fn step_names(steps: &Value) -> String {
+fn step_names(steps: &[StepSpec]) -> String {
     steps
-        .as_array()
-        .map_or(&[][..], Vec::as_slice)
         .iter()
-        .map(|s| table::cell(&s["name"]))
+        .map(|s| s.name.as_str())
         .collect::<Vec<_>>()
         .join(" → ")
 }
 
-fn workflows_table(all: &[Value]) -> Table {
+fn workflows_table(all: &[WorkflowView]) -> Table {
     let mut t = Table::new(&["NAME", "VERSION", "STEPS", "CREATED"]).right(&[1]);
     for w in all {
+        // A definition this taskbox cannot read still lists, without its steps.
+        let steps = spec_of(w).map_or_else(|_| "?".to_owned(), |s| step_names(&s.steps));
         t.row(vec![
-            table::cell(&w["name"]),
-            table::cell(&w["version"]),
-            step_names(&w["steps"]),
-            table::time_cell(&w["created_at"]),
+            w.name.clone(),
+            w.version.to_string(),
+            steps,
+            table::time_cell(Some(w.created_at.as_str())),
         ]);
     }
     t

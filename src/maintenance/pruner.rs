@@ -43,7 +43,7 @@ pub const PRUNE_EVERY: Duration = Duration::from_secs(1);
 /// Jobs looked at per step: one short write (a few milliseconds).
 pub const STEP: u32 = 128;
 /// Steps per round at most; the pass goes on at the next round.
-const STEPS_PER_ROUND: u32 = 400;
+pub const STEPS_PER_ROUND: u32 = 400;
 /// Event rows or deliveries deleted per step.
 const EVENT_STEP: u32 = 512;
 /// Least time an uploaded component is kept while no task uses it,
@@ -190,21 +190,6 @@ impl Pruner {
             }
         }
         Ok(collected.components)
-    }
-
-    /// Runs passes until one ends; what they did (for tests and `bench`).
-    pub async fn until_pass_over(&self) -> StoreResult<Round> {
-        let mut total = Round::default();
-        loop {
-            let r = self.round(STEPS_PER_ROUND).await?;
-            total.jobs += r.jobs;
-            total.attempts += r.attempts;
-            if r.pass_over {
-                total.pass_over = true;
-                total.components = self.collect().await?;
-                return Ok(total);
-            }
-        }
     }
 }
 

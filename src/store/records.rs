@@ -26,7 +26,7 @@ pub struct TenantSettings {
 }
 
 /// How many of a tenant's jobs are in each unfinished state.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct JobGauges {
     pub queued: u64,
     pub running: u64,

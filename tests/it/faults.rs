@@ -1,14 +1,13 @@
-//! The fault harness (`taskbox bench faults`) run by the real binary: one
+//! The fault harness (`taskbox bench faults`) against the real binary: one
 //! serve and three workers on a private PostgreSQL cluster, 10,000 jobs,
 //! 20 kills, a stop past the lease and a database crash; the audit of the
 //! database's records must find nothing lost and nothing twice: no job,
 //! no callback, no event, no webhook delivery of a completed job.
 
 use crate::common::guests_dir;
-use serde_json::Value;
+use clap::Parser;
 use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// Whether this machine has PostgreSQL's server programs; with `CI=true`,
 /// their absence fails the test rather than skipping it.
@@ -35,20 +34,29 @@ fn no_acknowledged_job_is_lost_or_completed_twice_under_faults() {
         eprintln!("skipped: no PostgreSQL server programs here");
         return;
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
-        .args(["bench", "faults", "--json", "--guests"])
-        .arg(guests_dir())
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
-        .stdin(Stdio::null())
-        // The harness's progress goes straight to the run's output.
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("run taskbox bench faults");
-    let text = String::from_utf8_lossy(&out.stdout);
+    // The harness runs here, from the bench crate's library, and starts
+    // the `taskbox` binary cargo built for this test: a bench binary
+    // beside it is not built by `cargo test`, so it could be stale.
+    let guests = guests_dir();
+    let cli = taskbox_bench::Cli::parse_from([
+        "taskbox bench",
+        "faults",
+        "--guests",
+        guests.to_str().expect("the guests' path is UTF-8"),
+        "--taskbox",
+        env!("CARGO_BIN_EXE_taskbox"),
+    ]);
+    let taskbox_bench::Bench::Faults(args) = cli.bench else {
+        unreachable!("parsed as the faults bench")
+    };
+    let r = taskbox_bench::faults::report(args).expect("the fault harness ran");
     // Written past the test harness's capture, so that the counts are in
     // the output of every run, passing or not.
-    let _ = writeln!(std::io::stderr(), "taskbox bench faults:\n{text}");
-    let r: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let _ = writeln!(
+        std::io::stderr(),
+        "taskbox bench faults:\n{}",
+        serde_json::to_string_pretty(&r).unwrap_or_default()
+    );
     let a = &r["audit"];
     let f = &r["faults"];
     assert_eq!(
@@ -112,5 +120,4 @@ fn no_acknowledged_job_is_lost_or_completed_twice_under_faults() {
         "the stopped worker's late writes are refused: {r}"
     );
     assert_eq!(r["passed"], true, "{r}");
-    assert!(out.status.success(), "{:?}", out.status);
 }

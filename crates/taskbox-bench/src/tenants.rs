@@ -8,15 +8,7 @@
 //! the attempt's start) and its throughput against its offered rate; and,
 //! with both tenants backlogged at weights 1 and 3, each one's share.
 
-use super::bench_queue::percentiles;
-use crate::app::App;
-use crate::config::ServeConfig;
-use crate::enqueue::{Caller, JobSpec, MAX_BATCH};
-use crate::job::JobStatus;
-use crate::quota::Quotas;
-use crate::runner::{Observer, RunnerEvent};
-use crate::store::Durability;
-use crate::store::{Inserted, TaskRef};
+use crate::common::percentiles;
 use anyhow::{bail, Context};
 use clap::Args;
 use serde_json::{json, Map, Value};
@@ -27,6 +19,12 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use taskbox::app::App;
+use taskbox::config::ServeConfig;
+use taskbox::enqueue::{JobSpec, MAX_BATCH};
+use taskbox::job::JobStatus;
+use taskbox::runner::{Observer, RunnerEvent};
+use taskbox::store::{Inserted, TaskRef};
 
 const TOKEN: &str = "bench-admin-token-0123456789";
 const QUIET: &str = "quiet";
@@ -62,6 +60,8 @@ pub struct TenantsBench {
     /// Print the figures as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub taskbox: crate::server::Taskbox,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -186,33 +186,15 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         _ => {}
     });
     let app = App::start(ServeConfig {
-        listen: Some("127.0.0.1:0".parse()?),
-        migrate: true,
-        data_dir: dir.path().to_path_buf(),
-        database_url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
         runners,
-        durability: Durability::Full,
-        queues: None,
         grace: Duration::from_secs(2),
-        lease: Duration::from_millis(crate::runner::LEASE_MS),
-        max_body_bytes: 1 << 20,
-        max_component_bytes: 64 << 20,
-        admin_token: Some(TOKEN.into()),
-        max_instances: 64,
-        compile_cache: None,
-        quotas: Quotas::SERVER_DEFAULTS,
-        rules: Default::default(),
-        retention: Default::default(),
         observer: Some(Observer(hook)),
-        webhooks: crate::webhooks::WebhookConfig::default(),
-        network: crate::sandbox::NetworkConfig::default(),
-        max_event_streams: crate::api::DEFAULT_MAX_EVENT_STREAMS,
-        metrics_listen: None,
-        metrics_per_tenant: false,
-        secrets_key_file: None,
-        schedule_min_interval: crate::schedule::firer::DEFAULT_MIN_INTERVAL,
-        compile: crate::config::CompileSettings::default(),
-        http: crate::config::HttpSettings::default(),
+        ..crate::server::serve_config(
+            dir.path(),
+            format!("sqlite://{}", dir.path().join("taskbox.db").display()),
+            TOKEN,
+            &args.taskbox,
+        )?
     })
     .await?
     .app;
@@ -224,7 +206,7 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         _dir: dir,
         app,
         url,
-        client: crate::http::default_client(),
+        client: taskbox::http::default_client(),
         tokens: HashMap::new(),
         claimed,
         started,
@@ -391,13 +373,7 @@ async fn backlog(
             })
             .collect();
         last.clear();
-        for r in b
-            .app
-            .state
-            .enqueuer
-            .enqueue_batch(tenant, items, Caller::Server)
-            .await?
-        {
+        for r in b.app.state.enqueuer.enqueue_batch(tenant, items).await? {
             let (Inserted::Created(j) | Inserted::Existing(j)) = r?;
             last.push(j.id);
         }

@@ -4,19 +4,19 @@
 //! with a runner, first alone, then while the pruner deletes every one of
 //! them, as it would after a week's retention runs out at once.
 
-use super::bench_queue::{
-    bed, completed, durability, insert_plain, percentiles, progress, runners, QueueBench,
-};
-use crate::api::auth::DEFAULT_TENANT;
-use crate::enqueue::{Caller, Enqueuer, JobSpec};
-use crate::maintenance::pruner::{Pruner, Retention};
-use crate::runner::{Runner, RunnerConfig, RunnerEvent};
-use crate::store::ClaimParams;
+use super::bed::{bed, completed, insert_plain};
+use super::{durability, progress, runners, QueueBench};
+use crate::common::percentiles;
 use anyhow::Context;
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use taskbox::api::auth::DEFAULT_TENANT;
+use taskbox::enqueue::{Enqueuer, JobSpec};
+use taskbox::maintenance::pruner::{Pruner, Retention, Round, STEPS_PER_ROUND};
+use taskbox::runner::{Runner, RunnerConfig, RunnerEvent};
+use taskbox::store::ClaimParams;
 use tokio::sync::{oneshot, Notify};
 
 /// On PostgreSQL, vacuums what the fill left: jobs that ended a week ago
@@ -86,9 +86,7 @@ pub async fn prune(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
         *next.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
         let t0 = Instant::now();
         let spec = JobSpec::of(b.task.name.clone(), json!({}));
-        enqueuer
-            .enqueue(DEFAULT_TENANT, spec, None, Caller::Tenant)
-            .await?;
+        enqueuer.enqueue(DEFAULT_TENANT, spec, None).await?;
         let at = tokio::time::timeout(Duration::from_secs(10), rx)
             .await
             .context("a job did not start within 10 s")??;
@@ -120,7 +118,7 @@ pub async fn prune(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
     let (p, o) = (pruner.clone(), over.clone());
     let t0 = Instant::now();
     let pruning = tokio::spawn(async move {
-        let r = p.until_pass_over().await;
+        let r = until_pass_over(&p).await;
         o.store(true, Ordering::Release);
         r.map(|r| (r, t0.elapsed()))
     });
@@ -156,4 +154,20 @@ pub async fn prune(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
         "alone": percentiles(alone),
         "during": {"samples": during.len(), "enqueue_call_to_start": percentiles(during)},
     }))
+}
+
+/// Runs the pruner's rounds, as its service does, until a pass ends; what
+/// they did, with the components collected at its end.
+async fn until_pass_over(p: &Pruner) -> taskbox::store::StoreResult<Round> {
+    let mut total = Round::default();
+    loop {
+        let r = p.round(STEPS_PER_ROUND).await?;
+        total.jobs += r.jobs;
+        total.attempts += r.attempts;
+        if r.pass_over {
+            total.pass_over = true;
+            total.components = p.collect().await?;
+            return Ok(total);
+        }
+    }
 }

@@ -13,11 +13,13 @@ mod cluster;
 mod fleet;
 mod hook;
 mod load;
+mod table;
 
 use anyhow::Context;
 use clap::Args;
 use fleet::{Proc, Said, Setup};
 use serde_json::json;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -71,6 +73,8 @@ pub struct FaultsArgs {
     /// Print the counts as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub taskbox: crate::server::Taskbox,
 }
 
 /// What the faults were, as they happened.
@@ -97,11 +101,30 @@ impl Rng {
     }
 }
 
+/// Progress, written to stderr itself: in the integration test's process
+/// too, past the test harness's capture, so that a run's output shows it.
 fn say(what: &str) {
-    eprintln!("taskbox bench faults: {what}");
+    let _ = writeln!(std::io::stderr(), "taskbox bench faults: {what}");
 }
 
 pub fn main(args: FaultsArgs) -> anyhow::Result<ExitCode> {
+    let json = args.json;
+    let report = report(args)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        table::print(&report);
+    }
+    Ok(if report["passed"] == true {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Runs the harness and answers its report, whose `passed` says whether
+/// all was well (the integration test calls it, with its own `--taskbox`).
+pub fn report(args: FaultsArgs) -> anyhow::Result<serde_json::Value> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -109,7 +132,7 @@ pub fn main(args: FaultsArgs) -> anyhow::Result<ExitCode> {
     rt.block_on(run(args))
 }
 
-async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
+async fn run(args: FaultsArgs) -> anyhow::Result<serde_json::Value> {
     let t0 = Instant::now();
     let bin = cluster::find_bin(args.pg_bin.as_deref())?;
     say(&format!(
@@ -135,6 +158,7 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
         lease_ms: args.lease_ms,
         runners: args.runners as usize,
         dir: work.path().to_path_buf(),
+        taskbox: args.taskbox.clone(),
     };
     let said = Arc::new(Said::default());
     let (serve, api) = setup.serve(&said)?;
@@ -148,7 +172,7 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
         args.lease_ms,
         work.path().display()
     ));
-    let client = crate::http::default_client();
+    let client = taskbox::http::default_client();
     let hook_got = Arc::new(hook::Got::default());
     let hook_url = hook::start(hook_got.clone()).await?;
     load::define(&client, &api, &setup.admin_token, &args.guests, &hook_url).await?;
@@ -279,11 +303,6 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&said.warnings())?
         ));
     }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_table(&report);
-    }
     if !passed || args.keep {
         let kept = work.keep();
         say(&format!(
@@ -291,11 +310,7 @@ async fn run(args: FaultsArgs) -> anyhow::Result<ExitCode> {
             kept.display()
         ));
     }
-    Ok(if passed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(report)
 }
 
 /// The faults to bring.
@@ -379,117 +394,4 @@ fn faults(
         }
     }
     Ok((procs, f))
-}
-
-fn print_table(r: &serde_json::Value) {
-    let a = &r["audit"];
-    let f = &r["faults"];
-    let rows: Vec<(&str, String)> = vec![
-        (
-            "verdict",
-            if r["passed"] == true {
-                "PASSED".into()
-            } else {
-                "FAILED".into()
-            },
-        ),
-        ("jobs", r["jobs"].to_string()),
-        ("acknowledged", r["acknowledged"].to_string()),
-        ("never acknowledged", r["never_acknowledged"].to_string()),
-        (
-            "enqueues answered 503 (tried again)",
-            r["enqueue_unavailable_503"].to_string(),
-        ),
-        ("completed", a["completed"].to_string()),
-        ("failed", a["failed"].to_string()),
-        ("lost", a["lost"].to_string()),
-        ("duplicated (completed twice)", a["duplicated"].to_string()),
-        ("fallback ran twice", a["fallback_twice"].to_string()),
-        (
-            "status disagrees with attempts",
-            a["inconsistent"].to_string(),
-        ),
-        ("attempts", a["attempts"].to_string()),
-        (
-            "callbacks (missing, twice)",
-            format!(
-                "{} ({}, {})",
-                a["callbacks"], a["callback_missing"], a["callback_twice"]
-            ),
-        ),
-        (
-            "events (gaps, out of order)",
-            format!(
-                "{} ({}, {})",
-                a["events"], a["event_gaps"], a["events_out_of_order"]
-            ),
-        ),
-        (
-            "webhook: ends missing, deliveries not delivered",
-            format!("{}, {}", a["webhook_missing"], a["deliveries_unfinished"]),
-        ),
-        (
-            "webhook: requests (refused on purpose, bad signatures)",
-            format!(
-                "{} ({}, {})",
-                r["webhook"]["requests"],
-                r["webhook"]["refused_on_purpose"],
-                r["webhook"]["bad_signatures"]
-            ),
-        ),
-        (
-            "schedule: slots (twice, missing, skipped)",
-            format!(
-                "{} ({}, {}, {}){}",
-                a["slots"],
-                a["slots_twice"],
-                a["slots_missing"],
-                a["slots_skipped"],
-                if a["slots_miscounted"] == true {
-                    "; its fired count disagrees"
-                } else {
-                    ""
-                }
-            ),
-        ),
-        ("rescued (runner_lost attempts)", a["rescued"].to_string()),
-        (
-            "fenced writes (ends, renewals)",
-            format!(
-                "{} ({}, {})",
-                r["fenced_writes"], r["fenced_ends"], r["fenced_renewals"]
-            ),
-        ),
-        (
-            "ends not written (db down)",
-            r["ends_not_written"].to_string(),
-        ),
-        ("workers killed (SIGKILL)", f["killed"].to_string()),
-        (
-            "worker stopped (SIGSTOP)",
-            format!("{} for {} ms", f["stopped"], f["stopped_for_ms"]),
-        ),
-        (
-            "database crashed (-m immediate)",
-            format!("{}, down {} ms", f["db_crashes"], f["db_down_ms"]),
-        ),
-        ("seed", f["seed"].to_string()),
-        (
-            "took",
-            format!(
-                "{:.1} s",
-                r["took_ms"].as_u64().unwrap_or(0) as f64 / 1000.0
-            ),
-        ),
-    ];
-    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    for (k, v) in rows {
-        println!("{k:<width$}  {v}");
-    }
-    if let Some(ex) = a["examples"].as_array().filter(|e| !e.is_empty()) {
-        println!("examples:");
-        for e in ex {
-            println!("  {}", e.as_str().unwrap_or_default());
-        }
-    }
 }

@@ -1,6 +1,6 @@
 //! `taskbox bench queue --workers N`: the burn-down by N `taskbox worker`
-//! processes (this binary) on the bench's PostgreSQL database, as peers are
-//! measured: timed from their spawn, and steady from 10 % to 90 % done.
+//! processes on the bench's PostgreSQL database, as peers are measured:
+//! timed from their spawn, and steady from 10 % to 90 % done.
 
 use anyhow::{bail, Context};
 use serde_json::json;
@@ -27,6 +27,7 @@ pub async fn burn_down(
     workers: usize,
     runners: usize,
     durability: &str,
+    taskbox: &crate::server::Taskbox,
 ) -> anyhow::Result<serde_json::Value> {
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(1)
@@ -38,7 +39,8 @@ pub async fn burn_down(
     let mut procs = Workers(Vec::new());
     for n in 0..workers {
         procs.0.push(
-            super::this_binary()?
+            taskbox
+                .command()?
                 .args(["worker", "--no-migrate", "--durability", durability])
                 .args(["--runners", &runners.to_string()])
                 .args(["--database-url", database_url])

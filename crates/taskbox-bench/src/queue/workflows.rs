@@ -5,19 +5,18 @@
 //! like a plain job's, plus the read of its rows and the write of the rows
 //! it settles.
 
-use super::bench_queue::{
-    bed, durability, insert_plain, progress, run_until_completed, runners, QueueBench,
-};
-use crate::api::auth::DEFAULT_TENANT;
-use crate::enqueue::JobSpec;
-use crate::registry::workflow::WorkflowSpec;
-use crate::store::Write;
+use super::bed::{bed, insert_plain, run_until_completed, Bed};
+use super::{durability, progress, runners, QueueBench};
 use anyhow::{bail, Context};
 use serde_json::json;
 use std::time::{Duration, Instant};
+use taskbox::api::auth::DEFAULT_TENANT;
+use taskbox::enqueue::JobSpec;
+use taskbox::registry::workflow::WorkflowSpec;
+use taskbox::store::Write;
 
 /// Inserts `n` jobs of workflow `name`, 500 to a transaction.
-async fn insert_workflows(b: &super::bench_queue::Bed, name: &str, n: u64) -> anyhow::Result<()> {
+async fn insert_workflows(b: &Bed, name: &str, n: u64) -> anyhow::Result<()> {
     let mut left = n;
     let mut ids = ulid::Generator::new();
     while left > 0 {
@@ -31,7 +30,7 @@ async fn insert_workflows(b: &super::bench_queue::Bed, name: &str, n: u64) -> an
             };
             let id = ids.generate().map(|u| u.to_string()).unwrap_or_default();
             let (job, start) =
-                crate::workflow::start::prepare(&b.registry, id, DEFAULT_TENANT, spec, None)
+                taskbox::workflow::start::prepare(&b.registry, id, DEFAULT_TENANT, spec, None)
                     .await
                     .map_err(|e| anyhow::anyhow!("{e}"))?;
             writes.push(Write::JobInsert(job));
@@ -64,7 +63,7 @@ async fn burn(args: &QueueBench, jobs: u64, steps: usize) -> anyhow::Result<f64>
     let seconds = started.elapsed().as_secs_f64();
     runner.stop(Duration::from_secs(5)).await;
     let counts = b.store.job_counts().await?;
-    if counts != vec![(crate::job::JobStatus::Completed, jobs)] {
+    if counts != vec![(taskbox::job::JobStatus::Completed, jobs)] {
         bail!("not every job completed: {counts:?}");
     }
     b.store.close().await;

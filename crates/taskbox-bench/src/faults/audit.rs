@@ -7,12 +7,12 @@
 //! every-second schedule made one job for each of its slots.
 
 use super::load::{AFTER, FALLBACK, PLAIN, SCHEDULE};
-use crate::events::{decode, EventType};
-use crate::store::{EventColumns, EventRow};
 use anyhow::Context;
 use serde::Serialize;
 use sqlx::Row;
 use std::collections::HashMap;
+use taskbox::events::{decode, EventType};
+use taskbox::store::{EventColumns, EventRow};
 
 /// What the records say.
 #[derive(Debug, Default, Clone, Serialize)]

@@ -3,12 +3,12 @@
 //! (500) so that retries happen under the faults too, and keeps which
 //! jobs' ends it got, and how often.
 
-use crate::webhooks::sign;
 use anyhow::Context;
 use axum::http::{HeaderMap, StatusCode};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use taskbox::webhooks::sign;
 
 /// The secret the harness's webhook is made with.
 pub const SECRET: &str = "faults-harness-secret";

@@ -1,5 +1,5 @@
 //! The processes under test: one `taskbox serve` (the API, no runners) and
-//! N `taskbox worker`s on one database, each started from this very binary,
+//! N `taskbox worker`s on one database, each started from the `taskbox` binary,
 //! with what their logs say about fenced writes counted as they go.
 
 use anyhow::{bail, Context};
@@ -48,6 +48,7 @@ pub struct Setup {
     pub runners: usize,
     /// Where each process's data dir and log go.
     pub dir: PathBuf,
+    pub taskbox: crate::server::Taskbox,
 }
 
 /// One process; killed when dropped.
@@ -128,7 +129,9 @@ impl Setup {
             .append(true)
             .open(&log_path)?;
         let _ = writeln!(log, "=== start");
-        let mut child = crate::cli::this_binary()?
+        let mut child = self
+            .taskbox
+            .command()?
             .args(args)
             .arg("--database-url")
             .arg(&self.database_url)
@@ -190,7 +193,7 @@ fn count(said: &Said, line: &str) {
         let mut map = said.warnings.lock().unwrap_or_else(|p| p.into_inner());
         let entry = map
             .entry(kind)
-            .or_insert_with(|| (0, crate::text::bounded(line, 600)));
+            .or_insert_with(|| (0, taskbox::text::bounded(line, 600)));
         entry.0 += 1;
     }
 }

@@ -8,19 +8,18 @@
 //! delivered to an endpoint that answers 200 (the dear case: a POST per
 //! job).
 
-use super::bench_queue::{
-    bed, durability, insert_plain, progress, run_until_completed, runners, QueueBench,
-};
-use crate::api::auth::DEFAULT_TENANT;
-use crate::maintenance;
-use crate::store::NewWebhook;
-use crate::webhooks::{dispatch::Dispatcher, send::Sender, Hooks, WebhookConfig};
+use super::bed::{bed, insert_plain, run_until_completed};
+use super::{durability, progress, runners, QueueBench};
 use anyhow::{bail, Context};
 use axum::http::StatusCode;
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use taskbox::api::auth::DEFAULT_TENANT;
+use taskbox::maintenance;
+use taskbox::store::NewWebhook;
+use taskbox::webhooks::{dispatch::Dispatcher, send::Sender, Hooks, WebhookConfig};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -69,8 +68,8 @@ async fn burn_down(args: &QueueBench, hooked: Hooked) -> anyhow::Result<serde_js
         let (url, count) = endpoint(if hooked == Hooked::Rare { 3 } else { 0 }).await?;
         got = Some(count);
         let events = match hooked {
-            Hooked::Rare => vec![crate::events::EventType::Cancelled],
-            _ => vec![crate::events::EventType::Completed],
+            Hooked::Rare => vec![taskbox::events::EventType::Cancelled],
+            _ => vec![taskbox::events::EventType::Completed],
         };
         b.store
             .webhook_insert(NewWebhook {
@@ -96,7 +95,7 @@ async fn burn_down(args: &QueueBench, hooked: Hooked) -> anyhow::Result<serde_js
     // One job cancelled before the start: the rare webhook's one event.
     let page = b
         .store
-        .job_list(crate::store::JobQuery {
+        .job_list(taskbox::store::JobQuery {
             tenant: DEFAULT_TENANT.into(),
             limit: 1,
             max_bytes: 1 << 20,
@@ -136,7 +135,7 @@ async fn burn_down(args: &QueueBench, hooked: Hooked) -> anyhow::Result<serde_js
             .await?;
         let delivered = d.len() == 1
             && d[0].attempts == 4
-            && d[0].status == crate::store::DeliveryStatus::Delivered;
+            && d[0].status == taskbox::store::DeliveryStatus::Delivered;
         if !delivered {
             bail!("the cancel's delivery is not delivered on its fourth try: {d:?}");
         }

@@ -6,9 +6,7 @@
 //! time too), in alternating rounds so both see the same machine; the
 //! difference of the medians is what the sandbox's HTTP costs.
 
-use super::bench::{percentile, read_guest, request, runtime};
-use super::format::duration;
-use crate::sandbox::{Ending, Limits, NetworkConfig, NetworkGrant, Sandbox, SandboxConfig};
+use crate::common::{percentile, read_guest, request, runtime};
 use anyhow::{bail, Context};
 use clap::Args;
 use serde_json::json;
@@ -17,6 +15,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use taskbox::cli::format::duration;
+use taskbox::sandbox::{Ending, Limits, NetworkConfig, NetworkGrant, Sandbox, SandboxConfig};
 
 #[derive(Debug, Args)]
 pub struct HttpBench {
@@ -65,7 +65,7 @@ pub fn main(args: HttpBench) -> anyhow::Result<ExitCode> {
             ..SandboxConfig::default()
         })?;
         let program = sandbox
-            .load(crate::sandbox::LOCAL_TENANT, &wasm)
+            .load(taskbox::sandbox::LOCAL_TENANT, &wasm)
             .await
             .map_err(|e| anyhow::anyhow!("http-probe.wasm was refused: {e}"))?;
         let grant = Arc::new(
@@ -153,7 +153,7 @@ async fn serve() -> anyhow::Result<SocketAddr> {
 /// Also the attempt's whole wall time.
 async fn guest_round(
     sandbox: &Sandbox,
-    program: &crate::sandbox::Program,
+    program: &taskbox::sandbox::Program,
     grant: &Arc<NetworkGrant>,
     url: &str,
     n: u64,
