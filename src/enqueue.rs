@@ -5,6 +5,7 @@
 //! the insert, which `Runner::enqueue` does itself.
 
 use crate::admission::Over;
+use crate::bounds::MAX_DELAY_MS;
 use crate::registry::key_template;
 use crate::registry::schema::{CheckError, Violation};
 use crate::registry::spec::{check_name, ConcurrencyMode};
@@ -21,8 +22,6 @@ use std::sync::{Arc, Mutex};
 
 /// Priorities run lowest first, within these bounds.
 pub const PRIORITY_RANGE: std::ops::RangeInclusive<i32> = -1000..=1000;
-/// Longest delay (or deadline) an enqueue may ask for: one year.
-pub const MAX_DELAY_MS: u64 = 366 * 24 * 60 * 60 * 1000;
 /// Longest key (unique, concurrency, idempotency) a job may carry.
 pub const MAX_KEY_LEN: usize = 255;
 /// Most jobs one batch may hold.

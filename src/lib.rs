@@ -4,6 +4,7 @@ pub mod admission;
 pub mod api;
 pub mod app;
 pub mod attempt_log;
+pub mod bounds;
 pub mod cli;
 pub mod config;
 pub mod dashboard;

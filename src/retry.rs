@@ -169,6 +169,16 @@ impl RetryPolicy {
     }
 }
 
+/// A uniform random number in [0, 1): the draw a retry's jitter takes,
+/// for every caller of [`RetryPolicy::decide`] that runs for real.
+pub fn rand_unit() -> f64 {
+    let mut b = [0u8; 8];
+    if getrandom::fill(&mut b).is_err() {
+        return 0.5;
+    }
+    (u64::from_le_bytes(b) >> 11) as f64 / (1u64 << 53) as f64
+}
+
 impl Backoff {
     /// The delay after attempt `attempt` (1-based) failed, `r` in [0, 1).
     pub fn delay_ms_after(&self, attempt: u32, r: f64) -> u64 {

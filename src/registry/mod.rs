@@ -8,6 +8,7 @@ pub mod schema;
 pub mod spec;
 pub mod workflow;
 
+use crate::bounds::MAX_FALLBACK_DEPTH;
 use crate::digest::Digest;
 use crate::lanes::Lanes;
 use crate::retry::RetryPolicy;
@@ -19,12 +20,6 @@ use spec::TaskSpec;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Longest fallback chain followed, whatever the definitions say.
-pub const MAX_FALLBACK_DEPTH: u32 = 8;
-/// Longest chain of callbacks from one enqueued job (a callback's job
-/// whose own callback enqueues another, …): what ends a loop that two
-/// definitions made at once (each checked against the other's old version).
-pub const MAX_CALLBACK_DEPTH: u32 = 16;
 /// Task versions kept compiled in memory.
 const MAX_CACHED_VERSIONS: usize = 4096;
 /// How long "the newest version of a task" is remembered. Defines made in

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// included.
 pub const MAX_STEPS: usize = 64;
 /// Longest a workflow's deadline or a step's budget may be: a year.
-pub const MAX_MS: u64 = crate::enqueue::MAX_DELAY_MS;
+pub const MAX_MS: u64 = crate::bounds::MAX_DELAY_MS;
 
 /// One step: a task run on the workflow's context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]

@@ -3,13 +3,12 @@
 //! writes. Guest code runs here, never inside a database transaction.
 
 use super::held::{Held, StopReason};
+use crate::bounds::{MAX_CALLBACK_DEPTH, MAX_DELAY_MS, MAX_FALLBACK_DEPTH};
 use crate::enqueue::{prepare_job, EnqueueError, JobSpec};
 use crate::job::{ErrorKind, JobError};
 use crate::registry::spec::ParentClose;
-use crate::registry::{
-    Registry, RegistryError, TaskVersion, Which, MAX_CALLBACK_DEPTH, MAX_FALLBACK_DEPTH,
-};
-use crate::retry::{Decision, FailReason};
+use crate::registry::{Registry, RegistryError, TaskVersion, Which};
+use crate::retry::{rand_unit, Decision, FailReason};
 use crate::sandbox::{AttemptReport, AttemptRequest, Ending, Invalid, JobRef, ProgressHook};
 use crate::store::{
     Action, AttemptRecord, Callbacks, ClaimedJob, Finalize, Millis, NewJob, ProgressRecord,
@@ -321,7 +320,7 @@ pub async fn callback_job(
         Ok(wait) => {
             let ms = u64::try_from(wait.as_millis())
                 .unwrap_or(u64::MAX)
-                .min(crate::enqueue::MAX_DELAY_MS);
+                .min(MAX_DELAY_MS);
             new.run_at = crate::store::RunAt::After(ms);
             let note = format!(
                 "callback task {name:?} was enqueued to run in {ms} ms: the tenant's enqueue \
@@ -835,15 +834,6 @@ fn deadline_error(deadline: Millis) -> JobError {
             crate::store::clock::rfc3339(deadline)
         ),
     )
-}
-
-/// A uniform random number in [0, 1), for retry jitter.
-pub(crate) fn rand_unit() -> f64 {
-    let mut b = [0u8; 8];
-    if getrandom::fill(&mut b).is_err() {
-        return 0.5;
-    }
-    (u64::from_le_bytes(b) >> 11) as f64 / (1u64 << 53) as f64
 }
 
 fn finalize(

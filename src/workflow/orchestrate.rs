@@ -10,8 +10,7 @@
 use crate::enqueue::{prepare_job, EnqueueError, JobSpec};
 use crate::job::{ErrorKind, JobError};
 use crate::registry::{Registry, RegistryError, Which};
-use crate::retry::Decision;
-use crate::runner::executor::rand_unit;
+use crate::retry::{rand_unit, Decision};
 use crate::sandbox::{
     AttemptRequest, Ending, GuestFailure, JobRef, NetworkTally, Orchestrate, Redactor,
 };

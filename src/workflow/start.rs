@@ -4,8 +4,9 @@
 //! against the workflow's schema, and the job's first stage set to its
 //! first step. The job and its stages are written in one transaction.
 
+use crate::bounds::MAX_FALLBACK_DEPTH;
 use crate::enqueue::{place, EnqueueError, JobSpec};
-use crate::registry::{Registry, RegistryError, TaskVersion, MAX_FALLBACK_DEPTH};
+use crate::registry::{Registry, RegistryError, TaskVersion};
 use crate::store::{
     Idempotency, NewJob, StepConfig, StepKind, StepRecord, StepStatus, TaskRef, WorkflowStart,
 };
