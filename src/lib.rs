@@ -30,5 +30,6 @@ pub mod secrets;
 pub mod store;
 pub mod strict;
 pub mod text;
+pub mod time;
 pub mod webhooks;
 pub mod workflow;

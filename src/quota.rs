@@ -3,6 +3,7 @@
 //! the fixed windows fuel budgets and usage are counted in, and the token
 //! bucket that meters enqueues.
 
+use crate::time::Millis;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -17,7 +18,7 @@ pub const DEFAULT_WEIGHT: u32 = 1;
 pub const MAX_WEIGHT: u32 = 10_000;
 
 /// The start of the window `now` falls in.
-pub fn window_start(now: crate::store::Millis) -> crate::store::Millis {
+pub fn window_start(now: Millis) -> Millis {
     now - now.rem_euclid(WINDOW_MS)
 }
 

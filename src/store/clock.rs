@@ -4,8 +4,9 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-/// Milliseconds since the Unix epoch.
-pub type Millis = i64;
+// Unix ms and their text live below every layer; the store's paths to
+// them stand.
+pub use crate::time::{parse_rfc3339, rfc3339, Millis};
 
 pub trait Clock: Send + Sync + 'static {
     fn now(&self) -> Millis;
@@ -41,18 +42,4 @@ impl Clock for ManualClock {
     fn now(&self) -> Millis {
         self.0.load(Ordering::SeqCst)
     }
-}
-
-/// A Unix-ms time as RFC 3339 with milliseconds, UTC.
-pub fn rfc3339(ms: Millis) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// Parses an RFC 3339 time into Unix ms.
-pub fn parse_rfc3339(s: &str) -> Option<Millis> {
-    chrono::DateTime::parse_from_rfc3339(s)
-        .ok()
-        .map(|t| t.timestamp_millis())
 }
