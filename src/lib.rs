@@ -1,5 +1,6 @@
 //! taskbox: a job queue whose jobs are sandboxed WebAssembly.
 
+pub mod abi;
 pub mod admission;
 pub mod api;
 pub mod app;
@@ -14,10 +15,13 @@ pub mod events;
 pub mod http;
 pub mod job;
 pub mod lanes;
+pub mod limits_spec;
 pub mod listen;
 pub mod maintenance;
 pub mod metrics;
 pub mod netguard;
+pub mod network_tally;
+pub mod parent_close;
 pub mod priority;
 pub mod quota;
 pub mod redrive;

@@ -274,7 +274,7 @@ pub struct AttemptView<'a> {
     pub log: Option<Cow<'a, AttemptLog>>,
     /// What its outbound HTTP did; absent when it made no request.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub network: Option<crate::sandbox::NetworkTally>,
+    pub network: Option<crate::network_tally::NetworkTally>,
 }
 
 pub fn attempt(a: &AttemptRecord) -> AttemptView<'_> {

@@ -7,7 +7,7 @@ use super::table::{self, Table};
 use crate::api::views::{AttemptView, ErrorView, JobDetail, JobView, StepView};
 use crate::attempt_log::{LogLine, Source};
 use crate::job::JobStatus;
-use crate::sandbox::NetworkTally;
+use crate::network_tally::NetworkTally;
 use crate::store::TaskRef;
 
 pub(super) fn jobs_table(jobs: &[JobView]) -> Table {

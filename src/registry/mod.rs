@@ -221,8 +221,8 @@ impl Registry {
         )?;
         let program = self.sandbox.load(tenant, &bytes).await?;
         let abi = match program.abi() {
-            crate::sandbox::Abi::Task => "task",
-            crate::sandbox::Abi::Command => "command",
+            crate::abi::Abi::Task => "task",
+            crate::abi::Abi::Command => "command",
         };
         Ok(self
             .store
@@ -452,10 +452,11 @@ impl Registry {
         };
         let tv = Arc::new(TaskVersion {
             network,
-            limits: spec
-                .limits
-                .unwrap_or_default()
-                .resolve(self.defaults, self.ceilings()),
+            limits: Limits::resolve(
+                &spec.limits.unwrap_or_default(),
+                self.defaults,
+                self.ceilings(),
+            ),
             retry: spec.retry.clone().unwrap_or_default(),
             input_schema,
             output_schema,

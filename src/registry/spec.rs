@@ -4,8 +4,11 @@
 
 use crate::digest::Digest;
 use crate::retry::RetryPolicy;
-use crate::sandbox::{Ceilings, Limits};
 use serde::{Deserialize, Serialize};
+
+// Parts of a definition that other layers keep; below them all.
+pub use crate::limits_spec::LimitsSpec;
+pub use crate::parent_close::ParentClose;
 
 /// Longest task or queue name.
 pub const MAX_NAME_LEN: usize = 64;
@@ -98,47 +101,6 @@ pub struct NetworkSpec {
 
 /// Most secrets one task may declare.
 pub const MAX_TASK_SECRETS: usize = 64;
-
-/// What becomes of a job's unfinished children when it ends (Temporal's
-/// parent close policy).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ParentClose {
-    /// They go on.
-    #[default]
-    Abandon,
-    /// They are cancelled as an API cancel would: a workflow child runs its
-    /// `on_cancel` chain.
-    RequestCancel,
-    /// They are cancelled, without their `on_cancel` chains where they are
-    /// not running.
-    Terminate,
-}
-
-/// Limits a task asks for; any left out take the server's defaults.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LimitsSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fuel: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_mb: Option<u32>,
-}
-
-impl LimitsSpec {
-    /// The limits an attempt gets: the defaults filled in, then clamped by
-    /// the server's ceilings (DESIGN invariant 7).
-    pub fn resolve(&self, defaults: Limits, ceilings: &Ceilings) -> Limits {
-        Limits {
-            timeout_ms: self.timeout_ms.unwrap_or(defaults.timeout_ms),
-            fuel: self.fuel.unwrap_or(defaults.fuel),
-            memory_mb: self.memory_mb.unwrap_or(defaults.memory_mb),
-        }
-        .clamped(ceilings)
-    }
-}
 
 /// At most one job per key runs at once (`exclusive`), or a newer job
 /// replaces a queued one with the same key (`supersedes`).
@@ -452,19 +414,6 @@ mod tests {
         for bad in ["", "-x", "Upper", "with space", "ünï", "a/b", long.as_str()] {
             assert!(check_name("task", bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn limits_take_defaults_then_ceilings() {
-        let spec = LimitsSpec {
-            timeout_ms: Some(u64::MAX),
-            fuel: None,
-            memory_mb: Some(64),
-        };
-        let got = spec.resolve(Limits::DEFAULT, &Ceilings::DEFAULT);
-        assert_eq!(got.timeout_ms, Ceilings::DEFAULT.max_timeout_ms);
-        assert_eq!(got.fuel, Limits::DEFAULT.fuel);
-        assert_eq!(got.memory_mb, 64);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! checks here need no store; `Registry::define_workflow` adds those that
 //! do (each named task exists, the schema compiles).
 
-use super::spec::{check_name, LimitsSpec};
+use super::spec::check_name;
+use crate::limits_spec::LimitsSpec;
 use crate::retry::RetryPolicy;
 use serde::{Deserialize, Serialize};
 

@@ -6,10 +6,12 @@ use super::held::{Held, StopReason};
 use crate::bounds::{MAX_CALLBACK_DEPTH, MAX_DELAY_MS, MAX_FALLBACK_DEPTH};
 use crate::enqueue::{prepare_job, EnqueueError, JobSpec};
 use crate::job::{ErrorKind, JobError};
-use crate::registry::spec::ParentClose;
+use crate::parent_close::ParentClose;
 use crate::registry::{Registry, RegistryError, TaskVersion, Which};
 use crate::retry::{rand_unit, Decision, FailReason};
-use crate::sandbox::{AttemptReport, AttemptRequest, Ending, Invalid, JobRef, ProgressHook};
+use crate::sandbox::{
+    AttemptReport, AttemptRequest, Ending, Invalid, JobRef, Limits, ProgressHook,
+};
 use crate::store::{
     Action, AttemptRecord, Callbacks, ClaimedJob, Finalize, Millis, NewJob, ProgressRecord,
     StepConfig, StepKind, StepRecord, StepStatus, StepWrite, StoreError, TaskRef, Usage,
@@ -621,7 +623,7 @@ fn prepare(
     now: Millis,
 ) -> AttemptRequest {
     let mut limits = match step.and_then(|s| s.config.limits.as_ref()) {
-        Some(own) => own.resolve(task.limits, &registry.sandbox().config().ceilings),
+        Some(own) => Limits::resolve(own, task.limits, &registry.sandbox().config().ceilings),
         None => task.limits,
     };
     let ends = [job.deadline_at, step.and_then(budget_end)];

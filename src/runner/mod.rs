@@ -19,7 +19,7 @@ mod marker;
 pub mod watch;
 
 use crate::job::JobStatus;
-use crate::registry::spec::ParentClose;
+use crate::parent_close::ParentClose;
 use crate::registry::Registry;
 use crate::store::{
     ClaimedJob, Finalize, Finalized, HeartbeatParams, Inserted, JobRecord, NewJob, OnClaimed,

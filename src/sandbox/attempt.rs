@@ -8,11 +8,12 @@ use super::host::{
     Attempt, AttemptHost, ComponentHost, ModuleHost, Orchestrate, Progress, ProgressHook,
 };
 use super::limits::{Limits, StoreLimiter};
-use super::network::{GuestHttp, NetworkGrant, NetworkTally, NetworkUsage};
+use super::network::{GuestHttp, NetworkGrant, NetworkUsage};
 use super::redact::Redactor;
 use super::ticker::EPOCH_PERIOD;
 use super::{Prepared, Program, Sandbox};
 use crate::job::JobError;
+use crate::network_tally::NetworkTally;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,21 +1,11 @@
 //! First look at uploaded bytes, before anything is compiled: is it WebAssembly,
 //! which ABI does it speak, and does it import only what the host offers?
 
-use serde::{Deserialize, Serialize};
+use crate::abi::Abi;
 use std::fmt;
 use wasmtime::wasmparser::{
     ComponentExternalKind, ComponentTypeRef, ExternalKind, Parser, Payload, TypeRef,
 };
-
-/// How the host calls a guest (DESIGN §3.1–3.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Abi {
-    /// A component of the task world: `run(job, input) -> result<outcome, failure>`.
-    Task,
-    /// A WASI command: input on stdin, output on stdout, exit code for failure.
-    Command,
-}
 
 /// The binary shape behind an [`Abi`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,6 +1,7 @@
 //! Per-attempt limits (what a task may ask for, clamped by the server's ceilings)
 //! and the store limiter that enforces memory, tables and instances.
 
+use crate::limits_spec::LimitsSpec;
 use serde::{Deserialize, Serialize};
 use wasmtime::ResourceLimiter;
 
@@ -25,6 +26,18 @@ impl Limits {
         fuel: 10_000_000_000,
         memory_mb: 256,
     };
+
+    /// The limits an attempt gets when a task asks for `asked`: the
+    /// `defaults` where it says nothing, then clamped by the server's
+    /// ceilings (DESIGN invariant 7).
+    pub fn resolve(asked: &LimitsSpec, defaults: Limits, ceilings: &Ceilings) -> Limits {
+        Limits {
+            timeout_ms: asked.timeout_ms.unwrap_or(defaults.timeout_ms),
+            fuel: asked.fuel.unwrap_or(defaults.fuel),
+            memory_mb: asked.memory_mb.unwrap_or(defaults.memory_mb),
+        }
+        .clamped(ceilings)
+    }
 
     /// The same limits, each no higher than its ceiling and at least 1.
     pub fn clamped(self, ceilings: &Ceilings) -> Limits {
@@ -172,6 +185,19 @@ impl ResourceLimiter for StoreLimiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_take_defaults_then_ceilings() {
+        let spec = LimitsSpec {
+            timeout_ms: Some(u64::MAX),
+            fuel: None,
+            memory_mb: Some(64),
+        };
+        let got = Limits::resolve(&spec, Limits::DEFAULT, &Ceilings::DEFAULT);
+        assert_eq!(got.timeout_ms, Ceilings::DEFAULT.max_timeout_ms);
+        assert_eq!(got.fuel, Limits::DEFAULT.fuel);
+        assert_eq!(got.memory_mb, 64);
+    }
 
     #[test]
     fn clamps_to_ceilings_and_floors() {

@@ -15,14 +15,16 @@ pub mod network;
 mod redact;
 mod ticker;
 
+pub use crate::abi::Abi;
+pub use crate::network_tally::NetworkTally;
 pub use attempt::{AttemptReport, AttemptRequest, Ending, JobRef};
 pub use cache::ArtifactCache;
 pub use capture::AttemptLog;
 pub use compiler::Compiler;
 pub use host::{GuestFailure, Orchestrate, Progress, ProgressHook};
-pub use inspect::{Abi, Invalid, Shape};
+pub use inspect::{Invalid, Shape};
 pub use limits::{Ceilings, Limits};
-pub use network::{NetworkConfig, NetworkGrant, NetworkTally};
+pub use network::{NetworkConfig, NetworkGrant};
 pub use redact::Redactor;
 
 use crate::digest::Digest;

@@ -5,7 +5,7 @@
 
 use super::Plan;
 use crate::job::JobStatus;
-use crate::registry::spec::ParentClose;
+use crate::parent_close::ParentClose;
 use crate::store::{
     CallKind, CancelOutcome, CancelStages, JobStore, StoreError, StoreResult, Write, Written,
 };

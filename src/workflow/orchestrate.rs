@@ -9,11 +9,10 @@
 
 use crate::enqueue::{prepare_job, EnqueueError, JobSpec};
 use crate::job::{ErrorKind, JobError};
+use crate::network_tally::NetworkTally;
 use crate::registry::{Registry, RegistryError, Which};
 use crate::retry::{rand_unit, Decision};
-use crate::sandbox::{
-    AttemptRequest, Ending, GuestFailure, JobRef, NetworkTally, Orchestrate, Redactor,
-};
+use crate::sandbox::{AttemptRequest, Ending, GuestFailure, JobRef, Orchestrate, Redactor};
 use crate::store::{CallKind, CallRecord, Inserted, OnConflict, Reuse, Write, Written};
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
