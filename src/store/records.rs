@@ -606,7 +606,7 @@ pub struct AttemptRecord {
     pub peak_memory_bytes: u64,
     pub log: Option<AttemptLog>,
     /// What its outbound HTTP did, if it made or was refused any request.
-    pub network: Option<crate::sandbox::NetworkTally>,
+    pub network: Option<crate::network_tally::NetworkTally>,
 }
 
 /// What to do with a job once its attempt is over.
@@ -693,7 +693,7 @@ pub struct Finalize {
     pub steps: Vec<crate::store::StepWrite>,
     /// What becomes of the job's unfinished children if the end ends it
     /// (`None`: they go on).
-    pub close_children: Option<crate::registry::spec::ParentClose>,
+    pub close_children: Option<crate::parent_close::ParentClose>,
 }
 
 impl Finalize {

@@ -8,7 +8,7 @@
 use super::records::TaskRef;
 use super::Millis;
 use crate::job::JobError;
-use crate::registry::spec::LimitsSpec;
+use crate::limits_spec::LimitsSpec;
 use crate::retry::RetryPolicy;
 use serde::{Deserialize, Serialize};
 
