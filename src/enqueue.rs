@@ -170,7 +170,7 @@ impl Enqueuer {
             Some(Written::JobInserted(i)) => i,
             _ => return Err(StoreError::Internal("an insert answered nothing".into()).into()),
         };
-        crate::metrics::get().inserted([&inserted]);
+        crate::figures::inserted([&inserted]);
         self.runner.queued_again(tenant);
         Ok(inserted)
     }

@@ -12,6 +12,7 @@ pub mod dashboard;
 pub mod digest;
 pub mod enqueue;
 pub mod events;
+pub mod figures;
 pub mod http;
 pub mod job;
 pub mod lanes;

@@ -14,6 +14,10 @@
 //! `_other`, so that a tenant making queues by the thousand cannot grow
 //! this process's memory (or its scrape) without bound. The HTTP method
 //! label is as bounded: a method the API does not use is `other`.
+//!
+//! It takes plain numbers and names, never a store's or the sandbox's
+//! types (`figures` reads those for it): the store and the sandbox call it,
+//! so it sits below them.
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -272,16 +276,6 @@ impl Metrics {
         self.enqueued.get_or_create(&labels).inc_by(n);
     }
 
-    /// Counts the jobs an insert created (not those it answered with a
-    /// job that was there already).
-    pub fn inserted<'a>(&self, inserted: impl IntoIterator<Item = &'a crate::store::Inserted>) {
-        for i in inserted {
-            if let crate::store::Inserted::Created(j) = i {
-                self.enqueued(&j.tenant, &j.queue, 1);
-            }
-        }
-    }
-
     /// A job reached an end: `error_kind` is empty for one that completed
     /// or was cancelled.
     pub fn ended(&self, tenant: &str, queue: &str, status: &str, error_kind: &str) {
@@ -315,56 +309,25 @@ impl Metrics {
         if let Some(peak) = a.peak_memory {
             self.peak_memory.observe(peak as f64);
         }
-        if let Some(n) = a.network.filter(|n| !n.is_empty()) {
-            for (result, v) in [("sent", n.requests), ("refused", n.refused)] {
+        if [
+            a.requests_sent,
+            a.requests_refused,
+            a.bytes_sent,
+            a.bytes_received,
+        ] != [0; 4]
+        {
+            for (result, v) in [("sent", a.requests_sent), ("refused", a.requests_refused)] {
                 self.outbound_requests
                     .get_or_create(&self.tenant(vec![("result", result.to_owned())], a.tenant))
                     .inc_by(v);
             }
-            for (direction, v) in [("sent", n.bytes_sent), ("received", n.bytes_received)] {
+            for (direction, v) in [("sent", a.bytes_sent), ("received", a.bytes_received)] {
                 self.outbound_bytes
                     .get_or_create(
                         &self.tenant(vec![("direction", direction.to_owned())], a.tenant),
                     )
                     .inc_by(v);
             }
-        }
-    }
-
-    /// An attempt's end as it was written (`result`): the attempt it
-    /// records, and the job's end if it ended.
-    pub fn finalized(&self, f: &crate::store::Finalize, result: &crate::store::Finalized) {
-        use crate::store::{Action, Finalized};
-        let Finalized::Done(status) = result else {
-            return;
-        };
-        let queue = f.names.queue.as_str();
-        if let Some(a) = &f.attempt {
-            let outcome = match &a.error {
-                Some(e) if a.outcome != "completed" => e.kind.as_str(),
-                _ => a.outcome.as_str(),
-            };
-            self.attempt(AttemptFigures {
-                tenant: &f.tenant,
-                queue,
-                outcome,
-                ran_for: Duration::from_millis(
-                    u64::try_from(a.finished_at - a.started_at).unwrap_or(0),
-                ),
-                fuel: a.fuel_used,
-                peak_memory: (a.peak_memory_bytes > 0).then_some(a.peak_memory_bytes),
-                network: a.network,
-            });
-        }
-        if status.is_terminal() {
-            let kind = match &f.action {
-                Action::Fail { error } => error.kind.as_str(),
-                Action::Conclude {
-                    error: Some(error), ..
-                } => error.kind.as_str(),
-                _ => "",
-            };
-            self.ended(&f.tenant, queue, status.as_str(), kind);
         }
     }
 
@@ -467,8 +430,12 @@ pub struct AttemptFigures<'a> {
     pub ran_for: Duration,
     pub fuel: u64,
     pub peak_memory: Option<u64>,
-    /// What its outbound HTTP did, if anything.
-    pub network: Option<crate::sandbox::NetworkTally>,
+    /// Its outbound HTTP: requests that went out, requests the host
+    /// refused, body bytes sent and received (all 0: it made none).
+    pub requests_sent: u64,
+    pub requests_refused: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
 }
 
 /// What a scrape reads at its time.

@@ -92,7 +92,7 @@ impl Rescuer {
         let metrics = crate::metrics::get();
         metrics.rescued(lost.len());
         for (f, result) in counted.iter().zip(&results) {
-            metrics.finalized(f, result);
+            crate::figures::finalized(f, result);
         }
         let fenced = results.iter().filter(|r| **r == Finalized::Fenced).count();
         if fenced > 0 {

@@ -281,7 +281,7 @@ impl Runner {
             Some(j) if jobs.iter().all(|o| o.tenant == j.tenant) => j.tenant.clone(),
             _ => {
                 let inserted = store.job_insert(jobs).await?;
-                crate::metrics::get().inserted(inserted.iter().flatten());
+                crate::figures::inserted(inserted.iter().flatten());
                 return Ok(inserted);
             }
         };
@@ -325,7 +325,7 @@ impl Runner {
     /// may change when the claim loop should look next, and a due one is
     /// the sparse claimer's if its tenant has none waiting here.
     fn inserted(&self, tenant: &str, inserted: &[StoreResult<Inserted>], claimed: &[String]) {
-        crate::metrics::get().inserted(inserted.iter().flatten());
+        crate::figures::inserted(inserted.iter().flatten());
         let now = self.inner.registry.store().now();
         let mut due = false;
         let mut created = false;
@@ -679,7 +679,7 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<Finalize>) {
                 .as_ref()
                 .and_then(|r| r.get(i).cloned())
                 .unwrap_or(Finalized::Fenced);
-            crate::metrics::get().finalized(&f, &result);
+            crate::figures::finalized(&f, &result);
             if results.is_some() && result == Finalized::Fenced {
                 tracing::warn!(job = %f.id, "attempt end refused: the job's lease is no longer this runner's (fenced)");
             }

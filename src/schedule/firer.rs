@@ -470,7 +470,7 @@ impl Firer {
             match w {
                 Written::SchedulePut(r) => m.rec = r,
                 Written::JobInserted(Inserted::Existing(j)) => existing = Some(j.id),
-                Written::JobInserted(created) => crate::metrics::get().inserted([&created]),
+                Written::JobInserted(created) => crate::figures::inserted([&created]),
                 _ => {}
             }
         }

@@ -471,7 +471,7 @@ impl Orchestrate for Orchestration {
                     .apply(vec![Write::JobInsert(new.clone())])
                     .await
                     .map_err(|e| enqueue_failure(e.into()))?;
-                crate::metrics::get().inserted(written.iter().filter_map(|w| match w {
+                crate::figures::inserted(written.iter().filter_map(|w| match w {
                     Written::JobInserted(i) => Some(i),
                     _ => None,
                 }));
