@@ -4,6 +4,7 @@
 use super::bindings::{Job, Outcome};
 use super::capture::{AttemptLog, Level, LogBuffer, OutputCapture, Source};
 use super::classify::{self, Circumstances, Interrupted};
+use super::ending::Ending;
 use super::host::{
     Attempt, AttemptHost, ComponentHost, ModuleHost, Orchestrate, Progress, ProgressHook,
 };
@@ -75,24 +76,6 @@ impl AttemptRequest {
             secrets: Vec::new(),
         }
     }
-}
-
-/// How an attempt ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ending {
-    /// Finished; the output's JSON text.
-    Done(String),
-    /// Run again after this many milliseconds, without using up an attempt.
-    Snooze(u64),
-    /// Park until resumed; JSON text saying what it waits for.
-    Wait(String),
-    /// Failed, for the reason given.
-    Failed(JobError),
-    /// Stopped because the job was cancelled.
-    Cancelled,
-    /// The host could not run it now (e.g. every instance slot is busy);
-    /// not the guest's doing, so it should not count as an attempt.
-    Unavailable(String),
 }
 
 /// What an attempt did and cost.

@@ -3,7 +3,7 @@
 //! Whatever text of the guest's is kept is redacted first, then cut or held
 //! to its cap.
 
-use super::attempt::Ending;
+use super::ending::Ending;
 use super::redact::Redactor;
 use crate::job::{ErrorKind, JobError};
 use crate::text::bounded;
