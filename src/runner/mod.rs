@@ -498,6 +498,19 @@ impl Runner {
     }
 }
 
+/// The enqueue path's way in: its inserts are the runner's, claiming with
+/// the insert where it can.
+#[async_trait::async_trait]
+impl crate::enqueue::Intake for Runner {
+    async fn insert(&self, jobs: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
+        self.enqueue(jobs).await
+    }
+
+    fn queued(&self, tenant: &str) {
+        self.queued_again(tenant);
+    }
+}
+
 impl Drop for Runner {
     fn drop(&mut self) {
         // A runtime may not be dropped where blocking is not allowed.

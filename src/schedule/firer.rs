@@ -376,7 +376,7 @@ impl Firer {
                     workflow: Some(workflow.clone()),
                     ..spec
                 };
-                crate::workflow::start::prepare(
+                crate::enqueue::workflow::prepare(
                     &self.registry,
                     self.new_id(),
                     &m.rec.tenant,

@@ -1,12 +1,15 @@
 //! Workflows run: a job's stages as rows (`store::step_rows`), started at
-//! enqueue (`start`) and moved on after each attempt (`plan`). The runner
-//! runs a workflow job's active stage like any job's task; only where the
-//! job goes after it differs.
+//! enqueue (`enqueue::workflow`) and moved on after each attempt (`plan`).
+//! The runner runs a workflow job's active stage like any job's task; only
+//! where the job goes after it differs.
 
 pub mod cancel;
 pub mod orchestrate;
 pub mod plan;
-pub mod start;
+
+/// A workflow job's start is the enqueue's (`enqueue::workflow`), below
+/// this folder; its old path stands for callers that still name it.
+pub use crate::enqueue::workflow as start;
 
 use crate::store::{ClaimedJob, JobStore, StoreError, StoreResult};
 pub use plan::Plan;

@@ -3,9 +3,11 @@
 //! now (each step's retry, limits and budget with it), its input checked
 //! against the workflow's schema, and the job's first stage set to its
 //! first step. The job and its stages are written in one transaction.
+//! Part of the enqueue, which calls it; the runner moves the job on from
+//! there (`workflow::plan`).
 
+use super::spec::{place, EnqueueError, JobSpec};
 use crate::bounds::MAX_FALLBACK_DEPTH;
-use crate::enqueue::{place, EnqueueError, JobSpec};
 use crate::registry::{Registry, RegistryError, TaskVersion};
 use crate::store::{
     Idempotency, NewJob, StepConfig, StepKind, StepRecord, StepStatus, TaskRef, WorkflowStart,

@@ -1,0 +1,140 @@
+//! A task's job as an enqueue asks for it, under every rule of enqueue
+//! but the store's own (uniqueness, idempotency, `max_queued`): its task
+//! looked up, its input checked, its place and keys set.
+
+use super::spec::{bad, place, EnqueueError, JobSpec, MAX_KEY_LEN};
+use crate::registry::key_template;
+use crate::registry::schema::Violation;
+use crate::registry::spec::ConcurrencyMode;
+use crate::registry::{Registry, TaskVersion, Which};
+use crate::store::{Idempotency, NewJob, TaskRef};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The job `b` asks for, with id `id`, under every rule of enqueue but the
+/// store's own: what `Enqueuer::prepare` does, for callers that insert the
+/// job in a write of their own (a callback, with the end it follows).
+pub async fn prepare_job(
+    registry: &Registry,
+    id: String,
+    tenant: &str,
+    mut b: JobSpec,
+    idempotency: Option<Idempotency>,
+    tasks: Option<&mut HashMap<String, Arc<TaskVersion>>>,
+) -> Result<NewJob, EnqueueError> {
+    if b.workflow.is_some() {
+        return Err(bad(
+            "a workflow job is enqueued on its own (POST /v1/jobs), not in a batch or by a \
+             callback or schedule",
+        ));
+    }
+    let name = b
+        .task
+        .as_deref()
+        .ok_or_else(|| bad("the job needs \"task\": the name of the task to run"))?;
+    let tv = match tasks {
+        Some(tasks) => match tasks.get(name) {
+            Some(tv) => tv.clone(),
+            None => {
+                let tv = registry.task(tenant, name, None).await?;
+                tasks.insert(name.to_owned(), tv.clone());
+                tv
+            }
+        },
+        None => registry.task(tenant, name, None).await?,
+    };
+    let input = b.input.take().unwrap_or_else(|| json!({}));
+    let input = registry.check(&tv, Which::Input, input).await?;
+    let placed = place(&mut b, tv.queue(), tv.spec.deadline_ms)?;
+    let concurrency_key = concurrency_key(&tv, &b, &input)?;
+    Ok(NewJob {
+        id,
+        tenant: tenant.to_owned(),
+        task: TaskRef {
+            name: tv.record.name.clone(),
+            version: tv.record.version,
+            digest: tv.record.digest.clone(),
+        },
+        queue: placed.queue,
+        priority: placed.priority,
+        input: input.to_string(),
+        max_attempts: tv.retry.max_attempts,
+        run_at: placed.run_at,
+        deadline_ms: placed.deadline_ms,
+        expire_after_ms: b.expire_after_ms,
+        supersedes: tv
+            .spec
+            .concurrency
+            .as_ref()
+            .is_some_and(|c| c.mode == ConcurrencyMode::Supersedes),
+        concurrency_limit: tv
+            .spec
+            .concurrency
+            .as_ref()
+            .and_then(|c| c.limit)
+            .filter(|l| *l > 1 && concurrency_key.is_some()),
+        concurrency_key,
+        unique_key: b.unique_key,
+        on_conflict: b.on_conflict.unwrap_or_default(),
+        reuse: b.reuse.unwrap_or_default(),
+        idempotency,
+        callback_depth: 0,
+    })
+}
+
+/// The concurrency key of a new job: the one it names, or the task's. A
+/// task's key that starts with `/` is a JSON pointer into the input.
+fn concurrency_key(
+    tv: &TaskVersion,
+    body: &JobSpec,
+    input: &Value,
+) -> Result<Option<String>, EnqueueError> {
+    if body.concurrency_key.is_some() {
+        return Ok(body.concurrency_key.clone());
+    }
+    let Some(c) = &tv.spec.concurrency else {
+        return Ok(None);
+    };
+    if key_template::is_template(&c.key) {
+        // Checked when the task was defined.
+        let parts = key_template::parse(&c.key).map_err(bad)?;
+        let key = key_template::render(&parts, input).map_err(|(pointer, message)| {
+            EnqueueError::InvalidInput(vec![Violation { pointer, message }])
+        })?;
+        if key.is_empty() || key.len() > MAX_KEY_LEN {
+            return Err(EnqueueError::InvalidInput(vec![Violation {
+                pointer: String::new(),
+                message: format!(
+                    "the task's concurrency key {:?} made from the input must be 1 to {MAX_KEY_LEN} bytes long",
+                    c.key
+                ),
+            }]));
+        }
+        return Ok(Some(key));
+    }
+    if !c.key.starts_with('/') {
+        return Ok(Some(c.key.clone()));
+    }
+    let violation = |message: String| {
+        EnqueueError::InvalidInput(vec![Violation {
+            pointer: c.key.clone(),
+            message,
+        }])
+    };
+    let key =
+        match input.pointer(&c.key) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => return Err(violation(
+                "the task's concurrency key is read from here, and the input has no value at it"
+                    .into(),
+            )),
+            Some(other) => other.to_string(),
+        };
+    if key.is_empty() || key.len() > MAX_KEY_LEN {
+        return Err(violation(format!(
+            "the task's concurrency key is read from here, and must be 1 to {MAX_KEY_LEN} bytes long"
+        )));
+    }
+    Ok(Some(key))
+}
