@@ -5,7 +5,7 @@
 
 use crate::job::JobError;
 use crate::registry::{Registry, RegistryError};
-use crate::runner::executor::callback_job;
+use crate::runner::callbacks::callback_job;
 use crate::store::{Expire, ExpiringJob, JobStore, StoreResult};
 use serde_json::json;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -9,6 +9,7 @@
 //! first and waits for its end; a client that goes away leaves the
 //! attempt, and the runner, as they were.
 
+pub mod callbacks;
 mod claims;
 pub mod dispatch;
 pub mod executor;
