@@ -4,7 +4,7 @@
 //! not pass for a default.
 
 use crate::quota::Quotas;
-use crate::runner::executor::AttemptRules;
+use crate::runner::decision::AttemptRules;
 use crate::store::Durability;
 use std::net::SocketAddr;
 use std::path::PathBuf;

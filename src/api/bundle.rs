@@ -8,9 +8,9 @@
 //!
 //! The input is rebuilt as the runner built it: the job's own for its own
 //! task; for a fallback, `{input, error}` of the stage before it, as
-//! `runner::executor` makes it. A workflow step's input is its context at
-//! that step, which the records do not keep whole: such an attempt is
-//! refused with a clear error rather than replayed on a guess.
+//! `runner::decision::fall_back` makes it. A workflow step's input is its
+//! context at that step, which the records do not keep whole: such an
+//! attempt is refused with a clear error rather than replayed on a guess.
 
 use super::auth::Principal;
 use super::body::QueryParams;
@@ -206,7 +206,7 @@ async fn all_attempts(
 
 /// The input the last of `attempts` got: the job's own, wrapped once for
 /// each time another task took over (`{input, error}`, the error of the
-/// last attempt before it), as `runner::executor::fallback` wraps it.
+/// last attempt before it), as `runner::decision::fall_back` wraps it.
 fn input_of(job_input: &str, attempts: &[AttemptRecord]) -> Value {
     let mut input: Value = serde_json::from_str(job_input).unwrap_or(Value::Null);
     for pair in attempts.windows(2) {

@@ -7,7 +7,7 @@ use crate::app::App;
 use crate::config::{self, ServeConfig};
 use crate::maintenance::pruner::Retention;
 use crate::quota::Quotas;
-use crate::runner::executor::AttemptRules;
+use crate::runner::decision::AttemptRules;
 use crate::store::Durability;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -137,10 +137,10 @@ pub struct NodeArgs {
     #[command(flatten)]
     pub quotas: QuotaArgs,
     /// A guest's snooze shorter than this counts as this long, in ms.
-    #[arg(long, env = "TASKBOX_SNOOZE_FLOOR_MS", default_value_t = crate::runner::executor::DEFAULT_SNOOZE_FLOOR_MS)]
+    #[arg(long, env = "TASKBOX_SNOOZE_FLOOR_MS", default_value_t = crate::runner::decision::DEFAULT_SNOOZE_FLOOR_MS)]
     pub snooze_floor_ms: u64,
     /// Snoozes one job may make; the next one fails it (`trap`, `too_many_snoozes`).
-    #[arg(long, env = "TASKBOX_MAX_SNOOZES", default_value_t = crate::runner::executor::DEFAULT_MAX_SNOOZES)]
+    #[arg(long, env = "TASKBOX_MAX_SNOOZES", default_value_t = crate::runner::decision::DEFAULT_MAX_SNOOZES)]
     pub max_snoozes: u32,
     /// Hours completed and cancelled jobs are kept after they end (and
     /// components no task uses after their upload); 0 keeps them for ever.

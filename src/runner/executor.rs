@@ -1,64 +1,58 @@
 //! One attempt of a claimed job, read top to bottom as named steps:
-//! resolve → prepare → run → decide, ending in the `Finalize` the store
-//! writes. Guest code runs here, never inside a database transaction.
+//! resolve → instantiate → call → classify → decide → finalize, ending in
+//! the `Finalize` the store writes. The decision is `decision`'s, a pure
+//! function: what it reads is gathered here first, and what it answers is
+//! carried out here after (a fallback pinned, callbacks built). Guest code
+//! runs here, never inside a database transaction.
 
 use super::callbacks::attach_callbacks;
-use super::held::{Held, StopReason};
-use crate::bounds::MAX_FALLBACK_DEPTH;
+use super::decision::{self, AttemptEnd, AttemptRules, Decision, Move, Pinned, Policy};
+use super::held::Held;
 use crate::job::{ErrorKind, JobError};
 use crate::parent_close::ParentClose;
 use crate::registry::{Registry, RegistryError, TaskVersion, Which};
-use crate::retry::{rand_unit, Decision, FailReason};
+use crate::retry::rand_unit;
 use crate::sandbox::{
-    AttemptReport, AttemptRequest, Ending, Invalid, JobRef, Limits, ProgressHook,
+    AttemptReport, AttemptRequest, Ending, Invalid, JobRef, Limits, Program, ProgressHook,
 };
 use crate::store::{
-    Action, AttemptRecord, ClaimedJob, Finalize, Millis, ProgressRecord, StepConfig, StepKind,
-    StepRecord, StepStatus, StepWrite, StoreError, TaskRef, Usage,
+    Action, AttemptRecord, ClaimedJob, Finalize, ProgressRecord, StepRecord, StoreError, TaskRef,
+    Usage,
 };
+use crate::time::Millis;
 use crate::workflow::orchestrate::Orchestration;
 use crate::workflow::Plan;
-use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Longest snooze a guest may ask for: 30 days.
-const MAX_SNOOZE_MS: u64 = 30 * 24 * 60 * 60 * 1000;
-/// How long a job waits after no sandbox instance was free for it: the
-/// pool is shared with runs outside the slots, and meeting it full again
-/// at once would only spin.
-const UNAVAILABLE_DELAY_MS: u64 = 1_000;
 /// How long a job waits when its task or component could not be loaded
 /// for a reason that passes (the database or the compiler was busy).
 const TRANSIENT_DELAY_MS: u64 = 5_000;
-/// The shortest snooze by default: a guest asking for less waits this long.
-pub const DEFAULT_SNOOZE_FLOOR_MS: u64 = 1_000;
-/// Snoozes one job may make by default; the next fails it.
-pub const DEFAULT_MAX_SNOOZES: u32 = 1_000;
-
-/// The host's rules for what a guest may ask of the queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AttemptRules {
-    /// A snooze shorter than this counts as this long.
-    pub snooze_floor_ms: u64,
-    /// A job that snoozed this often fails at its next snooze.
-    pub max_snoozes: u32,
-}
-
-impl Default for AttemptRules {
-    fn default() -> Self {
-        AttemptRules {
-            snooze_floor_ms: DEFAULT_SNOOZE_FLOOR_MS,
-            max_snoozes: DEFAULT_MAX_SNOOZES,
-        }
-    }
-}
 
 /// What one attempt produced for the store, and how long the guest ran.
 pub struct Executed {
     /// `None` when the lease was lost: the runner writes nothing.
     pub finalize: Option<Finalize>,
     pub ran_for: Duration,
+}
+
+/// The attempt as its end records it.
+#[derive(Clone, Copy)]
+struct Ran<'a> {
+    started_at: Millis,
+    finished_at: Millis,
+    /// What the guest did and cost; `None` when it never ran.
+    report: Option<&'a AttemptReport>,
+}
+
+impl Ran<'_> {
+    fn unrun(started_at: Millis, finished_at: Millis) -> Self {
+        Ran {
+            started_at,
+            finished_at,
+            report: None,
+        }
+    }
 }
 
 /// Runs one attempt of `job` and decides what becomes of the job.
@@ -70,6 +64,8 @@ pub async fn execute(
     (wake, home): (&Arc<tokio::sync::Notify>, &tokio::runtime::Handle),
 ) -> Executed {
     let started_at = registry.store().now();
+    // Resolve: the task and program pinned, the workflow's stage, the
+    // secrets; a job that may not run any more ends here.
     let (task, program) = match resolve(registry, job).await {
         Ok(resolved) => resolved,
         Err(Unresolved::Broken(error)) => {
@@ -88,23 +84,13 @@ pub async fn execute(
         }
     };
     let step = plan.as_ref().map(Plan::current);
-    if let Some(deadline) = job.deadline_at.filter(|d| *d <= started_at) {
-        let mut unrun = fail_unrun(job, deadline_error(deadline), started_at, started_at);
-        if let Some(f) = &mut unrun.finalize {
-            if plan.is_some() {
-                settle(plan.as_ref(), job, f);
-            } else if attach_callbacks(registry, &task, job, f).await.is_err() {
-                unrun.finalize = None;
-            }
-        }
-        return unrun;
-    }
-    if let Some(spent) = step.and_then(|s| budget_spent(s, started_at)) {
-        let mut unrun = fail_unrun(job, spent, started_at, started_at);
-        if let Some(f) = &mut unrun.finalize {
-            settle(plan.as_ref(), job, f);
-        }
-        return unrun;
+    if let Some(error) = decision::unrunnable(job, step, started_at) {
+        let decided = Decision::Move(decision::unrun(error, plan.as_ref(), job));
+        let ran = Ran::unrun(started_at, started_at);
+        return Executed {
+            finalize: finalize(registry, &task, job, decided, plan.is_some(), ran).await,
+            ran_for: Duration::ZERO,
+        };
     }
     let secrets = match secrets(registry, &task, job).await {
         Ok(s) => s,
@@ -116,118 +102,80 @@ pub async fn execute(
             return release_for_now(job, started_at);
         }
     };
-    let mut request = prepare(registry, &task, step, job, held, started_at);
-    let orchestration = Arc::new(Orchestration::new(
-        registry.clone(),
-        &job.id,
-        &job.tenant,
-        &job.queue,
-        request.cancel.clone(),
-        Some(wake.clone()),
-        Some(home.clone()),
-        crate::sandbox::Redactor::new(&secrets),
-    ));
-    request.secrets = secrets;
-    request.orchestrate = Some(orchestration.clone());
-    let mut report = registry.sandbox().run(&program, request).await;
-    // What its sub-tasks burned is the tenant's too.
-    report.fuel_used = report.fuel_used.saturating_add(orchestration.fuel_used());
-    report.network.add(&orchestration.network_used());
+    // Instantiate and call: the guest runs, its sub-tasks with it.
+    let request = instantiate(registry, &task, step, job, held, started_at);
+    let report = call(registry, &program, request, job, secrets, (wake, home)).await;
     let finished_at = registry.store().now();
-    let ran_for = report.duration;
     let stop = held.stop_reason(&job.id);
-    let ending = snooze_rules(&report.ending, job, rules);
-    let action = match decide(registry, &task, step, job, &ending, stop, finished_at).await {
-        Some(a) => a,
-        None => {
-            return Executed {
-                finalize: None,
-                ran_for,
-            }
-        }
+    // Classify: the ending as the decision reads it.
+    let ending = classify(registry, &task, job, &report.ending).await;
+    // Decide.
+    let end = AttemptEnd {
+        ending: &ending,
+        stop,
+        at: finished_at,
     };
-    let mut f = finalize(job, action, started_at, finished_at, Some(&report));
-    f.close_children = closes_children(&task);
-    if plan.is_some() {
-        // A workflow's stages name what follows; its tasks' callbacks are
-        // not run (the workflow's chains are its callbacks).
-        settle(plan.as_ref(), job, &mut f);
-    } else {
-        if attach_callbacks(registry, &task, job, &mut f)
-            .await
-            .is_err()
-        {
-            return Executed {
-                finalize: None,
-                ran_for,
-            };
-        }
-        f.steps = fallback_stages(job, &f.action);
-    }
+    let policy = Policy::of(&task, plan.as_ref(), rules);
+    let decided = decision::decide(&end, &policy, job, rand_unit);
+    // Finalize.
+    let ran = Ran {
+        started_at,
+        finished_at,
+        report: Some(&report),
+    };
+    let finalize = finalize(registry, &task, job, decided, plan.is_some(), ran).await;
     Executed {
-        finalize: Some(f),
-        ran_for,
+        finalize: finalize.map(|f| Finalize {
+            close_children: closes_children(&task),
+            ..f
+        }),
+        ran_for: report.duration,
     }
 }
 
-/// A job of one task keeps its stages as rows once a fallback takes over
-/// (the same rows a workflow's stages are): the task that failed for good
-/// and the fallback now active, then that fallback's attempts and end.
-/// Nothing for a job still on its own task that goes on with it.
-fn fallback_stages(job: &ClaimedJob, action: &Action) -> Vec<StepWrite> {
-    let in_fallback = job.own_task.is_some();
-    if !in_fallback && !matches!(action, Action::Fallback { .. }) {
-        return Vec::new();
-    }
-    let (status, error) = match action {
-        Action::Complete { .. } => (StepStatus::Completed, None),
-        Action::Fail { error } | Action::Fallback { error, .. } => {
-            (StepStatus::Failed, Some(error.clone()))
-        }
-        Action::Cancel => (StepStatus::Cancelled, None),
-        Action::Retry { .. } | Action::Snooze { .. } | Action::Wait { .. } => {
-            (StepStatus::Active, None)
-        }
-        Action::Release { .. } | Action::Advance { .. } | Action::Conclude { .. } => {
-            return Vec::new()
+/// Decides the attempt of a job whose runner died mid-attempt, as one that
+/// failed with `runner_lost`: retried after the task's backoff, failed when
+/// out of attempts, or handed to the task's fallback, like any other.
+/// `None` when it cannot be decided now (its callback cannot be built):
+/// it is rescued again when the new lease runs out.
+pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Option<Finalize> {
+    let now = registry.store().now();
+    let error = JobError::new(
+        ErrorKind::RunnerLost,
+        "the runner holding this job stopped before the attempt ended",
+    );
+    let ran = Ran::unrun(job.started_at, now);
+    let task = registry
+        .task(&job.tenant, &job.task.name, Some(job.task.version))
+        .await;
+    let task = match task {
+        Ok(task) => task,
+        Err(e) => {
+            tracing::warn!(job = %job.id, error = %e, "the lost job's task cannot be loaded; it fails");
+            return Some(record(job, Action::Fail { error }, ran));
         }
     };
-    let stage = |seq: u32, task: &TaskRef, max_attempts: u32| StepRecord {
-        seq,
-        kind: if seq == 0 {
-            StepKind::Task
-        } else {
-            StepKind::Fallback
-        },
-        name: task.name.clone(),
-        task: task.clone(),
-        max_attempts,
-        config: StepConfig::default(),
-        status: StepStatus::Active,
-        attempts: 0,
-        output: None,
-        error: None,
-        started_at: None,
-        finished_at: None,
+    let plan = crate::workflow::plan_of(registry.store().as_ref(), job)
+        .await
+        .ok()?;
+    let end = AttemptEnd {
+        ending: &Ending::Failed(error),
+        stop: None,
+        at: now,
     };
-    let seq = job.fallback_depth;
-    let stage_max = job.max_attempts.saturating_sub(job.attempts - job.attempt);
-    let cur = stage(seq, &job.task, stage_max);
-    let mut out = vec![StepWrite {
-        row: Some(Box::new(cur.clone())),
-        ..cur.write(status, Some(job.attempt), None, error)
-    }];
-    if let Action::Fallback {
-        task, max_attempts, ..
-    } = action
-    {
-        let next = stage(seq + 1, task, *max_attempts);
-        out.push(StepWrite {
-            row: Some(Box::new(next.clone())),
-            ..next.activate()
-        });
-    }
-    out
+    // A lost attempt never snoozed: the host's snooze rules do not apply.
+    let rules = AttemptRules::default();
+    let decided = decision::decide(
+        &end,
+        &Policy::of(&task, plan.as_ref(), &rules),
+        job,
+        rand_unit,
+    );
+    let f = finalize(registry, &task, job, decided, plan.is_some(), ran).await?;
+    Some(Finalize {
+        close_children: closes_children(&task),
+        ..f
+    })
 }
 
 /// What becomes of a job's unfinished children when it ends, if anything
@@ -245,114 +193,9 @@ fn release_for_now(job: &ClaimedJob, at: Millis) -> Executed {
         delay_ms: TRANSIENT_DELAY_MS,
     };
     Executed {
-        finalize: Some(finalize(job, action, at, at, None)),
+        finalize: Some(record(job, action, Ran::unrun(at, at))),
         ran_for: Duration::ZERO,
     }
-}
-
-/// A workflow job's end: where the attempt's action takes the job, and
-/// the stage rows it changes. The attempt's own record keeps what the
-/// attempt did.
-fn settle(plan: Option<&Plan>, job: &ClaimedJob, f: &mut Finalize) {
-    let Some(plan) = plan else {
-        return;
-    };
-    let action = std::mem::replace(&mut f.action, Action::Cancel);
-    let (action, steps) = plan.settle(action, &job.input, job.attempt);
-    f.action = action;
-    f.steps = steps;
-}
-
-/// When a stage's budget (its `timeout_ms` across attempts) ends.
-fn budget_end(step: &StepRecord) -> Option<Millis> {
-    let budget = i64::try_from(step.config.budget_ms?).unwrap_or(i64::MAX);
-    Some(step.started_at?.saturating_add(budget))
-}
-
-/// The failure of a stage whose budget is spent by `now`.
-fn budget_spent(step: &StepRecord, now: Millis) -> Option<JobError> {
-    let end = budget_end(step).filter(|end| *end <= now)?;
-    Some(JobError::with_code(
-        ErrorKind::Timeout,
-        "step_budget",
-        format!(
-            "step {:?} has used its budget of {} ms across its attempts (it ended at {})",
-            step.name,
-            step.config.budget_ms.unwrap_or_default(),
-            crate::store::clock::rfc3339(end)
-        ),
-    ))
-}
-
-/// A snooze shorter than the floor is the floor; one past the cap is a
-/// failure (a guest answering `snooze(0)` for ever would loop for ever).
-fn snooze_rules(ending: &Ending, job: &ClaimedJob, rules: &AttemptRules) -> Ending {
-    match ending {
-        Ending::Snooze(_) if job.snoozes >= rules.max_snoozes => {
-            Ending::Failed(JobError::with_code(
-                ErrorKind::Trap,
-                "too_many_snoozes",
-                format!(
-                    "the job snoozed {} times, the most one job may",
-                    job.snoozes
-                ),
-            ))
-        }
-        Ending::Snooze(ms) => Ending::Snooze((*ms).max(rules.snooze_floor_ms)),
-        other => other.clone(),
-    }
-}
-
-/// Decides the attempt of a job whose runner died mid-attempt, as one that
-/// failed with `runner_lost`: retried after the task's backoff, failed when
-/// out of attempts, or handed to the task's fallback, like any other.
-/// `None` when it cannot be decided now (its callback cannot be built):
-/// it is rescued again when the new lease runs out.
-pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Option<Finalize> {
-    let now = registry.store().now();
-    let error = JobError::new(
-        ErrorKind::RunnerLost,
-        "the runner holding this job stopped before the attempt ended",
-    );
-    let task = registry
-        .task(&job.tenant, &job.task.name, Some(job.task.version))
-        .await;
-    let task = match task {
-        Ok(task) => task,
-        Err(e) => {
-            tracing::warn!(job = %job.id, error = %e, "the lost job's task cannot be loaded; it fails");
-            return Some(finalize(
-                job,
-                Action::Fail { error },
-                job.started_at,
-                now,
-                None,
-            ));
-        }
-    };
-    let plan = crate::workflow::plan_of(registry.store().as_ref(), job)
-        .await
-        .ok()?;
-    let action = decide(
-        registry,
-        &task,
-        plan.as_ref().map(Plan::current),
-        job,
-        &Ending::Failed(error.clone()),
-        None,
-        now,
-    )
-    .await
-    .unwrap_or(Action::Fail { error });
-    let mut f = finalize(job, action, job.started_at, now, None);
-    f.close_children = closes_children(&task);
-    if plan.is_some() {
-        settle(plan.as_ref(), job, &mut f);
-    } else {
-        attach_callbacks(registry, &task, job, &mut f).await.ok()?;
-        f.steps = fallback_stages(job, &f.action);
-    }
-    Some(f)
 }
 
 /// Fails the job without running the guest (it cannot be loaded, or its
@@ -364,12 +207,10 @@ fn fail_unrun(
     finished_at: Millis,
 ) -> Executed {
     Executed {
-        finalize: Some(finalize(
+        finalize: Some(record(
             job,
             Action::Fail { error },
-            started_at,
-            finished_at,
-            None,
+            Ran::unrun(started_at, finished_at),
         )),
         ran_for: Duration::ZERO,
     }
@@ -437,9 +278,10 @@ async fn secrets(
         })
 }
 
-/// The sandbox request: the task's limits, cut short by the job's
-/// deadline, with cancellation and progress wired to the held lease.
-fn prepare(
+/// The request the sandbox instantiates the program for: the task's (or
+/// the stage's) limits, cut short by the job's deadline and the stage's
+/// budget, with cancellation and progress wired to the held lease.
+fn instantiate(
     registry: &Registry,
     task: &TaskVersion,
     step: Option<&StepRecord>,
@@ -451,7 +293,7 @@ fn prepare(
         Some(own) => Limits::resolve(own, task.limits, &registry.sandbox().config().ceilings),
         None => task.limits,
     };
-    let ends = [job.deadline_at, step.and_then(budget_end)];
+    let ends = [job.deadline_at, step.and_then(decision::budget_end)];
     for end in ends.into_iter().flatten() {
         let left = u64::try_from(end - now).unwrap_or(1).max(1);
         limits.timeout_ms = limits.timeout_ms.min(left);
@@ -482,137 +324,105 @@ fn prepare(
     req
 }
 
-/// What becomes of the job after this attempt; `None`: write nothing (the
-/// lease is gone).
-async fn decide(
+/// Runs the guest, and adds what its sub-tasks burned: that is the
+/// tenant's too.
+async fn call(
+    registry: &Arc<Registry>,
+    program: &Program,
+    mut request: AttemptRequest,
+    job: &ClaimedJob,
+    secrets: Vec<(String, String)>,
+    (wake, home): (&Arc<tokio::sync::Notify>, &tokio::runtime::Handle),
+) -> AttemptReport {
+    let orchestration = Arc::new(Orchestration::new(
+        registry.clone(),
+        &job.id,
+        &job.tenant,
+        &job.queue,
+        request.cancel.clone(),
+        Some(wake.clone()),
+        Some(home.clone()),
+        crate::sandbox::Redactor::new(&secrets),
+    ));
+    request.secrets = secrets;
+    request.orchestrate = Some(orchestration.clone());
+    let mut report = registry.sandbox().run(program, request).await;
+    report.fuel_used = report.fuel_used.saturating_add(orchestration.fuel_used());
+    report.network.add(&orchestration.network_used());
+    report
+}
+
+/// The attempt's ending as the decision reads it: an output that breaks
+/// the task's output schema is a failure (`invalid_output`).
+async fn classify(
     registry: &Registry,
     task: &Arc<TaskVersion>,
-    step: Option<&StepRecord>,
     job: &ClaimedJob,
     ending: &Ending,
-    stop: Option<StopReason>,
-    now: Millis,
-) -> Option<Action> {
-    let error = match ending {
+) -> Ending {
+    match ending {
         Ending::Done(output) => match check_output(registry, task, output).await {
-            Ok(()) => {
-                return Some(Action::Complete {
-                    output: output.clone(),
-                })
-            }
-            Err(e) => e,
+            Ok(()) => ending.clone(),
+            Err(e) => Ending::Failed(e),
         },
-        Ending::Snooze(ms) => {
-            return Some(Action::Snooze {
-                delay_ms: (*ms).min(MAX_SNOOZE_MS),
-            })
-        }
-        Ending::Wait(what) => {
-            return Some(Action::Wait {
-                waiting_for: what.clone(),
-            })
-        }
-        Ending::Cancelled => {
-            return match stop {
-                Some(StopReason::Lost) => None,
-                Some(StopReason::Shutdown) => Some(Action::Release { delay_ms: 0 }),
-                Some(StopReason::Cancel) | None => Some(Action::Cancel),
-            }
-        }
         Ending::Unavailable(why) => {
             tracing::warn!(job = %job.id, %why, "no sandbox slot; the job goes back to the queue");
-            return Some(Action::Release {
-                delay_ms: UNAVAILABLE_DELAY_MS,
-            });
+            ending.clone()
         }
-        Ending::Failed(e) => match job.deadline_at {
-            // The timeout was the deadline's, not the task's.
-            Some(d) if e.kind == ErrorKind::Timeout && now >= d => deadline_error(d),
-            _ => match step.and_then(|s| budget_spent(s, now)) {
-                Some(spent) if e.kind == ErrorKind::Timeout => spent,
-                _ => e.clone(),
-            },
-        },
-    };
-    let stage_max = job.max_attempts.saturating_sub(job.attempts - job.attempt);
-    // A workflow step's own policy, else its task's.
-    let base = step
-        .and_then(|s| s.config.retry.as_ref())
-        .unwrap_or(&task.retry);
-    let policy = crate::retry::RetryPolicy {
-        max_attempts: stage_max.max(1),
-        ..base.clone()
-    };
-    let next_at = |delay_ms: u64| now.saturating_add(i64::try_from(delay_ms).unwrap_or(i64::MAX));
-    match policy.decide(&error, job.attempt, rand_unit) {
-        Decision::RetryAfter(delay_ms) => match job.deadline_at {
-            Some(d) if next_at(delay_ms) >= d => {
-                fail_or_fallback(
-                    registry,
-                    task,
-                    step,
-                    job,
-                    deadline_error(d),
-                    FailReason::DeadlineExceeded,
-                )
-                .await
-            }
-            // The step's budget would be spent before its next attempt.
-            _ => match step.and_then(|s| budget_spent(s, next_at(delay_ms))) {
-                Some(_) => Some(Action::Fail { error }),
-                None => Some(Action::Retry { delay_ms, error }),
-            },
-        },
-        Decision::Fail(reason) => fail_or_fallback(registry, task, step, job, error, reason).await,
+        other => other.clone(),
     }
 }
 
-/// A job that failed for good hands over to its task's fallback, if any.
-async fn fail_or_fallback(
+/// Carries out what was decided: a fallback pinned, then the end as the
+/// store writes it, with a job of one task's callbacks. `None`: write
+/// nothing (the lease is gone, or a callback cannot be built now).
+async fn finalize(
     registry: &Registry,
     task: &TaskVersion,
-    step: Option<&StepRecord>,
     job: &ClaimedJob,
-    error: JobError,
-    reason: FailReason,
-) -> Option<Action> {
-    // A workflow's fallbacks are pinned in its stages (`workflow::plan`).
-    if step.is_some() {
-        return Some(Action::Fail { error });
-    }
-    let fallback = match (&task.spec.fallback, reason) {
-        (_, FailReason::DeadlineExceeded) => None,
-        (Some(f), _) if job.fallback_depth < MAX_FALLBACK_DEPTH => Some(f),
-        _ => None,
-    };
-    let Some(name) = fallback else {
-        return Some(Action::Fail { error });
-    };
-    let fb = match registry.task(&job.tenant, name, None).await {
-        Ok(fb) => fb,
-        Err(e) => {
-            tracing::warn!(job = %job.id, fallback = %name, error = %e, "fallback unavailable; the job fails");
-            return Some(Action::Fail { error });
+    decided: Decision,
+    workflow: bool,
+    ran: Ran<'_>,
+) -> Option<Finalize> {
+    let Move { action, steps } = match decided {
+        Decision::Nothing => return None,
+        Decision::Move(moved) => moved,
+        Decision::Fallback { task, error } => {
+            let pinned = pin(registry, job, &task).await;
+            decision::fall_back(job, error, pinned)
         }
     };
-    let input: serde_json::Value =
-        serde_json::from_str(&job.input).unwrap_or(serde_json::Value::Null);
-    let fb_input = json!({
-        "input": input,
-        "error": error.brief(),
-    });
-    Some(Action::Fallback {
-        task: TaskRef {
-            name: fb.record.name.clone(),
-            version: fb.record.version,
-            digest: fb.record.digest.clone(),
-        },
-        input: fb_input.to_string(),
-        max_attempts: fb.retry.max_attempts,
-        error,
-    })
+    let mut f = record(job, action, ran);
+    f.steps = steps;
+    // A workflow's stages name what follows; its tasks' callbacks are not
+    // run (the workflow's chains are its callbacks).
+    if !workflow {
+        attach_callbacks(registry, task, job, &mut f).await.ok()?;
+    }
+    Some(f)
 }
 
+/// The fallback task `name` as the job pins it: its newest version.
+/// `None` (logged): it cannot be loaded, and the job fails instead.
+async fn pin(registry: &Registry, job: &ClaimedJob, name: &str) -> Option<Pinned> {
+    match registry.task(&job.tenant, name, None).await {
+        Ok(fb) => Some(Pinned {
+            task: TaskRef {
+                name: fb.record.name.clone(),
+                version: fb.record.version,
+                digest: fb.record.digest.clone(),
+            },
+            max_attempts: fb.retry.max_attempts,
+        }),
+        Err(e) => {
+            tracing::warn!(job = %job.id, fallback = %name, error = %e, "fallback unavailable; the job fails");
+            None
+        }
+    }
+}
+
+/// Whether a `Done` output keeps to the task's output schema; what it
+/// breaks, as the failure it is.
 async fn check_output(
     registry: &Registry,
     task: &Arc<TaskVersion>,
@@ -653,23 +463,14 @@ async fn check_output(
         })
 }
 
-fn deadline_error(deadline: Millis) -> JobError {
-    JobError::new(
-        ErrorKind::DeadlineExceeded,
-        format!(
-            "the job's deadline ({}) has passed",
-            crate::store::clock::rfc3339(deadline)
-        ),
-    )
-}
-
-fn finalize(
-    job: &ClaimedJob,
-    action: Action,
-    started_at: Millis,
-    finished_at: Millis,
-    report: Option<&AttemptReport>,
-) -> Finalize {
+/// The end of `job` as the store writes it: `action`, and the record and
+/// usage of the attempt that `ran`.
+fn record(job: &ClaimedJob, action: Action, ran: Ran<'_>) -> Finalize {
+    let Ran {
+        started_at,
+        finished_at,
+        report,
+    } = ran;
     // The attempt's error is the one its action carries.
     let error = match &action {
         Action::Retry { error, .. } | Action::Fail { error } | Action::Fallback { error, .. } => {

@@ -11,6 +11,7 @@
 
 pub mod callbacks;
 mod claims;
+pub mod decision;
 pub mod dispatch;
 pub mod executor;
 pub mod held;
@@ -27,8 +28,8 @@ use crate::store::{
     StoreError, StoreResult,
 };
 use claims::{claimer, sparse_claimer};
+use decision::AttemptRules;
 use dispatch::{Dispatch, Seat};
-use executor::AttemptRules;
 use futures_util::FutureExt;
 use held::{Held, StopReason};
 use ledger::Ledger;

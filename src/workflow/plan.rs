@@ -431,11 +431,13 @@ pub fn merge(ctx: Value, output: &str) -> Result<Value, JobError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::store::{StepConfig, TaskRef};
 
-    fn row(seq: u32, kind: StepKind, name: &str, status: StepStatus) -> StepRecord {
+    /// A stage of step `name`, running task `t-{name}` (the runner's
+    /// decision tests make their stages with it too).
+    pub(crate) fn row(seq: u32, kind: StepKind, name: &str, status: StepStatus) -> StepRecord {
         StepRecord {
             seq,
             kind,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use taskbox::app::App;
 use taskbox::config::ServeConfig;
 use taskbox::quota::Quotas;
-use taskbox::runner::executor::AttemptRules;
+use taskbox::runner::decision::AttemptRules;
 use taskbox::store::Durability;
 use tower::ServiceExt;
 
