@@ -42,7 +42,7 @@ pub struct BundleParams {
     attempt: Option<u32>,
 }
 
-/// What replaying one attempt needs (`taskbox job replay` reads it back).
+/// What replaying one attempt needs.
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct Bundle<'a> {
     /// `taskbox-replay/1`.
