@@ -206,6 +206,8 @@ pub const MAX_WEBHOOK_BACKOFF_MS: u64 = 3_600_000;
 pub const MAX_WEBHOOK_GIVE_UP_MS: u64 = 7 * 24 * 3_600_000;
 /// Most event streams one tenant may be allowed at once.
 pub const MAX_EVENT_STREAMS: u32 = 10_000;
+/// Event streams one tenant may have open at once, by default.
+pub const DEFAULT_MAX_EVENT_STREAMS: u32 = 32;
 
 /// Refuses unknown `TASKBOX_*` variables, suggesting the known one nearest.
 pub fn check_environment(vars: impl Iterator<Item = (String, String)>) -> Result<(), String> {
@@ -256,6 +258,42 @@ pub fn parse_queues(s: &str) -> Result<Option<Vec<String>>, String> {
 }
 
 impl ServeConfig {
+    /// A server run inside another program (tests, benchmarks) on
+    /// `data_dir` and `database_url`: its API on a free loopback port,
+    /// migrated, no runners, no admin token yet, every other setting the
+    /// server's default. Callers change what they need with `..` over it.
+    pub fn embedded(data_dir: &std::path::Path, database_url: String) -> ServeConfig {
+        ServeConfig {
+            listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
+            migrate: true,
+            data_dir: data_dir.to_path_buf(),
+            database_url,
+            runners: 0,
+            durability: Durability::Full,
+            queues: None,
+            grace: Duration::from_secs(5),
+            lease: Duration::from_millis(crate::runner::LEASE_MS),
+            max_body_bytes: 1 << 20,
+            max_component_bytes: 64 << 20,
+            admin_token: None,
+            max_instances: crate::sandbox::engine::DEFAULT_MAX_INSTANCES,
+            compile_cache: None,
+            quotas: Quotas::SERVER_DEFAULTS,
+            rules: AttemptRules::default(),
+            retention: Default::default(),
+            observer: None,
+            webhooks: crate::webhooks::WebhookConfig::default(),
+            network: crate::sandbox::NetworkConfig::default(),
+            max_event_streams: DEFAULT_MAX_EVENT_STREAMS,
+            metrics_listen: None,
+            metrics_per_tenant: false,
+            secrets_key_file: None,
+            schedule_min_interval: crate::schedule::firer::DEFAULT_MIN_INTERVAL,
+            compile: CompileSettings::default(),
+            http: HttpSettings::default(),
+        }
+    }
+
     /// Where the secrets key is (`--secrets-key-file`, or the data dir's).
     pub fn secrets_key_path(&self) -> PathBuf {
         self.secrets_key_file

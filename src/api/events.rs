@@ -30,8 +30,6 @@ use utoipa::{IntoParams, ToSchema};
 
 /// Events a stream holds for a client before it is dropped as too slow.
 const STREAM_ROOM: usize = 1024;
-/// Streams one tenant may have open at once, by default.
-pub const DEFAULT_MAX_STREAMS: u32 = 32;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]

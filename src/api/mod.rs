@@ -22,8 +22,6 @@ pub mod views;
 pub mod webhooks;
 pub mod workflows;
 
-pub use events::DEFAULT_MAX_STREAMS as DEFAULT_MAX_EVENT_STREAMS;
-
 use crate::enqueue::Enqueuer;
 use crate::events::feed::Feed;
 use crate::redrive::Redriver;
@@ -69,7 +67,7 @@ impl Default for ApiLimits {
             cancel_wait: Duration::from_secs(2),
             max_list_bytes: 8 << 20,
             max_batch_bytes: 16 << 20,
-            max_event_streams: events::DEFAULT_MAX_STREAMS,
+            max_event_streams: crate::config::DEFAULT_MAX_EVENT_STREAMS,
             webhook_allow_private: false,
             body_timeout: crate::config::HttpSettings::default().body_timeout,
         }

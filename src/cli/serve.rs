@@ -227,7 +227,7 @@ pub struct EventArgs {
     #[arg(long, env = "TASKBOX_WEBHOOK_GIVE_UP_MS", default_value_t = 24 * 3_600_000)]
     pub webhook_give_up_ms: u64,
     /// Event streams (GET /v1/events) one tenant may have open at once.
-    #[arg(long, env = "TASKBOX_MAX_EVENT_STREAMS", default_value_t = crate::api::DEFAULT_MAX_EVENT_STREAMS)]
+    #[arg(long, env = "TASKBOX_MAX_EVENT_STREAMS", default_value_t = config::DEFAULT_MAX_EVENT_STREAMS)]
     pub max_event_streams: u32,
 }
 

@@ -9,9 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use taskbox::app::App;
 use taskbox::config::ServeConfig;
-use taskbox::quota::Quotas;
 use taskbox::runner::decision::AttemptRules;
-use taskbox::store::Durability;
 use tower::ServiceExt;
 
 pub const ADMIN: &str = "admin-token-for-the-tests";
@@ -25,43 +23,26 @@ pub struct TestServer {
 /// The settings a test server starts with.
 pub fn config(dir: &std::path::Path, runners: usize) -> ServeConfig {
     ServeConfig {
-        listen: Some("127.0.0.1:0".parse().unwrap()),
-        migrate: true,
-        data_dir: dir.to_path_buf(),
-        database_url: format!("sqlite://{}", dir.join("taskbox.db").display()),
         runners,
-        durability: Durability::Full,
-        queues: None,
-        grace: Duration::from_secs(5),
-        lease: Duration::from_millis(taskbox::runner::LEASE_MS),
-        max_body_bytes: 1 << 20,
-        max_component_bytes: 64 << 20,
         admin_token: Some(ADMIN.into()),
         max_instances: 16,
         compile_cache: Some(
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts"),
         ),
-        quotas: Quotas::SERVER_DEFAULTS,
         // Short snoozes, so that tests of them do not wait a second each.
         rules: AttemptRules {
             snooze_floor_ms: 1,
             ..AttemptRules::default()
         },
-        retention: Default::default(),
-        observer: None,
-        webhooks: taskbox::webhooks::WebhookConfig::default(),
-        network: taskbox::sandbox::NetworkConfig::default(),
-        max_event_streams: taskbox::api::DEFAULT_MAX_EVENT_STREAMS,
-        metrics_listen: None,
-        metrics_per_tenant: false,
-        secrets_key_file: None,
-        schedule_min_interval: taskbox::schedule::firer::DEFAULT_MIN_INTERVAL,
         // Compiles run in children of the real binary, as a server's do.
         compile: taskbox::config::CompileSettings {
             exe: Some(PathBuf::from(env!("CARGO_BIN_EXE_taskbox"))),
             ..Default::default()
         },
-        http: taskbox::config::HttpSettings::default(),
+        ..ServeConfig::embedded(
+            dir,
+            format!("sqlite://{}", dir.join("taskbox.db").display()),
+        )
     }
 }
 

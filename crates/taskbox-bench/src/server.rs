@@ -5,10 +5,7 @@
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 use taskbox::config::{CompileSettings, ServeConfig};
-use taskbox::quota::Quotas;
-use taskbox::store::Durability;
 
 /// Which `taskbox` binary the benches use.
 #[derive(Debug, Clone, clap::Args)]
@@ -65,35 +62,12 @@ pub fn serve_config(
     taskbox: &Taskbox,
 ) -> anyhow::Result<ServeConfig> {
     Ok(ServeConfig {
-        listen: Some("127.0.0.1:0".parse()?),
-        migrate: true,
-        data_dir: data_dir.to_path_buf(),
-        database_url,
-        runners: 0,
-        durability: Durability::Full,
-        queues: None,
-        grace: Duration::from_secs(5),
-        lease: Duration::from_millis(taskbox::runner::LEASE_MS),
-        max_body_bytes: 1 << 20,
-        max_component_bytes: 64 << 20,
         admin_token: Some(admin_token.into()),
         max_instances: 64,
-        compile_cache: None,
-        quotas: Quotas::SERVER_DEFAULTS,
-        rules: Default::default(),
-        retention: Default::default(),
-        observer: None,
-        webhooks: taskbox::webhooks::WebhookConfig::default(),
-        network: taskbox::sandbox::NetworkConfig::default(),
-        max_event_streams: taskbox::api::DEFAULT_MAX_EVENT_STREAMS,
-        metrics_listen: None,
-        metrics_per_tenant: false,
-        secrets_key_file: None,
-        schedule_min_interval: taskbox::schedule::firer::DEFAULT_MIN_INTERVAL,
         compile: CompileSettings {
             exe: Some(taskbox.path()?),
             ..CompileSettings::default()
         },
-        http: taskbox::config::HttpSettings::default(),
+        ..ServeConfig::embedded(data_dir, database_url)
     })
 }
