@@ -5,7 +5,7 @@
 
 use crate::job::JobError;
 use crate::registry::{Registry, RegistryError};
-use crate::runner::callbacks::callback_job;
+use crate::runner::callbacks::{callback_job, Callback};
 use crate::store::{Expire, ExpiringJob, JobStore, StoreResult};
 use serde_json::json;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -90,11 +90,17 @@ impl QueueKeeper {
             "queue": job.queue,
             "attempts": job.attempts,
         });
-        let value = error.brief();
+        let call = Callback {
+            tenant: &job.tenant,
+            name,
+            about,
+            key: "error",
+            value: error.brief(),
+        };
         // An expiring job never ran, and only jobs a client or a schedule
         // made carry an expiry (callbacks do not): its callback is one
         // deep.
-        callback_job(&self.registry, &job.tenant, name, about, "error", value, 1)
+        callback_job(&self.registry, call, 1)
             .await
             .ok()
             .map(|(job, _)| job)

@@ -10,10 +10,20 @@ use crate::store::{Action, Callbacks, ClaimedJob, Finalize, NewJob};
 use serde_json::json;
 use std::time::Duration;
 
-/// The job of callback task `name` for a job of `tenant`'s that ended:
-/// input `{"job": about, key: value}`, checked against the callback's
-/// schema. `Ok(None)`: it can never be built (logged), and the job ends
-/// without it; `Err`: the store did not answer, so not now.
+/// A callback to make: task `name` of `tenant`'s, for the job `about`
+/// says, whose input is `{"job": about, key: value}`.
+pub struct Callback<'a> {
+    pub tenant: &'a str,
+    pub name: &'a str,
+    pub about: serde_json::Value,
+    pub key: &'a str,
+    pub value: serde_json::Value,
+}
+
+/// The job of callback `call` for a job that ended, its input checked
+/// against the callback's schema. `Ok(None)`: it can never be built
+/// (logged), and the job ends without it; `Err`: the store did not answer,
+/// so not now.
 ///
 /// `depth` is the new job's callback depth: past `MAX_CALLBACK_DEPTH` it
 /// is not made. It is charged to its tenant's enqueue rate, owed when the
@@ -21,14 +31,11 @@ use std::time::Duration;
 /// its token would have come. Either is what the note says.
 pub async fn callback_job(
     registry: &Registry,
-    tenant: &str,
-    name: &str,
-    about: serde_json::Value,
-    key: &str,
-    value: serde_json::Value,
+    call: Callback<'_>,
     depth: u32,
 ) -> Result<(Option<NewJob>, Option<String>), ()> {
-    let of = about["id"].as_str().unwrap_or_default().to_owned();
+    let Callback { tenant, name, .. } = call;
+    let of = call.about["id"].as_str().unwrap_or_default().to_owned();
     if depth > MAX_CALLBACK_DEPTH {
         let note = format!(
             "callback task {name:?} was not enqueued: it would be {depth} callbacks deep, and a \
@@ -38,8 +45,7 @@ pub async fn callback_job(
         tracing::warn!(job = %of, callback = %name, depth, "a callback chain reached its most");
         return Ok((None, Some(note)));
     }
-    let Some(mut new) = prepared_callback(registry, tenant, name, about, key, value, &of).await?
-    else {
+    let Some(mut new) = prepared_callback(registry, call, &of).await? else {
         return Ok((None, None));
     };
     new.callback_depth = depth;
@@ -67,13 +73,16 @@ pub async fn callback_job(
 /// is busy.
 async fn prepared_callback(
     registry: &Registry,
-    tenant: &str,
-    name: &str,
-    about: serde_json::Value,
-    key: &str,
-    value: serde_json::Value,
+    call: Callback<'_>,
     of: &str,
 ) -> Result<Option<NewJob>, ()> {
+    let Callback {
+        tenant,
+        name,
+        about,
+        key,
+        value,
+    } = call;
     let mut input = json!({ "job": about });
     input[key] = value;
     let spec = JobSpec::of(name.to_owned(), input);
@@ -168,7 +177,14 @@ async fn callbacks(
         "attempts": job.attempts,
     });
     let depth = job.callback_depth + 1;
-    let (new, note) = callback_job(registry, &job.tenant, name, about, key, value, depth).await?;
+    let call = Callback {
+        tenant: &job.tenant,
+        name,
+        about,
+        key,
+        value,
+    };
+    let (new, note) = callback_job(registry, call, depth).await?;
     let Some(new) = new else {
         return Ok((None, note));
     };

@@ -98,6 +98,16 @@ struct Bed {
 }
 
 impl Bed {
+    /// Stops the bench's server once nothing else holds it.
+    async fn stop(b: Arc<Bed>) -> anyhow::Result<()> {
+        Arc::try_unwrap(b)
+            .map_err(|_| anyhow::anyhow!("the bench still holds its server"))?
+            .app
+            .stop()
+            .await;
+        Ok(())
+    }
+
     async fn call(
         &self,
         method: reqwest::Method,
@@ -569,11 +579,7 @@ async fn phase(
         "flood_started_per_second": (a1 - a0) as f64 / offered.as_secs_f64(),
         "flood": flood_report,
     });
-    Arc::try_unwrap(b)
-        .map_err(|_| anyhow::anyhow!("the bench still holds its server"))?
-        .app
-        .stop()
-        .await;
+    Bed::stop(b).await?;
     Ok(report)
 }
 
@@ -647,11 +653,7 @@ async fn share(args: &TenantsBench, runners: usize) -> anyhow::Result<Value> {
     if counts.iter().any(|(s, _)| *s == JobStatus::Failed) {
         bail!("jobs failed: {counts:?}");
     }
-    Arc::try_unwrap(b)
-        .map_err(|_| anyhow::anyhow!("the bench still holds its server"))?
-        .app
-        .stop()
-        .await;
+    Bed::stop(b).await?;
     Ok(report)
 }
 
