@@ -18,3 +18,9 @@ pub fn parse_rfc3339(s: &str) -> Option<Millis> {
         .ok()
         .map(|t| t.timestamp_millis())
 }
+
+/// `ms` milliseconds after `now`; the far future, never a wrap, when that
+/// is past what a Unix-ms time holds.
+pub fn after(now: Millis, ms: u64) -> Millis {
+    now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX))
+}

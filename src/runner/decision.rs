@@ -148,14 +148,8 @@ pub fn unrunnable(job: &ClaimedJob, step: Option<&StepRecord>, now: Millis) -> O
 /// say where that takes it; a job of one task fails, without its fallback
 /// and without stage rows.
 pub fn unrun(error: JobError, plan: Option<&Plan>, job: &ClaimedJob) -> Move {
-    let action = Action::Fail { error };
-    match plan {
-        Some(_) => moved(action, plan, job),
-        None => Move {
-            action,
-            steps: Vec::new(),
-        },
-    }
+    // As any end: a fallback's stage row settles with it.
+    moved(Action::Fail { error }, plan, job)
 }
 
 /// The hand-over `decide` chose, to the fallback as `pinned`; `None`: it
@@ -227,7 +221,7 @@ fn choose(
         max_attempts: stage_max(job).max(1),
         ..policy.retry.clone()
     };
-    let next_at = |delay_ms: u64| now.saturating_add(i64::try_from(delay_ms).unwrap_or(i64::MAX));
+    let next_at = |delay_ms: u64| crate::time::after(now, delay_ms);
     match retries.decide(&error, job.attempt, random) {
         retry::Decision::RetryAfter(delay_ms) => match job.deadline_at {
             Some(d) if next_at(delay_ms) >= d => {
@@ -298,9 +292,11 @@ fn moved(action: Action, plan: Option<&Plan>, job: &ClaimedJob) -> Move {
 }
 
 /// The attempts the stage running may make: the job's, less those its
-/// earlier stages made.
+/// earlier stages made (none, should a row say the stage made more than
+/// the job: the store's numbers are read, not trusted).
 fn stage_max(job: &ClaimedJob) -> u32 {
-    job.max_attempts.saturating_sub(job.attempts - job.attempt)
+    job.max_attempts
+        .saturating_sub(job.attempts.saturating_sub(job.attempt))
 }
 
 /// A job of one task keeps its stages as rows once a fallback takes over

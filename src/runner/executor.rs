@@ -87,8 +87,13 @@ pub async fn execute(
     if let Some(error) = decision::unrunnable(job, step, started_at) {
         let decided = Decision::Move(decision::unrun(error, plan.as_ref(), job));
         let ran = Ran::unrun(started_at, started_at);
+        let finalize = finalize(registry, &task, job, decided, plan.is_some(), ran).await;
         return Executed {
-            finalize: finalize(registry, &task, job, decided, plan.is_some(), ran).await,
+            // It ends as any attempt's end does: its children close too.
+            finalize: finalize.map(|f| Finalize {
+                close_children: closes_children(&task),
+                ..f
+            }),
             ran_for: Duration::ZERO,
         };
     }

@@ -243,9 +243,7 @@ impl Sender {
 
     /// When a delivery that just failed is tried again; `None`: never.
     fn next_try(&self, d: &Delivery, now: Millis) -> Option<Millis> {
-        let give_up = d
-            .created_at
-            .saturating_add(i64::try_from(self.cfg.give_up_ms).unwrap_or(i64::MAX));
+        let give_up = crate::time::after(d.created_at, self.cfg.give_up_ms);
         let wait = self.cfg.backoff(d.attempts + 1);
         // ±10 %, so that many failures at once do not come back at once.
         let jitter = {

@@ -498,6 +498,14 @@ fn a_job_past_its_deadline_or_budget_never_runs() {
         brief(&Decision::Move(unrun(error, None, &job))),
         "fail deadline_exceeded"
     );
+    // A one-task job on its fallback: the fallback's stage row ends too.
+    job.own_task = Some("first".into());
+    job.fallback_depth = 1;
+    let error = unrunnable(&job, None, NOW).expect("past its deadline");
+    assert_eq!(
+        brief(&Decision::Move(unrun(error, None, &job))),
+        "fail deadline_exceeded; 1:failed"
+    );
 
     let job = Given::default().job;
     let mut stages = two_steps();
