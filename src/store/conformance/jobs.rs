@@ -567,6 +567,49 @@ pub(super) async fn concurrency_keys_run_one_at_a_time(h: Harness) {
     assert_eq!(get(&h, "s2").await.status, JobStatus::Queued);
 }
 
+/// A superseding job cancels its key's waiting job as well as its queued
+/// ones (the cancel's from-statuses), and the gauges follow.
+pub(super) async fn a_superseding_job_cancels_the_keys_waiting_job(h: Harness) {
+    setup(&h).await;
+    let keyed = |id: &str| NewJob {
+        concurrency_key: Some("customer-1".into()),
+        ..new_job(id)
+    };
+    insert(&h, keyed("w")).await;
+    let c = claim(&h, 1).await.pop().unwrap();
+    let r = finalize(
+        &h,
+        &c,
+        Action::Wait {
+            waiting_for: r#"{"approval":true}"#.into(),
+        },
+    )
+    .await;
+    assert_eq!(r, Finalized::Done(JobStatus::Waiting));
+    insert(&h, keyed("q")).await;
+    insert(
+        &h,
+        NewJob {
+            supersedes: true,
+            ..keyed("new")
+        },
+    )
+    .await;
+    for id in ["w", "q"] {
+        let j = get(&h, id).await;
+        assert_eq!(j.status, JobStatus::Cancelled, "{id} is superseded");
+        assert!(j.finished_at.is_some(), "{id}");
+        assert!(j.error.is_some(), "{id} says why");
+    }
+    assert_eq!(get(&h, "new").await.status, JobStatus::Queued);
+    super::tenants::gauges_agree(&h, A).await;
+    assert!(matches!(
+        h.store.job_resume(A, "w", None).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(ids(&claim(&h, 10).await), ["new"]);
+}
+
 pub(super) async fn fallbacks_take_over_the_job(h: Harness) {
     setup(&h).await;
     insert(&h, new_job("j")).await;

@@ -230,6 +230,7 @@ macro_rules! conformance_cases {
             heartbeats_extend_leases_and_record_progress,
             rescue_takes_over_expired_leases,
             concurrency_keys_run_one_at_a_time,
+            a_superseding_job_cancels_the_keys_waiting_job,
             fallbacks_take_over_the_job,
             release_gives_the_attempt_back,
             claims_ahead_begin_only_when_marked,

@@ -51,7 +51,7 @@ fn count(claimed: &[ClaimedJob], tenant: &str) -> usize {
 }
 
 /// The gauges the store keeps agree with the jobs it has.
-async fn gauges_agree(h: &Harness, tenant: &str) {
+pub(super) async fn gauges_agree(h: &Harness, tenant: &str) {
     let mut counted = JobGauges::default();
     for (status, slot) in [
         (JobStatus::Queued, &mut counted.queued),
