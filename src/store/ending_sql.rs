@@ -8,6 +8,7 @@ pub use super::dialect::Dialect;
 use super::transition::{Change, Move};
 use super::Millis;
 use crate::job::JobStatus;
+use crate::store::rows::to_json;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,14 +20,6 @@ pub enum Arg<'a> {
     Owned(String),
     Int(i64),
     Bool(bool),
-}
-
-fn millis_after(now: Millis, ms: u64) -> Millis {
-    now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX))
-}
-
-fn to_json<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
 /// `status IN (…)` for a move's from-statuses: its guard, on the row
@@ -146,7 +139,7 @@ pub fn ending<'a>(
                 want_text.then(|| format!("error = {}", d.param(n)))
             }
             Change::RunAfter(ms) => {
-                let n = add(Arg::Int(millis_after(now, *ms)));
+                let n = add(Arg::Int(crate::time::after(now, *ms)));
                 want_text.then(|| format!("run_at = {}", d.param(n)))
             }
             Change::WaitingFor(w) => {

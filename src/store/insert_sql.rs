@@ -5,7 +5,9 @@
 //! table (`job.rs`, `store::transition`), never from a list typed here.
 
 use super::dialect::Dialect;
+use super::job_sql;
 use crate::job::JobStatus;
+use std::sync::LazyLock;
 
 /// `'a', 'b', …` for the statuses that pass `keep`, in the table's order
 /// (the order the partial indexes' predicates name them in).
@@ -18,11 +20,11 @@ fn statuses(keep: impl Fn(JobStatus) -> bool) -> String {
         .join(", ")
 }
 
-/// The job of a tenant's idempotency key (?1 tenant, ?2 key), as the
-/// backend's `columns`.
-pub fn idempotent(d: Dialect, columns: &str) -> String {
+/// The job of a tenant's idempotency key (?1 tenant, ?2 key).
+pub fn idempotent(d: Dialect) -> String {
     format!(
-        "SELECT {columns} FROM jobs WHERE tenant = {} AND idempotency_key = {}",
+        "SELECT {} FROM jobs WHERE tenant = {} AND idempotency_key = {}",
+        job_sql::job_columns(d),
         d.param(1),
         d.param(2)
     )
@@ -30,9 +32,10 @@ pub fn idempotent(d: Dialect, columns: &str) -> String {
 
 /// The unfinished job holding a tenant's unique key (?1 tenant, ?2 key):
 /// it reads the unique index, whose predicate names the same statuses.
-pub fn unique_holder(d: Dialect, columns: &str) -> String {
+pub fn unique_holder(d: Dialect) -> String {
     format!(
-        "SELECT {columns} FROM jobs WHERE tenant = {} AND unique_key = {} AND status IN ({})",
+        "SELECT {} FROM jobs WHERE tenant = {} AND unique_key = {} AND status IN ({})",
+        job_sql::job_columns(d),
         d.param(1),
         d.param(2),
         statuses(|s| !s.is_terminal())
@@ -80,13 +83,61 @@ pub fn supersede(d: Dialect) -> String {
     )
 }
 
+/// One job into the line: ?1 id, ?2 tenant, ?3 task, ?4 version, ?5
+/// digest, ?6 queue, ?7 priority, ?8 input, ?9 max attempts, ?10 run at,
+/// ?11 now, ?12 deadline, ?13 concurrency key, ?14 unique key, ?15
+/// idempotency key, ?16 its body's hash, ?17 expiry, ?18 concurrency
+/// limit, ?19 callback depth; on SQLite ?20 whether it is due now. A job of
+/// a paused queue goes in parked. PostgreSQL answers the row; SQLite's
+/// writer needs nothing back, and fails without writing (`OR FAIL`).
+/// Built once per dialect: every enqueue runs it.
+pub fn insert_one(d: Dialect) -> &'static str {
+    static SQLITE: LazyLock<String> = LazyLock::new(|| insert_one_sql(Dialect::Sqlite));
+    static POSTGRES: LazyLock<String> = LazyLock::new(|| insert_one_sql(Dialect::Postgres));
+    match d {
+        Dialect::Sqlite => &SQLITE,
+        Dialect::Postgres | Dialect::PostgresMany => &POSTGRES,
+    }
+}
+
+fn insert_one_sql(d: Dialect) -> String {
+    let parked = format!(
+        "EXISTS (SELECT 1 FROM paused_queues WHERE tenant = {} AND queue = {})",
+        d.param(2),
+        d.param(6)
+    );
+    let (or_fail, flag, flag_value, returning) = match d {
+        Dialect::Sqlite => (
+            " OR FAIL",
+            "available",
+            format!("CASE WHEN {parked} THEN 2 ELSE {} END", d.param(20)),
+            String::new(),
+        ),
+        Dialect::Postgres | Dialect::PostgresMany => (
+            "",
+            "paused",
+            parked,
+            format!(" RETURNING {}", job_sql::job_columns(d)),
+        ),
+    };
+    let values: Vec<String> = (1..=19).map(|n| d.param(n)).collect();
+    format!(
+        "INSERT{or_fail} INTO jobs (status, id, tenant, task, task_version, digest, queue, \
+         priority, input, max_attempts, run_at, created_at, deadline_at, concurrency_key, \
+         unique_key, idempotency_key, idempotency_hash, expire_after_ms, concurrency_limit, \
+         callback_depth, {flag}) VALUES ('{}', {}, {flag_value}){returning}",
+        JobStatus::Queued.as_str(),
+        values.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_status_lists_are_the_unfinished_and_the_finished() {
-        let holder = unique_holder(Dialect::Sqlite, "id");
+        let holder = unique_holder(Dialect::Sqlite);
         assert!(
             holder.ends_with("status IN ('queued', 'running', 'waiting')"),
             "{holder}"
@@ -98,5 +149,19 @@ mod tests {
         );
         assert!(finished.contains("tenant = $1 AND unique_key = $2"));
         assert!(supersede(Dialect::Sqlite).contains("status = ?6"));
+    }
+
+    #[test]
+    fn an_insert_parks_by_its_dialects_flag() {
+        let lite = insert_one(Dialect::Sqlite);
+        assert!(
+            lite.starts_with("INSERT OR FAIL INTO jobs (status, id,"),
+            "{lite}"
+        );
+        assert!(lite.contains("?19, CASE WHEN EXISTS"), "{lite}");
+        assert!(lite.ends_with("THEN 2 ELSE ?20 END)"), "{lite}");
+        let pg = insert_one(Dialect::Postgres);
+        assert!(pg.contains(", paused) VALUES ('queued', $1, $2,"), "{pg}");
+        assert!(pg.contains("$19, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6)) RETURNING id, tenant,"), "{pg}");
     }
 }

@@ -7,7 +7,8 @@
 //!
 //! A row's body is a JSON array of events, each `[type, job, task, queue,
 //! attempt, detail]` (`type` without its `job.` prefix, `detail` an object
-//! or null): PostgreSQL's one-statement paths build the same text in SQL.
+//! or null): PostgreSQL's one-statement paths build the same layout in SQL
+//! (`pg_events`).
 
 use super::records::Action;
 use super::Millis;
@@ -208,7 +209,7 @@ impl Outbox {
             self.push(EventType::Cancelled, job, None);
             return;
         }
-        let run_at = |ms: u64| now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX));
+        let run_at = |ms: u64| crate::time::after(now, ms);
         match action {
             Action::Complete { .. } => self.push(EventType::Completed, job, None),
             Action::Retry { delay_ms, error } => {
@@ -332,6 +333,16 @@ pub fn queued_again(reason: &str, run_at: Millis) -> String {
     json_str(&mut d, reason);
     let _ = write!(d, r#","run_at":{run_at}}}"#);
     d
+}
+
+/// The events of the rows a PostgreSQL statement wrote (columns `id`,
+/// `task`, `queue`; expressions `attempt` and `detail`, a JSON object or
+/// NULL) as one event row's body, in the layout `Outbox::push` writes.
+pub fn pg_events(kind: EventType, attempt: &str, detail: &str) -> String {
+    format!(
+        "json_agg(json_build_array('{}', id, task, queue, {attempt}, {detail}) ORDER BY id)::text",
+        kind.short()
+    )
 }
 
 /// `job.queued`'s detail for a new job: its due time when that is later

@@ -9,6 +9,12 @@ use crate::store::StoreError;
 /// below this, so one larger is refused as a sign of a bug.
 pub const MAX_LOG_JSON: usize = 4 << 20;
 
+/// A value as the JSON text a column keeps; `null` for one that has none
+/// (no record of the store's fails to serialise).
+pub fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
 /// A job's columns.
 #[derive(sqlx::FromRow)]
 pub struct JobRow {

@@ -290,28 +290,6 @@ impl StepWrite {
     }
 }
 
-/// What a cancel that hands a workflow job not running to its `on_cancel`
-/// chain (`Write::JobCancelStages`) counts and reports, on every backend:
-/// the job queued again, its stages settled, the reason.
-pub fn handed_over(
-    tally: &mut super::tally::Tally,
-    job: &super::JobRecord,
-    steps: &[StepWrite],
-    now: Millis,
-) {
-    use crate::job::JobStatus;
-    if job.status != JobStatus::Queued {
-        tally.moved(&job.tenant, Some(job.status), Some(JobStatus::Queued), 1);
-    }
-    let about = super::outbox::about(job);
-    tally.outbox.steps(about, steps, now);
-    tally.outbox.push(
-        crate::events::EventType::Queued,
-        about,
-        Some(&format!(r#"{{"reason":"on_cancel","run_at":{now}}}"#)),
-    );
-}
-
 impl WorkflowStart {
     /// What its events name.
     pub fn about(&self) -> super::outbox::About<'_> {

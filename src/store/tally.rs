@@ -6,7 +6,8 @@
 //! is decided here, for every backend.
 
 use super::outbox::Outbox;
-use super::records::Usage;
+use super::records::{Finalize, JobRecord, Usage};
+use super::step_rows::{landing, StepWrite};
 use super::Millis;
 use crate::job::JobStatus;
 use crate::quota::window_start;
@@ -99,6 +100,33 @@ impl Tally {
         if let Some(field) = ended {
             *field(slot(&mut self.spent, tenant)) += n;
         }
+    }
+
+    /// An attempt's end that landed its job in `status`: the job counted
+    /// out of running, its stages' ends reported before its own (they come
+    /// first). The backend writes the stage rows (`step_rows::landing`).
+    pub fn landed(&mut self, f: &Finalize, status: JobStatus) {
+        self.moved(&f.tenant, Some(JobStatus::Running), Some(status), 1);
+        let job = f.names.about(&f.id, &f.tenant);
+        if !f.steps.is_empty() {
+            let steps = landing(&f.steps, status);
+            self.outbox.steps(job, &steps, self.now);
+        }
+        self.outbox.ending(job, &f.action, status, self.now);
+    }
+
+    /// What a cancel that hands a workflow job not running to its
+    /// `on_cancel` chain (`Write::JobCancelStages`) counts and reports: the
+    /// job queued again, its stages settled, the reason.
+    pub fn handed_over(&mut self, job: &JobRecord, steps: &[StepWrite]) {
+        if job.status != JobStatus::Queued {
+            self.moved(&job.tenant, Some(job.status), Some(JobStatus::Queued), 1);
+        }
+        let about = super::outbox::about(job);
+        self.outbox.steps(about, steps, self.now);
+        let reason = format!(r#"{{"reason":"on_cancel","run_at":{}}}"#, self.now);
+        self.outbox
+            .push(crate::events::EventType::Queued, about, Some(&reason));
     }
 
     /// Charges an attempt's cost to its tenant.

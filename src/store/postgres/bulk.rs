@@ -12,13 +12,14 @@
 //! enqueue's latency is mostly its round trips and its commit.
 
 use super::group::Db;
-use super::jobs::JOB_COLUMNS;
 use super::tally::SHARD;
 use super::tenants::{policy_from, within};
 use super::{pg, tally, violated};
 use crate::events::EventType;
 use crate::job::JobStatus;
 use crate::quota::Quotas;
+use crate::store::dialect::Dialect;
+use crate::store::job_sql;
 use crate::store::outbox;
 use crate::store::records::{Inserted, JobRecord, NewJob, RunAt};
 use crate::store::rows::JobRow;
@@ -199,20 +200,25 @@ fn insert_now_sql() -> String {
            FROM v CROSS JOIN clock c JOIN room ON room.tenant = v.tenant \
            WHERE coalesce(room.lim, $15::int8) IS NULL OR room.used + v.k <= coalesce(room.lim, $15::int8) \
            ORDER BY v.ord \
-           RETURNING {JOB_COLUMNS}), \
+           RETURNING {cols}), \
          counted AS (INSERT INTO tenant_jobs (tenant, shard, queued, running, waiting) \
             SELECT tenant, {SHARD}, count(*), 0, 0 FROM ins GROUP BY tenant ORDER BY tenant \
             ON CONFLICT (tenant, shard) DO UPDATE SET queued = tenant_jobs.queued + excluded.queued), \
          evs AS (INSERT INTO events (tenant, n, at, body) \
             SELECT tenant, count(*), (SELECT now FROM clock), \
-              json_agg(json_build_array('queued', id, task, queue, 0, \
-                CASE WHEN run_at > created_at THEN json_build_object('run_at', run_at) END) \
-                ORDER BY id)::text \
+              {events} \
             FROM ins GROUP BY tenant) \
          SELECT * FROM ins",
         clock = super::group::DB_CLOCK,
         max = i64::MAX,
         paused = PAUSED,
+        cols = job_sql::job_columns(Dialect::Postgres),
+        // `outbox::enqueued`'s detail: the due time when later than now.
+        events = outbox::pg_events(
+            EventType::Queued,
+            "0",
+            "CASE WHEN run_at > created_at THEN json_build_object('run_at', run_at) END"
+        ),
     )
 }
 
@@ -331,7 +337,8 @@ fn insert_sql() -> String {
          $7::int4[], $8::text[], $9::int4[], $10::int8[], $11::int8[], $13::text[], $14::int8[]) \
          AS v(id, tenant, task, task_version, digest, queue, priority, input, max_attempts, \
          run_at, deadline_at, concurrency_key, expire_after_ms) \
-         RETURNING {JOB_COLUMNS}"
+         RETURNING {cols}",
+        cols = job_sql::job_columns(Dialect::Postgres)
     )
 }
 
@@ -381,10 +388,7 @@ fn bind<'q>(
         )
         .bind(
             take.iter()
-                .map(|j| {
-                    j.deadline_ms
-                        .map(|d| now.saturating_add(i64::try_from(d).unwrap_or(i64::MAX)))
-                })
+                .map(|j| j.deadline_ms.map(|d| crate::time::after(now, d)))
                 .collect::<Vec<Option<i64>>>(),
         )
         .bind(now)

@@ -4,7 +4,7 @@
 //! one database never wait for each other's rows and never take a job
 //! twice.
 
-use super::jobs::{claimed_row, CLAIM_COLUMNS};
+use super::jobs::claimed_row;
 use super::pg;
 use super::tally;
 use super::tenants::claim_views;
@@ -13,6 +13,7 @@ use crate::quota::Quotas;
 use crate::store::begun::Begun;
 use crate::store::ending_sql::PG_STATUS;
 use crate::store::fair::{given, Fairness};
+use crate::store::job_sql::CLAIM_COLUMNS;
 use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::tenants::contender;
@@ -102,7 +103,7 @@ pub async fn claim(
         .map_err(pg)?;
     let queues: Option<Vec<String>> = p.queues.clone();
     let token = random_token();
-    let expires = now.saturating_add(i64::try_from(p.lease_ms).unwrap_or(i64::MAX));
+    let expires = crate::time::after(now, p.lease_ms);
     let mut tally = Tally::new(now);
     let mut claimed = Vec::new();
     let mut keys = HashMap::new();

@@ -4,11 +4,11 @@
 //! the attempt rows, then the tenants' counts. Per-job statements cost a
 //! round trip each, and a runner ends thousands of short attempts a second.
 
-use super::jobs::to_json;
 use super::{pg, tally};
 use crate::job::JobStatus;
 use crate::store::ending_sql::{ending, Arg, Dialect};
 use crate::store::records::{AttemptRecord, Finalize, Finalized};
+use crate::store::rows::to_json;
 use crate::store::rows::MAX_LOG_JSON;
 use crate::store::step_rows::landing;
 use crate::store::tally::Tally;
@@ -140,18 +140,8 @@ pub async fn many(
         }
         match s {
             Some(s) => {
-                tally.moved(&f.tenant, Some(JobStatus::Running), Some(*s), 1);
-                // A stage's end is reported before the job's (its rows are
-                // written below).
-                if !f.steps.is_empty() {
-                    let steps = landing(&f.steps, *s);
-                    tally
-                        .outbox
-                        .steps(f.names.about(&f.id, &f.tenant), &steps, now);
-                }
-                tally
-                    .outbox
-                    .ending(f.names.about(&f.id, &f.tenant), &f.action, *s, now);
+                // Its stage rows are written below.
+                tally.landed(f, *s);
                 if let Some(a) = &f.attempt {
                     attempts.push((&f.id, a));
                 }

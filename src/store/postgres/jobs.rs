@@ -11,8 +11,10 @@ use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{ending, status_in, Arg, Dialect, PG_PAUSED, PG_STATUS};
 use crate::store::insert_sql;
+use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::outbox;
 use crate::store::records::*;
+use crate::store::rows::to_json;
 use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow, MAX_LOG_JSON};
 use crate::store::step_rows::landing;
 use crate::store::tally::Tally;
@@ -22,28 +24,6 @@ use sqlx::postgres::PgRow;
 use sqlx::{PgPool, Postgres, Row, Transaction};
 
 pub(super) type Tx = Transaction<'static, Postgres>;
-
-/// The columns of `JobRow`, cast to the types it reads.
-pub const JOB_COLUMNS: &str = "id, tenant, task, task_version::int8 AS task_version, digest, \
-    status, queue, priority::int8 AS priority, input, output, error, attempts::int8 AS attempts, \
-    max_attempts::int8 AS max_attempts, run_at, created_at, started_at, finished_at, deadline_at, \
-    concurrency_key, unique_key, progress, waiting_for, fallback_task, \
-    fallback_version::int8 AS fallback_version, fallback_digest, \
-    cancel_requested::int4::int8 AS cancel_requested, idempotency_hash, expire_after_ms";
-
-/// The columns `claimed_row` reads.
-pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
-    max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
-    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun, run_at, \
-    callback_depth";
-
-pub(super) fn to_json<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
-}
-
-fn millis_after(now: Millis, ms: u64) -> Millis {
-    now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX))
-}
 
 fn u32_of(v: i32) -> u32 {
     u32::try_from(v).unwrap_or(0)
@@ -98,14 +78,12 @@ pub fn claimed_row(r: &PgRow) -> Result<ClaimedJob, sqlx::Error> {
 
 /// A job as the transaction sees it.
 pub(super) async fn get_in(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
-    let row: Option<JobRow> = sqlx::query_as(&format!(
-        "SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1 AND tenant = $2"
-    ))
-    .bind(id)
-    .bind(tenant)
-    .fetch_optional(&mut **tx)
-    .await
-    .map_err(pg)?;
+    let row: Option<JobRow> = sqlx::query_as(&job_sql::get(Dialect::Postgres, false))
+        .bind(id)
+        .bind(tenant)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(pg)?;
     row.map(JobRecord::try_from).transpose()
 }
 
@@ -129,25 +107,18 @@ pub async fn begin(pool: &PgPool, begun: Vec<(String, String)>) -> StoreResult<(
 }
 
 pub async fn get(pool: &PgPool, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
-    let row: Option<JobRow> = sqlx::query_as(&format!(
-        "SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1 AND tenant = $2"
-    ))
-    .bind(id)
-    .bind(tenant)
-    .fetch_optional(pool)
-    .await
-    .map_err(pg)?;
+    let row: Option<JobRow> = sqlx::query_as(&job_sql::get(Dialect::Postgres, false))
+        .bind(id)
+        .bind(tenant)
+        .fetch_optional(pool)
+        .await
+        .map_err(pg)?;
     row.map(JobRecord::try_from).transpose()
 }
 
 pub async fn list(pool: &PgPool, q: JobQuery) -> StoreResult<JobPage> {
     use futures_util::TryStreamExt;
-    let sql = format!(
-        "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant = $1 \
-           AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR task = $3) \
-           AND ($4::text IS NULL OR queue = $4) AND ($5::text IS NULL OR id < $5) \
-         ORDER BY id DESC LIMIT $6"
-    );
+    let sql = job_sql::list(Dialect::Postgres);
     let mut rows = sqlx::query_as::<_, JobRow>(&sql)
         .bind(&q.tenant)
         .bind(q.status.map(|s| s.as_str()))
@@ -251,25 +222,23 @@ pub(super) async fn insert_one(
         None => 0,
     };
     if let Some(idem) = &job.idempotency {
-        let seen: Option<JobRow> =
-            sqlx::query_as(&insert_sql::idempotent(Dialect::Postgres, JOB_COLUMNS))
-                .bind(&job.tenant)
-                .bind(&idem.key)
-                .fetch_optional(&mut **tx)
-                .await
-                .map_err(pg)?;
+        let seen: Option<JobRow> = sqlx::query_as(&insert_sql::idempotent(Dialect::Postgres))
+            .bind(&job.tenant)
+            .bind(&idem.key)
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(pg)?;
         if let Some(row) = seen {
             return idempotent_repeat(row, idem);
         }
     }
     if let Some(key) = &job.unique_key {
-        let holder: Option<JobRow> =
-            sqlx::query_as(&insert_sql::unique_holder(Dialect::Postgres, JOB_COLUMNS))
-                .bind(&job.tenant)
-                .bind(key)
-                .fetch_optional(&mut **tx)
-                .await
-                .map_err(pg)?;
+        let holder: Option<JobRow> = sqlx::query_as(&insert_sql::unique_holder(Dialect::Postgres))
+            .bind(&job.tenant)
+            .bind(key)
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(pg)?;
         let holder = holder.map(JobRecord::try_from).transpose()?;
         let finished = if holder.is_none() && job.reuse != Reuse::Allow {
             let (any, completed): (bool, bool) =
@@ -324,60 +293,52 @@ pub(super) async fn insert_one(
             1,
         )?;
     }
-    let deadline_at = job.deadline_ms.map(|d| millis_after(now, d));
+    let deadline_at = job.deadline_ms.map(|d| crate::time::after(now, d));
     let run_at = job.run_at.resolve(now);
     let (idem_key, idem_hash) = match job.idempotency {
         Some(i) => (Some(i.key), Some(i.body_hash)),
         None => (None, None),
     };
-    let row: JobRow = sqlx::query_as(&format!(
-        "INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
-         max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
-         idempotency_key, idempotency_hash, expire_after_ms, concurrency_limit, paused, \
-         callback_depth) \
-         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-           $17, $18, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6), $19) \
-         RETURNING {JOB_COLUMNS}"
-    ))
-    .bind(&job.id)
-    .bind(&job.tenant)
-    .bind(&job.task.name)
-    .bind(i32::try_from(job.task.version).unwrap_or(i32::MAX))
-    .bind(&job.task.digest)
-    .bind(&job.queue)
-    .bind(job.priority)
-    .bind(&job.input)
-    .bind(i32::try_from(job.max_attempts).unwrap_or(i32::MAX))
-    .bind(run_at)
-    .bind(now)
-    .bind(deadline_at)
-    .bind(&job.concurrency_key)
-    .bind(&job.unique_key)
-    .bind(idem_key)
-    .bind(idem_hash)
-    .bind(
-        job.expire_after_ms
-            .map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
-    )
-    .bind(
-        job.concurrency_limit
-            .map(|v| i32::try_from(v).unwrap_or(i32::MAX)),
-    )
-    .bind(i32::try_from(job.callback_depth).unwrap_or(i32::MAX))
-    .fetch_one(&mut **tx)
-    .await
-    .map_err(|e| match violated(&e) {
-        Some((Violation::Unique, c)) if c == "jobs_pkey" => {
-            StoreError::Conflict(format!("a job with id {} exists already", job.id))
-        }
-        Some((Violation::Unique, c)) if c == "jobs_unique_key" => {
-            unique_taken("another", job.unique_key.as_deref().unwrap_or_default())
-        }
-        Some((Violation::Unique, _)) => StoreError::Conflict(
-            "another request made the same job at the same moment; send it again".into(),
-        ),
-        _ => pg(e),
-    })?;
+    let row: JobRow = sqlx::query_as(insert_sql::insert_one(Dialect::Postgres))
+        .bind(&job.id)
+        .bind(&job.tenant)
+        .bind(&job.task.name)
+        .bind(i32::try_from(job.task.version).unwrap_or(i32::MAX))
+        .bind(&job.task.digest)
+        .bind(&job.queue)
+        .bind(job.priority)
+        .bind(&job.input)
+        .bind(i32::try_from(job.max_attempts).unwrap_or(i32::MAX))
+        .bind(run_at)
+        .bind(now)
+        .bind(deadline_at)
+        .bind(&job.concurrency_key)
+        .bind(&job.unique_key)
+        .bind(idem_key)
+        .bind(idem_hash)
+        .bind(
+            job.expire_after_ms
+                .map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
+        )
+        .bind(
+            job.concurrency_limit
+                .map(|v| i32::try_from(v).unwrap_or(i32::MAX)),
+        )
+        .bind(i32::try_from(job.callback_depth).unwrap_or(i32::MAX))
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(|e| match violated(&e) {
+            Some((Violation::Unique, c)) if c == "jobs_pkey" => {
+                StoreError::Conflict(format!("a job with id {} exists already", job.id))
+            }
+            Some((Violation::Unique, c)) if c == "jobs_unique_key" => {
+                unique_taken("another", job.unique_key.as_deref().unwrap_or_default())
+            }
+            Some((Violation::Unique, _)) => StoreError::Conflict(
+                "another request made the same job at the same moment; send it again".into(),
+            ),
+            _ => pg(e),
+        })?;
     tally.moved(&job.tenant, None, Some(JobStatus::Queued), 1);
     let job = JobRecord::try_from(row)?;
     tally.outbox.push(
@@ -489,7 +450,7 @@ pub async fn heartbeat(
     .bind(&ids)
     .bind(&tokens)
     .bind(&p.owner)
-    .bind(millis_after(now, p.lease_ms))
+    .bind(crate::time::after(now, p.lease_ms))
     .fetch_all(&mut **tx)
     .await
     .map_err(pg)?;
@@ -538,7 +499,7 @@ pub async fn finalize_one(
     Ok(r)
 }
 
-async fn finalize_item(
+pub(super) async fn finalize_item(
     tx: &mut Tx,
     now: Millis,
     f: &Finalize,
@@ -551,18 +512,10 @@ async fn finalize_item(
     let Some(status) = bind_ending(tx, now, f, &Move::of_ending(&f.action)).await? else {
         return Ok(Finalized::Fenced);
     };
-    tally.moved(&f.tenant, Some(JobStatus::Running), Some(status), 1);
-    // A stage's end is reported before the job's, as it comes first.
     if !f.steps.is_empty() {
-        let steps = landing(&f.steps, status);
-        super::steps::write(tx, now, &f.id, &steps).await?;
-        tally
-            .outbox
-            .steps(f.names.about(&f.id, &f.tenant), &steps, now);
+        super::steps::write(tx, now, &f.id, &landing(&f.steps, status)).await?;
     }
-    tally
-        .outbox
-        .ending(f.names.about(&f.id, &f.tenant), &f.action, status, now);
+    tally.landed(f, status);
     if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
         insert_one(tx, now, cb.clone(), None, tally).await?;
     }
@@ -650,14 +603,12 @@ async fn bind_ending(
 /// The job, locked until the transaction ends: a runner's end of the same
 /// job waits for this, or this for it.
 pub(super) async fn get_for_update(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<JobRecord> {
-    let job: Option<JobRow> = sqlx::query_as(&format!(
-        "SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1 AND tenant = $2 FOR UPDATE"
-    ))
-    .bind(id)
-    .bind(tenant)
-    .fetch_optional(&mut **tx)
-    .await
-    .map_err(pg)?;
+    let job: Option<JobRow> = sqlx::query_as(&job_sql::get(Dialect::Postgres, true))
+        .bind(id)
+        .bind(tenant)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(pg)?;
     JobRecord::try_from(job.ok_or(StoreError::NotFound)?)
 }
 
@@ -769,7 +720,7 @@ pub async fn rescue(tx: &mut Tx, now: Millis, p: RescueParams) -> StoreResult<Ve
     ))
     .bind(&p.owner)
     .bind(super::claim::random_token())
-    .bind(millis_after(now, p.lease_ms))
+    .bind(crate::time::after(now, p.lease_ms))
     .bind(p.all_running)
     .bind(now)
     .bind(i64::from(p.limit))
@@ -846,46 +797,4 @@ pub async fn attempt_list(pool: &PgPool, q: AttemptQuery) -> StoreResult<Vec<Att
             })
         })
         .collect()
-}
-
-/// The writes of one transaction, in order; the first that fails fails
-/// them all.
-pub async fn apply(
-    tx: &mut Tx,
-    now: Millis,
-    writes: Vec<Write>,
-    defaults: Quotas,
-) -> StoreResult<Vec<Written>> {
-    let mut tally = Tally::new(now);
-    let mut out = Vec::with_capacity(writes.len());
-    for w in writes {
-        out.push(match w {
-            Write::JobInsert(job) => {
-                Written::JobInserted(insert_one(tx, now, job, Some(&defaults), &mut tally).await?)
-            }
-            Write::JobFinalize(f) => match finalize_item(tx, now, &f, &mut tally, true).await? {
-                Finalized::Done(status) => Written::JobFinalized(status),
-                Finalized::Fenced => return Err(StoreError::Fenced),
-            },
-            Write::JobCancel { tenant, id } => {
-                Written::JobCancelled(cancel(tx, now, &tenant, &id).await?)
-            }
-            Write::JobResume { tenant, id, input } => {
-                Written::JobResumed(resume(tx, now, &tenant, &id, input).await?)
-            }
-            Write::JobRunNow { tenant, id } => {
-                Written::JobRanNow(run_now(tx, now, &tenant, &id).await?)
-            }
-            Write::SchedulePut(w) => Written::SchedulePut(super::schedules::put(tx, now, w).await?),
-            Write::WorkflowStart(w) => {
-                Written::WorkflowStarted(super::steps::start(tx, now, &w, &mut tally.outbox).await?)
-            }
-            Write::JobCancelStages(c) => {
-                Written::JobCancelled(super::steps::cancel(tx, now, &c).await?)
-            }
-            Write::JobCall(c) => Written::JobCallRecorded(super::calls::insert(tx, &c).await?),
-        });
-    }
-    tally::apply(tx, tally).await?;
-    Ok(out)
 }

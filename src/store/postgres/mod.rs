@@ -4,13 +4,16 @@
 //! database's clock. All of its SQL lives in this directory.
 
 pub mod admin;
+mod apply;
 mod bulk;
 mod calls;
 mod claim;
 mod events;
+mod expire;
 mod finalize;
 mod group;
 mod jobs;
+mod leases;
 mod notify;
 mod prune;
 mod queues;
@@ -27,7 +30,6 @@ mod webhooks;
 mod workflows;
 
 use super::fair::Fairness;
-use super::lease_sql;
 use super::records::*;
 use super::{
     CallRecord, Capabilities, Clock, Durability, JobStore, Millis, NewToken, NewWorkflow,
@@ -576,11 +578,11 @@ impl JobStore for PgStore {
         if jobs.is_empty() {
             return Ok(0);
         }
-        queues::expire(&self.db, jobs).await
+        expire::expire(&self.db, jobs).await
     }
 
     async fn job_expiring(&self, limit: u32) -> StoreResult<Vec<ExpiringJob>> {
-        queues::expiring(&self.db, limit).await
+        expire::expiring(&self.db, limit).await
     }
 
     async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned> {
@@ -775,7 +777,7 @@ impl JobStore for PgStore {
     async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>> {
         let defaults = self.db.defaults;
         let r = self
-            .tx(move |tx, now| Box::pin(jobs::apply(tx, now, writes, defaults)))
+            .tx(move |tx, now| Box::pin(apply::apply(tx, now, writes, defaults)))
             .await;
         self.poke();
         r
@@ -839,48 +841,22 @@ impl JobStore for PgStore {
         ttl_ms: u64,
     ) -> StoreResult<Option<Lease>> {
         let (n, h) = (name.to_owned(), holder.to_owned());
-        let ttl = i64::try_from(ttl_ms).unwrap_or(i64::MAX);
         self.tx(move |tx, now| {
-            Box::pin(async move {
-                let row: Option<LeaseRow> =
-                    sqlx::query_as(&lease_sql::take(["$1", "$2", "$3", "$4"]))
-                        .bind(&n)
-                        .bind(&h)
-                        .bind(now)
-                        .bind(now.saturating_add(ttl))
-                        .fetch_optional(&mut **tx)
-                        .await
-                        .map_err(pg)?;
-                Ok(row.map(Lease::from))
-            })
+            Box::pin(
+                async move { leases::take(tx, now, &n, &h, crate::time::after(now, ttl_ms)).await },
+            )
         })
         .await
     }
 
     async fn lease_drop(&self, name: &str, holder: &str) -> StoreResult<bool> {
         let (n, h) = (name.to_owned(), holder.to_owned());
-        self.tx(move |tx, now| {
-            Box::pin(async move {
-                let done = sqlx::query(&lease_sql::drop(["$1", "$2", "$3"]))
-                    .bind(&n)
-                    .bind(&h)
-                    .bind(now)
-                    .execute(&mut **tx)
-                    .await
-                    .map_err(pg)?;
-                Ok(done.rows_affected() == 1)
-            })
-        })
-        .await
+        self.tx(move |tx, now| Box::pin(async move { leases::drop(tx, now, &n, &h).await }))
+            .await
     }
 
     async fn lease_get(&self, name: &str) -> StoreResult<Option<Lease>> {
-        let row: Option<LeaseRow> = sqlx::query_as(&lease_sql::get("$1"))
-            .bind(name)
-            .fetch_optional(&self.db.pool)
-            .await
-            .map_err(pg)?;
-        Ok(row.map(Lease::from))
+        leases::get(&self.db.pool, name).await
     }
 
     async fn close(&self) {

@@ -7,11 +7,6 @@
 
 use super::group::Db;
 use super::pg;
-use crate::job::JobError;
-use crate::store::ending_sql::{status_in, Dialect};
-use crate::store::records::{Expire, ExpiringJob};
-use crate::store::tally::Tally;
-use crate::store::transition::Move;
 use crate::store::StoreResult;
 
 /// Most jobs parked or unparked in one transaction.
@@ -107,61 +102,4 @@ pub async fn tidy(db: &Db) -> StoreResult<u64> {
             return Ok(total);
         }
     }
-}
-
-/// Up to `limit` queued jobs past their `expire_after_ms`, by id.
-pub async fn expiring(db: &Db, limit: u32) -> StoreResult<Vec<ExpiringJob>> {
-    let (mut tx, now) = db.begin().await?;
-    let rows: Vec<(String, String, String, i64, String, i64)> = sqlx::query_as(
-        "SELECT id, tenant, task, task_version::int8, queue, attempts::int8 FROM jobs \
-         WHERE status = 'queued' AND expire_after_ms IS NOT NULL \
-           AND run_at + expire_after_ms <= $1 ORDER BY id LIMIT $2",
-    )
-    .bind(now)
-    .bind(i64::from(limit))
-    .fetch_all(&mut *tx)
-    .await
-    .map_err(pg)?;
-    tx.commit().await.map_err(pg)?;
-    Ok(rows.into_iter().map(ExpiringJob::from_row).collect())
-}
-
-/// Fails each of `jobs` still queued past its time, with its `on_fail`
-/// job, in one transaction; answers how many.
-pub async fn expire(db: &Db, jobs: Vec<Expire>) -> StoreResult<u64> {
-    let mv = Move::expire();
-    let error = serde_json::to_string(&JobError::expired())
-        .map_err(|e| crate::store::StoreError::Internal(format!("cannot write JSON: {e}")))?;
-    let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
-    let (mut tx, now) = db.begin().await?;
-    let gone: Vec<(String, String, String, String, i64)> = sqlx::query_as(&format!(
-        "UPDATE jobs SET status = $1, finished_at = $2, error = $3, urgent = FALSE, \
-         paused = FALSE \
-         WHERE id IN (SELECT id FROM jobs WHERE id = ANY($4) AND status = 'queued' \
-           AND expire_after_ms IS NOT NULL AND run_at + expire_after_ms <= $2 \
-           ORDER BY id FOR UPDATE SKIP LOCKED) AND {} \
-         RETURNING id, tenant, task, queue, attempts::int8",
-        status_in(Dialect::Postgres, mv.from)
-    ))
-    .bind(mv.to.as_str())
-    .bind(now)
-    .bind(error)
-    .bind(&ids)
-    .fetch_all(&mut *tx)
-    .await
-    .map_err(pg)?;
-    let mut tally = Tally::new(now);
-    for (_, tenant, ..) in &gone {
-        tally.moved(tenant, Some(mv.from[0]), Some(mv.to), 1);
-    }
-    tally.outbox.expired(&gone);
-    let failed: std::collections::HashSet<&str> = gone.iter().map(|g| g.0.as_str()).collect();
-    for job in &jobs {
-        if let (true, Some(cb)) = (failed.contains(job.id.as_str()), &job.on_fail) {
-            super::jobs::insert_one(&mut tx, now, cb.clone(), None, &mut tally).await?;
-        }
-    }
-    super::tally::apply(&mut tx, tally).await?;
-    tx.commit().await.map_err(pg)?;
-    Ok(gone.len() as u64)
 }

@@ -20,13 +20,16 @@
 
 use super::claim::{claimable, fairness, random_token, CLAIM_ROUNDS, MAX_TENANTS_PER_CLAIM};
 use super::group::{Db, DB_CLOCK};
-use super::jobs::{claimed_row, CLAIM_COLUMNS};
+use super::jobs::claimed_row;
 use super::pg;
 use super::tally::SHARD;
+use crate::events::EventType;
 use crate::job::{JobStatus, Transition};
 use crate::quota::WINDOW_MS;
 use crate::store::ending_sql::PG_STATUS;
 use crate::store::fair::{given, Fairness};
+use crate::store::job_sql::CLAIM_COLUMNS;
+use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::tenants::{contender, policy_from};
 use crate::store::{Millis, StoreResult};
@@ -115,7 +118,7 @@ pub async fn claim(
         }
     }
     let token = random_token();
-    let expires = now.saturating_add(i64::try_from(p.lease_ms).unwrap_or(i64::MAX));
+    let expires = crate::time::after(now, p.lease_ms);
     let mut claimed = Vec::new();
     for _ in 0..CLAIM_ROUNDS {
         let want = (p.limit as usize).saturating_sub(claimed.len());
@@ -151,11 +154,6 @@ pub async fn claim(
     }))
 }
 
-/// The `job.started` events of the rows of `taken`, as an event row's body
-/// (`store::outbox`), per tenant.
-const STARTED: &str = "json_agg(json_build_array('started', id, task, queue, attempts, NULL) \
-    ORDER BY id)::text";
-
 /// Takes up to `counts[i]` due jobs of each `names[i]` (none with a
 /// concurrency key) in its order, moves them to running under one lease
 /// token and counts them, in one statement; each tenant's jobs in its
@@ -175,6 +173,7 @@ async fn take(
     // The picked rows' columns are named apart from the jobs' own, so
     // that the RETURNING list reads the jobs' unqualified.
     let claimable = claimable("jobs", "$3");
+    let started = outbox::pg_events(EventType::Started, "attempts", "NULL");
     let rows = sqlx::query(&format!(
         "WITH want AS (SELECT * FROM unnest($1::text[], $2::int8[]) AS w(tenant, n)), \
          locked AS (SELECT j.*, w.tenant AS pick_tenant FROM want w CROSS JOIN LATERAL ( \
@@ -200,7 +199,7 @@ async fn take(
              queued = tenant_jobs.queued + excluded.queued, \
              running = tenant_jobs.running + excluded.running), \
          evs AS (INSERT INTO events (tenant, n, at, body) \
-             SELECT tenant, count(*), $3, {STARTED} FROM taken GROUP BY tenant) \
+             SELECT tenant, count(*), $3, {started} FROM taken GROUP BY tenant) \
          SELECT * FROM taken"
     ))
     .bind(names)

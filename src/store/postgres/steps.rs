@@ -7,9 +7,7 @@ use crate::job::JobStatus;
 use crate::store::ending_sql::{status_in, Dialect, PG_PAUSED};
 use crate::store::outbox::{self, Outbox};
 use crate::store::records::{CancelOutcome, CancelStages};
-use crate::store::step_rows::{
-    self as sql, handed_over, StepColumns, StepRecord, StepWrite, WorkflowStart,
-};
+use crate::store::step_rows::{self as sql, StepColumns, StepRecord, StepWrite, WorkflowStart};
 use crate::store::tally::Tally;
 use crate::store::{Millis, StoreError, StoreResult};
 use sqlx::PgPool;
@@ -189,7 +187,7 @@ pub async fn cancel(tx: &mut Tx, now: Millis, c: &CancelStages) -> StoreResult<C
     .map_err(pg)?;
     write(tx, now, &c.id, &c.steps).await?;
     let mut tally = Tally::new(now);
-    handed_over(&mut tally, &job, &c.steps, now);
+    tally.handed_over(&job, &c.steps);
     tally::apply(tx, tally).await?;
     Ok(CancelOutcome::Handed(
         super::jobs::reread(tx, &c.tenant, &c.id).await?,

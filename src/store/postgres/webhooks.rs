@@ -183,7 +183,7 @@ pub async fn due_webhooks(db: &Db, limit: u32) -> StoreResult<Vec<String>> {
 
 pub async fn take(db: &Db, webhook: &str, limit: u32, hold_ms: u64) -> StoreResult<Vec<Delivery>> {
     let (mut tx, now) = db.begin().await?;
-    let until = now.saturating_add(i64::try_from(hold_ms).unwrap_or(i64::MAX));
+    let until = crate::time::after(now, hold_ms);
     let rows: Vec<DeliveryRow> = sqlx::query_as(&format!(
         "UPDATE webhook_deliveries SET next_at = $1 WHERE id IN ( \
            SELECT id FROM webhook_deliveries \

@@ -1,8 +1,7 @@
 //! Claims on SQLite: which available jobs a claim takes, shared among
 //! tenants by weight (`Fairness`), and the update that leases each one.
 
-use super::jobs::millis_after;
-use super::rows::{ClaimRow, CLAIM_COLUMNS};
+use super::rows::ClaimRow;
 use super::tally::{Apply, Tally};
 use super::tenants::{self, policy};
 use super::{random_token, wdb};
@@ -10,6 +9,7 @@ use crate::job::{JobStatus, Transition};
 use crate::quota::Quotas;
 use crate::store::begun::Begun;
 use crate::store::fair::{given, Fairness};
+use crate::store::job_sql::CLAIM_COLUMNS;
 use crate::store::records::*;
 use crate::store::tenants::contender;
 use crate::store::{Millis, StoreResult};
@@ -67,7 +67,7 @@ pub fn claim(
     }
     let queues: Option<HashSet<String>> = p.queues.map(|q| q.into_iter().collect());
     let token = random_token();
-    let expires = millis_after(now, p.lease_ms);
+    let expires = crate::time::after(now, p.lease_ms);
     let mut tally = Tally::new(now);
     let mut claimed = Vec::new();
     let mut begun = Begun::new(p.begin_each);

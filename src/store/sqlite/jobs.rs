@@ -5,40 +5,29 @@
 //! is prepared once and run per job: on the writer's own thread that costs
 //! less than any batching trick.
 
-use super::rows::{ClaimRow, JobRow, CLAIM_COLUMNS, JOB_COLUMNS};
+use super::rows::{ClaimRow, JobRow};
 use super::tally::{Apply, Tally};
 use super::tenants::{self, policy, within};
 use super::writer::exec;
 use super::{constraint, random_token, wdb, Constraint};
-use crate::attempt_log::AttemptLog;
 use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
-use crate::store::ending_sql::{ending, sqlite_available, status_in, Arg, Dialect};
+use crate::store::ending_sql::{sqlite_available, status_in, Dialect};
 use crate::store::insert_sql;
+use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::outbox::{self, About};
 use crate::store::records::*;
-use crate::store::rows::{idempotent_repeat, MAX_LOG_JSON};
-use crate::store::step_rows::landing;
+use crate::store::rows::idempotent_repeat;
+use crate::store::rows::to_json;
 use crate::store::transition::Move;
 use crate::store::{Millis, StoreError, StoreResult};
-use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
-
-fn to_json<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
-}
-
-pub(super) fn millis_after(now: Millis, ms: u64) -> Millis {
-    now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX))
-}
 
 /// A job as the writer sees it, inside its transaction.
 pub fn get(conn: &Connection, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
     let row = conn
-        .prepare_cached(&format!(
-            "SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1 AND tenant = ?2"
-        ))
+        .prepare_cached(&job_sql::get(Dialect::Sqlite, true))
         .and_then(|mut s| s.query_row(params![id, tenant], JobRow::read).optional())
         .map_err(wdb)?;
     row.map(JobRecord::try_from).transpose()
@@ -136,7 +125,7 @@ pub(super) fn insert_one(
 ) -> StoreResult<Inserted> {
     if let Some(idem) = &job.idempotency {
         let seen = conn
-            .prepare_cached(&insert_sql::idempotent(Dialect::Sqlite, JOB_COLUMNS))
+            .prepare_cached(&insert_sql::idempotent(Dialect::Sqlite))
             .and_then(|mut s| {
                 s.query_row(params![job.tenant, idem.key], JobRow::read)
                     .optional()
@@ -148,7 +137,7 @@ pub(super) fn insert_one(
     }
     if let Some(key) = &job.unique_key {
         let holder = conn
-            .prepare_cached(&insert_sql::unique_holder(Dialect::Sqlite, JOB_COLUMNS))
+            .prepare_cached(&insert_sql::unique_holder(Dialect::Sqlite))
             .and_then(|mut s| {
                 s.query_row(params![job.tenant, key], JobRow::read)
                     .optional()
@@ -210,52 +199,45 @@ pub(super) fn insert_one(
             queued + before.pending_queued(&job.tenant) + tally.pending_queued(&job.tenant);
         within("max_queued", quotas.max_queued, queued, 1)?;
     }
-    let deadline_at = job.deadline_ms.map(|d| millis_after(now, d));
+    let deadline_at = job.deadline_ms.map(|d| crate::time::after(now, d));
     // A time in the past is now: it buys no place in the line.
     let run_at = job.run_at.resolve(now);
     let (idem_key, idem_hash) = match &job.idempotency {
         Some(i) => (Some(i.key.as_str()), Some(i.body_hash.as_str())),
         None => (None, None),
     };
-    conn.prepare_cached(
-        "INSERT OR FAIL INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, input, \
-         max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, \
-         idempotency_key, idempotency_hash, expire_after_ms, concurrency_limit, available, \
-         callback_depth) \
-         VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?18, ?19, \
-           CASE WHEN EXISTS (SELECT 1 FROM paused_queues WHERE tenant = ?2 AND queue = ?6) \
-             THEN 2 ELSE ?17 END, ?20)",
-    )
-    .and_then(|mut s| {
-        s.execute(params![
-            job.id,
-            job.tenant,
-            job.task.name,
-            job.task.version,
-            job.task.digest,
-            job.queue,
-            job.priority,
-            job.input,
-            job.max_attempts,
-            run_at,
-            now,
-            deadline_at,
-            job.concurrency_key,
-            job.unique_key,
-            idem_key,
-            idem_hash,
-            run_at <= now,
-            job.expire_after_ms.map(|ms| i64::try_from(ms).unwrap_or(i64::MAX)),
-            job.concurrency_limit,
-            job.callback_depth,
-        ])
-    })
-    .map_err(|e| match constraint(&e) {
-        Some(Constraint::Unique) => {
-            StoreError::Conflict(format!("a job with id {} exists already", job.id))
-        }
-        _ => wdb(e),
-    })?;
+    conn.prepare_cached(insert_sql::insert_one(Dialect::Sqlite))
+        .and_then(|mut s| {
+            s.execute(params![
+                job.id,
+                job.tenant,
+                job.task.name,
+                job.task.version,
+                job.task.digest,
+                job.queue,
+                job.priority,
+                job.input,
+                job.max_attempts,
+                run_at,
+                now,
+                deadline_at,
+                job.concurrency_key,
+                job.unique_key,
+                idem_key,
+                idem_hash,
+                job.expire_after_ms
+                    .map(|ms| i64::try_from(ms).unwrap_or(i64::MAX)),
+                job.concurrency_limit,
+                job.callback_depth,
+                run_at <= now,
+            ])
+        })
+        .map_err(|e| match constraint(&e) {
+            Some(Constraint::Unique) => {
+                StoreError::Conflict(format!("a job with id {} exists already", job.id))
+            }
+            _ => wdb(e),
+        })?;
     tally.moved(&job.tenant, None, Some(JobStatus::Queued), 1);
     tally.outbox.push(
         EventType::Queued,
@@ -269,57 +251,6 @@ pub(super) fn insert_one(
         outbox::enqueued(run_at, now).as_deref(),
     );
     Ok(Inserted::Created(job.into_record(now, run_at)))
-}
-
-/// The writes of one transaction, in order; the first that fails fails
-/// them all (the caller's savepoint undoes what went before).
-pub fn apply(
-    conn: &Connection,
-    now: Millis,
-    writes: Vec<Write>,
-    defaults: &Quotas,
-) -> StoreResult<Vec<Written>> {
-    let mut tally = Tally::new(now);
-    let mut out = Vec::with_capacity(writes.len());
-    for w in writes {
-        out.push(match w {
-            Write::JobInsert(job) => {
-                let (mut tenants, none) = (Tenants::default(), Tally::new(now));
-                Written::JobInserted(insert_one(
-                    conn,
-                    now,
-                    job,
-                    Some(defaults),
-                    &mut tally,
-                    &mut tenants,
-                    &none,
-                )?)
-            }
-            Write::JobFinalize(f) => match finalize_item(conn, now, &f, &mut tally, true)? {
-                Finalized::Done(status) => Written::JobFinalized(status),
-                Finalized::Fenced => return Err(StoreError::Fenced),
-            },
-            Write::JobCancel { tenant, id } => {
-                Written::JobCancelled(cancel(conn, now, &tenant, &id)?)
-            }
-            Write::JobResume { tenant, id, input } => {
-                Written::JobResumed(resume(conn, now, &tenant, &id, input)?)
-            }
-            Write::JobRunNow { tenant, id } => {
-                Written::JobRanNow(run_now(conn, now, &tenant, &id)?)
-            }
-            Write::SchedulePut(w) => Written::SchedulePut(super::schedules::put(conn, now, w)?),
-            Write::WorkflowStart(w) => {
-                Written::WorkflowStarted(super::steps::start(conn, now, &w, &mut tally.outbox)?)
-            }
-            Write::JobCancelStages(c) => {
-                Written::JobCancelled(super::steps::cancel(conn, now, &c)?)
-            }
-            Write::JobCall(c) => Written::JobCallRecorded(super::calls::insert(conn, &c)?),
-        });
-    }
-    tally.apply(conn)?;
-    Ok(out)
 }
 
 /// Puts a queued job first in its tenant's line, due now.
@@ -387,7 +318,7 @@ pub fn heartbeat(
              RETURNING cancel_requested",
         )
         .map_err(wdb)?;
-    let expires = millis_after(now, p.lease_ms);
+    let expires = crate::time::after(now, p.lease_ms);
     for (id, token) in &p.leases {
         let held: Option<i64> = stmt
             .query_row(params![expires, id, token, p.owner], |r| r.get(0))
@@ -400,175 +331,6 @@ pub fn heartbeat(
         }
     }
     Ok(reply)
-}
-
-/// Writes each attempt's end, fenced by its lease token, the attempt rows
-/// of those written, and what each attempt cost its tenant. If the batch
-/// fails as a whole, each is written again on its own, so one attempt that
-/// cannot be recorded does not take the others with it.
-pub fn finalize(
-    conn: &Connection,
-    now: Millis,
-    batch: Vec<Finalize>,
-) -> StoreResult<Vec<Finalized>> {
-    let step = |sql: &str| exec(conn, sql).map_err(wdb);
-    step("SAVEPOINT finalize")?;
-    let all = (|| {
-        let mut tally = Tally::new(now);
-        let mut out = Vec::with_capacity(batch.len());
-        for f in &batch {
-            out.push(finalize_item(conn, now, f, &mut tally, true)?);
-        }
-        tally.apply(conn)?;
-        Ok::<_, StoreError>(out)
-    })();
-    match all {
-        Ok(out) => {
-            step("RELEASE finalize")?;
-            Ok(out)
-        }
-        Err(e) => {
-            step("ROLLBACK TO finalize")?;
-            step("RELEASE finalize")?;
-            tracing::warn!(error = %e, jobs = batch.len(), "a finalize batch failed; writing its jobs one by one");
-            batch.iter().map(|f| finalize_alone(conn, now, f)).collect()
-        }
-    }
-}
-
-/// One attempt's end in a savepoint of its own: as it is, else without
-/// its log; if even that fails, nothing is written (the lease runs out and
-/// the rescuer decides the attempt).
-fn finalize_alone(conn: &Connection, now: Millis, f: &Finalize) -> StoreResult<Finalized> {
-    let step = |sql: &str| exec(conn, sql).map_err(wdb);
-    for with_log in [true, false] {
-        step("SAVEPOINT one")?;
-        let mut tally = Tally::new(now);
-        let r = finalize_item(conn, now, f, &mut tally, with_log)
-            .and_then(|r| tally.apply(conn).map(|()| r));
-        match r {
-            Ok(r) => {
-                step("RELEASE one")?;
-                return Ok(r);
-            }
-            Err(e) => {
-                step("ROLLBACK TO one")?;
-                step("RELEASE one")?;
-                tracing::warn!(job = %f.id, with_log, error = %e, "an attempt's end could not be written");
-            }
-        }
-    }
-    Ok(Finalized::Fenced)
-}
-
-fn finalize_item(
-    conn: &Connection,
-    now: Millis,
-    f: &Finalize,
-    tally: &mut Tally,
-    with_log: bool,
-) -> StoreResult<Finalized> {
-    if let Some(u) = &f.usage {
-        tally.charge(&f.tenant, u);
-    }
-    let Some(status) = bind_ending(conn, now, f, &Move::of_ending(&f.action))? else {
-        return Ok(Finalized::Fenced);
-    };
-    tally.moved(&f.tenant, Some(JobStatus::Running), Some(status), 1);
-    // A stage's end is reported before the job's, as it comes first.
-    if !f.steps.is_empty() {
-        let steps = landing(&f.steps, status);
-        super::steps::write(conn, now, &f.id, &steps)?;
-        tally
-            .outbox
-            .steps(f.names.about(&f.id, &f.tenant), &steps, now);
-    }
-    tally
-        .outbox
-        .ending(f.names.about(&f.id, &f.tenant), &f.action, status, now);
-    if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
-        let (mut tenants, none) = (Tenants::default(), Tally::new(now));
-        insert_one(conn, now, cb.clone(), None, tally, &mut tenants, &none)?;
-    }
-    if let Some(a) = &f.attempt {
-        if with_log {
-            insert_attempt(conn, &f.id, a)?;
-        } else {
-            let mut a = a.clone();
-            a.log = Some(AttemptLog::unstorable());
-            insert_attempt(conn, &f.id, &a)?;
-        }
-    }
-    Ok(Finalized::Done(status))
-}
-
-fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreResult<()> {
-    let log = a.log.as_ref().map(to_json);
-    if log.as_ref().is_some_and(|l| l.len() > MAX_LOG_JSON) {
-        return Err(StoreError::Internal(format!(
-            "the log of attempt {} of job {job_id} is larger than {MAX_LOG_JSON} bytes",
-            a.attempt
-        )));
-    }
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
-         finished_at, outcome, error, fuel_used, peak_memory_bytes, log, network) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )
-    .and_then(|mut s| {
-        s.execute(params![
-            job_id,
-            a.attempt,
-            a.task.name,
-            a.task.version,
-            a.task.digest,
-            a.started_at,
-            a.finished_at,
-            a.outcome,
-            a.error.as_ref().map(to_json),
-            i64::try_from(a.fuel_used).unwrap_or(i64::MAX),
-            i64::try_from(a.peak_memory_bytes).unwrap_or(i64::MAX),
-            log,
-            a.network.as_ref().map(to_json),
-        ])
-    })
-    .map_err(wdb)?;
-    Ok(())
-}
-
-impl rusqlite::ToSql for Arg<'_> {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(match self {
-            Arg::Text(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
-            Arg::Owned(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
-            Arg::Int(i) => ToSqlOutput::Owned(Value::Integer(*i)),
-            Arg::Bool(b) => ToSqlOutput::Owned(Value::Integer(i64::from(*b))),
-        })
-    }
-}
-
-/// Writes an attempt's end as its move says (`store::ending_sql`): the
-/// job's new status, or `None` when the lease or its status fenced it out.
-fn bind_ending(
-    conn: &Connection,
-    now: Millis,
-    f: &Finalize,
-    mv: &Move<'_>,
-) -> StoreResult<Option<JobStatus>> {
-    let (sql, args) = ending(mv, Dialect::Sqlite, now, &f.id, &f.lease_token);
-    let mut stmt = conn.prepare_cached(&sql).map_err(wdb)?;
-    let params = rusqlite::params_from_iter(args.iter());
-    if !mv.cancel_wins {
-        let n = stmt.execute(params).map_err(wdb)?;
-        return Ok((n == 1).then_some(mv.to));
-    }
-    let status: Option<String> = stmt
-        .query_row(params, |r| r.get(0))
-        .optional()
-        .map_err(wdb)?;
-    status
-        .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
-        .transpose()
 }
 
 pub fn cancel(
@@ -676,7 +438,7 @@ pub fn rescue(conn: &Connection, now: Millis, p: RescueParams) -> StoreResult<Ve
             params![
                 p.owner,
                 random_token(),
-                millis_after(now, p.lease_ms),
+                crate::time::after(now, p.lease_ms),
                 p.all_running,
                 now,
                 p.limit

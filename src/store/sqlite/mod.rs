@@ -2,11 +2,13 @@
 //! group-committing writer thread (rusqlite), read through a pool of read-only
 //! connections (sqlx). All of its SQL lives in this directory.
 
+mod apply;
 mod calls;
 mod checkpoint;
 mod claim;
 mod events;
 mod expire;
+mod finalize;
 mod jobs;
 mod leases;
 mod prune;
@@ -36,6 +38,8 @@ use super::{
 };
 use crate::job::JobStatus;
 use crate::quota::{window_start, Quotas};
+use crate::store::dialect::Dialect;
+use crate::store::job_sql;
 use crate::store::rows::{counts_from, page_push};
 use crate::store::tenants::{last_window, usage_from, UsageRow, USAGE_COLUMNS};
 use async_trait::async_trait;
@@ -615,27 +619,18 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
-        let row: Option<rows::JobRow> = sqlx::query_as(&format!(
-            "SELECT {} FROM jobs WHERE id = ?1 AND tenant = ?2",
-            rows::JOB_COLUMNS
-        ))
-        .bind(id)
-        .bind(tenant)
-        .fetch_optional(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
+        let row: Option<rows::JobRow> = sqlx::query_as(&job_sql::get(Dialect::Sqlite, false))
+            .bind(id)
+            .bind(tenant)
+            .fetch_optional(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
         row.map(JobRecord::try_from).transpose()
     }
 
     async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage> {
         use futures_util::TryStreamExt;
-        let sql = format!(
-            "SELECT {} FROM jobs WHERE tenant = ?1 \
-               AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR task = ?3) \
-               AND (?4 IS NULL OR queue = ?4) AND (?5 IS NULL OR id < ?5) \
-             ORDER BY id DESC LIMIT ?6",
-            rows::JOB_COLUMNS
-        );
+        let sql = job_sql::list(Dialect::Sqlite);
         let mut conn = self.reader().await?;
         let mut rows = sqlx::query_as::<_, rows::JobRow>(&sql)
             .bind(&q.tenant)
@@ -746,7 +741,7 @@ impl JobStore for SqliteStore {
 
     async fn job_expiring(&self, limit: u32) -> StoreResult<Vec<ExpiringJob>> {
         let rows: Vec<(String, String, String, i64, String, i64)> =
-            sqlx::query_as(expire::EXPIRING)
+            sqlx::query_as(&crate::store::expire_sql::expiring(Dialect::Sqlite))
                 .bind(self.now())
                 .bind(limit)
                 .fetch_all(&mut *self.reader().await?)
@@ -922,7 +917,7 @@ impl JobStore for SqliteStore {
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
         let writes = chunks(batch, FINALIZES_PER_WRITE).map(|chunk| {
             self.write(Class::Bulk, true, move |c, now| {
-                jobs::finalize(c, now, chunk)
+                finalize::finalize(c, now, chunk)
             })
         });
         let mut out = Vec::new();
@@ -994,7 +989,7 @@ impl JobStore for SqliteStore {
         // One write of the writer's: its savepoint undoes all of it when
         // any part fails.
         self.write(Class::Prompt, true, move |c, now| {
-            jobs::apply(c, now, writes, &defaults)
+            apply::apply(c, now, writes, &defaults)
         })
         .await
     }
@@ -1224,11 +1219,10 @@ impl JobStore for SqliteStore {
         ttl_ms: u64,
     ) -> StoreResult<Option<Lease>> {
         let (n, h) = (name.to_owned(), holder.to_owned());
-        let ttl = i64::try_from(ttl_ms).unwrap_or(i64::MAX);
         // Not durable: a renewal lost to a power cut only shortens a lease
         // that this process, the database's only one, takes again.
         self.write(Class::Prompt, false, move |c, now| {
-            leases::take(c, now, &n, &h, now.saturating_add(ttl))
+            leases::take(c, now, &n, &h, crate::time::after(now, ttl_ms))
         })
         .await
     }

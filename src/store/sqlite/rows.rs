@@ -5,14 +5,8 @@ pub use crate::store::rows::{error_col, json_col, u32_col, JobRow};
 use crate::store::transition::ClaimedRow;
 use crate::store::StoreError;
 
-/// The columns of `JobRow`, in a form every job query selects.
-pub const JOB_COLUMNS: &str = "id, tenant, task, task_version, digest, status, queue, priority, \
-    input, output, error, attempts, max_attempts, run_at, created_at, started_at, finished_at, \
-    deadline_at, concurrency_key, unique_key, progress, waiting_for, fallback_task, \
-    fallback_version, fallback_digest, cancel_requested, idempotency_hash, expire_after_ms";
-
 impl JobRow {
-    /// Reads a row of `JOB_COLUMNS` on the writer's connection.
+    /// Reads a row of `job_sql::job_columns` on the writer's connection.
     pub fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<JobRow> {
         Ok(JobRow {
             id: r.get(0)?,
@@ -47,12 +41,7 @@ impl JobRow {
     }
 }
 
-/// The columns of `ClaimRow`, in a form a claim's `RETURNING` lists.
-pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
-    max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
-    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun, run_at, \
-    callback_depth";
-
+/// A row of `job_sql::CLAIM_COLUMNS`.
 pub struct ClaimRow {
     id: String,
     tenant: String,

@@ -8,9 +8,7 @@ use crate::job::JobStatus;
 use crate::store::ending_sql::{sqlite_available, status_in, Dialect};
 use crate::store::outbox::{self, Outbox};
 use crate::store::records::{CancelOutcome, CancelStages};
-use crate::store::step_rows::{
-    self as sql, handed_over, StepColumns, StepRecord, StepWrite, WorkflowStart,
-};
+use crate::store::step_rows::{self as sql, StepColumns, StepRecord, StepWrite, WorkflowStart};
 use crate::store::tally::Tally;
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::{params, Connection};
@@ -176,7 +174,7 @@ pub fn cancel(conn: &Connection, now: Millis, c: &CancelStages) -> StoreResult<C
     .map_err(wdb)?;
     write(conn, now, &c.id, &c.steps)?;
     let mut tally = Tally::new(now);
-    handed_over(&mut tally, &job, &c.steps, now);
+    tally.handed_over(&job, &c.steps);
     tally.apply(conn)?;
     Ok(CancelOutcome::Handed(reread(conn, &c.tenant, &c.id)?))
 }

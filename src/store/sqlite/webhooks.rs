@@ -193,7 +193,7 @@ pub fn take(
     limit: u32,
     hold_ms: u64,
 ) -> StoreResult<Vec<Delivery>> {
-    let until = now.saturating_add(i64::try_from(hold_ms).unwrap_or(i64::MAX));
+    let until = crate::time::after(now, hold_ms);
     let mut stmt = conn
         .prepare_cached(&format!(
             "UPDATE webhook_deliveries SET next_at = ?1 WHERE id IN ( \

@@ -1,0 +1,128 @@
+//! The columns a job is read by and a claim returns, and the statements
+//! that read one job or a page of them, for both backends.
+
+use super::dialect::Dialect;
+use std::sync::LazyLock;
+
+/// `JobRow`'s columns in its order, each with the cast PostgreSQL needs
+/// to read it as the row's type (its narrower integers and its boolean
+/// flag; SQLite's integers are all 64-bit already).
+const JOB: [(&str, &str); 28] = [
+    ("id", ""),
+    ("tenant", ""),
+    ("task", ""),
+    ("task_version", "::int8"),
+    ("digest", ""),
+    ("status", ""),
+    ("queue", ""),
+    ("priority", "::int8"),
+    ("input", ""),
+    ("output", ""),
+    ("error", ""),
+    ("attempts", "::int8"),
+    ("max_attempts", "::int8"),
+    ("run_at", ""),
+    ("created_at", ""),
+    ("started_at", ""),
+    ("finished_at", ""),
+    ("deadline_at", ""),
+    ("concurrency_key", ""),
+    ("unique_key", ""),
+    ("progress", ""),
+    ("waiting_for", ""),
+    ("fallback_task", ""),
+    ("fallback_version", "::int8"),
+    ("fallback_digest", ""),
+    ("cancel_requested", "::int4::int8"),
+    ("idempotency_hash", ""),
+    ("expire_after_ms", ""),
+];
+
+/// The columns of `JobRow`, as the dialect reads them.
+pub fn job_columns(d: Dialect) -> &'static str {
+    static SQLITE: LazyLock<String> = LazyLock::new(|| columns(|_| ""));
+    static POSTGRES: LazyLock<String> = LazyLock::new(|| columns(|cast| cast));
+    match d {
+        Dialect::Sqlite => &SQLITE,
+        Dialect::Postgres | Dialect::PostgresMany => &POSTGRES,
+    }
+}
+
+fn columns(cast_of: impl Fn(&'static str) -> &'static str) -> String {
+    JOB.iter()
+        .map(|(name, cast)| match cast_of(cast) {
+            "" => (*name).to_owned(),
+            cast => format!("{name}{cast} AS {name}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The columns a claim returns, read by each backend's claimed-row
+/// binding into `ClaimedRow`.
+pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
+    max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
+    fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun, run_at, \
+    callback_depth";
+
+/// One job of a tenant's (?1 id, ?2 tenant); `lock`: held for the
+/// transaction's writes, where the dialect locks rows (SQLite's one writer
+/// holds them all).
+pub fn get(d: Dialect, lock: bool) -> String {
+    let lock = match d {
+        Dialect::Postgres | Dialect::PostgresMany if lock => " FOR UPDATE",
+        _ => "",
+    };
+    format!(
+        "SELECT {} FROM jobs WHERE id = {} AND tenant = {}{lock}",
+        job_columns(d),
+        d.param(1),
+        d.param(2)
+    )
+}
+
+/// A page of a tenant's jobs, newest first (?1 tenant; ?2 status, ?3 task,
+/// ?4 queue, each when not null; ?5 before this id, when not null; ?6 at
+/// most this many).
+pub fn list(d: Dialect) -> String {
+    let text = |n| match d {
+        Dialect::Sqlite => d.param(n),
+        Dialect::Postgres | Dialect::PostgresMany => format!("{}::text", d.param(n)),
+    };
+    format!(
+        "SELECT {} FROM jobs WHERE tenant = {} \
+           AND ({s} IS NULL OR status = {s}) AND ({t} IS NULL OR task = {t}) \
+           AND ({q} IS NULL OR queue = {q}) AND ({b} IS NULL OR id < {b}) \
+         ORDER BY id DESC LIMIT {}",
+        job_columns(d),
+        d.param(1),
+        d.param(6),
+        s = text(2),
+        t = text(3),
+        q = text(4),
+        b = text(5),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_casts_what_sqlite_reads_as_is() {
+        let pg = job_columns(Dialect::Postgres);
+        assert!(pg.starts_with("id, tenant, task, task_version::int8 AS task_version, digest,"));
+        assert!(pg.contains("cancel_requested::int4::int8 AS cancel_requested"));
+        let lite = job_columns(Dialect::Sqlite);
+        assert!(lite.starts_with("id, tenant, task, task_version, digest, status,"));
+        assert!(!lite.contains("::"));
+        assert_eq!(lite.split(", ").count(), pg.split(", ").count());
+    }
+
+    #[test]
+    fn a_locked_read_locks_only_where_rows_are_locked() {
+        assert!(get(Dialect::Postgres, true).ends_with("WHERE id = $1 AND tenant = $2 FOR UPDATE"));
+        assert!(get(Dialect::Sqlite, true).ends_with("WHERE id = ?1 AND tenant = ?2"));
+        assert!(list(Dialect::Postgres).contains("($5::text IS NULL OR id < $5::text)"));
+    }
+}

@@ -1,0 +1,52 @@
+//! Expiry on PostgreSQL: queued jobs past their `expire_after_ms` fail with
+//! kind `expired`, each with its task's `on_fail` job, in one transaction
+//! (`store::expire_sql`).
+
+use super::group::Db;
+use super::pg;
+use crate::store::dialect::Dialect;
+use crate::store::expire_sql::{self, Gone};
+use crate::store::records::{Expire, ExpiringJob};
+use crate::store::tally::Tally;
+use crate::store::transition::Move;
+use crate::store::StoreResult;
+
+/// Up to `limit` queued jobs past their `expire_after_ms`, by id.
+pub async fn expiring(db: &Db, limit: u32) -> StoreResult<Vec<ExpiringJob>> {
+    let (mut tx, now) = db.begin().await?;
+    let rows: Vec<(String, String, String, i64, String, i64)> =
+        sqlx::query_as(&expire_sql::expiring(Dialect::Postgres))
+            .bind(now)
+            .bind(i64::from(limit))
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(pg)?;
+    tx.commit().await.map_err(pg)?;
+    Ok(rows.into_iter().map(ExpiringJob::from_row).collect())
+}
+
+/// Fails each of `jobs` still queued past its time, with its `on_fail`
+/// job, in one transaction; answers how many.
+pub async fn expire(db: &Db, jobs: Vec<Expire>) -> StoreResult<u64> {
+    let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+    let (mut tx, now) = db.begin().await?;
+    let gone: Vec<Gone> = sqlx::query_as(&expire_sql::expire(Dialect::Postgres))
+        .bind(Move::expire().to.as_str())
+        .bind(now)
+        .bind(expire_sql::error()?)
+        .bind(&ids)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(pg)?;
+    let mut tally = Tally::new(now);
+    expire_sql::tally(&mut tally, &gone);
+    let failed: std::collections::HashSet<&str> = gone.iter().map(|g| g.0.as_str()).collect();
+    for job in &jobs {
+        if let (true, Some(cb)) = (failed.contains(job.id.as_str()), &job.on_fail) {
+            super::jobs::insert_one(&mut tx, now, cb.clone(), None, &mut tally).await?;
+        }
+    }
+    super::tally::apply(&mut tx, tally).await?;
+    tx.commit().await.map_err(pg)?;
+    Ok(gone.len() as u64)
+}
