@@ -286,6 +286,15 @@ impl From<ClaimedRow> for ClaimedJob {
     }
 }
 
+/// A fresh random token: a claim's lease token, which fences the writes
+/// of one claim of a job against any other claim of it (and a name no
+/// other process has).
+pub fn random_token() -> String {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).expect("the system's random source failed");
+    hex::encode(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,9 @@
 //! each write by the code that makes it alone, in the caller's
 //! transaction, counted and reported together.
 
-use super::jobs::{cancel, finalize_item, insert_one, resume, run_now, Tx};
+use super::db::Tx;
+use super::finalize::finalize_item;
+use super::jobs::{cancel, insert_one, resume, run_now};
 use super::tally;
 use crate::quota::Quotas;
 use crate::store::records::*;

@@ -11,7 +11,7 @@
 //! before (BEGIN, clock, policy, count, INSERT, counters, COMMIT), and an
 //! enqueue's latency is mostly its round trips and its commit.
 
-use super::group::Db;
+use super::db::Db;
 use super::tally::SHARD;
 use super::tenants::{policy_from, within};
 use super::{pg, tally, violated};
@@ -209,7 +209,7 @@ fn insert_now_sql() -> String {
               {events} \
             FROM ins GROUP BY tenant) \
          SELECT * FROM ins",
-        clock = super::group::DB_CLOCK,
+        clock = super::db::DB_CLOCK,
         max = i64::MAX,
         paused = PAUSED,
         cols = job_sql::job_columns(Dialect::Postgres),

@@ -1,6 +1,6 @@
 //! A job's orchestration calls on PostgreSQL.
 
-use super::jobs::Tx;
+use super::db::Tx;
 use super::pg;
 use crate::store::call_rows::{self as sql, CallColumns, CallRecord};
 use crate::store::{StoreError, StoreResult};

@@ -4,8 +4,8 @@
 //! one database never wait for each other's rows and never take a job
 //! twice.
 
-use super::jobs::claimed_row;
 use super::pg;
+use super::rows::claimed_row;
 use super::tally;
 use super::tenants::claim_views;
 use crate::job::{JobStatus, Transition};
@@ -41,13 +41,6 @@ pub(super) fn claimable(t: &str, now: &str) -> String {
          AND NOT EXISTS (SELECT 1 FROM paused_queues pq \
            WHERE pq.tenant = {t}.tenant AND pq.queue = {t}.queue)"
     )
-}
-
-/// A fresh lease token.
-pub fn random_token() -> String {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).expect("the system's random source failed");
-    hex::encode(b)
 }
 
 pub(super) fn fairness(fair: &Mutex<Fairness>) -> std::sync::MutexGuard<'_, Fairness> {
@@ -102,7 +95,7 @@ pub async fn claim(
         .await
         .map_err(pg)?;
     let queues: Option<Vec<String>> = p.queues.clone();
-    let token = random_token();
+    let token = crate::store::transition::random_token();
     let expires = crate::time::after(now, p.lease_ms);
     let mut tally = Tally::new(now);
     let mut claimed = Vec::new();

@@ -2,7 +2,7 @@
 //! kind `expired`, each with its task's `on_fail` job, in one transaction
 //! (`store::expire_sql`).
 
-use super::group::Db;
+use super::db::Db;
 use super::pg;
 use crate::store::dialect::Dialect;
 use crate::store::expire_sql::{self, Gone};

@@ -1,10 +1,14 @@
-//! A batch of attempts' ends on PostgreSQL in a handful of statements
-//! whatever its size: the rows locked in id order, one UPDATE per shape of
-//! move (`store::ending_sql`, its arguments as arrays), one INSERT of all
-//! the attempt rows, then the tenants' counts. Per-job statements cost a
-//! round trip each, and a runner ends thousands of short attempts a second.
+//! Attempts' ends on PostgreSQL. A batch goes in a handful of statements
+//! whatever its size (`many`): the rows locked in id order, one UPDATE per
+//! shape of move (`store::ending_sql`, its arguments as arrays), one INSERT
+//! of all the attempt rows, then the tenants' counts. Per-job statements
+//! cost a round trip each, and a runner ends thousands of short attempts a
+//! second; they are for a batch that names a job twice, a transaction's
+//! writes (`apply`) and an end written again on its own.
 
+use super::jobs::insert_one;
 use super::{pg, tally};
+use crate::attempt_log::AttemptLog;
 use crate::job::JobStatus;
 use crate::store::ending_sql::{ending, Arg, Dialect};
 use crate::store::records::{AttemptRecord, Finalize, Finalized};
@@ -14,11 +18,11 @@ use crate::store::step_rows::landing;
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
 use crate::store::{Millis, StoreError, StoreResult};
-use sqlx::{Postgres, Row, Transaction};
+use sqlx::Row;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-type Tx = Transaction<'static, Postgres>;
+use super::db::Tx;
 
 /// One statement's text, the batch positions it writes, and their
 /// arguments (a row each).
@@ -259,4 +263,133 @@ async fn insert_attempts(
         );
     counts.bind(q).execute(&mut **tx).await.map_err(pg)?;
     Ok(())
+}
+
+/// Writes each attempt's end, fenced by its lease token, the attempt rows
+/// of those written, and what each attempt cost its tenant.
+pub async fn finalize(tx: &mut Tx, now: Millis, batch: &[Finalize]) -> StoreResult<Vec<Finalized>> {
+    if let Some(out) = many(tx, now, batch).await? {
+        return Ok(out);
+    }
+    let mut tally = Tally::new(now);
+    let mut out = Vec::with_capacity(batch.len());
+    for f in batch {
+        out.push(finalize_item(tx, now, f, &mut tally, true).await?);
+    }
+    tally::apply(tx, tally).await?;
+    Ok(out)
+}
+
+/// One attempt's end in its own transaction, with its log or without.
+pub async fn finalize_one(
+    tx: &mut Tx,
+    now: Millis,
+    f: Finalize,
+    with_log: bool,
+) -> StoreResult<Finalized> {
+    let mut tally = Tally::new(now);
+    let r = finalize_item(tx, now, &f, &mut tally, with_log).await?;
+    tally::apply(tx, tally).await?;
+    Ok(r)
+}
+
+pub(super) async fn finalize_item(
+    tx: &mut Tx,
+    now: Millis,
+    f: &Finalize,
+    tally: &mut Tally,
+    with_log: bool,
+) -> StoreResult<Finalized> {
+    if let Some(u) = &f.usage {
+        tally.charge(&f.tenant, u);
+    }
+    let Some(status) = bind_ending(tx, now, f, &Move::of_ending(&f.action)).await? else {
+        return Ok(Finalized::Fenced);
+    };
+    if !f.steps.is_empty() {
+        super::steps::write(tx, now, &f.id, &landing(&f.steps, status)).await?;
+    }
+    tally.landed(f, status);
+    if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
+        insert_one(tx, now, cb.clone(), None, tally).await?;
+    }
+    if let Some(a) = &f.attempt {
+        if with_log {
+            insert_attempt(tx, &f.id, a).await?;
+        } else {
+            let mut a = a.clone();
+            a.log = Some(AttemptLog::unstorable());
+            insert_attempt(tx, &f.id, &a).await?;
+        }
+    }
+    Ok(Finalized::Done(status))
+}
+
+async fn insert_attempt(tx: &mut Tx, job_id: &str, a: &AttemptRecord) -> StoreResult<()> {
+    let log = a.log.as_ref().map(to_json);
+    if log.as_ref().is_some_and(|l| l.len() > MAX_LOG_JSON) {
+        return Err(StoreError::Internal(format!(
+            "the log of attempt {} of job {job_id} is larger than {MAX_LOG_JSON} bytes",
+            a.attempt
+        )));
+    }
+    sqlx::query(
+        "INSERT INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
+         finished_at, outcome, error, fuel_used, peak_memory_bytes, log, network) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+         ON CONFLICT (job_id, attempt) DO UPDATE SET task = excluded.task, \
+         task_version = excluded.task_version, digest = excluded.digest, \
+         started_at = excluded.started_at, finished_at = excluded.finished_at, \
+         outcome = excluded.outcome, error = excluded.error, fuel_used = excluded.fuel_used, \
+         peak_memory_bytes = excluded.peak_memory_bytes, log = excluded.log, \
+         network = excluded.network",
+    )
+    .bind(job_id)
+    .bind(i32::try_from(a.attempt).unwrap_or(i32::MAX))
+    .bind(&a.task.name)
+    .bind(i32::try_from(a.task.version).unwrap_or(i32::MAX))
+    .bind(&a.task.digest)
+    .bind(a.started_at)
+    .bind(a.finished_at)
+    .bind(&a.outcome)
+    .bind(a.error.as_ref().map(to_json))
+    .bind(i64::try_from(a.fuel_used).unwrap_or(i64::MAX))
+    .bind(i64::try_from(a.peak_memory_bytes).unwrap_or(i64::MAX))
+    .bind(log)
+    .bind(a.network.as_ref().map(to_json))
+    .execute(&mut **tx)
+    .await
+    .map_err(pg)?;
+    Ok(())
+}
+
+/// Writes an attempt's end as its move says (`store::ending_sql`): the
+/// job's new status, or `None` when the lease or its status fenced it out.
+async fn bind_ending(
+    tx: &mut Tx,
+    now: Millis,
+    f: &Finalize,
+    mv: &Move<'_>,
+) -> StoreResult<Option<JobStatus>> {
+    let (sql, args) = ending(mv, Dialect::Postgres, now, &f.id, &f.lease_token);
+    let mut q = sqlx::query(&sql);
+    for a in args {
+        q = match a {
+            Arg::Text(t) => q.bind(t),
+            Arg::Owned(t) => q.bind(t),
+            Arg::Int(i) => q.bind(i),
+            Arg::Bool(b) => q.bind(b),
+        };
+    }
+    if !mv.cancel_wins {
+        let n = q.execute(&mut **tx).await.map_err(pg)?.rows_affected();
+        return Ok((n == 1).then_some(mv.to));
+    }
+    let status: Option<String> = match q.fetch_optional(&mut **tx).await.map_err(pg)? {
+        Some(row) => Some(row.try_get(0).map_err(pg)?),
+        None => None,
+    };
+    status
+        .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
+        .transpose()
 }

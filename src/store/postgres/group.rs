@@ -5,11 +5,10 @@
 //! answer. One transaction per request cost a pool's worth of round trips
 //! per commit; a flood of API enqueues now costs a few per batch.
 
+use super::db::Db;
 use super::{bulk, jobs};
-use crate::quota::Quotas;
 use crate::store::records::{Inserted, NewJob};
-use crate::store::{Clock, Millis, StoreError, StoreResult};
-use sqlx::{PgPool, Postgres, Transaction};
+use crate::store::{StoreError, StoreResult};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, Semaphore};
 
@@ -20,43 +19,6 @@ const LEADS: usize = 2;
 const MAX_BATCH: usize = 1024;
 
 type Waiting = (NewJob, oneshot::Sender<StoreResult<Inserted>>);
-
-macro_rules! db_clock {
-    () => {
-        "(extract(epoch from clock_timestamp()) * 1000)::int8"
-    };
-}
-/// The database's clock in Unix ms: what every transaction decides by.
-pub const DB_CLOCK: &str = db_clock!();
-/// `DB_CLOCK` read on its own.
-pub const DB_NOW: &str = concat!("SELECT ", db_clock!());
-
-/// What a transaction needs, also apart from any request (a batch runs in
-/// a task of its own).
-#[derive(Clone)]
-pub struct Db {
-    pub pool: PgPool,
-    /// For `bulk::insert_now` alone, planned once (`PgStore::open`).
-    pub enqueues: PgPool,
-    pub clock: Option<Arc<dyn Clock>>,
-    pub defaults: Quotas,
-}
-
-impl Db {
-    /// A transaction and the time it decides by: the database's clock,
-    /// unless a test's clock is given.
-    pub async fn begin(&self) -> StoreResult<(Transaction<'static, Postgres>, Millis)> {
-        let mut tx = self.pool.begin().await.map_err(super::pg)?;
-        let now = match &self.clock {
-            Some(c) => c.now(),
-            None => sqlx::query_scalar(DB_NOW)
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(super::pg)?,
-        };
-        Ok((tx, now))
-    }
-}
 
 pub struct Group {
     line: Mutex<Vec<Waiting>>,

@@ -2,79 +2,26 @@
 //! of a job is one of `store::transition`'s moves, guarded by its
 //! from-statuses and, for a runner's writes, by the lease token.
 
+use super::rows::{claimed_row, u32_of};
 use super::tally;
 use super::tenants::{hold, policy, queued_now, within};
 use super::{pg, violated, Violation};
-use crate::attempt_log::AttemptLog;
 use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
-use crate::store::ending_sql::{ending, status_in, Arg, Dialect, PG_PAUSED, PG_STATUS};
+use crate::store::ending_sql::{status_in, Dialect, PG_PAUSED, PG_STATUS};
 use crate::store::insert_sql;
 use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::rows::to_json;
-use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow, MAX_LOG_JSON};
-use crate::store::step_rows::landing;
+use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow};
 use crate::store::tally::Tally;
-use crate::store::transition::{ClaimedRow, Move};
+use crate::store::transition::Move;
 use crate::store::{Millis, StoreError, StoreResult};
-use sqlx::postgres::PgRow;
-use sqlx::{PgPool, Postgres, Row, Transaction};
+use sqlx::{PgPool, Row};
 
-pub(super) type Tx = Transaction<'static, Postgres>;
-
-fn u32_of(v: i32) -> u32 {
-    u32::try_from(v).unwrap_or(0)
-}
-
-/// A row of `CLAIM_COLUMNS`.
-pub fn claimed_row(r: &PgRow) -> Result<ClaimedJob, sqlx::Error> {
-    let fallback = match (
-        r.try_get::<Option<String>, _>("fallback_task")?,
-        r.try_get::<Option<i32>, _>("fallback_version")?,
-        r.try_get::<Option<String>, _>("fallback_digest")?,
-        r.try_get::<Option<String>, _>("fallback_input")?,
-    ) {
-        (Some(name), Some(version), Some(digest), Some(input)) => Some((
-            TaskRef {
-                name,
-                version: u32_of(version),
-                digest,
-            },
-            input,
-        )),
-        _ => None,
-    };
-    Ok(ClaimedJob::from(ClaimedRow {
-        id: r.try_get("id")?,
-        tenant: r.try_get("tenant")?,
-        task: TaskRef {
-            name: r.try_get("task")?,
-            version: u32_of(r.try_get("task_version")?),
-            digest: r.try_get("digest")?,
-        },
-        input: r.try_get("input")?,
-        fallback,
-        queue: r.try_get("queue")?,
-        attempts: u32_of(r.try_get("attempts")?),
-        stage_offset: u32_of(r.try_get("stage_offset")?),
-        max_attempts: u32_of(r.try_get("max_attempts")?),
-        deadline_at: r.try_get("deadline_at")?,
-        fallback_depth: u32_of(r.try_get("fallback_depth")?),
-        snoozes: u32_of(r.try_get("snoozes")?),
-        started_at: r
-            .try_get::<Option<i64>, _>("attempt_started_at")?
-            .unwrap_or_default(),
-        lease_token: r
-            .try_get::<Option<String>, _>("lease_token")?
-            .unwrap_or_default(),
-        begun: r.try_get("begun")?,
-        due_at: r.try_get("run_at")?,
-        callback_depth: u32_of(r.try_get("callback_depth")?),
-    }))
-}
+use super::db::Tx;
 
 /// A job as the transaction sees it.
 pub(super) async fn get_in(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
@@ -471,135 +418,6 @@ pub async fn heartbeat(
     Ok(reply)
 }
 
-/// Writes each attempt's end, fenced by its lease token, the attempt rows
-/// of those written, and what each attempt cost its tenant.
-pub async fn finalize(tx: &mut Tx, now: Millis, batch: &[Finalize]) -> StoreResult<Vec<Finalized>> {
-    if let Some(out) = super::finalize::many(tx, now, batch).await? {
-        return Ok(out);
-    }
-    let mut tally = Tally::new(now);
-    let mut out = Vec::with_capacity(batch.len());
-    for f in batch {
-        out.push(finalize_item(tx, now, f, &mut tally, true).await?);
-    }
-    tally::apply(tx, tally).await?;
-    Ok(out)
-}
-
-/// One attempt's end in its own transaction, with its log or without.
-pub async fn finalize_one(
-    tx: &mut Tx,
-    now: Millis,
-    f: Finalize,
-    with_log: bool,
-) -> StoreResult<Finalized> {
-    let mut tally = Tally::new(now);
-    let r = finalize_item(tx, now, &f, &mut tally, with_log).await?;
-    tally::apply(tx, tally).await?;
-    Ok(r)
-}
-
-pub(super) async fn finalize_item(
-    tx: &mut Tx,
-    now: Millis,
-    f: &Finalize,
-    tally: &mut Tally,
-    with_log: bool,
-) -> StoreResult<Finalized> {
-    if let Some(u) = &f.usage {
-        tally.charge(&f.tenant, u);
-    }
-    let Some(status) = bind_ending(tx, now, f, &Move::of_ending(&f.action)).await? else {
-        return Ok(Finalized::Fenced);
-    };
-    if !f.steps.is_empty() {
-        super::steps::write(tx, now, &f.id, &landing(&f.steps, status)).await?;
-    }
-    tally.landed(f, status);
-    if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
-        insert_one(tx, now, cb.clone(), None, tally).await?;
-    }
-    if let Some(a) = &f.attempt {
-        if with_log {
-            insert_attempt(tx, &f.id, a).await?;
-        } else {
-            let mut a = a.clone();
-            a.log = Some(AttemptLog::unstorable());
-            insert_attempt(tx, &f.id, &a).await?;
-        }
-    }
-    Ok(Finalized::Done(status))
-}
-
-async fn insert_attempt(tx: &mut Tx, job_id: &str, a: &AttemptRecord) -> StoreResult<()> {
-    let log = a.log.as_ref().map(to_json);
-    if log.as_ref().is_some_and(|l| l.len() > MAX_LOG_JSON) {
-        return Err(StoreError::Internal(format!(
-            "the log of attempt {} of job {job_id} is larger than {MAX_LOG_JSON} bytes",
-            a.attempt
-        )));
-    }
-    sqlx::query(
-        "INSERT INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
-         finished_at, outcome, error, fuel_used, peak_memory_bytes, log, network) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-         ON CONFLICT (job_id, attempt) DO UPDATE SET task = excluded.task, \
-         task_version = excluded.task_version, digest = excluded.digest, \
-         started_at = excluded.started_at, finished_at = excluded.finished_at, \
-         outcome = excluded.outcome, error = excluded.error, fuel_used = excluded.fuel_used, \
-         peak_memory_bytes = excluded.peak_memory_bytes, log = excluded.log, \
-         network = excluded.network",
-    )
-    .bind(job_id)
-    .bind(i32::try_from(a.attempt).unwrap_or(i32::MAX))
-    .bind(&a.task.name)
-    .bind(i32::try_from(a.task.version).unwrap_or(i32::MAX))
-    .bind(&a.task.digest)
-    .bind(a.started_at)
-    .bind(a.finished_at)
-    .bind(&a.outcome)
-    .bind(a.error.as_ref().map(to_json))
-    .bind(i64::try_from(a.fuel_used).unwrap_or(i64::MAX))
-    .bind(i64::try_from(a.peak_memory_bytes).unwrap_or(i64::MAX))
-    .bind(log)
-    .bind(a.network.as_ref().map(to_json))
-    .execute(&mut **tx)
-    .await
-    .map_err(pg)?;
-    Ok(())
-}
-
-/// Writes an attempt's end as its move says (`store::ending_sql`): the
-/// job's new status, or `None` when the lease or its status fenced it out.
-async fn bind_ending(
-    tx: &mut Tx,
-    now: Millis,
-    f: &Finalize,
-    mv: &Move<'_>,
-) -> StoreResult<Option<JobStatus>> {
-    let (sql, args) = ending(mv, Dialect::Postgres, now, &f.id, &f.lease_token);
-    let mut q = sqlx::query(&sql);
-    for a in args {
-        q = match a {
-            Arg::Text(t) => q.bind(t),
-            Arg::Owned(t) => q.bind(t),
-            Arg::Int(i) => q.bind(i),
-            Arg::Bool(b) => q.bind(b),
-        };
-    }
-    if !mv.cancel_wins {
-        let n = q.execute(&mut **tx).await.map_err(pg)?.rows_affected();
-        return Ok((n == 1).then_some(mv.to));
-    }
-    let status: Option<String> = match q.fetch_optional(&mut **tx).await.map_err(pg)? {
-        Some(row) => Some(row.try_get(0).map_err(pg)?),
-        None => None,
-    };
-    status
-        .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
-        .transpose()
-}
-
 /// The job, locked until the transaction ends: a runner's end of the same
 /// job waits for this, or this for it.
 pub(super) async fn get_for_update(tx: &mut Tx, tenant: &str, id: &str) -> StoreResult<JobRecord> {
@@ -719,7 +537,7 @@ pub async fn rescue(tx: &mut Tx, now: Millis, p: RescueParams) -> StoreResult<Ve
          RETURNING {CLAIM_COLUMNS}"
     ))
     .bind(&p.owner)
-    .bind(super::claim::random_token())
+    .bind(crate::store::transition::random_token())
     .bind(crate::time::after(now, p.lease_ms))
     .bind(p.all_running)
     .bind(now)

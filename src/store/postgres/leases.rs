@@ -2,7 +2,7 @@
 //! of the caller's, by the database's clock, so that many processes agree
 //! on who holds each.
 
-use super::jobs::Tx;
+use super::db::Tx;
 use super::pg;
 use crate::store::lease_sql;
 use crate::store::{Lease, LeaseRow, Millis, StoreResult};

@@ -8,6 +8,7 @@ mod apply;
 mod bulk;
 mod calls;
 mod claim;
+mod db;
 mod events;
 mod expire;
 mod finalize;
@@ -20,6 +21,7 @@ mod queues;
 mod quick_claim;
 mod redrive;
 mod registry;
+mod rows;
 mod schedules;
 mod secrets;
 mod steps;
@@ -151,7 +153,7 @@ pub enum OpenError {
 
 pub struct PgStore {
     /// The pool, the test's clock (if any) and the quota defaults.
-    db: group::Db,
+    db: db::Db,
     /// The database's clock less this machine's, in ms, as last measured:
     /// `now()` for what decides nothing (an attempt's recorded times).
     skew: AtomicI64,
@@ -263,7 +265,7 @@ impl PgStore {
         }
         let store = PgStore {
             notifier: notify::Notifier::start(pool.clone()),
-            db: group::Db {
+            db: db::Db {
                 pool,
                 enqueues,
                 clock,
@@ -285,7 +287,7 @@ impl PgStore {
 
     /// The database's clock, read once.
     async fn db_now(&self) -> StoreResult<Millis> {
-        sqlx::query_scalar(group::DB_NOW)
+        sqlx::query_scalar(db::DB_NOW)
             .fetch_one(&self.db.pool)
             .await
             .map_err(pg)
@@ -880,7 +882,7 @@ impl PgStore {
         let shared = all.clone();
         let t0 = std::time::Instant::now();
         match self
-            .tx(move |tx, now| Box::pin(async move { jobs::finalize(tx, now, &shared).await }))
+            .tx(move |tx, now| Box::pin(async move { finalize::finalize(tx, now, &shared).await }))
             .await
         {
             Ok(out) => {
@@ -908,7 +910,7 @@ impl PgStore {
         for with_log in [true, false] {
             let one = f.clone();
             let r = self
-                .tx(move |tx, now| Box::pin(jobs::finalize_one(tx, now, one, with_log)))
+                .tx(move |tx, now| Box::pin(finalize::finalize_one(tx, now, one, with_log)))
                 .await;
             match r {
                 Ok(r) => return Ok(r),

@@ -47,7 +47,7 @@ impl Notifier {
     pub fn start(pool: PgPool) -> Notifier {
         let poke = Arc::new(Notify::new());
         let (signals, _) = broadcast::channel(BACKLOG);
-        let ours: Arc<str> = super::claim::random_token().into();
+        let ours: Arc<str> = crate::store::transition::random_token().into();
         let sender = {
             let (pool, poke, ours) = (pool.clone(), poke.clone(), ours.clone());
             tokio::spawn(async move {

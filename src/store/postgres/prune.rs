@@ -1,7 +1,7 @@
 //! Retention on PostgreSQL: ended jobs past their age deleted with their
 //! attempts, one short statement at a time, and components no task uses.
 
-use super::group::Db;
+use super::db::Db;
 use super::pg;
 use crate::store::prune_sql::prunable;
 use crate::store::records::{Collected, PruneParams, Pruned};

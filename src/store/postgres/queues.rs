@@ -5,7 +5,7 @@
 //! rows for long. A job queued again while a pause commits may miss the
 //! pause's sweep: the claim's guard (`claim::claimable`) keeps it.
 
-use super::group::Db;
+use super::db::Db;
 use super::pg;
 use crate::store::StoreResult;
 

@@ -18,10 +18,10 @@
 //! again (the runner's end is refused by the fence), and the end's own
 //! synchronous commit flushes the claim's record before it.
 
-use super::claim::{claimable, fairness, random_token, CLAIM_ROUNDS, MAX_TENANTS_PER_CLAIM};
-use super::group::{Db, DB_CLOCK};
-use super::jobs::claimed_row;
+use super::claim::{claimable, fairness, CLAIM_ROUNDS, MAX_TENANTS_PER_CLAIM};
+use super::db::{Db, DB_CLOCK};
 use super::pg;
+use super::rows::claimed_row;
 use super::tally::SHARD;
 use crate::events::EventType;
 use crate::job::{JobStatus, Transition};
@@ -32,6 +32,7 @@ use crate::store::job_sql::CLAIM_COLUMNS;
 use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::tenants::{contender, policy_from};
+use crate::store::transition::random_token;
 use crate::store::{Millis, StoreResult};
 use sqlx::{PgPool, Row};
 use std::collections::HashMap;

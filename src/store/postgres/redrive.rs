@@ -1,7 +1,8 @@
 //! Redrive on PostgreSQL: failed jobs back to the queue for a new series
 //! of attempts, each under its own savepoint.
 
-use super::jobs::{get_in, reread, Tx};
+use super::db::Tx;
+use super::jobs::{get_in, reread};
 use super::tally;
 use super::tenants::{policy, queued_now, within};
 use super::{pg, violated, Violation};

@@ -2,7 +2,7 @@
 //! of `apply`, so a slot's job is written with it); the rest are one
 //! statement each.
 
-use super::jobs::Tx;
+use super::db::Tx;
 use super::pg;
 use crate::store::schedule_rows::{self as sql, PutParams, ScheduleRow, COLUMNS};
 use crate::store::{Millis, SchedulePut, ScheduleRecord, StoreResult};

@@ -1,6 +1,6 @@
 //! Secrets on PostgreSQL. The rows hold sealed bytes only.
 
-use super::group::Db;
+use super::db::Db;
 use super::pg;
 use crate::store::secret_rows::*;
 use crate::store::StoreResult;

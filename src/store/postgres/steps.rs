@@ -1,7 +1,7 @@
 //! A job's stages on PostgreSQL: read from the pool; started with the
 //! job's insert and changed with its attempts' ends, in their transaction.
 
-use super::jobs::Tx;
+use super::db::Tx;
 use super::{pg, tally};
 use crate::job::JobStatus;
 use crate::store::ending_sql::{status_in, Dialect, PG_PAUSED};

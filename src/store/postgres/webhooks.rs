@@ -1,6 +1,6 @@
 //! Webhooks and their deliveries on PostgreSQL.
 
-use super::group::{Db, DB_CLOCK};
+use super::db::{Db, DB_CLOCK};
 use super::pg;
 use crate::quota::Exceeded;
 use crate::store::records::*;

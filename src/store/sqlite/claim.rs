@@ -4,7 +4,7 @@
 use super::rows::ClaimRow;
 use super::tally::{Apply, Tally};
 use super::tenants::{self, policy};
-use super::{random_token, wdb};
+use super::wdb;
 use crate::job::{JobStatus, Transition};
 use crate::quota::Quotas;
 use crate::store::begun::Begun;
@@ -12,6 +12,7 @@ use crate::store::fair::{given, Fairness};
 use crate::store::job_sql::CLAIM_COLUMNS;
 use crate::store::records::*;
 use crate::store::tenants::contender;
+use crate::store::transition::random_token;
 use crate::store::{Millis, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::hash_map::Entry;

@@ -100,13 +100,6 @@ pub(crate) fn constraint(e: &rusqlite::Error) -> Option<Constraint> {
     }
 }
 
-/// A fresh lease token.
-pub(crate) fn random_token() -> String {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).expect("the system's random source failed");
-    hex::encode(b)
-}
-
 /// How to open the database.
 #[derive(Debug, Clone)]
 pub struct SqliteOptions {
