@@ -249,16 +249,7 @@ pub(super) async fn retries_snoozes_waits_and_resumes(h: Harness) {
     let j = get(&h, "j").await;
     assert_eq!(j.max_attempts, 4, "a snooze does not use up an attempt");
     h.clock.advance(50);
-    let c = claim(&h, 1).await.pop().unwrap();
-    let r = finalize(
-        &h,
-        &c,
-        Action::Wait {
-            waiting_for: r#"{"approval":true}"#.into(),
-        },
-    )
-    .await;
-    assert_eq!(r, Finalized::Done(JobStatus::Waiting));
+    wait_for_approval(&h).await;
     assert!(claim(&h, 1).await.is_empty());
     let j = h
         .store
@@ -567,6 +558,20 @@ pub(super) async fn concurrency_keys_run_one_at_a_time(h: Harness) {
     assert_eq!(get(&h, "s2").await.status, JobStatus::Queued);
 }
 
+/// Claims the next job and ends its attempt waiting for an approval.
+async fn wait_for_approval(h: &Harness) {
+    let c = claim(h, 1).await.pop().unwrap();
+    let r = finalize(
+        h,
+        &c,
+        Action::Wait {
+            waiting_for: r#"{"approval":true}"#.into(),
+        },
+    )
+    .await;
+    assert_eq!(r, Finalized::Done(JobStatus::Waiting));
+}
+
 /// A superseding job cancels its key's waiting job as well as its queued
 /// ones (the cancel's from-statuses), and the gauges follow.
 pub(super) async fn a_superseding_job_cancels_the_keys_waiting_job(h: Harness) {
@@ -576,16 +581,7 @@ pub(super) async fn a_superseding_job_cancels_the_keys_waiting_job(h: Harness) {
         ..new_job(id)
     };
     insert(&h, keyed("w")).await;
-    let c = claim(&h, 1).await.pop().unwrap();
-    let r = finalize(
-        &h,
-        &c,
-        Action::Wait {
-            waiting_for: r#"{"approval":true}"#.into(),
-        },
-    )
-    .await;
-    assert_eq!(r, Finalized::Done(JobStatus::Waiting));
+    wait_for_approval(&h).await;
     insert(&h, keyed("q")).await;
     insert(
         &h,
