@@ -240,7 +240,12 @@ pub(super) fn take_in(inner: &Inner, claimed: Vec<ClaimedJob>) -> Vec<ClaimedJob
         at: Instant::now(),
     });
     for job in &claimed {
-        inner.held.insert(&job.id, &job.tenant, &job.lease_token);
+        if let Some(stale) = inner.held.insert(&job.id, &job.tenant, &job.lease_token) {
+            // Claimed again after its lease here ran out: a copy under the
+            // old lease that has not started must not.
+            let waited = inner.dispatch.drop_stale(&job.tenant, &job.id, &stale);
+            tracing::info!(job = %job.id, waited, "claimed again under a new lease; the copy under the old one is dropped");
+        }
     }
     match inner.dispatch.push(claimed) {
         // A tenant with nothing running got a job while every slot is

@@ -194,6 +194,46 @@ impl Dispatch {
         Ok(idle)
     }
 
+    /// Takes out the waiting copy of a job held under `stale`, a lease
+    /// that ran out: the job was claimed again under a new one. The copy
+    /// must neither start nor count (its tenant's line would hold the job
+    /// twice, and a mark of one would count as a mark of both). Answers
+    /// whether it was here.
+    pub fn drop_stale(&self, tenant: &str, id: &str, stale: &str) -> bool {
+        let mut s = self.state();
+        let Some(line) = s.lines.get_mut(tenant) else {
+            return false;
+        };
+        let Some(at) = line
+            .jobs
+            .iter()
+            .position(|j| j.id == id && j.lease_token == stale)
+        else {
+            return false;
+        };
+        let Some(old) = line.jobs.remove(at) else {
+            return false;
+        };
+        let was_ahead = at < line.ahead;
+        if was_ahead {
+            line.ahead -= 1;
+        }
+        if line.jobs.is_empty() {
+            s.lines.remove(tenant);
+            s.turns.retain(|t| t != tenant);
+        }
+        s.waiting -= 1;
+        if old.begun {
+            s.begun_waiting -= 1;
+        } else if was_ahead {
+            // Being marked: the mark's answer finds it gone.
+            s.marking.remove(id);
+        } else {
+            s.unmarked -= 1;
+        }
+        true
+    }
+
     /// When those begun or being marked are down to half of `window`,
     /// the waiting jobs that are neither, up to `window` ahead, from the
     /// front of the lines, tenants in turn: (id, lease token) of each, now
@@ -255,8 +295,8 @@ impl Dispatch {
             // them): a failed mark leaves them where they are, behind it.
             let mut found = 0;
             for job in line.jobs.iter_mut().take(line.ahead) {
-                if ids.contains(job.id.as_str()) {
-                    job.begun |= committed;
+                if !job.begun && ids.contains(job.id.as_str()) {
+                    job.begun = committed;
                     found += 1;
                 }
             }
@@ -610,6 +650,51 @@ mod tests {
         d.finished("a", Seat::Extra);
         let (fifth, _) = d.next().await.unwrap();
         assert_eq!(fifth.id, "a-3", "begun, before a-2");
+    }
+
+    #[tokio::test]
+    async fn a_job_claimed_again_replaces_its_stale_copy() {
+        let d = Dispatch::new(2);
+        let under = |n, token: &str, begun| ClaimedJob {
+            lease_token: token.into(),
+            begun,
+            ..job("a", n)
+        };
+        // a-0 waits to be marked when its lease runs out (the runner was
+        // stopped past it) and the runner claims it again, begun.
+        d.push(vec![under(0, "old", false), under(1, "t", false)])
+            .unwrap();
+        let marking = d.to_mark(2);
+        assert_eq!(marking.len(), 2);
+        assert!(d.drop_stale("a", "a-0", "old"));
+        assert!(!d.drop_stale("a", "a-0", "old"), "gone already");
+        d.push(vec![under(0, "new", true)]).unwrap();
+        // The mark of the old copy fails; the new copy is not touched.
+        d.marked(&marking, false);
+        let (first, _) = d.next().await.unwrap();
+        assert_eq!(
+            (first.id.as_str(), first.lease_token.as_str()),
+            ("a-0", "new")
+        );
+        assert!(d.try_next().unwrap().is_none(), "a-1 waits for its mark");
+        let again = d.to_mark(2);
+        assert_eq!(
+            again,
+            [("a-1".to_owned(), "t".to_owned())],
+            "the old copy is gone"
+        );
+        d.marked(&again, true);
+        let (second, _) = d.next().await.unwrap();
+        assert_eq!(second.id, "a-1");
+        assert_eq!(d.load(), 2, "two run, nothing waits");
+        assert!(d.to_mark(2).is_empty() && d.try_next().unwrap().is_none());
+        // A begun copy dropped, its tenant's line empty, goes from the turns.
+        d.push(vec![under(2, "old", true)]).unwrap();
+        assert!(d.drop_stale("a", "a-2", "old"));
+        assert!(!d.has_waiting("a"));
+        d.finished("a", Seat::Slot);
+        d.push(vec![job("b", 0)]).unwrap();
+        assert_eq!(d.next().await.unwrap().0.id, "b-0");
     }
 
     #[test]

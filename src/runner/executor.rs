@@ -111,7 +111,7 @@ pub async fn execute(
     let request = instantiate(registry, &task, step, job, held, started_at);
     let report = call(registry, &program, request, job, secrets, (wake, home)).await;
     let finished_at = registry.store().now();
-    let stop = held.stop_reason(&job.id);
+    let stop = held.stop_reason(&job.id, &job.lease_token);
     // Classify: the ending as the decision reads it.
     let ending = classify(registry, &task, job, &report.ending).await;
     // Decide.
@@ -312,13 +312,14 @@ fn instantiate(
         job.input.clone(),
         limits,
     );
-    req.cancel = Some(held.cancel_token(&job.id));
+    req.cancel = Some(held.cancel_token(&job.id, &job.lease_token));
     req.tenant = Arc::from(job.tenant.as_str());
     req.network = task.network.clone();
-    let (held, id) = (held.clone(), job.id.clone());
+    let (held, id, lease) = (held.clone(), job.id.clone(), job.lease_token.clone());
     let hook: ProgressHook = Arc::new(move |p| {
         held.progress(
             &id,
+            &lease,
             ProgressRecord {
                 percent: p.percent,
                 note: p.note.clone(),

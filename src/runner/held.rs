@@ -1,6 +1,12 @@
 //! The jobs a runner holds under lease (claimed, running, or waiting to be
 //! finalized): their tokens for heartbeats, a way to stop each attempt, and
 //! the progress not yet written.
+//!
+//! A job is held under one lease at a time. A runner whose lease ran out
+//! (stopped past it, say) may claim the same job again under a new one
+//! while its copy under the old one still waits or runs: what that copy
+//! asks by its own token finds it stopped as lost, and it can neither end
+//! nor let go of the new lease.
 
 use crate::store::ProgressRecord;
 use std::collections::HashMap;
@@ -57,7 +63,9 @@ impl Held {
         self.jobs().per_tenant.get(tenant).copied().unwrap_or(0)
     }
 
-    pub fn insert(&self, id: &str, tenant: &str, lease_token: &str) {
+    /// Holds a claimed job. Answers the token of the lease it replaces, if
+    /// it was held under another (that copy's attempt is stopped as lost).
+    pub fn insert(&self, id: &str, tenant: &str, lease_token: &str) -> Option<String> {
         let mut jobs = self.jobs();
         let old = jobs.by_id.insert(
             id.to_owned(),
@@ -70,16 +78,27 @@ impl Held {
                 ended: false,
             },
         );
-        if let Some(old) = old {
-            jobs.forget(&old.tenant);
-        }
         *jobs.per_tenant.entry(tenant.to_owned()).or_default() += 1;
+        let old = old?;
+        jobs.forget(&old.tenant);
+        if old.lease_token == lease_token {
+            return None;
+        }
+        old.cancel.cancel();
+        Some(old.lease_token)
     }
 
-    pub fn remove(&self, id: &str) {
+    /// Lets go of a job held under this lease (not of a newer one).
+    pub fn remove(&self, id: &str, lease_token: &str) {
         let mut jobs = self.jobs();
-        if let Some(old) = jobs.by_id.remove(id) {
-            jobs.forget(&old.tenant);
+        if jobs
+            .by_id
+            .get(id)
+            .is_some_and(|e| e.lease_token == lease_token)
+        {
+            if let Some(old) = jobs.by_id.remove(id) {
+                jobs.forget(&old.tenant);
+            }
         }
     }
 
@@ -97,9 +116,9 @@ impl Held {
 
     /// Its attempt ended and its end is on the way to the store: a renewal
     /// refused from now on only means that the end was written first.
-    pub fn ended(&self, id: &str) {
+    pub fn ended(&self, id: &str, lease_token: &str) {
         if let Some(e) = self.jobs().by_id.get_mut(id) {
-            e.ended = true;
+            e.ended |= e.lease_token == lease_token;
         }
     }
 
@@ -107,13 +126,18 @@ impl Held {
         self.jobs().by_id.get(id).is_some_and(|e| e.ended)
     }
 
-    /// The token that stops this job's attempt (a fresh one if not held).
-    pub fn cancel_token(&self, id: &str) -> CancellationToken {
-        self.jobs()
-            .by_id
-            .get(id)
-            .map(|e| e.cancel.clone())
-            .unwrap_or_default()
+    /// The token that stops the attempt under this lease (a fresh one if
+    /// the job is not held; a cancelled one if it is held under another).
+    pub fn cancel_token(&self, id: &str, lease_token: &str) -> CancellationToken {
+        match self.jobs().by_id.get(id) {
+            Some(e) if e.lease_token == lease_token => e.cancel.clone(),
+            Some(_) => {
+                let gone = CancellationToken::new();
+                gone.cancel();
+                gone
+            }
+            None => CancellationToken::default(),
+        }
     }
 
     /// Stops a held job's attempt; the first reason given wins. Returns
@@ -129,6 +153,19 @@ impl Held {
         }
     }
 
+    /// Stops the attempt under this lease as lost (not one under a newer
+    /// lease: a renewal that raced a new claim refused only the old one).
+    pub fn lose(&self, id: &str, lease_token: &str) -> bool {
+        match self.jobs().by_id.get_mut(id) {
+            Some(e) if e.lease_token == lease_token => {
+                e.stop.get_or_insert(StopReason::Lost);
+                e.cancel.cancel();
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Stops every held job's attempt.
     pub fn stop_all(&self, why: StopReason) {
         for e in self.jobs().by_id.values_mut() {
@@ -137,14 +174,22 @@ impl Held {
         }
     }
 
-    pub fn stop_reason(&self, id: &str) -> Option<StopReason> {
-        self.jobs().by_id.get(id).and_then(|e| e.stop)
+    /// Why the attempt under this lease was stopped, if it was; one held
+    /// under another lease since is lost.
+    pub fn stop_reason(&self, id: &str, lease_token: &str) -> Option<StopReason> {
+        match self.jobs().by_id.get(id) {
+            Some(e) if e.lease_token == lease_token => e.stop,
+            Some(_) => Some(StopReason::Lost),
+            None => None,
+        }
     }
 
     /// Keeps the latest progress until the next heartbeat writes it.
-    pub fn progress(&self, id: &str, p: ProgressRecord) {
+    pub fn progress(&self, id: &str, lease_token: &str, p: ProgressRecord) {
         if let Some(e) = self.jobs().by_id.get_mut(id) {
-            e.progress = Some(p);
+            if e.lease_token == lease_token {
+                e.progress = Some(p);
+            }
         }
     }
 
@@ -181,22 +226,49 @@ impl Jobs {
 
 #[cfg(test)]
 mod tests {
-    use super::Held;
+    use super::{Held, StopReason};
 
     #[test]
     fn an_ended_attempt_is_known_until_its_job_is_let_go() {
         let held = Held::default();
-        held.insert("j", "t", "token");
+        assert_eq!(held.insert("j", "t", "token"), None);
         assert!(!held.has_ended("j"));
-        held.ended("j");
+        held.ended("j", "token");
         assert!(held.has_ended("j"));
         // Claimed again (a new lease): a new attempt, not ended.
-        held.insert("j", "t", "token 2");
+        assert_eq!(held.insert("j", "t", "token 2").as_deref(), Some("token"));
         assert!(!held.has_ended("j"));
-        held.ended("j");
-        held.remove("j");
+        held.ended("j", "token 2");
+        held.remove("j", "token 2");
         assert!(!held.has_ended("j"));
-        held.ended("unknown");
+        held.ended("unknown", "token");
         assert!(!held.has_ended("unknown"));
+    }
+
+    #[test]
+    fn a_copy_under_an_old_lease_touches_nothing_of_the_new_one() {
+        let held = Held::default();
+        held.insert("j", "t", "old");
+        let old_cancel = held.cancel_token("j", "old");
+        // Its lease ran out and this runner claimed the job again.
+        assert_eq!(held.insert("j", "t", "new").as_deref(), Some("old"));
+        assert!(old_cancel.is_cancelled(), "the old copy's attempt stops");
+        assert_eq!(held.stop_reason("j", "old"), Some(StopReason::Lost));
+        assert!(held.cancel_token("j", "old").is_cancelled());
+        assert_eq!(held.stop_reason("j", "new"), None);
+        assert!(!held.cancel_token("j", "new").is_cancelled());
+        // A renewal of the old lease refused, and the old copy's end or
+        // release, leave the new lease held, running and renewed.
+        assert!(!held.lose("j", "old"));
+        held.ended("j", "old");
+        held.remove("j", "old");
+        assert!(held.contains("j") && !held.has_ended("j"));
+        assert_eq!(held.of_tenant("t"), 1);
+        assert_eq!(held.snapshot().leases, [("j".to_owned(), "new".to_owned())]);
+        assert!(held.lose("j", "new"));
+        assert_eq!(held.stop_reason("j", "new"), Some(StopReason::Lost));
+        held.remove("j", "new");
+        assert!(held.is_empty());
+        assert_eq!(held.of_tenant("t"), 0);
     }
 }

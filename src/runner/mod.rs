@@ -592,7 +592,16 @@ async fn run_attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
         inner.ledger.saw(&job.tenant, seen);
     }
     let now = store.now();
-    let finalize = match inner.ledger.admit(&job.tenant, now) {
+    let lost = inner.held.stop_reason(&job.id, &job.lease_token) == Some(StopReason::Lost);
+    // Its lease ran out before it started: there is nothing to run or
+    // write under it.
+    let admitted = if lost {
+        Ok(false)
+    } else {
+        inner.ledger.admit(&job.tenant, now).map(|()| true)
+    };
+    let finalize = match admitted {
+        Ok(false) => None,
         Err(next_window) => {
             // Its tenant's fuel for this window is spent: back to the
             // queue until the next one, uncounted.
@@ -601,7 +610,7 @@ async fn run_attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
                 u64::try_from(next_window - now).unwrap_or(0),
             ))
         }
-        Ok(()) => {
+        Ok(true) => {
             crate::metrics::get().started(
                 &job.queue,
                 Duration::from_millis(u64::try_from(now - job.due_at).unwrap_or(0)),
@@ -644,11 +653,11 @@ async fn run_attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
     inner.dispatch.finished(&job.tenant, seat);
     match finalize {
         Some(f) => {
-            inner.held.ended(&job.id);
+            inner.held.ended(&job.id, &job.lease_token);
             let _ = inner.finalize_tx.send(f).await;
         }
         None => {
-            inner.held.remove(&job.id);
+            inner.held.remove(&job.id, &job.lease_token);
             inner.space.notify_one();
             inner.watch.ended(&job.id);
         }
@@ -711,7 +720,7 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<Finalize>) {
                     close_children(inner.clone(), f.tenant.clone(), f.id.clone(), policy);
                 }
             }
-            inner.held.remove(&f.id);
+            inner.held.remove(&f.id, &f.lease_token);
             inner.watch.ended(&f.id);
             inner.emit(|| RunnerEvent::Finalized { id: f.id, result });
         }
@@ -764,6 +773,9 @@ async fn heartbeat(inner: Arc<Inner>) {
             last_full = Instant::now();
             continue;
         }
+        // Kept to know which lease a refusal was of (a job may have been
+        // claimed again under a new one since the snapshot).
+        let sent = leases.clone();
         match store
             .job_heartbeat(HeartbeatParams {
                 owner: inner.config.owner.clone(),
@@ -777,6 +789,10 @@ async fn heartbeat(inner: Arc<Inner>) {
                 if full {
                     last_full = Instant::now();
                 }
+                let tokens: std::collections::HashMap<&str, &str> = match reply.lost.is_empty() {
+                    true => Default::default(),
+                    false => sent.iter().map(|(i, t)| (i.as_str(), t.as_str())).collect(),
+                };
                 for id in reply.lost {
                     if inner.held.has_ended(&id) {
                         // Its end committed before this renewal ran, and
@@ -784,8 +800,12 @@ async fn heartbeat(inner: Arc<Inner>) {
                         tracing::debug!(job = %id, "lease renewal refused after the attempt's end was written");
                         continue;
                     }
-                    tracing::warn!(job = %id, "lease renewal refused: the job's lease is no longer this runner's (fenced); stopping the attempt");
-                    inner.held.stop(&id, StopReason::Lost);
+                    let Some(token) = tokens.get(id.as_str()) else {
+                        continue;
+                    };
+                    if inner.held.lose(&id, token) {
+                        tracing::warn!(job = %id, "lease renewal refused: the job's lease is no longer this runner's (fenced); stopping the attempt");
+                    }
                 }
                 for id in reply.cancel {
                     inner.held.stop(&id, StopReason::Cancel);
