@@ -1,6 +1,8 @@
 //! Where the SQL of the two backends differs: parameters, flags and
 //! casts. Each statement both backends run is written once, in a
-//! `*_sql.rs` file of `store/`, and asks its dialect for these points.
+//! `*_sql.rs` file of `store/`, and asks its dialect for these points;
+//! one that differs in none of them is written once with `$N` parameters
+//! numbered in order (`numbered_in_order`), which both read alike.
 
 /// Where the SQL of two backends differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,10 +35,57 @@ impl Dialect {
         }
     }
 
+    /// What makes a text column order as bytes, as Rust and SQLite order
+    /// it (PostgreSQL's default collation does not).
+    pub fn bytewise(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres | Dialect::PostgresMany => " COLLATE \"C\"",
+        }
+    }
+
     pub fn cancel_requested(self) -> &'static str {
         match self {
             Dialect::Sqlite => "cancel_requested = 1",
             Dialect::Postgres | Dialect::PostgresMany => "jobs.cancel_requested",
         }
+    }
+}
+
+/// Whether each `$N` parameter of a statement first appears after those
+/// numbered below it. SQLite numbers a `$N` by its first appearance (only
+/// sqlx's SQLite driver reads the number), so a statement written once for
+/// both backends binds by position on the SQLite writer's connection only
+/// when they come in order.
+pub fn numbered_in_order(sql: &str) -> bool {
+    let mut highest = 0;
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        rest = &rest[at + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let Ok(n) = rest[..digits].parse::<usize>() else {
+            continue;
+        };
+        if n > highest + 1 {
+            return false;
+        }
+        highest = highest.max(n);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numbered_in_order;
+
+    #[test]
+    fn parameters_numbered_in_order_are_told_from_others() {
+        assert!(numbered_in_order("SELECT 1"));
+        assert!(numbered_in_order(
+            "UPDATE t SET a = $1 WHERE b = $2 AND c = $1"
+        ));
+        assert!(numbered_in_order("INSERT INTO t VALUES ($1, $2, $3, $3)"));
+        assert!(!numbered_in_order("UPDATE t SET a = $2 WHERE b = $1"));
+        assert!(!numbered_in_order("SELECT $1, $3"));
     }
 }

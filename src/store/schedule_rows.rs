@@ -3,6 +3,7 @@
 //! conversion both backends share.
 
 use super::{Millis, StoreError, StoreResult};
+use std::sync::LazyLock;
 
 /// Most schedules one tenant may have.
 pub const MAX_SCHEDULES: u64 = 100;
@@ -149,6 +150,18 @@ impl From<ScheduleRow> for ScheduleRecord {
         }
     }
 }
+
+pub const COUNT: &str = "SELECT count(*) FROM schedules WHERE tenant = $1";
+pub const DELETE: &str = "DELETE FROM schedules WHERE tenant = $1 AND name = $2";
+pub static GET: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {COLUMNS} FROM schedules WHERE tenant = $1 AND name = $2"));
+pub static LIST: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {COLUMNS} FROM schedules WHERE tenant = $1 ORDER BY name"));
+/// Up to `$2` schedules due by `$1`, soonest first.
+pub static DUE: LazyLock<String> = LazyLock::new(|| {
+    format!("SELECT {COLUMNS} FROM schedules WHERE due_at <= $1 ORDER BY due_at LIMIT $2")
+});
+pub const NEXT_DUE: &str = "SELECT MIN(due_at) FROM schedules";
 
 /// The statement that creates a schedule: parameters in the order of
 /// `put_params`, then `now` as created_at. `p` renders parameter `i`

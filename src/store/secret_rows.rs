@@ -54,6 +54,32 @@ pub const RECORD_COLUMNS: &str = "name, version, created_at, updated_at";
 /// The columns a reveal reads, in `SealedSecret`'s order.
 pub const SEALED_COLUMNS: &str = "name, version, nonce, ciphertext";
 
+/// A put of a name the tenant has: its version one more.
+pub const REPLACE: &str = "UPDATE secrets SET version = version + 1, nonce = $1, ciphertext = $2, \
+     updated_at = $3 WHERE tenant = $4 AND name = $5 RETURNING version, created_at";
+pub const COUNT: &str = "SELECT count(*) FROM secrets WHERE tenant = $1";
+/// A put of a new name (after `check_room`).
+pub const INSERT: &str = "INSERT INTO secrets (tenant, name, version, nonce, ciphertext, \
+     created_at, updated_at) VALUES ($1, $2, 1, $3, $4, $5, $5)";
+pub const DELETE: &str = "DELETE FROM secrets WHERE tenant = $1 AND name = $2";
+/// The tenant's secrets, by name.
+pub static LIST: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!("SELECT {RECORD_COLUMNS} FROM secrets WHERE tenant = $1 ORDER BY name")
+});
+
+/// What a put answers (`replaced`: the version and creation time of the
+/// row it replaced; `None` when it made one).
+pub fn put_record(name: String, now: Millis, replaced: Option<(i64, i64)>) -> (SecretRecord, bool) {
+    let (version, created_at) = replaced.map_or((1, now), |(v, at)| (self::version(v), at));
+    let record = SecretRecord {
+        name,
+        version,
+        created_at,
+        updated_at: now,
+    };
+    (record, replaced.is_none())
+}
+
 /// Refuses a new secret past `MAX_SECRETS` (`have`: the tenant's now).
 pub fn check_room(have: i64) -> StoreResult<()> {
     if u64::try_from(have).unwrap_or(0) >= MAX_SECRETS {

@@ -2,7 +2,9 @@
 //! text), its id, tenant, scopes and times; what a request's check reads
 //! and what the admin's list shows, neither of which carries the hash.
 
+use super::dialect::Dialect;
 use super::{Millis, Scope};
+use std::sync::LazyLock;
 
 /// A token to store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +74,33 @@ impl Revocation {
 pub const RECORD_COLUMNS: &str = "id, tenant, scopes, admin, expires_at";
 /// The columns a list reads, in the order `info` takes them.
 pub const INFO_COLUMNS: &str = "id, tenant, scopes, admin, created_at, last_used_at, expires_at";
+
+/// The admin token is one: minting one replaces the one before.
+pub const DELETE_ADMIN: &str = "DELETE FROM tokens WHERE admin";
+/// A token minted again (the same hash) is a new token: nothing of the
+/// old row stays.
+pub const INSERT: &str = "INSERT INTO tokens (hash, id, tenant, scopes, admin, created_at, \
+     expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+     ON CONFLICT (hash) DO UPDATE SET id = excluded.id, tenant = excluded.tenant, \
+     scopes = excluded.scopes, admin = excluded.admin, created_at = excluded.created_at, \
+     expires_at = excluded.expires_at, last_used_at = NULL";
+pub const ADMIN_EXISTS: &str = "SELECT 1 FROM tokens WHERE admin LIMIT 1";
+pub static GET: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {RECORD_COLUMNS} FROM tokens WHERE hash = $1"));
+/// Every token, the admin's first, then by tenant as bytes.
+pub fn list(d: Dialect) -> String {
+    let bytes = d.bytewise();
+    format!(
+        "SELECT {INFO_COLUMNS} FROM tokens \
+         ORDER BY admin DESC, tenant{bytes}, created_at, id{bytes}"
+    )
+}
+/// The admin token is revoked only by minting another.
+pub const REVOKE: &str = "DELETE FROM tokens WHERE id = $1 AND NOT admin RETURNING id";
+pub const IS_ADMIN: &str = "SELECT admin FROM tokens WHERE id = $1";
+/// A use, recorded unless a later one was.
+pub const TOUCH: &str = "UPDATE tokens SET last_used_at = $1 \
+     WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $1)";
 
 /// A row of `RECORD_COLUMNS`.
 pub type RecordRow = (String, Option<String>, String, bool, Option<Millis>);

@@ -4,7 +4,7 @@
 
 use super::db::Tx;
 use super::pg;
-use crate::store::schedule_rows::{self as sql, PutParams, ScheduleRow, COLUMNS};
+use crate::store::schedule_rows::{self as sql, PutParams, ScheduleRow};
 use crate::store::{Millis, SchedulePut, ScheduleRecord, StoreResult};
 use sqlx::{PgPool, Row};
 
@@ -23,7 +23,7 @@ pub async fn put(tx: &mut Tx, now: Millis, w: SchedulePut) -> StoreResult<Schedu
                 .execute(&mut **tx)
                 .await
                 .map_err(pg)?;
-            let have: i64 = sqlx::query_scalar("SELECT count(*) FROM schedules WHERE tenant = $1")
+            let have: i64 = sqlx::query_scalar(sql::COUNT)
                 .bind(&w.tenant)
                 .fetch_one(&mut **tx)
                 .await
@@ -80,7 +80,7 @@ fn bind(
 }
 
 pub async fn delete(pool: &PgPool, tenant: &str, name: &str) -> StoreResult<bool> {
-    let done = sqlx::query("DELETE FROM schedules WHERE tenant = $1 AND name = $2")
+    let done = sqlx::query(sql::DELETE)
         .bind(tenant)
         .bind(name)
         .execute(pool)
@@ -90,42 +90,36 @@ pub async fn delete(pool: &PgPool, tenant: &str, name: &str) -> StoreResult<bool
 }
 
 pub async fn get(pool: &PgPool, tenant: &str, name: &str) -> StoreResult<Option<ScheduleRecord>> {
-    let row: Option<ScheduleRow> = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM schedules WHERE tenant = $1 AND name = $2"
-    ))
-    .bind(tenant)
-    .bind(name)
-    .fetch_optional(pool)
-    .await
-    .map_err(pg)?;
+    let row: Option<ScheduleRow> = sqlx::query_as(sql::GET.as_str())
+        .bind(tenant)
+        .bind(name)
+        .fetch_optional(pool)
+        .await
+        .map_err(pg)?;
     Ok(row.map(ScheduleRecord::from))
 }
 
 pub async fn list(pool: &PgPool, tenant: &str) -> StoreResult<Vec<ScheduleRecord>> {
-    let rows: Vec<ScheduleRow> = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM schedules WHERE tenant = $1 ORDER BY name"
-    ))
-    .bind(tenant)
-    .fetch_all(pool)
-    .await
-    .map_err(pg)?;
+    let rows: Vec<ScheduleRow> = sqlx::query_as(sql::LIST.as_str())
+        .bind(tenant)
+        .fetch_all(pool)
+        .await
+        .map_err(pg)?;
     Ok(rows.into_iter().map(ScheduleRecord::from).collect())
 }
 
 pub async fn due(pool: &PgPool, at: Millis, limit: u32) -> StoreResult<Vec<ScheduleRecord>> {
-    let rows: Vec<ScheduleRow> = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM schedules WHERE due_at <= $1 ORDER BY due_at LIMIT $2"
-    ))
-    .bind(at)
-    .bind(i64::from(limit))
-    .fetch_all(pool)
-    .await
-    .map_err(pg)?;
+    let rows: Vec<ScheduleRow> = sqlx::query_as(sql::DUE.as_str())
+        .bind(at)
+        .bind(i64::from(limit))
+        .fetch_all(pool)
+        .await
+        .map_err(pg)?;
     Ok(rows.into_iter().map(ScheduleRecord::from).collect())
 }
 
 pub async fn next_due(pool: &PgPool) -> StoreResult<Option<Millis>> {
-    let row: (Option<i64>,) = sqlx::query_as("SELECT MIN(due_at) FROM schedules")
+    let row: (Option<i64>,) = sqlx::query_as(sql::NEXT_DUE)
         .fetch_one(pool)
         .await
         .map_err(pg)?;

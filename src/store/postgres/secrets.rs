@@ -17,39 +17,23 @@ pub async fn put(db: &Db, s: NewSecret) -> StoreResult<(SecretRecord, bool)> {
         .execute(&mut *tx)
         .await
         .map_err(pg)?;
-    let replaced: Option<(i64, i64)> = sqlx::query_as(
-        "UPDATE secrets SET version = version + 1, nonce = $3, ciphertext = $4, updated_at = $5 \
-         WHERE tenant = $1 AND name = $2 RETURNING version, created_at",
-    )
-    .bind(&s.tenant)
-    .bind(&s.name)
-    .bind(&s.nonce)
-    .bind(&s.ciphertext)
-    .bind(now)
-    .fetch_optional(&mut *tx)
-    .await
-    .map_err(pg)?;
-    let answer = match replaced {
-        Some((v, created_at)) => (
-            SecretRecord {
-                name: s.name,
-                version: version(v),
-                created_at,
-                updated_at: now,
-            },
-            false,
-        ),
-        None => {
-            let have: i64 = sqlx::query_scalar("SELECT count(*) FROM secrets WHERE tenant = $1")
-                .bind(&s.tenant)
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(pg)?;
-            check_room(have)?;
-            sqlx::query(
-                "INSERT INTO secrets (tenant, name, version, nonce, ciphertext, created_at, \
-                 updated_at) VALUES ($1, $2, 1, $3, $4, $5, $5)",
-            )
+    let replaced: Option<(i64, i64)> = sqlx::query_as(REPLACE)
+        .bind(&s.nonce)
+        .bind(&s.ciphertext)
+        .bind(now)
+        .bind(&s.tenant)
+        .bind(&s.name)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(pg)?;
+    if replaced.is_none() {
+        let have: i64 = sqlx::query_scalar(COUNT)
+            .bind(&s.tenant)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(pg)?;
+        check_room(have)?;
+        sqlx::query(INSERT)
             .bind(&s.tenant)
             .bind(&s.name)
             .bind(&s.nonce)
@@ -58,33 +42,21 @@ pub async fn put(db: &Db, s: NewSecret) -> StoreResult<(SecretRecord, bool)> {
             .execute(&mut *tx)
             .await
             .map_err(pg)?;
-            (
-                SecretRecord {
-                    name: s.name,
-                    version: 1,
-                    created_at: now,
-                    updated_at: now,
-                },
-                true,
-            )
-        }
-    };
+    }
     tx.commit().await.map_err(pg)?;
-    Ok(answer)
+    Ok(put_record(s.name, now, replaced))
 }
 
 pub async fn list(pool: &PgPool, tenant: &str) -> StoreResult<Vec<SecretRecord>> {
-    sqlx::query_as(&format!(
-        "SELECT {RECORD_COLUMNS} FROM secrets WHERE tenant = $1 ORDER BY name"
-    ))
-    .bind(tenant)
-    .fetch_all(pool)
-    .await
-    .map_err(pg)
+    sqlx::query_as(LIST.as_str())
+        .bind(tenant)
+        .fetch_all(pool)
+        .await
+        .map_err(pg)
 }
 
 pub async fn delete(pool: &PgPool, tenant: &str, name: &str) -> StoreResult<bool> {
-    let n = sqlx::query("DELETE FROM secrets WHERE tenant = $1 AND name = $2")
+    let n = sqlx::query(DELETE)
         .bind(tenant)
         .bind(name)
         .execute(pool)

@@ -80,6 +80,20 @@ pub(crate) fn wdb(e: rusqlite::Error) -> StoreError {
     StoreError::Internal(e.to_string())
 }
 
+/// Prepares, on the writer's connection, a statement written once for both
+/// backends (`$N` parameters, bound by position only when numbered in
+/// order: `dialect::numbered_in_order`).
+pub(crate) fn shared<'c>(
+    conn: &'c rusqlite::Connection,
+    sql: &str,
+) -> StoreResult<rusqlite::CachedStatement<'c>> {
+    debug_assert!(
+        crate::store::dialect::numbered_in_order(sql),
+        "parameters out of order for SQLite: {sql}"
+    );
+    conn.prepare_cached(sql).map_err(wdb)
+}
+
 /// The constraints whose violation means something to a caller.
 pub(crate) enum Constraint {
     Unique,
@@ -422,11 +436,7 @@ impl JobStore for SqliteStore {
     }
 
     async fn token_admin_exists(&self) -> StoreResult<bool> {
-        let row: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM tokens WHERE admin = 1 LIMIT 1")
-            .fetch_optional(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        Ok(row.is_some())
+        tokens::admin_exists(&mut *self.reader().await?).await
     }
 
     async fn token_list(&self) -> StoreResult<Vec<TokenInfo>> {

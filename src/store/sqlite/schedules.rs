@@ -2,8 +2,8 @@
 //! (a put is a `Write`, so a slot's job is written with it), reads on a
 //! reader's.
 
-use super::{db, wdb};
-use crate::store::schedule_rows::{self as sql, PutParams, ScheduleRow, COLUMNS};
+use super::{db, shared, wdb};
+use crate::store::schedule_rows::{self as sql, PutParams, ScheduleRow};
 use crate::store::{Millis, SchedulePut, ScheduleRecord, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
 use sqlx::SqliteConnection;
@@ -34,9 +34,8 @@ pub fn put(conn: &Connection, now: Millis, w: SchedulePut) -> StoreResult<Schedu
     ];
     match w.rev {
         None => {
-            let have: i64 = conn
-                .prepare_cached("SELECT count(*) FROM schedules WHERE tenant = ?1")
-                .and_then(|mut s| s.query_row([&w.tenant], |r| r.get(0)))
+            let have: i64 = shared(conn, sql::COUNT)?
+                .query_row([&w.tenant], |r| r.get(0))
                 .map_err(wdb)?;
             sql::check_room(have)?;
             let n = conn
@@ -67,10 +66,10 @@ pub fn put(conn: &Connection, now: Millis, w: SchedulePut) -> StoreResult<Schedu
 }
 
 pub fn delete(conn: &Connection, tenant: &str, name: &str) -> StoreResult<bool> {
-    conn.prepare_cached("DELETE FROM schedules WHERE tenant = ?1 AND name = ?2")
-        .and_then(|mut s| s.execute(params![tenant, name]))
-        .map(|n| n == 1)
-        .map_err(wdb)
+    Ok(shared(conn, sql::DELETE)?
+        .execute(params![tenant, name])
+        .map_err(wdb)?
+        == 1)
 }
 
 pub async fn get(
@@ -78,25 +77,21 @@ pub async fn get(
     tenant: &str,
     name: &str,
 ) -> StoreResult<Option<ScheduleRecord>> {
-    let row: Option<ScheduleRow> = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM schedules WHERE tenant = ?1 AND name = ?2"
-    ))
-    .bind(tenant)
-    .bind(name)
-    .fetch_optional(conn)
-    .await
-    .map_err(db)?;
+    let row: Option<ScheduleRow> = sqlx::query_as(sql::GET.as_str())
+        .bind(tenant)
+        .bind(name)
+        .fetch_optional(conn)
+        .await
+        .map_err(db)?;
     Ok(row.map(ScheduleRecord::from))
 }
 
 pub async fn list(conn: &mut SqliteConnection, tenant: &str) -> StoreResult<Vec<ScheduleRecord>> {
-    let rows: Vec<ScheduleRow> = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM schedules WHERE tenant = ?1 ORDER BY name"
-    ))
-    .bind(tenant)
-    .fetch_all(conn)
-    .await
-    .map_err(db)?;
+    let rows: Vec<ScheduleRow> = sqlx::query_as(sql::LIST.as_str())
+        .bind(tenant)
+        .fetch_all(conn)
+        .await
+        .map_err(db)?;
     Ok(rows.into_iter().map(ScheduleRecord::from).collect())
 }
 
@@ -105,19 +100,17 @@ pub async fn due(
     at: Millis,
     limit: u32,
 ) -> StoreResult<Vec<ScheduleRecord>> {
-    let rows: Vec<ScheduleRow> = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM schedules WHERE due_at <= ?1 ORDER BY due_at LIMIT ?2"
-    ))
-    .bind(at)
-    .bind(limit)
-    .fetch_all(conn)
-    .await
-    .map_err(db)?;
+    let rows: Vec<ScheduleRow> = sqlx::query_as(sql::DUE.as_str())
+        .bind(at)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
+        .map_err(db)?;
     Ok(rows.into_iter().map(ScheduleRecord::from).collect())
 }
 
 pub async fn next_due(conn: &mut SqliteConnection) -> StoreResult<Option<Millis>> {
-    let row: (Option<i64>,) = sqlx::query_as("SELECT MIN(due_at) FROM schedules")
+    let row: (Option<i64>,) = sqlx::query_as(sql::NEXT_DUE)
         .fetch_one(conn)
         .await
         .map_err(db)?;

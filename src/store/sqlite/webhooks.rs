@@ -1,94 +1,58 @@
 //! Webhooks and their deliveries on SQLite: writes on the writer's
 //! connection, reads on a reader's.
 
-use super::{db, wdb};
-use crate::quota::Exceeded;
+use super::{db, shared, wdb};
+use crate::store::dialect::Dialect::Sqlite;
 use crate::store::records::*;
-use crate::store::webhook_rows::*;
-use crate::store::{Millis, StoreError, StoreResult, MAX_WEBHOOKS};
+use crate::store::webhook_rows::{self as sql, *};
+use crate::store::{Millis, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
 use sqlx::SqliteConnection;
+use std::sync::LazyLock;
 
 pub fn insert(conn: &Connection, now: Millis, w: NewWebhook) -> StoreResult<WebhookRecord> {
-    let have: i64 = conn
-        .prepare_cached("SELECT count(*) FROM webhooks WHERE tenant = ?1")
-        .and_then(|mut s| s.query_row([&w.tenant], |r| r.get(0)))
+    check_room(
+        shared(conn, COUNT)?
+            .query_row([&w.tenant], |r| r.get(0))
+            .map_err(wdb)?,
+    )?;
+    let events = event_types(&w.events);
+    shared(conn, INSERT)?
+        .execute(params![w.id, w.tenant, w.url, events, w.secret, now])
         .map_err(wdb)?;
-    if u64::try_from(have).unwrap_or(0) >= MAX_WEBHOOKS {
-        return Err(StoreError::QuotaExceeded(Exceeded {
-            quota: "webhooks",
-            limit: MAX_WEBHOOKS,
-        }));
-    }
-    conn.prepare_cached(
-        "INSERT INTO webhooks (id, tenant, url, events, secret, created_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )
-    .and_then(|mut s| {
-        s.execute(params![
-            w.id,
-            w.tenant,
-            w.url,
-            event_types(&w.events),
-            w.secret,
-            now
-        ])
-    })
-    .map_err(wdb)?;
-    Ok(WebhookRecord {
-        id: w.id,
-        tenant: w.tenant,
-        url: w.url,
-        events: w.events,
-        secret: w.secret,
-        created_at: now,
-    })
+    Ok(w.record(now))
 }
 
 pub async fn list(
     conn: &mut SqliteConnection,
     tenant: Option<&str>,
 ) -> StoreResult<Vec<WebhookRecord>> {
-    let rows: Vec<WebhookRow> = sqlx::query_as(&format!(
-        "SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE ?1 IS NULL OR tenant = ?1 \
-         ORDER BY created_at, id"
-    ))
-    .bind(tenant)
-    .fetch_all(conn)
-    .await
-    .map_err(db)?;
+    let rows: Vec<WebhookRow> = sqlx::query_as(LIST.as_str())
+        .bind(tenant)
+        .fetch_all(conn)
+        .await
+        .map_err(db)?;
     rows.into_iter().map(WebhookRecord::try_from).collect()
 }
 
-/// Most pending deliveries a delete removes at once; the pruner takes the
-/// rest (a sender never takes a delivery of a webhook that is gone).
-const DELETE_PENDING: i64 = 10_000;
-
+/// Deliveries of a webhook that is gone are never taken, and the pruner
+/// deletes them.
 pub fn delete(conn: &Connection, tenant: &str, id: &str) -> StoreResult<bool> {
-    let n = conn
-        .prepare_cached("DELETE FROM webhooks WHERE id = ?1 AND tenant = ?2")
-        .and_then(|mut s| s.execute(params![id, tenant]))
-        .map_err(wdb)?;
-    if n == 0 {
-        return Ok(false);
-    }
-    conn.prepare_cached(
-        "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries \
-         WHERE webhook = ?1 ORDER BY id LIMIT ?2)",
-    )
-    .and_then(|mut s| s.execute(params![id, DELETE_PENDING]))
-    .map_err(wdb)?;
-    Ok(true)
+    Ok(shared(conn, DELETE)?
+        .execute(params![id, tenant])
+        .map_err(wdb)?
+        == 1)
 }
 
 pub fn cursor(conn: &Connection, name: &str) -> StoreResult<Option<i64>> {
-    conn.prepare_cached("SELECT gseq FROM event_cursors WHERE name = ?1")
-        .and_then(|mut s| s.query_row([name], |r| r.get(0)).optional())
+    shared(conn, CURSOR)?
+        .query_row([name], |r| r.get(0))
+        .optional()
         .map_err(wdb)
 }
 
 pub async fn read_cursor(conn: &mut SqliteConnection, name: &str) -> StoreResult<Option<i64>> {
-    sqlx::query_scalar("SELECT gseq FROM event_cursors WHERE name = ?1")
+    sqlx::query_scalar(CURSOR)
         .bind(name)
         .fetch_optional(conn)
         .await
@@ -160,25 +124,17 @@ fn read_deliveries(
     rows.into_iter().map(Delivery::try_from).collect()
 }
 
-/// The webhooks with due deliveries: a walk of `webhook_deliveries_pending`
-/// from one webhook to the next (a seek each), then a seek for its first due.
-const DUE_WEBHOOKS: &str = "WITH RECURSIVE w(id) AS ( \
-       SELECT (SELECT min(webhook) FROM webhook_deliveries WHERE status = 'pending') \
-       UNION ALL \
-       SELECT (SELECT min(webhook) FROM webhook_deliveries \
-               WHERE status = 'pending' AND webhook > w.id) \
-       FROM w WHERE w.id IS NOT NULL) \
-     SELECT id FROM w WHERE id IS NOT NULL AND ( \
-       SELECT min(d.next_at) FROM webhook_deliveries d \
-       WHERE d.webhook = w.id AND d.status = 'pending') <= ?1 \
-     LIMIT ?2";
+static DUE_WEBHOOKS: LazyLock<String> = LazyLock::new(|| sql::due_webhooks("$1"));
+static TAKE: LazyLock<String> = LazyLock::new(|| sql::take(Sqlite));
+static LIST_DELIVERIES: LazyLock<String> = LazyLock::new(|| sql::list_deliveries(Sqlite));
+static PRUNE: LazyLock<String> = LazyLock::new(|| sql::prune(Sqlite));
 
 pub async fn due_webhooks(
     conn: &mut SqliteConnection,
     now: Millis,
     limit: u32,
 ) -> StoreResult<Vec<String>> {
-    sqlx::query_scalar(DUE_WEBHOOKS)
+    sqlx::query_scalar(DUE_WEBHOOKS.as_str())
         .bind(now)
         .bind(limit)
         .fetch_all(conn)
@@ -194,17 +150,8 @@ pub fn take(
     hold_ms: u64,
 ) -> StoreResult<Vec<Delivery>> {
     let until = crate::time::after(now, hold_ms);
-    let mut stmt = conn
-        .prepare_cached(&format!(
-            "UPDATE webhook_deliveries SET next_at = ?1 WHERE id IN ( \
-               SELECT id FROM webhook_deliveries \
-               WHERE webhook = ?3 AND status = 'pending' AND next_at <= ?2 \
-               ORDER BY next_at LIMIT ?4) \
-             AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = ?3) \
-             RETURNING {DELIVERY_COLUMNS}"
-        ))
-        .map_err(wdb)?;
-    let mut got = read_deliveries(&mut stmt, params![until, now, webhook, limit])?;
+    let mut stmt = shared(conn, &TAKE)?;
+    let mut got = read_deliveries(&mut stmt, params![until, webhook, now, limit])?;
     got.sort_by_key(|d| d.id);
     Ok(got)
 }
@@ -239,36 +186,27 @@ pub async fn list_deliveries(
     before: Option<i64>,
     limit: u32,
 ) -> StoreResult<Vec<Delivery>> {
-    let rows: Vec<DeliveryRow> = sqlx::query_as(&format!(
-        "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries \
-         WHERE webhook = ?1 AND tenant = ?2 AND id < ?3 ORDER BY id DESC LIMIT ?4"
-    ))
-    .bind(webhook)
-    .bind(tenant)
-    .bind(before.unwrap_or(i64::MAX))
-    .bind(limit)
-    .fetch_all(conn)
-    .await
-    .map_err(db)?;
+    let rows: Vec<DeliveryRow> = sqlx::query_as(LIST_DELIVERIES.as_str())
+        .bind(webhook)
+        .bind(tenant)
+        .bind(before.unwrap_or(i64::MAX))
+        .bind(limit)
+        .fetch_all(conn)
+        .await
+        .map_err(db)?;
     rows.into_iter().map(Delivery::try_from).collect()
 }
 
 pub async fn next_at(conn: &mut SqliteConnection) -> StoreResult<Option<Millis>> {
-    sqlx::query_scalar("SELECT min(next_at) FROM webhook_deliveries WHERE status = 'pending'")
+    sqlx::query_scalar(NEXT_AT)
         .fetch_one(conn)
         .await
         .map_err(db)
 }
 
 pub fn prune(conn: &Connection, before: Millis, limit: u32) -> StoreResult<u64> {
-    let n = conn
-        .prepare_cached(
-            "DELETE FROM webhook_deliveries WHERE id IN (SELECT d.id FROM webhook_deliveries d \
-             WHERE (d.status != 'pending' AND d.created_at < ?1) \
-                OR NOT EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook) \
-             ORDER BY d.id LIMIT ?2)",
-        )
-        .and_then(|mut s| s.execute(params![before, limit]))
+    let n = shared(conn, &PRUNE)?
+        .execute(params![before, limit])
         .map_err(wdb)?;
     Ok(n as u64)
 }
