@@ -50,9 +50,16 @@ pub struct Started {
     pub created_secrets_key: Option<std::path::PathBuf>,
 }
 
+/// How long a start waits for the data dir's lock to come free. A server
+/// that has just stopped lets go of it at once, but a child process being
+/// started meanwhile (by any thread of the process that held the lock)
+/// holds a copy of its descriptors, the lock's among them, until it runs
+/// its program.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
 /// Takes the data dir for this process alone: a second server on the same
 /// SQLite file would rescue the first one's running jobs.
-fn lock_data_dir(dir: &std::path::Path) -> anyhow::Result<File> {
+async fn lock_data_dir(dir: &std::path::Path) -> anyhow::Result<File> {
     let path = dir.join("taskbox.lock");
     let file = File::options()
         .create(true)
@@ -60,14 +67,20 @@ fn lock_data_dir(dir: &std::path::Path) -> anyhow::Result<File> {
         .write(true)
         .open(&path)
         .with_context(|| format!("cannot open {}", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
-            "another taskbox serve is using the data dir {}; stop it, or give this one its own --data-dir",
-            dir.display()
-        ),
-        Err(std::fs::TryLockError::Error(e)) => {
-            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+    let deadline = tokio::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+                "another taskbox serve is using the data dir {}; stop it, or give this one its own --data-dir",
+                dir.display()
+            ),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("cannot lock {}", path.display()))
+            }
         }
     }
 }
@@ -79,7 +92,7 @@ impl App {
         cfg.validate().map_err(anyhow::Error::msg)?;
         std::fs::create_dir_all(&cfg.data_dir)
             .with_context(|| format!("cannot create the data dir {}", cfg.data_dir.display()))?;
-        let lock = lock_data_dir(&cfg.data_dir)?;
+        let lock = lock_data_dir(&cfg.data_dir).await?;
         // Before the database: a key file that is wrong stops the start
         // before anything is written.
         let key_path = cfg.secrets_key_path();

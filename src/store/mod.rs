@@ -20,6 +20,7 @@ pub mod outbox;
 pub mod postgres;
 pub mod prune_sql;
 pub mod records;
+pub mod registry_rows;
 pub mod rows;
 pub mod schedule_rows;
 pub mod secret_rows;

@@ -418,13 +418,11 @@ impl JobStore for PgStore {
     }
 
     async fn component_usage(&self, tenant: &str) -> StoreResult<(u64, u64)> {
-        let (count, bytes): (i64, i64) = sqlx::query_as(
-            "SELECT COUNT(*), COALESCE(SUM(size), 0)::int8 FROM components WHERE tenant = $1",
-        )
-        .bind(tenant)
-        .fetch_one(&self.db.pool)
-        .await
-        .map_err(pg)?;
+        let (count, bytes): (i64, i64) = sqlx::query_as(crate::store::registry_rows::USAGE)
+            .bind(tenant)
+            .fetch_one(&self.db.pool)
+            .await
+            .map_err(pg)?;
         Ok((count.max(0) as u64, bytes.max(0) as u64))
     }
 

@@ -40,10 +40,11 @@ use crate::job::JobStatus;
 use crate::quota::{window_start, Quotas};
 use crate::store::dialect::Dialect;
 use crate::store::job_sql;
+use crate::store::registry_rows::{self, TaskRow};
 use crate::store::rows::{counts_from, page_push};
 use crate::store::tenants::{last_window, usage_from, UsageRow, USAGE_COLUMNS};
 use async_trait::async_trait;
-use rows::{AttemptRow, TaskRow};
+use rows::AttemptRow;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use std::str::FromStr;
@@ -465,13 +466,11 @@ impl JobStore for SqliteStore {
     }
 
     async fn component_usage(&self, tenant: &str) -> StoreResult<(u64, u64)> {
-        let (count, bytes): (i64, i64) = sqlx::query_as(
-            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM components WHERE tenant = ?1",
-        )
-        .bind(tenant)
-        .fetch_one(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
+        let (count, bytes): (i64, i64) = sqlx::query_as(registry_rows::USAGE)
+            .bind(tenant)
+            .fetch_one(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
         Ok((count.max(0) as u64, bytes.max(0) as u64))
     }
 
@@ -480,29 +479,21 @@ impl JobStore for SqliteStore {
         tenant: &str,
         digest: &str,
     ) -> StoreResult<Option<ComponentRecord>> {
-        let row: Option<(i64, String, i64)> = sqlx::query_as(
-            "SELECT size, abi, created_at FROM components WHERE tenant = ?1 AND digest = ?2",
-        )
-        .bind(tenant)
-        .bind(digest)
-        .fetch_optional(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
-        Ok(row.map(|(size, abi, created_at)| ComponentRecord {
-            digest: digest.to_owned(),
-            size: u64::try_from(size).unwrap_or(0),
-            abi,
-            created_at,
-        }))
-    }
-
-    async fn component_bytes(&self, digest: &str) -> StoreResult<Option<Vec<u8>>> {
-        let row: Option<(Vec<u8>,)> = sqlx::query_as("SELECT bytes FROM blobs WHERE digest = ?1")
+        let row = sqlx::query_as(registry_rows::COMPONENT)
+            .bind(tenant)
             .bind(digest)
             .fetch_optional(&mut *self.reader().await?)
             .await
             .map_err(db)?;
-        Ok(row.map(|(b,)| b))
+        Ok(row.map(|r| registry_rows::component(digest.to_owned(), r)))
+    }
+
+    async fn component_bytes(&self, digest: &str) -> StoreResult<Option<Vec<u8>>> {
+        sqlx::query_scalar(registry_rows::BYTES)
+            .bind(digest)
+            .fetch_optional(&mut *self.reader().await?)
+            .await
+            .map_err(db)
     }
 
     async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
@@ -519,31 +510,24 @@ impl JobStore for SqliteStore {
         name: &str,
         version: Option<u32>,
     ) -> StoreResult<Option<TaskRecord>> {
-        let row: Option<TaskRow> = sqlx::query_as(
-            "SELECT tenant, name, version, digest, spec, created_at FROM tasks \
-             WHERE tenant = ?1 AND name = ?2 AND (?3 IS NULL OR version = ?3) \
-             ORDER BY version DESC LIMIT 1",
-        )
-        .bind(tenant)
-        .bind(name)
-        .bind(version)
-        .fetch_optional(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
-        Ok(row.map(TaskRecord::from))
+        let row = sqlx::query_as(registry_rows::TASK.as_str())
+            .bind(tenant)
+            .bind(name)
+            .bind(version.map(i64::from))
+            .fetch_optional(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
+        Ok(row.map(registry_rows::task))
     }
 
     async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>> {
-        let rows: Vec<TaskRow> = sqlx::query_as(
-            "SELECT tenant, name, version, digest, spec, created_at FROM tasks \
-             WHERE tenant = ?1 AND name = ?2 ORDER BY version",
-        )
-        .bind(tenant)
-        .bind(name)
-        .fetch_all(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
-        Ok(rows.into_iter().map(TaskRecord::from).collect())
+        let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::VERSIONS.as_str())
+            .bind(tenant)
+            .bind(name)
+            .fetch_all(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
+        Ok(rows.into_iter().map(registry_rows::task).collect())
     }
 
     async fn workflow_insert(&self, w: NewWorkflow) -> StoreResult<WorkflowRecord> {
@@ -594,7 +578,7 @@ impl JobStore for SqliteStore {
         .fetch_all(&mut *self.reader().await?)
         .await
         .map_err(db)?;
-        Ok(rows.into_iter().map(TaskRecord::from).collect())
+        Ok(rows.into_iter().map(registry_rows::task).collect())
     }
 
     async fn job_insert(&self, new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {

@@ -1,11 +1,11 @@
-//! The SQL of components and task versions on SQLite (the writes; they
-//! run on the writer's connection), within the tenant's quotas.
+//! Components and task versions on SQLite (the writes; they run on the
+//! writer's connection), within the tenant's quotas.
 
-use super::rows::TaskRow;
 use super::tenants::{policy, within};
-use super::wdb;
+use super::{shared, wdb};
 use crate::quota::Quotas;
 use crate::store::records::*;
+use crate::store::registry_rows::*;
 use crate::store::{Millis, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -15,52 +15,30 @@ pub fn component_insert(
     c: NewComponent,
     defaults: &Quotas,
 ) -> StoreResult<(ComponentRecord, bool)> {
-    let known: Option<i64> = conn
-        .query_row(
-            "SELECT 1 FROM components WHERE tenant = ?1 AND digest = ?2",
-            params![c.tenant, c.digest],
-            |r| r.get(0),
-        )
+    let known: Option<i64> = shared(conn, KNOWN)?
+        .query_row(params![c.tenant, c.digest], |r| r.get(0))
         .optional()
         .map_err(wdb)?;
     if known.is_none() {
         let q = policy(conn, &c.tenant, defaults)?.quotas;
-        let (count, bytes): (i64, i64) = conn
-            .query_row(
-                "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM components WHERE tenant = ?1",
-                params![c.tenant],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+        let (count, bytes): (i64, i64) = shared(conn, USAGE)?
+            .query_row(params![c.tenant], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(wdb)?;
         crate::store::tenants::component_room(&q, count, bytes, c.bytes.len() as u64)?;
     }
-    conn.execute(
-        "INSERT OR IGNORE INTO blobs (digest, bytes) VALUES (?1, ?2)",
-        params![c.digest, c.bytes],
-    )
-    .map_err(wdb)?;
-    let added = conn
-        .execute(
-            "INSERT OR IGNORE INTO components (tenant, digest, size, abi, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![c.tenant, c.digest, c.bytes.len() as i64, c.abi, now],
-        )
+    shared(conn, INSERT_BLOB)?
+        .execute(params![c.digest, c.bytes])
         .map_err(wdb)?;
-    let (size, abi, created_at): (i64, String, i64) = conn
-        .query_row(
-            "SELECT size, abi, created_at FROM components WHERE tenant = ?1 AND digest = ?2",
-            params![c.tenant, c.digest],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
+    let size = c.bytes.len() as i64;
+    let added = shared(conn, INSERT_COMPONENT)?
+        .execute(params![c.tenant, c.digest, size, c.abi, now])
         .map_err(wdb)?;
-    Ok((
-        ComponentRecord {
-            digest: c.digest,
-            size: u64::try_from(size).unwrap_or(0),
-            abi,
-            created_at,
-        },
-        added == 1,
-    ))
+    let row = shared(conn, COMPONENT)?
+        .query_row(params![c.tenant, c.digest], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .map_err(wdb)?;
+    Ok((component(c.digest, row), added == 1))
 }
 
 pub fn task_insert(
@@ -78,14 +56,17 @@ pub fn task_insert(
         )
         .map_err(wdb)?;
     within("max_task_versions", q.max_task_versions, versions, 1)?;
-    let row = conn
-        .query_row(
-            "INSERT INTO tasks (tenant, name, version, digest, spec, created_at) \
-             VALUES (?1, ?2, (SELECT COALESCE(MAX(version), 0) + 1 FROM tasks WHERE tenant = ?1 AND name = ?2), ?3, ?4, ?5) \
-             RETURNING tenant, name, version, digest, spec, created_at",
-            params![t.tenant, t.name, t.digest, t.spec, now],
-            TaskRow::read,
-        )
+    let row = shared(conn, &INSERT_TASK)?
+        .query_row(params![t.tenant, t.name, t.digest, t.spec, now], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
         .map_err(wdb)?;
-    Ok(row.into())
+    Ok(task(row))
 }

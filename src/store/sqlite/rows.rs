@@ -157,42 +157,6 @@ impl From<ClaimRow> for ClaimedJob {
 }
 
 #[derive(sqlx::FromRow)]
-pub struct TaskRow {
-    tenant: String,
-    name: String,
-    version: i64,
-    digest: String,
-    spec: String,
-    created_at: i64,
-}
-
-impl TaskRow {
-    pub fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
-        Ok(TaskRow {
-            tenant: r.get(0)?,
-            name: r.get(1)?,
-            version: r.get(2)?,
-            digest: r.get(3)?,
-            spec: r.get(4)?,
-            created_at: r.get(5)?,
-        })
-    }
-}
-
-impl From<TaskRow> for TaskRecord {
-    fn from(r: TaskRow) -> Self {
-        TaskRecord {
-            tenant: r.tenant,
-            name: r.name,
-            version: u32_col(r.version),
-            digest: r.digest,
-            spec: r.spec,
-            created_at: r.created_at,
-        }
-    }
-}
-
-#[derive(sqlx::FromRow)]
 pub struct AttemptRow {
     attempt: i64,
     task: String,
