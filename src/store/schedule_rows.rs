@@ -274,11 +274,5 @@ pub fn conflict(w: &SchedulePut) -> StoreError {
 
 /// Refuses a new schedule past `MAX_SCHEDULES` (`have`: the tenant's now).
 pub fn check_room(have: i64) -> StoreResult<()> {
-    if u64::try_from(have).unwrap_or(0) >= MAX_SCHEDULES {
-        return Err(StoreError::QuotaExceeded(crate::quota::Exceeded {
-            quota: "schedules",
-            limit: MAX_SCHEDULES,
-        }));
-    }
-    Ok(())
+    super::tenants::within("schedules", Some(MAX_SCHEDULES), have, 1)
 }

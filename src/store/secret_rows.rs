@@ -2,7 +2,7 @@
 //! opens (`secrets::Vault` seals and opens them), and the record a list
 //! shows, which never carries them.
 
-use super::{Millis, StoreError, StoreResult};
+use super::{Millis, StoreResult};
 
 /// Most secrets one tenant may have.
 pub const MAX_SECRETS: u64 = 1_000;
@@ -82,13 +82,7 @@ pub fn put_record(name: String, now: Millis, replaced: Option<(i64, i64)>) -> (S
 
 /// Refuses a new secret past `MAX_SECRETS` (`have`: the tenant's now).
 pub fn check_room(have: i64) -> StoreResult<()> {
-    if u64::try_from(have).unwrap_or(0) >= MAX_SECRETS {
-        return Err(StoreError::QuotaExceeded(crate::quota::Exceeded {
-            quota: "secrets",
-            limit: MAX_SECRETS,
-        }));
-    }
-    Ok(())
+    super::tenants::within("secrets", Some(MAX_SECRETS), have, 1)
 }
 
 /// A version as the row keeps it, read back (a version past `u32` would

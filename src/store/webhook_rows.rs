@@ -23,13 +23,7 @@ pub const NEXT_AT: &str = "SELECT min(next_at) FROM webhook_deliveries WHERE sta
 
 /// Refuses a new webhook past `MAX_WEBHOOKS` (`have`: the tenant's now).
 pub fn check_room(have: i64) -> StoreResult<()> {
-    if u64::try_from(have).unwrap_or(0) >= MAX_WEBHOOKS {
-        return Err(StoreError::QuotaExceeded(crate::quota::Exceeded {
-            quota: "webhooks",
-            limit: MAX_WEBHOOKS,
-        }));
-    }
-    Ok(())
+    super::tenants::within("webhooks", Some(MAX_WEBHOOKS), have, 1)
 }
 
 impl NewWebhook {
