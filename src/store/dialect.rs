@@ -44,6 +44,15 @@ impl Dialect {
         }
     }
 
+    /// What a subquery that picks rows to update adds so that rows another
+    /// transaction holds are passed over (SQLite's one writer holds them all).
+    pub fn skip_locked(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres | Dialect::PostgresMany => " FOR UPDATE SKIP LOCKED",
+        }
+    }
+
     pub fn cancel_requested(self) -> &'static str {
         match self {
             Dialect::Sqlite => "cancel_requested = 1",

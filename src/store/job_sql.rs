@@ -104,6 +104,50 @@ pub fn list(d: Dialect) -> String {
     )
 }
 
+/// The slots a concurrency key's running jobs hold ($1 tenant, $2 key).
+pub const KEY_SLOTS: &str = "SELECT concurrency_slot FROM jobs \
+     WHERE tenant = $1 AND concurrency_key = $2 AND status = 'running'";
+
+/// One running job of a concurrency key that runs as many as the limit of
+/// job $3 allows, if any ($1 tenant, $2 key): what keeps "run now" from
+/// going past the key's limit.
+pub const KEY_FULL: &str = "SELECT id FROM jobs \
+     WHERE tenant = $1 AND concurrency_key = $2 AND status = 'running' \
+       AND (SELECT count(*) FROM jobs WHERE tenant = $1 AND concurrency_key = $2 \
+            AND status = 'running') \
+         >= (SELECT coalesce(concurrency_limit, 1) FROM jobs WHERE id = $3) LIMIT 1";
+
+/// A page of a job's attempts, oldest first ($1 job, $2 its tenant, $3
+/// after this attempt number, $4 at most this many).
+pub const ATTEMPTS_PAGE: &str = "SELECT a.attempt, a.task, a.task_version, a.digest, \
+       a.started_at, a.finished_at, a.outcome, a.error, a.fuel_used, a.peak_memory_bytes, \
+       a.log, a.network \
+     FROM attempts a JOIN jobs j ON j.id = a.job_id \
+     WHERE a.job_id = $1 AND j.tenant = $2 AND a.attempt > $3 \
+     ORDER BY a.attempt LIMIT $4";
+
+/// Takes over the leases of running jobs: those whose lease expired before
+/// $5, or every one when $4 ($1 owner, $2 token, $3 lease expiry, $6 at
+/// most this many, those expired longest first).
+pub fn rescue(d: Dialect) -> String {
+    format!(
+        "UPDATE jobs SET lease_owner = $1, lease_token = $2, lease_expires_at = $3 \
+         WHERE id IN (SELECT id FROM jobs WHERE status = 'running' \
+                      AND ($4 OR lease_expires_at < $5) ORDER BY lease_expires_at, id LIMIT $6{}) \
+         RETURNING {CLAIM_COLUMNS}",
+        d.skip_locked()
+    )
+}
+
+/// Moves a job to `mv.to` if it is in one of `mv.from` ($1 the new
+/// status, $2 now as its `finished_at`, $3 its id).
+pub fn finish_if(d: Dialect, from: &[crate::job::JobStatus]) -> String {
+    format!(
+        "UPDATE jobs SET status = $1, finished_at = $2 WHERE id = $3 AND {}",
+        super::ending_sql::status_in(d, from)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

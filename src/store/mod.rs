@@ -19,6 +19,7 @@ mod open;
 pub mod outbox;
 pub mod postgres;
 pub mod prune_sql;
+pub mod queue_rows;
 pub mod records;
 pub mod registry_rows;
 pub mod rows;

@@ -8,9 +8,16 @@ use super::records::{FuelWindow, JobGauges, Tenant, TenantUsage, UsageWindow};
 use super::{Millis, StoreError, StoreResult};
 use crate::quota::{window_start, Exceeded, Quotas, DEFAULT_WEIGHT, WINDOW_MS};
 
-/// The columns of a tenant, in `TenantRow`'s order (each backend casts
-/// `weight` to a 64-bit integer).
-pub const TENANT_COLUMNS: &str = "name, created_at, weight, quotas";
+/// The columns of a tenant, in `TenantRow`'s order.
+pub const TENANT_COLUMNS: &str = "name, created_at, CAST(weight AS BIGINT) AS weight, quotas";
+
+/// One tenant ($1 its name).
+pub const TENANT_GET: &str =
+    "SELECT name, created_at, CAST(weight AS BIGINT) AS weight, quotas FROM tenants WHERE name = $1";
+
+/// Every tenant, by name.
+pub const TENANT_LIST: &str =
+    "SELECT name, created_at, CAST(weight AS BIGINT) AS weight, quotas FROM tenants ORDER BY name";
 
 /// name, created_at, weight, quotas (JSON).
 pub type TenantRow = (String, i64, Option<i64>, Option<String>);
@@ -31,6 +38,9 @@ pub fn tenant_from((name, created_at, weight, quotas): TenantRow) -> StoreResult
         created_at,
     })
 }
+
+/// A tenant's weight (as a 64-bit integer) and quotas ($1 its name).
+pub const POLICY: &str = "SELECT CAST(weight AS BIGINT), quotas FROM tenants WHERE name = $1";
 
 /// A tenant's weight and quotas, the server's defaults where unset.
 #[derive(Debug, Clone, Copy)]

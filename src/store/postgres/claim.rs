@@ -13,7 +13,7 @@ use crate::quota::Quotas;
 use crate::store::begun::Begun;
 use crate::store::ending_sql::PG_STATUS;
 use crate::store::fair::{given, Fairness};
-use crate::store::job_sql::CLAIM_COLUMNS;
+use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::tenants::contender;
@@ -236,15 +236,12 @@ async fn hold_key(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<Option<Ve
     if !locked {
         return Ok(None);
     }
-    let running: Vec<Option<i32>> = sqlx::query_scalar(
-        "SELECT concurrency_slot FROM jobs \
-         WHERE tenant = $1 AND concurrency_key = $2 AND status = 'running'",
-    )
-    .bind(tenant)
-    .bind(key)
-    .fetch_all(&mut **tx)
-    .await
-    .map_err(pg)?;
+    let running: Vec<Option<i32>> = sqlx::query_scalar(job_sql::KEY_SLOTS)
+        .bind(tenant)
+        .bind(key)
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(pg)?;
     Ok(Some(running.into_iter().map(|s| s.unwrap_or(0)).collect()))
 }
 

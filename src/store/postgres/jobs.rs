@@ -11,7 +11,7 @@ use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{status_in, Dialect, PG_PAUSED, PG_STATUS};
 use crate::store::insert_sql;
-use crate::store::job_sql::{self, CLAIM_COLUMNS};
+use crate::store::job_sql;
 use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::rows::to_json;
@@ -312,18 +312,13 @@ pub async fn run_now(tx: &mut Tx, now: Millis, tenant: &str, id: &str) -> StoreR
         )));
     }
     if let Some(key) = &job.concurrency_key {
-        let busy: Option<String> = sqlx::query_scalar(
-            "SELECT id FROM jobs WHERE tenant = $1 AND concurrency_key = $2 AND status = 'running' \
-             AND (SELECT count(*) FROM jobs WHERE tenant = $1 AND concurrency_key = $2 \
-                  AND status = 'running') \
-               >= (SELECT coalesce(concurrency_limit, 1) FROM jobs WHERE id = $3) LIMIT 1",
-        )
-        .bind(&job.tenant)
-        .bind(key)
-        .bind(&job.id)
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(pg)?;
+        let busy: Option<String> = sqlx::query_scalar(job_sql::KEY_FULL)
+            .bind(&job.tenant)
+            .bind(key)
+            .bind(&job.id)
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(pg)?;
         if let Some(other) = busy {
             return Err(StoreError::Conflict(format!(
                 "the concurrency key {key:?} runs as many jobs as its limit allows (job {other} among them); try again when one ends"
@@ -440,16 +435,13 @@ pub async fn cancel(
     let mv = Move::cancel();
     match job.status {
         from if mv.from.contains(&from) => {
-            sqlx::query(&format!(
-                "UPDATE jobs SET status = $1, finished_at = $2 WHERE id = $3 AND {}",
-                status_in(Dialect::Postgres, mv.from)
-            ))
-            .bind(mv.to.as_str())
-            .bind(now)
-            .bind(id)
-            .execute(&mut **tx)
-            .await
-            .map_err(pg)?;
+            sqlx::query(&job_sql::finish_if(Dialect::Postgres, mv.from))
+                .bind(mv.to.as_str())
+                .bind(now)
+                .bind(id)
+                .execute(&mut **tx)
+                .await
+                .map_err(pg)?;
             let mut tally = Tally::new(now);
             tally.moved(tenant, Some(job.status), Some(mv.to), 1);
             tally
@@ -529,22 +521,16 @@ pub async fn resume(
 /// running job), leaving their attempt count as it is. Rows another
 /// transaction holds are left for the next round.
 pub async fn rescue(tx: &mut Tx, now: Millis, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
-    let rows = sqlx::query(&format!(
-        "UPDATE jobs SET lease_owner = $1, lease_token = $2, lease_expires_at = $3 \
-         WHERE id IN (SELECT id FROM jobs WHERE status = 'running' \
-                      AND ($4 OR lease_expires_at < $5) ORDER BY lease_expires_at, id LIMIT $6 \
-                      FOR UPDATE SKIP LOCKED) \
-         RETURNING {CLAIM_COLUMNS}"
-    ))
-    .bind(&p.owner)
-    .bind(crate::store::transition::random_token())
-    .bind(crate::time::after(now, p.lease_ms))
-    .bind(p.all_running)
-    .bind(now)
-    .bind(i64::from(p.limit))
-    .fetch_all(&mut **tx)
-    .await
-    .map_err(pg)?;
+    let rows = sqlx::query(&job_sql::rescue(Dialect::Postgres))
+        .bind(&p.owner)
+        .bind(crate::store::transition::random_token())
+        .bind(crate::time::after(now, p.lease_ms))
+        .bind(p.all_running)
+        .bind(now)
+        .bind(i64::from(p.limit))
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(pg)?;
     rows.iter().map(|r| claimed_row(r).map_err(pg)).collect()
 }
 
@@ -565,20 +551,14 @@ pub async fn next_run_at(pool: &PgPool, passed: Millis) -> StoreResult<Option<Mi
 }
 
 pub async fn attempt_list(pool: &PgPool, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
-    let rows = sqlx::query(
-        "SELECT a.attempt, a.task, a.task_version, a.digest, a.started_at, a.finished_at, \
-                a.outcome, a.error, a.fuel_used, a.peak_memory_bytes, a.log, a.network \
-         FROM attempts a JOIN jobs j ON j.id = a.job_id \
-         WHERE a.job_id = $1 AND j.tenant = $2 AND a.attempt > $3 \
-         ORDER BY a.attempt LIMIT $4",
-    )
-    .bind(&q.job_id)
-    .bind(&q.tenant)
-    .bind(i32::try_from(q.after.unwrap_or(0)).unwrap_or(i32::MAX))
-    .bind(i64::from(q.limit))
-    .fetch_all(pool)
-    .await
-    .map_err(pg)?;
+    let rows = sqlx::query(job_sql::ATTEMPTS_PAGE)
+        .bind(&q.job_id)
+        .bind(&q.tenant)
+        .bind(i32::try_from(q.after.unwrap_or(0)).unwrap_or(i32::MAX))
+        .bind(i64::from(q.limit))
+        .fetch_all(pool)
+        .await
+        .map_err(pg)?;
     rows.iter()
         .map(|r| {
             let read = || -> Result<_, sqlx::Error> {

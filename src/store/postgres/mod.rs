@@ -529,22 +529,18 @@ impl JobStore for PgStore {
     }
 
     async fn queue_list(&self, tenant: &str) -> StoreResult<Vec<QueueDepth>> {
-        let rows: Vec<(String, String, i64, Option<i64>)> = sqlx::query_as(
-            "SELECT queue, status, count(*), \
-             min(CASE WHEN status = 'queued' AND run_at <= $2 THEN run_at END) \
-             FROM jobs WHERE tenant = $1 GROUP BY queue, status ORDER BY queue",
-        )
-        .bind(tenant)
-        .bind(self.now())
-        .fetch_all(&self.db.pool)
-        .await
-        .map_err(pg)?;
-        let paused: Vec<String> =
-            sqlx::query_scalar("SELECT queue FROM paused_queues WHERE tenant = $1")
+        let rows: Vec<(String, String, i64, Option<i64>)> =
+            sqlx::query_as(crate::store::queue_rows::DEPTHS)
                 .bind(tenant)
+                .bind(self.now())
                 .fetch_all(&self.db.pool)
                 .await
                 .map_err(pg)?;
+        let paused: Vec<String> = sqlx::query_scalar(crate::store::queue_rows::PAUSED)
+            .bind(tenant)
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(pg)?;
         crate::store::rows::queues_from(rows, paused)
     }
 

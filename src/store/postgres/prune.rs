@@ -3,7 +3,7 @@
 
 use super::db::Db;
 use super::pg;
-use crate::store::prune_sql::prunable;
+use crate::store::prune_sql::{self, prunable};
 use crate::store::records::{Collected, PruneParams, Pruned};
 use crate::store::{Millis, StoreResult};
 
@@ -45,24 +45,18 @@ pub async fn prune(db: &Db, p: PruneParams) -> StoreResult<Pruned> {
 /// their tenant uses, then bytes no component names.
 pub async fn collect(db: &Db, before: Millis) -> StoreResult<Collected> {
     let mut tx = db.pool.begin().await.map_err(pg)?;
-    let n = sqlx::query(
-        "DELETE FROM components c WHERE created_at < $1 AND NOT EXISTS ( \
-           SELECT 1 FROM tasks t WHERE t.tenant = c.tenant AND t.digest = c.digest)",
-    )
-    .bind(before)
-    .execute(&mut *tx)
-    .await
-    .map_err(pg)?
-    .rows_affected();
+    let n = sqlx::query(prune_sql::UNPINNED_COMPONENTS)
+        .bind(before)
+        .execute(&mut *tx)
+        .await
+        .map_err(pg)?
+        .rows_affected();
     let mut digests = Vec::new();
     if n > 0 {
-        digests = sqlx::query_scalar(
-            "DELETE FROM blobs b WHERE NOT EXISTS ( \
-               SELECT 1 FROM components c WHERE c.digest = b.digest) RETURNING digest",
-        )
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(pg)?;
+        digests = sqlx::query_scalar(prune_sql::ORPHAN_BLOBS)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(pg)?;
     }
     tx.commit().await.map_err(pg)?;
     Ok(Collected {

@@ -7,7 +7,7 @@
 
 use super::db::Db;
 use super::pg;
-use crate::store::StoreResult;
+use crate::store::{queue_rows, StoreResult};
 
 /// Most jobs parked or unparked in one transaction.
 const CHUNK: i64 = 2000;
@@ -16,17 +16,14 @@ const CHUNK: i64 = 2000;
 /// was paused already.
 pub async fn pause(db: &Db, tenant: &str, queue: &str) -> StoreResult<bool> {
     let (mut tx, now) = db.begin().await?;
-    let n = sqlx::query(
-        "INSERT INTO paused_queues (tenant, queue, paused_at) VALUES ($1, $2, $3) \
-         ON CONFLICT DO NOTHING",
-    )
-    .bind(tenant)
-    .bind(queue)
-    .bind(now)
-    .execute(&mut *tx)
-    .await
-    .map_err(pg)?
-    .rows_affected();
+    let n = sqlx::query(queue_rows::PAUSE)
+        .bind(tenant)
+        .bind(queue)
+        .bind(now)
+        .execute(&mut *tx)
+        .await
+        .map_err(pg)?
+        .rows_affected();
     tx.commit().await.map_err(pg)?;
     while chunk(
         db,
@@ -46,7 +43,7 @@ pub async fn pause(db: &Db, tenant: &str, queue: &str) -> StoreResult<bool> {
 /// Marks the queue not paused, then unparks its jobs; `false` when it was
 /// not paused.
 pub async fn resume(db: &Db, tenant: &str, queue: &str) -> StoreResult<bool> {
-    let n = sqlx::query("DELETE FROM paused_queues WHERE tenant = $1 AND queue = $2")
+    let n = sqlx::query(queue_rows::RESUME)
         .bind(tenant)
         .bind(queue)
         .execute(&db.pool)

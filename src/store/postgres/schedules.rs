@@ -18,11 +18,7 @@ pub async fn put(tx: &mut Tx, now: Millis, w: SchedulePut) -> StoreResult<Schedu
     match w.rev {
         None => {
             // Two creates for one tenant count one after the other.
-            sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/schedules', 2))")
-                .bind(&w.tenant)
-                .execute(&mut **tx)
-                .await
-                .map_err(pg)?;
+            super::tenants::hold(tx, &w.tenant, "schedules").await?;
             let have: i64 = sqlx::query_scalar(sql::COUNT)
                 .bind(&w.tenant)
                 .fetch_one(&mut **tx)

@@ -12,11 +12,7 @@ pub async fn put(db: &Db, s: NewSecret) -> StoreResult<(SecretRecord, bool)> {
     let (mut tx, now) = db.begin().await?;
     // Puts of one tenant's secrets one after the other: two new names at
     // once count each other, and two puts of one new name make one row.
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/secrets', 2))")
-        .bind(&s.tenant)
-        .execute(&mut *tx)
-        .await
-        .map_err(pg)?;
+    super::tenants::hold(&mut tx, &s.tenant, "secrets").await?;
     let replaced: Option<(i64, i64)> = sqlx::query_as(REPLACE)
         .bind(&s.nonce)
         .bind(&s.ciphertext)

@@ -4,13 +4,10 @@
 use super::pg;
 use crate::quota::{window_start, Quotas};
 use crate::store::records::*;
-use crate::store::tenants::{last_window, usage_from, UsageRow, USAGE_COLUMNS};
+use crate::store::tenants::{last_window, usage_from, UsageRow, TENANT_COLUMNS, USAGE_COLUMNS};
 pub use crate::store::tenants::{policy_from, tenant_from, within, Policy, TenantRow};
 use crate::store::{Millis, StoreError, StoreResult};
 use sqlx::{PgPool, Postgres, Transaction};
-
-/// `TENANT_COLUMNS` with `weight` cast to the 64-bit integer `TenantRow` reads.
-const TENANT_SELECT: &str = "name, created_at, weight::int8 AS weight, quotas";
 
 pub async fn tenant_insert(
     tx: &mut Transaction<'static, Postgres>,
@@ -40,23 +37,19 @@ pub async fn tenant_insert(
 }
 
 pub async fn tenant_get(pool: &PgPool, name: &str) -> StoreResult<Option<Tenant>> {
-    let row: Option<TenantRow> = sqlx::query_as(&format!(
-        "SELECT {TENANT_SELECT} FROM tenants WHERE name = $1"
-    ))
-    .bind(name)
-    .fetch_optional(pool)
-    .await
-    .map_err(pg)?;
+    let row: Option<TenantRow> = sqlx::query_as(crate::store::tenants::TENANT_GET)
+        .bind(name)
+        .fetch_optional(pool)
+        .await
+        .map_err(pg)?;
     row.map(tenant_from).transpose()
 }
 
 pub async fn tenant_list(pool: &PgPool) -> StoreResult<Vec<Tenant>> {
-    let rows: Vec<TenantRow> = sqlx::query_as(&format!(
-        "SELECT {TENANT_SELECT} FROM tenants ORDER BY name"
-    ))
-    .fetch_all(pool)
-    .await
-    .map_err(pg)?;
+    let rows: Vec<TenantRow> = sqlx::query_as(crate::store::tenants::TENANT_LIST)
+        .fetch_all(pool)
+        .await
+        .map_err(pg)?;
     rows.into_iter().map(tenant_from).collect()
 }
 
@@ -75,7 +68,7 @@ pub async fn tenant_put(
         sqlx::query_as::<_, (String, i64, Option<i64>, Option<String>, bool)>(&format!(
             "INSERT INTO tenants (name, created_at, weight, quotas) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (name) DO UPDATE SET weight = excluded.weight, quotas = excluded.quotas \
-             RETURNING {TENANT_SELECT}, (xmax = 0)"
+             RETURNING {TENANT_COLUMNS}, (xmax = 0)"
         ))
         .bind(&t.name)
         .bind(now)
@@ -93,12 +86,11 @@ pub async fn policy(
     tenant: &str,
     defaults: &Quotas,
 ) -> StoreResult<Policy> {
-    let row: Option<(Option<i64>, Option<String>)> =
-        sqlx::query_as("SELECT weight::int8, quotas FROM tenants WHERE name = $1")
-            .bind(tenant)
-            .fetch_optional(&mut **tx)
-            .await
-            .map_err(pg)?;
+    let row: Option<(Option<i64>, Option<String>)> = sqlx::query_as(crate::store::tenants::POLICY)
+        .bind(tenant)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(pg)?;
     policy_from(tenant, row, defaults)
 }
 
@@ -116,9 +108,10 @@ pub async fn queued_now(tx: &mut Transaction<'static, Postgres>, tenant: &str) -
     .map_err(pg)
 }
 
-/// Holds `what` of `tenant` until the transaction ends: enqueues that must
-/// see each other (one idempotency key, one superseding concurrency key)
-/// come one after the other.
+/// Holds `what` of `tenant` until the transaction ends: writes that must
+/// see each other (enqueues of one idempotency key or one superseding
+/// concurrency key, new rows counted against one of its caps) come one
+/// after the other.
 pub async fn hold(
     tx: &mut Transaction<'static, Postgres>,
     tenant: &str,

@@ -18,11 +18,7 @@ static PRUNE: LazyLock<String> = LazyLock::new(|| sql::prune(Postgres));
 pub async fn insert(db: &Db, w: NewWebhook) -> StoreResult<WebhookRecord> {
     let (mut tx, now) = db.begin().await?;
     // Two inserts for one tenant count one after the other.
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/webhooks', 2))")
-        .bind(&w.tenant)
-        .execute(&mut *tx)
-        .await
-        .map_err(pg)?;
+    super::tenants::hold(&mut tx, &w.tenant, "webhooks").await?;
     let have: i64 = sqlx::query_scalar(COUNT)
         .bind(&w.tenant)
         .fetch_one(&mut *tx)

@@ -9,7 +9,7 @@ use crate::job::{JobStatus, Transition};
 use crate::quota::Quotas;
 use crate::store::begun::Begun;
 use crate::store::fair::{given, Fairness};
-use crate::store::job_sql::CLAIM_COLUMNS;
+use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::records::*;
 use crate::store::tenants::contender;
 use crate::store::transition::random_token;
@@ -181,12 +181,7 @@ fn tenant_rows(
         .map_err(wdb)?;
     let paused: HashSet<String> = super::queues::paused(conn, tenant)?.into_iter().collect();
     let mut parked = Vec::new();
-    let mut busy = conn
-        .prepare_cached(
-            "SELECT concurrency_slot FROM jobs \
-             WHERE tenant = ?1 AND concurrency_key = ?2 AND status = 'running'",
-        )
-        .map_err(wdb)?;
+    let mut busy = super::shared(conn, job_sql::KEY_SLOTS)?;
     let mut rows = stmt.query(params![tenant, scan_limit, now]).map_err(wdb)?;
     let mut keys: HashMap<String, Vec<i64>> = HashMap::new();
     let mut out = Vec::with_capacity(n);

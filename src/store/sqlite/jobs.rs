@@ -15,7 +15,7 @@ use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
 use crate::store::ending_sql::{sqlite_available, status_in, Dialect};
 use crate::store::insert_sql;
-use crate::store::job_sql::{self, CLAIM_COLUMNS};
+use crate::store::job_sql;
 use crate::store::outbox::{self, About};
 use crate::store::records::*;
 use crate::store::rows::idempotent_repeat;
@@ -264,17 +264,9 @@ pub fn run_now(conn: &Connection, now: Millis, tenant: &str, id: &str) -> StoreR
         )));
     }
     if let Some(key) = &job.concurrency_key {
-        let busy: Option<String> = conn
-            .prepare_cached(
-                "SELECT id FROM jobs WHERE tenant = ?1 AND concurrency_key = ?2 AND status = 'running' \
-                 AND (SELECT count(*) FROM jobs WHERE tenant = ?1 AND concurrency_key = ?2 \
-                      AND status = 'running') \
-                   >= (SELECT coalesce(concurrency_limit, 1) FROM jobs WHERE id = ?3) LIMIT 1",
-            )
-            .and_then(|mut s| {
-                s.query_row(params![job.tenant, key, job.id], |r| r.get(0))
-                    .optional()
-            })
+        let busy: Option<String> = super::shared(conn, job_sql::KEY_FULL)?
+            .query_row(params![job.tenant, key, job.id], |r| r.get(0))
+            .optional()
             .map_err(wdb)?;
         if let Some(other) = busy {
             return Err(StoreError::Conflict(format!(
@@ -344,12 +336,9 @@ pub fn cancel(
     let mv = Move::cancel();
     match job.status {
         from if mv.from.contains(&from) => {
-            conn.prepare_cached(&format!(
-                "UPDATE jobs SET status = ?1, finished_at = ?2 WHERE id = ?3 AND {}",
-                status_in(Dialect::Sqlite, mv.from)
-            ))
-            .and_then(|mut s| s.execute(params![mv.to.as_str(), now, id]))
-            .map_err(wdb)?;
+            conn.prepare_cached(&job_sql::finish_if(Dialect::Sqlite, mv.from))
+                .and_then(|mut s| s.execute(params![mv.to.as_str(), now, id]))
+                .map_err(wdb)?;
             let mut tally = Tally::new(now);
             tally.moved(tenant, Some(job.status), Some(mv.to), 1);
             tally
@@ -428,14 +417,8 @@ pub fn begin(conn: &Connection, begun: &[(String, String)]) -> StoreResult<()> {
 /// Takes over the leases of running jobs without a live one (or of every
 /// running job), leaving their attempt count as it is.
 pub fn rescue(conn: &Connection, now: Millis, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
-    conn.prepare_cached(&format!(
-        "UPDATE jobs SET lease_owner = ?1, lease_token = ?2, lease_expires_at = ?3 \
-         WHERE id IN (SELECT id FROM jobs WHERE status = 'running' \
-                      AND (?4 OR lease_expires_at < ?5) ORDER BY lease_expires_at, id LIMIT ?6) \
-         RETURNING {CLAIM_COLUMNS}"
-    ))
-    .and_then(|mut s| {
-        s.query_map(
+    super::shared(conn, &job_sql::rescue(Dialect::Sqlite))?
+        .query_map(
             params![
                 p.owner,
                 random_token(),
@@ -445,9 +428,7 @@ pub fn rescue(conn: &Connection, now: Millis, p: RescueParams) -> StoreResult<Ve
                 p.limit
             ],
             ClaimRow::read,
-        )?
-        .map(|r| r.map(ClaimedJob::from))
-        .collect()
-    })
-    .map_err(wdb)
+        )
+        .and_then(|rows| rows.map(|r| r.map(ClaimedJob::from)).collect())
+        .map_err(wdb)
 }

@@ -50,7 +50,7 @@ use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
-use tenants::{TenantRow, TENANT_COLUMNS};
+use tenants::TenantRow;
 use tokio::sync::Mutex;
 use writer::Writer;
 
@@ -377,13 +377,11 @@ impl JobStore for SqliteStore {
     }
 
     async fn tenant_get(&self, name: &str) -> StoreResult<Option<Tenant>> {
-        let row: Option<TenantRow> = sqlx::query_as(&format!(
-            "SELECT {TENANT_COLUMNS} FROM tenants WHERE name = ?1"
-        ))
-        .bind(name)
-        .fetch_optional(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
+        let row: Option<TenantRow> = sqlx::query_as(tenants::TENANT_GET)
+            .bind(name)
+            .fetch_optional(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
         row.map(tenants::tenant_from).transpose()
     }
 
@@ -395,12 +393,10 @@ impl JobStore for SqliteStore {
     }
 
     async fn tenant_list(&self) -> StoreResult<Vec<Tenant>> {
-        let rows: Vec<TenantRow> = sqlx::query_as(&format!(
-            "SELECT {TENANT_COLUMNS} FROM tenants ORDER BY name"
-        ))
-        .fetch_all(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
+        let rows: Vec<TenantRow> = sqlx::query_as(tenants::TENANT_LIST)
+            .fetch_all(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
         rows.into_iter().map(tenants::tenant_from).collect()
     }
 
@@ -639,22 +635,18 @@ impl JobStore for SqliteStore {
     }
 
     async fn queue_list(&self, tenant: &str) -> StoreResult<Vec<QueueDepth>> {
-        let rows: Vec<(String, String, i64, Option<i64>)> = sqlx::query_as(
-            "SELECT queue, status, COUNT(*), \
-             MIN(CASE WHEN status = 'queued' AND run_at <= ?2 THEN run_at END) \
-             FROM jobs WHERE tenant = ?1 GROUP BY queue, status ORDER BY queue",
-        )
-        .bind(tenant)
-        .bind(self.now())
-        .fetch_all(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
-        let paused: Vec<String> =
-            sqlx::query_scalar("SELECT queue FROM paused_queues WHERE tenant = ?1")
+        let rows: Vec<(String, String, i64, Option<i64>)> =
+            sqlx::query_as(crate::store::queue_rows::DEPTHS)
                 .bind(tenant)
+                .bind(self.now())
                 .fetch_all(&mut *self.reader().await?)
                 .await
                 .map_err(db)?;
+        let paused: Vec<String> = sqlx::query_scalar(crate::store::queue_rows::PAUSED)
+            .bind(tenant)
+            .fetch_all(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
         crate::store::rows::queues_from(rows, paused)
     }
 
@@ -982,20 +974,14 @@ impl JobStore for SqliteStore {
     }
 
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
-        let rows: Vec<AttemptRow> = sqlx::query_as(
-            "SELECT a.attempt, a.task, a.task_version, a.digest, a.started_at, a.finished_at, \
-                    a.outcome, a.error, a.fuel_used, a.peak_memory_bytes, a.log, a.network \
-             FROM attempts a JOIN jobs j ON j.id = a.job_id \
-             WHERE a.job_id = ?1 AND j.tenant = ?2 AND a.attempt > ?3 \
-             ORDER BY a.attempt LIMIT ?4",
-        )
-        .bind(&q.job_id)
-        .bind(&q.tenant)
-        .bind(q.after.unwrap_or(0))
-        .bind(q.limit)
-        .fetch_all(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
+        let rows: Vec<AttemptRow> = sqlx::query_as(crate::store::job_sql::ATTEMPTS_PAGE)
+            .bind(&q.job_id)
+            .bind(&q.tenant)
+            .bind(q.after.unwrap_or(0))
+            .bind(q.limit)
+            .fetch_all(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
         rows.into_iter().map(AttemptRecord::try_from).collect()
     }
 

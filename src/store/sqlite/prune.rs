@@ -2,7 +2,7 @@
 //! attempts, a short write at a time, and components no task uses.
 
 use super::{db, wdb};
-use crate::store::prune_sql::prunable;
+use crate::store::prune_sql::{self, prunable};
 use crate::store::{Collected, Millis, PruneParams, StoreResult};
 use rusqlite::{params, Connection};
 
@@ -69,22 +69,14 @@ pub fn delete(
 /// Deletes components uploaded before `before` that no task version of
 /// their tenant uses, then bytes no component names.
 pub fn collect(conn: &Connection, before: Millis) -> StoreResult<Collected> {
-    let n = conn
-        .prepare_cached(
-            "DELETE FROM components WHERE created_at < ?1 AND NOT EXISTS ( \
-               SELECT 1 FROM tasks t WHERE t.tenant = components.tenant \
-               AND t.digest = components.digest)",
-        )
-        .and_then(|mut s| s.execute([before]))
+    let n = super::shared(conn, prune_sql::UNPINNED_COMPONENTS)?
+        .execute([before])
         .map_err(wdb)?;
     let mut digests = Vec::new();
     if n > 0 {
-        digests = conn
-            .prepare_cached(
-                "DELETE FROM blobs WHERE NOT EXISTS ( \
-                   SELECT 1 FROM components c WHERE c.digest = blobs.digest) RETURNING digest",
-            )
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        digests = super::shared(conn, prune_sql::ORPHAN_BLOBS)?
+            .query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect())
             .map_err(wdb)?;
     }
     Ok(Collected {

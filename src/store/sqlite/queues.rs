@@ -6,7 +6,7 @@
 //! chunks) the claim parks when it meets it (`claim::tenant_rows`).
 
 use super::wdb;
-use crate::store::{Millis, StoreResult};
+use crate::store::{queue_rows, Millis, StoreResult};
 use rusqlite::{params, Connection};
 
 /// Most jobs parked or unparked in one write.
@@ -14,20 +14,16 @@ pub const CHUNK: i64 = 2000;
 
 /// Marks the queue paused; `false` when it was already.
 pub fn pause(conn: &Connection, now: Millis, tenant: &str, queue: &str) -> StoreResult<bool> {
-    let n = conn
-        .prepare_cached(
-            "INSERT OR IGNORE INTO paused_queues (tenant, queue, paused_at) VALUES (?1, ?2, ?3)",
-        )
-        .and_then(|mut s| s.execute(params![tenant, queue, now]))
+    let n = super::shared(conn, queue_rows::PAUSE)?
+        .execute(params![tenant, queue, now])
         .map_err(wdb)?;
     Ok(n == 1)
 }
 
 /// Marks the queue not paused; `false` when it was not.
 pub fn resume(conn: &Connection, tenant: &str, queue: &str) -> StoreResult<bool> {
-    let n = conn
-        .prepare_cached("DELETE FROM paused_queues WHERE tenant = ?1 AND queue = ?2")
-        .and_then(|mut s| s.execute(params![tenant, queue]))
+    let n = super::shared(conn, queue_rows::RESUME)?
+        .execute(params![tenant, queue])
         .map_err(wdb)?;
     Ok(n == 1)
 }
@@ -71,8 +67,9 @@ pub fn unpark(conn: &Connection, now: Millis, tenant: &str, queue: &str) -> Stor
 
 /// A tenant's paused queues, by name.
 pub fn paused(conn: &Connection, tenant: &str) -> StoreResult<Vec<String>> {
-    conn.prepare_cached("SELECT queue FROM paused_queues WHERE tenant = ?1 ORDER BY queue")
-        .and_then(|mut s| s.query_map([tenant], |r| r.get(0))?.collect())
+    super::shared(conn, queue_rows::PAUSED)?
+        .query_map([tenant], |r| r.get(0))
+        .and_then(|rows| rows.collect())
         .map_err(wdb)
 }
 

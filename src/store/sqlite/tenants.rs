@@ -6,7 +6,8 @@ use super::wdb;
 use crate::quota::{window_start, Quotas};
 use crate::store::records::*;
 pub use crate::store::tenants::{
-    policy_from, tenant_from, within, Policy, TenantRow, TENANT_COLUMNS,
+    policy_from, tenant_from, within, Policy, TenantRow, POLICY, TENANT_COLUMNS, TENANT_GET,
+    TENANT_LIST,
 };
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -58,12 +59,9 @@ pub fn tenant_put(
 /// What the store enforces for one tenant: its weight and its quotas, each
 /// its own or the server's default.
 pub fn policy(conn: &Connection, tenant: &str, defaults: &Quotas) -> StoreResult<Policy> {
-    let row: Option<(Option<i64>, Option<String>)> = conn
-        .prepare_cached("SELECT weight, quotas FROM tenants WHERE name = ?1")
-        .and_then(|mut s| {
-            s.query_row(params![tenant], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()
-        })
+    let row: Option<(Option<i64>, Option<String>)> = super::shared(conn, POLICY)?
+        .query_row(params![tenant], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()
         .map_err(wdb)?;
     policy_from(tenant, row, defaults)
 }
