@@ -139,6 +139,15 @@ pub fn rescue(d: Dialect) -> String {
     )
 }
 
+/// Asks the runner of a running job to stop it ($1 its id).
+pub fn request_cancel(d: Dialect) -> String {
+    let yes = match d {
+        Dialect::Sqlite => "1",
+        Dialect::Postgres | Dialect::PostgresMany => "TRUE",
+    };
+    format!("UPDATE jobs SET cancel_requested = {yes} WHERE id = $1 AND status = 'running'")
+}
+
 /// Moves a job to `mv.to` if it is in one of `mv.from` ($1 the new
 /// status, $2 now as its `finished_at`, $3 its id).
 pub fn finish_if(d: Dialect, from: &[crate::job::JobStatus]) -> String {

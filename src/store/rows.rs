@@ -183,6 +183,10 @@ pub fn depths_from(
         .collect()
 }
 
+/// The SQL of `JobStore::job_counts`: every job by status, in the order
+/// of status names.
+pub const COUNTS_SQL: &str = "SELECT status, count(*) FROM jobs GROUP BY status ORDER BY status";
+
 /// The SQL of `JobStore::job_depths`, the same on both backends.
 pub const DEPTHS_SQL: &str = "SELECT queue, status, COUNT(*) FROM jobs \
     WHERE status IN ('queued', 'running', 'waiting') GROUP BY queue, status ORDER BY queue, status";

@@ -86,11 +86,10 @@ pub async fn list(pool: &PgPool, q: JobQuery) -> StoreResult<JobPage> {
 }
 
 pub async fn counts(pool: &PgPool) -> StoreResult<Vec<(JobStatus, u64)>> {
-    let rows: Vec<(String, i64)> =
-        sqlx::query_as("SELECT status, COUNT(*) FROM jobs GROUP BY status ORDER BY status")
-            .fetch_all(pool)
-            .await
-            .map_err(pg)?;
+    let rows: Vec<(String, i64)> = sqlx::query_as(crate::store::rows::COUNTS_SQL)
+        .fetch_all(pool)
+        .await
+        .map_err(pg)?;
     counts_from(rows)
 }
 
@@ -451,13 +450,11 @@ pub async fn cancel(
             Ok(CancelOutcome::Cancelled(reread(tx, tenant, id).await?))
         }
         JobStatus::Running => {
-            sqlx::query(
-                "UPDATE jobs SET cancel_requested = TRUE WHERE id = $1 AND status = 'running'",
-            )
-            .bind(id)
-            .execute(&mut **tx)
-            .await
-            .map_err(pg)?;
+            sqlx::query(&job_sql::request_cancel(Dialect::Postgres))
+                .bind(id)
+                .execute(&mut **tx)
+                .await
+                .map_err(pg)?;
             // The runner holding it may be in another process: tell it now,
             // not at its next heartbeat (sent when this commits).
             sqlx::query("SELECT pg_notify($1, $2)")

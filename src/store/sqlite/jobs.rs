@@ -348,11 +348,9 @@ pub fn cancel(
             Ok(CancelOutcome::Cancelled(reread(conn, tenant, id)?))
         }
         JobStatus::Running => {
-            conn.prepare_cached(
-                "UPDATE jobs SET cancel_requested = 1 WHERE id = ?1 AND status = 'running'",
-            )
-            .and_then(|mut s| s.execute(params![id]))
-            .map_err(wdb)?;
+            super::shared(conn, &job_sql::request_cancel(Dialect::Sqlite))?
+                .execute(params![id])
+                .map_err(wdb)?;
             Ok(CancelOutcome::Requested(reread(conn, tenant, id)?))
         }
         _ => Ok(CancelOutcome::AlreadyEnded(job)),

@@ -762,11 +762,10 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_counts(&self) -> StoreResult<Vec<(JobStatus, u64)>> {
-        let rows: Vec<(String, i64)> =
-            sqlx::query_as("SELECT status, COUNT(*) FROM jobs GROUP BY status")
-                .fetch_all(&mut *self.reader().await?)
-                .await
-                .map_err(db)?;
+        let rows: Vec<(String, i64)> = sqlx::query_as(crate::store::rows::COUNTS_SQL)
+            .fetch_all(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
         counts_from(rows)
     }
 
