@@ -8,9 +8,9 @@
 use super::auth::Principal;
 use super::body::QueryParams;
 use super::error::ApiError;
+use super::feed::{follow, Item};
 use super::openapi::Errors;
 use super::ApiState;
-use crate::events::feed::{follow, Item};
 use crate::events::{EventFilter, EventType};
 use crate::quota::Exceeded;
 use crate::store::Scope;

@@ -7,6 +7,7 @@ pub mod body;
 pub mod bundle;
 pub mod error;
 pub mod events;
+pub mod feed;
 pub mod jobs;
 pub mod metrics;
 mod observe;
@@ -23,13 +24,13 @@ pub mod webhooks;
 pub mod workflows;
 
 use crate::enqueue::Enqueuer;
-use crate::events::feed::Feed;
 use crate::redrive::Redriver;
 use crate::registry::Registry;
 use crate::runner::Runner;
 use crate::store::JobStore;
 use axum::Router;
 use error::ApiError;
+use feed::Feed;
 use openapi::Errors;
 use std::sync::Arc;
 use std::time::Duration;
@@ -114,7 +115,7 @@ impl ApiState {
     ) -> Self {
         ApiState {
             redriver: Redriver::new(registry.clone(), runner.clone()),
-            feed: Feed::new(store.clone(), crate::events::feed::DEFAULT_POLL),
+            feed: Feed::new(store.clone(), feed::DEFAULT_POLL),
             hooks,
             streams: events::Streams::new(limits.max_event_streams),
             store,

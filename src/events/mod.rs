@@ -2,14 +2,28 @@
 //! shape that server-sent events, webhooks and the CLI all carry, and the
 //! reading of the rows the store's outbox wrote (`store::outbox`).
 
-pub mod feed;
-
-use crate::store::clock::rfc3339;
-use crate::store::{EventRow, Millis};
+use crate::time::{rfc3339, Millis};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::str::FromStr;
+
+/// One row of the outbox: the events one write recorded for one tenant
+/// (`store::outbox` writes them, `decode` reads them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRow {
+    /// Its place among every tenant's rows, in the order they were
+    /// recorded (a store-wide cursor; not shown to tenants).
+    pub gseq: i64,
+    pub tenant: String,
+    /// The tenant's sequence number of the row's last event.
+    pub seq: u64,
+    /// How many events it holds: they are `seq - n + 1 ..= seq`.
+    pub n: u32,
+    pub at: Millis,
+    /// A JSON array of the events.
+    pub body: String,
+}
 
 /// What happened to a job. The names are part of the HTTP contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]

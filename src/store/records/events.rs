@@ -2,22 +2,7 @@
 
 use super::*;
 
-/// One row of the outbox: the events one write recorded for one tenant
-/// (`store::outbox` writes them, `events::decode` reads them).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventRow {
-    /// Its place among every tenant's rows, in the order they were
-    /// recorded (a store-wide cursor; not shown to tenants).
-    pub gseq: i64,
-    pub tenant: String,
-    /// The tenant's sequence number of the row's last event.
-    pub seq: u64,
-    /// How many events it holds: they are `seq - n + 1 ..= seq`.
-    pub n: u32,
-    pub at: Millis,
-    /// A JSON array of the events.
-    pub body: String,
-}
+pub use crate::events::EventRow;
 
 /// An event row's columns as both backends read them: gseq, tenant,
 /// seq, n, at, body.

@@ -13,7 +13,7 @@
 //! read and the pump's start were neither read nor sent, and a follower
 //! that got nothing more of its tenant's never saw them.
 
-use super::{decode, Event, EventFilter};
+use crate::events::{decode, Event, EventFilter};
 use crate::store::{EventRow, JobStore, StoreError};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
