@@ -53,6 +53,16 @@ impl Dialect {
         }
     }
 
+    /// A flag's literal value.
+    pub fn flag(self, on: bool) -> &'static str {
+        match (self, on) {
+            (Dialect::Sqlite, true) => "1",
+            (Dialect::Sqlite, false) => "0",
+            (Dialect::Postgres | Dialect::PostgresMany, true) => "TRUE",
+            (Dialect::Postgres | Dialect::PostgresMany, false) => "FALSE",
+        }
+    }
+
     pub fn cancel_requested(self) -> &'static str {
         match self {
             Dialect::Sqlite => "cancel_requested = 1",

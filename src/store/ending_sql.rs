@@ -9,6 +9,7 @@ use super::transition::{Change, Move};
 use super::Millis;
 use crate::job::JobStatus;
 use crate::store::rows::to_json;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,6 +21,8 @@ pub enum Arg<'a> {
     Owned(String),
     Int(i64),
     Bool(bool),
+    /// A text column that may be NULL.
+    OptText(Option<Cow<'a, str>>),
 }
 
 /// `status IN (…)` for a move's from-statuses: its guard, on the row
@@ -50,15 +53,16 @@ pub const PG_STATUS: &str = "(jobs.status || '')";
 const QUEUE_PAUSED: &str = "EXISTS (SELECT 1 FROM paused_queues pq \
     WHERE pq.tenant = jobs.tenant AND pq.queue = jobs.queue)";
 
-/// On PostgreSQL, `paused` for a job (row `jobs`) that goes back to the
-/// queue: a paused queue's jobs are parked, out of the claim's index.
-pub const PG_PAUSED: &str = QUEUE_PAUSED;
-
-/// On SQLite, `available` for a job (row `jobs`) that goes back to the
-/// queue: 2 (parked, out of both claim indexes) when its queue is paused,
-/// else `due` (1: claimable now, 0: scheduled).
-pub fn sqlite_available(due: &str) -> String {
-    format!("CASE WHEN {QUEUE_PAUSED} THEN 2 ELSE {due} END")
+/// The claim's mark on a job (row `jobs`) that goes back to the queue: a
+/// paused queue's jobs are parked, out of the claim's index. On
+/// PostgreSQL `paused`; on SQLite `available`, 2 (parked, out of both
+/// claim indexes) when its queue is paused, else `due` (1: claimable now,
+/// 0: scheduled).
+pub fn back_in_queue(d: Dialect, due: &str) -> String {
+    match d {
+        Dialect::Sqlite => format!("available = CASE WHEN {QUEUE_PAUSED} THEN 2 ELSE {due} END"),
+        Dialect::Postgres | Dialect::PostgresMany => format!("paused = {QUEUE_PAUSED}"),
+    }
 }
 
 /// A key naming the move's shape: what its statement's text depends on.
@@ -76,6 +80,7 @@ fn shape(mv: &Move<'_>, d: Dialect) -> u64 {
             Change::Snoozed => 7,
             Change::Fallback { .. } => 8,
             Change::ClearCancel => 9,
+            Change::Attempt { .. } => 10,
         };
         k |= kind << (16 + 4 * i);
     }
@@ -99,7 +104,7 @@ pub fn ending<'a>(
     id: &'a str,
     token: &'a str,
 ) -> (Arc<str>, Vec<Arg<'a>>) {
-    let mut args: Vec<Arg<'a>> = Vec::with_capacity(8);
+    let mut args: Vec<Arg<'a>> = Vec::with_capacity(24);
     let mut set: Vec<String> = Vec::new();
     let key = shape(mv, d);
     let cached = TEXTS.with(|t| t.borrow().get(&key).cloned());
@@ -174,22 +179,59 @@ pub fn ending<'a>(
                     )
                 })
             }
-            Change::ClearCancel => want_text.then(|| match d {
-                Dialect::Sqlite => "cancel_requested = 0".into(),
-                Dialect::Postgres | Dialect::PostgresMany => "cancel_requested = FALSE".into(),
-            }),
+            Change::ClearCancel => {
+                want_text.then(|| format!("cancel_requested = {}", d.flag(false)))
+            }
+            Change::Attempt { record: a, log } => {
+                let int8 = |v: u64| Arg::Int(i64::try_from(v).unwrap_or(i64::MAX));
+                let json = |v: Option<String>| Arg::OptText(v.map(Cow::Owned));
+                let n = [
+                    add(Arg::Int(i64::from(a.attempt))),
+                    add(Arg::Text(&a.task.name)),
+                    add(Arg::Int(i64::from(a.task.version))),
+                    add(Arg::Text(&a.task.digest)),
+                    add(Arg::Int(a.started_at)),
+                    add(Arg::Int(a.finished_at)),
+                    add(Arg::Text(&a.outcome)),
+                    add(json(a.error.as_ref().map(to_json))),
+                    add(int8(a.fuel_used)),
+                    add(int8(a.peak_memory_bytes)),
+                    add(Arg::OptText(log.map(Cow::Borrowed))),
+                    add(json(a.network.as_ref().map(to_json))),
+                ];
+                want_text.then(|| {
+                    format!(
+                        "last_attempt = {}, last_task = {}, last_task_version = {}, \
+                         last_digest = {}, last_started_at = {}, last_finished_at = {}, \
+                         last_outcome = {}, last_error = {}, last_fuel_used = {}, \
+                         last_peak_memory_bytes = {}, last_log = {}, last_network = {}",
+                        d.int4(n[0]),
+                        d.param(n[1]),
+                        d.int4(n[2]),
+                        d.param(n[3]),
+                        d.param(n[4]),
+                        d.param(n[5]),
+                        d.param(n[6]),
+                        d.param(n[7]),
+                        d.param(n[8]),
+                        d.param(n[9]),
+                        d.param(n[10]),
+                        d.param(n[11]),
+                    )
+                })
+            }
         };
         set.extend(text);
     }
     if mv.to == JobStatus::Queued {
-        if d == Dialect::Sqlite {
-            // `available` marks queued rows the claim's index may take at once.
-            let n = add(Arg::Bool(mv.due_at_once()));
-            if want_text {
-                set.push(format!("available = {}", sqlite_available(&d.param(n))));
-            }
-        } else if want_text {
-            set.push(format!("paused = {PG_PAUSED}"));
+        // SQLite's `available` marks queued rows the claim's index may take
+        // at once.
+        let due = match d {
+            Dialect::Sqlite => d.param(add(Arg::Bool(mv.due_at_once()))),
+            Dialect::Postgres | Dialect::PostgresMany => String::new(),
+        };
+        if want_text {
+            set.push(back_in_queue(d, &due));
         }
     }
     let (id, token) = (add(Arg::Text(id)), add(Arg::Text(token)));
@@ -244,7 +286,7 @@ impl Arg<'_> {
     /// The PostgreSQL type of an array of this kind of argument.
     fn sql_type(&self) -> &'static str {
         match self {
-            Arg::Text(_) | Arg::Owned(_) => "text",
+            Arg::Text(_) | Arg::Owned(_) | Arg::OptText(_) => "text",
             Arg::Int(_) => "int8",
             Arg::Bool(_) => "bool",
         }

@@ -2,6 +2,8 @@
 //! that read one job or a page of them, for both backends.
 
 use super::dialect::Dialect;
+use super::ending_sql::{back_in_queue, status_in};
+use crate::job::JobStatus;
 use std::sync::LazyLock;
 
 /// `JobRow`'s columns in its order, each with the cast PostgreSQL needs
@@ -117,15 +119,6 @@ pub const KEY_FULL: &str = "SELECT id FROM jobs \
             AND status = 'running') \
          >= (SELECT coalesce(concurrency_limit, 1) FROM jobs WHERE id = $3) LIMIT 1";
 
-/// A page of a job's attempts, oldest first ($1 job, $2 its tenant, $3
-/// after this attempt number, $4 at most this many).
-pub const ATTEMPTS_PAGE: &str = "SELECT a.attempt, a.task, a.task_version, a.digest, \
-       a.started_at, a.finished_at, a.outcome, a.error, a.fuel_used, a.peak_memory_bytes, \
-       a.log, a.network \
-     FROM attempts a JOIN jobs j ON j.id = a.job_id \
-     WHERE a.job_id = $1 AND j.tenant = $2 AND a.attempt > $3 \
-     ORDER BY a.attempt LIMIT $4";
-
 /// Takes over the leases of running jobs: those whose lease expired before
 /// $5, or every one when $4 ($1 owner, $2 token, $3 lease expiry, $6 at
 /// most this many, those expired longest first).
@@ -141,19 +134,101 @@ pub fn rescue(d: Dialect) -> String {
 
 /// Asks the runner of a running job to stop it ($1 its id).
 pub fn request_cancel(d: Dialect) -> String {
-    let yes = match d {
-        Dialect::Sqlite => "1",
-        Dialect::Postgres | Dialect::PostgresMany => "TRUE",
-    };
-    format!("UPDATE jobs SET cancel_requested = {yes} WHERE id = $1 AND status = 'running'")
+    format!(
+        "UPDATE jobs SET cancel_requested = {} WHERE id = $1 AND status = 'running'",
+        d.flag(true)
+    )
+}
+
+/// Queues failed job ?7 of tenant ?8 again, due now (?2), for a new series
+/// of attempts on task ?3–?5, ?6 of them, starting on the stage ?9–?12
+/// when that is not the job's own task (?1 the new status): what the last
+/// series left on the row goes (its last attempt moved to `attempts`
+/// first, `attempt_sql::KEEP_LAST`); a deadline moves with the job.
+pub fn redrive(d: Dialect, from: &[JobStatus]) -> String {
+    let p = |n| d.param(n);
+    format!(
+        "UPDATE jobs SET status = {}, run_at = {}, {}, urgent = {no}, \
+         task = {}, task_version = {}, digest = {}, max_attempts = attempts + {}, \
+         stage_offset = attempts, fallback_task = {}, fallback_version = {}, \
+         fallback_digest = {}, fallback_input = {}, fallback_depth = 0, \
+         output = NULL, error = NULL, started_at = NULL, finished_at = NULL, \
+         progress = NULL, waiting_for = NULL, cancel_requested = {no}, snoozes = 0, \
+         {}, deadline_at = CASE WHEN deadline_at IS NULL THEN NULL \
+                                ELSE {} + (deadline_at - created_at) END \
+         WHERE id = {} AND tenant = {} AND {}",
+        p(1),
+        p(2),
+        back_in_queue(d, "1"),
+        p(3),
+        d.int4(4),
+        p(5),
+        d.int4(6),
+        p(9),
+        d.int4(10),
+        p(11),
+        p(12),
+        super::attempt_sql::NO_LAST,
+        p(2),
+        p(7),
+        p(8),
+        status_in(d, from),
+        no = d.flag(false),
+    )
 }
 
 /// Moves a job to `mv.to` if it is in one of `mv.from` ($1 the new
 /// status, $2 now as its `finished_at`, $3 its id).
-pub fn finish_if(d: Dialect, from: &[crate::job::JobStatus]) -> String {
+pub fn finish_if(d: Dialect, from: &[JobStatus]) -> String {
     format!(
         "UPDATE jobs SET status = $1, finished_at = $2 WHERE id = $3 AND {}",
-        super::ending_sql::status_in(d, from)
+        status_in(d, from)
+    )
+}
+
+/// Queues waiting job ?4 again, due now (?2; ?1 the new status), with
+/// input ?3 if one is given: a job in its fallback gets it as the
+/// fallback's.
+pub fn resume(d: Dialect, from: &[JobStatus]) -> String {
+    let input = match d {
+        Dialect::Sqlite => d.param(3),
+        Dialect::Postgres | Dialect::PostgresMany => format!("{}::text", d.param(3)),
+    };
+    format!(
+        "UPDATE jobs SET status = {}, run_at = {}, waiting_for = NULL, {}, \
+         input = CASE WHEN {input} IS NOT NULL AND fallback_task IS NULL THEN {input} ELSE input END, \
+         fallback_input = CASE WHEN {input} IS NOT NULL AND fallback_task IS NOT NULL \
+                               THEN {input} ELSE fallback_input END \
+         WHERE id = {} AND {}",
+        d.param(1),
+        d.param(2),
+        back_in_queue(d, "1"),
+        d.param(4),
+        status_in(d, from)
+    )
+}
+
+/// Hands queued or waiting job ?7 of tenant ?8 to the next stage of its
+/// workflow at once (due ?1): its task ?2–?4 on input ?5, with ?6 attempts
+/// of its own after those made; a pending cancel is answered by it.
+pub fn hand_over(d: Dialect) -> String {
+    let no = d.flag(false);
+    format!(
+        "UPDATE jobs SET status = 'queued', run_at = {}, {}, urgent = {no}, \
+         fallback_task = {}, fallback_version = {}, fallback_digest = {}, \
+         fallback_input = {}, fallback_depth = fallback_depth + 1, stage_offset = attempts, \
+         max_attempts = attempts + {}, cancel_requested = {no}, waiting_for = NULL \
+         WHERE id = {} AND tenant = {} AND {}",
+        d.param(1),
+        back_in_queue(d, "1"),
+        d.param(2),
+        d.int4(3),
+        d.param(4),
+        d.param(5),
+        d.int4(6),
+        d.param(7),
+        d.param(8),
+        status_in(d, &[JobStatus::Queued, JobStatus::Waiting])
     )
 }
 

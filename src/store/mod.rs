@@ -3,12 +3,14 @@
 //! embedded backend; PostgreSQL implements the same trait and runs the same
 //! conformance suite.
 
+pub mod attempt_sql;
 pub mod begun;
 pub mod call_rows;
 pub mod clock;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 pub mod dialect;
+pub mod ending;
 pub mod ending_sql;
 pub mod expire_sql;
 pub mod fair;

@@ -15,6 +15,19 @@ pub fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
+/// An attempt's log as the JSON text its row keeps, refused past
+/// `MAX_LOG_JSON` (the end is then written again without it).
+pub fn log_json(job_id: &str, a: &AttemptRecord) -> Result<Option<String>, StoreError> {
+    let log = a.log.as_ref().map(to_json);
+    if log.as_ref().is_some_and(|l| l.len() > MAX_LOG_JSON) {
+        return Err(StoreError::Internal(format!(
+            "the log of attempt {} of job {job_id} is larger than {MAX_LOG_JSON} bytes",
+            a.attempt
+        )));
+    }
+    Ok(log)
+}
+
 /// A job's columns.
 #[derive(sqlx::FromRow)]
 pub struct JobRow {
@@ -231,4 +244,44 @@ pub fn queues_from(
         }
     }
     Ok(out)
+}
+
+/// An attempt's columns (`attempt_sql::PAGE`).
+#[derive(sqlx::FromRow)]
+pub struct AttemptRow {
+    attempt: i64,
+    task: String,
+    task_version: i64,
+    digest: String,
+    started_at: i64,
+    finished_at: i64,
+    outcome: String,
+    error: Option<String>,
+    fuel_used: i64,
+    peak_memory_bytes: i64,
+    log: Option<String>,
+    network: Option<String>,
+}
+
+impl TryFrom<AttemptRow> for AttemptRecord {
+    type Error = StoreError;
+
+    fn try_from(r: AttemptRow) -> Result<Self, StoreError> {
+        Ok(AttemptRecord {
+            attempt: u32_col(r.attempt),
+            task: TaskRef {
+                name: r.task,
+                version: u32_col(r.task_version),
+                digest: r.digest,
+            },
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            outcome: r.outcome,
+            error: error_col(r.error)?,
+            fuel_used: u64::try_from(r.fuel_used).unwrap_or(0),
+            peak_memory_bytes: u64::try_from(r.peak_memory_bytes).unwrap_or(0),
+            log: json_col("attempt log", r.log)?,
+            network: json_col("attempt network", r.network)?,
+        })
+    }
 }

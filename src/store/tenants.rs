@@ -9,15 +9,24 @@ use super::{Millis, StoreError, StoreResult};
 use crate::quota::{window_start, Exceeded, Quotas, DEFAULT_WEIGHT, WINDOW_MS};
 
 /// The columns of a tenant, in `TenantRow`'s order.
-pub const TENANT_COLUMNS: &str = "name, created_at, CAST(weight AS BIGINT) AS weight, quotas";
+macro_rules! tenant_columns {
+    () => {
+        "name, created_at, CAST(weight AS BIGINT) AS weight, quotas"
+    };
+}
+
+/// The columns of a tenant, in `TenantRow`'s order.
+pub const TENANT_COLUMNS: &str = tenant_columns!();
 
 /// One tenant ($1 its name).
-pub const TENANT_GET: &str =
-    "SELECT name, created_at, CAST(weight AS BIGINT) AS weight, quotas FROM tenants WHERE name = $1";
+pub const TENANT_GET: &str = concat!(
+    "SELECT ",
+    tenant_columns!(),
+    " FROM tenants WHERE name = $1"
+);
 
 /// Every tenant, by name.
-pub const TENANT_LIST: &str =
-    "SELECT name, created_at, CAST(weight AS BIGINT) AS weight, quotas FROM tenants ORDER BY name";
+pub const TENANT_LIST: &str = concat!("SELECT ", tenant_columns!(), " FROM tenants ORDER BY name");
 
 /// name, created_at, weight, quotas (JSON).
 pub type TenantRow = (String, i64, Option<i64>, Option<String>);

@@ -6,7 +6,7 @@
 //! cancellation turns an ending into, and which task a claim runs are
 //! decided here and nowhere else.
 
-use super::records::{Action, ClaimedJob, TaskRef};
+use super::records::{Action, AttemptRecord, ClaimedJob, TaskRef};
 use super::Millis;
 use crate::job::{JobError, JobStatus, Transition};
 
@@ -40,6 +40,12 @@ pub enum Change<'a> {
     /// The job's cancellation was answered (a workflow's `on_cancel` chain
     /// takes over): the request is cleared.
     ClearCancel,
+    /// The attempt that ended the job, with its log's JSON, kept on the
+    /// job's row (`Move::with_attempt`).
+    Attempt {
+        record: &'a AttemptRecord,
+        log: Option<&'a str>,
+    },
 }
 
 /// A move of one job from one of `from` to `to`.
@@ -202,6 +208,24 @@ impl<'a> Move<'a> {
             &[JobStatus::Failed],
             vec![Change::RunAfter(0)],
         )
+    }
+
+    /// Whether the attempt that made this move is kept on the job's row
+    /// rather than in a row of `attempts` of its own: it ends the job, so
+    /// no later attempt's end writes over it (a redrive, the one way back,
+    /// first moves it to `attempts`). A job's life then writes no attempt
+    /// row unless an attempt of it leaves it to run again.
+    pub fn keeps_attempt(&self) -> bool {
+        self.to.is_terminal()
+    }
+
+    /// This move, with its attempt kept on the job's row where
+    /// `keeps_attempt` says so.
+    pub fn with_attempt(mut self, record: &'a AttemptRecord, log: Option<&'a str>) -> Move<'a> {
+        if self.keeps_attempt() {
+            self.changes.push(Change::Attempt { record, log });
+        }
+        self
     }
 
     /// The status the job ends in, given whether its cancellation was
@@ -383,6 +407,45 @@ mod tests {
             let m = Move::of_ending(&a);
             assert_eq!(m.from, [JobStatus::Running], "{a:?}");
             assert_eq!(JobStatus::Running.after(m.transition), Some(m.to), "{a:?}");
+        }
+    }
+
+    /// The attempt that ends the job rides on the end's write of its row;
+    /// one after which the job runs again is a row of its own, so that
+    /// the next attempt's end does not write over it.
+    #[test]
+    fn only_an_attempt_that_ends_the_job_is_kept_on_its_row() {
+        let record = AttemptRecord {
+            attempt: 1,
+            task: TaskRef {
+                name: "t".into(),
+                version: 1,
+                digest: "d".into(),
+            },
+            started_at: 0,
+            finished_at: 1,
+            outcome: "x".into(),
+            error: None,
+            fuel_used: 0,
+            peak_memory_bytes: 0,
+            log: None,
+            network: None,
+        };
+        for a in every_ending() {
+            let ends = matches!(
+                a,
+                Action::Complete { .. }
+                    | Action::Fail { .. }
+                    | Action::Cancel
+                    | Action::Conclude { .. }
+            );
+            let m = Move::of_ending(&a).with_attempt(&record, None);
+            assert_eq!(m.keeps_attempt(), ends, "{a:?}");
+            let kept = m
+                .changes
+                .iter()
+                .any(|c| matches!(c, Change::Attempt { .. }));
+            assert_eq!(kept, ends, "{a:?}");
         }
     }
 

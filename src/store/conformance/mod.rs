@@ -5,6 +5,7 @@
 //! (the `conformance` feature, which the integration tests turn on), never
 //! into the release binary. The cases are by subject: `inserts` (what is
 //! written before a job runs), `jobs` (the life of a queued job),
+//! `attempts` (each read back as written, wherever it is kept),
 //! `queues` (paused queues, expiry), `prune` (retention), `redrive`,
 //! `tenants` (fair claims, quotas, budgets and usage), `events` (the
 //! outbox, callbacks, webhooks), `leases` (one holder at a time),
@@ -12,6 +13,7 @@
 //! (versioned definitions), `secrets` (sealed values kept per tenant),
 //! `tokens` (listed, revoked, expiring, their uses recorded).
 
+mod attempts;
 mod events;
 mod inserts;
 mod jobs;
@@ -25,6 +27,7 @@ mod tenants;
 mod tokens;
 mod workflows;
 
+use attempts::*;
 use events::*;
 use inserts::*;
 use jobs::*;
@@ -226,6 +229,7 @@ macro_rules! conformance_cases {
             a_batch_of_ends_lands_each_as_it_would_alone,
             many_enqueues_at_once_each_get_their_own_answer,
             retries_snoozes_waits_and_resumes,
+            attempts_read_back_as_written,
             cancels,
             heartbeats_extend_leases_and_record_progress,
             rescue_takes_over_expired_leases,

@@ -1,19 +1,21 @@
 //! Attempts' ends on PostgreSQL. A batch goes in a handful of statements
 //! whatever its size (`many`): the rows locked in id order, one UPDATE per
-//! shape of move (`store::ending_sql`, its arguments as arrays), one INSERT
-//! of all the attempt rows, then the tenants' counts. Per-job statements
-//! cost a round trip each, and a runner ends thousands of short attempts a
-//! second; they are for a batch that names a job twice, a transaction's
-//! writes (`apply`) and an end written again on its own.
+//! shape of move (`store::ending_sql`, its arguments as arrays, the
+//! attempt that ended a job among them), one INSERT of the attempt rows of
+//! jobs that run again (`store::ending`), then the tenants' counts.
+//! Per-job statements cost a round trip each, and a runner ends thousands
+//! of short attempts a second; they are for a batch that names a job
+//! twice, a transaction's writes (`apply`) and an end written again on its
+//! own.
 
 use super::jobs::insert_one;
 use super::{pg, tally};
-use crate::attempt_log::AttemptLog;
 use crate::job::JobStatus;
+use crate::store::attempt_sql;
+use crate::store::ending::Ending;
 use crate::store::ending_sql::{ending, Arg, Dialect};
 use crate::store::records::{AttemptRecord, Finalize, Finalized};
 use crate::store::rows::to_json;
-use crate::store::rows::MAX_LOG_JSON;
 use crate::store::step_rows::landing;
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
@@ -50,7 +52,11 @@ pub async fn many(
     // nested loop over its arrays into the primary key). Were it to take
     // another on some table, a cycle with a heartbeat is a deadlock the
     // server breaks, and the finalizer writes the batch again.
-    let moves: Vec<Move<'_>> = batch.iter().map(|f| Move::of_ending(&f.action)).collect();
+    let ends: Vec<Ending<'_>> = batch
+        .iter()
+        .map(|f| Ending::of(f, true))
+        .collect::<StoreResult<_>>()?;
+    let moves: Vec<Move<'_>> = ends.iter().map(Ending::job_move).collect();
     let mut order: Vec<usize> = (0..batch.len()).collect();
     order.sort_unstable_by(|a, b| batch[*a].id.cmp(&batch[*b].id));
     let mut groups: Vec<Group<'_>> = Vec::new();
@@ -112,6 +118,14 @@ pub async fn many(
                         })
                         .collect::<Vec<&str>>(),
                 ),
+                Arg::OptText(_) => q.bind(
+                    rows.iter()
+                        .map(|r| match &r[col] {
+                            Arg::OptText(t) => t.as_deref(),
+                            _ => None,
+                        })
+                        .collect::<Vec<Option<&str>>>(),
+                ),
             };
         }
         let written = q.fetch_all(&mut **tx).await.map_err(pg)?;
@@ -136,9 +150,9 @@ pub async fn many(
     }
 
     let mut tally = Tally::new(now);
-    let mut attempts: Vec<(&str, &AttemptRecord)> = Vec::new();
+    let mut attempts: Vec<(&str, &AttemptRecord, Option<&str>)> = Vec::new();
     let mut out = Vec::with_capacity(batch.len());
-    for (f, s) in batch.iter().zip(&status) {
+    for (((f, s), end), mv) in batch.iter().zip(&status).zip(&ends).zip(&moves) {
         if let Some(u) = &f.usage {
             tally.charge(&f.tenant, u);
         }
@@ -146,8 +160,8 @@ pub async fn many(
             Some(s) => {
                 // Its stage rows are written below.
                 tally.landed(f, *s);
-                if let Some(a) = &f.attempt {
-                    attempts.push((&f.id, a));
+                if let Some((a, log)) = end.attempt_row(mv) {
+                    attempts.push((&f.id, a, log));
                 }
                 out.push(Finalized::Done(*s));
             }
@@ -168,97 +182,88 @@ pub async fn many(
 }
 
 /// All the attempt rows in one INSERT, and the tenants' counts in the same
-/// statement. A log too large to keep fails the whole (the batch is then
-/// written job by job, that one without its log).
+/// statement.
 async fn insert_attempts(
     tx: &mut Tx,
-    rows: &[(&str, &AttemptRecord)],
+    rows: &[(&str, &AttemptRecord, Option<&str>)],
     tally: Tally,
 ) -> StoreResult<()> {
     if rows.is_empty() {
         return tally::apply(tx, tally).await;
     }
-    let mut logs = Vec::with_capacity(rows.len());
-    for (id, a) in rows {
-        let log = a.log.as_ref().map(to_json);
-        if log.as_ref().is_some_and(|l| l.len() > MAX_LOG_JSON) {
-            return Err(StoreError::Internal(format!(
-                "the log of attempt {} of job {id} is larger than {MAX_LOG_JSON} bytes",
-                a.attempt
-            )));
-        }
-        logs.push(log);
-    }
     let int4 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
     let int8 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
     let counts = tally::Counts::of(&tally);
     let sql = format!(
-        "WITH tried AS (INSERT INTO attempts (job_id, attempt, task, task_version, digest, \
-         started_at, finished_at, outcome, error, fuel_used, peak_memory_bytes, log, network) \
+        "WITH tried AS (INSERT INTO attempts ({}) \
          SELECT * FROM unnest($1::text[], $2::int4[], $3::text[], $4::int4[], $5::text[], \
          $6::int8[], $7::int8[], $8::text[], $9::text[], $10::int8[], $11::int8[], $12::text[], \
-         $13::text[]) \
-         ON CONFLICT (job_id, attempt) DO UPDATE SET task = excluded.task, \
-         task_version = excluded.task_version, digest = excluded.digest, \
-         started_at = excluded.started_at, finished_at = excluded.finished_at, \
-         outcome = excluded.outcome, error = excluded.error, fuel_used = excluded.fuel_used, \
-         peak_memory_bytes = excluded.peak_memory_bytes, log = excluded.log, \
-         network = excluded.network), {} \
+         $13::text[]){}), {} \
          SELECT 1",
+        attempt_sql::COLUMNS,
+        attempt_sql::REPLACES,
         tally::ctes(14)
     );
     let q = sqlx::query(&sql)
-        .bind(rows.iter().map(|(id, _)| *id).collect::<Vec<&str>>())
+        .bind(rows.iter().map(|(id, _, _)| *id).collect::<Vec<&str>>())
         .bind(
             rows.iter()
-                .map(|(_, a)| int4(a.attempt))
+                .map(|(_, a, _)| int4(a.attempt))
                 .collect::<Vec<i32>>(),
         )
         .bind(
             rows.iter()
-                .map(|(_, a)| a.task.name.as_str())
+                .map(|(_, a, _)| a.task.name.as_str())
                 .collect::<Vec<&str>>(),
         )
         .bind(
             rows.iter()
-                .map(|(_, a)| int4(a.task.version))
+                .map(|(_, a, _)| int4(a.task.version))
                 .collect::<Vec<i32>>(),
         )
         .bind(
             rows.iter()
-                .map(|(_, a)| a.task.digest.as_str())
+                .map(|(_, a, _)| a.task.digest.as_str())
                 .collect::<Vec<&str>>(),
         )
-        .bind(rows.iter().map(|(_, a)| a.started_at).collect::<Vec<i64>>())
         .bind(
             rows.iter()
-                .map(|(_, a)| a.finished_at)
+                .map(|(_, a, _)| a.started_at)
                 .collect::<Vec<i64>>(),
         )
         .bind(
             rows.iter()
-                .map(|(_, a)| a.outcome.as_str())
+                .map(|(_, a, _)| a.finished_at)
+                .collect::<Vec<i64>>(),
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, a, _)| a.outcome.as_str())
                 .collect::<Vec<&str>>(),
         )
         .bind(
             rows.iter()
-                .map(|(_, a)| a.error.as_ref().map(to_json))
+                .map(|(_, a, _)| a.error.as_ref().map(to_json))
                 .collect::<Vec<Option<String>>>(),
         )
         .bind(
             rows.iter()
-                .map(|(_, a)| int8(a.fuel_used))
+                .map(|(_, a, _)| int8(a.fuel_used))
                 .collect::<Vec<i64>>(),
         )
         .bind(
             rows.iter()
-                .map(|(_, a)| int8(a.peak_memory_bytes))
+                .map(|(_, a, _)| int8(a.peak_memory_bytes))
                 .collect::<Vec<i64>>(),
         )
-        .bind(logs)
         .bind(
             rows.iter()
-                .map(|(_, a)| a.network.as_ref().map(to_json))
+                .map(|(_, _, log)| *log)
+                .collect::<Vec<Option<&str>>>(),
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, a, _)| a.network.as_ref().map(to_json))
                 .collect::<Vec<Option<String>>>(),
         );
     counts.bind(q).execute(&mut **tx).await.map_err(pg)?;
@@ -303,7 +308,9 @@ pub(super) async fn finalize_item(
     if let Some(u) = &f.usage {
         tally.charge(&f.tenant, u);
     }
-    let Some(status) = bind_ending(tx, now, f, &Move::of_ending(&f.action)).await? else {
+    let end = Ending::of(f, with_log)?;
+    let mv = end.job_move();
+    let Some(status) = bind_ending(tx, now, f, &mv).await? else {
         return Ok(Finalized::Fenced);
     };
     if !f.steps.is_empty() {
@@ -313,53 +320,35 @@ pub(super) async fn finalize_item(
     if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
         insert_one(tx, now, cb.clone(), None, tally).await?;
     }
-    if let Some(a) = &f.attempt {
-        if with_log {
-            insert_attempt(tx, &f.id, a).await?;
-        } else {
-            let mut a = a.clone();
-            a.log = Some(AttemptLog::unstorable());
-            insert_attempt(tx, &f.id, &a).await?;
-        }
+    if let Some((a, log)) = end.attempt_row(&mv) {
+        insert_attempt(tx, &f.id, a, log).await?;
     }
     Ok(Finalized::Done(status))
 }
 
-async fn insert_attempt(tx: &mut Tx, job_id: &str, a: &AttemptRecord) -> StoreResult<()> {
-    let log = a.log.as_ref().map(to_json);
-    if log.as_ref().is_some_and(|l| l.len() > MAX_LOG_JSON) {
-        return Err(StoreError::Internal(format!(
-            "the log of attempt {} of job {job_id} is larger than {MAX_LOG_JSON} bytes",
-            a.attempt
-        )));
-    }
-    sqlx::query(
-        "INSERT INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
-         finished_at, outcome, error, fuel_used, peak_memory_bytes, log, network) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-         ON CONFLICT (job_id, attempt) DO UPDATE SET task = excluded.task, \
-         task_version = excluded.task_version, digest = excluded.digest, \
-         started_at = excluded.started_at, finished_at = excluded.finished_at, \
-         outcome = excluded.outcome, error = excluded.error, fuel_used = excluded.fuel_used, \
-         peak_memory_bytes = excluded.peak_memory_bytes, log = excluded.log, \
-         network = excluded.network",
-    )
-    .bind(job_id)
-    .bind(i32::try_from(a.attempt).unwrap_or(i32::MAX))
-    .bind(&a.task.name)
-    .bind(i32::try_from(a.task.version).unwrap_or(i32::MAX))
-    .bind(&a.task.digest)
-    .bind(a.started_at)
-    .bind(a.finished_at)
-    .bind(&a.outcome)
-    .bind(a.error.as_ref().map(to_json))
-    .bind(i64::try_from(a.fuel_used).unwrap_or(i64::MAX))
-    .bind(i64::try_from(a.peak_memory_bytes).unwrap_or(i64::MAX))
-    .bind(log)
-    .bind(a.network.as_ref().map(to_json))
-    .execute(&mut **tx)
-    .await
-    .map_err(pg)?;
+async fn insert_attempt(
+    tx: &mut Tx,
+    job_id: &str,
+    a: &AttemptRecord,
+    log: Option<&str>,
+) -> StoreResult<()> {
+    sqlx::query(attempt_sql::INSERT)
+        .bind(job_id)
+        .bind(i32::try_from(a.attempt).unwrap_or(i32::MAX))
+        .bind(&a.task.name)
+        .bind(i32::try_from(a.task.version).unwrap_or(i32::MAX))
+        .bind(&a.task.digest)
+        .bind(a.started_at)
+        .bind(a.finished_at)
+        .bind(&a.outcome)
+        .bind(a.error.as_ref().map(to_json))
+        .bind(i64::try_from(a.fuel_used).unwrap_or(i64::MAX))
+        .bind(i64::try_from(a.peak_memory_bytes).unwrap_or(i64::MAX))
+        .bind(log)
+        .bind(a.network.as_ref().map(to_json))
+        .execute(&mut **tx)
+        .await
+        .map_err(pg)?;
     Ok(())
 }
 
@@ -379,6 +368,7 @@ async fn bind_ending(
             Arg::Owned(t) => q.bind(t),
             Arg::Int(i) => q.bind(i),
             Arg::Bool(b) => q.bind(b),
+            Arg::OptText(t) => q.bind(t.map(|t| t.into_owned())),
         };
     }
     if !mv.cancel_wins {

@@ -2,19 +2,20 @@
 //! of a job is one of `store::transition`'s moves, guarded by its
 //! from-statuses and, for a runner's writes, by the lease token.
 
-use super::rows::{claimed_row, u32_of};
+use super::rows::claimed_row;
 use super::tally;
 use super::tenants::{hold, policy, queued_now, within};
 use super::{pg, violated, Violation};
 use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
-use crate::store::ending_sql::{status_in, Dialect, PG_PAUSED, PG_STATUS};
+use crate::store::ending_sql::{Dialect, PG_STATUS};
 use crate::store::insert_sql;
 use crate::store::job_sql;
 use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::rows::to_json;
+use crate::store::rows::AttemptRow;
 use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow};
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
@@ -485,22 +486,15 @@ pub async fn resume(
         )));
     }
     // A job in its fallback gets the new input as the fallback's.
-    let n = sqlx::query(&format!(
-        "UPDATE jobs SET status = $1, run_at = $2, waiting_for = NULL, paused = {PG_PAUSED}, \
-         input = CASE WHEN $3::text IS NOT NULL AND fallback_task IS NULL THEN $3 ELSE input END, \
-         fallback_input = CASE WHEN $3::text IS NOT NULL AND fallback_task IS NOT NULL \
-                               THEN $3 ELSE fallback_input END \
-         WHERE id = $4 AND {}",
-        status_in(Dialect::Postgres, mv.from)
-    ))
-    .bind(mv.to.as_str())
-    .bind(now)
-    .bind(input)
-    .bind(id)
-    .execute(&mut **tx)
-    .await
-    .map_err(pg)?
-    .rows_affected();
+    let n = sqlx::query(&job_sql::resume(Dialect::Postgres, mv.from))
+        .bind(mv.to.as_str())
+        .bind(now)
+        .bind(input)
+        .bind(id)
+        .execute(&mut **tx)
+        .await
+        .map_err(pg)?
+        .rows_affected();
     if n == 1 {
         let mut tally = Tally::new(now);
         tally.moved(tenant, Some(job.status), Some(mv.to), 1);
@@ -548,7 +542,7 @@ pub async fn next_run_at(pool: &PgPool, passed: Millis) -> StoreResult<Option<Mi
 }
 
 pub async fn attempt_list(pool: &PgPool, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
-    let rows = sqlx::query(job_sql::ATTEMPTS_PAGE)
+    let rows: Vec<AttemptRow> = sqlx::query_as(crate::store::attempt_sql::PAGE)
         .bind(&q.job_id)
         .bind(&q.tenant)
         .bind(i32::try_from(q.after.unwrap_or(0)).unwrap_or(i32::MAX))
@@ -556,40 +550,5 @@ pub async fn attempt_list(pool: &PgPool, q: AttemptQuery) -> StoreResult<Vec<Att
         .fetch_all(pool)
         .await
         .map_err(pg)?;
-    rows.iter()
-        .map(|r| {
-            let read = || -> Result<_, sqlx::Error> {
-                Ok((
-                    r.try_get::<i32, _>(0)?,
-                    TaskRef {
-                        name: r.try_get(1)?,
-                        version: u32_of(r.try_get(2)?),
-                        digest: r.try_get(3)?,
-                    },
-                    r.try_get::<i64, _>(4)?,
-                    r.try_get::<i64, _>(5)?,
-                    r.try_get::<String, _>(6)?,
-                    r.try_get::<Option<String>, _>(7)?,
-                    r.try_get::<i64, _>(8)?,
-                    r.try_get::<i64, _>(9)?,
-                    r.try_get::<Option<String>, _>(10)?,
-                    r.try_get::<Option<String>, _>(11)?,
-                ))
-            };
-            let (attempt, task, started_at, finished_at, outcome, error, fuel, peak, log, net) =
-                read().map_err(pg)?;
-            Ok(AttemptRecord {
-                attempt: u32_of(attempt),
-                task,
-                started_at,
-                finished_at,
-                outcome,
-                error: crate::store::rows::error_col(error)?,
-                fuel_used: u64::try_from(fuel).unwrap_or(0),
-                peak_memory_bytes: u64::try_from(peak).unwrap_or(0),
-                log: crate::store::rows::json_col("attempt log", log)?,
-                network: crate::store::rows::json_col("attempt network", net)?,
-            })
-        })
-        .collect()
+    rows.into_iter().map(AttemptRecord::try_from).collect()
 }

@@ -7,11 +7,12 @@ use super::tally;
 use super::tenants::{policy, queued_now, within};
 use super::{pg, violated, Violation};
 use crate::quota::Quotas;
-use crate::store::ending_sql::{status_in, Dialect, PG_PAUSED};
+use crate::store::dialect::Dialect;
 use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
+use crate::store::{attempt_sql, job_sql};
 use crate::store::{Millis, StoreError, StoreResult};
 
 /// Re-drives failed jobs, each under its own savepoint: one refused leaves
@@ -65,18 +66,12 @@ async fn redrive_one(
     }
     let task = r.task.as_ref().unwrap_or(&job.task);
     let stage = r.stage.as_deref();
-    let n = sqlx::query(&format!(
-        "UPDATE jobs SET status = $1, run_at = $2, urgent = FALSE, paused = {PG_PAUSED}, \
-         task = $3, task_version = $4, digest = $5, max_attempts = attempts + $6, \
-         stage_offset = attempts, fallback_task = $9, fallback_version = $10::int4, \
-         fallback_digest = $11, fallback_input = $12, fallback_depth = 0, \
-         output = NULL, error = NULL, started_at = NULL, finished_at = NULL, \
-         progress = NULL, waiting_for = NULL, cancel_requested = FALSE, snoozes = 0, \
-         deadline_at = CASE WHEN deadline_at IS NULL THEN NULL \
-                            ELSE $2 + (deadline_at - created_at) END \
-         WHERE id = $7 AND tenant = $8 AND {}",
-        status_in(Dialect::Postgres, mv.from)
-    ))
+    sqlx::query(attempt_sql::KEEP_LAST)
+        .bind(&r.id)
+        .execute(&mut **tx)
+        .await
+        .map_err(pg)?;
+    let n = sqlx::query(&job_sql::redrive(Dialect::Postgres, mv.from))
     .bind(mv.to.as_str())
     .bind(now)
     .bind(&task.name)

@@ -4,7 +4,8 @@
 use super::db::Tx;
 use super::{pg, tally};
 use crate::job::JobStatus;
-use crate::store::ending_sql::{status_in, Dialect, PG_PAUSED};
+use crate::store::dialect::Dialect;
+use crate::store::job_sql;
 use crate::store::outbox::{self, Outbox};
 use crate::store::records::{CancelOutcome, CancelStages};
 use crate::store::step_rows::{self as sql, StepColumns, StepRecord, StepWrite, WorkflowStart};
@@ -166,25 +167,18 @@ pub async fn cancel(tx: &mut Tx, now: Millis, c: &CancelStages) -> StoreResult<C
     if !matches!(job.status, JobStatus::Queued | JobStatus::Waiting) {
         return super::jobs::cancel(tx, now, &c.tenant, &c.id).await;
     }
-    sqlx::query(&format!(
-        "UPDATE jobs SET status = 'queued', run_at = $1, paused = {PG_PAUSED}, urgent = FALSE, \
-         fallback_task = $2, fallback_version = $3::int4, fallback_digest = $4, \
-         fallback_input = $5, fallback_depth = fallback_depth + 1, stage_offset = attempts, \
-         max_attempts = attempts + $6::int4, cancel_requested = FALSE, waiting_for = NULL \
-         WHERE id = $7 AND tenant = $8 AND {}",
-        status_in(Dialect::Postgres, &[JobStatus::Queued, JobStatus::Waiting])
-    ))
-    .bind(now)
-    .bind(&task.name)
-    .bind(int4(task.version))
-    .bind(&task.digest)
-    .bind(input)
-    .bind(int4(*max))
-    .bind(&c.id)
-    .bind(&c.tenant)
-    .execute(&mut **tx)
-    .await
-    .map_err(pg)?;
+    sqlx::query(&job_sql::hand_over(Dialect::Postgres))
+        .bind(now)
+        .bind(&task.name)
+        .bind(int4(task.version))
+        .bind(&task.digest)
+        .bind(input)
+        .bind(int4(*max))
+        .bind(&c.id)
+        .bind(&c.tenant)
+        .execute(&mut **tx)
+        .await
+        .map_err(pg)?;
     write(tx, now, &c.id, &c.steps).await?;
     let mut tally = Tally::new(now);
     tally.handed_over(&job, &c.steps);

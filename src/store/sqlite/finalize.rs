@@ -1,17 +1,18 @@
 //! Attempts' ends on SQLite: each job's move (`store::ending_sql`) fenced
-//! by its lease token, its attempt row, its callbacks and workflow stages,
-//! and what it cost its tenant, in the writer's batch.
+//! by its lease token, its attempt (on the job's row or one of its own,
+//! `store::ending`), its callbacks and workflow stages, and what it cost
+//! its tenant, in the writer's batch.
 
 use super::jobs::{insert_one, Tenants};
 use super::tally::{Apply, Tally};
 use super::wdb;
 use super::writer::exec;
-use crate::attempt_log::AttemptLog;
 use crate::job::JobStatus;
+use crate::store::attempt_sql;
+use crate::store::ending::Ending;
 use crate::store::ending_sql::{ending, Arg, Dialect};
 use crate::store::records::*;
 use crate::store::rows::to_json;
-use crate::store::rows::MAX_LOG_JSON;
 use crate::store::step_rows::landing;
 use crate::store::transition::Move;
 use crate::store::{Millis, StoreError, StoreResult};
@@ -87,7 +88,9 @@ pub(super) fn finalize_item(
     if let Some(u) = &f.usage {
         tally.charge(&f.tenant, u);
     }
-    let Some(status) = bind_ending(conn, now, f, &Move::of_ending(&f.action))? else {
+    let end = Ending::of(f, with_log)?;
+    let mv = end.job_move();
+    let Some(status) = bind_ending(conn, now, f, &mv)? else {
         return Ok(Finalized::Fenced);
     };
     if !f.steps.is_empty() {
@@ -98,33 +101,20 @@ pub(super) fn finalize_item(
         let (mut tenants, none) = (Tenants::default(), Tally::new(now));
         insert_one(conn, now, cb.clone(), None, tally, &mut tenants, &none)?;
     }
-    if let Some(a) = &f.attempt {
-        if with_log {
-            insert_attempt(conn, &f.id, a)?;
-        } else {
-            let mut a = a.clone();
-            a.log = Some(AttemptLog::unstorable());
-            insert_attempt(conn, &f.id, &a)?;
-        }
+    if let Some((a, log)) = end.attempt_row(&mv) {
+        insert_attempt(conn, &f.id, a, log)?;
     }
     Ok(Finalized::Done(status))
 }
 
-fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreResult<()> {
-    let log = a.log.as_ref().map(to_json);
-    if log.as_ref().is_some_and(|l| l.len() > MAX_LOG_JSON) {
-        return Err(StoreError::Internal(format!(
-            "the log of attempt {} of job {job_id} is larger than {MAX_LOG_JSON} bytes",
-            a.attempt
-        )));
-    }
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO attempts (job_id, attempt, task, task_version, digest, started_at, \
-         finished_at, outcome, error, fuel_used, peak_memory_bytes, log, network) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )
-    .and_then(|mut s| {
-        s.execute(params![
+fn insert_attempt(
+    conn: &Connection,
+    job_id: &str,
+    a: &AttemptRecord,
+    log: Option<&str>,
+) -> StoreResult<()> {
+    super::shared(conn, attempt_sql::INSERT)?
+        .execute(params![
             job_id,
             a.attempt,
             a.task.name,
@@ -139,8 +129,7 @@ fn insert_attempt(conn: &Connection, job_id: &str, a: &AttemptRecord) -> StoreRe
             log,
             a.network.as_ref().map(to_json),
         ])
-    })
-    .map_err(wdb)?;
+        .map_err(wdb)?;
     Ok(())
 }
 
@@ -151,6 +140,8 @@ impl rusqlite::ToSql for Arg<'_> {
             Arg::Owned(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
             Arg::Int(i) => ToSqlOutput::Owned(Value::Integer(*i)),
             Arg::Bool(b) => ToSqlOutput::Owned(Value::Integer(i64::from(*b))),
+            Arg::OptText(None) => ToSqlOutput::Owned(Value::Null),
+            Arg::OptText(Some(t)) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
         })
     }
 }

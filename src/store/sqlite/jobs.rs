@@ -13,7 +13,7 @@ use super::{constraint, wdb, Constraint};
 use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
-use crate::store::ending_sql::{sqlite_available, status_in, Dialect};
+use crate::store::dialect::Dialect;
 use crate::store::insert_sql;
 use crate::store::job_sql;
 use crate::store::outbox::{self, About};
@@ -377,16 +377,9 @@ pub fn resume(
         )));
     }
     // A job in its fallback gets the new input as the fallback's.
-    conn.prepare_cached(&format!(
-        "UPDATE jobs SET status = ?1, run_at = ?2, waiting_for = NULL, available = {}, \
-         input = CASE WHEN ?3 IS NOT NULL AND fallback_task IS NULL THEN ?3 ELSE input END, \
-         fallback_input = CASE WHEN ?3 IS NOT NULL AND fallback_task IS NOT NULL THEN ?3 ELSE fallback_input END \
-         WHERE id = ?4 AND {}",
-        sqlite_available("1"),
-        status_in(Dialect::Sqlite, mv.from)
-    ))
-    .and_then(|mut s| s.execute(params![mv.to.as_str(), now, input, id]))
-    .map_err(wdb)?;
+    conn.prepare_cached(&job_sql::resume(Dialect::Sqlite, mv.from))
+        .and_then(|mut s| s.execute(params![mv.to.as_str(), now, input, id]))
+        .map_err(wdb)?;
     let mut tally = Tally::new(now);
     tally.moved(tenant, Some(job.status), Some(mv.to), 1);
     tally.outbox.push(

@@ -41,10 +41,10 @@ use crate::quota::{window_start, Quotas};
 use crate::store::dialect::Dialect;
 use crate::store::job_sql;
 use crate::store::registry_rows::{self, TaskRow};
+use crate::store::rows::AttemptRow;
 use crate::store::rows::{counts_from, page_push};
 use crate::store::tenants::{last_window, usage_from, UsageRow, USAGE_COLUMNS};
 use async_trait::async_trait;
-use rows::AttemptRow;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use std::str::FromStr;
@@ -973,7 +973,7 @@ impl JobStore for SqliteStore {
     }
 
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
-        let rows: Vec<AttemptRow> = sqlx::query_as(crate::store::job_sql::ATTEMPTS_PAGE)
+        let rows: Vec<AttemptRow> = sqlx::query_as(crate::store::attempt_sql::PAGE)
             .bind(&q.job_id)
             .bind(&q.tenant)
             .bind(q.after.unwrap_or(0))

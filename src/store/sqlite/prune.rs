@@ -4,7 +4,7 @@
 use super::{db, wdb};
 use crate::store::prune_sql::{self, prunable};
 use crate::store::{Collected, Millis, PruneParams, StoreResult};
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
 /// The step's jobs in id order, each with whether it may go; read on a
 /// reader's connection, so that the writer only deletes.
@@ -28,7 +28,7 @@ pub async fn candidates(
 
 /// Deletes the given jobs that are still prunable (a redrive may have
 /// queued one again since it was read), and their attempts; answers how
-/// many of each. A workflow job's stages and its calls go with it.
+/// many of each (an attempt the job's row kept counts as one). A workflow job's stages and its calls go with it.
 pub fn delete(
     conn: &Connection,
     ids: &[String],
@@ -37,7 +37,7 @@ pub fn delete(
 ) -> StoreResult<(u64, u64)> {
     let mut job = conn
         .prepare_cached(&format!(
-            "DELETE FROM jobs WHERE id = ?1 AND {}",
+            "DELETE FROM jobs WHERE id = ?1 AND {} RETURNING last_attempt IS NOT NULL",
             prunable("?2", "?3")
         ))
         .map_err(wdb)?;
@@ -52,13 +52,14 @@ pub fn delete(
         .map_err(wdb)?;
     let (mut jobs, mut rows) = (0, 0);
     for id in ids {
-        if job
-            .execute(params![id, completed_before, failed_before])
-            .map_err(wdb)?
-            == 1
-        {
+        // Whether the job's row kept its last attempt: one more gone.
+        let kept: Option<bool> = job
+            .query_row(params![id, completed_before, failed_before], |r| r.get(0))
+            .optional()
+            .map_err(wdb)?;
+        if let Some(kept) = kept {
             jobs += 1;
-            rows += attempts.execute([id]).map_err(wdb)? as u64;
+            rows += u64::from(kept) + attempts.execute([id]).map_err(wdb)? as u64;
             steps.execute([id]).map_err(wdb)?;
             calls.execute([id]).map_err(wdb)?;
         }

@@ -6,11 +6,12 @@ use super::tally::Apply;
 use super::tenants::within;
 use super::{constraint, wdb, Constraint};
 use crate::quota::Quotas;
-use crate::store::ending_sql::{sqlite_available, status_in, Dialect};
+use crate::store::dialect::Dialect;
 use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
+use crate::store::{attempt_sql, job_sql};
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::{params, Connection};
 
@@ -66,20 +67,11 @@ fn redrive_one(
     )?;
     let task = r.task.as_ref().unwrap_or(&job.task);
     let stage = r.stage.as_deref();
+    super::shared(conn, attempt_sql::KEEP_LAST)?
+        .execute([&r.id])
+        .map_err(wdb)?;
     let n = conn
-        .prepare_cached(&format!(
-            "UPDATE jobs SET status = ?1, run_at = ?2, available = {}, urgent = 0, \
-             task = ?3, task_version = ?4, digest = ?5, max_attempts = attempts + ?6, \
-             stage_offset = attempts, fallback_task = ?9, fallback_version = ?10, \
-             fallback_digest = ?11, fallback_input = ?12, fallback_depth = 0, \
-             output = NULL, error = NULL, started_at = NULL, finished_at = NULL, \
-             progress = NULL, waiting_for = NULL, cancel_requested = 0, snoozes = 0, \
-             deadline_at = CASE WHEN deadline_at IS NULL THEN NULL \
-                                ELSE ?2 + (deadline_at - created_at) END \
-             WHERE id = ?7 AND tenant = ?8 AND {}",
-            sqlite_available("1"),
-            status_in(Dialect::Sqlite, mv.from)
-        ))
+        .prepare_cached(&job_sql::redrive(Dialect::Sqlite, mv.from))
         .and_then(|mut s| {
             s.execute(params![
                 mv.to.as_str(),

@@ -1,9 +1,8 @@
 //! Rows as SQLite returns them, and their conversion into records.
 
 use crate::store::records::*;
-pub use crate::store::rows::{error_col, json_col, u32_col, JobRow};
+pub use crate::store::rows::{u32_col, JobRow};
 use crate::store::transition::ClaimedRow;
-use crate::store::StoreError;
 
 impl JobRow {
     /// Reads a row of `job_sql::job_columns` on the writer's connection.
@@ -152,45 +151,6 @@ impl From<ClaimRow> for ClaimedJob {
             begun: r.begun,
             due_at: r.run_at,
             callback_depth: u32_col(r.callback_depth),
-        })
-    }
-}
-
-#[derive(sqlx::FromRow)]
-pub struct AttemptRow {
-    attempt: i64,
-    task: String,
-    task_version: i64,
-    digest: String,
-    started_at: i64,
-    finished_at: i64,
-    outcome: String,
-    error: Option<String>,
-    fuel_used: i64,
-    peak_memory_bytes: i64,
-    log: Option<String>,
-    network: Option<String>,
-}
-
-impl TryFrom<AttemptRow> for AttemptRecord {
-    type Error = StoreError;
-
-    fn try_from(r: AttemptRow) -> Result<Self, StoreError> {
-        Ok(AttemptRecord {
-            attempt: u32_col(r.attempt),
-            task: TaskRef {
-                name: r.task,
-                version: u32_col(r.task_version),
-                digest: r.digest,
-            },
-            started_at: r.started_at,
-            finished_at: r.finished_at,
-            outcome: r.outcome,
-            error: error_col(r.error)?,
-            fuel_used: u64::try_from(r.fuel_used).unwrap_or(0),
-            peak_memory_bytes: u64::try_from(r.peak_memory_bytes).unwrap_or(0),
-            log: json_col("attempt log", r.log)?,
-            network: json_col("attempt network", r.network)?,
         })
     }
 }

@@ -5,7 +5,8 @@ use super::jobs::{get, reread};
 use super::tally::Apply;
 use super::{db, wdb};
 use crate::job::JobStatus;
-use crate::store::ending_sql::{sqlite_available, status_in, Dialect};
+use crate::store::dialect::Dialect;
+use crate::store::job_sql;
 use crate::store::outbox::{self, Outbox};
 use crate::store::records::{CancelOutcome, CancelStages};
 use crate::store::step_rows::{self as sql, StepColumns, StepRecord, StepWrite, WorkflowStart};
@@ -150,28 +151,20 @@ pub fn cancel(conn: &Connection, now: Millis, c: &CancelStages) -> StoreResult<C
         }
         return Ok(out);
     };
-    conn.prepare_cached(&format!(
-        "UPDATE jobs SET status = 'queued', run_at = ?1, available = {}, urgent = 0, \
-         fallback_task = ?2, fallback_version = ?3, fallback_digest = ?4, fallback_input = ?5, \
-         fallback_depth = fallback_depth + 1, stage_offset = attempts, \
-         max_attempts = attempts + ?6, cancel_requested = 0, waiting_for = NULL \
-         WHERE id = ?7 AND tenant = ?8 AND {}",
-        sqlite_available("1"),
-        status_in(Dialect::Sqlite, &[JobStatus::Queued, JobStatus::Waiting])
-    ))
-    .and_then(|mut s| {
-        s.execute(params![
-            now,
-            task.name,
-            task.version,
-            task.digest,
-            input,
-            max,
-            c.id,
-            c.tenant
-        ])
-    })
-    .map_err(wdb)?;
+    conn.prepare_cached(&job_sql::hand_over(Dialect::Sqlite))
+        .and_then(|mut s| {
+            s.execute(params![
+                now,
+                task.name,
+                task.version,
+                task.digest,
+                input,
+                max,
+                c.id,
+                c.tenant
+            ])
+        })
+        .map_err(wdb)?;
     write(conn, now, &c.id, &c.steps)?;
     let mut tally = Tally::new(now);
     tally.handed_over(&job, &c.steps);
