@@ -65,6 +65,23 @@ pub fn back_in_queue(d: Dialect, due: &str) -> String {
     }
 }
 
+/// The columns that keep the attempt that ended the job, in the order
+/// `Change::Attempt` binds them, each with whether it is an INTEGER.
+const LAST_ATTEMPT: [(&str, bool); 12] = [
+    ("last_attempt", true),
+    ("last_task", false),
+    ("last_task_version", true),
+    ("last_digest", false),
+    ("last_started_at", false),
+    ("last_finished_at", false),
+    ("last_outcome", false),
+    ("last_error", false),
+    ("last_fuel_used", false),
+    ("last_peak_memory_bytes", false),
+    ("last_log", false),
+    ("last_network", false),
+];
+
 /// A key naming the move's shape: what its statement's text depends on.
 fn shape(mv: &Move<'_>, d: Dialect) -> u64 {
     let mut k = mv.transition as u64 | u64::from(mv.cancel_wins) << 8 | (mv.to as u64) << 9;
@@ -200,24 +217,15 @@ pub fn ending<'a>(
                     add(json(a.network.as_ref().map(to_json))),
                 ];
                 want_text.then(|| {
-                    format!(
-                        "last_attempt = {}, last_task = {}, last_task_version = {}, \
-                         last_digest = {}, last_started_at = {}, last_finished_at = {}, \
-                         last_outcome = {}, last_error = {}, last_fuel_used = {}, \
-                         last_peak_memory_bytes = {}, last_log = {}, last_network = {}",
-                        d.int4(n[0]),
-                        d.param(n[1]),
-                        d.int4(n[2]),
-                        d.param(n[3]),
-                        d.param(n[4]),
-                        d.param(n[5]),
-                        d.param(n[6]),
-                        d.param(n[7]),
-                        d.param(n[8]),
-                        d.param(n[9]),
-                        d.param(n[10]),
-                        d.param(n[11]),
-                    )
+                    let set: Vec<String> = LAST_ATTEMPT
+                        .iter()
+                        .zip(n)
+                        .map(|((col, int4), n)| {
+                            let p = if *int4 { d.int4(n) } else { d.param(n) };
+                            format!("{col} = {p}")
+                        })
+                        .collect();
+                    set.join(", ")
                 })
             }
         };

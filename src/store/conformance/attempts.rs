@@ -38,23 +38,7 @@ fn full(c: &ClaimedJob, outcome: &str, error: Option<JobError>, fuel: u64) -> At
 
 /// Ends `c`'s attempt as `action` says, recording `a`.
 async fn end(h: &Harness, c: &ClaimedJob, action: Action, a: &AttemptRecord) -> Finalized {
-    h.store
-        .job_finalize(vec![Finalize {
-            id: c.id.clone(),
-            tenant: c.tenant.clone(),
-            lease_token: c.lease_token.clone(),
-            action,
-            attempt: Some(a.clone()),
-            usage: None,
-            callbacks: None,
-            names: c.names(),
-            steps: Vec::new(),
-            close_children: None,
-        }])
-        .await
-        .unwrap()
-        .pop()
-        .unwrap()
+    finalize_recording(h, c, action, Some(a.clone())).await
 }
 
 async fn claim_one(h: &Harness, id: &str) -> ClaimedJob {

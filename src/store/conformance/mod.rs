@@ -138,12 +138,22 @@ pub(crate) async fn finalize(h: &Harness, c: &ClaimedJob, action: Action) -> Fin
         Action::Fail { .. } => "failed",
         _ => "other",
     };
+    finalize_recording(h, c, action, attempt(c, outcome, None)).await
+}
+
+/// Ends `c`'s attempt as `action` says, recording `attempt`.
+pub(crate) async fn finalize_recording(
+    h: &Harness,
+    c: &ClaimedJob,
+    action: Action,
+    attempt: Option<AttemptRecord>,
+) -> Finalized {
     h.store
         .job_finalize(vec![Finalize {
             id: c.id.clone(),
             tenant: c.tenant.clone(),
             lease_token: c.lease_token.clone(),
-            attempt: attempt(c, outcome, None),
+            attempt,
             action,
             usage: None,
             callbacks: None,
