@@ -320,10 +320,16 @@ async function jobsPage(params) {
 }
 
 async function jobPage(id) {
+  // A render that was still waiting for the API when the viewer went to
+  // another page (its live updates or its cancel button started it) must
+  // not draw over that page, nor follow its job's events again.
+  const here = location.hash;
+  const gone = () => location.hash !== here;
   let job;
   try {
     job = await api(`/v1/jobs/${encodeURIComponent(id)}`);
   } catch (e) {
+    if (gone()) return;
     show(
       h("h1", {}, "Job"),
       notice(e.status === 404 ? `Job ${id} was not found.` : e.message, "error"),
@@ -464,6 +470,7 @@ async function jobPage(id) {
       ),
     );
   }
+  if (gone()) return;
   show(...sections);
   if (!["completed", "failed", "cancelled"].includes(s)) {
     follow(`?job=${encodeURIComponent(id)}`, () => jobPage(id));
