@@ -175,8 +175,15 @@ pub async fn audit(
     }
     a.stored = status.len();
     let mut tallies: HashMap<String, Tally> = HashMap::new();
+    // A job's attempts: its rows of `attempts` and the one that ended it,
+    // which its own row keeps (and which wins over a row of its number).
     for r in sqlx::query(
-        "SELECT job_id, task, outcome, coalesce(error, '') LIKE '%runner_lost%' AS lost FROM attempts",
+        "SELECT a.job_id, a.task, a.outcome, coalesce(a.error, '') LIKE '%runner_lost%' AS lost \
+         FROM attempts a LEFT JOIN jobs j ON j.id = a.job_id \
+         WHERE j.last_attempt IS NULL OR a.attempt <> j.last_attempt \
+         UNION ALL \
+         SELECT id, last_task, last_outcome, coalesce(last_error, '') LIKE '%runner_lost%' \
+         FROM jobs WHERE last_attempt IS NOT NULL",
     )
     .fetch_all(pool)
     .await
