@@ -4,6 +4,7 @@
 //! text depends only on the move's shape and the dialect, so it is built
 //! once per shape and thread, and a backend's statement cache keys on it.
 
+use super::attempt_sql;
 pub use super::dialect::Dialect;
 use super::transition::{Change, Move};
 use super::Millis;
@@ -64,23 +65,6 @@ pub fn back_in_queue(d: Dialect, due: &str) -> String {
         Dialect::Postgres | Dialect::PostgresMany => format!("paused = {QUEUE_PAUSED}"),
     }
 }
-
-/// The columns that keep the attempt that ended the job, in the order
-/// `Change::Attempt` binds them, each with whether it is an INTEGER.
-const LAST_ATTEMPT: [(&str, bool); 12] = [
-    ("last_attempt", true),
-    ("last_task", false),
-    ("last_task_version", true),
-    ("last_digest", false),
-    ("last_started_at", false),
-    ("last_finished_at", false),
-    ("last_outcome", false),
-    ("last_error", false),
-    ("last_fuel_used", false),
-    ("last_peak_memory_bytes", false),
-    ("last_log", false),
-    ("last_network", false),
-];
 
 /// A key naming the move's shape: what its statement's text depends on.
 fn shape(mv: &Move<'_>, d: Dialect) -> u64 {
@@ -217,12 +201,12 @@ pub fn ending<'a>(
                     add(json(a.network.as_ref().map(to_json))),
                 ];
                 want_text.then(|| {
-                    let set: Vec<String> = LAST_ATTEMPT
+                    let set: Vec<String> = attempt_sql::FIELDS
                         .iter()
                         .zip(n)
                         .map(|((col, int4), n)| {
                             let p = if *int4 { d.int4(n) } else { d.param(n) };
-                            format!("{col} = {p}")
+                            format!("last_{col} = {p}")
                         })
                         .collect();
                     set.join(", ")

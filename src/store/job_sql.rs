@@ -168,7 +168,7 @@ pub fn redrive(d: Dialect, from: &[JobStatus]) -> String {
         d.int4(10),
         p(11),
         p(12),
-        super::attempt_sql::NO_LAST,
+        *super::attempt_sql::NO_LAST,
         p(2),
         p(7),
         p(8),

@@ -200,8 +200,8 @@ async fn insert_attempts(
          $6::int8[], $7::int8[], $8::text[], $9::text[], $10::int8[], $11::int8[], $12::text[], \
          $13::text[]){}), {} \
          SELECT 1",
-        attempt_sql::COLUMNS,
-        attempt_sql::REPLACES,
+        *attempt_sql::COLUMNS,
+        *attempt_sql::REPLACES,
         tally::ctes(14)
     );
     let q = sqlx::query(&sql)
@@ -332,7 +332,7 @@ async fn insert_attempt(
     a: &AttemptRecord,
     log: Option<&str>,
 ) -> StoreResult<()> {
-    sqlx::query(attempt_sql::INSERT)
+    sqlx::query(&attempt_sql::INSERT)
         .bind(job_id)
         .bind(i32::try_from(a.attempt).unwrap_or(i32::MAX))
         .bind(&a.task.name)

@@ -542,7 +542,7 @@ pub async fn next_run_at(pool: &PgPool, passed: Millis) -> StoreResult<Option<Mi
 }
 
 pub async fn attempt_list(pool: &PgPool, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
-    let rows: Vec<AttemptRow> = sqlx::query_as(crate::store::attempt_sql::PAGE)
+    let rows: Vec<AttemptRow> = sqlx::query_as(&crate::store::attempt_sql::PAGE)
         .bind(&q.job_id)
         .bind(&q.tenant)
         .bind(i32::try_from(q.after.unwrap_or(0)).unwrap_or(i32::MAX))

@@ -66,7 +66,7 @@ async fn redrive_one(
     }
     let task = r.task.as_ref().unwrap_or(&job.task);
     let stage = r.stage.as_deref();
-    sqlx::query(attempt_sql::KEEP_LAST)
+    sqlx::query(&attempt_sql::KEEP_LAST)
         .bind(&r.id)
         .execute(&mut **tx)
         .await

@@ -113,7 +113,7 @@ fn insert_attempt(
     a: &AttemptRecord,
     log: Option<&str>,
 ) -> StoreResult<()> {
-    super::shared(conn, attempt_sql::INSERT)?
+    super::shared(conn, &attempt_sql::INSERT)?
         .execute(params![
             job_id,
             a.attempt,

@@ -973,7 +973,7 @@ impl JobStore for SqliteStore {
     }
 
     async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
-        let rows: Vec<AttemptRow> = sqlx::query_as(crate::store::attempt_sql::PAGE)
+        let rows: Vec<AttemptRow> = sqlx::query_as(&crate::store::attempt_sql::PAGE)
             .bind(&q.job_id)
             .bind(&q.tenant)
             .bind(q.after.unwrap_or(0))

@@ -67,7 +67,7 @@ fn redrive_one(
     )?;
     let task = r.task.as_ref().unwrap_or(&job.task);
     let stage = r.stage.as_deref();
-    super::shared(conn, attempt_sql::KEEP_LAST)?
+    super::shared(conn, &attempt_sql::KEEP_LAST)?
         .execute([&r.id])
         .map_err(wdb)?;
     let n = conn
