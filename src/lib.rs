@@ -24,6 +24,7 @@ pub mod netguard;
 pub mod network_tally;
 pub mod parent_close;
 pub mod priority;
+pub mod project;
 pub mod quota;
 pub mod redrive;
 pub mod registry;

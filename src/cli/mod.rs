@@ -2,11 +2,13 @@
 
 mod admin;
 mod bench;
+mod build;
 mod client;
 mod events;
 pub mod format;
 mod grants;
 mod health;
+mod init;
 mod job;
 mod job_batch;
 mod job_view;
@@ -63,6 +65,10 @@ pub enum Command {
     Worker(serve::WorkerArgs),
     /// Migrate a database's schema to this version, then exit.
     Migrate(migrate::MigrateArgs),
+    /// Start a task project in Rust, with the guest SDK, an example input and a test.
+    Init(init::InitArgs),
+    /// Build a task project into dist/task.wasm (and dist/schema.json) with its toolchain.
+    Build(build::BuildArgs),
     /// Upload and inspect tasks on a server (TASKBOX_URL, TASKBOX_TOKEN).
     #[command(subcommand)]
     Task(task::TaskCmd),
@@ -132,6 +138,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::main(args),
         Command::Worker(args) => serve::worker(args),
         Command::Migrate(args) => migrate::main(args),
+        Command::Init(args) => init::main(args),
+        Command::Build(args) => build::main(args),
         Command::Task(cmd) => task::main(cmd),
         Command::Job(cmd) => job::main(cmd),
         Command::Events(args) => events::main(args),

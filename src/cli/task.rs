@@ -62,9 +62,12 @@ they were enqueued with. Uploading the same bytes again reuses the stored compon
 pub struct PushArgs {
     /// The task's name.
     pub name: String,
-    /// The component (.wasm): a component of the task world, or a WASI command.
+    /// The component (.wasm): a component of the task world, or a WASI command. Or a task
+    /// project's directory: it is built first (`taskbox build`), then its dist/task.wasm and
+    /// dist/schema.json are pushed.
     pub file: PathBuf,
-    /// JSON Schema file that every job's input must match.
+    /// JSON Schema file that every job's input must match [default for a project: the one
+    /// its build derives].
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
     /// JSON Schema file that the task's output must match.
@@ -125,7 +128,12 @@ pub fn main(cmd: TaskCmd) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn push(args: PushArgs) -> anyhow::Result<ExitCode> {
+fn push(mut args: PushArgs) -> anyhow::Result<ExitCode> {
+    if args.file.is_dir() {
+        let built = super::build::build(&args.file)?;
+        args.file = built.component;
+        args.schema = args.schema.or(built.schema);
+    }
     // Read everything local first: a typo in a path should not leave a stray upload behind.
     let wasm = std::fs::read(&args.file)
         .with_context(|| format!("cannot read the component {}", args.file.display()))?;

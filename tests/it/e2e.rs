@@ -268,6 +268,17 @@ pub(crate) async fn run_script(
     token: &str,
     env: &[(&str, String)],
 ) -> std::process::Output {
+    run_script_in(&repo(), script, url, token, env).await
+}
+
+/// `run_script`, in the directory `dir`.
+pub(crate) async fn run_script_in(
+    dir: &Path,
+    script: &str,
+    url: &str,
+    token: &str,
+    env: &[(&str, String)],
+) -> std::process::Output {
     let bin_dir = PathBuf::from(env!("CARGO_BIN_EXE_taskbox"))
         .parent()
         .unwrap()
@@ -279,7 +290,7 @@ pub(crate) async fn run_script(
     );
     let mut cmd = Command::new("bash");
     cmd.args(["-euo", "pipefail", "-c", script])
-        .current_dir(repo())
+        .current_dir(dir)
         .env("PATH", path)
         .env("TASKBOX_URL", url)
         .env("TASKBOX_TOKEN", token);

@@ -28,6 +28,7 @@ mod leader;
 mod metrics;
 mod openapi;
 mod orchestration;
+mod project;
 mod replay;
 mod sandbox_abi;
 mod sandbox_cache;

@@ -169,3 +169,38 @@ async fn invokes_nest_and_spawns_fan_out_only_so_far() {
     assert_eq!(done["children"].as_array().unwrap().len(), 100);
     s.stop().await;
 }
+
+/// The Rust guest SDK's typed `invoke` and `spawn` (`sdk-tour`), as a task author writes
+/// them: the invoked task's output comes back as a value, the child is the parent's, and an
+/// invoked task's failure is the caller's failure, with its code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rust_sdk_invokes_and_spawns() {
+    each_backend(async |s: TestServer| {
+        s.task(ADMIN, "nonce", "limits", json!({})).await;
+        s.task(ADMIN, "noop", "noop", json!({})).await;
+        s.task(ADMIN, "tour", "sdk-tour", quick(1)).await;
+        let input = json!({
+            "invoke": {"task": "nonce", "input": {"op": "nonce"}},
+            "spawn": {"task": "noop", "input": {}},
+        });
+        let job = s
+            .enqueue(ADMIN, json!({"task": "tour", "input": input}))
+            .await;
+        let done = s.finished(ADMIN, job["id"].as_str().unwrap()).await;
+        assert_eq!(done["status"], "completed", "{done:#}");
+        let out = &done["output"];
+        assert!(out["invoked"]["nonce"].is_string(), "{out:#}");
+        let child = out["spawned"].as_str().expect("a child's id");
+        assert_eq!(done["children"], json!([child]), "{done:#}");
+
+        let input = json!({"invoke": {"task": "missing", "input": {}}});
+        let job = s
+            .enqueue(ADMIN, json!({"task": "tour", "input": input}))
+            .await;
+        let done = s.finished(ADMIN, job["id"].as_str().unwrap()).await;
+        assert_eq!(done["status"], "failed", "{done:#}");
+        assert_eq!(done["error"]["code"], "task_not_found", "{done:#}");
+        s.stop().await;
+    })
+    .await;
+}

@@ -4,7 +4,8 @@
 //! past the budget), redirects left unfollowed, a stalled server cut off at
 //! the attempt's deadline, response bodies capped, the tenant's connection
 //! cap, and secrets read through `wasi:config/store` and redacted from
-//! everything the attempt leaves.
+//! everything the attempt leaves; and the same through the Rust guest SDK
+//! (`sdk-tour`), as a task author writes it.
 
 use crate::common::{expect_done, guest, job, roomy, small_sandbox};
 use axum::extract::State;
@@ -158,10 +159,14 @@ impl Probe {
     }
 
     async fn run(self, sandbox: &Sandbox) -> AttemptReport {
+        self.run_guest(sandbox, "http-probe").await
+    }
+
+    async fn run_guest(self, sandbox: &Sandbox, name: &str) -> AttemptReport {
         let program = sandbox
-            .load("test", &guest("http-probe"))
+            .load("test", &guest(name))
             .await
-            .expect("http-probe loads");
+            .unwrap_or_else(|e| panic!("{name} loads: {e}"));
         let mut req = AttemptRequest::new(job(1), self.input.to_string(), self.limits);
         req.network = self.network;
         req.secrets = self.secrets;
@@ -551,4 +556,60 @@ async fn the_signed_webhook_example_signs_with_its_secret() {
         e.message.contains("PUT /v1/secrets/WEBHOOK_SECRET"),
         "{e:?}"
     );
+}
+
+/// The Rust SDK's secret and HTTP client, through the same checks: a GET with the secret as
+/// a header and a POST whose body outgrows one write, then the SDK's failures.
+#[tokio::test]
+async fn the_rust_sdk_reads_a_secret_and_calls_out_through_the_same_checks() {
+    let (port, seen) = origin().await;
+    let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
+    let tour = |input: Value| {
+        let mut p = Probe::new(input);
+        p.network = Some(grant(&[&format!("127.0.0.1:{port}")], None, None));
+        p.secrets = vec![("API_KEY".into(), SECRET.into())];
+        p
+    };
+
+    let report = tour(json!({"url": url("/ok"), "secret": "API_KEY", "post_bytes": 300_000}))
+        .run_guest(open_sandbox(), "sdk-tour")
+        .await;
+    let out = expect_done(&report);
+    assert_eq!(out["status"], 200, "{out}");
+    assert_eq!(out["body"], "hello from the origin");
+    assert_eq!(out["secret_len"], SECRET.len());
+    assert_eq!(out["posted"], 300_000);
+    assert_eq!(out["attempt"], 1);
+    assert_eq!(seen.header("/ok", "x-api-key").as_deref(), Some(SECRET));
+    assert_eq!(seen.paths(), ["/ok", "/ok"], "a GET, then a POST");
+    assert_eq!(report.network.requests, 2, "{:?}", report.network);
+
+    let failure = |report: &AttemptReport| match &report.ending {
+        Ending::Failed(e) => (e.code.clone(), e.retryable),
+        other => panic!("expected the guest's failure, got {other:?}"),
+    };
+    let cases = [
+        (json!({"url": url("/nope")}), "http_404", false),
+        (
+            json!({"url": url("/ok"), "secret": "NOT_SET"}),
+            "missing_secret",
+            false,
+        ),
+        (
+            json!({"url": "http://example.invalid/"}),
+            "http_denied",
+            false,
+        ),
+        (json!({"url": 7}), "bad_input", false),
+    ];
+    for (input, code, retryable) in cases {
+        let report = tour(input.clone())
+            .run_guest(open_sandbox(), "sdk-tour")
+            .await;
+        assert_eq!(
+            failure(&report),
+            (code.to_owned(), Some(retryable)),
+            "{input}"
+        );
+    }
 }

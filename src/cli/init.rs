@@ -1,0 +1,80 @@
+//! `taskbox init`: a new task project, ready for `taskbox build`.
+
+use crate::project::{self, Language};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The languages `init` offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lang {
+    Rust,
+}
+
+impl From<Lang> for Language {
+    fn from(l: Lang) -> Self {
+        match l {
+            Lang::Rust => Language::Rust,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The project holds the task, an example input, a native test and a README; \
+the guest SDK is vendored under vendor/, so it builds with nothing but the language's toolchain."
+)]
+pub struct InitArgs {
+    /// The task's language.
+    #[arg(value_enum)]
+    pub language: Lang,
+    /// The new project's directory: missing or empty. Its name is the project's.
+    pub dir: PathBuf,
+    /// Print what was written as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn main(args: InitArgs) -> anyhow::Result<ExitCode> {
+    let language = Language::from(args.language);
+    let created = project::init(language, &args.dir)?;
+    if args.json {
+        let files: Vec<String> = created
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        let out = serde_json::json!({
+            "name": created.name,
+            "language": language.name(),
+            "dir": args.dir,
+            "files": files,
+        });
+        println!("{out}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "created {} task {} in {} ({} files)",
+        language.name(),
+        created.name,
+        args.dir.display(),
+        created.files.len()
+    );
+    println!(
+        "\nnext:\n  cd {}\n  taskbox build\n  taskbox run dist/task.wasm --input @example.json",
+        shell_word(&args.dir)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dir` as one shell word.
+fn shell_word(dir: &std::path::Path) -> String {
+    let d = dir.display().to_string();
+    if d.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b))
+    {
+        d
+    } else {
+        format!("'{}'", d.replace('\'', r"'\''"))
+    }
+}

@@ -1,0 +1,93 @@
+//! `taskbox build`: which language a project is, its toolchain's build, and a check that the
+//! result is a component the server would take.
+
+use super::toolchain::Toolchain;
+use super::{rust, Language, ProjectError, Step, COMPONENT, DIST, SCHEMA};
+use crate::sandbox::{inspect, Shape};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What a build made.
+#[derive(Debug, serde::Serialize)]
+pub struct Built {
+    pub language: &'static str,
+    /// `DIR/dist/task.wasm`.
+    pub component: PathBuf,
+    pub component_bytes: u64,
+    /// `DIR/dist/schema.json`, when the language derived one.
+    pub schema: Option<PathBuf>,
+    pub seconds: f64,
+}
+
+/// The language of the project in `dir`.
+pub fn detect(dir: &Path) -> Result<Language, ProjectError> {
+    if dir.join("Cargo.toml").is_file() {
+        return Ok(Language::Rust);
+    }
+    Err(ProjectError::Unknown(dir.to_owned()))
+}
+
+/// Builds the project in `dir` into `dir/dist`, telling `report` each step.
+pub fn build(dir: &Path, report: &mut dyn FnMut(Step<'_>)) -> Result<Built, ProjectError> {
+    let start = Instant::now();
+    let language = detect(dir)?;
+    let dist = dir.join(DIST);
+    std::fs::create_dir_all(&dist).map_err(ProjectError::io(&dist))?;
+    let schema = dist.join(SCHEMA);
+    let mut tc = Toolchain::new(report);
+    let (made, has_schema) = match language {
+        Language::Rust => rust::build(dir, &schema, &mut tc)?,
+    };
+    let component = dist.join(COMPONENT);
+    // What it says it made: under `dir` as given, `dist/…` for the current directory.
+    let shown = |p: &Path| {
+        p.strip_prefix(".")
+            .map(Path::to_owned)
+            .unwrap_or_else(|_| p.to_owned())
+    };
+    if made != component {
+        std::fs::copy(&made, &component).map_err(ProjectError::io(&made))?;
+    }
+    let bytes = std::fs::read(&component).map_err(ProjectError::io(&component))?;
+    check(&bytes)?;
+    Ok(Built {
+        language: language.name(),
+        component_bytes: bytes.len() as u64,
+        component: shown(&component),
+        schema: has_schema.then(|| shown(&schema)),
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// The server's first look at an upload, here: a build whose result it would refuse fails.
+fn check(bytes: &[u8]) -> Result<(), ProjectError> {
+    inspect::inspect(bytes, usize::MAX, |module, _| {
+        module == "wasi_snapshot_preview1"
+    })
+    .map(|_: Shape| ())
+    .map_err(|e| {
+        ProjectError::Output(format!(
+            "the build made {DIST}/{COMPONENT}, but the server would refuse it: {e}"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_without_a_project_is_refused_with_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = detect(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("taskbox init"), "{err}");
+        std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
+        assert_eq!(detect(dir.path()).unwrap(), Language::Rust);
+    }
+
+    #[test]
+    fn a_result_the_server_would_refuse_fails_the_build() {
+        let err = check(b"not wasm").unwrap_err();
+        assert!(err.to_string().contains("would refuse"), "{err}");
+    }
+}

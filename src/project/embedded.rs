@@ -1,0 +1,97 @@
+//! The files `taskbox init` writes, compiled into the binary: each language's template and
+//! the guest SDK it vendors. Listed by name (not a directory walk) so that a build tree left
+//! in `sdk/` is never embedded; a test checks the lists against the directories.
+
+/// A file to write: its path in the project, and its text.
+pub type File = (&'static str, &'static str);
+
+macro_rules! files {
+    ($root:literal: $($path:literal),* $(,)?) => {
+        &[$(($path, include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", $root, "/", $path)))),*]
+    };
+}
+
+/// The Rust template; `{{name}}` is the project's name.
+pub const RUST_TEMPLATE: &[File] = files!("templates/rust":
+    "Cargo.toml.tmpl",
+    "README.md",
+    "example.json",
+    "gitignore",
+    "src/lib.rs",
+);
+
+/// The Rust guest SDK (`sdk/rust`), vendored as `vendor/taskbox-sdk`.
+pub const RUST_SDK: &[File] = files!("sdk/rust":
+    "Cargo.toml",
+    "LICENSE",
+    "README.md",
+    "src/bindings.rs",
+    "src/ctx.rs",
+    "src/failure.rs",
+    "src/http.rs",
+    "src/lib.rs",
+    "src/outcome.rs",
+    "src/rt.rs",
+    "wit/guest/deps/config/store.wit",
+    "wit/guest/deps/config/world.wit",
+    "wit/guest/guest.wit",
+    "wit/task/task.wit",
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// Every file under `root`, relative to it, but for build trees and lock files.
+    fn on_disk(root: &str) -> Vec<String> {
+        let base = Path::new(env!("CARGO_MANIFEST_DIR")).join(root);
+        let mut found = Vec::new();
+        let mut todo = vec![base.clone()];
+        while let Some(dir) = todo.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if matches!(name.as_str(), "target" | "Cargo.lock" | "dist") {
+                    continue;
+                }
+                if path.is_dir() {
+                    todo.push(path);
+                } else {
+                    found.push(
+                        path.strip_prefix(&base)
+                            .unwrap()
+                            .to_string_lossy()
+                            .into_owned(),
+                    );
+                }
+            }
+        }
+        found.sort();
+        found
+    }
+
+    fn listed(files: &[File]) -> Vec<String> {
+        files.iter().map(|(p, _)| (*p).to_owned()).collect()
+    }
+
+    #[test]
+    fn every_file_of_the_templates_and_sdks_is_embedded() {
+        assert_eq!(listed(RUST_TEMPLATE), on_disk("templates/rust"));
+        assert_eq!(listed(RUST_SDK), on_disk("sdk/rust"));
+    }
+
+    #[test]
+    fn the_sdks_world_is_the_servers() {
+        let sdk = RUST_SDK
+            .iter()
+            .find(|(p, _)| *p == "wit/task/task.wit")
+            .unwrap()
+            .1;
+        assert_eq!(
+            sdk,
+            include_str!("../../wit/task.wit"),
+            "copy wit/task.wit to sdk/rust/wit/task/"
+        );
+    }
+}

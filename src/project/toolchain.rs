@@ -1,0 +1,184 @@
+//! Runs a language's own tools for a build, saying each command before it runs. Their
+//! progress goes to stderr; stdout stays the caller's (for `--json`).
+
+use super::ProjectError;
+use std::ffi::OsStr;
+use std::os::fd::AsFd;
+use std::process::{Command, Output, Stdio};
+
+/// What a build tells the person waiting for it.
+#[derive(Debug, Clone, Copy)]
+pub enum Step<'a> {
+    /// A command about to run, as it could be typed.
+    Run(&'a str),
+    /// Something worth knowing that is not a command.
+    Note(&'a str),
+}
+
+/// The tools of one build, and whom to tell.
+pub(crate) struct Toolchain<'r> {
+    report: &'r mut dyn FnMut(Step<'_>),
+}
+
+impl<'r> Toolchain<'r> {
+    pub fn new(report: &'r mut dyn FnMut(Step<'_>)) -> Self {
+        Toolchain { report }
+    }
+
+    pub fn note(&mut self, text: &str) {
+        (self.report)(Step::Note(text));
+    }
+
+    /// Runs `cmd` with its stdout and stderr on our stderr.
+    pub fn run(&mut self, cmd: &mut Command, hint: &'static str) -> Result<(), ProjectError> {
+        let stdout = std::io::stderr()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(ProjectError::io("stderr"))?;
+        cmd.stdout(Stdio::from(stdout)).stderr(Stdio::inherit());
+        let out = self.spawn(cmd, hint)?;
+        check(cmd, &out, "")
+    }
+
+    /// Runs `cmd` for its stdout, which is returned; its stderr goes to ours.
+    pub fn stdout(
+        &mut self,
+        cmd: &mut Command,
+        hint: &'static str,
+    ) -> Result<Vec<u8>, ProjectError> {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
+        let out = self.spawn(cmd, hint)?;
+        check(cmd, &out, "")?;
+        Ok(out.stdout)
+    }
+
+    /// Runs `cmd` quietly; what it printed is shown only if it fails.
+    pub fn quiet(
+        &mut self,
+        cmd: &mut Command,
+        hint: &'static str,
+    ) -> Result<Vec<u8>, ProjectError> {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let out = self.spawn(cmd, hint)?;
+        let mut printed = String::from_utf8_lossy(&out.stdout).into_owned();
+        printed.push_str(&String::from_utf8_lossy(&out.stderr));
+        check(cmd, &out, printed.trim())?;
+        Ok(out.stdout)
+    }
+
+    /// Whether `program` runs at all (`program --version`), without a word to the user.
+    pub fn exists(program: &str) -> bool {
+        Command::new(program)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    fn spawn(&mut self, cmd: &mut Command, hint: &'static str) -> Result<Output, ProjectError> {
+        let line = shown(cmd);
+        (self.report)(Step::Run(&line));
+        cmd.stdin(Stdio::null())
+            .output()
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => ProjectError::Missing {
+                    program: cmd.get_program().to_string_lossy().into_owned(),
+                    hint,
+                },
+                _ => ProjectError::Failed {
+                    command: line,
+                    status: "did not start".into(),
+                    detail: format!(": {e}"),
+                },
+            })
+    }
+}
+
+fn check(cmd: &Command, out: &Output, printed: &str) -> Result<(), ProjectError> {
+    if out.status.success() {
+        return Ok(());
+    }
+    let tail: Vec<&str> = printed.lines().rev().take(40).collect();
+    let detail = if tail.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ":\n{}",
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        )
+    };
+    Err(ProjectError::Failed {
+        command: shown(cmd),
+        status: out.status.to_string(),
+        detail,
+    })
+}
+
+/// The command as it could be typed: the environment it was given, then the program and
+/// its arguments, each quoted if it needs to be.
+fn shown(cmd: &Command) -> String {
+    let env = cmd
+        .get_envs()
+        .filter_map(|(k, v)| v.map(|v| format!("{}={}", k.to_string_lossy(), quote(v))));
+    let words = std::iter::once(quote(cmd.get_program())).chain(cmd.get_args().map(quote));
+    let mut line: Vec<String> = env.chain(words).collect();
+    if let Some(dir) = cmd.get_current_dir() {
+        line.insert(0, format!("(in {})", dir.display()));
+    }
+    line.join(" ")
+}
+
+fn quote(word: &OsStr) -> String {
+    let w = word.to_string_lossy();
+    let plain = !w.is_empty()
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@,+".contains(&b));
+    if plain {
+        w.into_owned()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_is_shown_as_it_could_be_typed() {
+        let mut cmd = Command::new("cargo");
+        cmd.args(["build", "--target", "wasm32-wasip2", "a b", "it's"])
+            .env("X", "1");
+        assert_eq!(
+            shown(&cmd),
+            r"X=1 cargo build --target wasm32-wasip2 'a b' 'it'\''s'"
+        );
+    }
+
+    #[test]
+    fn a_missing_program_says_so_and_how_to_get_it() {
+        let mut steps = Vec::new();
+        let mut report = |s: Step<'_>| steps.push(format!("{s:?}"));
+        let mut tc = Toolchain::new(&mut report);
+        let err = tc
+            .quiet(&mut Command::new("taskbox-no-such-tool"), "install it")
+            .unwrap_err();
+        assert!(matches!(err, ProjectError::Missing { .. }), "{err}");
+        assert!(err.to_string().contains("install it"), "{err}");
+    }
+
+    #[test]
+    fn a_failing_command_shows_what_it_printed() {
+        let mut report = |_: Step<'_>| {};
+        let mut tc = Toolchain::new(&mut report);
+        let err = tc
+            .quiet(
+                Command::new("sh").args(["-c", "echo broken >&2; exit 3"]),
+                "",
+            )
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("broken") && text.contains('3'), "{text}");
+    }
+}
