@@ -34,7 +34,11 @@ pub fn main(args: BuildArgs) -> anyhow::Result<ExitCode> {
         made.push_str(&format!(" and {}", schema.display()));
     }
     println!("built {made} in {:.1} s", built.seconds);
-    let example = args.dir.join("example.json");
+    let example = if args.dir == Path::new(".") {
+        PathBuf::from("example.json")
+    } else {
+        args.dir.join("example.json")
+    };
     if example.is_file() {
         println!(
             "run it: taskbox run {} --input @{}",

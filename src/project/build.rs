@@ -34,9 +34,14 @@ pub fn build(dir: &Path, report: &mut dyn FnMut(Step<'_>)) -> Result<Built, Proj
     let dist = dir.join(DIST);
     std::fs::create_dir_all(&dist).map_err(ProjectError::io(&dist))?;
     let schema = dist.join(SCHEMA);
+    // The tools run in other directories (a test runs in its package's): they get it whole.
+    let schema_out = dist
+        .canonicalize()
+        .map_err(ProjectError::io(&dist))?
+        .join(SCHEMA);
     let mut tc = Toolchain::new(report);
     let (made, has_schema) = match language {
-        Language::Rust => rust::build(dir, &schema, &mut tc)?,
+        Language::Rust => rust::build(dir, &schema_out, &mut tc)?,
     };
     let component = dist.join(COMPONENT);
     // What it says it made: under `dir` as given, `dist/…` for the current directory.

@@ -93,7 +93,14 @@ fn a_rust_project_goes_from_init_to_a_run_and_rebuilds_after_a_change() {
         .unwrap()
         .replace("Hello, {name}!", "Hi, {name}!");
     std::fs::write(&lib, code).unwrap();
-    ok(&taskbox(&dir, &["build"]), "rebuild");
+    // From the parent directory this time: every path the build hands its tools holds.
+    let rebuilt: Value = serde_json::from_str(&ok(
+        &taskbox(tmp.path(), &["build", "greeter", "--json"]),
+        "rebuild",
+    ))
+    .unwrap();
+    assert_eq!(rebuilt["schema"], "greeter/dist/schema.json", "{rebuilt}");
+    assert!(dir.join("dist/schema.json").is_file());
     assert_eq!(run(&dir), json!({"greeting": "Hi, Ada! Hi, Ada!"}));
 
     // A bad input fails the attempt for good, with the field named.
