@@ -9,12 +9,14 @@ use std::process::ExitCode;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Lang {
     Rust,
+    Go,
 }
 
 impl From<Lang> for Language {
     fn from(l: Lang) -> Self {
         match l {
             Lang::Rust => Language::Rust,
+            Lang::Go => Language::Go,
         }
     }
 }

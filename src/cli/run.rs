@@ -187,10 +187,7 @@ fn read_input(arg: &str) -> anyhow::Result<String> {
 }
 
 pub(crate) fn default_cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("taskbox").join("artifacts"))
+    Some(crate::project::user_cache_dir()?.join("artifacts"))
 }
 
 /// The outcome as JSON: the output itself, or `{"error": …}`, `{"snooze": …}`, `{"wait": …}`.
@@ -201,7 +198,11 @@ fn outcome_json(ending: &Ending) -> Value {
         Ending::Snooze(ms) => json!({"snooze": {"delay_ms": ms}}),
         Ending::Wait(text) => json!({"wait": parse(text)}),
         Ending::Failed(e) => {
-            json!({"error": {"kind": e.kind, "code": e.code, "message": e.message}})
+            let mut error = json!({"kind": e.kind, "code": e.code, "message": e.message});
+            if let Some(retryable) = e.retryable {
+                error["retryable"] = json!(retryable);
+            }
+            json!({ "error": error })
         }
         Ending::Cancelled => {
             json!({"error": {"kind": "cancelled", "code": "cancelled", "message": "the attempt was cancelled"}})

@@ -2,7 +2,7 @@
 //! result is a component the server would take.
 
 use super::toolchain::Toolchain;
-use super::{rust, Language, ProjectError, Step, COMPONENT, DIST, SCHEMA};
+use super::{go, rust, Language, ProjectError, Step, COMPONENT, DIST, SCHEMA};
 use crate::sandbox::{inspect, Shape};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -24,6 +24,9 @@ pub fn detect(dir: &Path) -> Result<Language, ProjectError> {
     if dir.join("Cargo.toml").is_file() {
         return Ok(Language::Rust);
     }
+    if dir.join("go.mod").is_file() {
+        return Ok(Language::Go);
+    }
     Err(ProjectError::Unknown(dir.to_owned()))
 }
 
@@ -34,14 +37,12 @@ pub fn build(dir: &Path, report: &mut dyn FnMut(Step<'_>)) -> Result<Built, Proj
     let dist = dir.join(DIST);
     std::fs::create_dir_all(&dist).map_err(ProjectError::io(&dist))?;
     let schema = dist.join(SCHEMA);
-    // The tools run in other directories (a test runs in its package's): they get it whole.
-    let schema_out = dist
-        .canonicalize()
-        .map_err(ProjectError::io(&dist))?
-        .join(SCHEMA);
+    // The tools run in other directories (a test runs in its package's): they get paths whole.
+    let whole = dist.canonicalize().map_err(ProjectError::io(&dist))?;
     let mut tc = Toolchain::new(report);
     let (made, has_schema) = match language {
-        Language::Rust => rust::build(dir, &schema_out, &mut tc)?,
+        Language::Rust => rust::build(dir, &whole.join(SCHEMA), &mut tc)?,
+        Language::Go => (go::build(dir, &whole.join(COMPONENT), &mut tc)?, false),
     };
     let component = dist.join(COMPONENT);
     // What it says it made: under `dir` as given, `dist/…` for the current directory.
@@ -50,7 +51,7 @@ pub fn build(dir: &Path, report: &mut dyn FnMut(Step<'_>)) -> Result<Built, Proj
             .map(Path::to_owned)
             .unwrap_or_else(|_| p.to_owned())
     };
-    if made != component {
+    if made != whole.join(COMPONENT) {
         std::fs::copy(&made, &component).map_err(ProjectError::io(&made))?;
     }
     let bytes = std::fs::read(&component).map_err(ProjectError::io(&component))?;
@@ -86,6 +87,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = detect(dir.path()).unwrap_err();
         assert!(err.to_string().contains("taskbox init"), "{err}");
+        std::fs::write(dir.path().join("go.mod"), "").unwrap();
+        assert_eq!(detect(dir.path()).unwrap(), Language::Go);
         std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
         assert_eq!(detect(dir.path()).unwrap(), Language::Rust);
     }

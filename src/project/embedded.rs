@@ -38,6 +38,26 @@ pub const RUST_SDK: &[File] = files!("sdk/rust":
     "wit/task/task.wit",
 );
 
+/// The Go template; `{{name}}` is the project's name (its module path too).
+pub const GO_TEMPLATE: &[File] = files!("templates/go":
+    "README.md",
+    "example.json",
+    "gitignore",
+    "go.mod.tmpl",
+    "main.go",
+    "main_test.go",
+);
+
+/// The Go guest SDK (`sdk/go`, module `taskbox/sdk`), vendored as `third_party/taskbox-sdk`
+/// (not `vendor/`, which the go command keeps for its own vendoring).
+pub const GO_SDK: &[File] = files!("sdk/go":
+    "LICENSE",
+    "README.md",
+    "go.mod",
+    "taskbox.go",
+    "taskbox_test.go",
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +99,8 @@ mod tests {
     fn every_file_of_the_templates_and_sdks_is_embedded() {
         assert_eq!(listed(RUST_TEMPLATE), on_disk("templates/rust"));
         assert_eq!(listed(RUST_SDK), on_disk("sdk/rust"));
+        assert_eq!(listed(GO_TEMPLATE), on_disk("templates/go"));
+        assert_eq!(listed(GO_SDK), on_disk("sdk/go"));
     }
 
     #[test]

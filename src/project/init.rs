@@ -29,6 +29,11 @@ pub fn init(language: Language, dir: &Path) -> Result<Created, ProjectError> {
             embedded::RUST_SDK,
             "vendor/taskbox-sdk",
         ),
+        Language::Go => (
+            embedded::GO_TEMPLATE,
+            embedded::GO_SDK,
+            "third_party/taskbox-sdk",
+        ),
     };
     let mut files = Vec::new();
     for (path, text) in template {

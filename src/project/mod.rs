@@ -4,13 +4,14 @@
 
 mod build;
 mod embedded;
+mod go;
 mod init;
 mod rust;
 mod toolchain;
 
 pub use build::{build, detect, Built};
 pub use init::{init, Created};
-pub use toolchain::Step;
+pub use toolchain::{user_cache_dir, Step};
 
 use std::path::PathBuf;
 
@@ -18,14 +19,16 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
     Rust,
+    Go,
 }
 
 impl Language {
-    pub const ALL: [Language; 1] = [Language::Rust];
+    pub const ALL: [Language; 2] = [Language::Rust, Language::Go];
 
     pub fn name(self) -> &'static str {
         match self {
             Language::Rust => "rust",
+            Language::Go => "go",
         }
     }
 }
@@ -45,8 +48,8 @@ pub enum ProjectError {
     )]
     NotEmpty(PathBuf),
     #[error(
-        "{0} holds no task project taskbox knows: it looks for Cargo.toml (Rust); \
-         start one with `taskbox init rust DIR`"
+        "{0} holds no task project taskbox knows: it looks for Cargo.toml (Rust) or go.mod \
+         (Go); start one with `taskbox init rust DIR` or `taskbox init go DIR`"
     )]
     Unknown(PathBuf),
     #[error("{path}: {source}")]

@@ -141,6 +141,15 @@ fn quote(word: &OsStr) -> String {
     }
 }
 
+/// taskbox's directory in the user's cache (`$XDG_CACHE_HOME/taskbox`, else
+/// `~/.cache/taskbox`): compiled artifacts, installed toolchains.
+pub fn user_cache_dir() -> Option<std::path::PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))?;
+    Some(base.join("taskbox"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

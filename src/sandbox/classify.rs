@@ -104,9 +104,44 @@ pub fn guest_failure(red: &Redactor, code: &str, message: &str, retryable: bool)
     })
 }
 
-/// A command's non-zero exit: retryable, `exit:<n>`, the tail of stderr
-/// (redacted already, as the log keeps it) as message.
+/// What a command writes as the last line of its stderr, before a JSON
+/// `{"code", "message"?, "retryable"?}`, to fail as a task world guest does
+/// (DESIGN §3.2).
+pub const FAILURE_LINE: &str = "taskbox-failure ";
+
+#[derive(serde::Deserialize)]
+struct Stated {
+    code: String,
+    #[serde(default)]
+    message: String,
+    #[serde(default = "retryable_by_default")]
+    retryable: bool,
+}
+
+fn retryable_by_default() -> bool {
+    true
+}
+
+/// The failure a command stated on its last line of stderr, if it did.
+fn stated(stderr_tail: &str) -> Option<Stated> {
+    let last = stderr_tail.lines().rev().find(|l| !l.trim().is_empty())?;
+    let json = last.trim().strip_prefix(FAILURE_LINE)?;
+    let stated: Stated = serde_json::from_str(json).ok()?;
+    (!stated.code.trim().is_empty()).then_some(stated)
+}
+
+/// A command's non-zero exit: the failure it stated on its last line of
+/// stderr (`FAILURE_LINE`), or else retryable, `exit:<n>`, the tail of
+/// stderr (redacted already, as the log keeps it) as message.
 pub fn command_exit(status: i32, stderr_tail: &str) -> Ending {
+    if let Some(s) = stated(stderr_tail) {
+        return Ending::Failed(JobError {
+            kind: ErrorKind::TaskFailed,
+            code: bounded(&s.code, MAX_CODE_BYTES),
+            message: bounded(&s.message, MAX_MESSAGE_BYTES),
+            retryable: Some(s.retryable),
+        });
+    }
     let message = if stderr_tail.is_empty() {
         format!("the command exited with status {status}")
     } else {
@@ -207,6 +242,43 @@ fn is_hostcall_fuel(err: &wasmtime::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_fails_as_its_last_line_of_stderr_states_or_by_its_status() {
+        let failed = |status, tail: &str| match command_exit(status, tail) {
+            Ending::Failed(e) => (e.code, e.message, e.retryable),
+            other => panic!("{other:?}"),
+        };
+        let cases: &[(&str, (&str, &str, bool))] = &[
+            ("", ("exit:3", "the command exited with status 3", true)),
+            ("boom", ("exit:3", "boom", true)),
+            (
+                "working\ntaskbox-failure {\"code\":\"bad_input\",\"message\":\"no name\",\"retryable\":false}\n",
+                ("bad_input", "no name", false),
+            ),
+            ("taskbox-failure {\"code\":\"busy\"}", ("busy", "", true)),
+            // Not the last line, not JSON, no code, or a code of blanks: the status speaks.
+            ("taskbox-failure {\"code\":\"x\"}\nafter", ("exit:3", "taskbox-failure {\"code\":\"x\"}\nafter", true)),
+            ("taskbox-failure {nope", ("exit:3", "taskbox-failure {nope", true)),
+            ("taskbox-failure {\"message\":\"m\"}", ("exit:3", "taskbox-failure {\"message\":\"m\"}", true)),
+            ("taskbox-failure {\"code\":\"  \"}", ("exit:3", "taskbox-failure {\"code\":\"  \"}", true)),
+        ];
+        for (tail, (code, message, retryable)) in cases {
+            let got = failed(3, tail);
+            assert_eq!(
+                got,
+                (code.to_string(), message.to_string(), Some(*retryable)),
+                "{tail:?}"
+            );
+        }
+        let long = format!("taskbox-failure {{\"code\":\"{}\"}}", "c".repeat(1000));
+        // Cut to the cap, as a task world guest's code is, with the mark of the cut.
+        assert_eq!(
+            failed(1, &long).0,
+            bounded(&"c".repeat(1000), MAX_CODE_BYTES)
+        );
+        assert!(failed(1, &long).0.len() < 1000);
+    }
 
     #[test]
     fn trap_names_are_snake_case() {

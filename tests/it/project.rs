@@ -14,10 +14,17 @@ fn cargo_target() -> String {
     concat!(env!("CARGO_MANIFEST_DIR"), "/target/project-tests").to_owned()
 }
 
+/// PATH with the Go that scripts/build-guests installed first, as a user's own Go would be.
+fn path_with_go() -> String {
+    let go = concat!(env!("CARGO_MANIFEST_DIR"), "/target/toolchains/go-venv/bin");
+    format!("{go}:{}", std::env::var("PATH").unwrap_or_default())
+}
+
 fn taskbox(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_taskbox"))
         .args(args)
         .current_dir(dir)
+        .env("PATH", path_with_go())
         .env("CARGO_TARGET_DIR", cargo_target())
         .env(
             "TASKBOX_CACHE_DIR",
@@ -114,6 +121,40 @@ fn a_rust_project_goes_from_init_to_a_run_and_rebuilds_after_a_change() {
 }
 
 #[test]
+fn a_go_project_goes_from_init_to_a_run_and_fails_with_its_own_codes() {
+    let tmp = tempfile::tempdir().unwrap();
+    ok(&taskbox(tmp.path(), &["init", "go", "greeter-go"]), "init");
+    let dir = tmp.path().join("greeter-go");
+    assert!(dir.join("third_party/taskbox-sdk/taskbox.go").is_file());
+    let built: Value =
+        serde_json::from_str(&ok(&taskbox(&dir, &["build", "--json"]), "build")).unwrap();
+    assert_eq!(built["language"], "go", "{built}");
+    assert_eq!(built["schema"], Value::Null, "{built}");
+
+    let out = ok(
+        &taskbox(&dir, &["run", "dist/task.wasm", "--input", "@example.json"]),
+        "run",
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        json!({"greeting": "Hello, Ada! Hello, Ada!"})
+    );
+
+    // The SDK's failures reach the host with their codes, final ones final.
+    for (input, code) in [
+        (r#"{"name": " "}"#, "empty_name"),
+        (r#"{"name": 7}"#, "bad_input"),
+    ] {
+        let out = taskbox(&dir, &["run", "dist/task.wasm", "--input", input, "--json"]);
+        assert_eq!(out.status.code(), Some(1), "{input}");
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let error = &report["outcome"]["error"];
+        assert_eq!(error["code"], code, "{input}: {report}");
+        assert_eq!(error["retryable"], false, "{input}: {report}");
+    }
+}
+
+#[test]
 fn init_refuses_a_directory_that_is_not_empty_and_build_one_without_a_project() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("notes.txt"), "mine").unwrap();
@@ -194,4 +235,35 @@ async fn the_rust_first_task_page_works_and_the_server_enforces_the_derived_sche
     let id = body["id"].as_str().unwrap();
     let job = client.until(id, |j| j["status"] == "completed").await;
     assert_eq!(job["output"], json!({"greeting": "Hello, Lin!"}), "{job}");
+}
+
+/// docs/first-task/go.md, every step, from an empty directory against a real server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_go_first_task_page_works() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
+    let work = tempfile::tempdir().unwrap();
+    let script = page_steps("docs/first-task/go.md");
+    // The PATH the script gets replaces its own: taskbox first again.
+    let bin = Path::new(env!("CARGO_BIN_EXE_taskbox"))
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let env = [("PATH", format!("{bin}:{}", path_with_go()))];
+    let out = run_script_in(work.path(), &script, &server.url, ADMIN, &env).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the page's steps failed:\n{script}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    assert!(
+        stdout.contains("Hello, Ada! Hello, Ada!"),
+        "taskbox run: {stdout}"
+    );
+    assert!(
+        stdout.contains("Hello, Grace!"),
+        "the job's output: {stdout}"
+    );
 }

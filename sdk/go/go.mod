@@ -1,0 +1,3 @@
+module taskbox/sdk
+
+go 1.21
