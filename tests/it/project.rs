@@ -180,27 +180,28 @@ fn init_refuses_a_directory_that_is_not_empty_and_build_one_without_a_project() 
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
 
-/// docs/first-task/rust.md, every step, from an empty directory against a real server; then
-/// the input schema its build derived, enforced by that server.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_rust_first_task_page_works_and_the_server_enforces_the_derived_schema() {
-    let data = tempfile::tempdir().unwrap();
-    let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
+/// Runs every step of a first-task page in an empty directory against `server`, as a user
+/// would: with `CARGO_TARGET_DIR` shared and the examples' Go on PATH. Each page greets Ada
+/// twice with `taskbox run`, then Grace through a job. Its stdout.
+async fn run_page(page: &str, server: &Served) -> String {
     let work = tempfile::tempdir().unwrap();
-    let script = page_steps("docs/first-task/rust.md");
-    let out = run_script_in(
-        work.path(),
-        &script,
-        &server.url,
-        ADMIN,
-        &[("CARGO_TARGET_DIR", cargo_target())],
-    )
-    .await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let script = page_steps(page);
+    // The PATH the script gets replaces its own: taskbox first again.
+    let bin = Path::new(env!("CARGO_BIN_EXE_taskbox"))
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let env = [
+        ("CARGO_TARGET_DIR", cargo_target()),
+        ("PATH", format!("{bin}:{}", path_with_go())),
+    ];
+    let out = run_script_in(work.path(), &script, &server.url, ADMIN, &env).await;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "the page's steps failed:\n{script}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+        "{page}'s steps failed:\n{script}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     );
     assert!(
         stdout.contains("Hello, Ada! Hello, Ada!"),
@@ -210,6 +211,16 @@ async fn the_rust_first_task_page_works_and_the_server_enforces_the_derived_sche
         stdout.contains("Hello, Grace!"),
         "the job's output: {stdout}"
     );
+    stdout
+}
+
+/// docs/first-task/rust.md, every step, from an empty directory against a real server; then
+/// the input schema its build derived, enforced by that server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rust_first_task_page_works_and_the_server_enforces_the_derived_schema() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
+    run_page("docs/first-task/rust.md", &server).await;
 
     let client = Client::new(&server.url, ADMIN);
     for (input, field) in [
@@ -242,28 +253,5 @@ async fn the_rust_first_task_page_works_and_the_server_enforces_the_derived_sche
 async fn the_go_first_task_page_works() {
     let data = tempfile::tempdir().unwrap();
     let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
-    let work = tempfile::tempdir().unwrap();
-    let script = page_steps("docs/first-task/go.md");
-    // The PATH the script gets replaces its own: taskbox first again.
-    let bin = Path::new(env!("CARGO_BIN_EXE_taskbox"))
-        .parent()
-        .unwrap()
-        .display()
-        .to_string();
-    let env = [("PATH", format!("{bin}:{}", path_with_go()))];
-    let out = run_script_in(work.path(), &script, &server.url, ADMIN, &env).await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the page's steps failed:\n{script}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
-    );
-    assert!(
-        stdout.contains("Hello, Ada! Hello, Ada!"),
-        "taskbox run: {stdout}"
-    );
-    assert!(
-        stdout.contains("Hello, Grace!"),
-        "the job's output: {stdout}"
-    );
+    run_page("docs/first-task/go.md", &server).await;
 }
