@@ -24,7 +24,8 @@ impl From<Lang> for Language {
 #[derive(Debug, Args)]
 #[command(
     after_help = "The project holds the task, an example input, a native test and a README; \
-the guest SDK is vendored under vendor/, so it builds with nothing but the language's toolchain."
+the guest SDK is vendored inside it (Rust: vendor/, Go: third_party/), so it builds with nothing \
+but the language's toolchain."
 )]
 pub struct InitArgs {
     /// The task's language.
