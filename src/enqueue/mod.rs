@@ -20,7 +20,7 @@ use crate::registry::{Registry, TaskVersion};
 use crate::store::{Idempotency, Inserted, NewJob, StoreError, StoreResult, Write, Written};
 use spec::bad;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Where the enqueuer's jobs go in, and who is told of jobs it queued
 /// by a write of its own (a workflow's job and its stages). The runner
@@ -42,25 +42,16 @@ pub const MAX_BATCH: usize = 1_000;
 pub struct Enqueuer {
     registry: Arc<Registry>,
     intake: Arc<dyn Intake>,
-    ids: Mutex<ulid::Generator>,
 }
 
 impl Enqueuer {
     pub fn new(registry: Arc<Registry>, intake: Arc<dyn Intake>) -> Self {
-        Enqueuer {
-            registry,
-            intake,
-            ids: Mutex::new(ulid::Generator::new()),
-        }
+        Enqueuer { registry, intake }
     }
 
-    /// A new job id: a ULID, increasing within this process so that
-    /// "newest first" is the order of enqueue.
+    /// A new job id (`job::new_id`).
     pub fn new_job_id(&self) -> String {
-        let mut g = self.ids.lock().unwrap_or_else(|p| p.into_inner());
-        g.generate()
-            .unwrap_or_else(|_| ulid::Ulid::generate())
-            .to_string()
+        crate::job::new_id()
     }
 
     /// Enqueues one job: `Created`, or `Existing` when its idempotency key

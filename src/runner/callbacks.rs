@@ -86,7 +86,7 @@ async fn prepared_callback(
     let mut input = json!({ "job": about });
     input[key] = value;
     let spec = JobSpec::of(name.to_owned(), input);
-    let id = ulid::Ulid::generate().to_string();
+    let id = crate::job::new_id();
     let mut tries = 0;
     loop {
         match prepare_job(registry, id.clone(), tenant, spec.clone(), None, None).await {

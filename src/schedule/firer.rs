@@ -77,7 +77,6 @@ pub struct Firer {
     /// Rung when a schedule of this process's changes, so that a new one's
     /// first slot is not missed by a long sleep.
     changed: Notify,
-    ids: std::sync::Mutex<ulid::Generator>,
     /// The least time between two slots that make jobs.
     min_interval: Duration,
 }
@@ -103,7 +102,6 @@ impl Firer {
             leader,
             wake,
             changed: Notify::new(),
-            ids: std::sync::Mutex::new(ulid::Generator::new()),
             min_interval,
         })
     }
@@ -497,10 +495,7 @@ impl Firer {
     }
 
     fn new_id(&self) -> String {
-        let mut g = self.ids.lock().unwrap_or_else(|p| p.into_inner());
-        g.generate()
-            .unwrap_or_else(|_| ulid::Ulid::generate())
-            .to_string()
+        crate::job::new_id()
     }
 
     /// Fires the schedule now, outside its slots (`POST .../trigger`):

@@ -462,7 +462,7 @@ impl Orchestrate for Orchestration {
                         true,
                     ));
                 }
-                let id = ulid::Ulid::generate().to_string();
+                let id = crate::job::new_id();
                 let new = prepare_job(&registry, id, &tenant, spec, None, None)
                     .await
                     .map_err(enqueue_failure)?;
