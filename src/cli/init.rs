@@ -65,19 +65,7 @@ pub fn main(args: InitArgs) -> anyhow::Result<ExitCode> {
     );
     println!(
         "\nnext:\n  cd {}\n  taskbox build\n  taskbox run dist/task.wasm --input @example.json",
-        shell_word(&args.dir)
+        project::quote(args.dir.as_os_str())
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// `dir` as one shell word.
-fn shell_word(dir: &std::path::Path) -> String {
-    let d = dir.display().to_string();
-    if d.bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b))
-    {
-        d
-    } else {
-        format!("'{}'", d.replace('\'', r"'\''"))
-    }
 }

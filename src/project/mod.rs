@@ -11,7 +11,7 @@ mod toolchain;
 
 pub use build::{build, detect, Built};
 pub use init::{init, Created};
-pub use toolchain::{user_cache_dir, Step};
+pub use toolchain::{quote, user_cache_dir, Step};
 
 use std::path::PathBuf;
 

@@ -129,7 +129,8 @@ fn shown(cmd: &Command) -> String {
     line.join(" ")
 }
 
-fn quote(word: &OsStr) -> String {
+/// `word` as one shell word: as it is when it needs no quotes, else in single quotes.
+pub fn quote(word: &OsStr) -> String {
     let w = word.to_string_lossy();
     let plain = !w.is_empty()
         && w.bytes()
