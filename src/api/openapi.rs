@@ -22,7 +22,7 @@ use utoipa::{Modify, OpenApi};
             Every request but /healthz, /openapi.json and the dashboard's files carries `Authorization: Bearer <token>`. \
             The admin token acts in the tenant its `Taskbox-Tenant` header names (default `default`); a tenant's token only in its own. \
             Every error answer has one shape, `{\"error\": {\"code\", \"message\", \"details\"}}`; `ErrorCode` lists the codes.",
-        license(name = "MIT OR Apache-2.0"),
+        license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
     modifiers(&Bearer),
     security(("bearer" = [])),

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 pub(crate) const ADMIN: &str = "admin-token-for-the-e2e-tests";
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 

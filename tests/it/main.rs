@@ -15,6 +15,7 @@ mod browser;
 mod cli_events;
 mod cli_run;
 mod cli_schedules;
+mod clients;
 mod common;
 mod docker;
 mod e2e;

@@ -1,0 +1,227 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.component import Component
+from ...models.error_answer import ErrorAnswer
+from ...types import Response
+
+
+def _get_kwargs(
+    *,
+    body: list[int],
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/components",
+    }
+
+    _kwargs["content"] = body.payload
+    headers["Content-Type"] = "application/octet-stream"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Component | ErrorAnswer | None:
+    if response.status_code == 200:
+        response_200 = Component.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 201:
+        response_201 = Component.from_dict(response.json())
+
+        return response_201
+
+    if response.status_code == 400:
+        response_400 = ErrorAnswer.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorAnswer.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorAnswer.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorAnswer.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 408:
+        response_408 = ErrorAnswer.from_dict(response.json())
+
+        return response_408
+
+    if response.status_code == 409:
+        response_409 = ErrorAnswer.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ErrorAnswer.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorAnswer.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = ErrorAnswer.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = ErrorAnswer.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = ErrorAnswer.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Component | ErrorAnswer]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: list[int],
+) -> Response[Component | ErrorAnswer]:
+    """Uploads a component: the body is its bytes (a WebAssembly component
+    of the `taskbox:task` world, or a WASI preview-1 command). Needs
+    `tasks:write`.
+
+    Args:
+        body (list[int]):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Component | ErrorAnswer]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    body: list[int],
+) -> Component | ErrorAnswer | None:
+    """Uploads a component: the body is its bytes (a WebAssembly component
+    of the `taskbox:task` world, or a WASI preview-1 command). Needs
+    `tasks:write`.
+
+    Args:
+        body (list[int]):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Component | ErrorAnswer
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: list[int],
+) -> Response[Component | ErrorAnswer]:
+    """Uploads a component: the body is its bytes (a WebAssembly component
+    of the `taskbox:task` world, or a WASI preview-1 command). Needs
+    `tasks:write`.
+
+    Args:
+        body (list[int]):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Component | ErrorAnswer]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    body: list[int],
+) -> Component | ErrorAnswer | None:
+    """Uploads a component: the body is its bytes (a WebAssembly component
+    of the `taskbox:task` world, or a WASI preview-1 command). Needs
+    `tasks:write`.
+
+    Args:
+        body (list[int]):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Component | ErrorAnswer
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed

@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+T = TypeVar("T", bound="TaskDefined")
+
+
+@_attrs_define
+class TaskDefined:
+    """A task version, as its definition made it.
+
+    Attributes:
+        digest (str):
+        name (str):
+        version (int):
+    """
+
+    digest: str
+    name: str
+    version: int
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        digest = self.digest
+
+        name = self.name
+
+        version = self.version
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "digest": digest,
+                "name": name,
+                "version": version,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        digest = d.pop("digest")
+
+        name = d.pop("name")
+
+        version = d.pop("version")
+
+        task_defined = cls(
+            digest=digest,
+            name=name,
+            version=version,
+        )
+
+        task_defined.additional_properties = d
+        return task_defined
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
