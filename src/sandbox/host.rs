@@ -1,7 +1,8 @@
 //! What lives in an attempt's `Store`: the WASI context that grants nothing,
 //! the outbound HTTP hooks and the secrets the guest may read, the limiter,
 //! the task world's `log` and `progress` imports, and the orchestrator
-//! world's `invoke` and `spawn`, which the runner answers.
+//! world's `invoke` and `spawn`, which the runner answers, and `fetch`, which
+//! goes through the same outbound hooks as `wasi:http`.
 
 use super::bindings::{taskbox::task::host, GuestLevel};
 use super::capture::{Level, LogBuffer, Source};
@@ -89,6 +90,18 @@ impl ComponentHost {
             message: "sub-tasks cannot be run from here".into(),
             retryable: false,
         })
+    }
+}
+
+impl super::bindings::taskbox::task::fetch::Host for ComponentHost {
+    async fn send(
+        &mut self,
+        request: super::bindings::taskbox::task::fetch::Request,
+    ) -> Result<
+        super::bindings::taskbox::task::fetch::Response,
+        super::bindings::taskbox::task::fetch::FetchError,
+    > {
+        self.http.fetch(request).await
     }
 }
 

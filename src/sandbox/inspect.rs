@@ -42,7 +42,7 @@ pub enum Invalid {
     Malformed(String),
     #[error(
         "imports that the host does not offer: {}. A task may import only \
-         `taskbox:task/host@0.1.x`, WASI 0.2 (cli, io, clocks, random, filesystem, sockets, \
+         `taskbox:task/{{host,orchestration,fetch}}@0.1.x`, WASI 0.2 (cli, io, clocks, random, filesystem, sockets, \
          http/types, http/outgoing-handler) and `wasi:config/store@0.2.0-rc.1`; a command module \
          only `wasi_snapshot_preview1`",
         .0.join(", ")
@@ -64,7 +64,11 @@ pub enum Invalid {
 
 /// What one package namespace may be imported at, and which interfaces.
 const OFFERED: &[(&str, &str, &[&str])] = &[
-    ("taskbox:task", "0.1.", &["host", "types", "orchestration"]),
+    (
+        "taskbox:task",
+        "0.1.",
+        &["host", "types", "orchestration", "fetch"],
+    ),
     (
         "wasi:cli",
         "0.2.",

@@ -30,7 +30,7 @@ pub use network::{NetworkConfig, NetworkGrant};
 pub use redact::Redactor;
 
 use crate::digest::Digest;
-use bindings::OrchestratorPre as TaskPre;
+use bindings::SandboxPre as TaskPre;
 use cache::Cached;
 use host::{ComponentHost, ModuleHost};
 use std::collections::{HashMap, HashSet};
@@ -236,7 +236,7 @@ impl Sandbox {
 
         let mut components = wasmtime::component::Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut components).map_err(engine_err)?;
-        bindings::Orchestrator::add_to_linker::<_, HasSelf<ComponentHost>>(&mut components, |h| h)
+        bindings::Sandbox::add_to_linker::<_, HasSelf<ComponentHost>>(&mut components, |h| h)
             .map_err(engine_err)?;
         // Offered to every component, granted or not, so one component
         // runs everywhere; without a grant each request is refused.

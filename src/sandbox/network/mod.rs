@@ -1,4 +1,5 @@
-//! Outbound HTTP for component guests (`wasi:http/outgoing-handler`): what
+//! Outbound HTTP for component guests (`wasi:http/outgoing-handler`, and
+//! `taskbox:task/fetch` over the same hooks): what
 //! the server allows, what a task is granted, what an attempt used, and
 //! the per-tenant cap on connections. The checks themselves are in
 //! `hooks` (each request) and `dial` (each connection).
@@ -6,6 +7,7 @@
 mod allow;
 mod body;
 mod dial;
+mod fetch;
 mod hooks;
 
 pub use allow::{Allowlist, HostPattern, MAX_PATTERNS};
