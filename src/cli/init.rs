@@ -9,6 +9,9 @@ use std::process::ExitCode;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Lang {
     Rust,
+    Js,
+    Ts,
+    Python,
     Go,
 }
 
@@ -16,6 +19,9 @@ impl From<Lang> for Language {
     fn from(l: Lang) -> Self {
         match l {
             Lang::Rust => Language::Rust,
+            Lang::Js => Language::Js,
+            Lang::Ts => Language::Ts,
+            Lang::Python => Language::Python,
             Lang::Go => Language::Go,
         }
     }
@@ -24,7 +30,7 @@ impl From<Lang> for Language {
 #[derive(Debug, Args)]
 #[command(
     after_help = "The project holds the task, an example input, a native test and a README; \
-the guest SDK is vendored inside it (Rust: vendor/, Go: third_party/), so it builds with nothing \
+the guest SDK is vendored inside it (Rust: vendor/, the others: third_party/), so it builds with nothing \
 but the language's toolchain."
 )]
 pub struct InitArgs {

@@ -2,7 +2,7 @@
 //! result is a component the server would take.
 
 use super::toolchain::Toolchain;
-use super::{go, rust, Language, ProjectError, Step, COMPONENT, DIST, SCHEMA};
+use super::{go, js, python, rust, Language, ProjectError, Step, COMPONENT, DIST, SCHEMA};
 use crate::sandbox::{inspect, Shape};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -27,6 +27,16 @@ pub fn detect(dir: &Path) -> Result<Language, ProjectError> {
     if dir.join("go.mod").is_file() {
         return Ok(Language::Go);
     }
+    if dir.join("package.json").is_file() {
+        return Ok(if js::is_typescript(dir) {
+            Language::Ts
+        } else {
+            Language::Js
+        });
+    }
+    if dir.join("app.py").is_file() {
+        return Ok(Language::Python);
+    }
     Err(ProjectError::Unknown(dir.to_owned()))
 }
 
@@ -43,6 +53,16 @@ pub fn build(dir: &Path, report: &mut dyn FnMut(Step<'_>)) -> Result<Built, Proj
     let (made, has_schema) = match language {
         Language::Rust => rust::build(dir, &whole.join(SCHEMA), &mut tc)?,
         Language::Go => (go::build(dir, &whole.join(COMPONENT), &mut tc)?, false),
+        Language::Js | Language::Ts => {
+            let out = whole.join(COMPONENT);
+            let schema = js::build(dir, &whole, &out, &whole.join(SCHEMA), &mut tc)?;
+            (out, schema)
+        }
+        Language::Python => {
+            let out = whole.join(COMPONENT);
+            let schema = python::build(dir, &out, &whole.join(SCHEMA), &mut tc)?;
+            (out, schema)
+        }
     };
     let component = dist.join(COMPONENT);
     // What it says it made: under `dir` as given, `dist/…` for the current directory.
@@ -87,6 +107,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = detect(dir.path()).unwrap_err();
         assert!(err.to_string().contains("taskbox init"), "{err}");
+        std::fs::write(dir.path().join("app.py"), "").unwrap();
+        assert_eq!(detect(dir.path()).unwrap(), Language::Python);
+        std::fs::write(dir.path().join("package.json"), "").unwrap();
+        assert_eq!(detect(dir.path()).unwrap(), Language::Js);
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/task.ts"), "").unwrap();
+        assert_eq!(detect(dir.path()).unwrap(), Language::Ts);
         std::fs::write(dir.path().join("go.mod"), "").unwrap();
         assert_eq!(detect(dir.path()).unwrap(), Language::Go);
         std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();

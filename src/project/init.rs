@@ -2,7 +2,7 @@
 //! so that it builds with nothing but the language's toolchain and its package registry.
 
 use super::embedded::{self, File};
-use super::{Language, ProjectError};
+use super::{js, python, Language, ProjectError};
 use std::path::{Path, PathBuf};
 
 /// What `init` wrote.
@@ -29,6 +29,9 @@ pub fn init(language: Language, dir: &Path) -> Result<Created, ProjectError> {
             embedded::RUST_SDK,
             "vendor/taskbox-sdk",
         ),
+        Language::Js => (embedded::JS_TEMPLATE, embedded::JS_SDK, js::SDK),
+        Language::Ts => (embedded::TS_TEMPLATE, embedded::JS_SDK, js::SDK),
+        Language::Python => (embedded::PYTHON_TEMPLATE, embedded::PYTHON_SDK, python::SDK),
         Language::Go => (
             embedded::GO_TEMPLATE,
             embedded::GO_SDK,

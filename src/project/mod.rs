@@ -6,6 +6,8 @@ mod build;
 mod embedded;
 mod go;
 mod init;
+mod js;
+mod python;
 mod rust;
 mod toolchain;
 
@@ -19,15 +21,27 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
     Rust,
+    Js,
+    Ts,
+    Python,
     Go,
 }
 
 impl Language {
-    pub const ALL: [Language; 2] = [Language::Rust, Language::Go];
+    pub const ALL: [Language; 5] = [
+        Language::Rust,
+        Language::Js,
+        Language::Ts,
+        Language::Python,
+        Language::Go,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Language::Rust => "rust",
+            Language::Js => "js",
+            Language::Ts => "ts",
+            Language::Python => "python",
             Language::Go => "go",
         }
     }
@@ -48,8 +62,9 @@ pub enum ProjectError {
     )]
     NotEmpty(PathBuf),
     #[error(
-        "{0} holds no task project taskbox knows: it looks for Cargo.toml (Rust) or go.mod \
-         (Go); start one with `taskbox init rust DIR` or `taskbox init go DIR`"
+        "{0} holds no task project taskbox knows: it looks for Cargo.toml (Rust), package.json \
+         (JavaScript, TypeScript), app.py (Python) or go.mod (Go); start one with \
+         `taskbox init rust|js|ts|python|go DIR`"
     )]
     Unknown(PathBuf),
     #[error("{path}: {source}")]

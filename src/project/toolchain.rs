@@ -4,6 +4,7 @@
 use super::ProjectError;
 use std::ffi::OsStr;
 use std::os::fd::AsFd;
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 /// What a build tells the person waiting for it.
@@ -149,6 +150,51 @@ pub fn user_cache_dir() -> Option<std::path::PathBuf> {
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))?;
     Some(base.join("taskbox"))
+}
+
+/// A virtualenv of taskbox's own in the user's cache, `toolchains/NAME`, holding `packages`
+/// (each pinned, `name==version`) from PyPI: made on first use, and made again when it holds
+/// other versions. Builds running at once wait for one another here. Needs `python3`.
+pub(crate) fn pypi_venv(
+    tc: &mut Toolchain<'_>,
+    name: &str,
+    packages: &[&str],
+    hint: &'static str,
+) -> Result<PathBuf, ProjectError> {
+    let toolchains = user_cache_dir()
+        .ok_or(ProjectError::Missing {
+            program: "a cache directory (HOME or XDG_CACHE_HOME)".into(),
+            hint,
+        })?
+        .join("toolchains");
+    std::fs::create_dir_all(&toolchains).map_err(ProjectError::io(&toolchains))?;
+    let lock_path = toolchains.join(format!("{name}.lock"));
+    let lock = std::fs::File::create(&lock_path).map_err(ProjectError::io(&lock_path))?;
+    lock.lock().map_err(ProjectError::io(&lock_path))?;
+    let venv = toolchains.join(name);
+    let stamp = venv.join(".taskbox-pinned");
+    let want = packages.join(" ");
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == want) {
+        return Ok(venv);
+    }
+    tc.note(&format!(
+        "installing {want} from PyPI into {}",
+        venv.display()
+    ));
+    tc.run(
+        Command::new("python3")
+            .args(["-m", "venv", "--clear"])
+            .arg(&venv),
+        hint,
+    )?;
+    tc.run(
+        Command::new(venv.join("bin").join("pip"))
+            .args(["install", "--quiet", "--disable-pip-version-check"])
+            .args(packages),
+        hint,
+    )?;
+    std::fs::write(&stamp, want).map_err(ProjectError::io(&stamp))?;
+    Ok(venv)
 }
 
 #[cfg(test)]

@@ -131,6 +131,43 @@ fn a_go_project_goes_from_init_to_a_run_and_fails_with_its_own_codes() {
     assert_eq!(built["language"], "go", "{built}");
     assert_eq!(built["schema"], Value::Null, "{built}");
 
+    greets_ada_twice_and_fails_with_its_own_codes(&dir);
+}
+
+/// The template's task, built in `dir`, under `taskbox run`: its example's output, then its
+/// own failure (`empty_name`) and an input of the wrong type (`bad_input`, which no server
+/// checked here), each with its code and final.
+fn greets_ada_twice_and_fails_with_its_own_codes(dir: &Path) {
+    let out = ok(
+        &taskbox(dir, &["run", "dist/task.wasm", "--input", "@example.json"]),
+        "run",
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        json!({"greeting": "Hello, Ada! Hello, Ada!"})
+    );
+    for (input, code) in [
+        (r#"{"name": " "}"#, "empty_name"),
+        (r#"{"name": 7}"#, "bad_input"),
+    ] {
+        let out = taskbox(dir, &["run", "dist/task.wasm", "--input", input, "--json"]);
+        assert_eq!(out.status.code(), Some(1), "{input}");
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let error = &report["outcome"]["error"];
+        assert_eq!(error["code"], code, "{input}: {report}");
+        assert_eq!(error["retryable"], false, "{input}: {report}");
+    }
+}
+
+#[test]
+fn a_javascript_project_adds_a_real_npm_package_and_builds_and_runs_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    ok(&taskbox(tmp.path(), &["init", "js", "notes-js"]), "init");
+    let dir = tmp.path().join("notes-js");
+    assert!(dir.join("third_party/taskbox-sdk/src/index.js").is_file());
+    let built: Value =
+        serde_json::from_str(&ok(&taskbox(&dir, &["build", "--json"]), "build")).unwrap();
+    assert_eq!(built["language"], "js", "{built}");
     let out = ok(
         &taskbox(&dir, &["run", "dist/task.wasm", "--input", "@example.json"]),
         "run",
@@ -140,18 +177,208 @@ fn a_go_project_goes_from_init_to_a_run_and_fails_with_its_own_codes() {
         json!({"greeting": "Hello, Ada! Hello, Ada!"})
     );
 
-    // The SDK's failures reach the host with their codes, final ones final.
-    for (input, code) in [
-        (r#"{"name": " "}"#, "empty_name"),
-        (r#"{"name": 7}"#, "bad_input"),
-    ] {
-        let out = taskbox(&dir, &["run", "dist/task.wasm", "--input", input, "--json"]);
-        assert_eq!(out.status.code(), Some(1), "{input}");
-        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let error = &report["outcome"]["error"];
-        assert_eq!(error["code"], code, "{input}: {report}");
-        assert_eq!(error["retryable"], false, "{input}: {report}");
+    // A package from the registry, used by an async task with awaits.
+    let npm = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "marked@18.2.1"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(npm.status.success(), "{npm:?}");
+    std::fs::write(
+        dir.join("src/task.js"),
+        r#"import { defineTask, Fail } from "@taskbox/sdk";
+import { marked } from "marked";
+
+export default defineTask(async (input, ctx) => {
+  if (typeof input.markdown !== "string") throw new Fail("no_markdown", "give `markdown`");
+  const [html, words] = await Promise.all([
+    marked.parse(input.markdown, { async: true }),
+    Promise.resolve(input.markdown.split(/\s+/u).filter(Boolean).length),
+  ]);
+  ctx.info(`${words} words`);
+  return { html, words };
+});
+"#,
+    )
+    .unwrap();
+    ok(&taskbox(&dir, &["build"]), "build with marked");
+    let out = ok(
+        &taskbox(
+            &dir,
+            &[
+                "run",
+                "dist/task.wasm",
+                "--input",
+                r##"{"markdown": "# Título\n\n*ünïcode* [link](https://example.com)"}"##,
+            ],
+        ),
+        "run with marked",
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        json!({
+            "html": "<h1>Título</h1>\n<p><em>ünïcode</em> <a href=\"https://example.com\">link</a></p>\n",
+            "words": 4
+        })
+    );
+    let out = taskbox(&dir, &["run", "dist/task.wasm", "--input", "{}", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["outcome"]["error"]["code"], "no_markdown",
+        "{report}"
+    );
+    assert_eq!(report["outcome"]["error"]["retryable"], false, "{report}");
+}
+
+/// `taskbox run` of a project's component in a blocking thread (the origin serves on this
+/// test's runtime).
+async fn run_off_thread(dir: &Path, args: &[String]) -> Output {
+    let dir = dir.to_owned();
+    let args = args.to_vec();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        taskbox(&dir, &args)
+    })
+    .await
+    .unwrap()
+}
+
+/// `fetch` in JavaScript and `ctx.fetch` in Python reach an origin the run allows, with
+/// their headers and body, through the host's checks; without the grant the host refuses
+/// them (`denied`), and the guest sees why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_javascript_and_python_sdks_fetch_through_the_tasks_grant() {
+    let (port, seen) = crate::sandbox_outbound::origin().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let js = tmp.path().join("fetch-js");
+    let py = tmp.path().join("fetch-py");
+    ok(&taskbox(tmp.path(), &["init", "js", "fetch-js"]), "init js");
+    ok(
+        &taskbox(tmp.path(), &["init", "python", "fetch-py"]),
+        "init python",
+    );
+    std::fs::write(
+        js.join("src/task.js"),
+        r#"import { defineTask } from "@taskbox/sdk";
+
+export default defineTask(async (input) => {
+  try {
+    const res = await fetch(input.url, { headers: { "x-from": "js" } });
+    console.log("fetched", res.status);
+    return { status: res.status, ok: res.ok, body: await res.text(), type: res.headers.get("Content-Type") };
+  } catch (e) {
+    return { refused: e.code, message: String(e.message) };
+  }
+});
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        py.join("app.py"),
+        r#"import taskbox
+
+
+@taskbox.task
+def get(input: dict, ctx: taskbox.Ctx) -> dict:
+    try:
+        res = ctx.fetch(input["url"], headers={"x-from": "python"})
+    except taskbox.Fail as f:
+        return {"refused": f.code, "retryable": f.retryable}
+    return {"status": res.status, "ok": res.ok, "body": res.text(), "type": res.header("content-type")}
+"#,
+    )
+    .unwrap();
+    for dir in [&js, &py] {
+        ok(&taskbox(dir, &["build"]), "build");
     }
+    let input = |path: &str| format!(r#"{{"url": "http://127.0.0.1:{port}{path}"}}"#);
+    let allow = format!("127.0.0.1:{port}");
+    let run = |dir: &Path, path: &str, granted: bool| {
+        let mut args: Vec<String> = ["run", "dist/task.wasm", "--input"]
+            .map(String::from)
+            .to_vec();
+        args.push(input(path));
+        if granted {
+            args.extend(["--allow".into(), allow.clone(), "--allow-private".into()]);
+        }
+        let dir = dir.to_owned();
+        async move {
+            let out = run_off_thread(&dir, &args).await;
+            serde_json::from_str::<Value>(&ok(&out, "run")).unwrap()
+        }
+    };
+
+    let got = run(&js, "/ok", true).await;
+    assert_eq!(
+        got,
+        json!({"status": 200, "ok": true, "body": "hello from the origin", "type": "text/plain; charset=utf-8"})
+    );
+    assert_eq!(seen.header("/ok", "x-from").as_deref(), Some("js"));
+    let got = run(&js, "/missing", true).await;
+    assert_eq!(
+        (got["status"].clone(), got["ok"].clone()),
+        (json!(404), json!(false)),
+        "{got}"
+    );
+    let got = run(&js, "/ok", false).await;
+    assert_eq!(got["refused"], "denied", "{got}");
+    assert!(
+        got["message"].as_str().unwrap().contains("network"),
+        "{got}"
+    );
+
+    let got = run(&py, "/ok", true).await;
+    assert_eq!(
+        got,
+        json!({"status": 200, "ok": true, "body": "hello from the origin", "type": "text/plain; charset=utf-8"})
+    );
+    assert!(
+        seen.0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(p, h)| p == "/ok" && h["x-from"] == "python"),
+        "the origin saw the Python request's header"
+    );
+    let got = run(&py, "/ok", false).await;
+    assert_eq!(got, json!({"refused": "http_denied", "retryable": false}));
+    // Refused requests never reached the origin.
+    assert_eq!(seen.paths(), ["/ok", "/missing", "/ok"]);
+}
+
+#[test]
+fn a_python_project_goes_from_init_to_a_run_with_its_schema_and_own_codes() {
+    let tmp = tempfile::tempdir().unwrap();
+    ok(
+        &taskbox(tmp.path(), &["init", "python", "greeter-py"]),
+        "init",
+    );
+    let dir = tmp.path().join("greeter-py");
+    assert!(dir
+        .join("third_party/taskbox-sdk/src/taskbox/__init__.py")
+        .is_file());
+
+    // The template's test, natively, with the language's own runner.
+    let test = Command::new("python3")
+        .args(["-m", "unittest", "-v"])
+        .current_dir(&dir)
+        .env("PYTHONPATH", "third_party/taskbox-sdk/src")
+        .output()
+        .unwrap();
+    assert!(test.status.success(), "{test:?}");
+
+    let built: Value =
+        serde_json::from_str(&ok(&taskbox(&dir, &["build", "--json"]), "build")).unwrap();
+    assert_eq!(built["language"], "python", "{built}");
+    assert_eq!(built["schema"], "dist/schema.json", "{built}");
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("dist/schema.json")).unwrap())
+            .unwrap();
+    assert_eq!(schema["required"], json!(["name"]), "{schema}");
+    assert_eq!(schema["properties"]["times"]["type"], "integer", "{schema}");
+
+    greets_ada_twice_and_fails_with_its_own_codes(&dir);
 }
 
 #[test]
@@ -221,14 +448,23 @@ async fn the_rust_first_task_page_works_and_the_server_enforces_the_derived_sche
     let data = tempfile::tempdir().unwrap();
     let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
     run_page("docs/first-task/rust.md", &server).await;
+    enforces_its_schema(
+        &server,
+        "hello",
+        [
+            (json!({"times": 3}), "name"),
+            (json!({"name": "Ada", "times": 11}), "times"),
+        ],
+    )
+    .await;
+}
 
+/// The server refuses each bad input of `task` with a 400 naming its field, and runs a good one.
+async fn enforces_its_schema<const N: usize>(server: &Served, task: &str, bad: [(Value, &str); N]) {
     let client = Client::new(&server.url, ADMIN);
-    for (input, field) in [
-        (json!({"times": 3}), "name"),
-        (json!({"name": "Ada", "times": 11}), "times"),
-    ] {
+    for (input, field) in bad {
         let (status, body) = client
-            .post("/v1/jobs", json!({"task": "hello", "input": input}))
+            .post("/v1/jobs", json!({"task": task, "input": input}))
             .await;
         assert_eq!(status, 400, "{input}: {body}");
         assert!(
@@ -237,15 +473,56 @@ async fn the_rust_first_task_page_works_and_the_server_enforces_the_derived_sche
         );
     }
     let (status, body) = client
-        .post(
-            "/v1/jobs",
-            json!({"task": "hello", "input": {"name": "Lin"}}),
-        )
+        .post("/v1/jobs", json!({"task": task, "input": {"name": "Lin"}}))
         .await;
     assert_eq!(status, 201, "{body}");
     let id = body["id"].as_str().unwrap();
     let job = client.until(id, |j| j["status"] == "completed").await;
     assert_eq!(job["output"], json!({"greeting": "Hello, Lin!"}), "{job}");
+}
+
+/// docs/first-task/python.md, every step, from an empty directory against a real server;
+/// then the schema its build derived from the input dataclass, enforced by that server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_first_task_page_works_and_the_server_enforces_the_derived_schema() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
+    run_page("docs/first-task/python.md", &server).await;
+    enforces_its_schema(
+        &server,
+        "hello-py",
+        [
+            (json!({"times": 3}), "name"),
+            (json!({"name": "Ada", "times": "twice"}), "times"),
+        ],
+    )
+    .await;
+}
+
+/// docs/first-task/typescript.md, every step, from an empty directory against a real server;
+/// then the schema its build derived from the `Input` type, enforced by that server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_first_task_page_works_and_the_server_enforces_the_derived_schema() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
+    run_page("docs/first-task/typescript.md", &server).await;
+    enforces_its_schema(
+        &server,
+        "hello-ts",
+        [
+            (json!({"times": 3}), "name"),
+            (json!({"name": "Ada", "times": 11}), "times"),
+        ],
+    )
+    .await;
+}
+
+/// docs/first-task/javascript.md, every step, from an empty directory against a real server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_javascript_first_task_page_works() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
+    run_page("docs/first-task/javascript.md", &server).await;
 }
 
 /// docs/first-task/go.md, every step, from an empty directory against a real server.

@@ -23,10 +23,10 @@ use taskbox::sandbox::{
 
 /// What the origin server got: path and headers of each request.
 #[derive(Clone, Default)]
-struct Seen(Arc<Mutex<Vec<(String, HeaderMap)>>>);
+pub(crate) struct Seen(pub(crate) Arc<Mutex<Vec<(String, HeaderMap)>>>);
 
 impl Seen {
-    fn paths(&self) -> Vec<String> {
+    pub(crate) fn paths(&self) -> Vec<String> {
         self.0
             .lock()
             .unwrap()
@@ -35,7 +35,7 @@ impl Seen {
             .collect()
     }
 
-    fn header(&self, path: &str, name: &str) -> Option<String> {
+    pub(crate) fn header(&self, path: &str, name: &str) -> Option<String> {
         self.0
             .lock()
             .unwrap()
@@ -48,7 +48,7 @@ impl Seen {
 /// An origin on 127.0.0.1: `/ok` answers, `/redirect?to=` redirects,
 /// `/big?n=` answers n bytes with a length, `/stream?n=` n bytes without
 /// one, `/stall` never answers. Answers its port and what it saw.
-async fn origin() -> (u16, Seen) {
+pub(crate) async fn origin() -> (u16, Seen) {
     async fn record(
         State(seen): State<Seen>,
         uri: axum::http::Uri,
