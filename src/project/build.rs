@@ -49,6 +49,8 @@ pub fn build(dir: &Path, report: &mut dyn FnMut(Step<'_>)) -> Result<Built, Proj
     let schema = dist.join(SCHEMA);
     // The tools run in other directories (a test runs in its package's): they get paths whole.
     let whole = dist.canonicalize().map_err(ProjectError::io(&dist))?;
+    // A schema an earlier build wrote never outlives the build that no longer derives one.
+    let _ = std::fs::remove_file(&schema);
     let mut tc = Toolchain::new(report);
     let (made, has_schema) = match language {
         Language::Rust => rust::build(dir, &whole.join(SCHEMA), &mut tc)?,

@@ -63,7 +63,6 @@ pub fn build(
         ));
     }
 
-    let _ = std::fs::remove_file(schema_out);
     let wrote = ts && schema(dir, source, schema_out, tc)?;
 
     let entry = dist.join(ENTRY);

@@ -8,8 +8,8 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 
-/// What builds Python components, and what derives the schema: the versions the guest
-/// examples are built with.
+/// What builds Python components (the componentize-py the guest examples are built with),
+/// and what derives the schema.
 const PACKAGES: [&str; 2] = ["componentize-py==0.25.1", "pydantic==2.14.4"];
 const PYTHON_HINT: &str = "install Python 3.11 or later with its venv module (python3 -m venv), \
                            so that taskbox can install componentize-py from PyPI";
@@ -43,7 +43,6 @@ pub fn build(
         ProjectError::Output(format!("the project's path cannot be a PYTHONPATH: {e}"))
     })?;
 
-    let _ = std::fs::remove_file(schema_out);
     let wrote = schema(&bin, dir, &path, schema_out, tc)?;
 
     let wit = sdk.join("wit");

@@ -37,7 +37,6 @@ pub fn build(
         tc.note("no input schema: the crate does not use taskbox-sdk, whose `task!` derives it");
         return Ok((component, false));
     }
-    let _ = std::fs::remove_file(schema_out);
     tc.quiet(
         Command::new("cargo")
             .args(["test", "--lib", "--quiet", "--manifest-path"])
