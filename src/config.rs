@@ -61,8 +61,7 @@ pub const KNOWN_VARIABLES: &[&str] = &[
 
 /// Most attempts one process runs at once.
 pub const MAX_RUNNERS: usize = 1024;
-/// Largest component the server can be told to accept.
-pub const MAX_COMPONENT_BYTES_CEILING: usize = 512 << 20;
+pub use crate::sandbox::inspect::MAX_COMPONENT_BYTES_CEILING;
 /// Largest JSON body the server can be told to accept.
 pub const MAX_BODY_BYTES_CEILING: usize = 64 << 20;
 /// Longest grace period on stop.
@@ -274,7 +273,7 @@ impl ServeConfig {
             grace: Duration::from_secs(5),
             lease: Duration::from_millis(crate::runner::LEASE_MS),
             max_body_bytes: 1 << 20,
-            max_component_bytes: 64 << 20,
+            max_component_bytes: crate::sandbox::inspect::DEFAULT_MAX_COMPONENT_BYTES,
             admin_token: None,
             max_instances: crate::sandbox::engine::DEFAULT_MAX_INSTANCES,
             compile_cache: None,

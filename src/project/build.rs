@@ -78,6 +78,15 @@ pub fn build(dir: &Path, report: &mut dyn FnMut(Step<'_>)) -> Result<Built, Proj
     }
     let bytes = std::fs::read(&component).map_err(ProjectError::io(&component))?;
     check(&bytes)?;
+    if bytes.len() > inspect::DEFAULT_MAX_COMPONENT_BYTES {
+        tc.note(&format!(
+            "{DIST}/{COMPONENT} is {} MiB: a server takes it only when started with \
+             --max-component-bytes {} or more (the default is {} MiB)",
+            bytes.len() >> 20,
+            bytes.len(),
+            inspect::DEFAULT_MAX_COMPONENT_BYTES >> 20
+        ));
+    }
     Ok(Built {
         language: language.name(),
         component_bytes: bytes.len() as u64,
@@ -87,9 +96,9 @@ pub fn build(dir: &Path, report: &mut dyn FnMut(Step<'_>)) -> Result<Built, Proj
     })
 }
 
-/// The server's first look at an upload, here: a build whose result it would refuse fails.
+/// The server's first look at an upload, here: a build whose result no server would take fails.
 fn check(bytes: &[u8]) -> Result<(), ProjectError> {
-    inspect::inspect(bytes, usize::MAX, |module, _| {
+    inspect::inspect(bytes, inspect::MAX_COMPONENT_BYTES_CEILING, |module, _| {
         module == "wasi_snapshot_preview1"
     })
     .map(|_: Shape| ())

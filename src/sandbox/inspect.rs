@@ -125,6 +125,11 @@ pub fn component_import_offered(name: &str) -> bool {
     })
 }
 
+/// Largest component a server takes unless told otherwise (`--max-component-bytes`).
+pub const DEFAULT_MAX_COMPONENT_BYTES: usize = 64 << 20;
+/// Largest component a server can be told to take.
+pub const MAX_COMPONENT_BYTES_CEILING: usize = 512 << 20;
+
 /// Looks at the bytes without compiling them: size, magic, ABI, imports.
 /// `module_imports_offered` says whether a core-module import is linked.
 pub fn inspect(

@@ -101,7 +101,7 @@ impl Default for SandboxConfig {
         SandboxConfig {
             cache_dir: None,
             ceilings: Ceilings::DEFAULT,
-            max_component_bytes: 64 << 20,
+            max_component_bytes: inspect::DEFAULT_MAX_COMPONENT_BYTES,
             max_instances: engine::DEFAULT_MAX_INSTANCES,
             compile_timeout: compiler::DEFAULT_TIMEOUT,
             compiler: Compiler::InProcess,
