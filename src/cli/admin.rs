@@ -1,6 +1,6 @@
 //! `taskbox tenant …`: what an admin token does with tenants.
 
-use super::client::{Client, ServerArgs};
+use super::client::{connect, PrintReply, ServerArgs};
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -44,7 +44,7 @@ pub fn tenant_main(cmd: TenantCmd) -> anyhow::Result<ExitCode> {
         TenantCmd::List(out) => super::tenant::list(out),
         TenantCmd::Usage { name, out } => super::tenant::usage(name, out),
         TenantCmd::Create { name, server, json } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let reply = client
                 .post(&["v1", "tenants"])
                 .json(json!({ "name": name }))

@@ -1,7 +1,7 @@
 //! `taskbox events`: the tenant's job events, one line each for people or
 //! one JSON object each for scripts; those up to now, or followed live.
 
-use super::client::{ApiError, Client, ServerArgs};
+use super::client::{api_error, connect, Client, ServerArgs};
 use super::job_view::error_value_text;
 use super::sse::{self, Item, Stream};
 use super::table;
@@ -51,7 +51,7 @@ pub struct EventsArgs {
 const PAGE: u32 = 1000;
 
 pub fn main(args: EventsArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::new(&args.server)?;
+    let client = connect(&args.server)?;
     let query = filter(&args);
     if args.follow {
         follow(&client, query, &args)
@@ -114,7 +114,7 @@ fn catch_up(
         for (key, value) in query {
             call = call.query(key, Some(value));
         }
-        let page: EventPage = call.send().map_err(no_feed)?.view()?;
+        let page: EventPage = call.send().map_err(no_feed)?.json()?;
         let next = page.next_after;
         // Up to where the tenant was when we began: a busy tenant's new
         // events would otherwise keep this going for ever.
@@ -183,15 +183,14 @@ pub(super) fn head(client: &Client) -> anyhow::Result<u64> {
         .query("limit", Some(0))
         .send()
         .map_err(no_feed)?
-        .view()?;
+        .json()?;
     Ok(page.head)
 }
 
 /// A 404 for `/v1/events` is a server from before events.
-fn no_feed(e: anyhow::Error) -> anyhow::Error {
-    if e.downcast_ref::<ApiError>()
-        .is_some_and(|a| a.status == 404)
-    {
+fn no_feed(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    let e: anyhow::Error = e.into();
+    if api_error(&e).is_some_and(|a| a.status == 404) {
         e.context(
             "this server has no event feed (GET /v1/events answered 404): it is older than \
              this taskbox; upgrade the server",

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct HealthArgs {
-    /// The taskbox server's base URL (plain http).
-    #[arg(long, env = "TASKBOX_URL", default_value = "http://127.0.0.1:8080")]
+    /// The taskbox server's base URL (http, or https behind a TLS proxy).
+    #[arg(long, env = "TASKBOX_URL", default_value = taskbox_client::DEFAULT_URL)]
     pub url: String,
     /// How long to wait for the answer, in ms.
     #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=600_000))]

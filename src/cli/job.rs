@@ -1,6 +1,8 @@
 //! `taskbox job …`: enqueue jobs, follow them to the end, list, cancel, run, resume, inspect attempts.
 
-use super::client::{print_json, ApiError, Client, Reply, ServerArgs, Unreachable};
+use super::client::{
+    api_error, connect, is_transient, print_json, Client, PrintReply, Reply, ServerArgs,
+};
 use super::events::ends_job;
 use super::job_view::*;
 use super::sse::{self, Item, Stream};
@@ -239,25 +241,25 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
         JobCmd::Enqueue(args) => enqueue(args),
         JobCmd::Batch(args) => super::job_batch::batch(args),
         JobCmd::Get { id, server, json } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let reply = client.get(&["v1", "jobs", &id]).send()?;
             if json {
                 reply.print()?;
             } else {
-                print!("{}", job_details(&reply.view::<JobDetail>()?)?);
+                print!("{}", job_details(&reply.json::<JobDetail>()?)?);
             }
             Ok(ExitCode::SUCCESS)
         }
         JobCmd::List(args) => list(args),
         JobCmd::Replay(args) => super::replay::replay(args),
         JobCmd::Cancel { id, server, json } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let reply = client.post(&["v1", "jobs", &id, "cancel"]).send()?;
             if json {
                 reply.print()?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let job: JobView = reply.view()?;
+            let job: JobView = reply.json()?;
             if job.status == JobStatus::Cancelled {
                 println!("cancelled job {id}");
             } else if job.cancel_requested {
@@ -288,7 +290,7 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
             if json {
                 reply.print()?;
             } else {
-                let job: JobView = reply.view()?;
+                let job: JobView = reply.json()?;
                 println!(
                     "retrying job {id} on {} version {}: {}",
                     job.task.name,
@@ -317,12 +319,12 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
             if let Some(n) = limit {
                 body["limit"] = json!(n);
             }
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let reply = client.post(&["v1", "jobs", "retry"]).json(body).send()?;
             if json {
                 reply.print()?;
             } else {
-                let done: RetriedMany = reply.view()?;
+                let done: RetriedMany = reply.json()?;
                 println!(
                     "retried {} failed jobs{}{}",
                     done.retried,
@@ -355,7 +357,7 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
             if json {
                 reply.print()?;
             } else {
-                let job: JobView = reply.view()?;
+                let job: JobView = reply.json()?;
                 println!("resumed job {id}: {}", job.status.as_str());
             }
             Ok(ExitCode::SUCCESS)
@@ -366,13 +368,13 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
             server,
             json,
         } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let reply = client.get(&["v1", "jobs", &id, "attempts"]).send()?;
             if json {
                 reply.print()?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let page: AttemptPage = reply.view()?;
+            let page: AttemptPage = reply.json()?;
             if page.attempts.is_empty() {
                 eprintln!("job {id} has not run yet");
                 return Ok(ExitCode::SUCCESS);
@@ -386,7 +388,7 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
 fn enqueue(args: EnqueueArgs) -> anyhow::Result<ExitCode> {
     let input = read_input(&args.input, std::io::stdin())?;
     let body = enqueue_body(&args, input)?;
-    let client = Client::new(&args.server)?;
+    let client = connect(&args.server)?;
     // Where the tenant's events stand before the job exists: following
     // from there misses none of the job's events. Read before enqueueing,
     // so that a token that cannot follow enqueues nothing.
@@ -424,8 +426,8 @@ fn enqueue(args: EnqueueArgs) -> anyhow::Result<ExitCode> {
 
 /// `POST /v1/jobs/{id}/{action}` with `body`: the answer, a job.
 fn post_to_job(server: &ServerArgs, id: &str, action: &str, body: Value) -> anyhow::Result<Reply> {
-    let client = Client::new(server)?;
-    client.post(&["v1", "jobs", id, action]).json(body).send()
+    let client = connect(server)?;
+    Ok(client.post(&["v1", "jobs", id, action]).json(body).send()?)
 }
 
 /// A sighting of a job: the answer as it came (what `--json` prints) and
@@ -438,7 +440,7 @@ struct Seen {
 
 impl Seen {
     fn of(reply: Reply) -> anyhow::Result<Seen> {
-        let job = reply.view()?;
+        let job = reply.json()?;
         Ok(Seen { reply, job })
     }
 }
@@ -521,7 +523,7 @@ fn read_input(arg: &str, mut stdin: impl Read) -> anyhow::Result<Value> {
 }
 
 fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::new(&args.server)?;
+    let client = connect(&args.server)?;
     let status = args.status.map(|s| s.as_str());
     let reply = client
         .get(&["v1", "jobs"])
@@ -535,7 +537,7 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         reply.print()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let page: JobPage = reply.view()?;
+    let page: JobPage = reply.json()?;
     if page.jobs.is_empty() {
         eprintln!("no jobs");
     } else {
@@ -570,7 +572,11 @@ fn follow(client: &Client, id: &str, first: Seen) -> anyhow::Result<Seen> {
         }
         client.pause(pause);
         pause = (pause * 2).min(POLL_MAX);
-        let next = match client.get(&["v1", "jobs", id]).send() {
+        let next = match client
+            .get(&["v1", "jobs", id])
+            .send()
+            .map_err(anyhow::Error::from)
+        {
             Ok(reply) => Seen::of(reply)?,
             Err(e) if is_transient(&e) => {
                 let since = *outage.get_or_insert_with(Instant::now);
@@ -597,7 +603,7 @@ fn follow(client: &Client, id: &str, first: Seen) -> anyhow::Result<Seen> {
 fn events_head(client: &Client) -> anyhow::Result<Option<u64>> {
     match super::events::head(client) {
         Ok(head) => Ok(Some(head)),
-        Err(e) => match e.downcast_ref::<ApiError>().map(|a| a.status) {
+        Err(e) => match api_error(&e).map(|a| a.status) {
             Some(404) => Ok(None),
             Some(403) => Err(e.context(
                 "--wait follows the job's events (GET /v1/events), which needs the jobs:read \
@@ -755,7 +761,11 @@ fn get_job(client: &Client, id: &str) -> anyhow::Result<Seen> {
     let mut pause = POLL_FIRST;
     let mut outage: Option<Instant> = None;
     loop {
-        match client.get(&["v1", "jobs", id]).send() {
+        match client
+            .get(&["v1", "jobs", id])
+            .send()
+            .map_err(anyhow::Error::from)
+        {
             Ok(reply) => return Seen::of(reply),
             Err(e) if is_transient(&e) => {
                 let since = *outage.get_or_insert_with(Instant::now);
@@ -768,13 +778,6 @@ fn get_job(client: &Client, id: &str) -> anyhow::Result<Seen> {
             Err(e) => return Err(e),
         }
     }
-}
-
-/// A failure worth waiting out while following a job: no answer, or the server asking for a pause.
-fn is_transient(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<Unreachable>().is_some()
-        || e.downcast_ref::<ApiError>()
-            .is_some_and(ApiError::is_transient)
 }
 
 /// The end of `--wait`: the output (or the job) on stdout and 0, or the error on stderr and 1.
@@ -809,14 +812,14 @@ fn finish(last: &Seen, as_json: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn run(id: &str, wait: bool, server: &ServerArgs, as_json: bool) -> anyhow::Result<ExitCode> {
-    let client = Client::new(server)?;
+    let client = connect(server)?;
     let call = client
         .post(&["v1", "jobs", id, "run"])
         .query("wait", wait.then_some("true"));
-    let seen = match call.send() {
+    let seen = match call.send().map_err(anyhow::Error::from) {
         Ok(reply) => Seen::of(reply)?,
         // A run that failed is an answer about the job, not an error of the CLI.
-        Err(e) => match e.downcast_ref::<ApiError>() {
+        Err(e) => match api_error(&e) {
             Some(api)
                 if api.code.as_deref() == Some("JOB_EXECUTION_ERROR")
                     && api.details.is_object() =>

@@ -1,7 +1,7 @@
 //! `taskbox job batch FILE`: enqueue many jobs from JSON lines, a thousand
 //! per request, with progress on stderr and one result per line.
 
-use super::client::{Client, ServerArgs};
+use super::client::{connect, ServerArgs};
 use super::table::Table;
 use crate::api::batch::{Answered, BatchAnswer, ItemErrorBody};
 use anyhow::{bail, Context};
@@ -83,7 +83,7 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     if lines.is_empty() {
         bail!("{} holds no jobs", args.file);
     }
-    let client = Client::new(&args.server)?;
+    let client = connect(&args.server)?;
     let show_progress = std::io::stderr().is_terminal();
     let mut results: Vec<Sent> = Vec::with_capacity(lines.len());
     for (n, chunk) in lines.chunks(args.chunk as usize).enumerate() {
@@ -102,8 +102,8 @@ pub fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
                 results.len()
             )
         })?;
-        let answer: BatchAnswer = reply.view()?;
-        let raw: RawItems = reply.view()?;
+        let answer: BatchAnswer = reply.json()?;
+        let raw: RawItems = reply.json()?;
         if answer.jobs.len() != chunk.len() || raw.jobs.len() != chunk.len() {
             bail!(
                 "the server answered {} results for {} jobs",

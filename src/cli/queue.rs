@@ -1,7 +1,7 @@
 //! `taskbox queue …`: the tenant's queues, their depths and how long the
 //! head of each line has waited; pausing and resuming one.
 
-use super::client::{Client, ServerArgs};
+use super::client::{connect, PrintReply, ServerArgs};
 use super::table::{millis, Table};
 use crate::api::queues::{QueueList, QueueSwitched};
 use clap::Subcommand;
@@ -52,12 +52,12 @@ const STATUSES: [&str; 6] = [
 pub fn main(cmd: QueueCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         QueueCmd::List { server, json } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let reply = client.get(&["v1", "queues"]).send()?;
             if json {
                 reply.print()?;
             } else {
-                print!("{}", table(&reply.view()?));
+                print!("{}", table(&reply.json()?));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -68,12 +68,12 @@ pub fn main(cmd: QueueCmd) -> anyhow::Result<ExitCode> {
 
 /// `pause` or `resume`, and a line that says what it did.
 fn switch(server: &ServerArgs, name: &str, action: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let client = Client::new(server)?;
+    let client = connect(server)?;
     let reply = client.post(&["v1", "queues", name, action]).send()?;
     if json {
         reply.print()?;
     } else {
-        let answer: QueueSwitched = reply.view()?;
+        let answer: QueueSwitched = reply.json()?;
         let state = if answer.paused {
             "paused"
         } else {

@@ -7,7 +7,7 @@
 //! the replay ended, so `taskbox job replay ID --component fixed.wasm &&
 //! echo fixed` works in a script.
 
-use super::client::{Client, ServerArgs};
+use super::client::{connect, ServerArgs};
 use super::format::thousands;
 use crate::api::bundle::Bundle;
 use crate::api::views::AttemptView;
@@ -95,13 +95,13 @@ fn recorded_terms(attempt: &AttemptView) -> (String, Option<String>) {
 }
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::new(&args.server)?;
+    let client = connect(&args.server)?;
     let reply = client
         .get(&["v1", "jobs", &args.id, "bundle"])
         .query("attempt", args.attempt)
         .send()
         .map_err(|e| super::client::older_server(e, "job replay"))?;
-    let bundle: Bundle = reply.view()?;
+    let bundle: Bundle = reply.json()?;
     let component = &bundle.component;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&component.base64)

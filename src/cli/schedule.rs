@@ -2,7 +2,7 @@
 //! delete the tenant's cron schedules (changing one needs the
 //! schedules:write scope).
 
-use super::client::{ApiError, Client, Reply, ServerArgs};
+use super::client::{api_error, connect, PrintReply, Reply, ServerArgs};
 use super::table::{self, Table};
 use crate::api::schedules::{ScheduleList, ScheduleView};
 use anyhow::Context;
@@ -172,7 +172,7 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
             server,
             json,
         } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let reply = client
                 .put(&["v1", "schedules", &name])
                 .json(def.body()?)
@@ -181,7 +181,7 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
             if json {
                 reply.print()?;
             } else {
-                let s: ScheduleView = reply.view()?;
+                let s: ScheduleView = reply.json()?;
                 let verb = if reply.status == 201 {
                     "defined"
                 } else {
@@ -206,7 +206,7 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
             list_table,
         ),
         ScheduleCmd::Show { name, server, json } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let reply = client
                 .get(&["v1", "schedules", &name])
                 .send()
@@ -214,7 +214,7 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
             if json {
                 reply.print()?;
             } else {
-                print!("{}", details(&reply.view()?));
+                print!("{}", details(&reply.json()?));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -224,7 +224,7 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
                 reply.print()?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let s: ScheduleView = reply.view()?;
+            let s: ScheduleView = reply.json()?;
             if let Some(before) = &s.before_job {
                 println!("triggered {name}: its before job {} runs first", before.id);
             } else {
@@ -249,7 +249,7 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
             if json {
                 reply.print()?;
             } else {
-                let s: ScheduleView = reply.view()?;
+                let s: ScheduleView = reply.json()?;
                 println!(
                     "resumed {name}: next slot {}",
                     table::time_cell(s.next_slot.as_deref())
@@ -258,7 +258,7 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ScheduleCmd::Delete { name, server } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             client
                 .delete(&["v1", "schedules", &name])
                 .send()
@@ -270,7 +270,7 @@ pub fn main(cmd: ScheduleCmd) -> anyhow::Result<ExitCode> {
 }
 
 fn post(server: &ServerArgs, name: &str, action: &str) -> anyhow::Result<Reply> {
-    let client = Client::new(server)?;
+    let client = connect(server)?;
     client
         .post(&["v1", "schedules", name, action])
         .send()
@@ -278,8 +278,9 @@ fn post(server: &ServerArgs, name: &str, action: &str) -> anyhow::Result<Reply> 
 }
 
 /// A 404 naming a schedule: say where the names are.
-fn unknown(e: anyhow::Error, name: &str) -> anyhow::Error {
-    match e.downcast_ref::<ApiError>() {
+fn unknown(e: impl Into<anyhow::Error>, name: &str) -> anyhow::Error {
+    let e: anyhow::Error = e.into();
+    match api_error(&e) {
         Some(a) if a.code.as_deref() == Some("SCHEDULE_NOT_FOUND") => e.context(format!(
             "no schedule {name:?} in this tenant; `taskbox schedule list` shows them"
         )),
@@ -287,7 +288,8 @@ fn unknown(e: anyhow::Error, name: &str) -> anyhow::Error {
     }
 }
 
-fn not_found(e: anyhow::Error) -> anyhow::Error {
+fn not_found(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    let e: anyhow::Error = e.into();
     super::client::older_server(e, "schedules")
 }
 

@@ -2,7 +2,7 @@
 //! secrets:write scope). A value is read from stdin or a file, never from
 //! the command line, and is never printed.
 
-use super::client::{ApiError, Client, ServerArgs};
+use super::client::{api_error, connect, PrintReply, ServerArgs};
 use super::table::{self, Table};
 use crate::api::secrets::{Secret, SecretList};
 use crate::secrets::rules::{self, MAX_VALUE_BYTES};
@@ -69,7 +69,7 @@ pub fn main(cmd: SecretCmd) -> anyhow::Result<ExitCode> {
         } => {
             // Said before a value is asked for.
             rules::check_name(&name)?;
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let value = match &value_file {
                 Some(path) => from_file(path)?,
                 None if std::io::stdin().is_terminal() => typed(&name)?,
@@ -94,7 +94,7 @@ pub fn main(cmd: SecretCmd) -> anyhow::Result<ExitCode> {
                 reply.print()?;
             } else {
                 let made = reply.status == 201;
-                let secret: Secret = reply.view()?;
+                let secret: Secret = reply.json()?;
                 println!(
                     "{} secret {} (version {})",
                     if made { "made" } else { "replaced" },
@@ -113,7 +113,7 @@ pub fn main(cmd: SecretCmd) -> anyhow::Result<ExitCode> {
             secrets_table,
         ),
         SecretCmd::Rm { name, server } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             client
                 .delete(&["v1", "secrets", &name])
                 .send()
@@ -233,8 +233,9 @@ impl Drop for Quiet {
 }
 
 /// A 404 naming a secret: say where the names are.
-fn unknown_secret(e: anyhow::Error, name: &str) -> anyhow::Error {
-    match e.downcast_ref::<ApiError>() {
+fn unknown_secret(e: impl Into<anyhow::Error>, name: &str) -> anyhow::Error {
+    let e: anyhow::Error = e.into();
+    match api_error(&e) {
         Some(a) if a.code.as_deref() == Some("SECRET_NOT_FOUND") => e.context(format!(
             "no secret {name} in this tenant; `taskbox secret list` shows their names"
         )),
@@ -242,7 +243,8 @@ fn unknown_secret(e: anyhow::Error, name: &str) -> anyhow::Error {
     }
 }
 
-fn not_found(e: anyhow::Error) -> anyhow::Error {
+fn not_found(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    let e: anyhow::Error = e.into();
     super::client::older_server(e, "secrets")
 }
 

@@ -3,7 +3,7 @@
 //! out when the connection breaks or the server drops a slow reader. Shared
 //! by `taskbox events --follow` and `taskbox job enqueue --wait`.
 
-use super::client::{ApiError, Client, Unreachable};
+use super::client::Client;
 use super::table;
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -399,12 +399,12 @@ impl<'a> Stream<'a> {
                 }
                 Some(Err(e)) => e,
             };
-            let unreachable = e.downcast_ref::<Unreachable>();
-            let transient = unreachable.is_some()
-                || e.downcast_ref::<ApiError>()
-                    .is_some_and(ApiError::is_transient);
-            if !transient || (unreachable.is_some() && !self.connected) {
-                return Err(e);
+            let unreachable = match &e {
+                taskbox_client::Error::Unreachable(u) => Some(u),
+                _ => None,
+            };
+            if !e.is_transient() || (unreachable.is_some() && !self.connected) {
+                return Err(e.into());
             }
             let cause = match unreachable {
                 Some(u) => format!("cannot reach {} ({})", u.url, u.cause),
@@ -416,7 +416,7 @@ impl<'a> Stream<'a> {
             });
             if let Some(limit) = self.give_up {
                 if outage.since.elapsed() >= limit {
-                    return Err(e.context(format!(
+                    return Err(anyhow::Error::from(e).context(format!(
                         "the event stream could not be opened again for {} s",
                         limit.as_secs()
                     )));

@@ -1,6 +1,6 @@
 //! `taskbox task …`: upload a component as a new task version, list tasks, show one.
 
-use super::client::{Client, ServerArgs};
+use super::client::{connect, PrintReply, ServerArgs};
 use super::format::bytes;
 use super::table::{self, short_digest, Table};
 use crate::api::registry::{Component, TaskDefined, TaskList};
@@ -147,13 +147,13 @@ fn push(mut args: PushArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(|p| read_json_file(p, "output schema"))
         .transpose()?;
-    let client = Client::new(&args.server)?;
+    let client = connect(&args.server)?;
     let component = client
         .post(&["v1", "components"])
         .wasm(wasm)
         .send()
         .with_context(|| format!("the server refused {}", args.file.display()))?;
-    let uploaded: Component = component.view()?;
+    let uploaded: Component = component.json()?;
     let body = definition(&args, &uploaded.digest, input_schema, output_schema);
     let task = client
         .put(&["v1", "tasks", &args.name])
@@ -164,7 +164,7 @@ fn push(mut args: PushArgs) -> anyhow::Result<ExitCode> {
         task.print()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let version = task.view::<TaskDefined>()?.version;
+    let version = task.json::<TaskDefined>()?.version;
     let mut about = vec![
         short_digest(&uploaded.digest),
         bytes(uploaded.size),
@@ -259,13 +259,13 @@ fn read_json_file(path: &Path, what: &str) -> anyhow::Result<Value> {
 }
 
 fn list(server: &ServerArgs, as_json: bool) -> anyhow::Result<ExitCode> {
-    let client = Client::new(server)?;
+    let client = connect(server)?;
     let reply = client.get(&["v1", "tasks"]).send()?;
     if as_json {
         reply.print()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let list: TaskList = reply.view()?;
+    let list: TaskList = reply.json()?;
     if list.tasks.is_empty() {
         eprintln!("no tasks yet; add one with `taskbox task push NAME FILE.wasm`");
         return Ok(ExitCode::SUCCESS);
@@ -288,13 +288,13 @@ fn tasks_table(tasks: &[TaskSummary]) -> Table {
 }
 
 fn show(name: &str, server: &ServerArgs, as_json: bool) -> anyhow::Result<ExitCode> {
-    let client = Client::new(server)?;
+    let client = connect(server)?;
     let reply = client.get(&["v1", "tasks", name]).send()?;
     if as_json {
         reply.print()?;
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", summary(&reply.view()?)?);
+    print!("{}", summary(&reply.json()?)?);
     Ok(ExitCode::SUCCESS)
 }
 

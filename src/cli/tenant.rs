@@ -1,7 +1,7 @@
 //! `taskbox tenant set|show|list|usage`: a tenant's weight and quotas (the
 //! admin's), and what a tenant used (its own, or any for the admin).
 
-use super::client::{ApiError, Client, ServerArgs};
+use super::client::{api_error, connect, PrintReply, ServerArgs};
 use super::table::{self, Table};
 use crate::api::tenants::{QuotaSource, TenantList, TenantView};
 use crate::api::usage::Usage;
@@ -81,15 +81,14 @@ fn own_settings(view: &TenantView) -> (Option<u32>, Map<String, Value>) {
 }
 
 pub fn set(args: SetArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::new(&args.out.server)?.without_tenant();
-    let current: Option<TenantView> = match client.get(&["v1", "tenants", &args.name]).send() {
-        Ok(reply) => Some(reply.view()?),
-        Err(e)
-            if e.downcast_ref::<ApiError>()
-                .is_some_and(|a| a.status == 404) =>
-        {
-            None
-        }
+    let client = connect(&args.out.server)?.without_tenant();
+    let current: Option<TenantView> = match client
+        .get(&["v1", "tenants", &args.name])
+        .send()
+        .map_err(anyhow::Error::from)
+    {
+        Ok(reply) => Some(reply.json()?),
+        Err(e) if api_error(&e).is_some_and(|a| a.status == 404) => None,
         Err(e) => return Err(e),
     };
     let (mut weight, mut own) = match (&current, args.reset) {
@@ -128,7 +127,7 @@ pub fn set(args: SetArgs) -> anyhow::Result<ExitCode> {
             "updated"
         };
         eprintln!("{verb} tenant {}", args.name);
-        print!("{}", tenant_view(&reply.view()?));
+        print!("{}", tenant_view(&reply.json()?));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -158,25 +157,25 @@ pub fn tenant_view(t: &TenantView) -> String {
 }
 
 pub fn show(name: String, out: Output) -> anyhow::Result<ExitCode> {
-    let client = Client::new(&out.server)?.without_tenant();
+    let client = connect(&out.server)?.without_tenant();
     let reply = client.get(&["v1", "tenants", &name]).send()?;
     if out.json {
         reply.print()?;
     } else {
-        print!("{}", tenant_view(&reply.view()?));
+        print!("{}", tenant_view(&reply.json()?));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn list(out: Output) -> anyhow::Result<ExitCode> {
-    let client = Client::new(&out.server)?.without_tenant();
+    let client = connect(&out.server)?.without_tenant();
     let reply = client.get(&["v1", "tenants"]).send()?;
     if out.json {
         reply.print()?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = Table::new(&["NAME", "WEIGHT", "OWN QUOTAS", "CREATED"]).right(&[1]);
-    let list: TenantList = reply.view()?;
+    let list: TenantList = reply.json()?;
     for tenant in &list.tenants {
         let (_, own) = own_settings(tenant);
         let own: Vec<String> = own
@@ -199,7 +198,7 @@ pub fn list(out: Output) -> anyhow::Result<ExitCode> {
 }
 
 pub fn usage(name: Option<String>, out: Output) -> anyhow::Result<ExitCode> {
-    let client = Client::new(&out.server)?;
+    let client = connect(&out.server)?;
     let reply = match &name {
         Some(n) => client
             .without_tenant()
@@ -210,7 +209,7 @@ pub fn usage(name: Option<String>, out: Output) -> anyhow::Result<ExitCode> {
     if out.json {
         reply.print()?;
     } else {
-        print!("{}", usage_view(&reply.view()?));
+        print!("{}", usage_view(&reply.json()?));
     }
     Ok(ExitCode::SUCCESS)
 }

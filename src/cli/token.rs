@@ -1,7 +1,7 @@
 //! `taskbox token create|list|revoke`: tenants' tokens, minted, listed
 //! (never a secret) and revoked by the admin token.
 
-use super::client::{ApiError, Client, ServerArgs};
+use super::client::{api_error, connect, PrintReply, ServerArgs};
 use super::table::{self, Table};
 use crate::api::tokens::{TokenList, TokenMinted, TokenView};
 use crate::store::Scope;
@@ -82,7 +82,7 @@ pub fn main(cmd: TokenCmd) -> anyhow::Result<ExitCode> {
             tokens_table,
         ),
         TokenCmd::Revoke { id, server } => {
-            Client::new(&server)?
+            connect(&server)?
                 .without_tenant()
                 .delete(&["v1", "tokens", &id])
                 .send()
@@ -105,12 +105,12 @@ fn create(
         .filter(|t| !t.is_empty())
         .context("say which tenant the token is for: --tenant NAME")?;
     // The tenant is in the body; acting in it as well would only add a way to fail.
-    let client = Client::new(&server)?.without_tenant();
+    let client = connect(&server)?.without_tenant();
     let reply = client
         .post(&["v1", "tokens"])
         .json(token_body(&tenant, scopes, expires_at))
         .send()?;
-    let minted: TokenMinted = reply.view()?;
+    let minted: TokenMinted = reply.json()?;
     if json {
         reply.print()?;
     } else {
@@ -143,8 +143,9 @@ fn token_body(tenant: &str, mut scopes: Vec<String>, expires_at: Option<String>)
 }
 
 /// A 404 naming a token: say where the ids are.
-fn unknown_token(e: anyhow::Error, id: &str) -> anyhow::Error {
-    match e.downcast_ref::<ApiError>() {
+fn unknown_token(e: impl Into<anyhow::Error>, id: &str) -> anyhow::Error {
+    let e: anyhow::Error = e.into();
+    match api_error(&e) {
         Some(a) if a.code.as_deref() == Some("TOKEN_NOT_FOUND") => e.context(format!(
             "no token {id} (or it was revoked already); `taskbox token list` shows their ids"
         )),

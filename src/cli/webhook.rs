@@ -1,7 +1,7 @@
 //! `taskbox webhook …`: make, list and delete the tenant's webhooks, and
 //! see how each one's deliveries went (needs the webhooks:write scope).
 
-use super::client::{ApiError, Client, ServerArgs};
+use super::client::{api_error, connect, PrintReply, ServerArgs};
 use super::table::{self, Table};
 use crate::api::webhooks::{DeliveryPage, DeliveryView, Webhook, WebhookList};
 use crate::events::EventType;
@@ -83,7 +83,7 @@ pub fn main(cmd: WebhookCmd) -> anyhow::Result<ExitCode> {
             server,
             json,
         } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let mut body =
                 json!({"url": endpoint, "events": events.split(',').collect::<Vec<_>>()});
             if let Some(s) = secret {
@@ -97,7 +97,7 @@ pub fn main(cmd: WebhookCmd) -> anyhow::Result<ExitCode> {
             if json {
                 reply.print()?;
             } else {
-                let hook: Webhook = reply.view()?;
+                let hook: Webhook = reply.json()?;
                 println!(
                     "webhook {} sends {} to {}",
                     hook.id,
@@ -121,7 +121,7 @@ pub fn main(cmd: WebhookCmd) -> anyhow::Result<ExitCode> {
             hooks_table,
         ),
         WebhookCmd::Delete { id, server } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             client
                 .delete(&["v1", "webhooks", &id])
                 .send()
@@ -136,7 +136,7 @@ pub fn main(cmd: WebhookCmd) -> anyhow::Result<ExitCode> {
             server,
             json,
         } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let reply = client
                 .get(&["v1", "webhooks", &id, "deliveries"])
                 .query("limit", limit)
@@ -147,7 +147,7 @@ pub fn main(cmd: WebhookCmd) -> anyhow::Result<ExitCode> {
                 reply.print()?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let page: DeliveryPage = reply.view()?;
+            let page: DeliveryPage = reply.json()?;
             if page.deliveries.is_empty() {
                 eprintln!("no deliveries yet");
             } else {
@@ -162,8 +162,9 @@ pub fn main(cmd: WebhookCmd) -> anyhow::Result<ExitCode> {
 }
 
 /// A 404 naming a webhook: say where the ids are.
-fn unknown_hook(e: anyhow::Error, id: &str) -> anyhow::Error {
-    match e.downcast_ref::<ApiError>() {
+fn unknown_hook(e: impl Into<anyhow::Error>, id: &str) -> anyhow::Error {
+    let e: anyhow::Error = e.into();
+    match api_error(&e) {
         Some(a) if a.code.as_deref() == Some("WEBHOOK_NOT_FOUND") => e.context(format!(
             "no webhook {id} in this tenant; `taskbox webhook list` shows their ids"
         )),
@@ -171,7 +172,8 @@ fn unknown_hook(e: anyhow::Error, id: &str) -> anyhow::Error {
     }
 }
 
-fn not_found(e: anyhow::Error) -> anyhow::Error {
+fn not_found(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    let e: anyhow::Error = e.into();
     super::client::older_server(e, "webhooks")
 }
 

@@ -2,7 +2,7 @@
 //! `PUT /v1/workflows/{name}` takes) as the workflow's next version, list
 //! the tenant's workflows and show one.
 
-use super::client::{ApiError, Client, ServerArgs};
+use super::client::{api_error, connect, PrintReply, ServerArgs};
 use super::table::{self, Table};
 use crate::api::workflows::{WorkflowList, WorkflowView};
 use crate::registry::workflow::{StepSpec, WorkflowSpec};
@@ -78,7 +78,7 @@ pub fn main(cmd: WorkflowCmd) -> anyhow::Result<ExitCode> {
             };
             let body: Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", file.display()))?;
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let reply = client
                 .put(&["v1", "workflows", &name])
                 .json(body)
@@ -87,7 +87,7 @@ pub fn main(cmd: WorkflowCmd) -> anyhow::Result<ExitCode> {
             if json {
                 reply.print()?;
             } else {
-                let w: WorkflowView = reply.view()?;
+                let w: WorkflowView = reply.json()?;
                 println!(
                     "workflow {name} version {}: {}",
                     w.version,
@@ -110,12 +110,13 @@ pub fn main(cmd: WorkflowCmd) -> anyhow::Result<ExitCode> {
             server,
             json,
         } => {
-            let client = Client::new(&server)?;
+            let client = connect(&server)?;
             let reply = client
                 .get(&["v1", "workflows", &name])
                 .query("version", version)
                 .send()
-                .map_err(|e| match e.downcast_ref::<ApiError>() {
+                .map_err(anyhow::Error::from)
+                .map_err(|e| match api_error(&e) {
                     Some(a) if a.code.as_deref() == Some("WORKFLOW_NOT_FOUND") => e.context(
                         format!("no workflow {name:?} in this tenant; `taskbox workflow list` shows them"),
                     ),
@@ -125,7 +126,7 @@ pub fn main(cmd: WorkflowCmd) -> anyhow::Result<ExitCode> {
                 reply.print()?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let w: WorkflowView = reply.view()?;
+            let w: WorkflowView = reply.json()?;
             let spec = spec_of(&w)?;
             println!(
                 "workflow {} version {} ({})",
@@ -196,6 +197,7 @@ fn workflows_table(all: &[WorkflowView]) -> Table {
     t
 }
 
-fn not_found(e: anyhow::Error) -> anyhow::Error {
+fn not_found(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    let e: anyhow::Error = e.into();
     super::client::older_server(e, "workflows")
 }
