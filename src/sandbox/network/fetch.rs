@@ -8,6 +8,7 @@ use super::GuestHttp;
 use crate::sandbox::bindings::taskbox::task::fetch::{FetchError, Request, Response};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use tokio_util::task::AbortOnDropHandle;
 use wasmtime_wasi_http::{Error, WasiHttpHooks};
 
 /// Request headers a guest may not set: the ones the `wasi:http` types refuse (the
@@ -119,7 +120,7 @@ impl GuestHttp {
         let sent = Box::into_pin(self.send_request(req, None, Box::new(async { Ok(()) })));
         let (response, io) = sent.await.map_err(|e| failed(&e))?;
         // The connection is driven by `io` once the head is in; it ends with this call.
-        let io = AbortOnDrop(tokio::spawn(Box::into_pin(io)));
+        let io = AbortOnDropHandle::new(tokio::spawn(Box::into_pin(io)));
         let (parts, body) = response.into_parts();
         let body = body.collect().await.map_err(|e| failed(&e))?.to_bytes();
         drop(io);
@@ -138,14 +139,6 @@ impl GuestHttp {
             headers,
             body: body.to_vec(),
         })
-    }
-}
-
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
