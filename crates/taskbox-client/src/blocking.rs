@@ -37,15 +37,7 @@ impl Client {
 
     /// As [`crate::Client::from_env`].
     pub fn from_env() -> Result<Client, Error> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Config(format!("cannot start the async runtime: {e}")))?;
-        let inner = {
-            let _in_runtime = rt.enter();
-            client::Client::from_env()?
-        };
-        Ok(Client { rt, inner })
+        Client::build(ClientBuilder::from_env())
     }
 
     /// The async client underneath.

@@ -32,6 +32,19 @@ pub struct ClientBuilder {
 }
 
 impl ClientBuilder {
+    /// The settings of [`Client::from_env`], to change before building.
+    pub fn from_env() -> ClientBuilder {
+        let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
+        let mut builder = Client::builder(
+            var("TASKBOX_URL").unwrap_or_else(|| DEFAULT_URL.to_owned()),
+            var("TASKBOX_TOKEN"),
+        );
+        if let Some(tenant) = var("TASKBOX_TENANT") {
+            builder = builder.tenant(tenant);
+        }
+        builder
+    }
+
     /// Acts in this tenant (the admin token only; other tokens belong to one tenant).
     pub fn tenant(mut self, tenant: impl Into<String>) -> Self {
         self.tenant = Some(tenant.into()).filter(|t: &String| !t.is_empty());
@@ -126,15 +139,7 @@ impl Client {
     /// A client set up as the CLI is: `TASKBOX_URL` (default
     /// `http://127.0.0.1:8080`), `TASKBOX_TOKEN`, and `TASKBOX_TENANT` if set.
     pub fn from_env() -> Result<Client, Error> {
-        let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
-        let mut builder = Client::builder(
-            var("TASKBOX_URL").unwrap_or_else(|| DEFAULT_URL.to_owned()),
-            var("TASKBOX_TOKEN"),
-        );
-        if let Some(tenant) = var("TASKBOX_TENANT") {
-            builder = builder.tenant(tenant);
-        }
-        builder.build()
+        ClientBuilder::from_env().build()
     }
 
     /// The server's base URL.
