@@ -2,7 +2,7 @@
 //! binary's `/openapi.json` makes (`scripts/gen-clients --check`), and each
 //! one's example enqueues jobs, waits out a 429 by its `Retry-After`, and
 //! prints the jobs' outputs, against the real binary; the Rust client crate
-//! (`crates/taskbox-client`) does the same through its own calls, and reads
+//! (`clients/rust`) does the same through its own calls, and reads
 //! every field of the jobs the server sends.
 
 use crate::e2e::{repo, run_script, Client, Served, ADMIN};
