@@ -1,9 +1,9 @@
 //! The API clients: the generated ones under `clients/` are what the real
 //! binary's `/openapi.json` makes (`scripts/gen-clients --check`), and each
 //! one's example enqueues jobs, waits out a 429 by its `Retry-After`, and
-//! prints the jobs' outputs, against the real binary; the Rust client crate
-//! (`clients/rust`) does the same through its own calls, and reads
-//! every field of the jobs the server sends.
+//! prints the jobs' outputs, against the real binary; so does the Rust
+//! client's (`clients/rust`), and a test through its own calls reads every
+//! field of the jobs the server sends.
 
 use crate::e2e::{repo, run_script, Client, Served, ADMIN};
 use serde_json::{json, Value};
@@ -96,6 +96,35 @@ async fn the_python_client_enqueues_waits_out_a_429_and_awaits_the_results() {
         "scripts/clients-setup
          target/toolchains/clients-py/bin/python clients/python/examples/enqueue.py \
              echo '{\"op\": \"echo\", \"value\": \"hi\"}' 2",
+        &served.url,
+        &token,
+        &[],
+    )
+    .await;
+    assert_two_echoes_after_a_wait(&out);
+}
+
+/// The Rust client's example, as `cargo test` builds it beside the binary
+/// (`target/debug/examples/enqueue`), run as the others' are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rust_clients_example_enqueues_waits_out_a_429_and_awaits_the_results() {
+    let example = std::path::PathBuf::from(env!("CARGO_BIN_EXE_taskbox"))
+        .with_file_name("examples")
+        .join("enqueue");
+    assert!(
+        example.is_file(),
+        "{} is missing: `cargo test` (no --test filter) builds it; or run \
+         `cargo build -p taskbox-client --example enqueue`",
+        example.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::spawn(dir.path(), &[], Some(ADMIN));
+    let token = rate_limited_tenant(&served, "rs-example").await;
+    let out = run_script(
+        &format!(
+            "{} echo '{{\"op\": \"echo\", \"value\": \"hi\"}}' 2",
+            example.display()
+        ),
         &served.url,
         &token,
         &[],
