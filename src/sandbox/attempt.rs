@@ -4,6 +4,7 @@
 use super::bindings::{Job, Outcome};
 use super::capture::{AttemptLog, Level, LogBuffer, OutputCapture, Source};
 use super::classify::{self, Circumstances, Interrupted};
+use super::determinism::{Determinism, VirtualClock};
 use super::ending::Ending;
 use super::host::{
     Attempt, AttemptHost, ComponentHost, ModuleHost, Orchestrate, Progress, ProgressHook,
@@ -60,6 +61,8 @@ pub struct AttemptRequest {
     /// `(name, value)` of the secrets the guest may read through
     /// `wasi:config/store`; their values are redacted from all it leaves.
     pub secrets: Vec<(String, String)>,
+    /// A deterministic task's clock and random seed (`None`: the real ones).
+    pub determinism: Option<Determinism>,
 }
 
 impl AttemptRequest {
@@ -74,6 +77,7 @@ impl AttemptRequest {
             tenant: Arc::from(""),
             network: None,
             secrets: Vec::new(),
+            determinism: None,
         }
     }
 }
@@ -232,15 +236,20 @@ impl Sandbox {
         limits: &Limits,
         deadline: Instant,
     ) -> Store<ComponentHost> {
-        let wasi = match command_output {
-            Some(output) => command_wasi(log, output, &req.input).build(),
+        let mut wasi = match command_output {
+            Some(output) => command_wasi(log, output, &req.input),
             None => {
                 let mut b = WasiCtxBuilder::new();
                 b.stdout(log.stream(Source::Stdout))
                     .stderr(log.stream(Source::Stderr));
-                deny_network(&mut b).build()
+                deny_network(&mut b);
+                b
             }
         };
+        if let Some(d) = &req.determinism {
+            d.seed_random(&mut wasi);
+        }
+        let wasi = wasi.build();
         let http = GuestHttp::new(
             self.inner.outbound.clone(),
             req.network.clone(),
@@ -256,6 +265,10 @@ impl Sandbox {
             http,
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             config: req.secrets.iter().cloned().collect(),
+            clock: req.determinism.map(|d| VirtualClock {
+                start_unix_ns: d.start_unix_ns,
+                budget: limits.fuel,
+            }),
         };
         let mut store = Store::new(&self.inner.engine, host);
         store.limiter(|h| &mut h.attempt.limiter);

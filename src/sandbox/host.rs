@@ -71,6 +71,8 @@ pub struct ComponentHost {
     pub http_ctx: WasiHttpCtx,
     /// What `wasi:config/store` answers: the task's declared secrets.
     pub config: WasiConfigVariables,
+    /// A deterministic attempt's clock (`None`: the real clocks).
+    pub clock: Option<super::determinism::VirtualClock>,
 }
 
 impl WasiHttpView for ComponentHost {

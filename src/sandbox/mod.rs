@@ -7,6 +7,7 @@ mod cache;
 pub mod capture;
 pub(crate) mod classify;
 pub mod compiler;
+mod determinism;
 mod ending;
 pub mod engine;
 mod host;
@@ -22,6 +23,7 @@ pub use attempt::{AttemptReport, AttemptRequest, JobRef};
 pub use cache::ArtifactCache;
 pub use capture::AttemptLog;
 pub use compiler::Compiler;
+pub use determinism::Determinism;
 pub use ending::Ending;
 pub use host::{GuestFailure, Orchestrate, Progress, ProgressHook};
 pub use inspect::{Invalid, Shape};
@@ -236,6 +238,7 @@ impl Sandbox {
 
         let mut components = wasmtime::component::Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut components).map_err(engine_err)?;
+        determinism::add_clocks(&mut components).map_err(engine_err)?;
         bindings::Sandbox::add_to_linker::<_, HasSelf<ComponentHost>>(&mut components, |h| h)
             .map_err(engine_err)?;
         // Offered to every component, granted or not, so one component

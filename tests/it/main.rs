@@ -33,6 +33,7 @@ mod project;
 mod replay;
 mod sandbox_abi;
 mod sandbox_cache;
+mod sandbox_determinism;
 mod sandbox_hostile;
 mod sandbox_limits;
 mod sandbox_outbound;

@@ -16,6 +16,9 @@
 //! - `{"op":"snooze","ms":n}` → `ok(snooze(n))`; `{"op":"wait","for":v}` → `ok(wait(<json of v>))`
 //! - `{"op":"echo","value":v}` → `done(<json of v>)`; `{"op":"raw","text":s}` → `done(s)` verbatim
 //! - `{"op":"nonce"}` → `done({"nonce": "<a random u64, new each run>"})`
+//! - `{"op":"clock","iterations":n}`: reads the wall clock, spins n rounds, reads the
+//!   monotonic clock's elapsed time and a random u64 → `done({"wall_ns", "elapsed_ns",
+//!   "random", "result"})` (the same every run only where the host makes the task deterministic)
 //! - anything else → `err(failure{code: "bad_input", retryable: false})`
 
 wit_bindgen::generate!({ path: "../../../wit", world: "task" });
@@ -43,6 +46,7 @@ enum Op {
     Echo { value: Value },
     Raw { text: String },
     Nonce,
+    Clock { iterations: u64 },
 }
 
 const MIB: usize = 1 << 20;
@@ -131,6 +135,23 @@ fn run(op: Op) -> Result<Outcome, Failure> {
             use std::hash::BuildHasher;
             let n = std::collections::hash_map::RandomState::new().hash_one(0u8);
             done(json!({ "nonce": n.to_string() }))
+        }
+        Op::Clock { iterations } => {
+            use std::hash::BuildHasher;
+            use std::time::{Instant, SystemTime, UNIX_EPOCH};
+            let wall = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            let began = Instant::now();
+            let result = spin(iterations);
+            let elapsed = began.elapsed().as_nanos() as u64;
+            let random = std::collections::hash_map::RandomState::new().hash_one(0u8);
+            done(json!({
+                "wall_ns": wall.to_string(),
+                "elapsed_ns": elapsed.to_string(),
+                "random": random.to_string(),
+                "result": result,
+            }))
         }
         Op::Alloc { mb } => {
             alloc(mb);

@@ -1,0 +1,163 @@
+//! Deterministic attempts: a clock that starts at the job's creation and
+//! advances with the fuel spent, and random bytes seeded from the job's id,
+//! so two attempts of one job give the same output and the same fuel.
+//!
+//! Why fuel: it counts the guest's instructions, the same on every machine,
+//! so "now" at any point of a run is a function of the run alone. A clock
+//! object cannot read the fuel (it has no store), so the clock imports are
+//! defined again over the WASI ones, as host functions that get the store.
+
+use super::host::ComponentHost;
+use chacha20::ChaCha20Rng;
+use rand_core::SeedableRng;
+use wasmtime::component::Linker;
+use wasmtime::StoreContextMut;
+use wasmtime_wasi::clocks::WasiClocksView;
+use wasmtime_wasi::p2::bindings::clocks::{monotonic_clock, wall_clock};
+use wasmtime_wasi::WasiCtxBuilder;
+
+/// Virtual nanoseconds per unit of fuel: one instruction, one nanosecond
+/// (about what a guest's instruction costs here, so timeouts read sensibly).
+pub const NS_PER_FUEL: u64 = 1;
+
+/// What makes an attempt deterministic: where its clock starts and what
+/// seeds its random bytes. Both come from the job, never from the attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Determinism {
+    /// The job's creation, in nanoseconds since the Unix epoch.
+    pub start_unix_ns: u64,
+    /// Seeds every random source the guest has.
+    pub seed: [u8; 32],
+}
+
+impl Determinism {
+    /// For job `id`, created at `created_at_ms` (Unix milliseconds): the
+    /// seed is the sha256 of the id, so each job has its own sequence.
+    pub fn of_job(id: &str, created_at_ms: i64) -> Determinism {
+        use sha2::Digest;
+        Determinism {
+            start_unix_ns: u64::try_from(created_at_ms)
+                .unwrap_or(0)
+                .saturating_mul(1_000_000),
+            seed: sha2::Sha256::digest(id.as_bytes()).into(),
+        }
+    }
+
+    /// Gives the WASI context random sources drawn from the seed (the
+    /// secure one, the insecure one, and the insecure seed).
+    pub(super) fn seed_random(&self, b: &mut WasiCtxBuilder) {
+        let mut insecure = self.seed;
+        insecure[0] ^= 1;
+        let insecure_seed = u128::from_le_bytes(self.seed[..16].try_into().unwrap_or([0; 16]));
+        b.secure_random(ChaCha20Rng::from_seed(self.seed))
+            .insecure_random(ChaCha20Rng::from_seed(insecure))
+            .insecure_random_seed(insecure_seed);
+    }
+}
+
+/// A deterministic store's clock: its start, and the fuel it was given
+/// (what it has left says what it spent).
+#[derive(Debug, Clone, Copy)]
+pub struct VirtualClock {
+    pub start_unix_ns: u64,
+    pub budget: u64,
+}
+
+impl VirtualClock {
+    /// Virtual nanoseconds since the attempt began: the fuel spent so far.
+    fn elapsed_ns(&self, fuel_left: u64) -> u64 {
+        self.budget
+            .saturating_sub(fuel_left)
+            .saturating_mul(NS_PER_FUEL)
+    }
+}
+
+fn datetime(ns: u64) -> wall_clock::Datetime {
+    wall_clock::Datetime {
+        seconds: ns / 1_000_000_000,
+        nanoseconds: (ns % 1_000_000_000) as u32,
+    }
+}
+
+/// The store's virtual clock and the fuel it has left, when it has one.
+fn virtual_now(store: &StoreContextMut<'_, ComponentHost>) -> Option<(VirtualClock, u64)> {
+    let clock = store.data().clock?;
+    // Without fuel metering nothing advances: the clock stands at its start.
+    let left = store.get_fuel().unwrap_or(clock.budget);
+    Some((clock, left))
+}
+
+/// Defines `now` and `resolution` of `wasi:clocks` again, over the WASI
+/// ones: a store with a [`VirtualClock`] reads it, any other the real clocks
+/// as before. Sleeping (`subscribe-*`) stays real time.
+pub(super) fn add_clocks(linker: &mut Linker<ComponentHost>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let mut wall = linker.instance("wasi:clocks/wall-clock@0.2.12")?;
+    wall.func_wrap(
+        "now",
+        |mut store: StoreContextMut<'_, ComponentHost>, (): ()| {
+            if let Some((clock, left)) = virtual_now(&store) {
+                let at = clock.start_unix_ns.saturating_add(clock.elapsed_ns(left));
+                return Ok((datetime(at),));
+            }
+            wall_clock::Host::now(&mut store.data_mut().clocks()).map(|t| (t,))
+        },
+    )?;
+    wall.func_wrap(
+        "resolution",
+        |mut store: StoreContextMut<'_, ComponentHost>, (): ()| {
+            if store.data().clock.is_some() {
+                return Ok((datetime(NS_PER_FUEL),));
+            }
+            wall_clock::Host::resolution(&mut store.data_mut().clocks()).map(|t| (t,))
+        },
+    )?;
+    let mut mono = linker.instance("wasi:clocks/monotonic-clock@0.2.12")?;
+    mono.func_wrap(
+        "now",
+        |mut store: StoreContextMut<'_, ComponentHost>, (): ()| {
+            if let Some((clock, left)) = virtual_now(&store) {
+                return Ok((clock.elapsed_ns(left),));
+            }
+            monotonic_clock::Host::now(&mut store.data_mut().clocks()).map(|t| (t,))
+        },
+    )?;
+    mono.func_wrap(
+        "resolution",
+        |mut store: StoreContextMut<'_, ComponentHost>, (): ()| {
+            if store.data().clock.is_some() {
+                return Ok((NS_PER_FUEL,));
+            }
+            monotonic_clock::Host::resolution(&mut store.data_mut().clocks()).map(|t| (t,))
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jobs_determinism_depends_on_the_job_alone() {
+        let a = Determinism::of_job("01JA", 1_700_000_000_123);
+        assert_eq!(a, Determinism::of_job("01JA", 1_700_000_000_123));
+        assert_eq!(a.start_unix_ns, 1_700_000_000_123_000_000);
+        assert_ne!(a.seed, Determinism::of_job("01JB", 1_700_000_000_123).seed);
+    }
+
+    #[test]
+    fn the_clock_advances_with_the_fuel_spent_and_never_goes_back() {
+        let clock = VirtualClock {
+            start_unix_ns: 5,
+            budget: 1_000,
+        };
+        assert_eq!(clock.elapsed_ns(1_000), 0);
+        assert_eq!(clock.elapsed_ns(400), 600 * NS_PER_FUEL);
+        // More left than given (hostcall fuel handed back) reads as the start.
+        assert_eq!(clock.elapsed_ns(2_000), 0);
+        let t = datetime(1_500_000_000);
+        assert_eq!((t.seconds, t.nanoseconds), (1, 500_000_000));
+    }
+}
