@@ -6,6 +6,7 @@ pub mod bindings;
 mod cache;
 pub mod capture;
 pub(crate) mod classify;
+mod clocks;
 pub mod compiler;
 mod determinism;
 mod ending;
@@ -238,7 +239,7 @@ impl Sandbox {
 
         let mut components = wasmtime::component::Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut components).map_err(engine_err)?;
-        determinism::add_clocks(&mut components).map_err(engine_err)?;
+        clocks::add_clocks(&mut components).map_err(engine_err)?;
         bindings::Sandbox::add_to_linker::<_, HasSelf<ComponentHost>>(&mut components, |h| h)
             .map_err(engine_err)?;
         // Offered to every component, granted or not, so one component
