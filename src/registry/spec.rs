@@ -77,6 +77,13 @@ pub struct TaskSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(example = json!(["STRIPE_KEY"]))]
     pub secrets: Vec<String>,
+    /// Its guests see a clock that starts at the job's creation and
+    /// advances with the fuel spent, and random bytes seeded from the
+    /// job's id: every attempt of a job, on any machine, gives the same
+    /// output and fuel. Such a task may not declare `network` or `secrets`,
+    /// and its guests cannot start other jobs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deterministic: bool,
 }
 
 /// A task's grant of outbound HTTP. The server clamps the caps to its
@@ -224,6 +231,20 @@ impl TaskSpec {
         for name in &self.secrets {
             if let Err(e) = crate::secrets::rules::check_name(name) {
                 problems.push(format!("secrets: {e}"));
+            }
+        }
+        if self.deterministic {
+            // What the network answers and what a secret holds come from
+            // outside the attempt: a replay could not give them again.
+            if self.network.is_some() {
+                problems.push(
+                    "a deterministic task may not declare network: what a host answers differs between attempts; drop one of the two".into(),
+                );
+            }
+            if !self.secrets.is_empty() {
+                problems.push(
+                    "a deterministic task may not declare secrets: their values change outside the attempt; drop one of the two".into(),
+                );
             }
         }
         for (field, schema) in [
@@ -400,9 +421,42 @@ mod tests {
                 max_response_bytes: None,
             }),
             secrets: vec!["OK_KEY".into(), "1bad".into()],
+            deterministic: true,
         };
         let problems = spec.validate("x").unwrap_err();
-        assert_eq!(problems.len(), 13, "{problems:#?}");
+        assert_eq!(problems.len(), 15, "{problems:#?}");
+    }
+
+    #[test]
+    fn a_deterministic_task_reads_nothing_from_outside_the_attempt() {
+        let parse = |extra: &str| {
+            serde_json::from_str::<TaskSpec>(&format!(
+                r#"{{"component": "{DIGEST}", "deterministic": true{extra}}}"#
+            ))
+            .unwrap()
+        };
+        let alone = parse("");
+        assert!(alone.deterministic);
+        assert!(alone.validate("pure").is_ok());
+        let with_network = parse(r#", "network": {"allow": ["api.example.com"]}"#);
+        let problems = with_network.validate("pure").unwrap_err();
+        assert!(
+            problems[0].contains("may not declare network"),
+            "{problems:?}"
+        );
+        let with_secrets = parse(r#", "secrets": ["KEY"]"#);
+        let problems = with_secrets.validate("pure").unwrap_err();
+        assert!(
+            problems[0].contains("may not declare secrets"),
+            "{problems:?}"
+        );
+        // Not deterministic: neither is a problem, and the field is not written.
+        let mut plain = with_network.clone();
+        plain.deterministic = false;
+        assert!(plain.validate("pure").is_ok());
+        assert!(!serde_json::to_string(&plain)
+            .unwrap()
+            .contains("deterministic"));
     }
 
     #[test]

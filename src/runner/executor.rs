@@ -13,7 +13,8 @@ use crate::parent_close::ParentClose;
 use crate::registry::{Registry, RegistryError, TaskVersion, Which};
 use crate::retry::rand_unit;
 use crate::sandbox::{
-    AttemptReport, AttemptRequest, Ending, Invalid, JobRef, Limits, Program, ProgressHook,
+    AttemptReport, AttemptRequest, Determinism, Ending, Invalid, JobRef, Limits, Program,
+    ProgressHook,
 };
 use crate::store::{
     Action, AttemptRecord, ClaimedJob, Finalize, ProgressRecord, StepRecord, StoreError, TaskRef,
@@ -315,6 +316,9 @@ fn instantiate(
     req.cancel = Some(held.cancel_token(&job.id, &job.lease_token));
     req.tenant = Arc::from(job.tenant.as_str());
     req.network = task.network.clone();
+    if task.spec.deterministic {
+        req.determinism = Some(Determinism::of_job(&job.id));
+    }
     let (held, id, lease) = (held.clone(), job.id.clone(), job.lease_token.clone());
     let hook: ProgressHook = Arc::new(move |p| {
         held.progress(

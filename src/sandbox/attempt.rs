@@ -4,7 +4,7 @@
 use super::bindings::{Job, Outcome};
 use super::capture::{AttemptLog, Level, LogBuffer, OutputCapture, Source};
 use super::classify::{self, Circumstances, Interrupted};
-use super::determinism::{Determinism, VirtualClock};
+use super::determinism::Determinism;
 use super::ending::Ending;
 use super::host::{
     Attempt, AttemptHost, ComponentHost, ModuleHost, Orchestrate, Progress, ProgressHook,
@@ -184,8 +184,16 @@ impl Sandbox {
             }
             Prepared::Module(pre) => {
                 let output = OutputCapture::new(output_cap);
-                let wasi = command_wasi(&log, &output, &req.input).build_p1();
-                let mut store = Store::new(&self.inner.engine, ModuleHost { wasi, attempt });
+                let mut wasi = command_wasi(&log, &output, &req.input);
+                if let Some(d) = &req.determinism {
+                    d.seed_random(&mut wasi);
+                }
+                let host = ModuleHost {
+                    wasi: wasi.build_p1(),
+                    attempt,
+                    clock: req.determinism.map(|d| d.clock(limits.fuel)),
+                };
+                let mut store = Store::new(&self.inner.engine, host);
                 store.limiter(|h| &mut h.attempt.limiter);
                 self.arm(&mut store, &limits, deadline, req.cancel.clone());
                 let work = async {
@@ -265,10 +273,7 @@ impl Sandbox {
             http,
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             config: req.secrets.iter().cloned().collect(),
-            clock: req.determinism.map(|d| VirtualClock {
-                start_unix_ns: d.start_unix_ns,
-                budget: limits.fuel,
-            }),
+            clock: req.determinism.map(|d| d.clock(limits.fuel)),
         };
         let mut store = Store::new(&self.inner.engine, host);
         store.limiter(|h| &mut h.attempt.limiter);

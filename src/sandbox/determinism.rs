@@ -25,14 +25,16 @@ pub struct Determinism {
 }
 
 impl Determinism {
-    /// For job `id`, created at `created_at_ms` (Unix milliseconds): the
-    /// seed is the sha256 of the id, so each job has its own sequence.
-    pub fn of_job(id: &str, created_at_ms: i64) -> Determinism {
+    /// For job `id`: its clock starts at the job's creation, the
+    /// millisecond its id (a ULID) records, and its seed is the sha256 of
+    /// the id, so each job has its own sequence. Everything comes from the
+    /// id, which every attempt and every replay has. An id that is not a
+    /// ULID starts the clock at the epoch.
+    pub fn of_job(id: &str) -> Determinism {
         use sha2::Digest;
+        let created_ms = ulid::Ulid::from_string(id).map_or(0, |u| u.timestamp_ms());
         Determinism {
-            start_unix_ns: u64::try_from(created_at_ms)
-                .unwrap_or(0)
-                .saturating_mul(1_000_000),
+            start_unix_ns: created_ms.saturating_mul(1_000_000),
             seed: sha2::Sha256::digest(id.as_bytes()).into(),
         }
     }
@@ -46,6 +48,14 @@ impl Determinism {
         b.secure_random(ChaCha20Rng::from_seed(self.seed))
             .insecure_random(ChaCha20Rng::from_seed(insecure))
             .insecure_random_seed(insecure_seed);
+    }
+
+    /// The clock of an attempt given `budget` fuel.
+    pub(super) fn clock(&self, budget: u64) -> VirtualClock {
+        VirtualClock {
+            start_unix_ns: self.start_unix_ns,
+            budget,
+        }
     }
 }
 
@@ -72,10 +82,14 @@ mod tests {
 
     #[test]
     fn a_jobs_determinism_depends_on_the_job_alone() {
-        let a = Determinism::of_job("01JA", 1_700_000_000_123);
-        assert_eq!(a, Determinism::of_job("01JA", 1_700_000_000_123));
+        let id = |n| ulid::Ulid::from_parts(1_700_000_000_123, n).to_string();
+        let a = Determinism::of_job(&id(1));
+        assert_eq!(a, Determinism::of_job(&id(1)));
         assert_eq!(a.start_unix_ns, 1_700_000_000_123_000_000);
-        assert_ne!(a.seed, Determinism::of_job("01JB", 1_700_000_000_123).seed);
+        let b = Determinism::of_job(&id(2));
+        assert_eq!(b.start_unix_ns, a.start_unix_ns);
+        assert_ne!(a.seed, b.seed);
+        assert_eq!(Determinism::of_job("not-a-ulid").start_unix_ns, 0);
     }
 
     #[test]

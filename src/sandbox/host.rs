@@ -87,6 +87,15 @@ impl WasiHttpView for ComponentHost {
 
 impl ComponentHost {
     fn orchestrator(&self) -> Result<Arc<dyn Orchestrate>, GuestFailure> {
+        if self.clock.is_some() {
+            // Another job's result comes from outside the attempt: a
+            // replay could not give it again.
+            return Err(GuestFailure {
+                code: "unavailable".into(),
+                message: "a deterministic task cannot run sub-tasks".into(),
+                retryable: false,
+            });
+        }
         self.orchestrate.clone().ok_or_else(|| GuestFailure {
             code: "unavailable".into(),
             message: "sub-tasks cannot be run from here".into(),
@@ -121,6 +130,8 @@ impl super::bindings::taskbox::task::orchestration::Host for ComponentHost {
 pub struct ModuleHost {
     pub wasi: WasiP1Ctx,
     pub attempt: Attempt,
+    /// A deterministic attempt's clock (`None`: the real clocks).
+    pub clock: Option<super::determinism::VirtualClock>,
 }
 
 /// Either kind of store data, as the steps after the call see it.

@@ -254,6 +254,7 @@ impl Sandbox {
         let mut modules = wasmtime::Linker::new(&engine);
         wasmtime_wasi::p1::add_to_linker_async(&mut modules, |h: &mut ModuleHost| &mut h.wasi)
             .map_err(engine_err)?;
+        clocks::add_module_clocks(&mut modules).map_err(engine_err)?;
         let preview1 = preview1_names(&engine, &modules);
 
         let cache = match &config.cache_dir {
@@ -682,6 +683,7 @@ fn preview1_names(engine: &Engine, linker: &wasmtime::Linker<ModuleHost>) -> Has
                 progress: None,
                 on_progress: None,
             },
+            clock: None,
         },
     );
     linker

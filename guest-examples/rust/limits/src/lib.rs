@@ -18,7 +18,8 @@
 //! - `{"op":"nonce"}` → `done({"nonce": "<a random u64, new each run>"})`
 //! - `{"op":"clock","iterations":n}`: reads the wall clock, spins n rounds, reads the
 //!   monotonic clock's elapsed time and a random u64 → `done({"wall_ns", "elapsed_ns",
-//!   "random", "result"})` (the same every run only where the host makes the task deterministic)
+//!   "random", "result"})` (the same every run only where the host makes the task deterministic);
+//!   with `"fail": true` the same object is the message of a retryable failure `clock`
 //! - anything else → `err(failure{code: "bad_input", retryable: false})`
 
 wit_bindgen::generate!({ path: "../../../wit", world: "task" });
@@ -46,7 +47,7 @@ enum Op {
     Echo { value: Value },
     Raw { text: String },
     Nonce,
-    Clock { iterations: u64 },
+    Clock { iterations: u64, #[serde(default)] fail: bool },
 }
 
 const MIB: usize = 1 << 20;
@@ -136,7 +137,7 @@ fn run(op: Op) -> Result<Outcome, Failure> {
             let n = std::collections::hash_map::RandomState::new().hash_one(0u8);
             done(json!({ "nonce": n.to_string() }))
         }
-        Op::Clock { iterations } => {
+        Op::Clock { iterations, fail } => {
             use std::hash::BuildHasher;
             use std::time::{Instant, SystemTime, UNIX_EPOCH};
             let wall = SystemTime::now()
@@ -146,12 +147,16 @@ fn run(op: Op) -> Result<Outcome, Failure> {
             let result = spin(iterations);
             let elapsed = began.elapsed().as_nanos() as u64;
             let random = std::collections::hash_map::RandomState::new().hash_one(0u8);
-            done(json!({
+            let read = json!({
                 "wall_ns": wall.to_string(),
                 "elapsed_ns": elapsed.to_string(),
                 "random": random.to_string(),
                 "result": result,
-            }))
+            });
+            if fail {
+                return Err(Failure { code: "clock".into(), message: read.to_string(), retryable: true });
+            }
+            done(read)
         }
         Op::Alloc { mb } => {
             alloc(mb);
