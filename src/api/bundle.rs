@@ -56,6 +56,14 @@ pub struct Bundle<'a> {
     pub limits: BundleLimits,
     pub grants: BundleGrants<'a>,
     pub component: BundleComponent<'a>,
+    /// Whether the task is deterministic: its attempt ran on the job's
+    /// virtual clock and seeded random bytes, and a replay must give the
+    /// same output and fuel.
+    #[serde(default)]
+    pub deterministic: bool,
+    /// The output the attempt gave, when it completed the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
 }
 
 /// What the task granted its guests: the hosts they could call and the
@@ -176,6 +184,12 @@ pub async fn bundle(
             size: bytes.len(),
             base64: base64::engine::general_purpose::STANDARD.encode(&bytes),
         },
+        deterministic: task.spec.deterministic,
+        output: job
+            .output
+            .as_deref()
+            .filter(|_| attempt.outcome == "completed")
+            .map(|o| serde_json::from_str(o).unwrap_or_else(|_| Value::String(o.to_owned()))),
     })
     .into_response())
 }

@@ -2,7 +2,9 @@
 //! (`GET /v1/jobs/{id}/bundle`: its pinned component, its input, its
 //! limits) and runs that attempt here, in the sandbox `taskbox run` uses,
 //! then sets what it did beside what was recorded. A deterministic guest
-//! fails the same way with the same fuel. `--component` runs another
+//! fails the same way with the same fuel; a deterministic task's attempt
+//! runs on the job's own clock and random seed again, and the replay says
+//! whether it gave exactly the recorded output and fuel. `--component` runs another
 //! build (a fix) on the same input and limits; the exit status says how
 //! the replay ended, so `taskbox job replay ID --component fixed.wasm &&
 //! echo fixed` works in a script.
@@ -12,7 +14,7 @@ use super::format::thousands;
 use crate::api::bundle::Bundle;
 use crate::api::views::AttemptView;
 use crate::digest::Digest;
-use crate::sandbox::{AttemptRequest, Ending, JobRef, Limits, Sandbox, SandboxConfig};
+use crate::sandbox::{AttemptRequest, Determinism, Ending, JobRef, Limits, Sandbox, SandboxConfig};
 use anyhow::{bail, Context};
 use base64::Engine as _;
 use clap::Args;
@@ -24,7 +26,8 @@ use std::process::ExitCode;
     after_help = "Exit status: how the replayed attempt ended, as `taskbox run` says it: \
 0 when it completed (or snoozed or waited, as the recorded attempt did), 1 when it failed \
 as the recorded attempt did (the same error kind), 3 when it ended otherwise than the record \
-(another error kind, or failed where the record did not), 2 on any other error."
+(another error kind, or failed where the record did not; for a deterministic task, also another \
+output or other fuel), 2 on any other error."
 )]
 pub struct ReplayArgs {
     /// The job's id.
@@ -161,7 +164,9 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let network = args.grants.network_config();
+    let determinism = bundle.deterministic.then(|| Determinism::of_job(&job.id));
     let mut request = AttemptRequest::new(job, input, limits);
+    request.determinism = determinism;
     args.grants.apply(&mut request, &network)?;
     let report = client.block_on(async {
         let sandbox = Sandbox::new(SandboxConfig {
@@ -179,8 +184,25 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let (outcome, kind) = ending_terms(&report.ending);
     let (was_outcome, was_kind) = recorded_terms(recorded);
     let same = outcome == was_outcome && kind == was_kind;
-    let status = exit_status((outcome, &kind), (&was_outcome, &was_kind));
     let recorded_fuel = recorded.fuel_used;
+    let output = match &report.ending {
+        Ending::Done(text) => {
+            Some(serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone())))
+        }
+        _ => None,
+    };
+    // What the attempt gave: the output of one that completed the job (the
+    // only output on record), the error of one that failed.
+    let same_output = match (&report.ending, &recorded.error) {
+        (Ending::Failed(e), Some(was)) => e.code == was.code && e.message == was.message,
+        _ => bundle.output.is_none() || output == bundle.output,
+    };
+    let exact = same && same_output && report.fuel_used == recorded_fuel;
+    let mut status = exit_status((outcome, &kind), (&was_outcome, &was_kind));
+    let owed_exact = bundle.deterministic && args.component.is_none();
+    if owed_exact && !exact && status != 2 {
+        status = 3;
+    }
     if args.json {
         super::client::print_json(&json!({
             "recorded": recorded,
@@ -190,17 +212,18 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
                     Ending::Failed(e) => e.brief(),
                     _ => Value::Null,
                 },
-                "output": match &report.ending {
-                    Ending::Done(text) => serde_json::from_str(text).unwrap_or(Value::String(text.clone())),
-                    _ => Value::Null,
-                },
+                "output": output,
                 "fuel_used": report.fuel_used,
                 "peak_memory_bytes": report.peak_memory_bytes,
                 "duration_ms": report.duration.as_secs_f64() * 1000.0,
                 "log": report.log,
             },
+            "deterministic": bundle.deterministic,
+            "recorded_output": bundle.output,
             "same_ending": same,
+            "same_output": same_output,
             "same_fuel": report.fuel_used == recorded_fuel,
+            "exact": exact,
             "exit_status": status,
         }))?;
     } else {
@@ -221,22 +244,60 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         if let Ending::Failed(e) = &report.ending {
             println!("error:    {e}");
         }
+        if !same_output {
+            println!("output:   differs from the recorded output (or error message)");
+        }
         println!(
             "{}",
-            match (same, report.fuel_used == recorded_fuel) {
-                (true, true) => "the replay ended as the attempt did, with the same fuel",
-                (true, false) =>
-                    "the replay ended as the attempt did, with other fuel (the guest is not deterministic, or its deadline cut it short)",
-                _ => "the replay did not end as the attempt did",
-            }
+            verdict(
+                bundle.deterministic,
+                same,
+                same_output,
+                report.fuel_used == recorded_fuel
+            )
         );
     }
     Ok(ExitCode::from(status))
 }
 
+/// What the replay says of itself, beside the record.
+fn verdict(deterministic: bool, same: bool, same_output: bool, same_fuel: bool) -> &'static str {
+    match (deterministic, same && same_output, same_fuel) {
+        (true, true, true) => {
+            "the replay reproduced the attempt exactly: the same ending, output and fuel"
+        }
+        (true, _, _) => {
+            "the replay did NOT reproduce the attempt, though the task is deterministic: \
+             another component, other limits, or a host that differs"
+        }
+        (false, true, true) => "the replay ended as the attempt did, with the same fuel",
+        (false, true, false) => {
+            "the replay ended as the attempt did, with other fuel (the task is not deterministic, \
+             or its deadline cut it short)"
+        }
+        (false, false, _) => "the replay did not end as the attempt did",
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::exit_status;
+    use super::{exit_status, verdict};
+
+    #[test]
+    fn a_deterministic_replay_says_whether_it_was_exact() {
+        assert!(verdict(true, true, true, true).contains("exactly"));
+        for (same, output, fuel) in [
+            (true, true, false),
+            (true, false, true),
+            (false, true, true),
+        ] {
+            assert!(
+                verdict(true, same, output, fuel).contains("NOT"),
+                "{same} {output} {fuel}"
+            );
+        }
+        assert!(verdict(false, true, true, false).contains("other fuel"));
+    }
 
     #[test]
     fn the_exit_status_says_how_the_replay_ended() {

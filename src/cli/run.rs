@@ -41,6 +41,11 @@ pub struct RunArgs {
     /// The queue the guest sees.
     #[arg(long, default_value = "default")]
     pub queue: String,
+    /// Run as a deterministic task's attempt: the clock starts at the job's creation (the
+    /// time in --job-id, when it is a job's ULID; the Unix epoch otherwise) and advances
+    /// with the fuel spent, and random numbers are seeded from the job id.
+    #[arg(long)]
+    pub deterministic: bool,
     /// Where compiled components are cached [default: the user cache dir, e.g. ~/.cache/taskbox].
     #[arg(long, env = "TASKBOX_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
@@ -133,7 +138,11 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             attempt: args.attempt,
             queue: args.queue.clone(),
         };
+        let determinism = args
+            .deterministic
+            .then(|| crate::sandbox::Determinism::of_job(&job.id));
         let mut request = AttemptRequest::new(job, input, limits);
+        request.determinism = determinism;
         args.grants.apply(&mut request, &network)?;
         let mut report = sandbox.run(&program, request.clone()).await;
         let repeat = if args.repeat > 1 {

@@ -929,6 +929,12 @@ export interface components {
         Bundle: {
             attempt: components["schemas"]["Attempt"];
             component: components["schemas"]["BundleComponent"];
+            /**
+             * @description Whether the task is deterministic: its attempt ran on the job's
+             *     virtual clock and seeded random bytes, and a replay must give the
+             *     same output and fuel.
+             */
+            deterministic?: boolean;
             /** @description `taskbox-replay/1`. */
             format: string;
             grants: components["schemas"]["BundleGrants"];
@@ -936,6 +942,8 @@ export interface components {
             input: unknown;
             job: components["schemas"]["BundleJob"];
             limits: components["schemas"]["BundleLimits"];
+            /** @description The output the attempt gave, when it completed the job. */
+            output?: unknown;
         };
         /** @description The pinned component. */
         BundleComponent: {
@@ -1661,6 +1669,14 @@ export interface components {
              *     an enqueue may set its own.
              */
             deadline_ms?: number | null;
+            /**
+             * @description Its guests see a clock that starts at the job's creation and
+             *     advances with the fuel spent, and random bytes seeded from the
+             *     job's id: every attempt of a job, on any machine, gives the same
+             *     output and fuel. Such a task may not declare `network` or `secrets`,
+             *     and its guests cannot start other jobs.
+             */
+            deterministic?: boolean;
             /** @description The task that runs when a job of this one fails for good. */
             fallback?: string | null;
             input_schema?: unknown;

@@ -1,5 +1,6 @@
-//! `taskbox bench sandbox`: an attempt's cost, metering's overhead, and how
-//! soon a runaway guest is stopped.
+//! `taskbox bench sandbox`: an attempt's cost, metering's overhead, how
+//! soon a runaway guest is stopped, and what a deterministic attempt (the
+//! virtual clock and seeded random bytes) costs against a plain one.
 
 use crate::common::{percentile, read_guest, request, runtime};
 use anyhow::bail;
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use taskbox::cli::format::duration;
-use taskbox::sandbox::{Ending, Limits, Metering, Program, Sandbox, SandboxConfig};
+use taskbox::sandbox::{Determinism, Ending, Limits, Metering, Program, Sandbox, SandboxConfig};
 
 #[derive(Debug, Args)]
 pub struct SandboxBench {
@@ -23,7 +24,7 @@ pub struct SandboxBench {
     /// Runs of the CPU-bound guest per metering mode.
     #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(3..=1000))]
     pub cpu_runs: u64,
-    /// Measure only this part (default: all three).
+    /// Measure only this part (default: all of them).
     #[arg(long, value_enum)]
     pub only: Option<Part>,
     /// Print the figures as JSON instead of a table.
@@ -37,6 +38,7 @@ pub enum Part {
     PerAttempt,
     Metering,
     Runaway,
+    Determinism,
 }
 
 fn sandbox_with(metering: Metering) -> anyhow::Result<Sandbox> {
@@ -111,6 +113,64 @@ fn per_attempt(
         p50: percentile(&times, 0.5),
         p99: percentile(&times, 0.99),
         per_second: times.len() as f64 / wall.as_secs_f64(),
+    })
+}
+
+/// Per-attempt times of one guest, plain and deterministic.
+struct DeterminismCost {
+    guest: &'static str,
+    attempts: u64,
+    plain: [Duration; 2],
+    deterministic: [Duration; 2],
+}
+
+/// Per-attempt p50 and p99 of `input` on a guest, run plainly and
+/// deterministically (a job's clock and seed, made per attempt as the
+/// runner makes them), in alternating blocks on one thread so that drift
+/// weighs on both alike.
+fn determinism_cost(
+    sandbox: &Sandbox,
+    guest: &'static str,
+    bytes: &[u8],
+    input: &str,
+    attempts: u64,
+) -> anyhow::Result<DeterminismCost> {
+    const BLOCK: u64 = 500;
+    let limits = Limits::DEFAULT;
+    let job_id = taskbox::job::new_id();
+    runtime(1)?.block_on(async {
+        let program = sandbox.load(taskbox::sandbox::LOCAL_TENANT, bytes).await?;
+        let run = |deterministic: bool| {
+            let mut req = request(input, limits);
+            if deterministic {
+                req.determinism = Some(Determinism::of_job(&job_id));
+            }
+            sandbox.run(&program, req)
+        };
+        for _ in 0..BLOCK {
+            expect_done(run(false).await.ending)?;
+            expect_done(run(true).await.ending)?;
+        }
+        let mut times = [Vec::new(), Vec::new()];
+        for block in 0..attempts.div_ceil(BLOCK) {
+            for side in [block % 2 == 1, block % 2 == 0] {
+                for _ in 0..BLOCK {
+                    let t = Instant::now();
+                    let report = run(side).await;
+                    times[usize::from(side)].push(t.elapsed());
+                    expect_done(report.ending)?;
+                }
+            }
+        }
+        let [mut plain, mut det] = times;
+        plain.sort();
+        det.sort();
+        Ok(DeterminismCost {
+            guest,
+            attempts: plain.len() as u64,
+            plain: [percentile(&plain, 0.5), percentile(&plain, 0.99)],
+            deterministic: [percentile(&det, 0.5), percentile(&det, 0.99)],
+        })
     })
 }
 
@@ -294,6 +354,20 @@ pub fn main(args: SandboxBench) -> anyhow::Result<ExitCode> {
             overhead.push((w.name, metering_overhead(w, args.cpu_runs)?));
         }
     }
+    let mut determinism = Vec::new();
+    if wanted(Part::Determinism) {
+        let n = (args.attempts / 5).max(1000);
+        eprintln!("bench: deterministic attempts against plain ones ({n} attempts each)…");
+        let clock = read_guest(&args.guests, "limits.wasm")?;
+        determinism.push(determinism_cost(&sandbox, "no-op", &noop, "{}", n)?);
+        determinism.push(determinism_cost(
+            &sandbox,
+            "clock (reads both clocks and random)",
+            &clock,
+            r#"{"op":"clock","iterations":0}"#,
+            n,
+        )?);
+    }
     let mut stops = Vec::new();
     if wanted(Part::Runaway) {
         eprintln!("bench: stopping an infinite loop…");
@@ -324,6 +398,14 @@ pub fn main(args: SandboxBench) -> anyhow::Result<ExitCode> {
             })).collect::<Vec<_>>(),
             "runaway": stops.iter().map(|(ms, d)| json!({"deadline_ms": ms, "stopped_after_ms": d.as_secs_f64() * 1e3})).collect::<Vec<_>>(),
             "runaway_worst_ratio": worst_stop,
+            "determinism": determinism.iter().map(|d| json!({
+                "guest": d.guest,
+                "attempts": d.attempts,
+                "plain_p50_us": d.plain[0].as_secs_f64() * 1e6,
+                "plain_p99_us": d.plain[1].as_secs_f64() * 1e6,
+                "deterministic_p50_us": d.deterministic[0].as_secs_f64() * 1e6,
+                "deterministic_p99_us": d.deterministic[1].as_secs_f64() * 1e6,
+            })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
@@ -370,5 +452,24 @@ pub fn main(args: SandboxBench) -> anyhow::Result<ExitCode> {
         );
     }
     println!("  worst ratio {worst_stop:.3}×   target ≤ 1.1×");
+    if !determinism.is_empty() {
+        println!();
+        println!(
+            "deterministic attempts (virtual clock, seeded random) against plain ones, one thread"
+        );
+        println!("  guest                                  attempts   plain p50   p99    deterministic p50   p99");
+        for d in &determinism {
+            println!(
+                "  {:<38} {:>8}  {:>9} {:>8}   {:>9} {:>8}   {:+.1} %",
+                d.guest,
+                d.attempts,
+                duration(d.plain[0]),
+                duration(d.plain[1]),
+                duration(d.deterministic[0]),
+                duration(d.deterministic[1]),
+                (d.deterministic[0].as_secs_f64() / d.plain[0].as_secs_f64() - 1.0) * 100.0
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

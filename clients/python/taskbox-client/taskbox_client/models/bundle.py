@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
     from ..models.attempt import Attempt
     from ..models.bundle_component import BundleComponent
@@ -31,6 +33,10 @@ class Bundle:
         input_ (Any): The input that attempt got.
         job (BundleJob): What the guest saw of its job.
         limits (BundleLimits): The limits the attempt ran under.
+        deterministic (bool | Unset): Whether the task is deterministic: its attempt ran on the job's
+            virtual clock and seeded random bytes, and a replay must give the
+            same output and fuel.
+        output (Any | Unset): The output the attempt gave, when it completed the job.
     """
 
     attempt: Attempt
@@ -40,6 +46,8 @@ class Bundle:
     input_: Any
     job: BundleJob
     limits: BundleLimits
+    deterministic: bool | Unset = UNSET
+    output: Any | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,6 +65,10 @@ class Bundle:
 
         limits = self.limits.to_dict()
 
+        deterministic = self.deterministic
+
+        output = self.output
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -70,6 +82,10 @@ class Bundle:
                 "limits": limits,
             }
         )
+        if deterministic is not UNSET:
+            field_dict["deterministic"] = deterministic
+        if output is not UNSET:
+            field_dict["output"] = output
 
         return field_dict
 
@@ -96,6 +112,10 @@ class Bundle:
 
         limits = BundleLimits.from_dict(d.pop("limits"))
 
+        deterministic = d.pop("deterministic", UNSET)
+
+        output = d.pop("output", UNSET)
+
         bundle = cls(
             attempt=attempt,
             component=component,
@@ -104,6 +124,8 @@ class Bundle:
             input_=input_,
             job=job,
             limits=limits,
+            deterministic=deterministic,
+            output=output,
         )
 
         bundle.additional_properties = d

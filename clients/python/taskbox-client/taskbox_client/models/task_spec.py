@@ -28,6 +28,11 @@ class TaskSpec:
         concurrency (Concurrency | None | Unset):
         deadline_ms (int | None | Unset): Bounds a job across all its attempts, from enqueue (`deadline_exceeded`);
             an enqueue may set its own.
+        deterministic (bool | Unset): Its guests see a clock that starts at the job's creation and
+            advances with the fuel spent, and random bytes seeded from the
+            job's id: every attempt of a job, on any machine, gives the same
+            output and fuel. Such a task may not declare `network` or `secrets`,
+            and its guests cannot start other jobs.
         fallback (None | str | Unset): The task that runs when a job of this one fails for good.
         input_schema (Any | Unset):
         limits (LimitsSpec | None | Unset):
@@ -47,6 +52,7 @@ class TaskSpec:
     component: str
     concurrency: Concurrency | None | Unset = UNSET
     deadline_ms: int | None | Unset = UNSET
+    deterministic: bool | Unset = UNSET
     fallback: None | str | Unset = UNSET
     input_schema: Any | Unset = UNSET
     limits: LimitsSpec | None | Unset = UNSET
@@ -80,6 +86,8 @@ class TaskSpec:
             deadline_ms = UNSET
         else:
             deadline_ms = self.deadline_ms
+
+        deterministic = self.deterministic
 
         fallback: None | str | Unset
         if isinstance(self.fallback, Unset):
@@ -156,6 +164,8 @@ class TaskSpec:
             field_dict["concurrency"] = concurrency
         if deadline_ms is not UNSET:
             field_dict["deadline_ms"] = deadline_ms
+        if deterministic is not UNSET:
+            field_dict["deterministic"] = deterministic
         if fallback is not UNSET:
             field_dict["fallback"] = fallback
         if input_schema is not UNSET:
@@ -216,6 +226,8 @@ class TaskSpec:
             return cast(int | None | Unset, data)
 
         deadline_ms = _parse_deadline_ms(d.pop("deadline_ms", UNSET))
+
+        deterministic = d.pop("deterministic", UNSET)
 
         def _parse_fallback(data: object) -> None | str | Unset:
             if data is None:
@@ -331,6 +343,7 @@ class TaskSpec:
             component=component,
             concurrency=concurrency,
             deadline_ms=deadline_ms,
+            deterministic=deterministic,
             fallback=fallback,
             input_schema=input_schema,
             limits=limits,
