@@ -31,6 +31,12 @@ pub struct Window {
     pub http_requests: u64,
     /// Outbound HTTP body bytes its guests sent and received.
     pub http_bytes: u64,
+    /// Jobs a deterministic task's result cache completed without an attempt.
+    #[serde(default)]
+    pub cache_hits: u64,
+    /// The fuel the cached jobs' sources burned: what the hits saved.
+    #[serde(default)]
+    pub fuel_saved: u64,
     pub jobs_ended: Ended,
 }
 
@@ -63,6 +69,8 @@ fn window(w: &UsageWindow, fuel_budget: Option<u64>) -> Window {
         attempts: w.attempts,
         http_requests: w.http_requests,
         http_bytes: w.http_bytes,
+        cache_hits: w.cache_hits,
+        fuel_saved: w.fuel_saved,
         jobs_ended: Ended {
             completed: w.completed,
             failed: w.failed,

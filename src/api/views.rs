@@ -113,6 +113,10 @@ pub struct JobView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expire_after_ms: Option<u64>,
     pub cancel_requested: bool,
+    /// The job whose output this one took from its task's result cache,
+    /// without an attempt; absent for a job that ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_from: Option<Cow<'a, str>>,
 }
 
 impl<'a> JobView<'a> {
@@ -140,6 +144,7 @@ impl<'a> JobView<'a> {
             deadline_at: j.deadline_at.map(rfc3339),
             expire_after_ms: j.expire_after_ms,
             cancel_requested: j.cancel_requested,
+            cached_from: j.cached_from.as_deref().map(Cow::Borrowed),
         }
     }
 }

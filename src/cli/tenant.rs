@@ -238,8 +238,10 @@ pub fn usage_view(u: &Usage) -> String {
         "COMPLETED",
         "FAILED",
         "CANCELLED",
+        "CACHE HITS",
+        "FUEL SAVED",
     ])
-    .right(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    .right(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     for (key, w) in [("current", &u.current), ("last", &u.last)] {
         let num = super::format::thousands;
         t.row(vec![
@@ -254,6 +256,8 @@ pub fn usage_view(u: &Usage) -> String {
             num(w.jobs_ended.completed),
             num(w.jobs_ended.failed),
             num(w.jobs_ended.cancelled),
+            num(w.cache_hits),
+            num(w.fuel_saved),
         ]);
     }
     out.push('\n');
@@ -301,7 +305,7 @@ mod tests {
             "current": {"start": "2026-11-23T10:00:00Z", "end": "2026-11-23T10:01:00Z",
                         "fuel_used": 1500, "fuel_budget": 2000,
                         "fuel_left": 500, "wall_ms": 12, "attempts": 3,
-                        "http_requests": 0, "http_bytes": 0,
+                        "http_requests": 0, "http_bytes": 0, "cache_hits": 4, "fuel_saved": 77_000,
                         "jobs_ended": {"completed": 2, "failed": 1, "cancelled": 0}},
             "last": {"start": "2026-11-23T09:59:00Z", "end": "2026-11-23T10:00:00Z",
                      "fuel_used": 0, "fuel_budget": 2000,
@@ -312,6 +316,7 @@ mod tests {
         let out = usage_view(&u);
         assert!(out.contains("2 queued · 1 running · 0 waiting"), "{out}");
         assert!(out.contains("1,500"), "{out}");
+        assert!(out.contains("77,000"), "{out}");
         assert!(serde_json::from_value::<Usage>(json!({})).is_err());
     }
 }

@@ -388,6 +388,11 @@ async function jobPage(id) {
   if (job.fallback) facts.push(["Fallback", `${job.fallback.name} v${job.fallback.version}`]);
   if (job.progress) facts.push(["Progress", `${job.progress.percent}% ${job.progress.note}`]);
   if (job.parent) facts.push(["Parent", h("a", { href: `#/job/${job.parent}`, class: "mono" }, job.parent)]);
+  if (job.cached_from)
+    facts.push([
+      "Cached from",
+      h("a", { href: `#/job/${job.cached_from}`, class: "mono", id: "cached-from" }, job.cached_from),
+    ]);
   if (job.cancel_requested && s !== "cancelled") facts.push(["Cancel", "requested"]);
   const sections = [
     h("h1", {}, "Job ", h("span", { class: "mono" }, job.id)),

@@ -80,6 +80,7 @@ pub async fn prepare_job(
         reuse: b.reuse.unwrap_or_default(),
         idempotency,
         callback_depth: 0,
+        cache: super::cache::probe(&tv, &input),
     })
 }
 

@@ -133,6 +133,7 @@ pub async fn prepare(
         reuse: b.reuse.unwrap_or_default(),
         idempotency,
         callback_depth: 0,
+        cache: None,
     };
     let start = WorkflowStart {
         id,

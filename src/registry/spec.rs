@@ -84,7 +84,29 @@ pub struct TaskSpec {
     /// and its guests cannot start other jobs.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deterministic: bool,
+    /// A deterministic task's result cache: a job due now whose input (in
+    /// canonical form) and pinned digest match a job of the same tenant
+    /// that completed within `ttl_ms` completes at once with its output.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::strict::optional_object"
+    )]
+    pub cache: Option<CacheSpec>,
 }
+
+/// How long a deterministic task's results are reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSpec {
+    /// How long after a job completes its output serves later jobs of the
+    /// same input (1 ms to 30 days).
+    #[schema(minimum = 1, maximum = 2_592_000_000u64)]
+    pub ttl_ms: u64,
+}
+
+/// Longest a result is reused: a month.
+pub const MAX_CACHE_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
 
 /// A task's grant of outbound HTTP. The server clamps the caps to its
 /// own, and refuses addresses of its own networks whatever is listed.
@@ -244,6 +266,24 @@ impl TaskSpec {
             if !self.secrets.is_empty() {
                 problems.push(
                     "a deterministic task may not declare secrets: their values change outside the attempt; drop one of the two".into(),
+                );
+            }
+        }
+        if let Some(c) = &self.cache {
+            if !self.deterministic {
+                problems.push(
+                    "cache needs \"deterministic\": true: only a deterministic task gives the same output for the same input".into(),
+                );
+            }
+            if !(1..=MAX_CACHE_TTL_MS).contains(&c.ttl_ms) {
+                problems.push(format!(
+                    "cache.ttl_ms must be between 1 and {MAX_CACHE_TTL_MS} (30 days)"
+                ));
+            }
+            // A hit completes without the end a callback follows.
+            if self.on_success.is_some() || self.on_fail.is_some() {
+                problems.push(
+                    "cache cannot be combined with on_success or on_fail yet: a cached job completes without running its callbacks; drop one of them".into(),
                 );
             }
         }
@@ -422,6 +462,7 @@ mod tests {
             }),
             secrets: vec!["OK_KEY".into(), "1bad".into()],
             deterministic: true,
+            cache: None,
         };
         let problems = spec.validate("x").unwrap_err();
         assert_eq!(problems.len(), 15, "{problems:#?}");
@@ -457,6 +498,51 @@ mod tests {
         assert!(!serde_json::to_string(&plain)
             .unwrap()
             .contains("deterministic"));
+    }
+
+    #[test]
+    fn a_cache_needs_a_deterministic_task_a_ttl_in_range_and_no_callbacks() {
+        let parse = |fields: &str| {
+            serde_json::from_str::<TaskSpec>(&format!(r#"{{"component": "{DIGEST}"{fields}}}"#))
+                .unwrap()
+        };
+        let ok = parse(r#", "deterministic": true, "cache": {"ttl_ms": 60000}"#);
+        assert!(ok.validate("pure").is_ok());
+        assert_eq!(ok.cache, Some(CacheSpec { ttl_ms: 60_000 }));
+        let longest =
+            format!(r#", "deterministic": true, "cache": {{"ttl_ms": {MAX_CACHE_TTL_MS}}}"#);
+        assert!(parse(&longest).validate("pure").is_ok());
+        for (fields, named) in [
+            (
+                r#", "cache": {"ttl_ms": 60000}"#.to_owned(),
+                "deterministic",
+            ),
+            (
+                r#", "deterministic": true, "cache": {"ttl_ms": 0}"#.to_owned(),
+                "ttl_ms",
+            ),
+            (
+                format!(
+                    r#", "deterministic": true, "cache": {{"ttl_ms": {}}}"#,
+                    MAX_CACHE_TTL_MS + 1
+                ),
+                "ttl_ms",
+            ),
+            (
+                r#", "deterministic": true, "on_success": "next", "cache": {"ttl_ms": 1}"#
+                    .to_owned(),
+                "on_success",
+            ),
+        ] {
+            let problems = parse(&fields).validate("pure").unwrap_err();
+            assert_eq!(problems.len(), 1, "{fields}: {problems:?}");
+            assert!(problems[0].contains(named), "{fields}: {problems:?}");
+        }
+        let err = serde_json::from_str::<TaskSpec>(&format!(
+            r#"{{"component": "{DIGEST}", "cache": {{"ttl": 1}}}}"#
+        ))
+        .unwrap_err();
+        assert!(err.to_string().contains("ttl"), "{err}");
     }
 
     #[test]

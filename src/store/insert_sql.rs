@@ -87,7 +87,8 @@ pub fn supersede(d: Dialect) -> String {
 /// digest, ?6 queue, ?7 priority, ?8 input, ?9 max attempts, ?10 run at,
 /// ?11 now, ?12 deadline, ?13 concurrency key, ?14 unique key, ?15
 /// idempotency key, ?16 its body's hash, ?17 expiry, ?18 concurrency
-/// limit, ?19 callback depth; on SQLite ?20 whether it is due now. A job of
+/// limit, ?19 callback depth, ?20 its result cache key; on SQLite ?21
+/// whether it is due now. A job of
 /// a paused queue goes in parked. PostgreSQL answers the row; SQLite's
 /// writer needs nothing back, and fails without writing (`OR FAIL`).
 /// Built once per dialect: every enqueue runs it.
@@ -110,7 +111,7 @@ fn insert_one_sql(d: Dialect) -> String {
         Dialect::Sqlite => (
             " OR FAIL",
             "available",
-            format!("CASE WHEN {parked} THEN 2 ELSE {} END", d.param(20)),
+            format!("CASE WHEN {parked} THEN 2 ELSE {} END", d.param(21)),
             String::new(),
         ),
         Dialect::Postgres | Dialect::PostgresMany => (
@@ -120,14 +121,59 @@ fn insert_one_sql(d: Dialect) -> String {
             format!(" RETURNING {}", job_sql::job_columns(d)),
         ),
     };
-    let values: Vec<String> = (1..=19).map(|n| d.param(n)).collect();
+    let values: Vec<String> = (1..=20).map(|n| d.param(n)).collect();
     format!(
-        "INSERT{or_fail} INTO jobs (status, id, tenant, task, task_version, digest, queue, \
-         priority, input, max_attempts, run_at, created_at, deadline_at, concurrency_key, \
-         unique_key, idempotency_key, idempotency_hash, expire_after_ms, concurrency_limit, \
-         callback_depth, {flag}) VALUES ('{}', {}, {flag_value}){returning}",
+        "INSERT{or_fail} INTO jobs (status, {NEW_JOB_COLUMNS}, {flag}) \
+         VALUES ('{}', {}, {flag_value}){returning}",
         JobStatus::Queued.as_str(),
         values.join(", ")
+    )
+}
+
+/// What both inserts write of a new job, ?1 to ?20 (`insert_one`).
+const NEW_JOB_COLUMNS: &str = "id, tenant, task, task_version, digest, queue, priority, input, \
+    max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, idempotency_key, \
+    idempotency_hash, expire_after_ms, concurrency_limit, callback_depth, cache_key";
+
+/// The completed job a result cache hit takes its output from (?1 tenant,
+/// ?2 key, ?3 the oldest end inside the TTL): the newest that ran, with the
+/// fuel its attempts burned (the rows of `attempts` and the last one, on
+/// the job's row). Reads the `jobs_cache` index.
+pub fn cache_source(d: Dialect) -> String {
+    let sum = match d {
+        Dialect::Sqlite => "coalesce(sum(a.fuel_used), 0)",
+        Dialect::Postgres | Dialect::PostgresMany => "coalesce(sum(a.fuel_used), 0)::int8",
+    };
+    format!(
+        "SELECT id, output, (SELECT {sum} FROM attempts a WHERE a.job_id = jobs.id) \
+         + coalesce(last_fuel_used, 0) FROM jobs \
+         WHERE tenant = {} AND cache_key = {} AND status = '{}' AND cached_from IS NULL \
+         AND finished_at >= {} ORDER BY finished_at DESC LIMIT 1",
+        d.param(1),
+        d.param(2),
+        JobStatus::Completed.as_str(),
+        d.param(3)
+    )
+}
+
+/// A job a cache hit completes at once: ?1 to ?20 as `insert_one`'s, ?21
+/// the output, ?22 the source's id, ?23 the fuel it saved; started and
+/// finished at its creation (?11). It made no attempt and is in no line.
+/// PostgreSQL answers the row, as `insert_one` does.
+pub fn insert_cached(d: Dialect) -> String {
+    let values: Vec<String> = (1..=23).map(|n| d.param(n)).collect();
+    let returning = match d {
+        Dialect::Sqlite => String::new(),
+        Dialect::Postgres | Dialect::PostgresMany => {
+            format!(" RETURNING {}", job_sql::job_columns(d))
+        }
+    };
+    format!(
+        "INSERT INTO jobs (status, {NEW_JOB_COLUMNS}, output, cached_from, cached_fuel, \
+         started_at, finished_at) VALUES ('{}', {}, {now}, {now}){returning}",
+        JobStatus::Completed.as_str(),
+        values.join(", "),
+        now = d.param(11)
     )
 }
 
@@ -158,10 +204,22 @@ mod tests {
             lite.starts_with("INSERT OR FAIL INTO jobs (status, id,"),
             "{lite}"
         );
-        assert!(lite.contains("?19, CASE WHEN EXISTS"), "{lite}");
-        assert!(lite.ends_with("THEN 2 ELSE ?20 END)"), "{lite}");
+        assert!(lite.contains("?20, CASE WHEN EXISTS"), "{lite}");
+        assert!(lite.ends_with("THEN 2 ELSE ?21 END)"), "{lite}");
         let pg = insert_one(Dialect::Postgres);
         assert!(pg.contains(", paused) VALUES ('queued', $1, $2,"), "{pg}");
-        assert!(pg.contains("$19, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6)) RETURNING id, tenant,"), "{pg}");
+        assert!(pg.contains("$20, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6)) RETURNING id, tenant,"), "{pg}");
+    }
+
+    #[test]
+    fn a_cache_hit_writes_what_an_insert_does_and_its_ending() {
+        let hit = insert_cached(Dialect::Postgres);
+        assert!(hit.contains("callback_depth, cache_key, output, cached_from, cached_fuel, started_at, finished_at) VALUES ('completed', $1,"), "{hit}");
+        assert!(hit.contains("$22, $23, $11, $11) RETURNING id,"), "{hit}");
+        let source = cache_source(Dialect::Sqlite);
+        assert!(
+            source.contains("status = 'completed' AND cached_from IS NULL AND finished_at >= ?3"),
+            "{source}"
+        );
     }
 }

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 /// `JobRow`'s columns in its order, each with the cast PostgreSQL needs
 /// to read it as the row's type (its narrower integers and its boolean
 /// flag; SQLite's integers are all 64-bit already).
-const JOB: [(&str, &str); 28] = [
+const JOB: [(&str, &str); 29] = [
     ("id", ""),
     ("tenant", ""),
     ("task", ""),
@@ -38,6 +38,7 @@ const JOB: [(&str, &str); 28] = [
     ("cancel_requested", "::int4::int8"),
     ("idempotency_hash", ""),
     ("expire_after_ms", ""),
+    ("cached_from", ""),
 ];
 
 /// The columns of `JobRow`, as the dialect reads them.

@@ -345,6 +345,15 @@ pub fn pg_events(kind: EventType, attempt: &str, detail: &str) -> String {
     )
 }
 
+/// `job.completed`'s detail for a job a result cache completed: the job
+/// whose output it took.
+pub fn cached(from: &str) -> String {
+    let mut d = String::from(r#"{"cached_from":"#);
+    json_str(&mut d, from);
+    d.push('}');
+    d
+}
+
 /// `job.queued`'s detail for a new job: its due time when that is later
 /// than its enqueue, else none.
 pub fn enqueued(run_at: Millis, now: Millis) -> Option<String> {

@@ -59,6 +59,7 @@ pub struct JobRow {
     pub(crate) cancel_requested: i64,
     pub idempotency_hash: Option<String>,
     pub(crate) expire_after_ms: Option<i64>,
+    pub(crate) cached_from: Option<String>,
 }
 
 impl JobRow {
@@ -134,6 +135,7 @@ impl TryFrom<JobRow> for JobRecord {
             waiting_for: r.waiting_for,
             fallback,
             cancel_requested: r.cancel_requested != 0,
+            cached_from: r.cached_from,
         })
     }
 }

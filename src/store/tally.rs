@@ -41,6 +41,9 @@ pub struct Spent {
     pub completed: i64,
     pub failed: i64,
     pub cancelled: i64,
+    /// Jobs a result cache completed, and the fuel their sources burned.
+    pub cache_hits: i64,
+    pub fuel_saved: i64,
 }
 
 /// What one write changed, by tenant.
@@ -139,6 +142,25 @@ impl Tally {
         s.http_bytes = s.http_bytes.saturating_add(clamp(u.http_bytes));
     }
 
+    /// A job the result cache completed as it went in, saving the fuel
+    /// its source burned: counted as made and completed, reported as
+    /// enqueued and completed (naming its source), with no attempt.
+    pub fn cached(&mut self, job: &JobRecord, fuel_saved: u64) {
+        self.moved(&job.tenant, None, Some(JobStatus::Completed), 1);
+        let s = slot(&mut self.spent, &job.tenant);
+        s.cache_hits += 1;
+        s.fuel_saved = s.fuel_saved.saturating_add(clamp(fuel_saved));
+        let about = super::outbox::about(job);
+        self.outbox
+            .push(crate::events::EventType::Queued, about, None);
+        let from = job.cached_from.as_deref().unwrap_or_default();
+        self.outbox.push(
+            crate::events::EventType::Completed,
+            about,
+            Some(&super::outbox::cached(from)),
+        );
+    }
+
     /// Adds what another tally of the same write counted and reported.
     pub fn absorb(&mut self, other: Tally) {
         self.outbox.absorb(other.outbox);
@@ -158,6 +180,8 @@ impl Tally {
             mine.completed += s.completed;
             mine.failed += s.failed;
             mine.cancelled += s.cancelled;
+            mine.cache_hits += s.cache_hits;
+            mine.fuel_saved = mine.fuel_saved.saturating_add(s.fuel_saved);
         }
     }
 

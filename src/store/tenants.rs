@@ -130,12 +130,12 @@ pub fn contender(
 }
 
 /// window_start, fuel, wall_ms, attempts, completed, failed, cancelled,
-/// http_requests, http_bytes.
-pub type UsageRow = (i64, i64, i64, i64, i64, i64, i64, i64, i64);
+/// http_requests, http_bytes, cache_hits, fuel_saved.
+pub type UsageRow = (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64);
 
 /// The columns of `UsageRow`.
-pub const USAGE_COLUMNS: &str =
-    "window_start, fuel, wall_ms, attempts, completed, failed, cancelled, http_requests, http_bytes";
+pub const USAGE_COLUMNS: &str = "window_start, fuel, wall_ms, attempts, completed, failed, \
+    cancelled, http_requests, http_bytes, cache_hits, fuel_saved";
 
 /// The start of the window before the current one, which `usage_from`
 /// also wants.
@@ -163,6 +163,8 @@ pub fn usage_from(jobs: Option<(i64, i64, i64)>, windows: &[UsageRow], now: Mill
                 cancelled: n(w.6),
                 http_requests: n(w.7),
                 http_bytes: n(w.8),
+                cache_hits: n(w.9),
+                fuel_saved: n(w.10),
             },
         )
     };

@@ -186,3 +186,99 @@ async fn a_deterministic_task_may_not_declare_network_or_secrets() {
         assert_eq!(status, 201, "{body}");
     }
 }
+
+#[tokio::test]
+async fn a_cached_job_completes_without_an_attempt_and_never_across_tenants() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::spawn(dir.path(), &[], Some(ADMIN));
+    let admin = Client::new(&served.url, ADMIN);
+    let other = Client::new(
+        &served.url,
+        &admin
+            .mint("other", &["tasks:write", "jobs:queue", "jobs:read"])
+            .await,
+    );
+    let spec = |digest: &str| json!({"component": digest, "deterministic": true, "cache": {"ttl_ms": 600_000}});
+    for client in [&admin, &other] {
+        let digest = client.upload("limits").await;
+        let (status, body) = client
+            .send(
+                reqwest::Method::PUT,
+                "/v1/tasks/cached",
+                Some(spec(&digest)),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    // A cache without determinism is refused.
+    let digest = admin.upload("limits").await;
+    let (status, body) = admin
+        .send(
+            reqwest::Method::PUT,
+            "/v1/tasks/impure",
+            Some(json!({"component": digest, "cache": {"ttl_ms": 1000}})),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+
+    let ran = run(
+        &admin,
+        "cached",
+        json!({"op": "clock", "iterations": 20_000}),
+    )
+    .await;
+    let ran_id = ran["id"].as_str().unwrap();
+    let fuel = attempts(&admin, ran_id).await[0]["fuel_used"]
+        .as_u64()
+        .unwrap();
+    // The same input (its keys in another order): completed in the answer
+    // to the enqueue, with the first job's output and no attempt.
+    let (status, hit) = admin
+        .post(
+            "/v1/jobs",
+            json!({"task": "cached", "input": {"iterations": 20_000, "op": "clock"}}),
+        )
+        .await;
+    assert_eq!(status, 201, "{hit}");
+    assert_eq!(hit["status"], "completed", "{hit}");
+    assert_eq!(hit["cached_from"], ran_id, "{hit}");
+    assert_eq!(hit["output"], ran["output"], "{hit}");
+    assert_eq!(hit["attempts"], 0, "{hit}");
+    let hit_id = hit["id"].as_str().unwrap();
+    let (_, shown) = admin.get(&format!("/v1/jobs/{hit_id}")).await;
+    assert_eq!(shown["cached_from"], ran_id, "{shown}");
+    assert!(attempts(&admin, hit_id).await.is_empty());
+    // Another input runs.
+    let fresh = run(
+        &admin,
+        "cached",
+        json!({"op": "clock", "iterations": 20_001}),
+    )
+    .await;
+    assert!(fresh.get("cached_from").is_none(), "{fresh}");
+
+    // Another tenant's identical job does not hit: it runs, on its own clock.
+    let (status, theirs) = other
+        .post(
+            "/v1/jobs",
+            json!({"task": "cached", "input": {"op": "clock", "iterations": 20_000}}),
+        )
+        .await;
+    assert_eq!(status, 201, "{theirs}");
+    assert!(theirs.get("cached_from").is_none(), "{theirs}");
+    let theirs = ended(&other, theirs["id"].as_str().unwrap()).await;
+    assert_eq!(theirs["status"], "completed", "{theirs}");
+    assert_ne!(
+        theirs["output"]["random"], ran["output"]["random"],
+        "{theirs}"
+    );
+
+    // Usage counts the hit and the fuel it saved, for its tenant alone.
+    let (_, usage) = admin.get("/v1/usage").await;
+    let sum = |field: &str| {
+        usage["current"][field].as_u64().unwrap() + usage["last"][field].as_u64().unwrap()
+    };
+    assert_eq!((sum("cache_hits"), sum("fuel_saved")), (1, fuel), "{usage}");
+    let (_, theirs) = other.get("/v1/usage").await;
+    assert_eq!(theirs["current"]["cache_hits"], 0, "{theirs}");
+}

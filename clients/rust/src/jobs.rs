@@ -156,6 +156,10 @@ pub struct Job {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expire_after_ms: Option<u64>,
     pub cancel_requested: bool,
+    /// The job whose output this one took from its task's result cache,
+    /// without an attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_from: Option<String>,
     /// The job that spawned this one (`GET /v1/jobs/{id}` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,

@@ -974,6 +974,14 @@ export interface components {
             memory_mb: number;
             timeout_ms: number;
         };
+        /** @description How long a deterministic task's results are reused. */
+        CacheSpec: {
+            /**
+             * @description How long after a job completes its output serves later jobs of the
+             *     same input (1 ms to 30 days).
+             */
+            ttl_ms: number;
+        };
         /** @description A stored component. */
         Component: {
             abi: components["schemas"]["Abi"];
@@ -1127,6 +1135,11 @@ export interface components {
          */
         Job: {
             attempts: number;
+            /**
+             * @description The job whose output this one took from its task's result cache,
+             *     without an attempt; absent for a job that ran.
+             */
+            cached_from?: string | null;
             cancel_requested: boolean;
             concurrency_key?: string | null;
             created_at: string;
@@ -1163,6 +1176,11 @@ export interface components {
          */
         JobDetail: {
             attempts: number;
+            /**
+             * @description The job whose output this one took from its task's result cache,
+             *     without an attempt; absent for a job that ran.
+             */
+            cached_from?: string | null;
             cancel_requested: boolean;
             concurrency_key?: string | null;
             created_at: string;
@@ -1658,6 +1676,7 @@ export interface components {
         };
         /** @description The body of `PUT /v1/tasks/{name}`. Unknown fields are refused. */
         TaskSpec: {
+            cache?: null | components["schemas"]["CacheSpec"];
             /**
              * @description The component's digest, as `POST /v1/components` answered it.
              * @example sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
@@ -1805,10 +1824,14 @@ export interface components {
         /** @description What a tenant used in one window. */
         Window: {
             attempts: number;
+            /** @description Jobs a deterministic task's result cache completed without an attempt. */
+            cache_hits?: number;
             end: string;
             /** @description The tenant's `fuel_per_minute`; null when it has none. */
             fuel_budget?: number | null;
             fuel_left?: number | null;
+            /** @description The fuel the cached jobs' sources burned: what the hits saved. */
+            fuel_saved?: number;
             fuel_used: number;
             /** @description Outbound HTTP body bytes its guests sent and received. */
             http_bytes: number;

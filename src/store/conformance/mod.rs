@@ -14,6 +14,7 @@
 //! `tokens` (listed, revoked, expiring, their uses recorded).
 
 mod attempts;
+mod cache;
 mod events;
 mod inserts;
 mod jobs;
@@ -28,6 +29,7 @@ mod tokens;
 mod workflows;
 
 use attempts::*;
+use cache::*;
 use events::*;
 use inserts::*;
 use jobs::*;
@@ -234,6 +236,7 @@ macro_rules! conformance_cases {
             unique_keys_follow_their_rules,
             concurrent_use_existing_enqueues_make_one_job,
             callback_depth_is_kept,
+            the_result_cache_serves_a_tenants_completed_jobs_within_the_ttl,
             claims_follow_priority_time_and_queues,
             finalize_is_fenced_by_the_lease,
             a_batch_of_ends_lands_each_as_it_would_alone,

@@ -47,6 +47,7 @@ fn plain(jobs: &[NewJob]) -> bool {
                 && !j.supersedes
                 && j.concurrency_limit.is_none()
                 && j.callback_depth == 0
+                && j.cache.is_none()
         })
 }
 

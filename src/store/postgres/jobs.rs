@@ -231,6 +231,20 @@ pub(super) async fn insert_one(
             tally.outbox.superseded(&job.tenant, &job.id, &gone);
         }
     }
+    let run_at = job.run_at.resolve(now);
+    if let Some(source) = cache_source(tx, now, run_at, &job).await? {
+        let sql = insert_sql::insert_cached(Dialect::Postgres);
+        let row: JobRow = bind_new_job(sqlx::query_as(&sql), now, run_at, &job)
+            .bind(&source.output)
+            .bind(&source.id)
+            .bind(i64::try_from(source.fuel).unwrap_or(i64::MAX))
+            .fetch_one(&mut **tx)
+            .await
+            .map_err(|e| insert_error(e, &job))?;
+        let record = JobRecord::try_from(row)?;
+        tally.cached(&record, source.fuel);
+        return Ok(Inserted::Created(record));
+    }
     if let Some(defaults) = defaults {
         let quotas = policy(tx, &job.tenant, defaults).await?.quotas;
         within(
@@ -240,52 +254,15 @@ pub(super) async fn insert_one(
             1,
         )?;
     }
-    let deadline_at = job.deadline_ms.map(|d| crate::time::after(now, d));
-    let run_at = job.run_at.resolve(now);
-    let (idem_key, idem_hash) = match job.idempotency {
-        Some(i) => (Some(i.key), Some(i.body_hash)),
-        None => (None, None),
-    };
-    let row: JobRow = sqlx::query_as(insert_sql::insert_one(Dialect::Postgres))
-        .bind(&job.id)
-        .bind(&job.tenant)
-        .bind(&job.task.name)
-        .bind(i32::try_from(job.task.version).unwrap_or(i32::MAX))
-        .bind(&job.task.digest)
-        .bind(&job.queue)
-        .bind(job.priority)
-        .bind(&job.input)
-        .bind(i32::try_from(job.max_attempts).unwrap_or(i32::MAX))
-        .bind(run_at)
-        .bind(now)
-        .bind(deadline_at)
-        .bind(&job.concurrency_key)
-        .bind(&job.unique_key)
-        .bind(idem_key)
-        .bind(idem_hash)
-        .bind(
-            job.expire_after_ms
-                .map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
-        )
-        .bind(
-            job.concurrency_limit
-                .map(|v| i32::try_from(v).unwrap_or(i32::MAX)),
-        )
-        .bind(i32::try_from(job.callback_depth).unwrap_or(i32::MAX))
-        .fetch_one(&mut **tx)
-        .await
-        .map_err(|e| match violated(&e) {
-            Some((Violation::Unique, c)) if c == "jobs_pkey" => {
-                StoreError::Conflict(format!("a job with id {} exists already", job.id))
-            }
-            Some((Violation::Unique, c)) if c == "jobs_unique_key" => {
-                unique_taken("another", job.unique_key.as_deref().unwrap_or_default())
-            }
-            Some((Violation::Unique, _)) => StoreError::Conflict(
-                "another request made the same job at the same moment; send it again".into(),
-            ),
-            _ => pg(e),
-        })?;
+    let row: JobRow = bind_new_job(
+        sqlx::query_as(insert_sql::insert_one(Dialect::Postgres)),
+        now,
+        run_at,
+        &job,
+    )
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(|e| insert_error(e, &job))?;
     tally.moved(&job.tenant, None, Some(JobStatus::Queued), 1);
     let job = JobRecord::try_from(row)?;
     tally.outbox.push(
@@ -294,6 +271,85 @@ pub(super) async fn insert_one(
         outbox::enqueued(job.run_at, now).as_deref(),
     );
     Ok(Inserted::Created(job))
+}
+
+type NewJobQuery<'q> =
+    sqlx::query::QueryAs<'q, sqlx::Postgres, JobRow, sqlx::postgres::PgArguments>;
+
+/// Binds `insert_sql::insert_one`'s ?1 to ?20 from the job.
+fn bind_new_job<'q>(
+    q: NewJobQuery<'q>,
+    now: Millis,
+    run_at: Millis,
+    job: &'q NewJob,
+) -> NewJobQuery<'q> {
+    let int4 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+    q.bind(&job.id)
+        .bind(&job.tenant)
+        .bind(&job.task.name)
+        .bind(int4(job.task.version))
+        .bind(&job.task.digest)
+        .bind(&job.queue)
+        .bind(job.priority)
+        .bind(&job.input)
+        .bind(int4(job.max_attempts))
+        .bind(run_at)
+        .bind(now)
+        .bind(job.deadline_ms.map(|d| crate::time::after(now, d)))
+        .bind(&job.concurrency_key)
+        .bind(&job.unique_key)
+        .bind(job.idempotency.as_ref().map(|i| i.key.as_str()))
+        .bind(job.idempotency.as_ref().map(|i| i.body_hash.as_str()))
+        .bind(
+            job.expire_after_ms
+                .map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
+        )
+        .bind(job.concurrency_limit.map(int4))
+        .bind(int4(job.callback_depth))
+        .bind(job.cache.as_ref().map(|c| c.key.as_str()))
+}
+
+/// What a refused insert of `job` means.
+fn insert_error(e: sqlx::Error, job: &NewJob) -> StoreError {
+    match violated(&e) {
+        Some((Violation::Unique, c)) if c == "jobs_pkey" => {
+            StoreError::Conflict(format!("a job with id {} exists already", job.id))
+        }
+        Some((Violation::Unique, c)) if c == "jobs_unique_key" => {
+            unique_taken("another", job.unique_key.as_deref().unwrap_or_default())
+        }
+        Some((Violation::Unique, _)) => StoreError::Conflict(
+            "another request made the same job at the same moment; send it again".into(),
+        ),
+        _ => pg(e),
+    }
+}
+
+/// The completed job whose output a job due now takes from its task's
+/// result cache, if any (`NewJob::cache`).
+async fn cache_source(
+    tx: &mut Tx,
+    now: Millis,
+    run_at: Millis,
+    job: &NewJob,
+) -> StoreResult<Option<CacheSource>> {
+    let Some(probe) = job.cache.as_ref().filter(|_| run_at <= now) else {
+        return Ok(None);
+    };
+    let since = now.saturating_sub(i64::try_from(probe.ttl_ms).unwrap_or(i64::MAX));
+    let found: Option<(String, Option<String>, i64)> =
+        sqlx::query_as(&insert_sql::cache_source(Dialect::Postgres))
+            .bind(&job.tenant)
+            .bind(&probe.key)
+            .bind(since)
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(pg)?;
+    Ok(found.map(|(id, output, fuel)| CacheSource {
+        id,
+        output,
+        fuel: u64::try_from(fuel).unwrap_or(0),
+    }))
 }
 
 fn unique_taken(id: &str, key: &str) -> StoreError {

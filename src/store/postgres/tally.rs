@@ -33,6 +33,8 @@ pub struct Counts<'a> {
     cancelled: Vec<i64>,
     http_requests: Vec<i64>,
     http_bytes: Vec<i64>,
+    cache_hits: Vec<i64>,
+    fuel_saved: Vec<i64>,
     at: i64,
     ev_tenants: Vec<&'a str>,
     ev_n: Vec<i32>,
@@ -56,6 +58,8 @@ impl<'a> Counts<'a> {
             cancelled: Vec::new(),
             http_requests: Vec::new(),
             http_bytes: Vec::new(),
+            cache_hits: Vec::new(),
+            fuel_saved: Vec::new(),
             at: tally.now(),
             ev_tenants: Vec::new(),
             ev_n: Vec::new(),
@@ -82,6 +86,8 @@ impl<'a> Counts<'a> {
             c.cancelled.push(s.cancelled);
             c.http_requests.push(s.http_requests);
             c.http_bytes.push(s.http_bytes);
+            c.cache_hits.push(s.cache_hits);
+            c.fuel_saved.push(s.fuel_saved);
         }
         c
     }
@@ -109,6 +115,8 @@ impl<'a> Counts<'a> {
             .bind(&self.cancelled)
             .bind(&self.http_requests)
             .bind(&self.http_bytes)
+            .bind(&self.cache_hits)
+            .bind(&self.fuel_saved)
             .bind(self.at)
             .bind(&self.ev_tenants)
             .bind(&self.ev_n)
@@ -133,10 +141,12 @@ pub fn ctes(first: usize) -> String {
            running = tenant_jobs.running + excluded.running, \
            waiting = tenant_jobs.waiting + excluded.waiting), \
          usage AS (INSERT INTO tenant_usage (tenant, window_start, shard, fuel, wall_ms, \
-           attempts, completed, failed, cancelled, http_requests, http_bytes) \
-           SELECT t, {}::int8, {SHARD}, f, wm, a, c, fl, cn, hr, hb \
+           attempts, completed, failed, cancelled, http_requests, http_bytes, cache_hits, \
+           fuel_saved) \
+           SELECT t, {}::int8, {SHARD}, f, wm, a, c, fl, cn, hr, hb, ch, fs \
            FROM unnest({}::text[], {}::int8[], {}::int8[], {}::int8[], {}::int8[], {}::int8[], \
-             {}::int8[], {}::int8[], {}::int8[]) AS s(t, f, wm, a, c, fl, cn, hr, hb) \
+             {}::int8[], {}::int8[], {}::int8[], {}::int8[], {}::int8[]) \
+             AS s(t, f, wm, a, c, fl, cn, hr, hb, ch, fs) \
            ORDER BY t COLLATE \"C\" \
            ON CONFLICT (tenant, window_start, shard) DO UPDATE SET \
            fuel = tenant_usage.fuel + excluded.fuel, \
@@ -146,16 +156,18 @@ pub fn ctes(first: usize) -> String {
            failed = tenant_usage.failed + excluded.failed, \
            cancelled = tenant_usage.cancelled + excluded.cancelled, \
            http_requests = tenant_usage.http_requests + excluded.http_requests, \
-           http_bytes = tenant_usage.http_bytes + excluded.http_bytes), \
+           http_bytes = tenant_usage.http_bytes + excluded.http_bytes, \
+           cache_hits = tenant_usage.cache_hits + excluded.cache_hits, \
+           fuel_saved = tenant_usage.fuel_saved + excluded.fuel_saved), \
          evs AS (INSERT INTO events (tenant, n, at, body) \
            SELECT t, n, {}::int8, b FROM unnest({}::text[], {}::int4[], {}::text[]) AS e(t, n, b))",
         p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13],
-        p[14], p[15], p[16], p[17]
+        p[14], p[15], p[16], p[17], p[18], p[19]
     )
 }
 
 /// How many arguments `ctes` numbers.
-pub const CTE_ARGS: usize = 18;
+pub const CTE_ARGS: usize = 20;
 
 pub async fn apply(tx: &mut Transaction<'static, Postgres>, tally: Tally) -> StoreResult<()> {
     let counts = Counts::of(&tally);

@@ -176,7 +176,8 @@ pub async fn tenant_usage(pool: &PgPool, tenant: &str, now: Millis) -> StoreResu
          sum(wall_ms)::int8 AS wall_ms, sum(attempts)::int8 AS attempts, \
          sum(completed)::int8 AS completed, sum(failed)::int8 AS failed, \
          sum(cancelled)::int8 AS cancelled, sum(http_requests)::int8 AS http_requests, \
-         sum(http_bytes)::int8 AS http_bytes FROM tenant_usage \
+         sum(http_bytes)::int8 AS http_bytes, sum(cache_hits)::int8 AS cache_hits, \
+         sum(fuel_saved)::int8 AS fuel_saved FROM tenant_usage \
          WHERE tenant = $1 AND window_start IN ($2, $3) GROUP BY window_start) w"
     ))
     .bind(tenant)

@@ -33,6 +33,28 @@ pub struct NewJob {
     /// How many callbacks deep it is: 0 unless it is a task's `on_success`
     /// or `on_fail` job (its parent's and one more).
     pub callback_depth: u32,
+    /// A deterministic task's result cache, which the insert consults.
+    pub cache: Option<CacheProbe>,
+}
+
+/// What an insert looks for in a deterministic task's result cache: the
+/// newest completed job of the tenant with this key (its pinned digest and
+/// canonical input) that ran (was not itself a hit), finished at most
+/// `ttl_ms` before the insert. Found, the new job completes at once with
+/// its output; else the job goes in with the key, for later ones to find.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheProbe {
+    pub key: String,
+    pub ttl_ms: u64,
+}
+
+/// The completed job a cache hit takes its output from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheSource {
+    pub id: String,
+    pub output: Option<String>,
+    /// The fuel its attempts burned: what the hit saved.
+    pub fuel: u64,
 }
 
 /// What an insert answers when an unfinished job holds its unique key.
@@ -147,6 +169,7 @@ impl NewJob {
             reuse: Reuse::Allow,
             idempotency: None,
             callback_depth: 0,
+            cache: None,
         }
     }
 
@@ -177,6 +200,20 @@ impl NewJob {
             waiting_for: None,
             fallback: None,
             cancel_requested: false,
+            cached_from: None,
+        }
+    }
+
+    /// The job as a cache hit inserts it, at `now`: completed at once with
+    /// the source's output, no attempt made.
+    pub fn into_cached(self, now: Millis, run_at: Millis, source: &CacheSource) -> JobRecord {
+        JobRecord {
+            status: crate::job::JobStatus::Completed,
+            output: source.output.clone(),
+            started_at: Some(now),
+            finished_at: Some(now),
+            cached_from: Some(source.id.clone()),
+            ..self.into_record(now, run_at)
         }
     }
 }

@@ -31,6 +31,8 @@ pub struct JobRecord {
     /// The fallback task running (or that ran) in place of `task`.
     pub fallback: Option<TaskRef>,
     pub cancel_requested: bool,
+    /// The job whose output a cache hit took (it made no attempt).
+    pub cached_from: Option<String>,
 }
 
 /// Which jobs to list, newest first.

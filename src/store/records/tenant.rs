@@ -43,6 +43,10 @@ pub struct UsageWindow {
     pub completed: u64,
     pub failed: u64,
     pub cancelled: u64,
+    /// Jobs a result cache completed without an attempt, and the fuel
+    /// their sources burned.
+    pub cache_hits: u64,
+    pub fuel_saved: u64,
 }
 
 /// A tenant's usage now: its jobs, and the current and the last window.

@@ -193,6 +193,10 @@ pub(super) fn insert_one(
             tally.outbox.superseded(&job.tenant, &job.id, &gone);
         }
     }
+    let run_at = job.run_at.resolve(now);
+    if let Some(source) = cache_source(conn, now, run_at, &job)? {
+        return insert_cached(conn, now, run_at, job, source, tally);
+    }
     // A callback (`defaults: None`) comes of a job already granted.
     if let Some(defaults) = defaults {
         let (quotas, queued) = tenants.of(conn, &job.tenant, defaults)?;
@@ -200,45 +204,15 @@ pub(super) fn insert_one(
             queued + before.pending_queued(&job.tenant) + tally.pending_queued(&job.tenant);
         within("max_queued", quotas.max_queued, queued, 1)?;
     }
-    let deadline_at = job.deadline_ms.map(|d| crate::time::after(now, d));
-    // A time in the past is now: it buys no place in the line.
-    let run_at = job.run_at.resolve(now);
-    let (idem_key, idem_hash) = match &job.idempotency {
-        Some(i) => (Some(i.key.as_str()), Some(i.body_hash.as_str())),
-        None => (None, None),
-    };
-    conn.prepare_cached(insert_sql::insert_one(Dialect::Sqlite))
-        .and_then(|mut s| {
-            s.execute(params![
-                job.id,
-                job.tenant,
-                job.task.name,
-                job.task.version,
-                job.task.digest,
-                job.queue,
-                job.priority,
-                job.input,
-                job.max_attempts,
-                run_at,
-                now,
-                deadline_at,
-                job.concurrency_key,
-                job.unique_key,
-                idem_key,
-                idem_hash,
-                job.expire_after_ms
-                    .map(|ms| i64::try_from(ms).unwrap_or(i64::MAX)),
-                job.concurrency_limit,
-                job.callback_depth,
-                run_at <= now,
-            ])
-        })
-        .map_err(|e| match constraint(&e) {
-            Some(Constraint::Unique) => {
-                StoreError::Conflict(format!("a job with id {} exists already", job.id))
-            }
-            _ => wdb(e),
-        })?;
+    let due = run_at <= now;
+    insert_row(
+        conn,
+        now,
+        run_at,
+        &job,
+        insert_sql::insert_one(Dialect::Sqlite),
+        &[&due],
+    )?;
     tally.moved(&job.tenant, None, Some(JobStatus::Queued), 1);
     tally.outbox.push(
         EventType::Queued,
@@ -252,6 +226,111 @@ pub(super) fn insert_one(
         outbox::enqueued(run_at, now).as_deref(),
     );
     Ok(Inserted::Created(job.into_record(now, run_at)))
+}
+
+/// Writes a new job's row by `sql`: `insert_one`'s ?1 to ?20 from the job,
+/// then `more`.
+fn insert_row(
+    conn: &Connection,
+    now: Millis,
+    run_at: Millis,
+    job: &NewJob,
+    sql: &str,
+    more: &[&dyn rusqlite::ToSql],
+) -> StoreResult<()> {
+    let deadline_at = job.deadline_ms.map(|d| crate::time::after(now, d));
+    let (idem_key, idem_hash) = match &job.idempotency {
+        Some(i) => (Some(i.key.as_str()), Some(i.body_hash.as_str())),
+        None => (None, None),
+    };
+    let expire = job
+        .expire_after_ms
+        .map(|ms| i64::try_from(ms).unwrap_or(i64::MAX));
+    let cache_key = job.cache.as_ref().map(|c| c.key.as_str());
+    let mut values: Vec<&dyn rusqlite::ToSql> = vec![
+        &job.id,
+        &job.tenant,
+        &job.task.name,
+        &job.task.version,
+        &job.task.digest,
+        &job.queue,
+        &job.priority,
+        &job.input,
+        &job.max_attempts,
+        &run_at,
+        &now,
+        &deadline_at,
+        &job.concurrency_key,
+        &job.unique_key,
+        &idem_key,
+        &idem_hash,
+        &expire,
+        &job.concurrency_limit,
+        &job.callback_depth,
+        &cache_key,
+    ];
+    values.extend_from_slice(more);
+    conn.prepare_cached(sql)
+        .and_then(|mut s| s.execute(values.as_slice()))
+        .map_err(|e| match constraint(&e) {
+            Some(Constraint::Unique) => {
+                StoreError::Conflict(format!("a job with id {} exists already", job.id))
+            }
+            _ => wdb(e),
+        })?;
+    Ok(())
+}
+
+/// The completed job whose output a job due now takes from its task's
+/// result cache, if any (`NewJob::cache`).
+fn cache_source(
+    conn: &Connection,
+    now: Millis,
+    run_at: Millis,
+    job: &NewJob,
+) -> StoreResult<Option<CacheSource>> {
+    let Some(probe) = job.cache.as_ref().filter(|_| run_at <= now) else {
+        return Ok(None);
+    };
+    let since = now.saturating_sub(i64::try_from(probe.ttl_ms).unwrap_or(i64::MAX));
+    conn.prepare_cached(&insert_sql::cache_source(Dialect::Sqlite))
+        .and_then(|mut s| {
+            s.query_row(params![job.tenant, probe.key, since], |r| {
+                Ok(CacheSource {
+                    id: r.get(0)?,
+                    output: r.get(1)?,
+                    fuel: u64::try_from(r.get::<_, i64>(2)?).unwrap_or(0),
+                })
+            })
+            .optional()
+        })
+        .map_err(wdb)
+}
+
+/// A job the result cache completes at once with `source`'s output: it
+/// goes in completed, is counted and reported so, and its tenant is
+/// credited the fuel it saved.
+fn insert_cached(
+    conn: &Connection,
+    now: Millis,
+    run_at: Millis,
+    job: NewJob,
+    source: CacheSource,
+    tally: &mut Tally,
+) -> StoreResult<Inserted> {
+    let fuel = i64::try_from(source.fuel).unwrap_or(i64::MAX);
+    let sql = insert_sql::insert_cached(Dialect::Sqlite);
+    insert_row(
+        conn,
+        now,
+        run_at,
+        &job,
+        &sql,
+        &[&source.output, &source.id, &fuel],
+    )?;
+    let record = job.into_cached(now, run_at, &source);
+    tally.cached(&record, source.fuel);
+    Ok(Inserted::Created(record))
 }
 
 /// Puts a queued job first in its tenant's line, due now.

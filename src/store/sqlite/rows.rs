@@ -36,6 +36,7 @@ impl JobRow {
             cancel_requested: r.get(25)?,
             idempotency_hash: r.get(26)?,
             expire_after_ms: r.get(27)?,
+            cached_from: r.get(28)?,
         })
     }
 }

@@ -46,14 +46,16 @@ impl Apply for Tally {
             let mut stmt = conn
                 .prepare_cached(
                     "INSERT INTO tenant_usage (tenant, window_start, fuel, wall_ms, attempts, \
-                     completed, failed, cancelled, http_requests, http_bytes) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+                     completed, failed, cancelled, http_requests, http_bytes, cache_hits, fuel_saved) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
                      ON CONFLICT (tenant, window_start) DO UPDATE SET fuel = fuel + excluded.fuel, \
                      wall_ms = wall_ms + excluded.wall_ms, attempts = attempts + excluded.attempts, \
                      completed = completed + excluded.completed, failed = failed + excluded.failed, \
                      cancelled = cancelled + excluded.cancelled, \
                      http_requests = http_requests + excluded.http_requests, \
-                     http_bytes = http_bytes + excluded.http_bytes",
+                     http_bytes = http_bytes + excluded.http_bytes, \
+                     cache_hits = cache_hits + excluded.cache_hits, \
+                     fuel_saved = fuel_saved + excluded.fuel_saved",
                 )
                 .map_err(wdb)?;
             for (tenant, s) in &spent {
@@ -67,7 +69,9 @@ impl Apply for Tally {
                     s.failed,
                     s.cancelled,
                     s.http_requests,
-                    s.http_bytes
+                    s.http_bytes,
+                    s.cache_hits,
+                    s.fuel_saved
                 ])
                 .map_err(wdb)?;
             }

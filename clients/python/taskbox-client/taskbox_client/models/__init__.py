@@ -14,6 +14,7 @@ from .bundle_component import BundleComponent
 from .bundle_grants import BundleGrants
 from .bundle_job import BundleJob
 from .bundle_limits import BundleLimits
+from .cache_spec import CacheSpec
 from .component import Component
 from .concurrency import Concurrency
 from .concurrency_mode import ConcurrencyMode
@@ -119,6 +120,7 @@ __all__ = (
     "BundleGrants",
     "BundleJob",
     "BundleLimits",
+    "CacheSpec",
     "Component",
     "Concurrency",
     "ConcurrencyMode",

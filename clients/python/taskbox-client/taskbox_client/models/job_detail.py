@@ -39,6 +39,8 @@ class JobDetail:
             run_at (str): RFC 3339 times, UTC, to the millisecond.
             status (JobStatus): Where a job is in its life. The names are part of the HTTP contract.
             task (TaskRef): A task version pinned into a job.
+            cached_from (None | str | Unset): The job whose output this one took from its task's result cache,
+                without an attempt; absent for a job that ran.
             concurrency_key (None | str | Unset):
             deadline_at (None | str | Unset):
             error (JobErrorView | None | Unset):
@@ -67,6 +69,7 @@ class JobDetail:
     run_at: str
     status: JobStatus
     task: TaskRef
+    cached_from: None | str | Unset = UNSET
     concurrency_key: None | str | Unset = UNSET
     deadline_at: None | str | Unset = UNSET
     error: JobErrorView | None | Unset = UNSET
@@ -111,6 +114,12 @@ class JobDetail:
         status = self.status.value
 
         task = self.task.to_dict()
+
+        cached_from: None | str | Unset
+        if isinstance(self.cached_from, Unset):
+            cached_from = UNSET
+        else:
+            cached_from = self.cached_from
 
         concurrency_key: None | str | Unset
         if isinstance(self.concurrency_key, Unset):
@@ -218,6 +227,8 @@ class JobDetail:
                 "task": task,
             }
         )
+        if cached_from is not UNSET:
+            field_dict["cached_from"] = cached_from
         if concurrency_key is not UNSET:
             field_dict["concurrency_key"] = concurrency_key
         if deadline_at is not UNSET:
@@ -281,6 +292,15 @@ class JobDetail:
         status = JobStatus(d.pop("status"))
 
         task = TaskRef.from_dict(d.pop("task"))
+
+        def _parse_cached_from(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        cached_from = _parse_cached_from(d.pop("cached_from", UNSET))
 
         def _parse_concurrency_key(data: object) -> None | str | Unset:
             if data is None:
@@ -440,6 +460,7 @@ class JobDetail:
             run_at=run_at,
             status=status,
             task=task,
+            cached_from=cached_from,
             concurrency_key=concurrency_key,
             deadline_at=deadline_at,
             error=error,

@@ -9,6 +9,7 @@ from ..models.parent_close import ParentClose
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.cache_spec import CacheSpec
     from ..models.concurrency import Concurrency
     from ..models.limits_spec import LimitsSpec
     from ..models.network_spec import NetworkSpec
@@ -25,6 +26,7 @@ class TaskSpec:
     Attributes:
         component (str): The component's digest, as `POST /v1/components` answered it. Example:
             sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.
+        cache (CacheSpec | None | Unset):
         concurrency (Concurrency | None | Unset):
         deadline_ms (int | None | Unset): Bounds a job across all its attempts, from enqueue (`deadline_exceeded`);
             an enqueue may set its own.
@@ -50,6 +52,7 @@ class TaskSpec:
     """
 
     component: str
+    cache: CacheSpec | None | Unset = UNSET
     concurrency: Concurrency | None | Unset = UNSET
     deadline_ms: int | None | Unset = UNSET
     deterministic: bool | Unset = UNSET
@@ -66,12 +69,21 @@ class TaskSpec:
     secrets: list[str] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.cache_spec import CacheSpec  # noqa: PLC0415
         from ..models.concurrency import Concurrency  # noqa: PLC0415
         from ..models.limits_spec import LimitsSpec  # noqa: PLC0415
         from ..models.network_spec import NetworkSpec  # noqa: PLC0415
         from ..models.retry_policy import RetryPolicy  # noqa: PLC0415
 
         component = self.component
+
+        cache: dict[str, Any] | None | Unset
+        if isinstance(self.cache, Unset):
+            cache = UNSET
+        elif isinstance(self.cache, CacheSpec):
+            cache = self.cache.to_dict()
+        else:
+            cache = self.cache
 
         concurrency: dict[str, Any] | None | Unset
         if isinstance(self.concurrency, Unset):
@@ -160,6 +172,8 @@ class TaskSpec:
                 "component": component,
             }
         )
+        if cache is not UNSET:
+            field_dict["cache"] = cache
         if concurrency is not UNSET:
             field_dict["concurrency"] = concurrency
         if deadline_ms is not UNSET:
@@ -193,6 +207,7 @@ class TaskSpec:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.cache_spec import CacheSpec  # noqa: PLC0415
         from ..models.concurrency import Concurrency  # noqa: PLC0415
         from ..models.limits_spec import LimitsSpec  # noqa: PLC0415
         from ..models.network_spec import NetworkSpec  # noqa: PLC0415
@@ -200,6 +215,23 @@ class TaskSpec:
 
         d = dict(src_dict)
         component = d.pop("component")
+
+        def _parse_cache(data: object) -> CacheSpec | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                cache_type_1 = CacheSpec.from_dict(data)
+
+                return cache_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(CacheSpec | None | Unset, data)
+
+        cache = _parse_cache(d.pop("cache", UNSET))
 
         def _parse_concurrency(data: object) -> Concurrency | None | Unset:
             if data is None:
@@ -341,6 +373,7 @@ class TaskSpec:
 
         task_spec = cls(
             component=component,
+            cache=cache,
             concurrency=concurrency,
             deadline_ms=deadline_ms,
             deterministic=deterministic,

@@ -28,8 +28,10 @@ class Window:
         jobs_ended (Ended): Jobs that ended in a window, by how.
         start (str):
         wall_ms (int):
+        cache_hits (int | Unset): Jobs a deterministic task's result cache completed without an attempt.
         fuel_budget (int | None | Unset): The tenant's `fuel_per_minute`; null when it has none.
         fuel_left (int | None | Unset):
+        fuel_saved (int | Unset): The fuel the cached jobs' sources burned: what the hits saved.
     """
 
     attempts: int
@@ -40,8 +42,10 @@ class Window:
     jobs_ended: Ended
     start: str
     wall_ms: int
+    cache_hits: int | Unset = UNSET
     fuel_budget: int | None | Unset = UNSET
     fuel_left: int | None | Unset = UNSET
+    fuel_saved: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -61,6 +65,8 @@ class Window:
 
         wall_ms = self.wall_ms
 
+        cache_hits = self.cache_hits
+
         fuel_budget: int | None | Unset
         if isinstance(self.fuel_budget, Unset):
             fuel_budget = UNSET
@@ -72,6 +78,8 @@ class Window:
             fuel_left = UNSET
         else:
             fuel_left = self.fuel_left
+
+        fuel_saved = self.fuel_saved
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -87,10 +95,14 @@ class Window:
                 "wall_ms": wall_ms,
             }
         )
+        if cache_hits is not UNSET:
+            field_dict["cache_hits"] = cache_hits
         if fuel_budget is not UNSET:
             field_dict["fuel_budget"] = fuel_budget
         if fuel_left is not UNSET:
             field_dict["fuel_left"] = fuel_left
+        if fuel_saved is not UNSET:
+            field_dict["fuel_saved"] = fuel_saved
 
         return field_dict
 
@@ -115,6 +127,8 @@ class Window:
 
         wall_ms = d.pop("wall_ms")
 
+        cache_hits = d.pop("cache_hits", UNSET)
+
         def _parse_fuel_budget(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -133,6 +147,8 @@ class Window:
 
         fuel_left = _parse_fuel_left(d.pop("fuel_left", UNSET))
 
+        fuel_saved = d.pop("fuel_saved", UNSET)
+
         window = cls(
             attempts=attempts,
             end=end,
@@ -142,8 +158,10 @@ class Window:
             jobs_ended=jobs_ended,
             start=start,
             wall_ms=wall_ms,
+            cache_hits=cache_hits,
             fuel_budget=fuel_budget,
             fuel_left=fuel_left,
+            fuel_saved=fuel_saved,
         )
 
         window.additional_properties = d
