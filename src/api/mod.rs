@@ -19,6 +19,7 @@ pub mod secrets;
 pub mod tenants;
 pub mod tokens;
 pub mod usage;
+pub mod usage_export;
 pub mod views;
 pub mod webhooks;
 pub mod workflows;
@@ -160,6 +161,7 @@ pub(crate) fn api() -> OpenApiRouter<Arc<ApiState>> {
         .routes(routes!(tenants::put_tenant, tenants::show_tenant))
         .routes(routes!(usage::tenant_usage))
         .routes(routes!(usage::own_usage))
+        .routes(routes!(usage_export::export))
         .routes(routes!(tokens::create_token, tokens::list_tokens))
         .routes(routes!(tokens::revoke_token))
         .routes(routes!(auth::whoami))

@@ -28,10 +28,14 @@ pub enum TenantCmd {
     /// List the tenants (admin token).
     List(super::tenant::Output),
     /// Fuel, wall time, attempts and jobs, this minute and the last: your
-    /// tenant's, or NAME's (admin token).
+    /// tenant's, or NAME's (admin token). With --export: per task version and
+    /// hour or day, summed from the attempt records.
     Usage {
-        /// Whose (admin token); default: the token's own tenant.
+        /// Whose (admin token); default: the token's own tenant (with --export and the
+        /// admin token: every tenant).
         name: Option<String>,
+        #[command(flatten)]
+        export: super::tenant::ExportArgs,
         #[command(flatten)]
         out: super::tenant::Output,
     },
@@ -42,7 +46,10 @@ pub fn tenant_main(cmd: TenantCmd) -> anyhow::Result<ExitCode> {
         TenantCmd::Set(args) => super::tenant::set(args),
         TenantCmd::Show { name, out } => super::tenant::show(name, out),
         TenantCmd::List(out) => super::tenant::list(out),
-        TenantCmd::Usage { name, out } => super::tenant::usage(name, out),
+        TenantCmd::Usage { name, export, out } if export.export => {
+            super::tenant::export(name, export, out)
+        }
+        TenantCmd::Usage { name, out, .. } => super::tenant::usage(name, out),
         TenantCmd::Create { name, server, json } => {
             let client = connect(&server)?;
             let reply = client

@@ -214,6 +214,146 @@ pub fn usage(name: Option<String>, out: Output) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--export` and what it takes.
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// Export usage per task version and per hour or day (`GET /v1/usage/export`).
+    #[arg(long)]
+    pub export: bool,
+    /// With --export: attempts that ended at or after this RFC 3339 time
+    /// [default: a day before --to by hour, 30 days by day].
+    #[arg(long, requires = "export")]
+    pub from: Option<String>,
+    /// With --export: attempts that ended before this RFC 3339 time [default: now].
+    #[arg(long, requires = "export")]
+    pub to: Option<String>,
+    /// With --export: each line's bucket.
+    #[arg(long, requires = "export", value_parser = ["hour", "day"])]
+    pub by: Option<String>,
+    /// With --export: print CSV (the columns `format=csv` answers).
+    #[arg(long, requires = "export", conflicts_with = "json")]
+    pub csv: bool,
+}
+
+/// `taskbox tenant usage --export`.
+pub fn export(name: Option<String>, args: ExportArgs, out: Output) -> anyhow::Result<ExitCode> {
+    for (flag, time) in [("--from", &args.from), ("--to", &args.to)] {
+        if let Some(t) = time {
+            if crate::time::parse_rfc3339(t).is_none() {
+                anyhow::bail!("{flag} {t:?} is not an RFC 3339 time, e.g. 2026-11-28T00:00:00Z");
+            }
+        }
+    }
+    let client = connect(&out.server)?;
+    let client = if name.is_some() {
+        client.without_tenant()
+    } else {
+        client
+    };
+    let reply = client
+        .get(&["v1", "usage", "export"])
+        .query("from", args.from.as_deref())
+        .query("to", args.to.as_deref())
+        .query("by", args.by.as_deref())
+        .query("tenant", name.as_deref())
+        .send()
+        .map_err(|e| super::client::older_server(e, "tenant usage --export"))?;
+    if args.csv {
+        // Written here as the server writes it, so the reply stays JSON.
+        let export: crate::api::usage_export::UsageExport = reply.json()?;
+        print!("{}", crate::api::usage_export::csv(&export.lines));
+    } else if out.json {
+        reply.print()?;
+    } else {
+        print!("{}", export_view(&reply.json()?));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A bucket's start as its day, or its day and hour (UTC, as the export).
+fn bucket_cell(start: &str, by: crate::api::usage_export::By) -> String {
+    let (day, rest) = start.split_once('T').unwrap_or((start, ""));
+    match by {
+        crate::api::usage_export::By::Day => day.to_owned(),
+        crate::api::usage_export::By::Hour => format!("{day} {}", rest.get(..5).unwrap_or(rest)),
+    }
+}
+
+/// The export as people read it: a line per tenant, bucket, task and
+/// version, then the totals.
+pub fn export_view(e: &crate::api::usage_export::UsageExport) -> String {
+    let num = super::format::thousands;
+    let mut t = Table::new(&[
+        "TENANT",
+        "START",
+        "TASK",
+        "VERSION",
+        "ATTEMPTS",
+        "FUEL",
+        "WALL",
+        "MEMORY MiB·s",
+        "HTTP REQ",
+        "HTTP BYTES",
+        "CACHE HITS",
+        "FUEL SAVED",
+    ])
+    .right(&[3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    let mut total = [0u64; 7];
+    let mut memory = 0.0;
+    for l in &e.lines {
+        for (sum, v) in total.iter_mut().zip([
+            l.attempts,
+            l.fuel,
+            l.wall_ms,
+            l.http_requests,
+            l.http_bytes,
+            l.cache_hits,
+            l.fuel_saved,
+        ]) {
+            *sum += v;
+        }
+        memory += l.memory_mib_seconds;
+        t.row(vec![
+            l.tenant.clone(),
+            bucket_cell(&l.start, e.by),
+            l.task.clone(),
+            l.version.to_string(),
+            num(l.attempts),
+            num(l.fuel),
+            table::millis(Some(l.wall_ms as f64)),
+            format!("{:.3}", l.memory_mib_seconds),
+            num(l.http_requests),
+            super::format::bytes(l.http_bytes),
+            num(l.cache_hits),
+            num(l.fuel_saved),
+        ]);
+    }
+    t.row(vec![
+        "total".into(),
+        String::new(),
+        String::new(),
+        String::new(),
+        num(total[0]),
+        num(total[1]),
+        table::millis(Some(total[2] as f64)),
+        format!("{memory:.3}"),
+        num(total[3]),
+        super::format::bytes(total[4]),
+        num(total[5]),
+        num(total[6]),
+    ]);
+    format!(
+        "usage by {} from {} to {}\n\n{}",
+        match e.by {
+            crate::api::usage_export::By::Hour => "hour",
+            crate::api::usage_export::By::Day => "day",
+        },
+        e.from,
+        e.to,
+        t.render()
+    )
+}
+
 /// Usage as people read it: jobs now, then the two windows side by side.
 pub fn usage_view(u: &Usage) -> String {
     let mut out = table::fields(&[
@@ -296,6 +436,19 @@ mod tests {
         let (w, own) = own_settings(&view);
         assert_eq!(w, Some(3));
         assert_eq!(Value::Object(own), json!({"max_queued": 5}));
+    }
+
+    #[test]
+    fn a_bucket_reads_as_its_day_or_hour() {
+        use crate::api::usage_export::By;
+        assert_eq!(
+            bucket_cell("2026-11-28T19:00:00.000Z", By::Hour),
+            "2026-11-28 19:00"
+        );
+        assert_eq!(
+            bucket_cell("2026-11-28T00:00:00.000Z", By::Day),
+            "2026-11-28"
+        );
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod tally;
 pub mod tenants;
 pub mod token_rows;
 pub mod transition;
+pub mod usage_sql;
 pub mod webhook_rows;
 pub mod workflow_rows;
 
@@ -117,6 +118,9 @@ pub trait JobStore: Send + Sync + 'static {
     async fn tenant_list(&self) -> StoreResult<Vec<Tenant>>;
     /// A tenant's jobs now and its usage in the current and the last window.
     async fn tenant_usage(&self, tenant: &str) -> StoreResult<TenantUsage>;
+    /// What attempts cost, by tenant, bucket, task and version, summed
+    /// from the attempt records, with the jobs the result cache completed.
+    async fn usage_export(&self, q: UsageExportQuery) -> StoreResult<Vec<UsageLine>>;
 
     /// Stores a token's hash; `tenant: None` with `admin` is the admin token,
     /// which replaces any earlier one.

@@ -4,7 +4,7 @@
 //! whether a claim may give it jobs.
 
 use super::fair::Contender;
-use super::records::{FuelWindow, JobGauges, Tenant, TenantUsage, UsageWindow};
+use super::records::{FuelWindow, JobGauges, Tenant, TenantUsage, UsageLine, UsageWindow};
 use super::{Millis, StoreError, StoreResult};
 use crate::quota::{window_start, Exceeded, Quotas, DEFAULT_WEIGHT, WINDOW_MS};
 
@@ -136,6 +136,54 @@ pub type UsageRow = (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64);
 /// The columns of `UsageRow`.
 pub const USAGE_COLUMNS: &str = "window_start, fuel, wall_ms, attempts, completed, failed, \
     cancelled, http_requests, http_bytes, cache_hits, fuel_saved";
+
+/// A row of `usage_sql::attempts`: tenant, bucket, task, version, attempts,
+/// fuel, wall ms, MiB·ms, requests, bytes.
+pub type AttemptUsageRow = (String, i64, String, i64, i64, i64, i64, f64, i64, i64);
+
+/// A row of `usage_sql::cache_hits`: tenant, bucket, task, version, hits,
+/// fuel saved.
+pub type CacheHitRow = (String, i64, String, i64, i64, i64);
+
+type LineKey = (String, i64, String, i64);
+
+/// The line of a tenant's task version in a bucket, made when missing.
+fn line_of(
+    lines: &mut std::collections::BTreeMap<LineKey, UsageLine>,
+    (tenant, bucket, task, version): LineKey,
+) -> &mut UsageLine {
+    lines
+        .entry((tenant.clone(), bucket, task.clone(), version))
+        .or_insert_with(|| UsageLine {
+            tenant,
+            bucket_start: bucket,
+            task,
+            version: u32::try_from(version).unwrap_or(0),
+            ..UsageLine::default()
+        })
+}
+
+/// The export's lines from both statements' rows, one per tenant, bucket,
+/// task and version, in that order.
+pub fn usage_lines(attempts: Vec<AttemptUsageRow>, hits: Vec<CacheHitRow>) -> Vec<UsageLine> {
+    let n = |v: i64| u64::try_from(v).unwrap_or(0);
+    let mut lines = std::collections::BTreeMap::new();
+    for (tenant, bucket, task, version, count, fuel, wall, mem, req, bytes) in attempts {
+        let l = line_of(&mut lines, (tenant, bucket, task, version));
+        l.attempts += n(count);
+        l.fuel += n(fuel);
+        l.wall_ms += n(wall);
+        l.memory_mib_ms += mem;
+        l.http_requests += n(req);
+        l.http_bytes += n(bytes);
+    }
+    for (tenant, bucket, task, version, count, saved) in hits {
+        let l = line_of(&mut lines, (tenant, bucket, task, version));
+        l.cache_hits += n(count);
+        l.fuel_saved += n(saved);
+    }
+    lines.into_values().collect()
+}
 
 /// The start of the window before the current one, which `usage_from`
 /// also wants.

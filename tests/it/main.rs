@@ -43,4 +43,5 @@ mod server;
 mod store;
 mod store_pg;
 mod tenants;
+mod usage_export;
 mod workflows;

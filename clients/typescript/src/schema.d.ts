@@ -720,6 +720,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What attempts cost, per task version and per hour or day, summed from
+         *     the attempt records; with the jobs a result cache completed. A tenant's
+         *     own with `jobs:read`; every tenant's for the admin.
+         */
+        get: operations["tenants_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -974,6 +995,11 @@ export interface components {
             memory_mb: number;
             timeout_ms: number;
         };
+        /**
+         * @description How wide each line's bucket is.
+         * @enum {string}
+         */
+        By: "hour" | "day";
         /** @description How long a deterministic task's results are reused. */
         CacheSpec: {
             /**
@@ -1106,6 +1132,26 @@ export interface components {
          * @enum {string}
          */
         EventType: "job.queued" | "job.started" | "job.completed" | "job.failed" | "job.retrying" | "job.cancelled" | "job.waiting" | "job.step_started" | "job.step_ended";
+        /** @description One line: a tenant's task version in one bucket (UTC). */
+        ExportLine: {
+            attempts: number;
+            cache_hits: number;
+            fuel: number;
+            fuel_saved: number;
+            http_bytes: number;
+            http_requests: number;
+            /**
+             * Format: double
+             * @description Each attempt's peak memory times its wall-clock time, in MiB·s.
+             */
+            memory_mib_seconds: number;
+            /** @description The bucket's start, RFC 3339. */
+            start: string;
+            task: string;
+            tenant: string;
+            version: number;
+            wall_ms: number;
+        };
         /** @description Whether the server and its database answer. */
         Health: {
             /**
@@ -1802,6 +1848,14 @@ export interface components {
             tenant: string;
             /** Format: int64 */
             window_ms: number;
+        };
+        /** @description The export: its range, its buckets, its lines. */
+        UsageExport: {
+            by: components["schemas"]["By"];
+            from: string;
+            /** @description Each tenant's, task's and version's lines, by bucket. */
+            lines: components["schemas"]["ExportLine"][];
+            to: string;
         };
         /** @description A webhook. Its secret is shown once, when it is made. */
         Webhook: {
@@ -6826,6 +6880,142 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Usage"];
+                };
+            };
+            /** @description The request is malformed: `BAD_REQUEST`, or `JOB_INVALID_INPUT` with the input's violations in `details` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description No token, or an unknown one: `UNAUTHENTICATED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The token lacks the scope, or is not the admin's: `JOB_ACCESS_DENIED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description What the path names does not exist in the tenant: `*_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The body did not arrive within the server's body timeout: `REQUEST_TIMEOUT` (the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The request conflicts with the resource's state: `CONFLICT` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The body is over its limit: `PAYLOAD_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description A definition or component is refused: `INVALID_TASK`, `INVALID_WORKFLOW`, `INVALID_SCHEDULE`, `INVALID_COMPONENT` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description `JOB_EXECUTION_ERROR` (a waited-for run failed; the job is in `details`) or `INTERNAL_ERROR` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The database does not answer, or the server is stopping: `UNAVAILABLE` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+        };
+    };
+    tenants_export: {
+        parameters: {
+            query?: {
+                /**
+                 * @description RFC 3339; attempts that ended at or after it, from the start of its
+                 *     bucket [default: a day (by hour) or 30 days (by day) before `to`].
+                 */
+                from?: string;
+                /** @description RFC 3339; attempts that ended before it [default: now]. */
+                to?: string;
+                /** @description `hour` (default; at most 744 of them) or `day` (at most 366). */
+                by?: "hour" | "day";
+                /** @description `json` (default) or `csv`. */
+                format?: "json" | "csv";
+                /**
+                 * @description The admin's: one tenant only [default: every tenant]. A tenant's
+                 *     token may name only its own.
+                 */
+                tenant?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JSON, or with `format=csv` the same lines as `text/csv` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageExport"];
                 };
             };
             /** @description The request is malformed: `BAD_REQUEST`, or `JOB_INVALID_INPUT` with the input's violations in `details` */

@@ -412,46 +412,52 @@ pub fn main(args: SandboxBench) -> anyhow::Result<ExitCode> {
     }
 
     println!("taskbox bench sandbox · {cores} cores");
-    println!();
-    println!("per attempt (instantiate + call + drop, no-op guest, fuel + epoch on)");
-    println!("  threads   attempts      p50       p99    attempts/s   target");
-    for p in &attempts {
-        println!(
-            "  {:>7}  {:>9}  {:>8}  {:>8}  {:>11.0}   p50 ≤ 10 µs, ≥ 150,000/s",
-            p.threads,
-            p.attempts,
-            duration(p.p50),
-            duration(p.p99),
-            p.per_second
-        );
+    if !attempts.is_empty() {
+        println!();
+        println!("per attempt (instantiate + call + drop, no-op guest, fuel + epoch on)");
+        println!("  threads   attempts      p50       p99    attempts/s   target");
+        for p in &attempts {
+            println!(
+                "  {:>7}  {:>9}  {:>8}  {:>8}  {:>11.0}   p50 ≤ 10 µs, ≥ 150,000/s",
+                p.threads,
+                p.attempts,
+                duration(p.p50),
+                duration(p.p99),
+                p.per_second
+            );
+        }
     }
-    println!();
-    println!(
-        "metering overhead (median of {} runs each; targets: epoch ≤ 10 %, fuel + epoch ≤ 30 %)",
-        args.cpu_runs
-    );
-    println!("  workload                      neither       epoch            fuel + epoch");
-    for (name, t) in &overhead {
+    if !overhead.is_empty() {
+        println!();
         println!(
-            "  {name:<27} {:>10} {:>10} {:>+6.1} % {:>10} {:>+6.1} %",
-            duration(t[0]),
-            duration(t[1]),
-            ratio(t, 1) * 100.0,
-            duration(t[2]),
-            ratio(t, 2) * 100.0
+            "metering overhead (median of {} runs each; targets: epoch ≤ 10 %, fuel + epoch ≤ 30 %)",
+            args.cpu_runs
         );
+        println!("  workload                      neither       epoch            fuel + epoch");
+        for (name, t) in &overhead {
+            println!(
+                "  {name:<27} {:>10} {:>10} {:>+6.1} % {:>10} {:>+6.1} %",
+                duration(t[0]),
+                duration(t[1]),
+                ratio(t, 1) * 100.0,
+                duration(t[2]),
+                ratio(t, 2) * 100.0
+            );
+        }
     }
-    println!();
-    println!("runaway guest (infinite loop) stopped after, worst of 3");
-    for (ms, d) in &stops {
-        println!(
-            "  deadline {:>5} ms   {:>10}   {:.3}×",
-            ms,
-            duration(*d),
-            d.as_secs_f64() * 1000.0 / *ms as f64
-        );
+    if !stops.is_empty() {
+        println!();
+        println!("runaway guest (infinite loop) stopped after, worst of 3");
+        for (ms, d) in &stops {
+            println!(
+                "  deadline {:>5} ms   {:>10}   {:.3}×",
+                ms,
+                duration(*d),
+                d.as_secs_f64() * 1000.0 / *ms as f64
+            );
+        }
+        println!("  worst ratio {worst_stop:.3}×   target ≤ 1.1×");
     }
-    println!("  worst ratio {worst_stop:.3}×   target ≤ 1.1×");
     if !determinism.is_empty() {
         println!();
         println!(

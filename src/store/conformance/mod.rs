@@ -26,6 +26,7 @@ mod schedules;
 mod secrets;
 mod tenants;
 mod tokens;
+mod usage;
 mod workflows;
 
 use attempts::*;
@@ -41,6 +42,7 @@ use schedules::*;
 use secrets::*;
 use tenants::*;
 use tokens::*;
+use usage::*;
 use workflows::*;
 
 use super::*;
@@ -237,6 +239,7 @@ macro_rules! conformance_cases {
             concurrent_use_existing_enqueues_make_one_job,
             callback_depth_is_kept,
             the_result_cache_serves_a_tenants_completed_jobs_within_the_ttl,
+            the_usage_export_adds_up_to_the_attempt_records,
             claims_follow_priority_time_and_queues,
             finalize_is_fenced_by_the_lease,
             a_batch_of_ends_lands_each_as_it_would_alone,

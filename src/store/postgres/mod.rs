@@ -370,6 +370,30 @@ impl JobStore for PgStore {
         tenants::tenant_usage(&self.db.pool, tenant, now).await
     }
 
+    async fn usage_export(&self, q: UsageExportQuery) -> StoreResult<Vec<UsageLine>> {
+        use crate::store::dialect::Dialect;
+        use crate::store::usage_sql;
+        let attempts: Vec<crate::store::tenants::AttemptUsageRow> =
+            sqlx::query_as(&usage_sql::attempts(Dialect::Postgres))
+                .bind(q.from)
+                .bind(q.to)
+                .bind(q.bucket_ms)
+                .bind(&q.tenant)
+                .fetch_all(&self.db.pool)
+                .await
+                .map_err(pg)?;
+        let hits: Vec<crate::store::tenants::CacheHitRow> =
+            sqlx::query_as(&usage_sql::cache_hits(Dialect::Postgres))
+                .bind(q.from)
+                .bind(q.to)
+                .bind(q.bucket_ms)
+                .bind(&q.tenant)
+                .fetch_all(&self.db.pool)
+                .await
+                .map_err(pg)?;
+        Ok(crate::store::tenants::usage_lines(attempts, hits))
+    }
+
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
         self.tx(move |tx, now| Box::pin(tokens::insert(tx, now, token)))
             .await

@@ -49,6 +49,38 @@ pub struct UsageWindow {
     pub fuel_saved: u64,
 }
 
+/// Which usage to export: attempts that ended in [from, to), in buckets
+/// `bucket_ms` wide from the epoch; one tenant's, or (`None`) every one's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageExportQuery {
+    pub tenant: Option<String>,
+    pub from: Millis,
+    pub to: Millis,
+    pub bucket_ms: i64,
+}
+
+/// One line of the usage export: what a tenant's task version cost in one
+/// bucket, summed from its attempt records.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct UsageLine {
+    pub tenant: String,
+    pub bucket_start: Millis,
+    pub task: String,
+    pub version: u32,
+    pub attempts: u64,
+    pub fuel: u64,
+    pub wall_ms: u64,
+    /// Each attempt's peak memory times its wall-clock time, in MiB·ms.
+    pub memory_mib_ms: f64,
+    pub http_requests: u64,
+    /// Outbound request and response body bytes.
+    pub http_bytes: u64,
+    /// Jobs the result cache completed without an attempt, and the fuel
+    /// their sources burned.
+    pub cache_hits: u64,
+    pub fuel_saved: u64,
+}
+
 /// A tenant's usage now: its jobs, and the current and the last window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct TenantUsage {

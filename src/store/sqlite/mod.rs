@@ -421,6 +421,29 @@ impl JobStore for SqliteStore {
         Ok(usage_from(jobs, &windows, now))
     }
 
+    async fn usage_export(&self, q: UsageExportQuery) -> StoreResult<Vec<UsageLine>> {
+        let mut conn = self.reader().await?;
+        let attempts: Vec<crate::store::tenants::AttemptUsageRow> =
+            sqlx::query_as(&crate::store::usage_sql::attempts(Dialect::Sqlite))
+                .bind(q.from)
+                .bind(q.to)
+                .bind(q.bucket_ms)
+                .bind(&q.tenant)
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(db)?;
+        let hits: Vec<crate::store::tenants::CacheHitRow> =
+            sqlx::query_as(&crate::store::usage_sql::cache_hits(Dialect::Sqlite))
+                .bind(q.from)
+                .bind(q.to)
+                .bind(q.bucket_ms)
+                .bind(&q.tenant)
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(db)?;
+        Ok(crate::store::tenants::usage_lines(attempts, hits))
+    }
+
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
         self.write(Class::Prompt, true, move |c, now| {
             tokens::insert(c, now, token)

@@ -14,6 +14,7 @@ from .bundle_component import BundleComponent
 from .bundle_grants import BundleGrants
 from .bundle_job import BundleJob
 from .bundle_limits import BundleLimits
+from .by import By
 from .cache_spec import CacheSpec
 from .component import Component
 from .concurrency import Concurrency
@@ -30,6 +31,7 @@ from .event import Event
 from .event_job import EventJob
 from .event_page import EventPage
 from .event_type import EventType
+from .export_line import ExportLine
 from .health import Health
 from .item_error import ItemError
 from .item_error_body import ItemErrorBody
@@ -92,10 +94,13 @@ from .tenant_body import TenantBody
 from .tenant_list import TenantList
 from .tenant_view import TenantView
 from .tenant_view_quotas import TenantViewQuotas
+from .tenants_export_by import TenantsExportBy
+from .tenants_export_format import TenantsExportFormat
 from .token_list import TokenList
 from .token_minted import TokenMinted
 from .token_view import TokenView
 from .usage import Usage
+from .usage_export import UsageExport
 from .webhook import Webhook
 from .webhook_list import WebhookList
 from .who_am_i import WhoAmI
@@ -120,6 +125,7 @@ __all__ = (
     "BundleGrants",
     "BundleJob",
     "BundleLimits",
+    "By",
     "CacheSpec",
     "Component",
     "Concurrency",
@@ -136,6 +142,7 @@ __all__ = (
     "EventJob",
     "EventPage",
     "EventType",
+    "ExportLine",
     "Health",
     "ItemError",
     "ItemErrorBody",
@@ -196,12 +203,15 @@ __all__ = (
     "TaskVersion",
     "TenantBody",
     "TenantList",
+    "TenantsExportBy",
+    "TenantsExportFormat",
     "TenantView",
     "TenantViewQuotas",
     "TokenList",
     "TokenMinted",
     "TokenView",
     "Usage",
+    "UsageExport",
     "Webhook",
     "WebhookList",
     "WhoAmI",
