@@ -209,7 +209,10 @@ pub fn csv(lines: &[ExportLine]) -> String {
 #[utoipa::path(get, path = "/v1/usage/export", tag = "tenants",
     params(ExportParams),
     responses(
-        (status = 200, body = UsageExport, description = "JSON, or with `format=csv` the same lines as `text/csv`"),
+        (status = 200, description = "The export: JSON, or with `format=csv` the same lines as CSV", content(
+            (UsageExport = "application/json"),
+            (String = "text/csv")
+        )),
         Errors
     ))]
 pub async fn export(

@@ -7009,13 +7009,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON, or with `format=csv` the same lines as `text/csv` */
+            /** @description The export: JSON, or with `format=csv` the same lines as CSV */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["UsageExport"];
+                    "text/csv": string;
                 };
             };
             /** @description The request is malformed: `BAD_REQUEST`, or `JOB_INVALID_INPUT` with the input's violations in `details` */

@@ -333,14 +333,13 @@ async fn cache_source(
     run_at: Millis,
     job: &NewJob,
 ) -> StoreResult<Option<CacheSource>> {
-    let Some(probe) = job.cache.as_ref().filter(|_| run_at <= now) else {
+    let Some((key, since)) = job.cache_lookup(now, run_at) else {
         return Ok(None);
     };
-    let since = now.saturating_sub(i64::try_from(probe.ttl_ms).unwrap_or(i64::MAX));
     let found: Option<(String, Option<String>, i64)> =
         sqlx::query_as(&insert_sql::cache_source(Dialect::Postgres))
             .bind(&job.tenant)
-            .bind(&probe.key)
+            .bind(key)
             .bind(since)
             .fetch_optional(&mut **tx)
             .await

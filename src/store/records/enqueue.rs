@@ -48,6 +48,17 @@ pub struct CacheProbe {
     pub ttl_ms: u64,
 }
 
+impl NewJob {
+    /// Where its insert looks in the result cache, at `now`: its key, and
+    /// the oldest end inside the TTL. `None` when its task keeps no cache,
+    /// or it is due later (it asked to run then, not to be answered now).
+    pub fn cache_lookup(&self, now: Millis, run_at: Millis) -> Option<(&str, Millis)> {
+        let probe = self.cache.as_ref().filter(|_| run_at <= now)?;
+        let since = now.saturating_sub(i64::try_from(probe.ttl_ms).unwrap_or(i64::MAX));
+        Some((probe.key.as_str(), since))
+    }
+}
+
 /// The completed job a cache hit takes its output from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheSource {

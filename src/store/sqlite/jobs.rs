@@ -289,13 +289,12 @@ fn cache_source(
     run_at: Millis,
     job: &NewJob,
 ) -> StoreResult<Option<CacheSource>> {
-    let Some(probe) = job.cache.as_ref().filter(|_| run_at <= now) else {
+    let Some((key, since)) = job.cache_lookup(now, run_at) else {
         return Ok(None);
     };
-    let since = now.saturating_sub(i64::try_from(probe.ttl_ms).unwrap_or(i64::MAX));
     conn.prepare_cached(&insert_sql::cache_source(Dialect::Sqlite))
         .and_then(|mut s| {
-            s.query_row(params![job.tenant, probe.key, since], |r| {
+            s.query_row(params![job.tenant, key, since], |r| {
                 Ok(CacheSource {
                     id: r.get(0)?,
                     output: r.get(1)?,
