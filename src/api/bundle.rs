@@ -127,6 +127,11 @@ pub async fn bundle(
             "job {id} is a workflow's; replaying its steps is not supported yet (a step's input is the workflow's context at that step, which is not kept whole)"
         )));
     }
+    if let Some(from) = &job.cached_from {
+        return Err(ApiError::Conflict(format!(
+            "job {id} made no attempt: its task's result cache completed it with the output of job {from}; replay that one"
+        )));
+    }
     let attempts = all_attempts(&state, &who.tenant, &id).await?;
     let Some(last) = attempts.last() else {
         return Err(ApiError::Conflict(format!(

@@ -248,6 +248,13 @@ async fn a_cached_job_completes_without_an_attempt_and_never_across_tenants() {
     let (_, shown) = admin.get(&format!("/v1/jobs/{hit_id}")).await;
     assert_eq!(shown["cached_from"], ran_id, "{shown}");
     assert!(attempts(&admin, hit_id).await.is_empty());
+    // Nothing to replay: the bundle names the job that ran.
+    let (status, body) = admin.get(&format!("/v1/jobs/{hit_id}/bundle")).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains(ran_id),
+        "{body}"
+    );
     // Another input runs.
     let fresh = run(
         &admin,
