@@ -136,7 +136,8 @@ const NEW_JOB_COLUMNS: &str = "id, tenant, task, task_version, digest, queue, pr
     idempotency_hash, expire_after_ms, concurrency_limit, callback_depth, cache_key";
 
 /// The completed job a result cache hit takes its output from (?1 tenant,
-/// ?2 key, ?3 the oldest end inside the TTL): the newest that ran, with the
+/// ?2 key, ?3 the oldest end inside the TTL): the newest that ran (a hit is
+/// written without a key, and `cached_from` says so besides), with the
 /// fuel its attempts burned (the rows of `attempts` and the last one, on
 /// the job's row). Reads the `jobs_cache` index.
 pub fn cache_source(d: Dialect) -> String {

@@ -233,6 +233,9 @@ pub(super) async fn insert_one(
     }
     let run_at = job.run_at.resolve(now);
     if let Some(source) = cache_source(tx, now, run_at, &job).await? {
+        // A hit is never a source: without a key it stays out of the
+        // cache's index, so a hot key's lookups do not step over its hits.
+        let job = NewJob { cache: None, ..job };
         let sql = insert_sql::insert_cached(Dialect::Postgres);
         let row: JobRow = bind_new_job(sqlx::query_as(&sql), now, run_at, &job)
             .bind(&source.output)

@@ -313,10 +313,13 @@ fn insert_cached(
     conn: &Connection,
     now: Millis,
     run_at: Millis,
-    job: NewJob,
+    mut job: NewJob,
     source: CacheSource,
     tally: &mut Tally,
 ) -> StoreResult<Inserted> {
+    // A hit is never a source: without a key it stays out of the cache's
+    // index, so a hot key's lookups do not step over its hits.
+    job.cache = None;
     let fuel = i64::try_from(source.fuel).unwrap_or(i64::MAX);
     let sql = insert_sql::insert_cached(Dialect::Sqlite);
     insert_row(
