@@ -83,6 +83,10 @@ pub struct Metrics {
     request_seconds: Histograms,
     // Read when scraped.
     jobs: Family<Labels, Gauge>,
+    rollout_percent: Family<Labels, Gauge>,
+    rollout_jobs: Family<Labels, Gauge>,
+    rollout_attempts: Family<Labels, Gauge>,
+    rollout_fuel: Family<Labels, Gauge>,
     instances: Gauge,
     instances_max: Gauge,
     held: Gauge,
@@ -120,6 +124,10 @@ impl Metrics {
             requests: Family::default(),
             request_seconds: Family::new_with_constructor(seconds),
             jobs: Family::default(),
+            rollout_percent: Family::default(),
+            rollout_jobs: Family::default(),
+            rollout_attempts: Family::default(),
+            rollout_fuel: Family::default(),
             instances: Gauge::default(),
             instances_max: Gauge::default(),
             held: Gauge::default(),
@@ -129,6 +137,28 @@ impl Metrics {
             "jobs",
             "Jobs not ended, by queue and status (read from the database when scraped)",
             m.jobs.clone(),
+        );
+        r.register(
+            "rollout_percent",
+            "The share of new jobs a staged task version gets, by tenant, task and version \
+             (read from the database when scraped; the newest rollouts, at most MAX_ROLLOUTS)",
+            m.rollout_percent.clone(),
+        );
+        r.register(
+            "rollout_jobs",
+            "Jobs that ended since a rollout began, by tenant, task, version, role (staged, live) \
+             and status (completed, failed)",
+            m.rollout_jobs.clone(),
+        );
+        r.register(
+            "rollout_attempts",
+            "Attempts since a rollout began, by tenant, task, version and role",
+            m.rollout_attempts.clone(),
+        );
+        r.register(
+            "rollout_fuel",
+            "Fuel burned since a rollout began, by tenant, task, version and role",
+            m.rollout_fuel.clone(),
         );
         r.register(
             "jobs_enqueued",
@@ -412,6 +442,43 @@ impl Metrics {
                 ])
                 .inc_by(i64::try_from(n).unwrap_or(i64::MAX));
         }
+        for family in [
+            &self.rollout_percent,
+            &self.rollout_jobs,
+            &self.rollout_attempts,
+            &self.rollout_fuel,
+        ] {
+            family.clear();
+        }
+        let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        for r in now.rollouts.iter().take(MAX_ROLLOUTS) {
+            for v in &r.versions {
+                let labels = |more: &[(&'static str, &str)]| -> Labels {
+                    let mut l = vec![
+                        ("tenant", r.tenant.clone()),
+                        ("task", r.task.clone()),
+                        ("version", v.version.to_string()),
+                        ("role", v.role.to_owned()),
+                    ];
+                    l.extend(more.iter().map(|(k, v)| (*k, (*v).to_owned())));
+                    l
+                };
+                if v.role == "staged" {
+                    self.rollout_percent
+                        .get_or_create(&labels(&[]))
+                        .set(i64::from(r.percent));
+                }
+                for (status, count) in [("completed", v.completed), ("failed", v.failed)] {
+                    self.rollout_jobs
+                        .get_or_create(&labels(&[("status", status)]))
+                        .set(n(count));
+                }
+                self.rollout_attempts
+                    .get_or_create(&labels(&[]))
+                    .set(n(v.attempts));
+                self.rollout_fuel.get_or_create(&labels(&[])).set(n(v.fuel));
+            }
+        }
         self.instances.set(now.instances);
         self.instances_max.set(now.instances_max);
         self.held.set(now.held);
@@ -443,9 +510,37 @@ pub struct AttemptFigures<'a> {
 pub struct Scraped {
     /// (queue, status, jobs) of jobs not ended.
     pub jobs: Vec<(String, &'static str, u64)>,
+    /// The rollouts in progress, newest first (at most `MAX_ROLLOUTS` are
+    /// written).
+    pub rollouts: Vec<RolloutScraped>,
     pub instances: i64,
     pub instances_max: i64,
     pub held: i64,
+}
+
+/// Most rollouts a scrape shows: each is a handful of series per version,
+/// and a tenant's tasks are its own to name.
+pub const MAX_ROLLOUTS: usize = 50;
+
+/// A rollout in progress as a scrape shows it.
+#[derive(Debug)]
+pub struct RolloutScraped {
+    pub tenant: String,
+    pub task: String,
+    pub percent: u8,
+    pub versions: Vec<VersionScraped>,
+}
+
+/// What one version of a rollout did since it began.
+#[derive(Debug)]
+pub struct VersionScraped {
+    pub version: u32,
+    /// `staged` or `live`.
+    pub role: &'static str,
+    pub completed: u64,
+    pub failed: u64,
+    pub attempts: u64,
+    pub fuel: u64,
 }
 
 #[cfg(test)]
@@ -461,10 +556,44 @@ mod tests {
         m.enqueued("acme", "default", 1);
         let text = m.encode(Scraped {
             jobs: vec![("default".into(), "queued", 7)],
+            rollouts: vec![RolloutScraped {
+                tenant: "acme".into(),
+                task: "invoice".into(),
+                percent: 25,
+                versions: vec![
+                    VersionScraped {
+                        version: 3,
+                        role: "staged",
+                        completed: 9,
+                        failed: 1,
+                        attempts: 11,
+                        fuel: 500,
+                    },
+                    VersionScraped {
+                        version: 2,
+                        role: "live",
+                        completed: 30,
+                        failed: 0,
+                        attempts: 30,
+                        fuel: 1200,
+                    },
+                ],
+            }],
             instances: 2,
             instances_max: 100,
             held: 1,
         });
+        for line in [
+            "taskbox_rollout_percent{tenant=\"acme\",task=\"invoice\",version=\"3\",role=\"staged\"} 25",
+            "taskbox_rollout_jobs{tenant=\"acme\",task=\"invoice\",version=\"3\",role=\"staged\",status=\"failed\"} 1",
+            "taskbox_rollout_jobs{tenant=\"acme\",task=\"invoice\",version=\"2\",role=\"live\",status=\"completed\"} 30",
+            "taskbox_rollout_attempts{tenant=\"acme\",task=\"invoice\",version=\"3\",role=\"staged\"} 11",
+            "taskbox_rollout_fuel{tenant=\"acme\",task=\"invoice\",version=\"2\",role=\"live\"} 1200",
+        ] {
+            assert!(text.contains(line), "{line}\n{text}");
+        }
+        assert!(!text
+            .contains("taskbox_rollout_percent{tenant=\"acme\",task=\"invoice\",version=\"2\""));
         assert!(
             text.contains("taskbox_jobs_enqueued_total{queue=\"default\"} 3"),
             "{text}"
@@ -523,9 +652,16 @@ mod tests {
         let m = Metrics::new();
         m.encode(Scraped {
             jobs: vec![("a".into(), "running", 1)],
+            rollouts: vec![RolloutScraped {
+                tenant: "t".into(),
+                task: "gone".into(),
+                percent: 5,
+                versions: Vec::new(),
+            }],
             ..Scraped::default()
         });
         let text = m.encode(Scraped::default());
         assert!(!text.contains("queue=\"a\""), "{text}");
+        assert!(!text.contains("task=\"gone\""), "{text}");
     }
 }

@@ -43,11 +43,62 @@ async fn answer(state: &ApiState) -> Result<Response, ApiError> {
     let sandbox = state.registry.sandbox();
     let text = metrics::get().encode(Scraped {
         jobs,
+        rollouts: rollouts(state).await?,
         instances: sandbox.alive(),
         instances_max: i64::from(sandbox.config().max_instances),
         held: i64::try_from(state.runner.held()).unwrap_or(i64::MAX),
     });
     Ok(([(CONTENT_TYPE, metrics::CONTENT_TYPE)], text).into_response())
+}
+
+/// The rollouts in progress, the newest `MAX_ROLLOUTS`: each version's
+/// figures since its rollout began.
+async fn rollouts(state: &ApiState) -> Result<Vec<metrics::RolloutScraped>, ApiError> {
+    let mut out = Vec::new();
+    for staged in state
+        .store
+        .tasks_staged(metrics::MAX_ROLLOUTS as u32)
+        .await?
+    {
+        let Some(live) = state
+            .store
+            .task_get(&staged.tenant, &staged.name, None)
+            .await?
+        else {
+            continue;
+        };
+        let since = staged.rollout_started_at.unwrap_or(staged.created_at);
+        let figures = state
+            .store
+            .version_figures(
+                &staged.tenant,
+                &staged.name,
+                [staged.version, live.version],
+                since,
+            )
+            .await?;
+        out.push(metrics::RolloutScraped {
+            percent: staged.rollout_percent.unwrap_or(0),
+            versions: figures
+                .into_iter()
+                .map(|f| metrics::VersionScraped {
+                    role: if f.version == staged.version {
+                        "staged"
+                    } else {
+                        "live"
+                    },
+                    version: f.version,
+                    completed: f.completed,
+                    failed: f.failed,
+                    attempts: f.attempts,
+                    fuel: f.fuel,
+                })
+                .collect(),
+            tenant: staged.tenant,
+            task: staged.name,
+        });
+    }
+    Ok(out)
 }
 
 /// The router of `--metrics-listen`: `/metrics` only.

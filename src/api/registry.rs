@@ -8,7 +8,7 @@ use super::views::{TaskSummary, TaskView};
 use super::{views, ApiState};
 use crate::abi::Abi;
 use crate::registry::spec::TaskSpec;
-use crate::store::Scope;
+use crate::store::{RolloutChange, Scope};
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -34,6 +34,10 @@ pub struct TaskDefined {
     pub name: String,
     pub version: u32,
     pub digest: String,
+    /// Set when the version was staged: the share of new jobs it gets
+    /// until it is promoted or rolled back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout_percent: Option<u8>,
 }
 
 /// The tenant's tasks.
@@ -111,6 +115,7 @@ pub async fn define_task(
             name: tv.record.name.clone(),
             version: tv.record.version,
             digest: tv.record.digest.clone(),
+            rollout_percent: tv.record.rollout_percent,
         }),
     ))
 }
@@ -167,8 +172,9 @@ pub async fn list_tasks(
     .into_response())
 }
 
-/// A task: its newest definition and its versions. Needs `jobs:read` or
-/// `tasks:write`.
+/// A task: its live definition, its versions, and the rollout of a staged
+/// version with what each version did since it began. Needs `jobs:read`
+/// or `tasks:write`.
 #[utoipa::path(get, path = "/v1/tasks/{name}", tag = "tasks",
     params(("name" = String, Path, description = "The task's name")),
     responses((status = 200, body = TaskView), Errors))]
@@ -178,9 +184,126 @@ pub async fn show_task(
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
     who.require_any(&[Scope::JobsRead, Scope::TasksWrite])?;
-    let versions = state.store.task_versions(&who.tenant, &name).await?;
-    let latest = versions
-        .last()
-        .ok_or_else(|| ApiError::TaskNotFound(name.clone()))?;
-    Ok(Json(views::task(latest, &versions)).into_response())
+    answer_task(&state, &who.tenant, &name, StatusCode::OK).await
+}
+
+/// The task as `show_task` answers it.
+async fn answer_task(
+    state: &ApiState,
+    tenant: &str,
+    name: &str,
+    status: StatusCode,
+) -> Result<Response, ApiError> {
+    let versions = state.store.task_versions(tenant, name).await?;
+    let live = views::live_version(&versions);
+    let rollout = match (versions.iter().find(|v| v.rollout_percent.is_some()), live) {
+        (Some(staged), Some(live)) => {
+            let started = staged.rollout_started_at.unwrap_or(staged.created_at);
+            Some(views::RolloutView {
+                version: staged.version,
+                live_version: live.version,
+                percent: staged.rollout_percent.unwrap_or(0),
+                started_at: crate::store::clock::rfc3339(started),
+                figures: state
+                    .store
+                    .version_figures(tenant, name, [staged.version, live.version], started)
+                    .await?,
+            })
+        }
+        _ => None,
+    };
+    let view =
+        views::task(&versions, rollout).ok_or_else(|| ApiError::TaskNotFound(name.to_owned()))?;
+    Ok((status, Json(view)).into_response())
+}
+
+/// The body of `POST /v1/tasks/{name}/rollout`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RolloutShare {
+    /// The share of new jobs that pins the staged version, 0 to 100.
+    #[schema(minimum = 0, maximum = 100)]
+    pub percent: u8,
+}
+
+/// Changes the share of new jobs that pins the staged version (a ramp:
+/// a job's choice is a hash of its id, so each job that pinned it at a
+/// smaller share pins it at a larger one too). Needs `tasks:write`.
+#[utoipa::path(post, path = "/v1/tasks/{name}/rollout", tag = "tasks",
+    params(("name" = String, Path, description = "The task's name")),
+    request_body = RolloutShare,
+    responses((status = 200, description = "The task, its rollout at the new share", body = TaskView), Errors))]
+pub async fn set_rollout(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path(name): Path<String>,
+    req: Request,
+) -> Result<Response, ApiError> {
+    who.require(Scope::TasksWrite)?;
+    let raw = read_limited(req, state.limits.max_json_bytes, state.limits.body_timeout).await?;
+    let share: RolloutShare = parse_json(&raw)?;
+    if share.percent > 100 {
+        return Err(ApiError::InvalidTask(vec![format!(
+            "percent must be between 0 and 100, not {}",
+            share.percent
+        )]));
+    }
+    change(&state, &who, &name, RolloutChange::Percent(share.percent)).await
+}
+
+/// Makes the staged version the task's live one: every new job pins it.
+/// Needs `tasks:write`.
+#[utoipa::path(post, path = "/v1/tasks/{name}/promote", tag = "tasks",
+    params(("name" = String, Path, description = "The task's name")),
+    responses((status = 200, description = "The task, the promoted version live", body = TaskView), Errors))]
+pub async fn promote(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    who.require(Scope::TasksWrite)?;
+    change(&state, &who, &name, RolloutChange::Promote).await
+}
+
+/// Drops the staged version: every new job pins the live one again. Jobs
+/// already pinned to the staged version still run it. Needs
+/// `tasks:write`.
+#[utoipa::path(post, path = "/v1/tasks/{name}/rollback", tag = "tasks",
+    params(("name" = String, Path, description = "The task's name")),
+    responses((status = 200, description = "The task, its staged version rolled back", body = TaskView), Errors))]
+pub async fn rollback(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    who.require(Scope::TasksWrite)?;
+    change(&state, &who, &name, RolloutChange::Rollback).await
+}
+
+async fn change(
+    state: &ApiState,
+    who: &Principal,
+    name: &str,
+    change: RolloutChange,
+) -> Result<Response, ApiError> {
+    if state
+        .registry
+        .change_rollout(&who.tenant, name, change)
+        .await?
+        .is_none()
+    {
+        if state
+            .store
+            .task_get(&who.tenant, name, None)
+            .await?
+            .is_none()
+        {
+            return Err(ApiError::TaskNotFound(name.to_owned()));
+        }
+        return Err(ApiError::Conflict(format!(
+            "task {name:?} has no version being rolled out; stage one with PUT /v1/tasks/{name} \
+             and \"rollout\": {{\"percent\": P}}"
+        )));
+    }
+    answer_task(state, &who.tenant, name, StatusCode::OK).await
 }

@@ -321,17 +321,36 @@ pub fn task_summary(t: &TaskRecord) -> TaskSummary<'_> {
     }
 }
 
-/// A task: its newest version's definition, and every version.
+/// A task: its live version's definition, every version, and the
+/// rollout of a staged one.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[schema(as = Task)]
 pub struct TaskView<'a> {
     pub name: Cow<'a, str>,
+    /// The live version: what new jobs pin outside a rollout's share.
     pub version: u32,
     pub digest: Cow<'a, str>,
     pub created_at: String,
-    /// The newest version's definition, as `PUT /v1/tasks/{name}` took it.
+    /// The live version's definition, as `PUT /v1/tasks/{name}` took it.
     pub definition: Value,
     pub versions: Vec<TaskVersionView<'a>>,
+    /// The version being rolled out beside the live one, if one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutView>,
+}
+
+/// Where a version stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VersionState {
+    /// What new jobs pin.
+    Live,
+    /// Being rolled out: a share of new jobs pins it.
+    Staged,
+    /// Its rollout was rolled back; new jobs never pin it.
+    RolledBack,
+    /// A later version went live.
+    Superseded,
 }
 
 /// One version of a task.
@@ -341,24 +360,66 @@ pub struct TaskVersionView<'a> {
     pub version: u32,
     pub digest: Cow<'a, str>,
     pub created_at: String,
+    pub state: VersionState,
+    /// When it was staged, for a version that was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout_started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolled_back_at: Option<String>,
 }
 
-pub fn task<'a>(latest: &'a TaskRecord, versions: &'a [TaskRecord]) -> TaskView<'a> {
-    TaskView {
-        name: Cow::Borrowed(&latest.name),
-        version: latest.version,
-        digest: Cow::Borrowed(&latest.digest),
-        created_at: rfc3339(latest.created_at),
-        definition: json_text(&latest.spec),
+/// A rollout in progress: the staged version's share, and what each of
+/// the two versions did in the jobs made since it began.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RolloutView {
+    /// The staged version.
+    pub version: u32,
+    /// The live version the rest of the jobs pin.
+    pub live_version: u32,
+    /// The share of new jobs that pins the staged version.
+    pub percent: u8,
+    pub started_at: String,
+    /// The staged version's figures, then the live one's.
+    pub figures: Vec<crate::store::VersionFigures>,
+}
+
+/// The live version of a task among its versions (oldest first): the
+/// newest neither staged nor rolled back.
+pub fn live_version(versions: &[TaskRecord]) -> Option<&TaskRecord> {
+    versions.iter().rev().find(|v| v.is_live())
+}
+
+/// A task's versions as `GET /v1/tasks/{name}` shows them; `rollout`, the
+/// figures of a rollout in progress (`None` when none is).
+pub fn task<'a>(versions: &'a [TaskRecord], rollout: Option<RolloutView>) -> Option<TaskView<'a>> {
+    let live = live_version(versions)?;
+    Some(TaskView {
+        name: Cow::Borrowed(&live.name),
+        version: live.version,
+        digest: Cow::Borrowed(&live.digest),
+        created_at: rfc3339(live.created_at),
+        definition: json_text(&live.spec),
         versions: versions
             .iter()
             .map(|v| TaskVersionView {
                 version: v.version,
                 digest: Cow::Borrowed(&v.digest),
                 created_at: rfc3339(v.created_at),
+                state: if v.rolled_back_at.is_some() {
+                    VersionState::RolledBack
+                } else if v.rollout_percent.is_some() {
+                    VersionState::Staged
+                } else if v.version == live.version {
+                    VersionState::Live
+                } else {
+                    VersionState::Superseded
+                },
+                rollout_started_at: v.rollout_started_at.map(rfc3339),
+                rolled_back_at: v.rolled_back_at.map(rfc3339),
             })
             .collect(),
-    }
+        rollout,
+    })
 }
 
 #[cfg(test)]

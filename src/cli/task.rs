@@ -23,8 +23,41 @@ pub enum TaskCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Show a task: its latest definition and every version.
+    /// Show a task: its live definition, every version, and a rollout's figures.
     Show {
+        /// The task's name.
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change the share of new jobs that pins a task's staged version (see `push --rollout`).
+    Rollout {
+        /// The task's name.
+        name: String,
+        /// The share of new jobs, 0 to 100.
+        #[arg(value_parser = clap::value_parser!(u8).range(0..=100))]
+        percent: u8,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a task's staged version its live one: every new job pins it.
+    Promote {
+        /// The task's name.
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the server's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drop a task's staged version: every new job pins the live one again.
+    Rollback {
         /// The task's name.
         name: String,
         #[command(flatten)]
@@ -110,6 +143,10 @@ pub struct PushArgs {
     /// The task that takes over a job once this one has failed it for good.
     #[arg(long, value_name = "TASK")]
     pub fallback: Option<String>,
+    /// Stage the version beside the live one for this share of new jobs (0 to 100), until
+    /// `taskbox task promote` or `rollback`.
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub rollout: Option<u8>,
     #[command(flatten)]
     pub server: ServerArgs,
     /// Print the server's answer as JSON.
@@ -125,7 +162,51 @@ pub fn main(cmd: TaskCmd) -> anyhow::Result<ExitCode> {
         TaskCmd::Push(args) => push(*args),
         TaskCmd::List { server, json } => list(&server, json),
         TaskCmd::Show { name, server, json } => show(&name, &server, json),
+        TaskCmd::Rollout {
+            name,
+            percent,
+            server,
+            json,
+        } => change(
+            &name,
+            "rollout",
+            Some(json!({ "percent": percent })),
+            &server,
+            json,
+        ),
+        TaskCmd::Promote { name, server, json } => change(&name, "promote", None, &server, json),
+        TaskCmd::Rollback { name, server, json } => change(&name, "rollback", None, &server, json),
     }
+}
+
+/// A change to a task's rollout, then the task as it is after.
+fn change(
+    name: &str,
+    action: &str,
+    body: Option<Value>,
+    server: &ServerArgs,
+    as_json: bool,
+) -> anyhow::Result<ExitCode> {
+    let client = connect(server)?;
+    let reply = client
+        .post(&["v1", "tasks", name, action])
+        .json(body.unwrap_or_else(|| json!({})))
+        .send()?;
+    if as_json {
+        reply.print()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let task: TaskView = reply.json()?;
+    match action {
+        "promote" => println!("version {} of task {name} is live", task.version),
+        "rollback" => println!(
+            "rolled back; version {} of task {name} is live for every new job",
+            task.version
+        ),
+        _ => {}
+    }
+    print!("{}", summary(&task)?);
+    Ok(ExitCode::SUCCESS)
 }
 
 fn push(mut args: PushArgs) -> anyhow::Result<ExitCode> {
@@ -164,7 +245,8 @@ fn push(mut args: PushArgs) -> anyhow::Result<ExitCode> {
         task.print()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let version = task.json::<TaskDefined>()?.version;
+    let defined = task.json::<TaskDefined>()?;
+    let version = defined.version;
     let mut about = vec![
         short_digest(&uploaded.digest),
         bytes(uploaded.size),
@@ -178,6 +260,13 @@ fn push(mut args: PushArgs) -> anyhow::Result<ExitCode> {
         args.name,
         about.join(", ")
     );
+    if let Some(p) = defined.rollout_percent {
+        println!(
+            "staged for {p} % of new jobs; watch it with `taskbox task show {0}`, then \
+             `taskbox task promote {0}` or `taskbox task rollback {0}`",
+            args.name
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -241,6 +330,11 @@ fn definition(
     if !args.secrets.is_empty() {
         body.insert("secrets".into(), json!(args.secrets));
     }
+    put(
+        &mut body,
+        "rollout",
+        args.rollout.map(|p| json!({ "percent": p })),
+    );
     Value::Object(body)
 }
 
@@ -298,7 +392,8 @@ fn show(name: &str, server: &ServerArgs, as_json: bool) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-/// The latest version's facts, its definition, then the versions newest first.
+/// The live version's facts, its definition, a rollout's figures, then
+/// the versions newest first.
 fn summary(task: &TaskView) -> anyhow::Result<String> {
     let mut out = table::fields(&[
         ("task", task.name.to_string()),
@@ -311,13 +406,53 @@ fn summary(task: &TaskView) -> anyhow::Result<String> {
         out.push_str(&serde_json::to_string_pretty(&task.definition)?);
         out.push('\n');
     }
+    if let Some(r) = &task.rollout {
+        out.push_str(&format!(
+            "rollout: version {} for {} % of new jobs beside version {}, since {}\n",
+            r.version,
+            r.percent,
+            r.live_version,
+            table::time_cell(Some(r.started_at.as_str()))
+        ));
+        let mut t = Table::new(&[
+            "VERSION",
+            "ROLE",
+            "COMPLETED",
+            "FAILED",
+            "ATTEMPTS",
+            "FUEL",
+            "FUEL/ATTEMPT",
+        ])
+        .right(&[0, 2, 3, 4, 5, 6]);
+        for f in &r.figures {
+            let role = if f.version == r.version {
+                "staged"
+            } else {
+                "live"
+            };
+            t.row(vec![
+                f.version.to_string(),
+                role.to_owned(),
+                f.completed.to_string(),
+                f.failed.to_string(),
+                f.attempts.to_string(),
+                f.fuel.to_string(),
+                f.fuel
+                    .checked_div(f.attempts)
+                    .map_or("-".to_owned(), |n| n.to_string()),
+            ]);
+        }
+        out.push_str(&t.render());
+    }
     if !task.versions.is_empty() {
         let mut versions: Vec<_> = task.versions.iter().collect();
         versions.sort_by_key(|v| std::cmp::Reverse(v.version));
-        let mut t = Table::new(&["VERSION", "DIGEST", "CREATED"]).right(&[0]);
+        let mut t = Table::new(&["VERSION", "STATE", "DIGEST", "CREATED"]).right(&[0]);
         for v in versions {
+            let state = serde_json::to_value(v.state)?;
             t.row(vec![
                 v.version.to_string(),
+                state.as_str().unwrap_or_default().replace('_', " "),
                 v.digest.to_string(),
                 table::time_cell(Some(v.created_at.as_str())),
             ]);
@@ -449,8 +584,13 @@ mod tests {
         let shown = summary(&serde_json::from_value(
             json!({"name": "resize", "version": 2, "digest": "sha256:b",
             "created_at": "2000-01-02T00:00:00.000Z", "definition": {"component": "sha256:b"},
-            "versions": [{"version": 1, "digest": "sha256:a", "created_at": "2000-01-01T00:00:00.000Z"},
-                         {"version": 2, "digest": "sha256:b", "created_at": "2000-01-02T00:00:00.000Z"}]}),
+            "versions": [{"version": 1, "digest": "sha256:a", "created_at": "2000-01-01T00:00:00.000Z", "state": "superseded"},
+                         {"version": 2, "digest": "sha256:b", "created_at": "2000-01-02T00:00:00.000Z", "state": "live"},
+                         {"version": 3, "digest": "sha256:c", "created_at": "2000-01-03T00:00:00.000Z", "state": "staged"}],
+            "rollout": {"version": 3, "live_version": 2, "percent": 25,
+                        "started_at": "2000-01-03T00:00:00.000Z",
+                        "figures": [{"version": 3, "completed": 9, "failed": 1, "attempts": 10, "fuel": 1000},
+                                    {"version": 2, "completed": 0, "failed": 0, "attempts": 0, "fuel": 0}]}}),
         )?)?;
         assert!(
             shown.starts_with("task     resize\nversion  2\n"),
@@ -461,7 +601,19 @@ mod tests {
             "{shown}"
         );
         assert!(
-            shown.ends_with("VERSION  DIGEST    CREATED\n      2  sha256:b  2000-01-02T00:00:00.000Z\n      1  sha256:a  2000-01-01T00:00:00.000Z\n"),
+            shown.contains("rollout: version 3 for 25 % of new jobs beside version 2, since 2000-01-03T00:00:00.000Z\n"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("      3  staged          9       1        10  1000           100\n"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("      2  live            0       0         0     0             -\n"),
+            "{shown}"
+        );
+        assert!(
+            shown.ends_with("VERSION  STATE       DIGEST    CREATED\n      3  staged      sha256:c  2000-01-03T00:00:00.000Z\n      2  live        sha256:b  2000-01-02T00:00:00.000Z\n      1  superseded  sha256:a  2000-01-01T00:00:00.000Z\n"),
             "{shown}"
         );
         Ok(())

@@ -492,19 +492,63 @@ async function tasksPage(name) {
       return;
     }
     const d = t.definition || {};
+    const r = t.rollout;
+    const rollout = r
+      ? [
+          h("h2", {}, "Rollout"),
+          h(
+            "p",
+            {},
+            `Version ${r.version} gets ${r.percent} % of new jobs beside version ${r.live_version}, since `,
+            when(r.started_at),
+            ".",
+          ),
+          h(
+            "div",
+            { class: "scroll" },
+            h(
+              "table",
+              {},
+              h(
+                "thead",
+                {},
+                h("tr", {}, ["Version", "Role", "Completed", "Failed", "Attempts", "Fuel", "Fuel per attempt"].map((x) => h("th", {}, x))),
+              ),
+              h(
+                "tbody",
+                {},
+                r.figures.map((f) =>
+                  h(
+                    "tr",
+                    {},
+                    h("td", {}, f.version),
+                    h("td", {}, f.version === r.version ? "staged" : "live"),
+                    h("td", {}, f.completed),
+                    h("td", {}, f.failed),
+                    h("td", {}, f.attempts),
+                    h("td", {}, f.fuel),
+                    h("td", {}, f.attempts ? Math.round(f.fuel / f.attempts) : "—"),
+                  ),
+                ),
+              ),
+            ),
+          ),
+        ]
+      : [];
     show(
       h("h1", {}, `Task ${t.name}`),
       h(
         "dl",
         { class: "facts card" },
         [
-          ["Newest version", t.version],
+          ["Live version", t.version],
           ["Digest", h("span", { class: "mono" }, t.digest)],
           ["Queue", d.queue || "default"],
           ["Fallback", d.fallback || "—"],
           ["Created", when(t.created_at)],
         ].flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]),
       ),
+      ...rollout,
       h("h2", {}, "Limits"),
       pretty(d.limits || "server defaults"),
       h("h2", {}, "Retry policy"),
@@ -520,12 +564,19 @@ async function tasksPage(name) {
         h(
           "table",
           {},
-          h("thead", {}, h("tr", {}, ["Version", "Digest", "Created"].map((x) => h("th", {}, x)))),
+          h("thead", {}, h("tr", {}, ["Version", "State", "Digest", "Created"].map((x) => h("th", {}, x)))),
           h(
             "tbody",
             {},
             t.versions.map((v) =>
-              h("tr", {}, h("td", {}, v.version), h("td", { class: "mono" }, v.digest), h("td", {}, when(v.created_at))),
+              h(
+                "tr",
+                {},
+                h("td", {}, v.version),
+                h("td", {}, (v.state || "").replace("_", " ")),
+                h("td", { class: "mono" }, v.digest),
+                h("td", {}, when(v.created_at)),
+              ),
             ),
           ),
         ),

@@ -17,7 +17,8 @@ pub mod workflow;
 pub use prepare::prepare_job;
 pub use spec::{EnqueueError, JobSpec, MAX_KEY_LEN, PRIORITY_RANGE};
 
-use crate::registry::{Registry, TaskVersion};
+use crate::registry::rollout::TaskHead;
+use crate::registry::Registry;
 use crate::store::{Idempotency, Inserted, NewJob, StoreError, StoreResult, Write, Written};
 use spec::bad;
 use std::collections::HashMap;
@@ -122,7 +123,7 @@ impl Enqueuer {
         let mut answers: Vec<Option<Result<Inserted, EnqueueError>>> = Vec::with_capacity(n);
         let mut jobs = Vec::with_capacity(granted);
         let mut slots = Vec::with_capacity(granted);
-        let mut tasks: HashMap<String, Arc<TaskVersion>> = HashMap::new();
+        let mut tasks: HashMap<String, Arc<TaskHead>> = HashMap::new();
         for (i, (spec, idem)) in items.into_iter().enumerate() {
             if i >= granted {
                 let over = over.clone().map(EnqueueError::from);
@@ -180,7 +181,7 @@ impl Enqueuer {
         tenant: &str,
         b: JobSpec,
         idempotency: Option<Idempotency>,
-        tasks: Option<&mut HashMap<String, Arc<TaskVersion>>>,
+        tasks: Option<&mut HashMap<String, Arc<TaskHead>>>,
     ) -> Result<NewJob, EnqueueError> {
         prepare_job(
             &self.registry,

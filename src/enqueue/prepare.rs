@@ -4,6 +4,7 @@
 
 use super::spec::{bad, place, EnqueueError, JobSpec, MAX_KEY_LEN};
 use crate::registry::key_template;
+use crate::registry::rollout::TaskHead;
 use crate::registry::schema::Violation;
 use crate::registry::spec::ConcurrencyMode;
 use crate::registry::{Registry, TaskVersion, Which};
@@ -21,7 +22,7 @@ pub async fn prepare_job(
     tenant: &str,
     mut b: JobSpec,
     idempotency: Option<Idempotency>,
-    tasks: Option<&mut HashMap<String, Arc<TaskVersion>>>,
+    tasks: Option<&mut HashMap<String, Arc<TaskHead>>>,
 ) -> Result<NewJob, EnqueueError> {
     if b.workflow.is_some() {
         return Err(bad(
@@ -33,17 +34,19 @@ pub async fn prepare_job(
         .task
         .as_deref()
         .ok_or_else(|| bad("the job needs \"task\": the name of the task to run"))?;
-    let tv = match tasks {
+    let head = match tasks {
         Some(tasks) => match tasks.get(name) {
-            Some(tv) => tv.clone(),
+            Some(head) => head.clone(),
             None => {
-                let tv = registry.task(tenant, name, None).await?;
-                tasks.insert(name.to_owned(), tv.clone());
-                tv
+                let head = registry.head(tenant, name).await?;
+                tasks.insert(name.to_owned(), head.clone());
+                head
             }
         },
-        None => registry.task(tenant, name, None).await?,
+        None => registry.head(tenant, name).await?,
     };
+    // A rollout's share of job ids pins the staged version.
+    let tv = head.pick(&id).clone();
     let input = b.input.take().unwrap_or_else(|| json!({}));
     let input = registry.check(&tv, Which::Input, input).await?;
     let placed = place(&mut b, tv.queue(), tv.spec.deadline_ms)?;

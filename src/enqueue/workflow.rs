@@ -65,7 +65,7 @@ pub async fn prepare(
     ];
     for (kind, chain) in chains {
         for s in chain.iter() {
-            let tv = task(registry, tenant, &mut tasks, &s.task).await?;
+            let tv = task(registry, tenant, &id, &mut tasks, &s.task).await?;
             let row = |kind, tv: &TaskVersion, config: StepConfig, seq: usize| StepRecord {
                 seq: u32::try_from(seq).unwrap_or(u32::MAX),
                 kind,
@@ -93,7 +93,7 @@ pub async fn prepare(
             // workflow names what happens after it (`on_error`).
             let fallback = s.fallback.clone().or_else(|| tv.spec.fallback.clone());
             if let Some(f) = fallback.filter(|_| MAX_FALLBACK_DEPTH > 0) {
-                let fv = task(registry, tenant, &mut tasks, &f).await?;
+                let fv = task(registry, tenant, &id, &mut tasks, &f).await?;
                 steps.push(row(
                     StepKind::Fallback,
                     &fv,
@@ -146,10 +146,13 @@ pub async fn prepare(
     Ok((job, start))
 }
 
-/// The newest version of a task a step names, looked up once a job.
+/// The version of a task a step names, looked up once a job: the live
+/// one, or a staged one for a rollout's share of job ids (all of a job's
+/// steps choose by the workflow job's id).
 async fn task(
     registry: &Registry,
     tenant: &str,
+    job_id: &str,
     seen: &mut HashMap<String, Arc<TaskVersion>>,
     name: &str,
 ) -> Result<Arc<TaskVersion>, EnqueueError> {
@@ -157,7 +160,7 @@ async fn task(
         return Ok(tv.clone());
     }
     let tv = registry
-        .task(tenant, name, None)
+        .task_for(tenant, name, job_id)
         .await
         .map_err(|e| match e {
             RegistryError::TaskNotFound(t) => EnqueueError::BadRequest(format!(

@@ -4,6 +4,7 @@
 
 pub mod key_template;
 pub mod pattern;
+pub mod rollout;
 pub mod schema;
 pub mod spec;
 pub mod workflow;
@@ -14,7 +15,10 @@ use crate::lanes::Lanes;
 use crate::retry::RetryPolicy;
 use crate::sandbox::{Ceilings, Invalid, Limits, Program, Sandbox};
 use crate::secrets::Vault;
-use crate::store::{ComponentRecord, JobStore, NewComponent, NewTask, StoreError, TaskRecord};
+use crate::store::{
+    ComponentRecord, JobStore, NewComponent, NewTask, RolloutChange, StoreError, TaskRecord,
+};
+use rollout::{Staged, TaskHead};
 use schema::{CheckError, Schema};
 use spec::TaskSpec;
 use std::collections::HashMap;
@@ -22,9 +26,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// Task versions kept compiled in memory.
 const MAX_CACHED_VERSIONS: usize = 4096;
-/// How long "the newest version of a task" is remembered. Defines made in
-/// this process take effect at once; this bounds how stale another
-/// process's define can look (a store shared by many servers).
+/// How long what new jobs of a task pin (its live version, and a staged
+/// one) is remembered. Defines and rollout changes made in this process
+/// take effect at once; this bounds how stale another process's can look
+/// (a store shared by many servers).
 const NEWEST_FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(1);
 /// Schema steps a check may take on an async thread; a check that needs
 /// more finishes on the blocking pool.
@@ -91,14 +96,18 @@ fn check_lanes() -> Lanes {
     Lanes::new((cores / 2).max(1))
 }
 
+/// What new jobs of each task pin, by tenant and task, and when it was
+/// looked up.
+type Heads = HashMap<(String, String), (Arc<TaskHead>, std::time::Instant)>;
+
 /// Components and task versions, for one process.
 pub struct Registry {
     store: Arc<dyn JobStore>,
     sandbox: Sandbox,
     defaults: Limits,
     versions: Mutex<HashMap<(String, String, u32), Arc<TaskVersion>>>,
-    /// The newest version of each task, and when it was looked up.
-    newest: Mutex<HashMap<(String, String), (u32, std::time::Instant)>>,
+    /// What new jobs of each task pin, and when it was looked up.
+    heads: Mutex<Heads>,
     checks: Lanes,
     /// What opens the tenants' secrets for attempts; set once at start
     /// (`App::start`), so that no constructor takes it.
@@ -144,7 +153,7 @@ impl Registry {
             sandbox,
             defaults,
             versions: Mutex::new(HashMap::new()),
-            newest: Mutex::new(HashMap::new()),
+            heads: Mutex::new(HashMap::new()),
             checks: check_lanes(),
             vault: OnceLock::new(),
         }
@@ -241,9 +250,12 @@ impl Registry {
         &self,
         tenant: &str,
         name: &str,
-        spec: TaskSpec,
+        mut spec: TaskSpec,
     ) -> Result<Arc<TaskVersion>, RegistryError> {
         let mut problems = spec.validate(name).err().unwrap_or_default();
+        // How the version goes live, not what it is: kept on the version's
+        // row, not in its definition.
+        let rollout = spec.rollout.take();
         if let Err(mut p) =
             compile_schemas(spec.input_schema.clone(), spec.output_schema.clone()).await
         {
@@ -299,7 +311,12 @@ impl Registry {
                 )]));
             }
         }
-        let newest_key = (tenant.to_owned(), name.to_owned());
+        if rollout.is_some() && self.store.task_get(tenant, name, None).await?.is_none() {
+            return Err(RegistryError::InvalidTask(vec![format!(
+                "rollout: task {name:?} has no live version to roll this one out beside; define \
+                 its first version without \"rollout\""
+            )]));
+        }
         let record = self
             .store
             .task_insert(NewTask {
@@ -308,11 +325,34 @@ impl Registry {
                 digest,
                 spec: serde_json::to_string(&spec)
                     .map_err(|e| StoreError::Internal(e.to_string()))?,
+                rollout: rollout.map(|r| r.percent),
             })
             .await?;
         // Enqueues in this process pin the new version from now on.
-        self.newest_cache().remove(&newest_key);
+        self.forget_head(tenant, name);
         self.prepare(record).await
+    }
+
+    /// Changes a task's rollout (its share, promote, rollback), answering
+    /// the staged version as it is after; `None` when none is staged.
+    pub async fn change_rollout(
+        &self,
+        tenant: &str,
+        name: &str,
+        change: RolloutChange,
+    ) -> Result<Option<TaskRecord>, RegistryError> {
+        let changed = match self.store.task_rollout(tenant, name, change).await {
+            Ok(r) => Some(r),
+            Err(StoreError::NotFound) => None,
+            Err(e) => return Err(e.into()),
+        };
+        self.forget_head(tenant, name);
+        Ok(changed)
+    }
+
+    fn forget_head(&self, tenant: &str, name: &str) {
+        self.heads_cache()
+            .remove(&(tenant.to_owned(), name.to_owned()));
     }
 
     /// Each of the tenant's tasks' current fallback.
@@ -379,52 +419,85 @@ impl Registry {
             .await?)
     }
 
-    /// A task version (`None`: the newest), compiled and cached.
+    /// A task version (`None`: the live one), compiled and cached.
     pub async fn task(
         &self,
         tenant: &str,
         name: &str,
         version: Option<u32>,
     ) -> Result<Arc<TaskVersion>, RegistryError> {
-        let newest_key = (tenant.to_owned(), name.to_owned());
-        let asked = version;
-        let version = version.or_else(|| {
-            self.newest_cache()
-                .get(&newest_key)
-                .filter(|(_, at)| at.elapsed() < NEWEST_FRESH_FOR)
-                .map(|(v, _)| *v)
-        });
-        if let Some(v) = version {
-            let key = (tenant.to_owned(), name.to_owned(), v);
-            if let Some(tv) = self.cache().get(&key) {
-                return Ok(tv.clone());
-            }
+        let Some(v) = version else {
+            return Ok(self.head(tenant, name).await?.live.clone());
+        };
+        let key = (tenant.to_owned(), name.to_owned(), v);
+        if let Some(tv) = self.cache().get(&key) {
+            return Ok(tv.clone());
         }
         let record = self
             .store
-            .task_get(tenant, name, version)
+            .task_get(tenant, name, Some(v))
             .await?
             .ok_or_else(|| RegistryError::TaskNotFound(name.to_owned()))?;
-        if asked.is_none() {
-            let mut newest = self.newest_cache();
-            if newest.len() >= MAX_CACHED_VERSIONS {
-                newest.clear();
+        self.version_of(record).await
+    }
+
+    /// The version a new job with id `job_id` pins: the live one, or a
+    /// staged one for the rollout's share of ids (`rollout::TaskHead`).
+    pub async fn task_for(
+        &self,
+        tenant: &str,
+        name: &str,
+        job_id: &str,
+    ) -> Result<Arc<TaskVersion>, RegistryError> {
+        Ok(self.head(tenant, name).await?.pick(job_id).clone())
+    }
+
+    /// What new jobs of a task pin, remembered for `NEWEST_FRESH_FOR`.
+    pub async fn head(&self, tenant: &str, name: &str) -> Result<Arc<TaskHead>, RegistryError> {
+        let key = (tenant.to_owned(), name.to_owned());
+        if let Some((head, at)) = self.heads_cache().get(&key) {
+            if at.elapsed() < NEWEST_FRESH_FOR {
+                return Ok(head.clone());
             }
-            newest.insert(newest_key, (record.version, std::time::Instant::now()));
         }
-        if let Some(tv) = self
-            .cache()
-            .get(&(tenant.to_owned(), name.to_owned(), record.version))
+        let found = self
+            .store
+            .task_head(tenant, name)
+            .await?
+            .ok_or_else(|| RegistryError::TaskNotFound(name.to_owned()))?;
+        let staged = match found.staged {
+            Some(r) => Some(Staged {
+                percent: r.rollout_percent.unwrap_or(0),
+                started_at: r.rollout_started_at.unwrap_or(r.created_at),
+                version: self.version_of(r).await?,
+            }),
+            None => None,
+        };
+        let head = Arc::new(TaskHead {
+            live: self.version_of(found.live).await?,
+            staged,
+        });
+        let mut heads = self.heads_cache();
+        if heads.len() >= MAX_CACHED_VERSIONS {
+            heads.clear();
+        }
+        heads.insert(key, (head.clone(), std::time::Instant::now()));
+        Ok(head)
+    }
+
+    /// A stored version, compiled once.
+    async fn version_of(&self, record: TaskRecord) -> Result<Arc<TaskVersion>, RegistryError> {
+        if let Some(tv) =
+            self.cache()
+                .get(&(record.tenant.clone(), record.name.clone(), record.version))
         {
             return Ok(tv.clone());
         }
         self.prepare(record).await
     }
 
-    fn newest_cache(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<(String, String), (u32, std::time::Instant)>> {
-        self.newest.lock().unwrap_or_else(|p| p.into_inner())
+    fn heads_cache(&self) -> std::sync::MutexGuard<'_, Heads> {
+        self.heads.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String, u32), Arc<TaskVersion>>> {

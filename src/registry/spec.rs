@@ -93,6 +93,25 @@ pub struct TaskSpec {
         deserialize_with = "crate::strict::optional_object"
     )]
     pub cache: Option<CacheSpec>,
+    /// Stages this version beside the live one: this share of new jobs
+    /// (chosen by a hash of the job's id) pins it until it is promoted
+    /// (`POST /v1/tasks/{name}/promote`) or rolled back. Not kept in the
+    /// stored definition: it says how the version goes live.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::strict::optional_object"
+    )]
+    pub rollout: Option<RolloutSpec>,
+}
+
+/// A canary rollout of a new version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RolloutSpec {
+    /// The share of new jobs that pins the staged version, 0 to 100.
+    #[schema(minimum = 0, maximum = 100)]
+    pub percent: u8,
 }
 
 /// How long a deterministic task's results are reused.
@@ -287,6 +306,14 @@ impl TaskSpec {
                 );
             }
         }
+        if let Some(r) = &self.rollout {
+            if r.percent > 100 {
+                problems.push(format!(
+                    "rollout.percent must be between 0 and 100, not {}",
+                    r.percent
+                ));
+            }
+        }
         for (field, schema) in [
             ("input_schema", &self.input_schema),
             ("output_schema", &self.output_schema),
@@ -463,9 +490,10 @@ mod tests {
             secrets: vec!["OK_KEY".into(), "1bad".into()],
             deterministic: true,
             cache: None,
+            rollout: Some(RolloutSpec { percent: 101 }),
         };
         let problems = spec.validate("x").unwrap_err();
-        assert_eq!(problems.len(), 15, "{problems:#?}");
+        assert_eq!(problems.len(), 16, "{problems:#?}");
     }
 
     #[test]
@@ -543,6 +571,29 @@ mod tests {
         ))
         .unwrap_err();
         assert!(err.to_string().contains("ttl"), "{err}");
+    }
+
+    #[test]
+    fn a_rollout_takes_a_share_from_0_to_100() {
+        let parse = |fields: &str| {
+            serde_json::from_str::<TaskSpec>(&format!(r#"{{"component": "{DIGEST}"{fields}}}"#))
+        };
+        for ok in [0, 25, 100] {
+            let spec = parse(&format!(r#", "rollout": {{"percent": {ok}}}"#)).unwrap();
+            assert!(spec.validate("t").is_ok(), "{ok}");
+            assert_eq!(spec.rollout, Some(RolloutSpec { percent: ok }));
+        }
+        let over = parse(r#", "rollout": {"percent": 101}"#).unwrap();
+        let problems = over.validate("t").unwrap_err();
+        assert!(problems[0].contains("rollout.percent"), "{problems:?}");
+        for refused in [
+            r#", "rollout": {"percent": 300}"#,
+            r#", "rollout": {"percent": -1}"#,
+            r#", "rollout": {"share": 5}"#,
+            r#", "rollout": 5"#,
+        ] {
+            assert!(parse(refused).is_err(), "{refused}");
+        }
     }
 
     #[test]

@@ -412,10 +412,11 @@ async fn finalize(
     Some(f)
 }
 
-/// The fallback task `name` as the job pins it: its newest version.
-/// `None` (logged): it cannot be loaded, and the job fails instead.
+/// The fallback task `name` as the job pins it: its live version, or a
+/// staged one for a rollout's share of job ids. `None` (logged): it
+/// cannot be loaded, and the job fails instead.
 async fn pin(registry: &Registry, job: &ClaimedJob, name: &str) -> Option<Pinned> {
-    match registry.task(&job.tenant, name, None).await {
+    match registry.task_for(&job.tenant, name, &job.id).await {
         Ok(fb) => Some(Pinned {
             task: TaskRef {
                 name: fb.record.name.clone(),

@@ -158,18 +158,42 @@ pub trait JobStore: Send + Sync + 'static {
     async fn component_usage(&self, tenant: &str) -> StoreResult<(u64, u64)>;
 
     /// Adds the next version of a task (1 for a new task), within the
-    /// tenant's `max_task_versions`.
+    /// tenant's `max_task_versions`; staged when `t.rollout` says so
+    /// (`registry_rows::may_define` says when a define is refused).
     async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord>;
-    /// A version of a task; `version: None` is the newest.
+    /// A version of a task; `version: None` is the live one (the newest
+    /// neither staged nor rolled back).
     async fn task_get(
         &self,
         tenant: &str,
         name: &str,
         version: Option<u32>,
     ) -> StoreResult<Option<TaskRecord>>;
+    /// What new jobs of a task pin: its live version and a staged one.
+    async fn task_head(&self, tenant: &str, name: &str) -> StoreResult<Option<TaskHead>>;
+    /// Changes the rollout of a task's staged version, answering its row
+    /// as it is after; `NotFound` when none is staged.
+    async fn task_rollout(
+        &self,
+        tenant: &str,
+        name: &str,
+        change: RolloutChange,
+    ) -> StoreResult<TaskRecord>;
+    /// The versions being rolled out, every tenant's, newest rollouts
+    /// first, at most `limit`.
+    async fn tasks_staged(&self, limit: u32) -> StoreResult<Vec<TaskRecord>>;
+    /// What each of two versions of a task did in the jobs made since
+    /// `since`, in the order given.
+    async fn version_figures(
+        &self,
+        tenant: &str,
+        name: &str,
+        versions: [u32; 2],
+        since: Millis,
+    ) -> StoreResult<Vec<VersionFigures>>;
     /// Every version of a task, oldest first.
     async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>>;
-    /// The newest version of each of a tenant's tasks, by name.
+    /// The live version of each of a tenant's tasks, by name.
     async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>>;
 
     /// Adds the next version of a workflow (1 for a new one); task and

@@ -1,7 +1,8 @@
 //! Components and task versions as both backends keep them: the
 //! statements both run and the records their rows make.
 
-use super::records::{ComponentRecord, TaskRecord};
+use super::records::{ComponentRecord, RolloutChange, TaskHead, TaskRecord, VersionFigures};
+use super::StoreError;
 use std::sync::LazyLock;
 
 pub const KNOWN: &str = "SELECT 1 FROM components WHERE tenant = $1 AND digest = $2";
@@ -30,12 +31,25 @@ pub fn component(digest: String, (size, abi, created_at): ComponentRow) -> Compo
 }
 
 /// A task version's columns, in `TaskRow`'s order (PostgreSQL keeps the
-/// version as a narrower integer).
-pub const TASK_COLUMNS: &str =
-    "tenant, name, CAST(version AS BIGINT) AS version, digest, spec, created_at";
-pub type TaskRow = (String, String, i64, String, String, i64);
+/// version and the percent as narrower integers).
+pub const TASK_COLUMNS: &str = "tenant, name, CAST(version AS BIGINT) AS version, digest, spec, \
+     created_at, CAST(rollout_percent AS BIGINT) AS rollout_percent, rollout_started_at, \
+     rolled_back_at";
+pub type TaskRow = (
+    String,
+    String,
+    i64,
+    String,
+    String,
+    i64,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+);
 
-pub fn task((tenant, name, version, digest, spec, created_at): TaskRow) -> TaskRecord {
+pub fn task(
+    (tenant, name, version, digest, spec, created_at, percent, started, rolled_back): TaskRow,
+) -> TaskRecord {
     TaskRecord {
         tenant,
         name,
@@ -43,26 +57,274 @@ pub fn task((tenant, name, version, digest, spec, created_at): TaskRow) -> TaskR
         digest,
         spec,
         created_at,
+        rollout_percent: percent.map(|p| u8::try_from(p.clamp(0, 100)).unwrap_or(0)),
+        rollout_started_at: started,
+        rolled_back_at: rolled_back,
     }
 }
 
+/// A version new jobs pin without a rollout's choice (`TaskRecord::is_live`).
+const LIVE: &str = "rollout_percent IS NULL AND rolled_back_at IS NULL";
+
 /// The task's next version (one more than its last; the caller holds the
-/// tenant's writes one at a time).
+/// tenant's writes one at a time), staged at `$6` % from `$7` when `$6`
+/// is set.
 pub static INSERT_TASK: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "INSERT INTO tasks (tenant, name, version, digest, spec, created_at) \
+        "INSERT INTO tasks (tenant, name, version, digest, spec, created_at, rollout_percent, \
+                            rollout_started_at) \
          VALUES ($1, $2, (SELECT COALESCE(MAX(version), 0) + 1 FROM tasks \
-                          WHERE tenant = $1 AND name = $2), $3, $4, $5) \
+                          WHERE tenant = $1 AND name = $2), $3, $4, $5, $6, $7) \
          RETURNING {TASK_COLUMNS}"
     )
 });
-/// A version of a task, or its newest when `$3` is NULL.
+/// A version of a task, or its live one when `$3` is NULL.
 pub static TASK: LazyLock<String> = LazyLock::new(|| {
     format!(
         "SELECT {TASK_COLUMNS} FROM tasks WHERE tenant = $1 AND name = $2 \
-         AND ($3 IS NULL OR version = $3) ORDER BY version DESC LIMIT 1"
+         AND (($3 IS NULL AND {LIVE}) OR version = $3) ORDER BY version DESC LIMIT 1"
+    )
+});
+/// The task's newest versions not rolled back: a staged one and the live
+/// one before it, or the live one (`head`).
+pub static HEAD: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {TASK_COLUMNS} FROM tasks WHERE tenant = $1 AND name = $2 \
+         AND rolled_back_at IS NULL ORDER BY version DESC LIMIT 2"
     )
 });
 pub static VERSIONS: LazyLock<String> = LazyLock::new(|| {
     format!("SELECT {TASK_COLUMNS} FROM tasks WHERE tenant = $1 AND name = $2 ORDER BY version")
 });
+/// The tenant's tasks, each at its live version.
+pub static LIST: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {TASK_COLUMNS} FROM tasks t WHERE tenant = $1 AND {LIVE} \
+         AND version = (SELECT MAX(version) FROM tasks \
+                        WHERE tenant = t.tenant AND name = t.name AND {LIVE}) \
+         ORDER BY name"
+    )
+});
+/// The versions being rolled out, every tenant's, the newest rollouts
+/// first, at most `$1`.
+pub static STAGED: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {TASK_COLUMNS} FROM tasks WHERE rollout_percent IS NOT NULL \
+         ORDER BY rollout_started_at DESC, tenant, name LIMIT $1"
+    )
+});
+/// What a define must know of the task first: its staged version, and
+/// how many live ones it has (`may_define`).
+pub const DEFINE_CHECK: &str = "SELECT CAST(MAX(CASE WHEN rollout_percent IS NOT NULL \
+     THEN version END) AS BIGINT), COUNT(CASE WHEN rollout_percent IS NULL AND rolled_back_at \
+     IS NULL THEN 1 END) FROM tasks WHERE tenant = $1 AND name = $2";
+
+/// Whether task `name` may take a new version now: not while another is
+/// being rolled out (promote it or roll it back first), and a rollout
+/// needs a live version to share the jobs with.
+pub fn may_define(
+    name: &str,
+    (staged, live): (Option<i64>, i64),
+    rollout: bool,
+) -> Result<(), StoreError> {
+    if let Some(v) = staged {
+        return Err(StoreError::Conflict(format!(
+            "version {v} of task {name:?} is being rolled out; promote it (POST \
+             /v1/tasks/{name}/promote) or roll it back (POST /v1/tasks/{name}/rollback) before \
+             defining another"
+        )));
+    }
+    if rollout && live == 0 {
+        return Err(StoreError::Conflict(format!(
+            "task {name:?} has no live version to roll a new one out beside; define it without \
+             \"rollout\""
+        )));
+    }
+    Ok(())
+}
+
+/// The rows of `HEAD` as what new jobs pin: the newest is staged (then
+/// the next is live) or live.
+pub fn head(rows: Vec<TaskRow>) -> Option<TaskHead> {
+    let mut rows = rows.into_iter().map(task);
+    let first = rows.next()?;
+    if first.is_live() {
+        return Some(TaskHead {
+            live: first,
+            staged: None,
+        });
+    }
+    // A staged version without a live one beside it cannot be made (a
+    // define checks); were one found, its jobs pin nothing rather than it.
+    let live = rows.next().filter(TaskRecord::is_live)?;
+    Some(TaskHead {
+        live,
+        staged: Some(first),
+    })
+}
+
+/// The statement of a rollout change and the value it binds first, if
+/// any (the percent, or `now` for a rollback); the tenant and the task
+/// follow. It answers the staged version's row as it is after, or nothing
+/// when none is staged. (Parameters are numbered in order of appearance:
+/// SQLite's writer binds by position.)
+pub fn rollout_change(change: RolloutChange, now: i64) -> (String, Option<i64>) {
+    let (set, bind) = match change {
+        RolloutChange::Percent(p) => ("rollout_percent = $1", Some(i64::from(p))),
+        RolloutChange::Promote => ("rollout_percent = NULL", None),
+        RolloutChange::Rollback => ("rollout_percent = NULL, rolled_back_at = $1", Some(now)),
+    };
+    let (tenant, name) = if bind.is_some() {
+        ("$2", "$3")
+    } else {
+        ("$1", "$2")
+    };
+    (
+        format!(
+            "UPDATE tasks SET {set} WHERE tenant = {tenant} AND name = {name} \
+             AND rollout_percent IS NOT NULL RETURNING {TASK_COLUMNS}"
+        ),
+        bind,
+    )
+}
+
+/// What each of two versions of task `$2` of tenant `$1` did in jobs made
+/// since `$3` (the least job id of that millisecond; ids sort by time):
+/// its jobs that completed and failed, its attempts and their fuel, from
+/// the attempt records (`attempts` rows and each job's last).
+pub const VERSION_FIGURES: &str =
+    "SELECT CAST(version AS BIGINT), CAST(SUM(completed) AS BIGINT), \
+     CAST(SUM(failed) AS BIGINT), CAST(SUM(tries) AS BIGINT), CAST(SUM(fuel) AS BIGINT) FROM ( \
+       SELECT task_version AS version, \
+              CASE WHEN status = 'completed' THEN 1 ELSE 0 END AS completed, \
+              CASE WHEN status = 'failed' THEN 1 ELSE 0 END AS failed, 0 AS tries, 0 AS fuel \
+       FROM jobs WHERE tenant = $1 AND id >= $3 AND task = $2 AND task_version IN ($4, $5) \
+       UNION ALL \
+       SELECT last_task_version, 0, 0, 1, COALESCE(last_fuel_used, 0) FROM jobs \
+       WHERE tenant = $1 AND id >= $3 AND last_attempt IS NOT NULL AND last_task = $2 \
+         AND last_task_version IN ($4, $5) \
+       UNION ALL \
+       SELECT a.task_version, 0, 0, 1, a.fuel_used FROM attempts a JOIN jobs j ON j.id = a.job_id \
+       WHERE j.tenant = $1 AND j.id >= $3 AND a.task = $2 AND a.task_version IN ($4, $5) \
+     ) f GROUP BY version ORDER BY version";
+pub type FiguresRow = (i64, i64, i64, i64, i64);
+
+/// The least job id made at `since` or after (ids are ULIDs: they start
+/// with their millisecond).
+pub fn first_id_at(since: i64) -> String {
+    ulid::Ulid::from_parts(u64::try_from(since).unwrap_or(0), 0).to_string()
+}
+
+/// Both versions' figures, a version with no rows at zero.
+pub fn figures(versions: [u32; 2], rows: Vec<FiguresRow>) -> Vec<VersionFigures> {
+    let n = |v: i64| u64::try_from(v).unwrap_or(0);
+    versions
+        .iter()
+        .map(|&version| {
+            rows.iter()
+                .find(|r| r.0 == i64::from(version))
+                .map(|&(_, completed, failed, attempts, fuel)| VersionFigures {
+                    version,
+                    completed: n(completed),
+                    failed: n(failed),
+                    attempts: n(attempts),
+                    fuel: n(fuel),
+                })
+                .unwrap_or(VersionFigures {
+                    version,
+                    ..Default::default()
+                })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::dialect::numbered_in_order;
+
+    fn row(version: i64, percent: Option<i64>, rolled_back: Option<i64>) -> TaskRow {
+        let t = String::from;
+        (
+            t("a"),
+            t("t"),
+            version,
+            t("d"),
+            t("{}"),
+            1,
+            percent,
+            percent.map(|_| 1),
+            rolled_back,
+        )
+    }
+
+    #[test]
+    fn writes_number_their_parameters_in_order() {
+        for change in [
+            RolloutChange::Percent(5),
+            RolloutChange::Promote,
+            RolloutChange::Rollback,
+        ] {
+            let (sql, _) = rollout_change(change, 7);
+            assert!(numbered_in_order(&sql), "{sql}");
+        }
+        assert!(numbered_in_order(&INSERT_TASK));
+        assert!(numbered_in_order(DEFINE_CHECK));
+        assert_eq!(rollout_change(RolloutChange::Rollback, 7).1, Some(7));
+        assert_eq!(rollout_change(RolloutChange::Promote, 7).1, None);
+    }
+
+    #[test]
+    fn the_head_is_a_staged_version_and_the_live_one_before_it() {
+        assert_eq!(head(Vec::new()), None);
+        let live = head(vec![row(3, None, None), row(2, None, None)]).unwrap();
+        assert_eq!((live.live.version, live.staged), (3, None));
+        let staged = head(vec![row(4, Some(25), None), row(3, None, None)]).unwrap();
+        assert_eq!(staged.live.version, 3);
+        assert_eq!(staged.staged.unwrap().rollout_percent, Some(25));
+        // A staged version alone (never made) pins nothing rather than it.
+        assert_eq!(head(vec![row(1, Some(25), None)]), None);
+    }
+
+    #[test]
+    fn a_define_waits_for_a_rollout_and_a_rollout_needs_a_live_version() {
+        assert!(may_define("t", (None, 0), false).is_ok());
+        assert!(may_define("t", (None, 1), true).is_ok());
+        for (known, rollout, says) in [
+            ((Some(4), 3), false, "being rolled out"),
+            ((Some(4), 3), true, "being rolled out"),
+            ((None, 0), true, "no live version"),
+        ] {
+            match may_define("t", known, rollout) {
+                Err(StoreError::Conflict(m)) => assert!(m.contains(says), "{m}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn figures_answer_both_versions_in_order() {
+        let f = figures([5, 4], vec![(4, 2, 1, 3, 300)]);
+        assert_eq!(
+            f[0],
+            VersionFigures {
+                version: 5,
+                ..Default::default()
+            }
+        );
+        assert_eq!(
+            f[1],
+            VersionFigures {
+                version: 4,
+                completed: 2,
+                failed: 1,
+                attempts: 3,
+                fuel: 300
+            }
+        );
+        // The least id of a millisecond sorts before every id made in it.
+        let id = ulid::Ulid::from_parts(1_700_000_000_123, 1).to_string();
+        assert!(first_id_at(1_700_000_000_123) < id);
+        assert!(first_id_at(1_700_000_000_124) > id);
+    }
+}

@@ -103,7 +103,7 @@ impl Served {
 
     /// Runs the CLI against this server with the admin token, from the
     /// repository: its exit code, stdout and stderr.
-    fn cli(&self, args: &[&str]) -> (Option<i32>, String, String) {
+    pub(crate) fn cli(&self, args: &[&str]) -> (Option<i32>, String, String) {
         let out = Command::new(env!("CARGO_BIN_EXE_taskbox"))
             .args(args)
             .current_dir(repo())

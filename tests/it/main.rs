@@ -32,6 +32,7 @@ mod openapi;
 mod orchestration;
 mod project;
 mod replay;
+mod rollouts;
 mod sandbox_abi;
 mod sandbox_cache;
 mod sandbox_determinism;

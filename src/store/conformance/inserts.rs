@@ -74,6 +74,7 @@ pub(super) async fn registry_records(h: Harness) {
                 name: "t".into(),
                 digest: DIGEST.into(),
                 spec: format!("{{\"s\":\"{spec}\"}}"),
+                rollout: None,
             })
             .await
             .unwrap();

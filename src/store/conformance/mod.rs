@@ -10,7 +10,8 @@
 //! `tenants` (fair claims, quotas, budgets and usage), `events` (the
 //! outbox, callbacks, webhooks), `leases` (one holder at a time),
 //! `schedules` (cron schedules moved on against their rev), `workflows`
-//! (versioned definitions), `secrets` (sealed values kept per tenant),
+//! (versioned definitions), `rollouts` (staged task versions and their
+//! figures), `secrets` (sealed values kept per tenant),
 //! `tokens` (listed, revoked, expiring, their uses recorded).
 
 mod attempts;
@@ -22,6 +23,7 @@ mod leases;
 mod prune;
 mod queues;
 mod redrive;
+mod rollouts;
 mod schedules;
 mod secrets;
 mod tenants;
@@ -38,6 +40,7 @@ use leases::*;
 use prune::*;
 use queues::*;
 use redrive::*;
+use rollouts::*;
 use schedules::*;
 use secrets::*;
 use tenants::*;
@@ -230,6 +233,8 @@ macro_rules! conformance_cases {
     ($cb:ident) => {
         $cb!(
             registry_records,
+            a_staged_version_is_promoted_or_rolled_back,
+            a_rollouts_figures_count_each_versions_jobs_since_it_began,
             insert_get_and_list,
             queues_are_listed_with_their_depths,
             one_refused_insert_does_not_undo_the_batch,

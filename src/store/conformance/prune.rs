@@ -134,6 +134,7 @@ pub(super) async fn components_no_task_uses_are_collected(h: Harness) {
             name: "t".into(),
             digest: digest(1),
             spec: "{}".into(),
+            rollout: None,
         })
         .await
         .unwrap();

@@ -245,6 +245,7 @@ pub(super) async fn quotas_refuse_new_work(h: Harness) {
         name: name.into(),
         digest: DIGEST.into(),
         spec: "{}".into(),
+        rollout: None,
     };
     h.store.task_insert(task("t1")).await.unwrap();
     h.store.task_insert(task("t1")).await.unwrap();

@@ -78,6 +78,7 @@ pub(super) async fn workflow_versions_are_kept_and_counted(h: Harness) {
         name: "t".into(),
         digest: DIGEST.into(),
         spec: "{}".into(),
+        rollout: None,
     })
     .await
     .unwrap();
@@ -88,6 +89,7 @@ pub(super) async fn workflow_versions_are_kept_and_counted(h: Harness) {
             name: "t".into(),
             digest: DIGEST.into(),
             spec: "{}".into(),
+            rollout: None,
         })
         .await
         .map(|_| ()),

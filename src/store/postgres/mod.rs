@@ -40,6 +40,7 @@ use super::{
 };
 use crate::job::JobStatus;
 use crate::quota::Quotas;
+use crate::store::registry_rows::{self, TaskRow};
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Postgres, Transaction};
@@ -442,7 +443,7 @@ impl JobStore for PgStore {
     }
 
     async fn component_usage(&self, tenant: &str) -> StoreResult<(u64, u64)> {
-        let (count, bytes): (i64, i64) = sqlx::query_as(crate::store::registry_rows::USAGE)
+        let (count, bytes): (i64, i64) = sqlx::query_as(registry_rows::USAGE)
             .bind(tenant)
             .fetch_one(&self.db.pool)
             .await
@@ -463,6 +464,57 @@ impl JobStore for PgStore {
         version: Option<u32>,
     ) -> StoreResult<Option<TaskRecord>> {
         registry::task_get(&self.db.pool, tenant, name, version).await
+    }
+
+    async fn task_head(&self, tenant: &str, name: &str) -> StoreResult<Option<TaskHead>> {
+        let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::HEAD.as_str())
+            .bind(tenant)
+            .bind(name)
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(pg)?;
+        Ok(registry_rows::head(rows))
+    }
+
+    async fn task_rollout(
+        &self,
+        tenant: &str,
+        name: &str,
+        change: RolloutChange,
+    ) -> StoreResult<TaskRecord> {
+        let (tenant, name) = (tenant.to_owned(), name.to_owned());
+        self.tx(move |tx, now| {
+            Box::pin(async move { registry::task_rollout(tx, now, &tenant, &name, change).await })
+        })
+        .await
+    }
+
+    async fn tasks_staged(&self, limit: u32) -> StoreResult<Vec<TaskRecord>> {
+        let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::STAGED.as_str())
+            .bind(i64::from(limit))
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(pg)?;
+        Ok(rows.into_iter().map(registry_rows::task).collect())
+    }
+
+    async fn version_figures(
+        &self,
+        tenant: &str,
+        name: &str,
+        versions: [u32; 2],
+        since: Millis,
+    ) -> StoreResult<Vec<VersionFigures>> {
+        let rows = sqlx::query_as(registry_rows::VERSION_FIGURES)
+            .bind(tenant)
+            .bind(name)
+            .bind(registry_rows::first_id_at(since))
+            .bind(i64::from(versions[0]))
+            .bind(i64::from(versions[1]))
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(pg)?;
+        Ok(registry_rows::figures(versions, rows))
     }
 
     async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>> {

@@ -107,16 +107,46 @@ pub async fn task_insert(
         .await
         .map_err(pg)?;
     within("max_task_versions", q.max_task_versions, versions, 1)?;
+    let known: (Option<i64>, i64) = sqlx::query_as(DEFINE_CHECK)
+        .bind(&t.tenant)
+        .bind(&t.name)
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(pg)?;
+    may_define(&t.name, known, t.rollout.is_some())?;
     let row: TaskRow = sqlx::query_as(INSERT_TASK.as_str())
         .bind(&t.tenant)
         .bind(&t.name)
         .bind(&t.digest)
         .bind(&t.spec)
         .bind(now)
+        .bind(t.rollout.map(i64::from))
+        .bind(t.rollout.map(|_| now))
         .fetch_one(&mut **tx)
         .await
         .map_err(pg)?;
     Ok(task(row))
+}
+
+/// Changes the rollout of a task's staged version; `NotFound` when none
+/// is staged. The tenant's row is locked, as a define's is, so that a
+/// define and a change of the same task are one after the other.
+pub async fn task_rollout(
+    tx: &mut Transaction<'static, Postgres>,
+    now: Millis,
+    tenant: &str,
+    name: &str,
+    change: RolloutChange,
+) -> StoreResult<TaskRecord> {
+    lock_tenant(tx, tenant).await?;
+    let (sql, bind) = rollout_change(change, now);
+    let mut q = sqlx::query_as::<_, TaskRow>(&sql);
+    if let Some(v) = bind {
+        q = q.bind(v);
+    }
+    let q = q.bind(tenant).bind(name);
+    let row = q.fetch_optional(&mut **tx).await.map_err(pg)?;
+    row.map(task).ok_or(StoreError::NotFound)
 }
 
 pub async fn task_get(
@@ -150,13 +180,10 @@ pub async fn task_versions(
 }
 
 pub async fn task_list(pool: &PgPool, tenant: &str) -> StoreResult<Vec<TaskRecord>> {
-    let rows: Vec<TaskRow> = sqlx::query_as(&format!(
-        "SELECT DISTINCT ON (name) {TASK_COLUMNS} FROM tasks WHERE tenant = $1 \
-         ORDER BY name, version DESC"
-    ))
-    .bind(tenant)
-    .fetch_all(pool)
-    .await
-    .map_err(pg)?;
+    let rows: Vec<TaskRow> = sqlx::query_as(LIST.as_str())
+        .bind(tenant)
+        .fetch_all(pool)
+        .await
+        .map_err(pg)?;
     Ok(rows.into_iter().map(task).collect())
 }

@@ -539,6 +539,57 @@ impl JobStore for SqliteStore {
         Ok(row.map(registry_rows::task))
     }
 
+    async fn task_head(&self, tenant: &str, name: &str) -> StoreResult<Option<TaskHead>> {
+        let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::HEAD.as_str())
+            .bind(tenant)
+            .bind(name)
+            .fetch_all(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
+        Ok(registry_rows::head(rows))
+    }
+
+    async fn task_rollout(
+        &self,
+        tenant: &str,
+        name: &str,
+        change: RolloutChange,
+    ) -> StoreResult<TaskRecord> {
+        let (tenant, name) = (tenant.to_owned(), name.to_owned());
+        self.write(Class::Prompt, true, move |c, now| {
+            registry::task_rollout(c, now, &tenant, &name, change)
+        })
+        .await
+    }
+
+    async fn tasks_staged(&self, limit: u32) -> StoreResult<Vec<TaskRecord>> {
+        let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::STAGED.as_str())
+            .bind(i64::from(limit))
+            .fetch_all(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
+        Ok(rows.into_iter().map(registry_rows::task).collect())
+    }
+
+    async fn version_figures(
+        &self,
+        tenant: &str,
+        name: &str,
+        versions: [u32; 2],
+        since: Millis,
+    ) -> StoreResult<Vec<VersionFigures>> {
+        let rows = sqlx::query_as(registry_rows::VERSION_FIGURES)
+            .bind(tenant)
+            .bind(name)
+            .bind(registry_rows::first_id_at(since))
+            .bind(i64::from(versions[0]))
+            .bind(i64::from(versions[1]))
+            .fetch_all(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
+        Ok(registry_rows::figures(versions, rows))
+    }
+
     async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>> {
         let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::VERSIONS.as_str())
             .bind(tenant)
@@ -587,16 +638,11 @@ impl JobStore for SqliteStore {
     }
 
     async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>> {
-        let rows: Vec<TaskRow> = sqlx::query_as(
-            "SELECT tenant, name, version, digest, spec, created_at FROM tasks t \
-             WHERE tenant = ?1 AND version = (SELECT MAX(version) FROM tasks \
-                                               WHERE tenant = t.tenant AND name = t.name) \
-             ORDER BY name",
-        )
-        .bind(tenant)
-        .fetch_all(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
+        let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::LIST.as_str())
+            .bind(tenant)
+            .fetch_all(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
         Ok(rows.into_iter().map(registry_rows::task).collect())
     }
 

@@ -56,17 +56,51 @@ pub fn task_insert(
         )
         .map_err(wdb)?;
     within("max_task_versions", q.max_task_versions, versions, 1)?;
+    let known = shared(conn, DEFINE_CHECK)?
+        .query_row(params![t.tenant, t.name], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(wdb)?;
+    may_define(&t.name, known, t.rollout.is_some())?;
+    let percent = t.rollout.map(i64::from);
+    let started = t.rollout.map(|_| now);
     let row = shared(conn, &INSERT_TASK)?
-        .query_row(params![t.tenant, t.name, t.digest, t.spec, now], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-            ))
-        })
+        .query_row(
+            params![t.tenant, t.name, t.digest, t.spec, now, percent, started],
+            task_row,
+        )
         .map_err(wdb)?;
     Ok(task(row))
+}
+
+/// Changes the rollout of a task's staged version; `NotFound` when none
+/// is staged.
+pub fn task_rollout(
+    conn: &Connection,
+    now: Millis,
+    tenant: &str,
+    name: &str,
+    change: RolloutChange,
+) -> StoreResult<TaskRecord> {
+    let (sql, bind) = rollout_change(change, now);
+    let mut stmt = shared(conn, &sql)?;
+    let row = match bind {
+        Some(v) => stmt.query_row(params![v, tenant, name], task_row),
+        None => stmt.query_row(params![tenant, name], task_row),
+    }
+    .optional()
+    .map_err(wdb)?;
+    row.map(task).ok_or(crate::store::StoreError::NotFound)
+}
+
+fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+    ))
 }

@@ -49,6 +49,7 @@ async fn a_callback_cycle_is_refused_and_a_raced_one_ends() {
             name: "a".into(),
             digest: digest.clone(),
             spec: json!({"component": digest, "on_success": "b"}).to_string(),
+            rollout: None,
         })
         .await
         .unwrap();
