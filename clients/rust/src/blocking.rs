@@ -4,7 +4,7 @@
 use crate::client::{self, ClientBuilder, Reply};
 use crate::error::Error;
 use crate::jobs::{EnqueueOptions, Job, JobSpec, WaitOptions};
-use crate::tasks::{Component, TaskDefined, TaskDefinition};
+use crate::tasks::{Component, Task, TaskDefined, TaskDefinition};
 use serde_json::Value;
 use std::future::Future;
 use std::time::Duration;
@@ -119,6 +119,26 @@ impl Client {
     /// As [`crate::Client::define_task`].
     pub fn define_task(&self, name: &str, def: &TaskDefinition) -> Result<TaskDefined, Error> {
         self.block_on(self.inner.define_task(name, def))
+    }
+
+    /// As [`crate::Client::task`].
+    pub fn task(&self, name: &str) -> Result<Task, Error> {
+        self.block_on(self.inner.task(name))
+    }
+
+    /// As [`crate::Client::set_rollout`].
+    pub fn set_rollout(&self, name: &str, percent: u8) -> Result<Task, Error> {
+        self.block_on(self.inner.set_rollout(name, percent))
+    }
+
+    /// As [`crate::Client::promote_task`].
+    pub fn promote_task(&self, name: &str) -> Result<Task, Error> {
+        self.block_on(self.inner.promote_task(name))
+    }
+
+    /// As [`crate::Client::rollback_task`].
+    pub fn rollback_task(&self, name: &str) -> Result<Task, Error> {
+        self.block_on(self.inner.rollback_task(name))
     }
 }
 

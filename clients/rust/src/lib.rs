@@ -24,4 +24,4 @@ pub use jobs::{
     EnqueueOptions, Job, JobError, JobSpec, JobStatus, OnRateLimited, Progress, TaskRef,
     WaitOptions,
 };
-pub use tasks::{Component, TaskDefined, TaskDefinition};
+pub use tasks::{Component, Rollout, Task, TaskDefined, TaskDefinition, VersionFigures};

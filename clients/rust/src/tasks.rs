@@ -1,4 +1,5 @@
-//! Tasks, typed: upload a component, define a task version on it.
+//! Tasks, typed: upload a component, define a task version on it, roll a
+//! version out beside the live one.
 
 use crate::client::Client;
 use crate::error::Error;
@@ -57,6 +58,49 @@ pub struct TaskDefined {
     pub name: String,
     pub version: u32,
     pub digest: String,
+    /// Set when the version was staged (`"rollout": {"percent": P}` in
+    /// the definition's `more`): the share of new jobs it gets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout_percent: Option<u8>,
+}
+
+/// A task as `GET /v1/tasks/{name}` shows it: its live version, and the
+/// rollout of a staged one; `more` holds the rest (its definition, its
+/// versions).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub name: String,
+    /// The live version: what new jobs pin outside a rollout's share.
+    pub version: u32,
+    pub digest: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<Rollout>,
+    #[serde(flatten)]
+    pub more: Map<String, Value>,
+}
+
+/// A version being rolled out beside the live one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rollout {
+    /// The staged version.
+    pub version: u32,
+    pub live_version: u32,
+    /// The share of new jobs that pins the staged version, 0 to 100.
+    pub percent: u8,
+    pub started_at: String,
+    /// The staged version's figures, then the live one's, over the jobs
+    /// made since the rollout began.
+    pub figures: Vec<VersionFigures>,
+}
+
+/// What one version did since a rollout began.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionFigures {
+    pub version: u32,
+    pub completed: u64,
+    pub failed: u64,
+    pub attempts: u64,
+    pub fuel: u64,
 }
 
 impl Client {
@@ -84,6 +128,36 @@ impl Client {
             .json()
     }
 
+    /// Task `name`: its live version and a rollout in progress.
+    pub async fn task(&self, name: &str) -> Result<Task, Error> {
+        self.get(&["v1", "tasks", name]).send().await?.json()
+    }
+
+    /// Sets the share of new jobs that pins task `name`'s staged version.
+    pub async fn set_rollout(&self, name: &str, percent: u8) -> Result<Task, Error> {
+        self.post(&["v1", "tasks", name, "rollout"])
+            .json(serde_json::json!({ "percent": percent }))
+            .send()
+            .await?
+            .json()
+    }
+
+    /// Makes task `name`'s staged version the live one.
+    pub async fn promote_task(&self, name: &str) -> Result<Task, Error> {
+        self.post(&["v1", "tasks", name, "promote"])
+            .send()
+            .await?
+            .json()
+    }
+
+    /// Drops task `name`'s staged version; jobs pinned to it still run it.
+    pub async fn rollback_task(&self, name: &str) -> Result<Task, Error> {
+        self.post(&["v1", "tasks", name, "rollback"])
+            .send()
+            .await?
+            .json()
+    }
+
     /// Uploads the component and defines task `name` on it: what `taskbox
     /// task push` does with a built `.wasm`. `definition.component` is set
     /// to the upload's digest.
@@ -104,6 +178,25 @@ impl Client {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_task_reads_its_rollout() {
+        let task: Task = serde_json::from_value(json!({
+            "name": "invoice", "version": 3, "digest": "sha256:a",
+            "created_at": "2026-01-01T00:00:00.000Z", "definition": {}, "versions": [],
+            "rollout": {"version": 4, "live_version": 3, "percent": 10,
+                        "started_at": "2026-01-01T00:00:00.000Z",
+                        "figures": [{"version": 4, "completed": 1, "failed": 0, "attempts": 1, "fuel": 9},
+                                    {"version": 3, "completed": 9, "failed": 1, "attempts": 11, "fuel": 99}]}
+        }))
+        .unwrap();
+        let r = task.rollout.unwrap();
+        assert_eq!((r.version, r.percent, r.figures[1].failed), (4, 10, 1));
+        assert!(task.more.contains_key("versions"));
+        let defined: TaskDefined =
+            serde_json::from_value(json!({"name": "t", "version": 1, "digest": "d"})).unwrap();
+        assert_eq!(defined.rollout_percent, None);
+    }
 
     #[test]
     fn a_definition_sends_what_was_set_and_the_rest_as_given() {

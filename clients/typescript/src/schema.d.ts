@@ -583,8 +583,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A task: its newest definition and its versions. Needs `jobs:read` or
-         *     `tasks:write`.
+         * A task: its live definition, its versions, and the rollout of a staged
+         *     version with what each version did since it began. Needs `jobs:read`
+         *     or `tasks:write`.
          */
         get: operations["tasks_show_task"];
         /**
@@ -593,6 +594,68 @@ export interface paths {
          */
         put: operations["tasks_define_task"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{name}/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Makes the staged version the task's live one: every new job pins it.
+         *     Needs `tasks:write`.
+         */
+        post: operations["tasks_promote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{name}/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Drops the staged version: every new job pins the live one again. Jobs
+         *     already pinned to the staged version still run it. Needs
+         *     `tasks:write`.
+         */
+        post: operations["tasks_rollback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{name}/rollout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Changes the share of new jobs that pins the staged version (a ramp:
+         *     a job's choice is a hash of its id, so each job that pinned it at a
+         *     smaller share pins it at a larger one too). Needs `tasks:write`.
+         */
+        post: operations["tasks_set_rollout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1563,6 +1626,31 @@ export interface components {
          * @enum {string}
          */
         Reuse: "allow" | "allow_failed_only" | "reject";
+        /** @description The body of `POST /v1/tasks/{name}/rollout`. */
+        RolloutShare: {
+            /** @description The share of new jobs that pins the staged version, 0 to 100. */
+            percent: number;
+        };
+        /** @description A canary rollout of a new version. */
+        RolloutSpec: {
+            /** @description The share of new jobs that pins the staged version, 0 to 100. */
+            percent: number;
+        };
+        /**
+         * @description A rollout in progress: the staged version's share, and what each of
+         *     the two versions did in the jobs made since it began.
+         */
+        RolloutView: {
+            /** @description The staged version's figures, then the live one's. */
+            figures: components["schemas"]["VersionFigures"][];
+            /** @description The live version the rest of the jobs pin. */
+            live_version: number;
+            /** @description The share of new jobs that pins the staged version. */
+            percent: number;
+            started_at: string;
+            /** @description The staged version. */
+            version: number;
+        };
         /**
          * @description A schedule as the API shows it: its definition and where its firing
          *     stands, with its last job's status.
@@ -1694,13 +1782,18 @@ export interface components {
              */
             id?: string | null;
         };
-        /** @description A task: its newest version's definition, and every version. */
+        /**
+         * @description A task: its live version's definition, every version, and the
+         *     rollout of a staged one.
+         */
         Task: {
             created_at: string;
-            /** @description The newest version's definition, as `PUT /v1/tasks/{name}` took it. */
+            /** @description The live version's definition, as `PUT /v1/tasks/{name}` took it. */
             definition: unknown;
             digest: string;
             name: string;
+            rollout?: null | components["schemas"]["RolloutView"];
+            /** @description The live version: what new jobs pin outside a rollout's share. */
             version: number;
             versions: components["schemas"]["TaskVersion"][];
         };
@@ -1708,6 +1801,11 @@ export interface components {
         TaskDefined: {
             digest: string;
             name: string;
+            /**
+             * @description Set when the version was staged: the share of new jobs it gets
+             *     until it is promoted or rolled back.
+             */
+            rollout_percent?: number | null;
             version: number;
         };
         /** @description The tenant's tasks. */
@@ -1762,6 +1860,7 @@ export interface components {
             /** @description The queue its jobs go to unless the enqueue names one (default `default`). */
             queue?: string | null;
             retry?: null | components["schemas"]["RetryPolicy"];
+            rollout?: null | components["schemas"]["RolloutSpec"];
             /**
              * @description The tenant's secrets its guests may read through
              *     `wasi:config/store`, by name; they see no other.
@@ -1783,6 +1882,10 @@ export interface components {
         TaskVersion: {
             created_at: string;
             digest: string;
+            rolled_back_at?: string | null;
+            /** @description When it was staged, for a version that was. */
+            rollout_started_at?: string | null;
+            state: components["schemas"]["VersionState"];
             version: number;
         };
         TenantBody: {
@@ -1857,6 +1960,26 @@ export interface components {
             lines: components["schemas"]["ExportLine"][];
             to: string;
         };
+        /**
+         * @description What one task version did since a rollout began: its jobs that ended,
+         *     and its attempts and their fuel.
+         */
+        VersionFigures: {
+            /** @description Its attempts, whatever they ended in. */
+            attempts: number;
+            /** @description Jobs pinned to it that completed (a cache hit included). */
+            completed: number;
+            /** @description Jobs pinned to it that failed for good. */
+            failed: number;
+            /** @description The fuel its attempts burned. */
+            fuel: number;
+            version: number;
+        };
+        /**
+         * @description Where a version stands.
+         * @enum {string}
+         */
+        VersionState: "live" | "staged" | "rolled_back" | "superseded";
         /** @description A webhook. Its secret is shown once, when it is made. */
         Webhook: {
             created_at: string;
@@ -5785,6 +5908,376 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TaskDefined"];
+                };
+            };
+            /** @description The request is malformed: `BAD_REQUEST`, or `JOB_INVALID_INPUT` with the input's violations in `details` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description No token, or an unknown one: `UNAUTHENTICATED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The token lacks the scope, or is not the admin's: `JOB_ACCESS_DENIED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description What the path names does not exist in the tenant: `*_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The body did not arrive within the server's body timeout: `REQUEST_TIMEOUT` (the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The request conflicts with the resource's state: `CONFLICT` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The body is over its limit: `PAYLOAD_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description A definition or component is refused: `INVALID_TASK`, `INVALID_WORKFLOW`, `INVALID_SCHEDULE`, `INVALID_COMPONENT` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description `JOB_EXECUTION_ERROR` (a waited-for run failed; the job is in `details`) or `INTERNAL_ERROR` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The database does not answer, or the server is stopping: `UNAVAILABLE` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+        };
+    };
+    tasks_promote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task's name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task, the promoted version live */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description The request is malformed: `BAD_REQUEST`, or `JOB_INVALID_INPUT` with the input's violations in `details` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description No token, or an unknown one: `UNAUTHENTICATED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The token lacks the scope, or is not the admin's: `JOB_ACCESS_DENIED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description What the path names does not exist in the tenant: `*_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The body did not arrive within the server's body timeout: `REQUEST_TIMEOUT` (the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The request conflicts with the resource's state: `CONFLICT` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The body is over its limit: `PAYLOAD_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description A definition or component is refused: `INVALID_TASK`, `INVALID_WORKFLOW`, `INVALID_SCHEDULE`, `INVALID_COMPONENT` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description `JOB_EXECUTION_ERROR` (a waited-for run failed; the job is in `details`) or `INTERNAL_ERROR` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The database does not answer, or the server is stopping: `UNAVAILABLE` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+        };
+    };
+    tasks_rollback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task's name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task, its staged version rolled back */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description The request is malformed: `BAD_REQUEST`, or `JOB_INVALID_INPUT` with the input's violations in `details` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description No token, or an unknown one: `UNAUTHENTICATED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The token lacks the scope, or is not the admin's: `JOB_ACCESS_DENIED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description What the path names does not exist in the tenant: `*_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The body did not arrive within the server's body timeout: `REQUEST_TIMEOUT` (the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The request conflicts with the resource's state: `CONFLICT` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The body is over its limit: `PAYLOAD_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description A definition or component is refused: `INVALID_TASK`, `INVALID_WORKFLOW`, `INVALID_SCHEDULE`, `INVALID_COMPONENT` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description `JOB_EXECUTION_ERROR` (a waited-for run failed; the job is in `details`) or `INTERNAL_ERROR` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The database does not answer, or the server is stopping: `UNAVAILABLE` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+        };
+    };
+    tasks_set_rollout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task's name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RolloutShare"];
+            };
+        };
+        responses: {
+            /** @description The task, its rollout at the new share */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
                 };
             };
             /** @description The request is malformed: `BAD_REQUEST`, or `JOB_INVALID_INPUT` with the input's violations in `details` */

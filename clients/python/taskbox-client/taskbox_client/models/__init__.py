@@ -73,6 +73,9 @@ from .retry_many_body import RetryManyBody
 from .retry_policy import RetryPolicy
 from .retry_version import RetryVersion
 from .reuse import Reuse
+from .rollout_share import RolloutShare
+from .rollout_spec import RolloutSpec
+from .rollout_view import RolloutView
 from .schedule import Schedule
 from .schedule_list import ScheduleList
 from .schedule_spec import ScheduleSpec
@@ -101,6 +104,8 @@ from .token_minted import TokenMinted
 from .token_view import TokenView
 from .usage import Usage
 from .usage_export import UsageExport
+from .version_figures import VersionFigures
+from .version_state import VersionState
 from .webhook import Webhook
 from .webhook_list import WebhookList
 from .who_am_i import WhoAmI
@@ -184,6 +189,9 @@ __all__ = (
     "RetryPolicy",
     "RetryVersion",
     "Reuse",
+    "RolloutShare",
+    "RolloutSpec",
+    "RolloutView",
     "Schedule",
     "ScheduleList",
     "ScheduleSpec",
@@ -212,6 +220,8 @@ __all__ = (
     "TokenView",
     "Usage",
     "UsageExport",
+    "VersionFigures",
+    "VersionState",
     "Webhook",
     "WebhookList",
     "WhoAmI",

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="TaskDefined")
 
@@ -17,11 +19,14 @@ class TaskDefined:
         digest (str):
         name (str):
         version (int):
+        rollout_percent (int | None | Unset): Set when the version was staged: the share of new jobs it gets
+            until it is promoted or rolled back.
     """
 
     digest: str
     name: str
     version: int
+    rollout_percent: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -30,6 +35,12 @@ class TaskDefined:
         name = self.name
 
         version = self.version
+
+        rollout_percent: int | None | Unset
+        if isinstance(self.rollout_percent, Unset):
+            rollout_percent = UNSET
+        else:
+            rollout_percent = self.rollout_percent
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -40,6 +51,8 @@ class TaskDefined:
                 "version": version,
             }
         )
+        if rollout_percent is not UNSET:
+            field_dict["rollout_percent"] = rollout_percent
 
         return field_dict
 
@@ -52,10 +65,20 @@ class TaskDefined:
 
         version = d.pop("version")
 
+        def _parse_rollout_percent(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        rollout_percent = _parse_rollout_percent(d.pop("rollout_percent", UNSET))
+
         task_defined = cls(
             digest=digest,
             name=name,
             version=version,
+            rollout_percent=rollout_percent,
         )
 
         task_defined.additional_properties = d

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..models.limits_spec import LimitsSpec
     from ..models.network_spec import NetworkSpec
     from ..models.retry_policy import RetryPolicy
+    from ..models.rollout_spec import RolloutSpec
 
 
 T = TypeVar("T", bound="TaskSpec")
@@ -47,6 +48,7 @@ class TaskSpec:
         parent_close (None | ParentClose | Unset):
         queue (None | str | Unset): The queue its jobs go to unless the enqueue names one (default `default`).
         retry (None | RetryPolicy | Unset):
+        rollout (None | RolloutSpec | Unset):
         secrets (list[str] | Unset): The tenant's secrets its guests may read through
             `wasi:config/store`, by name; they see no other. Example: ['STRIPE_KEY'].
     """
@@ -66,6 +68,7 @@ class TaskSpec:
     parent_close: None | ParentClose | Unset = UNSET
     queue: None | str | Unset = UNSET
     retry: None | RetryPolicy | Unset = UNSET
+    rollout: None | RolloutSpec | Unset = UNSET
     secrets: list[str] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -74,6 +77,7 @@ class TaskSpec:
         from ..models.limits_spec import LimitsSpec  # noqa: PLC0415
         from ..models.network_spec import NetworkSpec  # noqa: PLC0415
         from ..models.retry_policy import RetryPolicy  # noqa: PLC0415
+        from ..models.rollout_spec import RolloutSpec  # noqa: PLC0415
 
         component = self.component
 
@@ -161,6 +165,14 @@ class TaskSpec:
         else:
             retry = self.retry
 
+        rollout: dict[str, Any] | None | Unset
+        if isinstance(self.rollout, Unset):
+            rollout = UNSET
+        elif isinstance(self.rollout, RolloutSpec):
+            rollout = self.rollout.to_dict()
+        else:
+            rollout = self.rollout
+
         secrets: list[str] | Unset = UNSET
         if not isinstance(self.secrets, Unset):
             secrets = self.secrets
@@ -200,6 +212,8 @@ class TaskSpec:
             field_dict["queue"] = queue
         if retry is not UNSET:
             field_dict["retry"] = retry
+        if rollout is not UNSET:
+            field_dict["rollout"] = rollout
         if secrets is not UNSET:
             field_dict["secrets"] = secrets
 
@@ -212,6 +226,7 @@ class TaskSpec:
         from ..models.limits_spec import LimitsSpec  # noqa: PLC0415
         from ..models.network_spec import NetworkSpec  # noqa: PLC0415
         from ..models.retry_policy import RetryPolicy  # noqa: PLC0415
+        from ..models.rollout_spec import RolloutSpec  # noqa: PLC0415
 
         d = dict(src_dict)
         component = d.pop("component")
@@ -369,6 +384,23 @@ class TaskSpec:
 
         retry = _parse_retry(d.pop("retry", UNSET))
 
+        def _parse_rollout(data: object) -> None | RolloutSpec | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                rollout_type_1 = RolloutSpec.from_dict(data)
+
+                return rollout_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RolloutSpec | Unset, data)
+
+        rollout = _parse_rollout(d.pop("rollout", UNSET))
+
         secrets = cast(list[str], d.pop("secrets", UNSET))
 
         task_spec = cls(
@@ -387,6 +419,7 @@ class TaskSpec:
             parent_close=parent_close,
             queue=queue,
             retry=retry,
+            rollout=rollout,
             secrets=secrets,
         )
 

@@ -106,8 +106,9 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[ErrorAnswer | Task]:
-    """A task: its newest definition and its versions. Needs `jobs:read` or
-    `tasks:write`.
+    """A task: its live definition, its versions, and the rollout of a staged
+    version with what each version did since it began. Needs `jobs:read`
+    or `tasks:write`.
 
     Args:
         name (str):
@@ -136,8 +137,9 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> ErrorAnswer | Task | None:
-    """A task: its newest definition and its versions. Needs `jobs:read` or
-    `tasks:write`.
+    """A task: its live definition, its versions, and the rollout of a staged
+    version with what each version did since it began. Needs `jobs:read`
+    or `tasks:write`.
 
     Args:
         name (str):
@@ -161,8 +163,9 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[ErrorAnswer | Task]:
-    """A task: its newest definition and its versions. Needs `jobs:read` or
-    `tasks:write`.
+    """A task: its live definition, its versions, and the rollout of a staged
+    version with what each version did since it began. Needs `jobs:read`
+    or `tasks:write`.
 
     Args:
         name (str):
@@ -189,8 +192,9 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> ErrorAnswer | Task | None:
-    """A task: its newest definition and its versions. Needs `jobs:read` or
-    `tasks:write`.
+    """A task: its live definition, its versions, and the rollout of a staged
+    version with what each version did since it began. Needs `jobs:read`
+    or `tasks:write`.
 
     Args:
         name (str):
