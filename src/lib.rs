@@ -37,5 +37,6 @@ pub mod store;
 pub mod strict;
 pub mod text;
 pub mod time;
+pub mod verify;
 pub mod webhooks;
 pub mod workflow;

@@ -211,6 +211,13 @@ impl Redriver {
         version: Version,
         tasks: &mut HashMap<(String, Option<u32>), (TaskRef, u32)>,
     ) -> Result<Redrive, EnqueueError> {
+        if let Some(task) = crate::verify::task_of(&job.task.name) {
+            return Err(EnqueueError::BadRequest(format!(
+                "job {} is a verification; it is not retried: ask for another (POST \
+                 /v1/tasks/{task}/verify)",
+                job.id
+            )));
+        }
         let steps = self.registry.store().job_steps(&job.id).await?;
         if steps.iter().any(|s| s.kind == crate::store::StepKind::Step) {
             return self.plan_workflow(tenant, job, version, &steps).await;

@@ -153,6 +153,12 @@ pub async fn bundle(
         .rev()
         .take_while(|a| a.task == attempt.task)
         .count() as u32;
+    if let Some(task) = crate::verify::task_of(&attempt.task.name) {
+        return Err(ApiError::Conflict(format!(
+            "job {id} is a verification of task {task:?}: the host ran the candidate on recorded \
+             jobs, there is no guest attempt of its own to replay; its output is the report"
+        )));
+    }
     let task = state
         .registry
         .task(&who.tenant, &attempt.task.name, Some(attempt.task.version))

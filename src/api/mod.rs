@@ -20,6 +20,7 @@ pub mod tenants;
 pub mod tokens;
 pub mod usage;
 pub mod usage_export;
+pub mod verify;
 pub mod views;
 pub mod webhooks;
 pub mod workflows;
@@ -171,6 +172,7 @@ pub(crate) fn api() -> OpenApiRouter<Arc<ApiState>> {
         .routes(routes!(registry::set_rollout))
         .routes(routes!(registry::promote))
         .routes(routes!(registry::rollback))
+        .routes(routes!(verify::verify))
         .routes(routes!(jobs::enqueue, jobs::list))
         .routes(routes!(queues::list))
         .routes(routes!(queues::pause))

@@ -26,7 +26,7 @@ use utoipa::{Modify, OpenApi};
     ),
     modifiers(&Bearer),
     security(("bearer" = [])),
-    components(schemas(ErrorAnswer, ErrorCode)),
+    components(schemas(ErrorAnswer, ErrorCode, crate::verify::report::Report)),
     tags(
         (name = "jobs", description = "Enqueue, read, cancel, run, resume and retry jobs"),
         (name = "tasks", description = "Components and the tasks that run them"),

@@ -433,13 +433,13 @@ fn post_to_job(server: &ServerArgs, id: &str, action: &str, body: Value) -> anyh
 /// A sighting of a job: the answer as it came (what `--json` prints) and
 /// the job read from it (a job's own answer is its detail, which reads as
 /// the job too).
-struct Seen {
-    reply: Reply,
-    job: JobView<'static>,
+pub(super) struct Seen {
+    pub(super) reply: Reply,
+    pub(super) job: JobView<'static>,
 }
 
 impl Seen {
-    fn of(reply: Reply) -> anyhow::Result<Seen> {
+    pub(super) fn of(reply: Reply) -> anyhow::Result<Seen> {
         let job = reply.json()?;
         Ok(Seen { reply, job })
     }
@@ -557,7 +557,7 @@ fn is_final(job: &JobView) -> bool {
 }
 
 /// Polls the job until it ends, printing each change on stderr; returns the final sighting.
-fn follow(client: &Client, id: &str, first: Seen) -> anyhow::Result<Seen> {
+pub(super) fn follow(client: &Client, id: &str, first: Seen) -> anyhow::Result<Seen> {
     let mut seen = first;
     for line in changes(None, &seen.job) {
         eprintln!("{} {line}", table::clock());

@@ -22,6 +22,7 @@ mod serve;
 mod sse;
 mod table;
 mod task;
+mod task_verify;
 mod tenant;
 mod token;
 mod webhook;

@@ -33,6 +33,8 @@ pub enum TaskCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Run a candidate component on the task's recorded jobs and report where it differs.
+    Verify(Box<super::task_verify::VerifyArgs>),
     /// Change the share of new jobs that pins a task's staged version (see `push --rollout`).
     Rollout {
         /// The task's name.
@@ -162,6 +164,7 @@ pub fn main(cmd: TaskCmd) -> anyhow::Result<ExitCode> {
         TaskCmd::Push(args) => push(*args),
         TaskCmd::List { server, json } => list(&server, json),
         TaskCmd::Show { name, server, json } => show(&name, &server, json),
+        TaskCmd::Verify(args) => super::task_verify::verify(*args),
         TaskCmd::Rollout {
             name,
             percent,

@@ -79,6 +79,21 @@ impl Enqueuer {
             .map_err(EnqueueError::Store)
     }
 
+    /// Enqueues a job made elsewhere under its own rules (a verification,
+    /// `verify::prepare`): the tenant's enqueue rate, then the insert
+    /// and the store's rules (`max_queued`).
+    pub async fn enqueue_made(&self, tenant: &str, job: NewJob) -> Result<Inserted, EnqueueError> {
+        if let (0, Some(over)) = self.registry.admission().take(tenant, 1).await? {
+            return Err(over.into());
+        }
+        self.intake
+            .insert(vec![job])
+            .await?
+            .pop()
+            .ok_or_else(|| StoreError::Internal("an insert answered nothing".into()))?
+            .map_err(EnqueueError::Store)
+    }
+
     /// Enqueues a job of a workflow: the job and its stages in one write.
     async fn enqueue_workflow(
         &self,

@@ -39,15 +39,15 @@ pub struct Executed {
 
 /// The attempt as its end records it.
 #[derive(Clone, Copy)]
-struct Ran<'a> {
-    started_at: Millis,
-    finished_at: Millis,
+pub(super) struct Ran<'a> {
+    pub started_at: Millis,
+    pub finished_at: Millis,
     /// What the guest did and cost; `None` when it never ran.
-    report: Option<&'a AttemptReport>,
+    pub report: Option<&'a AttemptReport>,
 }
 
 impl Ran<'_> {
-    fn unrun(started_at: Millis, finished_at: Millis) -> Self {
+    pub(super) fn unrun(started_at: Millis, finished_at: Millis) -> Self {
         Ran {
             started_at,
             finished_at,
@@ -64,6 +64,11 @@ pub async fn execute(
     rules: &AttemptRules,
     (wake, home): (&Arc<tokio::sync::Notify>, &tokio::runtime::Handle),
 ) -> Executed {
+    // A verification runs no guest of its own: the host runs the
+    // candidate on recorded jobs.
+    if crate::verify::task_of(&job.task.name).is_some() {
+        return super::verify::execute(registry, held, job).await;
+    }
     let started_at = registry.store().now();
     // Resolve: the task and program pinned, the workflow's stage, the
     // secrets; a job that may not run any more ends here.
@@ -151,6 +156,15 @@ pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Option<Finalize> {
         "the runner holding this job stopped before the attempt ended",
     );
     let ran = Ran::unrun(job.started_at, now);
+    // A verification starts again from the runs it kept.
+    if crate::verify::task_of(&job.task.name).is_some() {
+        let action = if job.attempts < job.max_attempts {
+            Action::Retry { delay_ms: 0, error }
+        } else {
+            Action::Fail { error }
+        };
+        return Some(record(job, action, ran));
+    }
     let task = registry
         .task(&job.tenant, &job.task.name, Some(job.task.version))
         .await;
@@ -194,7 +208,7 @@ fn closes_children(task: &TaskVersion) -> Option<ParentClose> {
 
 /// Gives the job back, uncounted, for a while: what it needs cannot be
 /// read now (the database or the compiler was busy).
-fn release_for_now(job: &ClaimedJob, at: Millis) -> Executed {
+pub(super) fn release_for_now(job: &ClaimedJob, at: Millis) -> Executed {
     let action = Action::Release {
         delay_ms: TRANSIENT_DELAY_MS,
     };
@@ -434,7 +448,7 @@ async fn pin(registry: &Registry, job: &ClaimedJob, name: &str) -> Option<Pinned
 
 /// Whether a `Done` output keeps to the task's output schema; what it
 /// breaks, as the failure it is.
-async fn check_output(
+pub(super) async fn check_output(
     registry: &Registry,
     task: &Arc<TaskVersion>,
     output: &str,
@@ -476,7 +490,7 @@ async fn check_output(
 
 /// The end of `job` as the store writes it: `action`, and the record and
 /// usage of the attempt that `ran`.
-fn record(job: &ClaimedJob, action: Action, ran: Ran<'_>) -> Finalize {
+pub(super) fn record(job: &ClaimedJob, action: Action, ran: Ran<'_>) -> Finalize {
     let Ran {
         started_at,
         finished_at,

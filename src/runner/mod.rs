@@ -18,6 +18,7 @@ pub mod held;
 mod lane;
 pub mod ledger;
 mod marker;
+mod verify;
 pub mod watch;
 
 use crate::job::JobStatus;

@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 pub enum CallKind {
     Invoke,
     Spawn,
+    /// One recorded job a verification ran again: the run's result, kept
+    /// so that the verification's next attempt goes on from it.
+    Verify,
 }
 
 impl CallKind {
@@ -18,6 +21,7 @@ impl CallKind {
         match self {
             CallKind::Invoke => "invoke",
             CallKind::Spawn => "spawn",
+            CallKind::Verify => "verify",
         }
     }
 }
@@ -31,7 +35,8 @@ pub struct CallRecord {
     pub call: String,
     pub kind: CallKind,
     pub task: String,
-    /// An invoke's output (JSON text); a spawn's child job id.
+    /// An invoke's output (JSON text); a spawn's child job id; a
+    /// verification's run (`verify::report::Pair` as JSON).
     pub result: String,
     pub created_at: Millis,
 }
@@ -50,6 +55,7 @@ impl TryFrom<CallColumns> for CallRecord {
         let kind = match kind.as_str() {
             "invoke" => CallKind::Invoke,
             "spawn" => CallKind::Spawn,
+            "verify" => CallKind::Verify,
             other => return Err(format!("call kind {other:?}")),
         };
         Ok(CallRecord {

@@ -233,6 +233,39 @@ pub fn hand_over(d: Dialect) -> String {
     )
 }
 
+/// The ended jobs of task `$2` of tenant `$1` whose last attempt ran that
+/// task (not a fallback's, not served from a result cache), newest
+/// first, at most `$3`: what a verification runs again.
+pub const ENDED_SAMPLE: &str = "SELECT id FROM jobs WHERE tenant = $1 AND task = $2 \
+     AND last_task = $2 AND status IN ('completed', 'failed') AND cached_from IS NULL \
+     ORDER BY id DESC LIMIT $3";
+
+/// What job `$2` of tenant `$1` recorded of its end: the version its
+/// last attempt ran, its input, status, output and error, and its last
+/// attempt's fuel (`RecordedRow`).
+pub const RECORDED_RUN: &str = "SELECT CAST(COALESCE(last_task_version, task_version) AS BIGINT), \
+     input, status, output, error, CAST(COALESCE(last_fuel_used, 0) AS BIGINT) FROM jobs \
+     WHERE tenant = $1 AND id = $2";
+pub type RecordedRow = (i64, String, String, Option<String>, Option<String>, i64);
+
+/// A `RECORDED_RUN` row as the record it is.
+pub fn recorded_run(
+    id: &str,
+    (version, input, status, output, error, fuel): RecordedRow,
+) -> Result<super::RecordedRun, super::StoreError> {
+    Ok(super::RecordedRun {
+        id: id.to_owned(),
+        version: u32::try_from(version).unwrap_or(0),
+        input,
+        status: status
+            .parse()
+            .map_err(|_| super::StoreError::Internal(format!("job status {status:?}")))?,
+        output,
+        error: super::rows::error_col(error)?,
+        fuel: u64::try_from(fuel).unwrap_or(0),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

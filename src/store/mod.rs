@@ -225,6 +225,13 @@ pub trait JobStore: Send + Sync + 'static {
     async fn job_calls(&self, id: &str) -> StoreResult<Vec<CallRecord>>;
     /// The job whose spawn made this one, if one did.
     async fn job_parent(&self, id: &str) -> StoreResult<Option<String>>;
+    /// The ended jobs of a task whose last attempt ran it, newest first,
+    /// at most `limit` (`job_sql::ENDED_SAMPLE`): what a verification
+    /// runs again.
+    async fn ended_sample(&self, tenant: &str, task: &str, limit: u32) -> StoreResult<Vec<String>>;
+    /// What a job recorded of its end, for a verification; `None` when it
+    /// is gone (pruned).
+    async fn recorded_run(&self, tenant: &str, id: &str) -> StoreResult<Option<RecordedRun>>;
     async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage>;
     /// A tenant's queues (those it has jobs on), by name: their jobs by
     /// status and the oldest due queued job. Reads the tenant's jobs.

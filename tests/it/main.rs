@@ -45,4 +45,5 @@ mod store;
 mod store_pg;
 mod tenants;
 mod usage_export;
+mod verify;
 mod workflows;

@@ -11,7 +11,7 @@
 //! outbox, callbacks, webhooks), `leases` (one holder at a time),
 //! `schedules` (cron schedules moved on against their rev), `workflows`
 //! (versioned definitions), `rollouts` (staged task versions and their
-//! figures), `secrets` (sealed values kept per tenant),
+//! figures), `verify` (what a verification reads), `secrets` (sealed values kept per tenant),
 //! `tokens` (listed, revoked, expiring, their uses recorded).
 
 mod attempts;
@@ -29,6 +29,7 @@ mod secrets;
 mod tenants;
 mod tokens;
 mod usage;
+mod verify;
 mod workflows;
 
 use attempts::*;
@@ -46,6 +47,7 @@ use secrets::*;
 use tenants::*;
 use tokens::*;
 use usage::*;
+use verify::*;
 use workflows::*;
 
 use super::*;
@@ -235,6 +237,7 @@ macro_rules! conformance_cases {
             registry_records,
             a_staged_version_is_promoted_or_rolled_back,
             a_rollouts_figures_count_each_versions_jobs_since_it_began,
+            a_verification_reads_a_tasks_own_ended_jobs,
             insert_get_and_list,
             queues_are_listed_with_their_depths,
             one_refused_insert_does_not_undo_the_batch,

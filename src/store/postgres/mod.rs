@@ -40,6 +40,7 @@ use super::{
 };
 use crate::job::JobStatus;
 use crate::quota::Quotas;
+use crate::store::job_sql;
 use crate::store::registry_rows::{self, TaskRow};
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -550,6 +551,26 @@ impl JobStore for PgStore {
 
     async fn job_calls(&self, id: &str) -> StoreResult<Vec<CallRecord>> {
         calls::list(&self.db.pool, id).await
+    }
+
+    async fn ended_sample(&self, tenant: &str, task: &str, limit: u32) -> StoreResult<Vec<String>> {
+        sqlx::query_scalar(job_sql::ENDED_SAMPLE)
+            .bind(tenant)
+            .bind(task)
+            .bind(i64::from(limit))
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(pg)
+    }
+
+    async fn recorded_run(&self, tenant: &str, id: &str) -> StoreResult<Option<RecordedRun>> {
+        let row: Option<job_sql::RecordedRow> = sqlx::query_as(job_sql::RECORDED_RUN)
+            .bind(tenant)
+            .bind(id)
+            .fetch_optional(&self.db.pool)
+            .await
+            .map_err(pg)?;
+        row.map(|r| job_sql::recorded_run(id, r)).transpose()
     }
 
     async fn job_parent(&self, id: &str) -> StoreResult<Option<String>> {

@@ -86,3 +86,17 @@ pub struct AttemptRecord {
     /// What its outbound HTTP did, if it made or was refused any request.
     pub network: Option<crate::network_tally::NetworkTally>,
 }
+
+/// A job's end as a verification reads it (`JobStore::recorded_run`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRun {
+    pub id: String,
+    /// The version of the task its last attempt ran.
+    pub version: u32,
+    pub input: String,
+    pub status: JobStatus,
+    pub output: Option<String>,
+    pub error: Option<JobError>,
+    /// Its last attempt's fuel.
+    pub fuel: u64,
+}

@@ -633,6 +633,26 @@ impl JobStore for SqliteStore {
         calls::list(&mut *self.reader().await?, id).await
     }
 
+    async fn ended_sample(&self, tenant: &str, task: &str, limit: u32) -> StoreResult<Vec<String>> {
+        sqlx::query_scalar(job_sql::ENDED_SAMPLE)
+            .bind(tenant)
+            .bind(task)
+            .bind(i64::from(limit))
+            .fetch_all(&mut *self.reader().await?)
+            .await
+            .map_err(db)
+    }
+
+    async fn recorded_run(&self, tenant: &str, id: &str) -> StoreResult<Option<RecordedRun>> {
+        let row: Option<job_sql::RecordedRow> = sqlx::query_as(job_sql::RECORDED_RUN)
+            .bind(tenant)
+            .bind(id)
+            .fetch_optional(&mut *self.reader().await?)
+            .await
+            .map_err(db)?;
+        row.map(|r| job_sql::recorded_run(id, r)).transpose()
+    }
+
     async fn job_parent(&self, id: &str) -> StoreResult<Option<String>> {
         calls::parent(&mut *self.reader().await?, id).await
     }

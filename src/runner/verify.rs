@@ -1,0 +1,362 @@
+//! One attempt of a verification job (`verify`): the host, not a guest,
+//! runs the candidate component on each recorded job's input in turn,
+//! under the task's limits, with no outbound HTTP, no secrets and no
+//! sub-tasks, and keeps each run's result as it goes. An attempt stops
+//! after it has burned what was left of the tenant's fuel budget, or after
+//! `CHUNK`, and snoozes: its fuel is charged then, and the next attempt
+//! goes on from the kept results. The last one completes the job with the
+//! report.
+
+use super::executor::{check_output, record, release_for_now, Executed, Ran};
+use super::held::{Held, StopReason};
+use crate::job::{ErrorKind, JobError, JobStatus};
+use crate::registry::{Registry, RegistryError, TaskVersion};
+use crate::sandbox::{AttemptReport, AttemptRequest, Determinism, Ending, JobRef, Program};
+use crate::store::{
+    Action, CallKind, CallRecord, ClaimedJob, ProgressRecord, RecordedRun, StoreError, Write,
+};
+use crate::verify::report::{Outcome, Pair, Report, Subject};
+use crate::verify::Plan;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Longest one attempt runs samples before it snoozes and is charged.
+const CHUNK: Duration = Duration::from_secs(30);
+
+/// What is kept of one recorded job once the verification reached it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Sample {
+    Ran(Pair),
+    /// Gone (pruned) before it was run again.
+    Missing {
+        job: String,
+    },
+}
+
+/// Why the verification stops before its end.
+enum Stop {
+    /// Its budget for this attempt is spent: snooze, and go on.
+    Chunk,
+    Cancelled,
+    /// The lease is gone: write nothing.
+    Lost,
+    /// The runner stops, or the sandbox is full: give it back for now.
+    GiveBack(u64),
+}
+
+/// Runs (more of) a verification, and decides what becomes of the job.
+pub async fn execute(registry: &Arc<Registry>, held: &Held, job: &ClaimedJob) -> Executed {
+    let started_at = registry.store().now();
+    let fail = |message: String| {
+        let error = JobError::with_code(ErrorKind::Trap, "unverifiable", message);
+        let ran = Ran::unrun(started_at, registry.store().now());
+        Executed {
+            finalize: Some(record(job, Action::Fail { error }, ran)),
+            ran_for: Duration::ZERO,
+        }
+    };
+    let plan: Plan = match serde_json::from_str(&job.input) {
+        Ok(p) => p,
+        Err(e) => return fail(format!("the verification's plan does not read: {e}")),
+    };
+    let loaded = async {
+        let tv = registry
+            .task(&job.tenant, &plan.task, Some(plan.version))
+            .await?;
+        let program = registry.program(&job.tenant, &job.task.digest).await?;
+        Ok::<_, RegistryError>((tv, program))
+    };
+    let (tv, program) = match loaded.await {
+        Ok(l) => l,
+        Err(
+            e @ (RegistryError::Store(StoreError::Unavailable(_) | StoreError::Internal(_))
+            | RegistryError::InvalidComponent(crate::sandbox::Invalid::Busy(_))),
+        ) => {
+            tracing::warn!(job = %job.id, error = %e, "the verification cannot load what it runs now; it goes back to the queue");
+            return release_for_now(job, started_at);
+        }
+        Err(e) => return fail(format!("the task or the candidate cannot be loaded: {e}")),
+    };
+    let mut kept = match kept(registry, &job.id).await {
+        Ok(k) => k,
+        Err(e) => {
+            tracing::warn!(job = %job.id, error = %e, "the verification's runs so far cannot be read now");
+            return release_for_now(job, started_at);
+        }
+    };
+    let left_in_budget = job.fuel.map(|w| w.budget.saturating_sub(w.used));
+    let clock = Instant::now();
+    let mut spent = Spent::default();
+    let mut stop = None;
+    for (i, id) in plan.jobs.iter().enumerate() {
+        if kept.contains_key(&i) {
+            continue;
+        }
+        if spent.fuel > 0
+            && (left_in_budget.is_some_and(|left| spent.fuel >= left) || clock.elapsed() >= CHUNK)
+        {
+            stop = Some(Stop::Chunk);
+            break;
+        }
+        match held.stop_reason(&job.id, &job.lease_token) {
+            Some(StopReason::Cancel) => {
+                stop = Some(Stop::Cancelled);
+                break;
+            }
+            Some(StopReason::Lost) => {
+                stop = Some(Stop::Lost);
+                break;
+            }
+            Some(StopReason::Shutdown) => {
+                stop = Some(Stop::GiveBack(0));
+                break;
+            }
+            None => {}
+        }
+        let recorded = match registry.store().recorded_run(&job.tenant, id).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(job = %job.id, error = %e, "a recorded job cannot be read now");
+                stop = Some(Stop::GiveBack(5_000));
+                break;
+            }
+        };
+        let sample = match recorded {
+            None => Sample::Missing { job: id.clone() },
+            Some(recorded) => {
+                let report = run(registry, held, job, &tv, &program, &recorded).await;
+                spent.add(&report);
+                match &report.ending {
+                    Ending::Cancelled => {
+                        stop = Some(match held.stop_reason(&job.id, &job.lease_token) {
+                            Some(StopReason::Shutdown) => Stop::GiveBack(0),
+                            Some(StopReason::Lost) => Stop::Lost,
+                            _ => Stop::Cancelled,
+                        });
+                        break;
+                    }
+                    Ending::Unavailable(_) => {
+                        stop = Some(Stop::GiveBack(5_000));
+                        break;
+                    }
+                    _ => {}
+                }
+                Sample::Ran(Pair {
+                    candidate: candidate(registry, &tv, &report.ending).await,
+                    candidate_fuel: report.fuel_used,
+                    job: recorded.id.clone(),
+                    version: recorded.version,
+                    recorded_fuel: recorded.fuel,
+                    recorded: outcome_of(&recorded),
+                })
+            }
+        };
+        keep(registry, job, i, &sample).await;
+        kept.insert(i, sample);
+        held.progress(&job.id, &job.lease_token, progress(&kept, plan.jobs.len()));
+    }
+    let finished_at = registry.store().now();
+    let aggregate = spent.report();
+    let ran = Ran {
+        started_at,
+        finished_at,
+        report: Some(&aggregate),
+    };
+    let action = match stop {
+        Some(Stop::Lost) => {
+            return Executed {
+                finalize: None,
+                ran_for: spent.wall,
+            }
+        }
+        Some(Stop::Cancelled) => Action::Cancel,
+        // Given back uncounted; what ran is still the tenant's.
+        Some(Stop::GiveBack(delay_ms)) => Action::Release { delay_ms },
+        Some(Stop::Chunk) => Action::Snooze { delay_ms: 0 },
+        None => {
+            let report = report_of(&plan, &tv, kept);
+            match serde_json::to_string(&report) {
+                Ok(output) => Action::Complete { output },
+                Err(e) => return fail(format!("the report cannot be written: {e}")),
+            }
+        }
+    };
+    Executed {
+        finalize: Some(record(job, action, ran)),
+        ran_for: spent.wall,
+    }
+}
+
+/// The runs a verification kept so far, by their place in its plan.
+async fn kept(registry: &Registry, id: &str) -> Result<BTreeMap<usize, Sample>, StoreError> {
+    let mut out = BTreeMap::new();
+    for call in registry.store().job_calls(id).await? {
+        if call.kind != CallKind::Verify {
+            continue;
+        }
+        // One that does not read is run again.
+        if let (Ok(i), Ok(s)) = (call.call.parse(), serde_json::from_str(&call.result)) {
+            out.insert(i, s);
+        }
+    }
+    Ok(out)
+}
+
+/// Keeps a run, so that a later attempt goes on after it. Unkept (the
+/// store did not answer), it is run again then.
+async fn keep(registry: &Registry, job: &ClaimedJob, i: usize, sample: &Sample) {
+    let store = registry.store();
+    let Ok(result) = serde_json::to_string(sample) else {
+        return;
+    };
+    let rec = CallRecord {
+        job_id: job.id.clone(),
+        call: i.to_string(),
+        kind: CallKind::Verify,
+        task: job.task.name.clone(),
+        result,
+        created_at: store.now(),
+    };
+    if let Err(e) = store.apply(vec![Write::JobCall(rec)]).await {
+        tracing::warn!(job = %job.id, run = i, error = %e, "a verification's run could not be kept");
+    }
+}
+
+/// Runs the candidate on a recorded job's input: the task's limits, no
+/// outbound HTTP, no secrets, no sub-tasks (an invoke or spawn fails
+/// `unavailable`), and, for a deterministic task, the recorded job's
+/// clock and seed, so that its output is comparable exactly.
+async fn run(
+    registry: &Registry,
+    held: &Held,
+    job: &ClaimedJob,
+    tv: &TaskVersion,
+    program: &Program,
+    recorded: &RecordedRun,
+) -> AttemptReport {
+    let mut req = AttemptRequest::new(
+        JobRef {
+            id: recorded.id.clone(),
+            attempt: 1,
+            queue: job.queue.clone(),
+        },
+        recorded.input.clone(),
+        tv.limits,
+    );
+    req.cancel = Some(held.cancel_token(&job.id, &job.lease_token));
+    req.tenant = Arc::from(job.tenant.as_str());
+    if tv.spec.deterministic {
+        req.determinism = Some(Determinism::of_job(&recorded.id));
+    }
+    registry.sandbox().run(program, req).await
+}
+
+/// How the candidate's run ended, as the report compares it: an output
+/// that breaks the task's output schema is a failure, as in a job.
+async fn candidate(registry: &Registry, tv: &Arc<TaskVersion>, ending: &Ending) -> Outcome {
+    match ending {
+        Ending::Done(output) => match check_output(registry, tv, output).await {
+            Ok(()) => Outcome::Completed {
+                output: serde_json::from_str(output)
+                    .unwrap_or_else(|_| serde_json::Value::String(output.clone())),
+            },
+            Err(e) => failed(&e),
+        },
+        Ending::Failed(e) => failed(e),
+        Ending::Snooze(ms) => Outcome::Stopped {
+            reason: format!("snoozed for {ms} ms"),
+        },
+        Ending::Wait(what) => Outcome::Stopped {
+            reason: format!("waited for {what}"),
+        },
+        Ending::Cancelled | Ending::Unavailable(_) => Outcome::Stopped {
+            reason: "did not run".into(),
+        },
+    }
+}
+
+fn failed(e: &JobError) -> Outcome {
+    Outcome::Failed {
+        kind: e.kind.as_str().to_owned(),
+        code: e.code.clone(),
+        message: e.message.clone(),
+    }
+}
+
+/// How the recorded job ended.
+fn outcome_of(r: &RecordedRun) -> Outcome {
+    match (r.status, &r.output, &r.error) {
+        (JobStatus::Completed, Some(out), _) => Outcome::Completed {
+            output: serde_json::from_str(out)
+                .unwrap_or_else(|_| serde_json::Value::String(out.clone())),
+        },
+        (_, _, Some(e)) => failed(e),
+        (status, _, _) => Outcome::Stopped {
+            reason: format!("recorded as {}", status.as_str()),
+        },
+    }
+}
+
+fn progress(kept: &BTreeMap<usize, Sample>, of: usize) -> ProgressRecord {
+    let different = kept
+        .values()
+        .filter(|s| matches!(s, Sample::Ran(p) if !p.recorded.matches(&p.candidate)))
+        .count();
+    ProgressRecord {
+        percent: u8::try_from(kept.len() * 100 / of.max(1)).unwrap_or(100),
+        note: format!("{} of {of} run, {different} different", kept.len()),
+    }
+}
+
+fn report_of(plan: &Plan, tv: &TaskVersion, kept: BTreeMap<usize, Sample>) -> Report {
+    let mut pairs = Vec::with_capacity(kept.len());
+    let mut missing = Vec::new();
+    for sample in kept.into_values() {
+        match sample {
+            Sample::Ran(p) => pairs.push(p),
+            Sample::Missing { job } => missing.push(job),
+        }
+    }
+    Report::of(
+        Subject {
+            task: plan.task.clone(),
+            version: plan.version,
+            component: plan.component.clone(),
+            requests_refused: tv.spec.network.is_some() || !tv.spec.secrets.is_empty(),
+        },
+        pairs,
+        missing,
+    )
+}
+
+/// What this attempt's runs cost, summed: its record and its tenant's
+/// usage.
+#[derive(Default)]
+struct Spent {
+    fuel: u64,
+    peak: u64,
+    wall: Duration,
+}
+
+impl Spent {
+    fn add(&mut self, r: &AttemptReport) {
+        self.fuel = self.fuel.saturating_add(r.fuel_used);
+        self.peak = self.peak.max(r.peak_memory_bytes);
+        self.wall += r.duration;
+    }
+
+    fn report(&self) -> AttemptReport {
+        AttemptReport {
+            ending: Ending::Done(String::new()),
+            fuel_used: self.fuel,
+            peak_memory_bytes: self.peak,
+            duration: self.wall,
+            log: Default::default(),
+            progress: None,
+            network: Default::default(),
+        }
+    }
+}
