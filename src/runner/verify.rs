@@ -95,9 +95,7 @@ pub async fn execute(registry: &Arc<Registry>, held: &Held, job: &ClaimedJob) ->
         if kept.contains_key(&i) {
             continue;
         }
-        if spent.fuel > 0
-            && (left_in_budget.is_some_and(|left| spent.fuel >= left) || clock.elapsed() >= CHUNK)
-        {
+        if chunk_is_over(spent.fuel, left_in_budget, clock.elapsed()) {
             stop = Some(Stop::Chunk);
             break;
         }
@@ -188,6 +186,14 @@ pub async fn execute(registry: &Arc<Registry>, held: &Held, job: &ClaimedJob) ->
         finalize: Some(record(job, action, ran)),
         ran_for: spent.wall,
     }
+}
+
+/// Whether an attempt that burned `spent` fuel in `ran` stops here and
+/// snoozes: once it has run something, when it burned what was left of
+/// its tenant's budget at the claim (the run that overdraws it finishes,
+/// as a job's attempt does), or ran for `CHUNK`.
+fn chunk_is_over(spent: u64, left_in_budget: Option<u64>, ran: Duration) -> bool {
+    spent > 0 && (left_in_budget.is_some_and(|left| spent >= left) || ran >= CHUNK)
 }
 
 /// The runs a verification kept so far, by their place in its plan.
@@ -358,5 +364,65 @@ impl Spent {
             progress: None,
             network: Default::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_attempt_stops_at_its_tenants_budget_or_its_time() {
+        let s = Duration::from_secs;
+        for (spent, left, ran, over) in [
+            // Nothing run yet: always one run, whatever is left.
+            (0, Some(0), s(60), false),
+            (0, None, s(0), false),
+            // No budget: by time alone.
+            (10, None, s(1), false),
+            (10, None, CHUNK, true),
+            // A budget: at what was left of it.
+            (99, Some(100), s(1), false),
+            (100, Some(100), s(1), true),
+            (500, Some(100), s(1), true),
+            (1, Some(100), CHUNK, true),
+        ] {
+            assert_eq!(
+                chunk_is_over(spent, left, ran),
+                over,
+                "{spent} {left:?} {ran:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn kept_runs_read_back_and_progress_counts_the_different() {
+        let pair = |same: bool| {
+            Sample::Ran(Pair {
+                job: "j".into(),
+                version: 1,
+                recorded: Outcome::Completed {
+                    output: serde_json::json!(1),
+                },
+                recorded_fuel: 1,
+                candidate: Outcome::Completed {
+                    output: serde_json::json!(if same { 1 } else { 2 }),
+                },
+                candidate_fuel: 1,
+            })
+        };
+        let mut kept = BTreeMap::new();
+        kept.insert(0, pair(true));
+        kept.insert(1, pair(false));
+        kept.insert(2, Sample::Missing { job: "gone".into() });
+        for s in kept.values() {
+            let text = serde_json::to_string(s).unwrap();
+            assert_eq!(&serde_json::from_str::<Sample>(&text).unwrap(), s);
+        }
+        let p = progress(&kept, 4);
+        assert_eq!(
+            (p.percent, p.note.as_str()),
+            (75, "3 of 4 run, 1 different")
+        );
     }
 }
