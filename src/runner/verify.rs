@@ -1,7 +1,7 @@
 //! One attempt of a verification job (`verify`): the host, not a guest,
 //! runs the candidate component on each recorded job's input in turn,
 //! under the task's limits, with no outbound HTTP, no secrets and no
-//! sub-tasks, and keeps each run's result as it goes. An attempt stops
+//! sub-tasks, and keeps the runs' results as it goes (a few at a time). An attempt stops
 //! after it has burned what was left of the tenant's fuel budget, or after
 //! `CHUNK`, and snoozes: its fuel is charged then, and the next attempt
 //! goes on from the kept results. The last one completes the job with the
@@ -24,6 +24,11 @@ use std::time::{Duration, Instant};
 
 /// Longest one attempt runs samples before it snoozes and is charged.
 const CHUNK: Duration = Duration::from_secs(30);
+/// Runs are kept (written) this many at a time, or after this long: a
+/// write per run would cost more than a short run, and a lost runner's
+/// next attempt runs again at most what was not kept.
+const KEEP_EVERY: usize = 32;
+const KEEP_AFTER: Duration = Duration::from_secs(1);
 
 /// What is kept of one recorded job once the verification reached it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,6 +96,7 @@ pub async fn execute(registry: &Arc<Registry>, held: &Held, job: &ClaimedJob) ->
     let clock = Instant::now();
     let mut spent = Spent::default();
     let mut stop = None;
+    let (mut unkept, mut last_kept) = (Vec::new(), Instant::now());
     for (i, id) in plan.jobs.iter().enumerate() {
         if kept.contains_key(&i) {
             continue;
@@ -152,10 +158,15 @@ pub async fn execute(registry: &Arc<Registry>, held: &Held, job: &ClaimedJob) ->
                 })
             }
         };
-        keep(registry, job, i, &sample).await;
+        unkept.push(keeping(registry, job, i, &sample));
+        if unkept.len() >= KEEP_EVERY || last_kept.elapsed() >= KEEP_AFTER {
+            keep(registry, job, std::mem::take(&mut unkept)).await;
+            last_kept = Instant::now();
+        }
         kept.insert(i, sample);
         held.progress(&job.id, &job.lease_token, progress(&kept, plan.jobs.len()));
     }
+    keep(registry, job, unkept).await;
     let finished_at = registry.store().now();
     let aggregate = spent.report();
     let ran = Ran {
@@ -211,23 +222,29 @@ async fn kept(registry: &Registry, id: &str) -> Result<BTreeMap<usize, Sample>, 
     Ok(out)
 }
 
-/// Keeps a run, so that a later attempt goes on after it. Unkept (the
-/// store did not answer), it is run again then.
-async fn keep(registry: &Registry, job: &ClaimedJob, i: usize, sample: &Sample) {
-    let store = registry.store();
-    let Ok(result) = serde_json::to_string(sample) else {
-        return;
-    };
-    let rec = CallRecord {
+/// A run as it is kept: a call of the verification job's, at its place
+/// in the plan.
+fn keeping(registry: &Registry, job: &ClaimedJob, i: usize, sample: &Sample) -> Write {
+    Write::JobCall(CallRecord {
         job_id: job.id.clone(),
         call: i.to_string(),
         kind: CallKind::Verify,
         task: job.task.name.clone(),
-        result,
-        created_at: store.now(),
-    };
-    if let Err(e) = store.apply(vec![Write::JobCall(rec)]).await {
-        tracing::warn!(job = %job.id, run = i, error = %e, "a verification's run could not be kept");
+        // A `Sample` always writes.
+        result: serde_json::to_string(sample).unwrap_or_default(),
+        created_at: registry.store().now(),
+    })
+}
+
+/// Keeps runs, in one write, so that a later attempt goes on after them.
+/// Unkept (the store did not answer), they run again then.
+async fn keep(registry: &Registry, job: &ClaimedJob, runs: Vec<Write>) {
+    if runs.is_empty() {
+        return;
+    }
+    let n = runs.len();
+    if let Err(e) = registry.store().apply(runs).await {
+        tracing::warn!(job = %job.id, runs = n, error = %e, "a verification's runs could not be kept");
     }
 }
 

@@ -14,7 +14,7 @@ pub const MAX_DIFFS_PER_RUN: usize = 20;
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Outcome {
     Completed {
-        #[schema(value_type = Object)]
+        #[schema(value_type = Value)]
         output: Value,
     },
     Failed {
@@ -58,10 +58,10 @@ impl Outcome {
 pub struct Difference {
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<Value>)]
     pub recorded: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<Value>)]
     pub candidate: Option<Value>,
 }
 
