@@ -662,6 +662,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tasks/{name}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verifies a candidate component against the task's last ended jobs
+         *     (completed and failed): a job of the tenant's, on the runners' slots,
+         *     charged to its fuel, that runs each recorded input through the
+         *     candidate under the task's live limits, with no outbound HTTP, no
+         *     secrets and no sub-tasks, and ends with the report as its output
+         *     (`GET /v1/jobs/{id}` shows its progress). Cancel it as any job. Needs
+         *     `tasks:write`.
+         */
+        post: operations["tasks_verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tenants": {
         parameters: {
             query?: never;
@@ -1125,6 +1150,27 @@ export interface components {
             status: components["schemas"]["DeliveryStatus"];
             type: components["schemas"]["EventType"];
         };
+        /**
+         * @description One place two outputs differ: a JSON pointer, and the value at it in
+         *     each (absent: `null` with `missing` naming the side).
+         */
+        Difference: {
+            candidate?: unknown;
+            path: string;
+            recorded?: unknown;
+        };
+        /** @description A run whose outcome differs: both outcomes, and where the outputs differ. */
+        Different: {
+            candidate: components["schemas"]["Outcome"];
+            /**
+             * @description Where the outputs differ, when both completed (at most
+             *     `MAX_DIFFS_PER_RUN` places; `diff_total` counts them all).
+             */
+            diff?: components["schemas"]["Difference"][];
+            diff_total?: number;
+            job: string;
+            recorded: components["schemas"]["Outcome"];
+        };
         /** @description Jobs that ended in a window, by how. */
         Ended: {
             cancelled: number;
@@ -1214,6 +1260,16 @@ export interface components {
             tenant: string;
             version: number;
             wall_ms: number;
+        };
+        /** @description Fuel recorded and fuel now, summed over the runs. */
+        FuelSums: {
+            candidate: number;
+            /**
+             * Format: double
+             * @description candidate ÷ recorded (`null` when nothing was recorded).
+             */
+            ratio?: number | null;
+            recorded: number;
         };
         /** @description Whether the server and its database answer. */
         Health: {
@@ -1486,6 +1542,22 @@ export interface components {
          * @enum {string}
          */
         OnConflict: "error" | "use_existing";
+        /** @description How a run ended, as the report compares it. */
+        Outcome: {
+            output: unknown;
+            /** @enum {string} */
+            status: "completed";
+        } | {
+            code: string;
+            kind: string;
+            message: string;
+            /** @enum {string} */
+            status: "failed";
+        } | {
+            reason: string;
+            /** @enum {string} */
+            status: "stopped";
+        };
         /**
          * @description What a slot does while the schedule's last job is still active.
          * @enum {string}
@@ -1574,6 +1646,33 @@ export interface components {
             /** @description Task versions stored, over all the tenant's tasks. */
             max_task_versions?: number | null;
         };
+        /** @description What a verification found. */
+        Report: {
+            /** @description Runs the candidate did not complete. */
+            candidate_failures: number;
+            component: string;
+            differences: components["schemas"]["Different"][];
+            /** @description Runs whose outcome or output did not. */
+            different: number;
+            /** @description Every run, in the order of the sample (newest recorded job first). */
+            each: components["schemas"]["Run"][];
+            fuel: components["schemas"]["FuelSums"];
+            /** @description Recorded jobs gone (pruned) before they were run again. */
+            missing?: string[];
+            /**
+             * @description The task declares outbound HTTP or secrets: the candidate ran with
+             *     every request refused and no secret, so its runs that need them
+             *     differ for that reason.
+             */
+            requests_refused: boolean;
+            /** @description Recorded jobs run again. */
+            runs: number;
+            /** @description Runs whose outcome and output matched. */
+            same: number;
+            task: string;
+            /** @description The version whose limits the candidate ran under. */
+            version: number;
+        };
         ResumeBody: {
             /** @description A new input for the job (checked against the task's `input_schema`). */
             input?: unknown;
@@ -1649,6 +1748,16 @@ export interface components {
             percent: number;
             started_at: string;
             /** @description The staged version. */
+            version: number;
+        };
+        /** @description One recorded job run again. */
+        Run: {
+            candidate_fuel: number;
+            /** @description The recorded job. */
+            job: string;
+            recorded_fuel: number;
+            same: boolean;
+            /** @description The version the recorded job ran. */
             version: number;
         };
         /**
@@ -1959,6 +2068,16 @@ export interface components {
             /** @description Each tenant's, task's and version's lines, by bucket. */
             lines: components["schemas"]["ExportLine"][];
             to: string;
+        };
+        /** @description The body of `POST /v1/tasks/{name}/verify`. */
+        VerifyRequest: {
+            /** @description The candidate's digest, as `POST /v1/components` answered it. */
+            component: string;
+            /**
+             * @description How many of the task's last ended jobs to run again (1 to 1000,
+             *     default 100).
+             */
+            sample?: number | null;
         };
         /**
          * @description What one task version did since a rollout began: its jobs that ended,
@@ -6278,6 +6397,132 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description The request is malformed: `BAD_REQUEST`, or `JOB_INVALID_INPUT` with the input's violations in `details` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description No token, or an unknown one: `UNAUTHENTICATED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The token lacks the scope, or is not the admin's: `JOB_ACCESS_DENIED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description What the path names does not exist in the tenant: `*_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The body did not arrive within the server's body timeout: `REQUEST_TIMEOUT` (the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The request conflicts with the resource's state: `CONFLICT` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The body is over its limit: `PAYLOAD_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description A definition or component is refused: `INVALID_TASK`, `INVALID_WORKFLOW`, `INVALID_SCHEDULE`, `INVALID_COMPONENT` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description `JOB_EXECUTION_ERROR` (a waited-for run failed; the job is in `details`) or `INTERNAL_ERROR` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The database does not answer, or the server is stopping: `UNAVAILABLE` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+        };
+    };
+    tasks_verify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task's name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyRequest"];
+            };
+        };
+        responses: {
+            /** @description The verification job; its output, once it completed, is the report */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
                 };
             };
             /** @description The request is malformed: `BAD_REQUEST`, or `JOB_INVALID_INPUT` with the input's violations in `details` */

@@ -22,6 +22,8 @@ from .concurrency_mode import ConcurrencyMode
 from .delivery_page import DeliveryPage
 from .delivery_status import DeliveryStatus
 from .delivery_view import DeliveryView
+from .difference import Difference
+from .different import Different
 from .ended import Ended
 from .error_answer import ErrorAnswer
 from .error_body import ErrorBody
@@ -32,6 +34,7 @@ from .event_job import EventJob
 from .event_page import EventPage
 from .event_type import EventType
 from .export_line import ExportLine
+from .fuel_sums import FuelSums
 from .health import Health
 from .item_error import ItemError
 from .item_error_body import ItemErrorBody
@@ -54,6 +57,12 @@ from .new_token_body import NewTokenBody
 from .new_webhook_body import NewWebhookBody
 from .on_conflict import OnConflict
 from .operate_document_response_200 import OperateDocumentResponse200
+from .outcome_type_0 import OutcomeType0
+from .outcome_type_0_status import OutcomeType0Status
+from .outcome_type_1 import OutcomeType1
+from .outcome_type_1_status import OutcomeType1Status
+from .outcome_type_2 import OutcomeType2
+from .outcome_type_2_status import OutcomeType2Status
 from .overlap import Overlap
 from .parent_close import ParentClose
 from .progress_record import ProgressRecord
@@ -65,6 +74,7 @@ from .queue_switched import QueueSwitched
 from .quota_source import QuotaSource
 from .quota_view import QuotaView
 from .quotas import Quotas
+from .report import Report
 from .resume_body import ResumeBody
 from .retried_many import RetriedMany
 from .retry_body import RetryBody
@@ -76,6 +86,7 @@ from .reuse import Reuse
 from .rollout_share import RolloutShare
 from .rollout_spec import RolloutSpec
 from .rollout_view import RolloutView
+from .run import Run
 from .schedule import Schedule
 from .schedule_list import ScheduleList
 from .schedule_spec import ScheduleSpec
@@ -104,6 +115,7 @@ from .token_minted import TokenMinted
 from .token_view import TokenView
 from .usage import Usage
 from .usage_export import UsageExport
+from .verify_request import VerifyRequest
 from .version_figures import VersionFigures
 from .version_state import VersionState
 from .webhook import Webhook
@@ -138,6 +150,8 @@ __all__ = (
     "DeliveryPage",
     "DeliveryStatus",
     "DeliveryView",
+    "Difference",
+    "Different",
     "Ended",
     "ErrorAnswer",
     "ErrorBody",
@@ -148,6 +162,7 @@ __all__ = (
     "EventPage",
     "EventType",
     "ExportLine",
+    "FuelSums",
     "Health",
     "ItemError",
     "ItemErrorBody",
@@ -170,6 +185,12 @@ __all__ = (
     "NewWebhookBody",
     "OnConflict",
     "OperateDocumentResponse200",
+    "OutcomeType0",
+    "OutcomeType0Status",
+    "OutcomeType1",
+    "OutcomeType1Status",
+    "OutcomeType2",
+    "OutcomeType2Status",
     "Overlap",
     "ParentClose",
     "ProgressRecord",
@@ -181,6 +202,7 @@ __all__ = (
     "Quotas",
     "QuotaSource",
     "QuotaView",
+    "Report",
     "ResumeBody",
     "RetriedMany",
     "RetryBody",
@@ -192,6 +214,7 @@ __all__ = (
     "RolloutShare",
     "RolloutSpec",
     "RolloutView",
+    "Run",
     "Schedule",
     "ScheduleList",
     "ScheduleSpec",
@@ -220,6 +243,7 @@ __all__ = (
     "TokenView",
     "Usage",
     "UsageExport",
+    "VerifyRequest",
     "VersionFigures",
     "VersionState",
     "Webhook",
