@@ -13,6 +13,7 @@ pub mod callbacks;
 mod claims;
 pub mod decision;
 pub mod dispatch;
+mod end;
 pub mod executor;
 pub mod held;
 mod lane;
@@ -639,7 +640,7 @@ async fn run_attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
                     panic = %crate::text::panic_message(panic.as_ref()),
                     "an attempt's host code panicked; the job is let go to the rescuer"
                 );
-                executor::Executed {
+                end::Executed {
                     finalize: None,
                     ran_for: Duration::ZERO,
                 }

@@ -7,7 +7,7 @@
 //! goes on from the kept results. The last one completes the job with the
 //! report.
 
-use super::executor::{check_output, record, release_for_now, Executed, Ran};
+use super::end::{check_output, record, release_for_now, Executed, Ran};
 use super::held::{Held, StopReason};
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::registry::{Registry, RegistryError, TaskVersion};
