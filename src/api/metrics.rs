@@ -67,7 +67,7 @@ async fn rollouts(state: &ApiState) -> Result<Vec<metrics::RolloutScraped>, ApiE
         else {
             continue;
         };
-        let since = staged.rollout_started_at.unwrap_or(staged.created_at);
+        let since = staged.rollout_since();
         let figures = state
             .store
             .version_figures(

@@ -198,7 +198,7 @@ async fn answer_task(
     let live = views::live_version(&versions);
     let rollout = match (versions.iter().find(|v| v.rollout_percent.is_some()), live) {
         (Some(staged), Some(live)) => {
-            let started = staged.rollout_started_at.unwrap_or(staged.created_at);
+            let started = staged.rollout_since();
             Some(views::RolloutView {
                 version: staged.version,
                 live_version: live.version,

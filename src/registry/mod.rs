@@ -468,7 +468,7 @@ impl Registry {
         let staged = match found.staged {
             Some(r) => Some(Staged {
                 percent: r.rollout_percent.unwrap_or(0),
-                started_at: r.rollout_started_at.unwrap_or(r.created_at),
+                started_at: r.rollout_since(),
                 version: self.version_of(r).await?,
             }),
             None => None,

@@ -115,9 +115,12 @@ pub static STAGED: LazyLock<String> = LazyLock::new(|| {
 });
 /// What a define must know of the task first: its staged version, and
 /// how many live ones it has (`may_define`).
-pub const DEFINE_CHECK: &str = "SELECT CAST(MAX(CASE WHEN rollout_percent IS NOT NULL \
-     THEN version END) AS BIGINT), COUNT(CASE WHEN rollout_percent IS NULL AND rolled_back_at \
-     IS NULL THEN 1 END) FROM tasks WHERE tenant = $1 AND name = $2";
+pub static DEFINE_CHECK: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT CAST(MAX(CASE WHEN rollout_percent IS NOT NULL THEN version END) AS BIGINT), \
+         COUNT(CASE WHEN {LIVE} THEN 1 END) FROM tasks WHERE tenant = $1 AND name = $2"
+    )
+});
 
 /// Whether task `name` may take a new version now: not while another is
 /// being rolled out (promote it or roll it back first), and a rollout
@@ -269,7 +272,7 @@ mod tests {
             assert!(numbered_in_order(&sql), "{sql}");
         }
         assert!(numbered_in_order(&INSERT_TASK));
-        assert!(numbered_in_order(DEFINE_CHECK));
+        assert!(numbered_in_order(&DEFINE_CHECK));
         assert_eq!(rollout_change(RolloutChange::Rollback, 7).1, Some(7));
         assert_eq!(rollout_change(RolloutChange::Promote, 7).1, None);
     }

@@ -107,7 +107,7 @@ pub async fn task_insert(
         .await
         .map_err(pg)?;
     within("max_task_versions", q.max_task_versions, versions, 1)?;
-    let known: (Option<i64>, i64) = sqlx::query_as(DEFINE_CHECK)
+    let known: (Option<i64>, i64) = sqlx::query_as(DEFINE_CHECK.as_str())
         .bind(&t.tenant)
         .bind(&t.name)
         .fetch_one(&mut **tx)

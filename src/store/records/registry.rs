@@ -54,6 +54,11 @@ impl TaskRecord {
     pub fn is_live(&self) -> bool {
         self.rollout_percent.is_none() && self.rolled_back_at.is_none()
     }
+
+    /// When its rollout began: what a rollout's figures count from.
+    pub fn rollout_since(&self) -> Millis {
+        self.rollout_started_at.unwrap_or(self.created_at)
+    }
 }
 
 /// What new jobs of a task pin: its live version, and the version being

@@ -56,7 +56,7 @@ pub fn task_insert(
         )
         .map_err(wdb)?;
     within("max_task_versions", q.max_task_versions, versions, 1)?;
-    let known = shared(conn, DEFINE_CHECK)?
+    let known = shared(conn, &DEFINE_CHECK)?
         .query_row(params![t.tenant, t.name], |r| Ok((r.get(0)?, r.get(1)?)))
         .map_err(wdb)?;
     may_define(&t.name, known, t.rollout.is_some())?;
