@@ -7,12 +7,16 @@
 //! job's own clock and seed, so the same component matches exactly. A task
 //! that declares outbound HTTP is verified with requests refused, and says
 //! so. A verification is cancelled as a job is. The CLI prints the report
-//! and exits 1 when a run differed, 0 when none did.
+//! and exits 1 when a run differed, 0 when none did. A verification that
+//! burns its tenant's fuel budget snoozes and goes on in the next window,
+//! and one whose server is killed goes on after the restart from the runs
+//! it kept; in both, each run is charged once.
 
 use crate::e2e::{Client, Served, ADMIN};
 use crate::replay::ended;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 
 async fn put(admin: &Client, name: &str, body: Value) {
     let (status, answer) = admin
@@ -267,4 +271,152 @@ async fn a_verification_is_cancelled_as_a_job_is() {
     assert!(status == 200 || status == 202, "{status} {body}");
     let done = ended(&admin, id).await;
     assert_eq!(done["status"], "cancelled", "{done}");
+}
+
+/// Waits up to `secs` for a job to end (a budget's window is a minute).
+async fn ended_within(client: &Client, id: &str, secs: u64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let (_, job) = client.get(&format!("/v1/jobs/{id}")).await;
+        if matches!(
+            job["status"].as_str(),
+            Some("completed" | "failed" | "cancelled")
+        ) {
+            return job;
+        }
+        assert!(Instant::now() < deadline, "job {id} did not end: {job}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A job's attempts: (outcome, fuel) of each, in order.
+async fn attempts(client: &Client, id: &str) -> Vec<(String, u64)> {
+    let (status, body) = client.get(&format!("/v1/jobs/{id}/attempts")).await;
+    assert_eq!(status, 200, "{body}");
+    body["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["outcome"].as_str().unwrap().to_owned(),
+                a["fuel_used"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// The candidate fuel of each run in a report, in the plan's order.
+fn each_fuel(report: &Value) -> Vec<u64> {
+    report["each"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["candidate_fuel"].as_u64().unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verification_snoozes_at_its_tenants_budget_and_goes_on_in_the_next_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::spawn(dir.path(), &[], Some(ADMIN));
+    let admin = Client::new(&served.url, ADMIN);
+    let token = admin
+        .mint("metered", &["tasks:write", "jobs:queue", "jobs:read"])
+        .await;
+    let tenant = Client::new(&served.url, &token);
+    // What one run of the candidate burns: a job of its own.
+    tenant.task("meter", "limits").await;
+    let spin = json!({"op": "spin", "iterations": 300_000});
+    let (status, job) = tenant
+        .post("/v1/jobs", json!({"task": "meter", "input": spin}))
+        .await;
+    assert_eq!(status, 201, "{job}");
+    let metered = ended(&tenant, job["id"].as_str().unwrap()).await;
+    let x = attempts(&tenant, metered["id"].as_str().unwrap()).await[0].1;
+    assert!(x > 100_000, "{x}");
+
+    // Four recorded jobs that cost next to nothing (noop ignores its
+    // input); the candidate spins on each.
+    tenant.task("cheap", "noop").await;
+    run_all(&tenant, "cheap", &vec![spin; 4]).await;
+    let candidate = tenant.upload("limits").await;
+    // A budget of 2.5 runs a minute: whatever this minute has used (at most
+    // the meter's run and the noops), the first attempt stops after two or
+    // three runs, and the second, in a fresh window, runs the rest.
+    let (status, body) = admin
+        .send(
+            reqwest::Method::PUT,
+            "/v1/tenants/metered",
+            Some(json!({"quotas": {"fuel_per_minute": x * 5 / 2}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, job) = tenant
+        .post("/v1/tasks/cheap/verify", json!({"component": candidate}))
+        .await;
+    assert_eq!(status, 202, "{job}");
+    let id = job["id"].as_str().unwrap();
+    let done = ended_within(&tenant, id, 150).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let report = &done["output"];
+    assert_eq!(report["runs"], 4, "{report}");
+    assert_eq!(report["different"], 4, "{report}");
+
+    let tries = attempts(&tenant, id).await;
+    let outcomes: Vec<&str> = tries.iter().map(|(o, _)| o.as_str()).collect();
+    assert_eq!(outcomes, ["snoozed", "completed"], "{tries:?}");
+    // Each run is charged once: the first attempt's fuel is its runs', a
+    // prefix of the plan, and the second's the rest.
+    let each = each_fuel(report);
+    let k = (1..each.len())
+        .find(|&k| each[..k].iter().sum::<u64>() == tries[0].1)
+        .unwrap_or_else(|| panic!("{tries:?} is no prefix of {each:?}"));
+    assert!((2..=3).contains(&k), "{k} runs in the first attempt");
+    assert_eq!(
+        tries[1].1,
+        each[k..].iter().sum::<u64>(),
+        "{tries:?} {each:?}"
+    );
+    assert_eq!(report["fuel"]["candidate"], each.iter().sum::<u64>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_verification_goes_on_from_the_runs_it_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut served = Served::spawn(dir.path(), &["--grace-ms", "2000"], Some(ADMIN));
+    let admin = Client::new(&served.url, ADMIN);
+    let v1 = admin.task("nap", "limits").await;
+    run_all(&admin, "nap", &vec![json!({"op": "sleep", "ms": 400}); 10]).await;
+    let (status, job) = admin
+        .post("/v1/tasks/nap/verify", json!({"component": v1}))
+        .await;
+    assert_eq!(status, 202, "{job}");
+    let id = job["id"].as_str().unwrap().to_owned();
+    // Runs are kept every second: by the fifth run (2 s in) some are.
+    admin
+        .until(&id, |j| j["progress"]["percent"].as_u64() >= Some(50))
+        .await;
+    served.kill();
+
+    let served = Served::spawn(dir.path(), &["--grace-ms", "2000"], Some(ADMIN));
+    let admin = Client::new(&served.url, ADMIN);
+    let done = ended_within(&admin, &id, 120).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let report = &done["output"];
+    assert_eq!(
+        (report["runs"].as_u64(), report["same"].as_u64()),
+        (Some(10), Some(10)),
+        "{report}"
+    );
+    let tries = attempts(&admin, &id).await;
+    let outcomes: Vec<&str> = tries.iter().map(|(o, _)| o.as_str()).collect();
+    assert_eq!(outcomes, ["retried", "completed"], "{tries:?}");
+    // The attempt after the restart ran only the runs not kept: a suffix
+    // of the plan, without the first three at least.
+    let each = each_fuel(report);
+    let k = (1..each.len())
+        .find(|&k| each[k..].iter().sum::<u64>() == tries[1].1)
+        .unwrap_or_else(|| panic!("{tries:?} is no suffix of {each:?}"));
+    assert!(k >= 3, "only {k} runs were kept");
 }
