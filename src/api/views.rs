@@ -117,6 +117,11 @@ pub struct JobView<'a> {
     /// without an attempt; absent for a job that ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_from: Option<Cow<'a, str>>,
+    /// Its throttle, with the key made from its input. A job waiting its
+    /// turn is queued with its `run_at` at that turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::store::throttle::Throttle>)]
+    pub throttle: Option<Cow<'a, crate::store::throttle::Throttle>>,
 }
 
 impl<'a> JobView<'a> {
@@ -145,6 +150,7 @@ impl<'a> JobView<'a> {
             expire_after_ms: j.expire_after_ms,
             cancel_requested: j.cancel_requested,
             cached_from: j.cached_from.as_deref().map(Cow::Borrowed),
+            throttle: j.throttle.as_ref().map(Cow::Borrowed),
         }
     }
 }

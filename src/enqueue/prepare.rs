@@ -8,6 +8,7 @@ use crate::registry::rollout::TaskHead;
 use crate::registry::schema::Violation;
 use crate::registry::spec::ConcurrencyMode;
 use crate::registry::{Registry, TaskVersion, Which};
+use crate::store::throttle::Throttle;
 use crate::store::{Idempotency, NewJob, TaskRef};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -51,6 +52,7 @@ pub async fn prepare_job(
     let input = registry.check(&tv, Which::Input, input).await?;
     let placed = place(&mut b, tv.queue(), tv.spec.deadline_ms)?;
     let concurrency_key = concurrency_key(&tv, &b, &input)?;
+    let throttle = throttle(&tv, &mut b, &input)?;
     Ok(NewJob {
         id,
         tenant: tenant.to_owned(),
@@ -84,7 +86,26 @@ pub async fn prepare_job(
         idempotency,
         callback_depth: 0,
         cache: super::cache::probe(&tv, &input),
+        throttle,
     })
+}
+
+/// The throttle of a new job: its own, or its task's, with its key made
+/// from the input.
+fn throttle(
+    tv: &TaskVersion,
+    body: &mut JobSpec,
+    input: &Value,
+) -> Result<Option<Throttle>, EnqueueError> {
+    let Some(t) = body.throttle.take().or_else(|| tv.spec.throttle.clone()) else {
+        return Ok(None);
+    };
+    let problems = t.problems();
+    if !problems.is_empty() {
+        return Err(bad(problems.join("; ")));
+    }
+    let key = key_from(&t.key, "throttle key", input)?;
+    Ok(Some(Throttle { key, ..t }))
 }
 
 /// The concurrency key of a new job: the one it names, or the task's. A
@@ -100,9 +121,16 @@ fn concurrency_key(
     let Some(c) = &tv.spec.concurrency else {
         return Ok(None);
     };
-    if key_template::is_template(&c.key) {
-        // Checked when the task was defined.
-        let parts = key_template::parse(&c.key).map_err(bad)?;
+    key_from(&c.key, "concurrency key", input).map(Some)
+}
+
+/// A key as a task declares it (`what` names it), made from the input:
+/// plain text as it is, a `{field}` template filled in, a JSON pointer
+/// read.
+fn key_from(declared: &str, what: &str, input: &Value) -> Result<String, EnqueueError> {
+    if key_template::is_template(declared) {
+        // A task's was checked when the task was defined.
+        let parts = key_template::parse(declared).map_err(bad)?;
         let key = key_template::render(&parts, input).map_err(|(pointer, message)| {
             EnqueueError::InvalidInput(vec![Violation { pointer, message }])
         })?;
@@ -110,35 +138,39 @@ fn concurrency_key(
             return Err(EnqueueError::InvalidInput(vec![Violation {
                 pointer: String::new(),
                 message: format!(
-                    "the task's concurrency key {:?} made from the input must be 1 to {MAX_KEY_LEN} bytes long",
-                    c.key
+                    "the {what} {declared:?} made from the input must be 1 to {MAX_KEY_LEN} bytes long"
                 ),
             }]));
         }
-        return Ok(Some(key));
+        return Ok(key);
     }
-    if !c.key.starts_with('/') {
-        return Ok(Some(c.key.clone()));
+    if !declared.starts_with('/') {
+        if declared.is_empty() || declared.len() > MAX_KEY_LEN {
+            return Err(bad(format!(
+                "the {what} must be 1 to {MAX_KEY_LEN} bytes long"
+            )));
+        }
+        return Ok(declared.to_owned());
     }
     let violation = |message: String| {
         EnqueueError::InvalidInput(vec![Violation {
-            pointer: c.key.clone(),
+            pointer: declared.to_owned(),
             message,
         }])
     };
-    let key =
-        match input.pointer(&c.key) {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Null) | None => return Err(violation(
-                "the task's concurrency key is read from here, and the input has no value at it"
-                    .into(),
-            )),
-            Some(other) => other.to_string(),
-        };
+    let key = match input.pointer(declared) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => {
+            return Err(violation(format!(
+                "the {what} is read from here, and the input has no value at it"
+            )))
+        }
+        Some(other) => other.to_string(),
+    };
     if key.is_empty() || key.len() > MAX_KEY_LEN {
         return Err(violation(format!(
-            "the task's concurrency key is read from here, and must be 1 to {MAX_KEY_LEN} bytes long"
+            "the {what} is read from here, and must be 1 to {MAX_KEY_LEN} bytes long"
         )));
     }
-    Ok(Some(key))
+    Ok(key)
 }

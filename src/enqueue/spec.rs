@@ -46,6 +46,9 @@ pub struct JobSpec {
     /// `allow` (the default), `allow_failed_only`, `reject`.
     pub reuse: Option<Reuse>,
     pub concurrency_key: Option<String>,
+    /// In place of its task's throttle (its key read as the task's is).
+    #[serde(default, deserialize_with = "crate::strict::optional_object")]
+    pub throttle: Option<crate::store::throttle::Throttle>,
 }
 
 impl JobSpec {

@@ -39,6 +39,13 @@ pub async fn prepare(
             "give \"task\" or \"workflow\", not both: a job runs one of them".into(),
         ));
     }
+    if b.throttle.is_some() {
+        return Err(bad(
+            "\"throttle\" is for a task's jobs; a workflow job's stages start as its steps \
+             come, unthrottled (throttle the steps' tasks instead)"
+                .into(),
+        ));
+    }
     let wf = registry.workflow(tenant, &name, None).await?;
     let input = match b.input.take() {
         None | Some(serde_json::Value::Null) => json!({}),
@@ -134,6 +141,7 @@ pub async fn prepare(
         idempotency,
         callback_depth: 0,
         cache: None,
+        throttle: None,
     };
     let start = WorkflowStart {
         id,

@@ -1,7 +1,8 @@
 //! The queue keeper: fails queued jobs past their `expire_after_ms` with
 //! kind `expired` (each with its task's `on_fail` job, built before the
 //! write and inserted in it), and now and then puts back in line jobs that
-//! a resume cut short (by a crash) left parked on a queue no longer paused.
+//! a resume cut short (by a crash) left parked on a queue no longer paused,
+//! and deletes throttle keys that hold nothing any more.
 
 use crate::job::JobError;
 use crate::registry::{Registry, RegistryError};
@@ -144,6 +145,9 @@ impl super::Service for QueueKeeper {
                     "put back in line jobs a cut-short resume left parked"
                 ),
                 Err(e) => tracing::warn!(error = %e, "tidying paused queues failed"),
+            }
+            if let Err(e) = self.store.throttle_tidy().await {
+                tracing::warn!(error = %e, "deleting spent throttle keys failed");
             }
         }
     }

@@ -56,6 +56,14 @@ pub struct TaskSpec {
         deserialize_with = "crate::strict::optional_object"
     )]
     pub concurrency: Option<Concurrency>,
+    /// At most `limit` of its jobs with one key start in any `period_ms`;
+    /// the rest wait their turn, in order (a job may declare its own).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::strict::optional_object"
+    )]
+    pub throttle: Option<crate::store::throttle::Throttle>,
     /// Bounds a job across all its attempts, from enqueue (`deadline_exceeded`);
     /// an enqueue may set its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -249,6 +257,14 @@ impl TaskSpec {
             } else if super::key_template::is_template(&c.key) {
                 if let Err(e) = super::key_template::parse(&c.key) {
                     problems.push(format!("concurrency.key: {e}"));
+                }
+            }
+        }
+        if let Some(t) = &self.throttle {
+            problems.extend(t.problems());
+            if super::key_template::is_template(&t.key) {
+                if let Err(e) = super::key_template::parse(&t.key) {
+                    problems.push(format!("throttle.key: {e}"));
                 }
             }
         }
@@ -480,6 +496,11 @@ mod tests {
                 mode: ConcurrencyMode::Supersedes,
                 limit: Some(0),
             }),
+            throttle: Some(crate::store::throttle::Throttle {
+                key: "{bad".into(),
+                limit: 0,
+                period_ms: crate::store::throttle::MAX_THROTTLE_PERIOD_MS + 1,
+            }),
             deadline_ms: None,
             parent_close: None,
             network: Some(NetworkSpec {
@@ -493,7 +514,7 @@ mod tests {
             rollout: Some(RolloutSpec { percent: 101 }),
         };
         let problems = spec.validate("x").unwrap_err();
-        assert_eq!(problems.len(), 16, "{problems:#?}");
+        assert_eq!(problems.len(), 19, "{problems:#?}");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 /// `JobRow`'s columns in its order, each with the cast PostgreSQL needs
 /// to read it as the row's type (its narrower integers and its boolean
 /// flag; SQLite's integers are all 64-bit already).
-const JOB: [(&str, &str); 29] = [
+const JOB: [(&str, &str); 30] = [
     ("id", ""),
     ("tenant", ""),
     ("task", ""),
@@ -39,6 +39,7 @@ const JOB: [(&str, &str); 29] = [
     ("idempotency_hash", ""),
     ("expire_after_ms", ""),
     ("cached_from", ""),
+    ("throttle", ""),
 ];
 
 /// The columns of `JobRow`, as the dialect reads them.

@@ -31,6 +31,7 @@ pub mod sqlite;
 pub mod step_rows;
 pub mod tally;
 pub mod tenants;
+pub mod throttle;
 pub mod token_rows;
 pub mod transition;
 pub mod usage_sql;
@@ -251,6 +252,9 @@ pub trait JobStore: Send + Sync + 'static {
     /// cut short (by a crash) left parked; answers how many. Reads every
     /// parked job: for maintenance, now and then.
     async fn queue_tidy(&self) -> StoreResult<u64>;
+    /// Deletes the throttle keys that hold nothing any more (every slot
+    /// free, no job waiting on one); answers how many.
+    async fn throttle_tidy(&self) -> StoreResult<u64>;
     /// Fails these jobs, each only if it is still queued `expire_after_ms`
     /// after it came due, with kind `expired`, in one write; the `on_fail`
     /// job of each that fails is inserted with it, so exactly once.

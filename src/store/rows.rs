@@ -60,6 +60,7 @@ pub struct JobRow {
     pub idempotency_hash: Option<String>,
     pub(crate) expire_after_ms: Option<i64>,
     pub(crate) cached_from: Option<String>,
+    pub(crate) throttle: Option<String>,
 }
 
 impl JobRow {
@@ -136,6 +137,10 @@ impl TryFrom<JobRow> for JobRecord {
             fallback,
             cancel_requested: r.cancel_requested != 0,
             cached_from: r.cached_from,
+            throttle: r
+                .throttle
+                .as_deref()
+                .and_then(crate::store::throttle::Throttle::from_text),
         })
     }
 }

@@ -44,6 +44,7 @@ mod server;
 mod store;
 mod store_pg;
 mod tenants;
+mod throttle;
 mod usage_export;
 mod verify;
 mod workflows;

@@ -40,6 +40,20 @@ pub struct JobSpec {
     pub deadline_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expire_after_ms: Option<u64>,
+    /// In place of the task's throttle: at most `limit` jobs of `key`
+    /// start in any `period_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<Throttle>,
+}
+
+/// At most `limit` jobs of one key start in any `period_ms`; the rest wait
+/// their turn. On a job as the API shows it, `key` is the key made from its
+/// input.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Throttle {
+    pub key: String,
+    pub limit: u32,
+    pub period_ms: u64,
 }
 
 impl JobSpec {
@@ -160,6 +174,9 @@ pub struct Job {
     /// without an attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_from: Option<String>,
+    /// Its throttle, with the key made from its input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<Throttle>,
     /// The job that spawned this one (`GET /v1/jobs/{id}` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,

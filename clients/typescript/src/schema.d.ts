@@ -1329,6 +1329,7 @@ export interface components {
             started_at?: string | null;
             status: components["schemas"]["JobStatus"];
             task: components["schemas"]["TaskRef"];
+            throttle?: null | components["schemas"]["Throttle"];
             unique_key?: string | null;
             /** @description What a waiting job waits for, as the guest said it. */
             waiting_for?: unknown;
@@ -1370,6 +1371,7 @@ export interface components {
             started_at?: string | null;
             status: components["schemas"]["JobStatus"];
             task: components["schemas"]["TaskRef"];
+            throttle?: null | components["schemas"]["Throttle"];
             unique_key?: string | null;
             /** @description What a waiting job waits for, as the guest said it. */
             waiting_for?: unknown;
@@ -1429,6 +1431,7 @@ export interface components {
             /** @description An RFC 3339 time; one in the past is now. */
             run_at?: string | null;
             task?: string | null;
+            throttle?: null | components["schemas"]["Throttle"];
             unique_key?: string | null;
             workflow?: string | null;
         };
@@ -1978,6 +1981,7 @@ export interface components {
              *     ]
              */
             secrets?: string[];
+            throttle?: null | components["schemas"]["Throttle"];
         };
         /** @description A task's newest version, as `GET /v1/tasks` lists it. */
         TaskSummary: {
@@ -2016,6 +2020,24 @@ export interface components {
             };
             /** @description Its share of the runners against the other tenants'. */
             weight: number;
+        };
+        /**
+         * @description At most `limit` jobs of one key start in any `period_ms`; the rest wait
+         *     their turn, in order. As a task or a job declares it, `key` is read as a
+         *     concurrency key is (text, a `{field}` template or a JSON pointer into
+         *     the input); as a job keeps it, it is the key made from the job's input.
+         * @example {
+         *       "key": "{customer}",
+         *       "limit": 10,
+         *       "period_ms": 60000
+         *     }
+         */
+        Throttle: {
+            key: string;
+            /** @description 1 to 1,000 starts a period. */
+            limit: number;
+            /** @description 1 ms to a day. */
+            period_ms: number;
         };
         /** @description Every token. */
         TokenList: {

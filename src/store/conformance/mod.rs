@@ -27,6 +27,7 @@ mod rollouts;
 mod schedules;
 mod secrets;
 mod tenants;
+mod throttle;
 mod tokens;
 mod usage;
 mod verify;
@@ -45,6 +46,7 @@ use rollouts::*;
 use schedules::*;
 use secrets::*;
 use tenants::*;
+use throttle::*;
 use tokens::*;
 use usage::*;
 use verify::*;
@@ -284,6 +286,8 @@ macro_rules! conformance_cases {
             a_scheduled_job_of_a_paused_queue_waits_for_the_resume,
             queued_jobs_expire,
             a_concurrency_key_runs_up_to_its_limit,
+            a_throttle_key_starts_its_limit_a_period_and_parks_the_rest,
+            a_throttled_key_at_the_head_of_the_line_holds_nothing_up,
             ended_jobs_are_pruned_after_their_age,
             components_no_task_uses_are_collected,
             every_move_reports_its_events,

@@ -48,6 +48,7 @@ fn plain(jobs: &[NewJob]) -> bool {
                 && j.concurrency_limit.is_none()
                 && j.callback_depth == 0
                 && j.cache.is_none()
+                && j.throttle.is_none()
         })
 }
 

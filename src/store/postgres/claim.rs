@@ -17,6 +17,7 @@ use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::tenants::contender;
+use crate::store::throttle::{self, ClaimKeys, Decision, KeyState, Throttle};
 use crate::store::{Millis, StoreResult};
 use sqlx::{Postgres, Row, Transaction};
 use std::collections::HashMap;
@@ -50,9 +51,10 @@ pub(super) fn fairness(fair: &Mutex<Fairness>) -> std::sync::MutexGuard<'_, Fair
 /// Claims due jobs, shared among tenants by weight: each tenant's jobs in
 /// its own order, run-now first. Tenants at their `max_running` or out of
 /// fuel for the window are passed over; so are jobs whose concurrency key
-/// is running, and a second job of a key taken in the same claim. It
-/// always says it may have passed some over: its keyed jobs are left out
-/// by its query, unseen.
+/// is running, and a second job of a key taken in the same claim. A
+/// throttled job whose key has started its limit for the period is parked
+/// until its turn. It always says it may have passed some over: its keyed
+/// jobs are left out by its query, unseen.
 pub async fn claim(
     tx: &mut Tx,
     now: Millis,
@@ -100,6 +102,7 @@ pub async fn claim(
     let mut tally = Tally::new(now);
     let mut claimed = Vec::new();
     let mut keys = HashMap::new();
+    let mut throttled = ClaimKeys::default();
     let mut begun = Begun::new(p.begin_each);
     for _ in 0..CLAIM_ROUNDS {
         let want = (p.limit as usize).saturating_sub(claimed.len());
@@ -113,8 +116,12 @@ pub async fn claim(
             rows.push(if n == 0 {
                 Vec::new()
             } else {
+                let mut held = Held {
+                    keys: &mut keys,
+                    throttled: &mut throttled,
+                };
                 let found =
-                    tenant_rows(tx, now, &c.tenant, queues.as_deref(), n, &mut keys).await?;
+                    tenant_rows(tx, now, &c.tenant, queues.as_deref(), n, &mut held).await?;
                 begun.mark(&c.tenant, found)
             });
         }
@@ -127,6 +134,7 @@ pub async fn claim(
             claimed.push(job);
         }
     }
+    write_keys(tx, &throttled).await?;
     tally::apply(tx, tally).await?;
     Ok(passed_over(claimed))
 }
@@ -161,22 +169,72 @@ async fn active_tenants(tx: &mut Tx, after: &str) -> StoreResult<Vec<String>> {
     Ok(names)
 }
 
+/// What a claim holds of the keys it met: each concurrency key's taken
+/// slots, and each throttle key's state.
+struct Held<'a> {
+    keys: &'a mut HashMap<(String, String), Vec<i32>>,
+    throttled: &'a mut ClaimKeys,
+}
+
+/// Most times one tenant's rows are read again in a claim because the
+/// ones read were parked by their throttle.
+const PARK_ROUNDS: usize = 8;
+/// How many rows past those it still wants a read after a park takes.
+const PARK_READ_MORE: usize = 64;
+
+/// A due job as a claim reads it: id, concurrency key and limit, throttle
+/// and the throttle slot it waited on.
+type DueRow = (
+    String,
+    Option<String>,
+    Option<i32>,
+    Option<String>,
+    Option<i32>,
+);
+
 /// The ids of up to `n` of a tenant's due jobs that can run now, in its
 /// order, locked for this claim (rows other claimers hold are skipped).
 /// A job of a concurrency key whose slots (its `concurrency_limit`, 1 by
 /// default) are all taken, by running jobs or by this claim, is passed
 /// over; a key is held for the transaction by an advisory lock, and its
-/// running slots read once held, so two claimers never take one slot.
+/// running slots read once held, so two claimers never take one slot. A
+/// throttled job whose key must wait is parked till its turn (a throttle
+/// key is held the same way), and the tenant's next rows are read in its
+/// place, so a throttled key at the head of the line holds nothing up.
 async fn tenant_rows(
     tx: &mut Tx,
     now: Millis,
     tenant: &str,
     queues: Option<&[String]>,
     n: usize,
-    keys: &mut HashMap<(String, String), Vec<i32>>,
+    held: &mut Held<'_>,
 ) -> StoreResult<Vec<(String, Option<i32>)>> {
-    let rows: Vec<(String, Option<String>, Option<i32>)> = sqlx::query_as(&format!(
-        "SELECT id, concurrency_key, concurrency_limit FROM jobs j \
+    let mut out = Vec::with_capacity(n);
+    let mut more = 0;
+    for _ in 0..PARK_ROUNDS {
+        // Past the first read, some more: a parked key's jobs are many.
+        let want = n - out.len() + more;
+        let rows = due_rows(tx, now, tenant, queues, want).await?;
+        let read = rows.len();
+        let parked = decide(tx, now, tenant, rows, n, held, &mut out).await?;
+        if parked == 0 || read < want || out.len() >= n {
+            break;
+        }
+        more = PARK_READ_MORE;
+    }
+    Ok(out)
+}
+
+/// Up to `n` of a tenant's due jobs, locked for this claim.
+async fn due_rows(
+    tx: &mut Tx,
+    now: Millis,
+    tenant: &str,
+    queues: Option<&[String]>,
+    n: usize,
+) -> StoreResult<Vec<DueRow>> {
+    sqlx::query_as(&format!(
+        "SELECT id, concurrency_key, concurrency_limit, throttle, throttle_slot FROM jobs j \
          WHERE tenant = $1 AND status = 'queued' AND NOT paused AND run_at <= $2 \
            AND ($3::text[] IS NULL OR queue = ANY($3)) AND {} \
            AND (concurrency_key IS NULL OR ( \
@@ -192,32 +250,124 @@ async fn tenant_rows(
     .bind(i64::try_from(n).unwrap_or(i64::MAX))
     .fetch_all(&mut **tx)
     .await
-    .map_err(pg)?;
-    let mut out = Vec::with_capacity(rows.len());
-    for (id, key, limit) in rows {
+    .map_err(pg)
+}
+
+/// Which of `rows` start (added to `out` with their concurrency slots,
+/// up to `n` in all), and which are parked by their throttle (written
+/// here); answers how many were parked.
+async fn decide(
+    tx: &mut Tx,
+    now: Millis,
+    tenant: &str,
+    rows: Vec<DueRow>,
+    n: usize,
+    held: &mut Held<'_>,
+    out: &mut Vec<(String, Option<i32>)>,
+) -> StoreResult<usize> {
+    let mut waits: Vec<(String, Millis, i32)> = Vec::new();
+    for (id, key, limit, throttle, throttle_slot) in rows {
+        if out.len() >= n {
+            break;
+        }
         let mut slot = None;
         if let Some(k) = key {
             let pair = (tenant.to_owned(), k);
             // The slots taken: read once the key is held, then this
             // claim's own added as it takes them.
-            let taken = match keys.get_mut(&pair) {
+            let taken = match held.keys.get_mut(&pair) {
                 Some(t) => t,
                 None => match hold_key(tx, &pair.0, &pair.1).await? {
-                    Some(running) => keys.entry(pair).or_insert(running),
+                    Some(running) => held.keys.entry(pair.clone()).or_insert(running),
                     None => continue,
                 },
             };
             match (0..limit.unwrap_or(1)).find(|s| !taken.contains(s)) {
-                Some(s) => {
-                    taken.push(s);
-                    slot = Some(s);
-                }
+                Some(s) => slot = Some((s, pair)),
                 None => continue,
             }
         }
+        if let Some(t) = throttle.as_deref().and_then(Throttle::from_text) {
+            let state = match held.throttled.get(tenant, &t.key) {
+                Some(s) => s,
+                None => match hold_throttle(tx, tenant, &t.key).await? {
+                    Some(s) => held.throttled.insert(tenant, &t.key, s),
+                    // Another claimer decides the key's jobs now.
+                    None => continue,
+                },
+            };
+            let waited_on = throttle_slot.and_then(|s| u32::try_from(s).ok());
+            if let Decision::Wait { until, slot } = state.decide(&t, now, waited_on) {
+                waits.push((id, until, i32::try_from(slot).unwrap_or(0)));
+                continue;
+            }
+        }
+        let slot = match slot {
+            Some((s, pair)) => {
+                if let Some(taken) = held.keys.get_mut(&pair) {
+                    taken.push(s);
+                }
+                Some(s)
+            }
+            None => None,
+        };
         out.push((id, slot));
     }
-    Ok(out)
+    if !waits.is_empty() {
+        sqlx::query(
+            "UPDATE jobs SET run_at = w.until, throttle_slot = w.slot \
+             FROM unnest($1::text[], $2::int8[], $3::int4[]) AS w(id, until, slot) \
+             WHERE jobs.id = w.id",
+        )
+        .bind(waits.iter().map(|w| w.0.as_str()).collect::<Vec<_>>())
+        .bind(waits.iter().map(|w| w.1).collect::<Vec<_>>())
+        .bind(waits.iter().map(|w| w.2).collect::<Vec<_>>())
+        .execute(&mut **tx)
+        .await
+        .map_err(pg)?;
+    }
+    Ok(waits.len())
+}
+
+/// Takes a throttle key for this transaction if no other claimer holds
+/// it, and answers its state (read after the lock, so after the commit of
+/// any claimer that held it before); `None` when another claimer holds it.
+async fn hold_throttle(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<Option<KeyState>> {
+    let locked: bool = sqlx::query_scalar(
+        "SELECT pg_try_advisory_xact_lock(hashtextextended('throttle/' || $1 || '/' || $2, 0))",
+    )
+    .bind(tenant)
+    .bind(key)
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(pg)?;
+    if !locked {
+        return Ok(None);
+    }
+    let text: Option<String> = sqlx::query_scalar(throttle::READ_KEY)
+        .bind(tenant)
+        .bind(key)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(pg)?;
+    Ok(Some(
+        text.map(|t| KeyState::from_text(&t)).unwrap_or_default(),
+    ))
+}
+
+/// Writes back the throttle keys a claim decided jobs of.
+async fn write_keys(tx: &mut Tx, keys: &ClaimKeys) -> StoreResult<()> {
+    for (tenant, key, slots, held_until) in keys.rows() {
+        sqlx::query(throttle::WRITE_KEY)
+            .bind(tenant)
+            .bind(key)
+            .bind(slots)
+            .bind(held_until)
+            .execute(&mut **tx)
+            .await
+            .map_err(pg)?;
+    }
+    Ok(())
 }
 
 /// Takes a concurrency key for this transaction if no other claimer holds
@@ -264,7 +414,7 @@ async fn take(
         "UPDATE jobs SET status = $1, attempts = attempts + 1, lease_owner = $2, \
          lease_token = $3, lease_expires_at = $4, attempt_started_at = $5, \
          started_at = COALESCE(started_at, $5), progress = NULL, urgent = FALSE, \
-         concurrency_slot = s.slot, begun = s.pick_begun \
+         concurrency_slot = s.slot, begun = s.pick_begun, throttle_slot = NULL \
          FROM unnest($6::text[], $7::int4[], $8::bool[]) AS s(pick_id, slot, pick_begun) \
          WHERE jobs.id = s.pick_id AND {PG_STATUS} = 'queued' RETURNING {CLAIM_COLUMNS}"
     ))

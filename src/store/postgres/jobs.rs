@@ -279,7 +279,7 @@ pub(super) async fn insert_one(
 type NewJobQuery<'q> =
     sqlx::query::QueryAs<'q, sqlx::Postgres, JobRow, sqlx::postgres::PgArguments>;
 
-/// Binds `insert_sql::insert_one`'s ?1 to ?20 from the job.
+/// Binds `insert_sql::insert_one`'s ?1 to ?21 from the job.
 fn bind_new_job<'q>(
     q: NewJobQuery<'q>,
     now: Millis,
@@ -310,6 +310,11 @@ fn bind_new_job<'q>(
         .bind(job.concurrency_limit.map(int4))
         .bind(int4(job.callback_depth))
         .bind(job.cache.as_ref().map(|c| c.key.as_str()))
+        .bind(
+            job.throttle
+                .as_ref()
+                .map(crate::store::throttle::Throttle::to_text),
+        )
 }
 
 /// What a refused insert of `job` means.

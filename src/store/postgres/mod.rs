@@ -667,6 +667,10 @@ impl JobStore for PgStore {
         Ok(n)
     }
 
+    async fn throttle_tidy(&self) -> StoreResult<u64> {
+        queues::throttle_tidy(&self.db).await
+    }
+
     async fn job_expire(&self, jobs: Vec<Expire>) -> StoreResult<u64> {
         if jobs.is_empty() {
             return Ok(0);

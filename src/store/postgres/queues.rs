@@ -100,3 +100,24 @@ pub async fn tidy(db: &Db) -> StoreResult<u64> {
         }
     }
 }
+
+/// Deletes the throttle keys that hold nothing any more, by the
+/// database's clock, a chunk a transaction.
+pub async fn throttle_tidy(db: &Db) -> StoreResult<u64> {
+    let mut total = 0;
+    loop {
+        let (mut tx, now) = db.begin().await?;
+        let n = sqlx::query(crate::store::throttle::PRUNE_KEYS)
+            .bind(now)
+            .bind(CHUNK)
+            .execute(&mut *tx)
+            .await
+            .map_err(pg)?
+            .rows_affected();
+        tx.commit().await.map_err(pg)?;
+        total += n;
+        if (n as i64) < CHUNK {
+            return Ok(total);
+        }
+    }
+}

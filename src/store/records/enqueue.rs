@@ -35,6 +35,8 @@ pub struct NewJob {
     pub callback_depth: u32,
     /// A deterministic task's result cache, which the insert consults.
     pub cache: Option<CacheProbe>,
+    /// At most so many of its key's jobs start a period.
+    pub throttle: Option<crate::store::throttle::Throttle>,
 }
 
 /// What an insert looks for in a deterministic task's result cache: the
@@ -181,6 +183,7 @@ impl NewJob {
             idempotency: None,
             callback_depth: 0,
             cache: None,
+            throttle: None,
         }
     }
 
@@ -212,6 +215,7 @@ impl NewJob {
             fallback: None,
             cancel_requested: false,
             cached_from: None,
+            throttle: self.throttle,
         }
     }
 

@@ -33,6 +33,8 @@ pub struct JobRecord {
     pub cancel_requested: bool,
     /// The job whose output a cache hit took (it made no attempt).
     pub cached_from: Option<String>,
+    /// At most so many of its key's jobs start a period.
+    pub throttle: Option<crate::store::throttle::Throttle>,
 }
 
 /// Which jobs to list, newest first.

@@ -12,6 +12,7 @@ use crate::store::fair::{given, Fairness};
 use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::records::*;
 use crate::store::tenants::contender;
+use crate::store::throttle::{self, ClaimKeys, Decision, KeyState, Throttle};
 use crate::store::transition::random_token;
 use crate::store::{Millis, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -30,7 +31,8 @@ const CLAIM_ROUNDS: usize = 3;
 /// each tenant's jobs in its own order, run-now first. Tenants at their
 /// `max_running` or out of fuel for the window are passed over; so are
 /// jobs whose concurrency key is running, and a second job of a key taken
-/// in the same claim.
+/// in the same claim. A throttled job whose key has started its limit for
+/// the period is parked until its turn.
 pub fn claim(
     conn: &Connection,
     now: Millis,
@@ -72,6 +74,7 @@ pub fn claim(
     let mut tally = Tally::new(now);
     let mut claimed = Vec::new();
     let mut begun = Begun::new(p.begin_each);
+    let mut throttled = ClaimKeys::default();
     for _ in 0..CLAIM_ROUNDS {
         let want = (p.limit as usize).saturating_sub(claimed.len());
         let picks = fair.pick(&contenders, want);
@@ -84,7 +87,8 @@ pub fn claim(
             rows.push(if n == 0 {
                 Vec::new()
             } else {
-                let (got, skipped) = tenant_rows(conn, now, &c.tenant, queues.as_ref(), n)?;
+                let (got, skipped) =
+                    tenant_rows(conn, now, &c.tenant, queues.as_ref(), n, &mut throttled)?;
                 passed_over |= skipped;
                 begun.mark(&c.tenant, got)
             });
@@ -98,6 +102,7 @@ pub fn claim(
             claimed.push(job);
         }
     }
+    write_keys(conn, &throttled)?;
     tally.apply(conn)?;
     Ok(Claim {
         jobs: claimed,
@@ -157,7 +162,8 @@ fn active_tenants(conn: &Connection, fair: &mut Fairness) -> StoreResult<Vec<Str
 /// The rowids of up to `n` of a tenant's available jobs that can run now,
 /// in its order, each with its concurrency key's slot: not on another
 /// queue than those served, not of a paused queue (those are parked), not
-/// expired, not of a key whose slots are all taken. At most a bounded
+/// expired, not of a key whose slots are all taken; a throttled one whose
+/// key must wait is parked till its turn (`throttle`). At most a bounded
 /// number of its jobs are looked at, so a tenant whose first jobs all wait
 /// for one key costs a claim little (and waits behind itself). Also
 /// answers whether it passed over any it may take later (one of a key, or
@@ -168,12 +174,14 @@ fn tenant_rows(
     tenant: &str,
     queues: Option<&HashSet<String>>,
     n: usize,
+    throttled: &mut ClaimKeys,
 ) -> StoreResult<(Vec<Found>, bool)> {
     let scan_limit = (n * 4 + 64) as i64;
     // Expired jobs are left for the expiry service to fail.
     let mut stmt = conn
         .prepare_cached(
-            "SELECT rowid, queue, concurrency_key, concurrency_limit FROM jobs \
+            "SELECT rowid, queue, concurrency_key, concurrency_limit, throttle, throttle_slot \
+             FROM jobs \
              WHERE tenant = ?1 AND status = 'queued' AND available = 1 \
                AND (expire_after_ms IS NULL OR run_at + expire_after_ms > ?3) \
              ORDER BY urgent DESC, priority, run_at, id LIMIT ?2",
@@ -181,6 +189,7 @@ fn tenant_rows(
         .map_err(wdb)?;
     let paused: HashSet<String> = super::queues::paused(conn, tenant)?.into_iter().collect();
     let mut parked = Vec::new();
+    let mut waits = Vec::new();
     let mut busy = super::shared(conn, job_sql::KEY_SLOTS)?;
     let mut rows = stmt.query(params![tenant, scan_limit, now]).map_err(wdb)?;
     let mut keys: HashMap<String, Vec<i64>> = HashMap::new();
@@ -218,20 +227,40 @@ fn tenant_rows(
                 }
             };
             match free_slot(taken, limit.unwrap_or(1)) {
-                Some(s) => {
-                    taken.push(s);
-                    slot = Some(s);
-                }
+                Some(s) => slot = Some((s, taken)),
                 None => {
                     skipped = true;
                     continue;
                 }
             }
         }
+        let throttle: Option<String> = r.get(4).map_err(wdb)?;
+        if let Some(t) = throttle.as_deref().and_then(Throttle::from_text) {
+            let held: Option<i64> = r.get(5).map_err(wdb)?;
+            let held = held.and_then(|h| u32::try_from(h).ok());
+            let state = match throttled.get(tenant, &t.key) {
+                Some(s) => s,
+                None => {
+                    let s = read_key(conn, tenant, &t.key)?;
+                    throttled.insert(tenant, &t.key, s)
+                }
+            };
+            if let Decision::Wait { until, slot } = state.decide(&t, now, held) {
+                waits.push((rowid, until, slot));
+                // Looked at again at its turn, not before.
+                skipped = true;
+                continue;
+            }
+        }
+        let slot = slot.map(|(s, taken)| {
+            taken.push(s);
+            s
+        });
         out.push((rowid, slot));
     }
     drop(rows);
     park_rows(conn, &parked)?;
+    park_throttled(conn, &waits)?;
     let more = out.len() < n && seen >= scan_limit;
     Ok((out, skipped || more))
 }
@@ -253,6 +282,40 @@ fn park_rows(conn: &Connection, rows: &[i64]) -> StoreResult<()> {
     Ok(())
 }
 
+/// A throttle key's row as a claim first meets it (none yet: no slot used).
+fn read_key(conn: &Connection, tenant: &str, key: &str) -> StoreResult<KeyState> {
+    let text: Option<String> = super::shared(conn, throttle::READ_KEY)?
+        .query_row(params![tenant, key], |r| r.get(0))
+        .optional()
+        .map_err(wdb)?;
+    Ok(text.map(|t| KeyState::from_text(&t)).unwrap_or_default())
+}
+
+/// Writes back the throttle keys a claim decided jobs of.
+fn write_keys(conn: &Connection, keys: &ClaimKeys) -> StoreResult<()> {
+    let mut stmt = super::shared(conn, throttle::WRITE_KEY)?;
+    for (tenant, key, slots, held_until) in keys.rows() {
+        stmt.execute(params![tenant, key, slots, held_until])
+            .map_err(wdb)?;
+    }
+    Ok(())
+}
+
+/// Parks throttled jobs till their turn, each holding its slot: out of
+/// the claims' way, staged again when due.
+fn park_throttled(conn: &Connection, waits: &[(i64, Millis, u32)]) -> StoreResult<()> {
+    let mut stmt = conn
+        .prepare_cached(
+            "UPDATE jobs SET available = 0, run_at = ?1, throttle_slot = ?2 \
+             WHERE rowid = ?3 AND status = 'queued'",
+        )
+        .map_err(wdb)?;
+    for (row, until, slot) in waits {
+        stmt.execute(params![until, slot, row]).map_err(wdb)?;
+    }
+    Ok(())
+}
+
 /// A job a claim found: its rowid, and its concurrency key's slot.
 type Found = (i64, Option<i64>);
 /// A job a claim picked, and whether it is taken begun.
@@ -260,11 +323,11 @@ type Pick = (Found, bool);
 
 /// What a claim sets on each job it takes (?1 owner, ?2 token, ?3 lease
 /// expiry, ?4 now, ?6 its concurrency key's slot, ?7 begun, ?8 the
-/// status a claim moves a job to).
+/// status a claim moves a job to). A throttle slot it waited on is spent.
 const TAKE: &str = "UPDATE OR FAIL jobs SET status = ?8, attempts = attempts + 1, \
     lease_owner = ?1, lease_token = ?2, lease_expires_at = ?3, attempt_started_at = ?4, \
     started_at = COALESCE(started_at, ?4), progress = NULL, urgent = 0, concurrency_slot = ?6, \
-    begun = ?7";
+    begun = ?7, throttle_slot = NULL";
 
 /// Moves the given queued jobs (by rowid: the claim found them on the
 /// table itself) to running under one lease token, in the order given.

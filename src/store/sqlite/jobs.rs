@@ -228,7 +228,7 @@ pub(super) fn insert_one(
     Ok(Inserted::Created(job.into_record(now, run_at)))
 }
 
-/// Writes a new job's row by `sql`: `insert_one`'s ?1 to ?20 from the job,
+/// Writes a new job's row by `sql`: `insert_one`'s ?1 to ?21 from the job,
 /// then `more`.
 fn insert_row(
     conn: &Connection,
@@ -247,6 +247,10 @@ fn insert_row(
         .expire_after_ms
         .map(|ms| i64::try_from(ms).unwrap_or(i64::MAX));
     let cache_key = job.cache.as_ref().map(|c| c.key.as_str());
+    let throttle = job
+        .throttle
+        .as_ref()
+        .map(crate::store::throttle::Throttle::to_text);
     let mut values: Vec<&dyn rusqlite::ToSql> = vec![
         &job.id,
         &job.tenant,
@@ -268,6 +272,7 @@ fn insert_row(
         &job.concurrency_limit,
         &job.callback_depth,
         &cache_key,
+        &throttle,
     ];
     values.extend_from_slice(more);
     conn.prepare_cached(sql)

@@ -797,6 +797,23 @@ impl JobStore for SqliteStore {
         }
     }
 
+    async fn throttle_tidy(&self) -> StoreResult<u64> {
+        let mut total = 0;
+        loop {
+            let n = self
+                .write(Class::Bulk, false, |c, now| {
+                    shared(c, crate::store::throttle::PRUNE_KEYS)?
+                        .execute(rusqlite::params![now, queues::CHUNK])
+                        .map_err(wdb)
+                })
+                .await?;
+            total += n as u64;
+            if (n as i64) < queues::CHUNK {
+                return Ok(total);
+            }
+        }
+    }
+
     async fn job_expire(&self, jobs: Vec<Expire>) -> StoreResult<u64> {
         if jobs.is_empty() {
             return Ok(0);

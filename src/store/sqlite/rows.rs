@@ -37,6 +37,7 @@ impl JobRow {
             idempotency_hash: r.get(26)?,
             expire_after_ms: r.get(27)?,
             cached_from: r.get(28)?,
+            throttle: r.get(29)?,
         })
     }
 }

@@ -7,6 +7,7 @@ mod http;
 mod latency;
 mod prune;
 mod table;
+mod throttle;
 mod webhooks;
 mod workers;
 mod workflows;
@@ -84,6 +85,9 @@ pub enum QueuePart {
     /// Plain jobs against one-step and three-step workflow jobs of the
     /// same no-op task, interleaved, three times.
     Workflows,
+    /// Plain jobs against throttled ones (100 keys, none at its limit),
+    /// interleaved, three times.
+    Throttle,
 }
 
 pub(super) fn runners(args: &QueueBench) -> usize {
@@ -138,6 +142,9 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
         }
         if args.only == Some(QueuePart::Workflows) {
             report.insert("workflows".into(), workflows::workflows(&args, 3).await?);
+        }
+        if args.only == Some(QueuePart::Throttle) {
+            report.insert("throttle".into(), throttle::throttle(&args, 3).await?);
         }
         if args.only == Some(QueuePart::Webhooks) {
             report.insert("webhooks".into(), webhooks::webhooks(&args, 3).await?);

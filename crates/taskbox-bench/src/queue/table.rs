@@ -128,4 +128,18 @@ pub(super) fn print(report: &serde_json::Value) {
             );
         }
     }
+    if let Some(t) = report.get("throttle") {
+        for (i, r) in t["rounds"].as_array().into_iter().flatten().enumerate() {
+            let f = |k: &str| r[k].as_f64().unwrap_or_default();
+            println!(
+                "  throttle, round {}: plain {:.0} jobs/s · throttled ({} keys) {:.0} jobs/s ({:.2}× a plain job's time, {:+.1} µs a job)",
+                i + 1,
+                f("plain_jobs_per_second"),
+                t["keys"],
+                f("throttled_jobs_per_second"),
+                f("throttled_vs_plain"),
+                f("us_per_job_added"),
+            );
+        }
+    }
 }

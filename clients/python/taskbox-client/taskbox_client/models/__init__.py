@@ -110,6 +110,7 @@ from .tenant_view import TenantView
 from .tenant_view_quotas import TenantViewQuotas
 from .tenants_export_by import TenantsExportBy
 from .tenants_export_format import TenantsExportFormat
+from .throttle import Throttle
 from .token_list import TokenList
 from .token_minted import TokenMinted
 from .token_view import TokenView
@@ -238,6 +239,7 @@ __all__ = (
     "TenantsExportFormat",
     "TenantView",
     "TenantViewQuotas",
+    "Throttle",
     "TokenList",
     "TokenMinted",
     "TokenView",

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..models.job_error_view import JobErrorView
     from ..models.progress_record import ProgressRecord
     from ..models.task_ref import TaskRef
+    from ..models.throttle import Throttle
 
 
 T = TypeVar("T", bound="Job")
@@ -46,6 +47,7 @@ class Job:
             output (Any | Unset): The task's output, once it completed.
             progress (None | ProgressRecord | Unset):
             started_at (None | str | Unset):
+            throttle (None | Throttle | Unset):
             unique_key (None | str | Unset):
             waiting_for (Any | Unset): What a waiting job waits for, as the guest said it.
     """
@@ -71,6 +73,7 @@ class Job:
     output: Any | Unset = UNSET
     progress: None | ProgressRecord | Unset = UNSET
     started_at: None | str | Unset = UNSET
+    throttle: None | Throttle | Unset = UNSET
     unique_key: None | str | Unset = UNSET
     waiting_for: Any | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -79,6 +82,7 @@ class Job:
         from ..models.job_error_view import JobErrorView  # noqa: PLC0415
         from ..models.progress_record import ProgressRecord  # noqa: PLC0415
         from ..models.task_ref import TaskRef  # noqa: PLC0415
+        from ..models.throttle import Throttle  # noqa: PLC0415
 
         attempts = self.attempts
 
@@ -164,6 +168,14 @@ class Job:
         else:
             started_at = self.started_at
 
+        throttle: dict[str, Any] | None | Unset
+        if isinstance(self.throttle, Unset):
+            throttle = UNSET
+        elif isinstance(self.throttle, Throttle):
+            throttle = self.throttle.to_dict()
+        else:
+            throttle = self.throttle
+
         unique_key: None | str | Unset
         if isinstance(self.unique_key, Unset):
             unique_key = UNSET
@@ -209,6 +221,8 @@ class Job:
             field_dict["progress"] = progress
         if started_at is not UNSET:
             field_dict["started_at"] = started_at
+        if throttle is not UNSET:
+            field_dict["throttle"] = throttle
         if unique_key is not UNSET:
             field_dict["unique_key"] = unique_key
         if waiting_for is not UNSET:
@@ -221,6 +235,7 @@ class Job:
         from ..models.job_error_view import JobErrorView  # noqa: PLC0415
         from ..models.progress_record import ProgressRecord  # noqa: PLC0415
         from ..models.task_ref import TaskRef  # noqa: PLC0415
+        from ..models.throttle import Throttle  # noqa: PLC0415
 
         d = dict(src_dict)
         attempts = d.pop("attempts")
@@ -352,6 +367,23 @@ class Job:
 
         started_at = _parse_started_at(d.pop("started_at", UNSET))
 
+        def _parse_throttle(data: object) -> None | Throttle | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                throttle_type_1 = Throttle.from_dict(data)
+
+                return throttle_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Throttle | Unset, data)
+
+        throttle = _parse_throttle(d.pop("throttle", UNSET))
+
         def _parse_unique_key(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -385,6 +417,7 @@ class Job:
             output=output,
             progress=progress,
             started_at=started_at,
+            throttle=throttle,
             unique_key=unique_key,
             waiting_for=waiting_for,
         )

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..models.progress_record import ProgressRecord
     from ..models.step import Step
     from ..models.task_ref import TaskRef
+    from ..models.throttle import Throttle
     from ..models.workflow_ref import WorkflowRef
 
 
@@ -50,6 +51,7 @@ class JobDetail:
             output (Any | Unset): The task's output, once it completed.
             progress (None | ProgressRecord | Unset):
             started_at (None | str | Unset):
+            throttle (None | Throttle | Unset):
             unique_key (None | str | Unset):
             waiting_for (Any | Unset): What a waiting job waits for, as the guest said it.
             children (list[str] | Unset): The jobs this one spawned.
@@ -79,6 +81,7 @@ class JobDetail:
     output: Any | Unset = UNSET
     progress: None | ProgressRecord | Unset = UNSET
     started_at: None | str | Unset = UNSET
+    throttle: None | Throttle | Unset = UNSET
     unique_key: None | str | Unset = UNSET
     waiting_for: Any | Unset = UNSET
     children: list[str] | Unset = UNSET
@@ -91,6 +94,7 @@ class JobDetail:
         from ..models.job_error_view import JobErrorView  # noqa: PLC0415
         from ..models.progress_record import ProgressRecord  # noqa: PLC0415
         from ..models.task_ref import TaskRef  # noqa: PLC0415
+        from ..models.throttle import Throttle  # noqa: PLC0415
         from ..models.workflow_ref import WorkflowRef  # noqa: PLC0415
 
         attempts = self.attempts
@@ -177,6 +181,14 @@ class JobDetail:
         else:
             started_at = self.started_at
 
+        throttle: dict[str, Any] | None | Unset
+        if isinstance(self.throttle, Unset):
+            throttle = UNSET
+        elif isinstance(self.throttle, Throttle):
+            throttle = self.throttle.to_dict()
+        else:
+            throttle = self.throttle
+
         unique_key: None | str | Unset
         if isinstance(self.unique_key, Unset):
             unique_key = UNSET
@@ -247,6 +259,8 @@ class JobDetail:
             field_dict["progress"] = progress
         if started_at is not UNSET:
             field_dict["started_at"] = started_at
+        if throttle is not UNSET:
+            field_dict["throttle"] = throttle
         if unique_key is not UNSET:
             field_dict["unique_key"] = unique_key
         if waiting_for is not UNSET:
@@ -268,6 +282,7 @@ class JobDetail:
         from ..models.progress_record import ProgressRecord  # noqa: PLC0415
         from ..models.step import Step  # noqa: PLC0415
         from ..models.task_ref import TaskRef  # noqa: PLC0415
+        from ..models.throttle import Throttle  # noqa: PLC0415
         from ..models.workflow_ref import WorkflowRef  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -400,6 +415,23 @@ class JobDetail:
 
         started_at = _parse_started_at(d.pop("started_at", UNSET))
 
+        def _parse_throttle(data: object) -> None | Throttle | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                throttle_type_1 = Throttle.from_dict(data)
+
+                return throttle_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Throttle | Unset, data)
+
+        throttle = _parse_throttle(d.pop("throttle", UNSET))
+
         def _parse_unique_key(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -470,6 +502,7 @@ class JobDetail:
             output=output,
             progress=progress,
             started_at=started_at,
+            throttle=throttle,
             unique_key=unique_key,
             waiting_for=waiting_for,
             children=children,

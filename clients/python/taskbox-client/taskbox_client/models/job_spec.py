@@ -1,13 +1,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
 from ..models.on_conflict import OnConflict
 from ..models.reuse import Reuse
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.throttle import Throttle
+
 
 T = TypeVar("T", bound="JobSpec")
 
@@ -34,6 +38,7 @@ class JobSpec:
             reuse (None | Reuse | Unset):
             run_at (None | str | Unset): An RFC 3339 time; one in the past is now.
             task (None | str | Unset):
+            throttle (None | Throttle | Unset):
             unique_key (None | str | Unset):
             workflow (None | str | Unset):
     """
@@ -49,10 +54,13 @@ class JobSpec:
     reuse: None | Reuse | Unset = UNSET
     run_at: None | str | Unset = UNSET
     task: None | str | Unset = UNSET
+    throttle: None | Throttle | Unset = UNSET
     unique_key: None | str | Unset = UNSET
     workflow: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.throttle import Throttle  # noqa: PLC0415
+
         concurrency_key: None | str | Unset
         if isinstance(self.concurrency_key, Unset):
             concurrency_key = UNSET
@@ -119,6 +127,14 @@ class JobSpec:
         else:
             task = self.task
 
+        throttle: dict[str, Any] | None | Unset
+        if isinstance(self.throttle, Unset):
+            throttle = UNSET
+        elif isinstance(self.throttle, Throttle):
+            throttle = self.throttle.to_dict()
+        else:
+            throttle = self.throttle
+
         unique_key: None | str | Unset
         if isinstance(self.unique_key, Unset):
             unique_key = UNSET
@@ -156,6 +172,8 @@ class JobSpec:
             field_dict["run_at"] = run_at
         if task is not UNSET:
             field_dict["task"] = task
+        if throttle is not UNSET:
+            field_dict["throttle"] = throttle
         if unique_key is not UNSET:
             field_dict["unique_key"] = unique_key
         if workflow is not UNSET:
@@ -165,6 +183,8 @@ class JobSpec:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.throttle import Throttle  # noqa: PLC0415
+
         d = dict(src_dict)
 
         def _parse_concurrency_key(data: object) -> None | str | Unset:
@@ -275,6 +295,23 @@ class JobSpec:
 
         task = _parse_task(d.pop("task", UNSET))
 
+        def _parse_throttle(data: object) -> None | Throttle | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                throttle_type_1 = Throttle.from_dict(data)
+
+                return throttle_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Throttle | Unset, data)
+
+        throttle = _parse_throttle(d.pop("throttle", UNSET))
+
         def _parse_unique_key(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -305,6 +342,7 @@ class JobSpec:
             reuse=reuse,
             run_at=run_at,
             task=task,
+            throttle=throttle,
             unique_key=unique_key,
             workflow=workflow,
         )

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..models.network_spec import NetworkSpec
     from ..models.retry_policy import RetryPolicy
     from ..models.rollout_spec import RolloutSpec
+    from ..models.throttle import Throttle
 
 
 T = TypeVar("T", bound="TaskSpec")
@@ -51,6 +52,7 @@ class TaskSpec:
         rollout (None | RolloutSpec | Unset):
         secrets (list[str] | Unset): The tenant's secrets its guests may read through
             `wasi:config/store`, by name; they see no other. Example: ['STRIPE_KEY'].
+        throttle (None | Throttle | Unset):
     """
 
     component: str
@@ -70,6 +72,7 @@ class TaskSpec:
     retry: None | RetryPolicy | Unset = UNSET
     rollout: None | RolloutSpec | Unset = UNSET
     secrets: list[str] | Unset = UNSET
+    throttle: None | Throttle | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.cache_spec import CacheSpec  # noqa: PLC0415
@@ -78,6 +81,7 @@ class TaskSpec:
         from ..models.network_spec import NetworkSpec  # noqa: PLC0415
         from ..models.retry_policy import RetryPolicy  # noqa: PLC0415
         from ..models.rollout_spec import RolloutSpec  # noqa: PLC0415
+        from ..models.throttle import Throttle  # noqa: PLC0415
 
         component = self.component
 
@@ -177,6 +181,14 @@ class TaskSpec:
         if not isinstance(self.secrets, Unset):
             secrets = self.secrets
 
+        throttle: dict[str, Any] | None | Unset
+        if isinstance(self.throttle, Unset):
+            throttle = UNSET
+        elif isinstance(self.throttle, Throttle):
+            throttle = self.throttle.to_dict()
+        else:
+            throttle = self.throttle
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -216,6 +228,8 @@ class TaskSpec:
             field_dict["rollout"] = rollout
         if secrets is not UNSET:
             field_dict["secrets"] = secrets
+        if throttle is not UNSET:
+            field_dict["throttle"] = throttle
 
         return field_dict
 
@@ -227,6 +241,7 @@ class TaskSpec:
         from ..models.network_spec import NetworkSpec  # noqa: PLC0415
         from ..models.retry_policy import RetryPolicy  # noqa: PLC0415
         from ..models.rollout_spec import RolloutSpec  # noqa: PLC0415
+        from ..models.throttle import Throttle  # noqa: PLC0415
 
         d = dict(src_dict)
         component = d.pop("component")
@@ -403,6 +418,23 @@ class TaskSpec:
 
         secrets = cast(list[str], d.pop("secrets", UNSET))
 
+        def _parse_throttle(data: object) -> None | Throttle | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                throttle_type_1 = Throttle.from_dict(data)
+
+                return throttle_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Throttle | Unset, data)
+
+        throttle = _parse_throttle(d.pop("throttle", UNSET))
+
         task_spec = cls(
             component=component,
             cache=cache,
@@ -421,6 +453,7 @@ class TaskSpec:
             retry=retry,
             rollout=rollout,
             secrets=secrets,
+            throttle=throttle,
         )
 
         return task_spec
