@@ -333,15 +333,7 @@ async fn decide(
 /// it, and answers its state (read after the lock, so after the commit of
 /// any claimer that held it before); `None` when another claimer holds it.
 async fn hold_throttle(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<Option<KeyState>> {
-    let locked: bool = sqlx::query_scalar(
-        "SELECT pg_try_advisory_xact_lock(hashtextextended('throttle/' || $1 || '/' || $2, 0))",
-    )
-    .bind(tenant)
-    .bind(key)
-    .fetch_one(&mut **tx)
-    .await
-    .map_err(pg)?;
-    if !locked {
+    if !try_hold(tx, &format!("throttle/{tenant}"), key).await? {
         return Ok(None);
     }
     let text: Option<String> = sqlx::query_scalar(throttle::READ_KEY)
@@ -353,6 +345,18 @@ async fn hold_throttle(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<Opti
     Ok(Some(
         text.map(|t| KeyState::from_text(&t)).unwrap_or_default(),
     ))
+}
+
+/// Takes the advisory lock of `space`/`key` for this transaction unless
+/// another transaction holds it: a concurrency key's space is its tenant,
+/// a throttle key's `throttle/<tenant>`.
+async fn try_hold(tx: &mut Tx, space: &str, key: &str) -> StoreResult<bool> {
+    sqlx::query_scalar("SELECT pg_try_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))")
+        .bind(space)
+        .bind(key)
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(pg)
 }
 
 /// Writes back the throttle keys a claim decided jobs of.
@@ -375,15 +379,7 @@ async fn write_keys(tx: &mut Tx, keys: &ClaimKeys) -> StoreResult<()> {
 /// so after the commit of any claimer that held it before); `None` when
 /// another claimer holds it.
 async fn hold_key(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<Option<Vec<i32>>> {
-    let locked: bool = sqlx::query_scalar(
-        "SELECT pg_try_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))",
-    )
-    .bind(tenant)
-    .bind(key)
-    .fetch_one(&mut **tx)
-    .await
-    .map_err(pg)?;
-    if !locked {
+    if !try_hold(tx, tenant, key).await? {
         return Ok(None);
     }
     let running: Vec<Option<i32>> = sqlx::query_scalar(job_sql::KEY_SLOTS)
