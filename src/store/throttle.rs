@@ -13,7 +13,7 @@
 
 use super::Millis;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Most starts a key may allow a period (a key's row holds a slot each).
 pub const MAX_THROTTLE_LIMIT: u32 = 1_000;
@@ -79,10 +79,14 @@ pub struct Slot {
     pub free_at: Millis,
 }
 
-/// What a key's row keeps: its slots.
+/// What a key's row keeps: its slots in use, by index. A slot whose last
+/// start is a period old and that no job waits on decides as one never
+/// used, so it is left out: a row holds the key's starts of the last
+/// period and its waiting jobs, not `limit` slots. Indexes stay put, since
+/// a parked job keeps the one it waits on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeyState {
-    pub slots: Vec<Slot>,
+    pub slots: BTreeMap<u32, Slot>,
 }
 
 /// What becomes of a throttled job a claim found.
@@ -95,48 +99,50 @@ pub enum Decision {
 }
 
 impl KeyState {
-    /// The key row's text; a row that does not read starts afresh (its
-    /// slots' history is lost, never a job).
+    /// The key row's text: `[[index, started, free_at], …]`. A row that
+    /// does not read starts afresh (its slots' history is lost, never a
+    /// job).
     pub fn from_text(text: &str) -> KeyState {
-        let pairs: Vec<(Millis, Millis)> = serde_json::from_str(text).unwrap_or_default();
+        let rows: Vec<(u32, Millis, Millis)> = serde_json::from_str(text).unwrap_or_default();
         KeyState {
-            slots: pairs
+            slots: rows
                 .into_iter()
-                .map(|(started, free_at)| Slot { started, free_at })
+                .map(|(i, started, free_at)| (i, Slot { started, free_at }))
                 .collect(),
         }
     }
 
     pub fn to_text(&self) -> String {
-        let pairs: Vec<(Millis, Millis)> =
-            self.slots.iter().map(|s| (s.started, s.free_at)).collect();
-        serde_json::to_string(&pairs).unwrap_or_default()
+        let rows: Vec<(u32, Millis, Millis)> = self
+            .slots
+            .iter()
+            .map(|(&i, s)| (i, s.started, s.free_at))
+            .collect();
+        serde_json::to_string(&rows).unwrap_or_default()
     }
 
     /// Until when the key holds anything: past it every slot is free and
     /// no job waits on one, so its row may go.
     pub fn held_until(&self) -> Millis {
-        self.slots.iter().map(|s| s.free_at).max().unwrap_or(0)
+        self.slots.values().map(|s| s.free_at).max().unwrap_or(0)
     }
 
     /// Decides for a job of the key at `now`: `held` is the slot it waits
     /// on, if it waited before. Updates the slots as the decision takes
     /// them.
     pub fn decide(&mut self, t: &Throttle, now: Millis, held: Option<u32>) -> Decision {
-        let limit = t.limit.clamp(1, MAX_THROTTLE_LIMIT) as usize;
+        let limit = t.limit.clamp(1, MAX_THROTTLE_LIMIT);
         let period = i64::try_from(t.period_ms.min(MAX_THROTTLE_PERIOD_MS)).unwrap_or(0);
-        // A limit lowered since drops the slots past it (a job waiting on
-        // one comes back new); a raised one adds free slots.
-        self.slots.truncate(limit);
-        self.slots.resize(
-            limit,
-            Slot {
-                started: Millis::MIN / 2,
-                free_at: Millis::MIN / 2,
-            },
-        );
-        if let Some(i) = held.filter(|&i| (i as usize) < limit) {
-            let s = &mut self.slots[i as usize];
+        // A slot is free again a period after its start, and `free_at` is
+        // never before that; one free by now decides as an unused one. A
+        // limit lowered since drops the slots past it (a job waiting on
+        // one comes back new).
+        self.slots.retain(|&i, s| i < limit && s.free_at > now);
+        if let Some(i) = held.filter(|&i| i < limit) {
+            let Some(s) = self.slots.get_mut(&i) else {
+                self.slots.insert(i, started_now(now, period));
+                return Decision::Start { slot: i };
+            };
             if s.started.saturating_add(period) <= now {
                 s.started = now;
                 s.free_at = s.free_at.max(now.saturating_add(period));
@@ -149,22 +155,27 @@ impl KeyState {
                 slot: i,
             };
         }
-        let (i, s) = self
+        // Every slot kept is busy: a job new to the key takes an unused
+        // one while there is one, and otherwise the one that frees first.
+        if let Some(free) = (0..limit).find(|i| !self.slots.contains_key(i)) {
+            self.slots.insert(free, started_now(now, period));
+            return Decision::Start { slot: free };
+        }
+        let (&slot, s) = self
             .slots
             .iter_mut()
-            .enumerate()
             .min_by_key(|(_, s)| s.free_at)
-            .expect("a key has at least one slot");
-        let slot = u32::try_from(i).unwrap_or(0);
-        let at = s.free_at.max(now);
-        if at <= now {
-            s.started = now;
-            s.free_at = now.saturating_add(period);
-            Decision::Start { slot }
-        } else {
-            s.free_at = at.saturating_add(period);
-            Decision::Wait { until: at, slot }
-        }
+            .expect("a key at its limit keeps at least one slot");
+        let at = s.free_at;
+        s.free_at = at.saturating_add(period);
+        Decision::Wait { until: at, slot }
+    }
+}
+
+fn started_now(now: Millis, period: Millis) -> Slot {
+    Slot {
+        started: now,
+        free_at: now.saturating_add(period),
     }
 }
 
@@ -266,7 +277,7 @@ mod tests {
             Decision::Start { slot: 0 }
         );
         // Its slot stays held by the one waiting after it.
-        assert_eq!(k.slots[0].free_at, 13_000);
+        assert_eq!(k.slots[&0].free_at, 13_000);
         // One that came late pushes the next one on its slot by as much.
         assert_eq!(
             k.decide(&two_a_second, 11_500, Some(1)),
@@ -331,6 +342,48 @@ mod tests {
             let in_window = starts[i..].iter().take_while(|&&x| x < s + 1000).count();
             assert!(in_window <= 3, "{in_window} starts from {s}: {starts:?}");
         }
+    }
+
+    #[test]
+    fn a_row_keeps_only_the_slots_of_the_last_period_and_its_waiting_jobs() {
+        let mut k = KeyState::default();
+        let many = t(1000, 1000);
+        for now in 0..5 {
+            assert_eq!(
+                k.decide(&many, now, None),
+                Decision::Start {
+                    slot: u32::try_from(now).unwrap()
+                }
+            );
+        }
+        assert_eq!(k.slots.len(), 5);
+        // A period on, the first three are free and go; a new job takes
+        // the lowest index free.
+        assert_eq!(k.decide(&many, 1002, None), Decision::Start { slot: 0 });
+        assert_eq!(k.slots.keys().copied().collect::<Vec<_>>(), [0, 3, 4]);
+        // A job that waited on a slot gone since starts in it.
+        assert_eq!(k.decide(&many, 1003, Some(1)), Decision::Start { slot: 1 });
+        // At the limit, a new job waits for the slot that frees first.
+        let one = t(1, 1000);
+        let mut k = KeyState::default();
+        assert_eq!(k.decide(&one, 0, None), Decision::Start { slot: 0 });
+        assert_eq!(
+            k.decide(&one, 10, None),
+            Decision::Wait {
+                until: 1000,
+                slot: 0
+            }
+        );
+        // Its slot is kept past the first start's period, while it waits.
+        assert_eq!(
+            k.decide(&one, 1500, None),
+            Decision::Wait {
+                until: 2000,
+                slot: 0
+            }
+        );
+        assert_eq!(k.decide(&one, 1500, Some(0)), Decision::Start { slot: 0 });
+        assert_eq!(k.to_text(), "[[0,1500,3000]]");
     }
 
     #[test]
