@@ -122,6 +122,41 @@ pub struct JobView<'a> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<crate::store::throttle::Throttle>)]
     pub throttle: Option<Cow<'a, crate::store::throttle::Throttle>>,
+    /// Its debounce: on an enqueue's answer, `replaced` says whether it
+    /// debounced another; a job replaced ends `cancelled` naming its
+    /// `successor`, which runs in its place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce: Option<DebounceView<'a>>,
+}
+
+/// A debounced job's key and chain.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DebounceView<'a> {
+    /// The key, made from its input.
+    pub key: Cow<'a, str>,
+    pub period_ms: u64,
+    /// As declared, or its default (ten periods).
+    pub max_wait_ms: u64,
+    /// When its chain's first job was enqueued (RFC 3339): it runs no later
+    /// than `max_wait_ms` after.
+    pub since: String,
+    /// The pending job it replaced (it was cancelled), if any.
+    pub replaced: Option<Cow<'a, str>>,
+    /// The job that replaced it, once one did.
+    pub successor: Option<Cow<'a, str>>,
+}
+
+impl<'a> DebounceView<'a> {
+    fn of(d: &'a crate::store::debounce::Debounced) -> Self {
+        DebounceView {
+            key: Cow::Borrowed(&d.spec.key),
+            period_ms: d.spec.period_ms,
+            max_wait_ms: d.spec.max_wait(),
+            since: rfc3339(d.since),
+            replaced: d.replaced.as_deref().map(Cow::Borrowed),
+            successor: d.successor.as_deref().map(Cow::Borrowed),
+        }
+    }
 }
 
 impl<'a> JobView<'a> {
@@ -151,6 +186,7 @@ impl<'a> JobView<'a> {
             cancel_requested: j.cancel_requested,
             cached_from: j.cached_from.as_deref().map(Cow::Borrowed),
             throttle: j.throttle.as_ref().map(Cow::Borrowed),
+            debounce: j.debounce.as_ref().map(DebounceView::of),
         }
     }
 }

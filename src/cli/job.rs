@@ -405,9 +405,17 @@ fn enqueue(args: EnqueueArgs) -> anyhow::Result<ExitCode> {
     let id = first.job.id.to_string();
     if !args.wait {
         let replay = if first.reply.status == 200 {
-            " (already enqueued with this idempotency key)"
+            " (already enqueued with this idempotency key)".to_owned()
         } else {
-            ""
+            match first
+                .job
+                .debounce
+                .as_ref()
+                .and_then(|d| d.replaced.as_deref())
+            {
+                Some(old) => format!(" (in place of job {old}, debounced)"),
+                None => String::new(),
+            }
         };
         eprintln!("{}{replay}", one_line(&first.job));
         if args.json {
@@ -417,11 +425,35 @@ fn enqueue(args: EnqueueArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let last = match head {
+    let mut last = match head {
         Some(head) => follow_events(&client, &id, first, head)?,
         None => follow(&client, &id, first)?,
     };
+    // A debounced job's successor runs in its place: follow it instead.
+    while let Some(next) = successor(&last.job) {
+        eprintln!(
+            "{} debounced: job {next} runs in its place; following it",
+            table::clock()
+        );
+        let head = match head {
+            Some(_) => events_head(&client)?,
+            None => None,
+        };
+        let first = get_job(&client, &next)?;
+        last = match head {
+            Some(head) => follow_events(&client, &next, first, head)?,
+            None => follow(&client, &next, first)?,
+        };
+    }
     finish(&last, args.json)
+}
+
+/// The job that replaced a job its debounce key cancelled, if it was.
+fn successor(job: &JobView) -> Option<String> {
+    let d = job.debounce.as_ref()?;
+    (job.status == JobStatus::Cancelled)
+        .then(|| d.successor.as_deref().map(str::to_owned))
+        .flatten()
 }
 
 /// `POST /v1/jobs/{id}/{action}` with `body`: the answer, a job.

@@ -8,6 +8,7 @@ use crate::registry::rollout::TaskHead;
 use crate::registry::schema::Violation;
 use crate::registry::spec::ConcurrencyMode;
 use crate::registry::{Registry, TaskVersion, Which};
+use crate::store::debounce::{Debounce, Debounced};
 use crate::store::throttle::Throttle;
 use crate::store::{Idempotency, NewJob, TaskRef};
 use serde_json::{json, Value};
@@ -53,6 +54,7 @@ pub async fn prepare_job(
     let placed = place(&mut b, tv.queue(), tv.spec.deadline_ms)?;
     let concurrency_key = concurrency_key(&tv, &b, &input)?;
     let throttle = throttle(&tv, &mut b, &input)?;
+    let debounce = debounce(&tv, &mut b, &input)?;
     Ok(NewJob {
         id,
         tenant: tenant.to_owned(),
@@ -87,7 +89,26 @@ pub async fn prepare_job(
         callback_depth: 0,
         cache: super::cache::probe(&tv, &input),
         throttle,
+        debounce,
     })
+}
+
+/// The debounce of a new job: its own, or its task's, with its key made
+/// from the input. The insert settles its chain and its `run_at`.
+fn debounce(
+    tv: &TaskVersion,
+    body: &mut JobSpec,
+    input: &Value,
+) -> Result<Option<Box<Debounced>>, EnqueueError> {
+    let Some(d) = body.debounce.take().or_else(|| tv.spec.debounce.clone()) else {
+        return Ok(None);
+    };
+    let problems = d.problems();
+    if !problems.is_empty() {
+        return Err(bad(problems.join("; ")));
+    }
+    let key = key_from(&d.key, "debounce key", input)?;
+    Ok(Some(Box::new(Debounced::new(Debounce { key, ..d }))))
 }
 
 /// The throttle of a new job: its own, or its task's, with its key made

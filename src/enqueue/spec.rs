@@ -49,6 +49,9 @@ pub struct JobSpec {
     /// In place of its task's throttle (its key read as the task's is).
     #[serde(default, deserialize_with = "crate::strict::optional_object")]
     pub throttle: Option<crate::store::throttle::Throttle>,
+    /// In place of its task's debounce (its key read as the task's is).
+    #[serde(default, deserialize_with = "crate::strict::optional_object")]
+    pub debounce: Option<crate::store::debounce::Debounce>,
 }
 
 impl JobSpec {

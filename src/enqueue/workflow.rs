@@ -39,6 +39,13 @@ pub async fn prepare(
             "give \"task\" or \"workflow\", not both: a job runs one of them".into(),
         ));
     }
+    if b.debounce.is_some() {
+        return Err(bad(
+            "\"debounce\" is for a task's jobs; a workflow job is not debounced (debounce the \
+             job that starts it, or its steps' tasks)"
+                .into(),
+        ));
+    }
     if b.throttle.is_some() {
         return Err(bad(
             "\"throttle\" is for a task's jobs; a workflow job's stages start as its steps \
@@ -142,6 +149,7 @@ pub async fn prepare(
         callback_depth: 0,
         cache: None,
         throttle: None,
+        debounce: None,
     };
     let start = WorkflowStart {
         id,

@@ -64,6 +64,15 @@ pub struct TaskSpec {
         deserialize_with = "crate::strict::optional_object"
     )]
     pub throttle: Option<crate::store::throttle::Throttle>,
+    /// A job enqueued while another of its key is pending replaces it, and
+    /// runs `period_ms` after the last enqueue but never later than
+    /// `max_wait_ms` after the first (a job may declare its own).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::strict::optional_object"
+    )]
+    pub debounce: Option<crate::store::debounce::Debounce>,
     /// Bounds a job across all its attempts, from enqueue (`deadline_exceeded`);
     /// an enqueue may set its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -265,6 +274,14 @@ impl TaskSpec {
             if super::key_template::is_template(&t.key) {
                 if let Err(e) = super::key_template::parse(&t.key) {
                     problems.push(format!("throttle.key: {e}"));
+                }
+            }
+        }
+        if let Some(d) = &self.debounce {
+            problems.extend(d.problems());
+            if super::key_template::is_template(&d.key) {
+                if let Err(e) = super::key_template::parse(&d.key) {
+                    problems.push(format!("debounce.key: {e}"));
                 }
             }
         }
@@ -501,6 +518,11 @@ mod tests {
                 limit: 0,
                 period_ms: crate::store::throttle::MAX_THROTTLE_PERIOD_MS + 1,
             }),
+            debounce: Some(crate::store::debounce::Debounce {
+                key: "{bad".into(),
+                period_ms: 0,
+                max_wait_ms: None,
+            }),
             deadline_ms: None,
             parent_close: None,
             network: Some(NetworkSpec {
@@ -514,7 +536,7 @@ mod tests {
             rollout: Some(RolloutSpec { percent: 101 }),
         };
         let problems = spec.validate("x").unwrap_err();
-        assert_eq!(problems.len(), 19, "{problems:#?}");
+        assert_eq!(problems.len(), 21, "{problems:#?}");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 /// `JobRow`'s columns in its order, each with the cast PostgreSQL needs
 /// to read it as the row's type (its narrower integers and its boolean
 /// flag; SQLite's integers are all 64-bit already).
-const JOB: [(&str, &str); 30] = [
+const JOB: [(&str, &str); 31] = [
     ("id", ""),
     ("tenant", ""),
     ("task", ""),
@@ -40,6 +40,7 @@ const JOB: [(&str, &str); 30] = [
     ("expire_after_ms", ""),
     ("cached_from", ""),
     ("throttle", ""),
+    ("debounce", ""),
 ];
 
 /// The columns of `JobRow`, as the dialect reads them.

@@ -9,6 +9,7 @@ pub mod call_rows;
 pub mod clock;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
+pub mod debounce;
 pub mod dialect;
 pub mod ending;
 pub mod ending_sql;

@@ -125,7 +125,16 @@ impl Outbox {
     /// Jobs a newer job of their concurrency key (`by`) superseded, as
     /// the cancel's statement answers them: (id, task, queue, attempts).
     pub fn superseded(&mut self, tenant: &str, by: &str, gone: &[(String, String, String, i64)]) {
-        let detail = superseded(by);
+        self.replaced(tenant, &superseded(by), gone);
+    }
+
+    /// A pending job a newer one of its debounce key (`by`) replaced, as
+    /// `debounce::END_PENDING` answers it.
+    pub fn debounced(&mut self, tenant: &str, by: &str, gone: &[(String, String, String, i64)]) {
+        self.replaced(tenant, &replaced_by("debounced", by), gone);
+    }
+
+    fn replaced(&mut self, tenant: &str, detail: &str, gone: &[(String, String, String, i64)]) {
         for (id, task, queue, attempts) in gone {
             let job = About {
                 id,
@@ -134,7 +143,7 @@ impl Outbox {
                 queue,
                 attempt: u32::try_from(*attempts).unwrap_or(0),
             };
-            self.push(EventType::Cancelled, job, Some(&detail));
+            self.push(EventType::Cancelled, job, Some(detail));
         }
     }
 
@@ -308,7 +317,14 @@ impl crate::store::JobNames {
 /// `job.cancelled`'s detail for a job a newer one with its concurrency key
 /// superseded.
 pub fn superseded(by: &str) -> String {
-    let mut d = String::from(r#"{"reason":"superseded","by":"#);
+    replaced_by("superseded", by)
+}
+
+/// A cancel's detail when a newer job (`by`) took the job's place.
+fn replaced_by(reason: &str, by: &str) -> String {
+    let mut d = String::from(r#"{"reason":"#);
+    json_str(&mut d, reason);
+    d.push_str(r#","by":"#);
     json_str(&mut d, by);
     d.push('}');
     d

@@ -61,6 +61,7 @@ pub struct JobRow {
     pub(crate) expire_after_ms: Option<i64>,
     pub(crate) cached_from: Option<String>,
     pub(crate) throttle: Option<String>,
+    pub(crate) debounce: Option<String>,
 }
 
 impl JobRow {
@@ -141,6 +142,10 @@ impl TryFrom<JobRow> for JobRecord {
                 .throttle
                 .as_deref()
                 .and_then(crate::store::throttle::Throttle::from_text),
+            debounce: r
+                .debounce
+                .as_deref()
+                .and_then(crate::store::debounce::Debounced::from_text),
         })
     }
 }

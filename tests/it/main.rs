@@ -17,6 +17,7 @@ mod cli_run;
 mod cli_schedules;
 mod clients;
 mod common;
+mod debounce;
 mod deterministic;
 mod docker;
 mod e2e;

@@ -44,6 +44,37 @@ pub struct JobSpec {
     /// start in any `period_ms`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub throttle: Option<Throttle>,
+    /// In place of the task's debounce: it replaces the pending job of
+    /// its key, and runs `period_ms` after the last enqueue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub debounce: Option<Debounce>,
+}
+
+/// A job enqueued while another of `key` is pending replaces it, and runs
+/// `period_ms` after the last enqueue, but never later than `max_wait_ms`
+/// after the first (ten periods when absent).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Debounce {
+    pub key: String,
+    pub period_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_wait_ms: Option<u64>,
+}
+
+/// A debounced job's key and chain, as the API shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DebounceView {
+    /// The key made from its input.
+    pub key: String,
+    pub period_ms: u64,
+    pub max_wait_ms: u64,
+    /// When its chain's first job was enqueued (RFC 3339).
+    pub since: String,
+    /// The pending job it replaced (which was cancelled): on an enqueue's
+    /// answer, whether it debounced another.
+    pub replaced: Option<String>,
+    /// The job that replaced it and runs in its place, once one did.
+    pub successor: Option<String>,
 }
 
 /// At most `limit` jobs of one key start in any `period_ms`; the rest wait
@@ -177,6 +208,9 @@ pub struct Job {
     /// Its throttle, with the key made from its input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throttle: Option<Throttle>,
+    /// Its debounce: the job it replaced, and its successor once replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce: Option<DebounceView>,
     /// The job that spawned this one (`GET /v1/jobs/{id}` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,

@@ -21,7 +21,7 @@ mod tasks;
 pub use client::{Call, Client, ClientBuilder, Reply, DEFAULT_URL};
 pub use error::{ApiError, Error, Unreachable};
 pub use jobs::{
-    EnqueueOptions, Job, JobError, JobSpec, JobStatus, OnRateLimited, Progress, TaskRef, Throttle,
-    WaitOptions,
+    Debounce, DebounceView, EnqueueOptions, Job, JobError, JobSpec, JobStatus, OnRateLimited,
+    Progress, TaskRef, Throttle, WaitOptions,
 };
 pub use tasks::{Component, Rollout, Task, TaskDefined, TaskDefinition, VersionFigures};

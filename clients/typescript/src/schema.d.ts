@@ -1119,6 +1119,46 @@ export interface components {
         };
         /** @enum {string} */
         ConcurrencyMode: "exclusive" | "supersedes";
+        /**
+         * @description A job enqueued while another of its key is pending replaces it, and
+         *     runs `period_ms` after the last enqueue, but never later than
+         *     `max_wait_ms` after the first. As a task or a job declares it, `key` is
+         *     read as a concurrency key is (text, a `{field}` template or a JSON
+         *     pointer into the input).
+         * @example {
+         *       "key": "{customer}",
+         *       "max_wait_ms": 30000,
+         *       "period_ms": 2000
+         *     }
+         */
+        Debounce: {
+            key: string;
+            /**
+             * @description The most a chain of replacements holds its job back from the first
+             *     enqueue: `period_ms` to a week; ten periods (at most a week) when
+             *     absent.
+             */
+            max_wait_ms?: number | null;
+            /** @description How long after the last enqueue the job runs: 1 ms to a day. */
+            period_ms: number;
+        };
+        /** @description A debounced job's key and chain. */
+        DebounceView: {
+            /** @description The key, made from its input. */
+            key: string;
+            /** @description As declared, or its default (ten periods). */
+            max_wait_ms: number;
+            period_ms: number;
+            /** @description The pending job it replaced (it was cancelled), if any. */
+            replaced?: string | null;
+            /**
+             * @description When its chain's first job was enqueued (RFC 3339): it runs no later
+             *     than `max_wait_ms` after.
+             */
+            since: string;
+            /** @description The job that replaced it, once one did. */
+            successor?: string | null;
+        };
         /** @description A page of a webhook's deliveries, newest first. */
         DeliveryPage: {
             deliveries: components["schemas"]["DeliveryView"][];
@@ -1309,6 +1349,7 @@ export interface components {
             concurrency_key?: string | null;
             created_at: string;
             deadline_at?: string | null;
+            debounce?: null | components["schemas"]["DebounceView"];
             error?: null | components["schemas"]["JobErrorView"];
             expire_after_ms?: number | null;
             fallback?: null | components["schemas"]["TaskRef"];
@@ -1351,6 +1392,7 @@ export interface components {
             concurrency_key?: string | null;
             created_at: string;
             deadline_at?: string | null;
+            debounce?: null | components["schemas"]["DebounceView"];
             error?: null | components["schemas"]["JobErrorView"];
             expire_after_ms?: number | null;
             fallback?: null | components["schemas"]["TaskRef"];
@@ -1416,6 +1458,7 @@ export interface components {
         JobSpec: {
             concurrency_key?: string | null;
             deadline_ms?: number | null;
+            debounce?: null | components["schemas"]["Debounce"];
             delay_ms?: number | null;
             /**
              * @description Schedule-to-start timeout (Temporal's): still queued this long
@@ -1944,6 +1987,7 @@ export interface components {
              *     an enqueue may set its own.
              */
             deadline_ms?: number | null;
+            debounce?: null | components["schemas"]["Debounce"];
             /**
              * @description Its guests see a clock that starts at the job's creation and
              *     advances with the fuel spent, and random bytes seeded from the

@@ -16,6 +16,7 @@
 
 mod attempts;
 mod cache;
+mod debounce;
 mod events;
 mod inserts;
 mod jobs;
@@ -35,6 +36,7 @@ mod workflows;
 
 use attempts::*;
 use cache::*;
+use debounce::*;
 use events::*;
 use inserts::*;
 use jobs::*;
@@ -288,6 +290,8 @@ macro_rules! conformance_cases {
             a_concurrency_key_runs_up_to_its_limit,
             a_throttle_key_starts_its_limit_a_period_and_parks_the_rest,
             a_throttled_key_at_the_head_of_the_line_holds_nothing_up,
+            a_debounced_burst_runs_once_with_the_last_input,
+            a_steady_stream_runs_within_its_max_wait,
             ended_jobs_are_pruned_after_their_age,
             components_no_task_uses_are_collected,
             every_move_reports_its_events,

@@ -49,6 +49,7 @@ fn plain(jobs: &[NewJob]) -> bool {
                 && j.callback_depth == 0
                 && j.cache.is_none()
                 && j.throttle.is_none()
+                && j.debounce.is_none()
         })
 }
 

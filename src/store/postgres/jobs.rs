@@ -9,6 +9,7 @@ use super::{pg, violated, Violation};
 use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
+use crate::store::debounce;
 use crate::store::ending_sql::{Dialect, PG_STATUS};
 use crate::store::insert_sql;
 use crate::store::job_sql;
@@ -159,6 +160,10 @@ pub(super) async fn insert_one(
     if let (true, Some(key)) = (job.supersedes, &job.concurrency_key) {
         hold(tx, &job.tenant, &format!("supersedes/{key}")).await?;
     }
+    // Enqueues of one debounce key each see the job the one before made.
+    if let Some(d) = &job.debounce {
+        hold(tx, &job.tenant, &format!("debounce/{}", d.spec.key)).await?;
+    }
     // Enqueues of one unique key see each other's job (`use_existing`
     // answers it rather than a unique index's refusal).
     if let Some(key) = &job.unique_key {
@@ -231,7 +236,8 @@ pub(super) async fn insert_one(
             tally.outbox.superseded(&job.tenant, &job.id, &gone);
         }
     }
-    let run_at = job.run_at.resolve(now);
+    let mut job = job;
+    let run_at = settle_debounce(tx, now, &mut job, tally).await?;
     if let Some(source) = cache_source(tx, now, run_at, &job).await? {
         // A hit is never a source: without a key it stays out of the
         // cache's index, so a hot key's lookups do not step over its hits.
@@ -276,10 +282,55 @@ pub(super) async fn insert_one(
     Ok(Inserted::Created(job))
 }
 
+/// The job's `run_at`: as it asked, or, for a debounced job, as its chain
+/// settles once it replaced its key's pending job (if one is still
+/// pending: a claim may have taken it since it was read).
+async fn settle_debounce(
+    tx: &mut Tx,
+    now: Millis,
+    job: &mut NewJob,
+    tally: &mut Tally,
+) -> StoreResult<Millis> {
+    let asked = job.run_at.resolve(now);
+    let Some(mut d) = job.debounce.take() else {
+        return Ok(asked);
+    };
+    let pending: Option<(String, Option<String>)> = sqlx::query_as(&debounce::PENDING)
+        .bind(&job.tenant)
+        .bind(&d.spec.key)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(pg)?;
+    let mut replaced = None;
+    if let Some(p) = pending {
+        let r = d.replace(&job.id, &p);
+        let (to, from) = debounce::Replace::statuses();
+        let gone: Vec<(String, String, String, i64)> = sqlx::query_as(debounce::END_PENDING)
+            .bind(to.as_str())
+            .bind(now)
+            .bind(to_json(&r.error))
+            .bind(&r.ended)
+            .bind(&r.id)
+            .bind(from.as_str())
+            .fetch_all(&mut **tx)
+            .await
+            .map_err(pg)?;
+        if !gone.is_empty() {
+            let n = i64::try_from(gone.len()).unwrap_or(0);
+            tally.moved(&job.tenant, Some(from), Some(to), n);
+            tally.outbox.debounced(&job.tenant, &job.id, &gone);
+            replaced = Some(p);
+        }
+    }
+    let run_at = d.settle(now, asked, replaced);
+    job.debounce = Some(d);
+    Ok(run_at)
+}
+
 type NewJobQuery<'q> =
     sqlx::query::QueryAs<'q, sqlx::Postgres, JobRow, sqlx::postgres::PgArguments>;
 
-/// Binds `insert_sql::insert_one`'s ?1 to ?21 from the job.
+/// Binds `insert_sql::insert_one`'s ?1 to ?23 from the job.
 fn bind_new_job<'q>(
     q: NewJobQuery<'q>,
     now: Millis,
@@ -315,6 +366,8 @@ fn bind_new_job<'q>(
                 .as_ref()
                 .map(crate::store::throttle::Throttle::to_text),
         )
+        .bind(job.debounce.as_ref().map(|d| d.spec.key.as_str()))
+        .bind(job.debounce.as_ref().map(|d| d.to_text()))
 }
 
 /// What a refused insert of `job` means.

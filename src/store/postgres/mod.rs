@@ -594,6 +594,7 @@ impl JobStore for PgStore {
             let keyed = job.idempotency.is_some()
                 || job.unique_key.is_some()
                 || job.supersedes
+                || job.debounce.is_some()
                 || job.concurrency_limit.is_some();
             let r = if keyed {
                 self.tx(move |tx, now| Box::pin(jobs::insert_alone(tx, now, job, defaults)))

@@ -37,6 +37,9 @@ pub struct NewJob {
     pub cache: Option<CacheProbe>,
     /// At most so many of its key's jobs start a period.
     pub throttle: Option<crate::store::throttle::Throttle>,
+    /// It replaces its key's pending job; the insert settles its chain.
+    /// Boxed: most jobs have none, and a new job travels in `Write`.
+    pub debounce: Option<Box<crate::store::debounce::Debounced>>,
 }
 
 /// What an insert looks for in a deterministic task's result cache: the
@@ -184,6 +187,7 @@ impl NewJob {
             callback_depth: 0,
             cache: None,
             throttle: None,
+            debounce: None,
         }
     }
 
@@ -216,6 +220,7 @@ impl NewJob {
             cancel_requested: false,
             cached_from: None,
             throttle: self.throttle,
+            debounce: self.debounce.map(|d| *d),
         }
     }
 

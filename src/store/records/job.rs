@@ -35,6 +35,8 @@ pub struct JobRecord {
     pub cached_from: Option<String>,
     /// At most so many of its key's jobs start a period.
     pub throttle: Option<crate::store::throttle::Throttle>,
+    /// Its debounce: its chain, the job it replaced, its successor.
+    pub debounce: Option<crate::store::debounce::Debounced>,
 }
 
 /// Which jobs to list, newest first.

@@ -13,6 +13,7 @@ use super::{constraint, wdb, Constraint};
 use crate::events::EventType;
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::quota::Quotas;
+use crate::store::debounce;
 use crate::store::dialect::Dialect;
 use crate::store::insert_sql;
 use crate::store::job_sql;
@@ -50,7 +51,7 @@ pub fn insert(
     let mut tally = Tally::new(now);
     let mut tenants = Tenants::default();
     for job in jobs {
-        let r = if job.supersedes && job.concurrency_key.is_some() {
+        let r = if (job.supersedes && job.concurrency_key.is_some()) || job.debounce.is_some() {
             step("SAVEPOINT job")?;
             // A refused job's counts go with it.
             let mut own = Tally::new(now);
@@ -193,7 +194,8 @@ pub(super) fn insert_one(
             tally.outbox.superseded(&job.tenant, &job.id, &gone);
         }
     }
-    let run_at = job.run_at.resolve(now);
+    let mut job = job;
+    let run_at = settle_debounce(conn, now, &mut job, tally)?;
     if let Some(source) = cache_source(conn, now, run_at, &job)? {
         return insert_cached(conn, now, run_at, job, source, tally);
     }
@@ -228,7 +230,55 @@ pub(super) fn insert_one(
     Ok(Inserted::Created(job.into_record(now, run_at)))
 }
 
-/// Writes a new job's row by `sql`: `insert_one`'s ?1 to ?21 from the job,
+/// The job's `run_at`: as it asked, or, for a debounced job, as its chain
+/// settles once it replaced its key's pending job (if one is still
+/// pending).
+fn settle_debounce(
+    conn: &Connection,
+    now: Millis,
+    job: &mut NewJob,
+    tally: &mut Tally,
+) -> StoreResult<Millis> {
+    let asked = job.run_at.resolve(now);
+    let Some(mut d) = job.debounce.take() else {
+        return Ok(asked);
+    };
+    let pending: Option<(String, Option<String>)> = super::shared(conn, &debounce::PENDING)?
+        .query_row(params![job.tenant, d.spec.key], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()
+        .map_err(wdb)?;
+    let mut replaced = None;
+    if let Some(p) = pending {
+        let r = d.replace(&job.id, &p);
+        let (to, from) = debounce::Replace::statuses();
+        let gone: Vec<(String, String, String, i64)> = super::shared(conn, debounce::END_PENDING)?
+            .query_map(
+                params![
+                    to.as_str(),
+                    now,
+                    to_json(&r.error),
+                    r.ended,
+                    r.id,
+                    from.as_str()
+                ],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .and_then(|rows| rows.collect())
+            .map_err(wdb)?;
+        if !gone.is_empty() {
+            tally.moved(&job.tenant, Some(from), Some(to), gone.len() as i64);
+            tally.outbox.debounced(&job.tenant, &job.id, &gone);
+            replaced = Some(p);
+        }
+    }
+    let run_at = d.settle(now, asked, replaced);
+    job.debounce = Some(d);
+    Ok(run_at)
+}
+
+/// Writes a new job's row by `sql`: `insert_one`'s ?1 to ?23 from the job,
 /// then `more`.
 fn insert_row(
     conn: &Connection,
@@ -251,6 +301,8 @@ fn insert_row(
         .throttle
         .as_ref()
         .map(crate::store::throttle::Throttle::to_text);
+    let debounce_key = job.debounce.as_ref().map(|d| d.spec.key.as_str());
+    let debounce = job.debounce.as_ref().map(|d| d.to_text());
     let mut values: Vec<&dyn rusqlite::ToSql> = vec![
         &job.id,
         &job.tenant,
@@ -273,6 +325,8 @@ fn insert_row(
         &job.callback_depth,
         &cache_key,
         &throttle,
+        &debounce_key,
+        &debounce,
     ];
     values.extend_from_slice(more);
     conn.prepare_cached(sql)

@@ -38,6 +38,7 @@ impl JobRow {
             expire_after_ms: r.get(27)?,
             cached_from: r.get(28)?,
             throttle: r.get(29)?,
+            debounce: r.get(30)?,
         })
     }
 }

@@ -19,6 +19,8 @@ from .cache_spec import CacheSpec
 from .component import Component
 from .concurrency import Concurrency
 from .concurrency_mode import ConcurrencyMode
+from .debounce import Debounce
+from .debounce_view import DebounceView
 from .delivery_page import DeliveryPage
 from .delivery_status import DeliveryStatus
 from .delivery_view import DeliveryView
@@ -148,6 +150,8 @@ __all__ = (
     "Component",
     "Concurrency",
     "ConcurrencyMode",
+    "Debounce",
+    "DebounceView",
     "DeliveryPage",
     "DeliveryStatus",
     "DeliveryView",

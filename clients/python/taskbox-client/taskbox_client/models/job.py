@@ -10,6 +10,7 @@ from ..models.job_status import JobStatus
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.debounce_view import DebounceView
     from ..models.job_error_view import JobErrorView
     from ..models.progress_record import ProgressRecord
     from ..models.task_ref import TaskRef
@@ -40,6 +41,7 @@ class Job:
                 without an attempt; absent for a job that ran.
             concurrency_key (None | str | Unset):
             deadline_at (None | str | Unset):
+            debounce (DebounceView | None | Unset):
             error (JobErrorView | None | Unset):
             expire_after_ms (int | None | Unset):
             fallback (None | TaskRef | Unset):
@@ -66,6 +68,7 @@ class Job:
     cached_from: None | str | Unset = UNSET
     concurrency_key: None | str | Unset = UNSET
     deadline_at: None | str | Unset = UNSET
+    debounce: DebounceView | None | Unset = UNSET
     error: JobErrorView | None | Unset = UNSET
     expire_after_ms: int | None | Unset = UNSET
     fallback: None | TaskRef | Unset = UNSET
@@ -79,6 +82,7 @@ class Job:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.debounce_view import DebounceView  # noqa: PLC0415
         from ..models.job_error_view import JobErrorView  # noqa: PLC0415
         from ..models.progress_record import ProgressRecord  # noqa: PLC0415
         from ..models.task_ref import TaskRef  # noqa: PLC0415
@@ -123,6 +127,14 @@ class Job:
             deadline_at = UNSET
         else:
             deadline_at = self.deadline_at
+
+        debounce: dict[str, Any] | None | Unset
+        if isinstance(self.debounce, Unset):
+            debounce = UNSET
+        elif isinstance(self.debounce, DebounceView):
+            debounce = self.debounce.to_dict()
+        else:
+            debounce = self.debounce
 
         error: dict[str, Any] | None | Unset
         if isinstance(self.error, Unset):
@@ -207,6 +219,8 @@ class Job:
             field_dict["concurrency_key"] = concurrency_key
         if deadline_at is not UNSET:
             field_dict["deadline_at"] = deadline_at
+        if debounce is not UNSET:
+            field_dict["debounce"] = debounce
         if error is not UNSET:
             field_dict["error"] = error
         if expire_after_ms is not UNSET:
@@ -232,6 +246,7 @@ class Job:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.debounce_view import DebounceView  # noqa: PLC0415
         from ..models.job_error_view import JobErrorView  # noqa: PLC0415
         from ..models.progress_record import ProgressRecord  # noqa: PLC0415
         from ..models.task_ref import TaskRef  # noqa: PLC0415
@@ -286,6 +301,23 @@ class Job:
             return cast(None | str | Unset, data)
 
         deadline_at = _parse_deadline_at(d.pop("deadline_at", UNSET))
+
+        def _parse_debounce(data: object) -> DebounceView | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                debounce_type_1 = DebounceView.from_dict(data)
+
+                return debounce_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(DebounceView | None | Unset, data)
+
+        debounce = _parse_debounce(d.pop("debounce", UNSET))
 
         def _parse_error(data: object) -> JobErrorView | None | Unset:
             if data is None:
@@ -410,6 +442,7 @@ class Job:
             cached_from=cached_from,
             concurrency_key=concurrency_key,
             deadline_at=deadline_at,
+            debounce=debounce,
             error=error,
             expire_after_ms=expire_after_ms,
             fallback=fallback,

@@ -10,6 +10,7 @@ from ..models.job_status import JobStatus
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.debounce_view import DebounceView
     from ..models.job_error_view import JobErrorView
     from ..models.progress_record import ProgressRecord
     from ..models.step import Step
@@ -44,6 +45,7 @@ class JobDetail:
                 without an attempt; absent for a job that ran.
             concurrency_key (None | str | Unset):
             deadline_at (None | str | Unset):
+            debounce (DebounceView | None | Unset):
             error (JobErrorView | None | Unset):
             expire_after_ms (int | None | Unset):
             fallback (None | TaskRef | Unset):
@@ -74,6 +76,7 @@ class JobDetail:
     cached_from: None | str | Unset = UNSET
     concurrency_key: None | str | Unset = UNSET
     deadline_at: None | str | Unset = UNSET
+    debounce: DebounceView | None | Unset = UNSET
     error: JobErrorView | None | Unset = UNSET
     expire_after_ms: int | None | Unset = UNSET
     fallback: None | TaskRef | Unset = UNSET
@@ -91,6 +94,7 @@ class JobDetail:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.debounce_view import DebounceView  # noqa: PLC0415
         from ..models.job_error_view import JobErrorView  # noqa: PLC0415
         from ..models.progress_record import ProgressRecord  # noqa: PLC0415
         from ..models.task_ref import TaskRef  # noqa: PLC0415
@@ -136,6 +140,14 @@ class JobDetail:
             deadline_at = UNSET
         else:
             deadline_at = self.deadline_at
+
+        debounce: dict[str, Any] | None | Unset
+        if isinstance(self.debounce, Unset):
+            debounce = UNSET
+        elif isinstance(self.debounce, DebounceView):
+            debounce = self.debounce.to_dict()
+        else:
+            debounce = self.debounce
 
         error: dict[str, Any] | None | Unset
         if isinstance(self.error, Unset):
@@ -245,6 +257,8 @@ class JobDetail:
             field_dict["concurrency_key"] = concurrency_key
         if deadline_at is not UNSET:
             field_dict["deadline_at"] = deadline_at
+        if debounce is not UNSET:
+            field_dict["debounce"] = debounce
         if error is not UNSET:
             field_dict["error"] = error
         if expire_after_ms is not UNSET:
@@ -278,6 +292,7 @@ class JobDetail:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.debounce_view import DebounceView  # noqa: PLC0415
         from ..models.job_error_view import JobErrorView  # noqa: PLC0415
         from ..models.progress_record import ProgressRecord  # noqa: PLC0415
         from ..models.step import Step  # noqa: PLC0415
@@ -334,6 +349,23 @@ class JobDetail:
             return cast(None | str | Unset, data)
 
         deadline_at = _parse_deadline_at(d.pop("deadline_at", UNSET))
+
+        def _parse_debounce(data: object) -> DebounceView | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                debounce_type_1 = DebounceView.from_dict(data)
+
+                return debounce_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(DebounceView | None | Unset, data)
+
+        debounce = _parse_debounce(d.pop("debounce", UNSET))
 
         def _parse_error(data: object) -> JobErrorView | None | Unset:
             if data is None:
@@ -495,6 +527,7 @@ class JobDetail:
             cached_from=cached_from,
             concurrency_key=concurrency_key,
             deadline_at=deadline_at,
+            debounce=debounce,
             error=error,
             expire_after_ms=expire_after_ms,
             fallback=fallback,

@@ -10,6 +10,7 @@ from ..models.reuse import Reuse
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.debounce import Debounce
     from ..models.throttle import Throttle
 
 
@@ -28,6 +29,7 @@ class JobSpec:
         Attributes:
             concurrency_key (None | str | Unset):
             deadline_ms (int | None | Unset):
+            debounce (Debounce | None | Unset):
             delay_ms (int | None | Unset):
             expire_after_ms (int | None | Unset): Schedule-to-start timeout (Temporal's): still queued this long
                 after it came due, the job fails with kind `expired` and never runs.
@@ -45,6 +47,7 @@ class JobSpec:
 
     concurrency_key: None | str | Unset = UNSET
     deadline_ms: int | None | Unset = UNSET
+    debounce: Debounce | None | Unset = UNSET
     delay_ms: int | None | Unset = UNSET
     expire_after_ms: int | None | Unset = UNSET
     input_: Any | Unset = UNSET
@@ -59,6 +62,7 @@ class JobSpec:
     workflow: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.debounce import Debounce  # noqa: PLC0415
         from ..models.throttle import Throttle  # noqa: PLC0415
 
         concurrency_key: None | str | Unset
@@ -72,6 +76,14 @@ class JobSpec:
             deadline_ms = UNSET
         else:
             deadline_ms = self.deadline_ms
+
+        debounce: dict[str, Any] | None | Unset
+        if isinstance(self.debounce, Unset):
+            debounce = UNSET
+        elif isinstance(self.debounce, Debounce):
+            debounce = self.debounce.to_dict()
+        else:
+            debounce = self.debounce
 
         delay_ms: int | None | Unset
         if isinstance(self.delay_ms, Unset):
@@ -154,6 +166,8 @@ class JobSpec:
             field_dict["concurrency_key"] = concurrency_key
         if deadline_ms is not UNSET:
             field_dict["deadline_ms"] = deadline_ms
+        if debounce is not UNSET:
+            field_dict["debounce"] = debounce
         if delay_ms is not UNSET:
             field_dict["delay_ms"] = delay_ms
         if expire_after_ms is not UNSET:
@@ -183,6 +197,7 @@ class JobSpec:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.debounce import Debounce  # noqa: PLC0415
         from ..models.throttle import Throttle  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -204,6 +219,23 @@ class JobSpec:
             return cast(int | None | Unset, data)
 
         deadline_ms = _parse_deadline_ms(d.pop("deadline_ms", UNSET))
+
+        def _parse_debounce(data: object) -> Debounce | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                debounce_type_1 = Debounce.from_dict(data)
+
+                return debounce_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Debounce | None | Unset, data)
+
+        debounce = _parse_debounce(d.pop("debounce", UNSET))
 
         def _parse_delay_ms(data: object) -> int | None | Unset:
             if data is None:
@@ -333,6 +365,7 @@ class JobSpec:
         job_spec = cls(
             concurrency_key=concurrency_key,
             deadline_ms=deadline_ms,
+            debounce=debounce,
             delay_ms=delay_ms,
             expire_after_ms=expire_after_ms,
             input_=input_,

@@ -11,6 +11,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.cache_spec import CacheSpec
     from ..models.concurrency import Concurrency
+    from ..models.debounce import Debounce
     from ..models.limits_spec import LimitsSpec
     from ..models.network_spec import NetworkSpec
     from ..models.retry_policy import RetryPolicy
@@ -32,6 +33,7 @@ class TaskSpec:
         concurrency (Concurrency | None | Unset):
         deadline_ms (int | None | Unset): Bounds a job across all its attempts, from enqueue (`deadline_exceeded`);
             an enqueue may set its own.
+        debounce (Debounce | None | Unset):
         deterministic (bool | Unset): Its guests see a clock that starts at the job's creation and
             advances with the fuel spent, and random bytes seeded from the
             job's id: every attempt of a job, on any machine, gives the same
@@ -59,6 +61,7 @@ class TaskSpec:
     cache: CacheSpec | None | Unset = UNSET
     concurrency: Concurrency | None | Unset = UNSET
     deadline_ms: int | None | Unset = UNSET
+    debounce: Debounce | None | Unset = UNSET
     deterministic: bool | Unset = UNSET
     fallback: None | str | Unset = UNSET
     input_schema: Any | Unset = UNSET
@@ -77,6 +80,7 @@ class TaskSpec:
     def to_dict(self) -> dict[str, Any]:
         from ..models.cache_spec import CacheSpec  # noqa: PLC0415
         from ..models.concurrency import Concurrency  # noqa: PLC0415
+        from ..models.debounce import Debounce  # noqa: PLC0415
         from ..models.limits_spec import LimitsSpec  # noqa: PLC0415
         from ..models.network_spec import NetworkSpec  # noqa: PLC0415
         from ..models.retry_policy import RetryPolicy  # noqa: PLC0415
@@ -106,6 +110,14 @@ class TaskSpec:
             deadline_ms = UNSET
         else:
             deadline_ms = self.deadline_ms
+
+        debounce: dict[str, Any] | None | Unset
+        if isinstance(self.debounce, Unset):
+            debounce = UNSET
+        elif isinstance(self.debounce, Debounce):
+            debounce = self.debounce.to_dict()
+        else:
+            debounce = self.debounce
 
         deterministic = self.deterministic
 
@@ -202,6 +214,8 @@ class TaskSpec:
             field_dict["concurrency"] = concurrency
         if deadline_ms is not UNSET:
             field_dict["deadline_ms"] = deadline_ms
+        if debounce is not UNSET:
+            field_dict["debounce"] = debounce
         if deterministic is not UNSET:
             field_dict["deterministic"] = deterministic
         if fallback is not UNSET:
@@ -237,6 +251,7 @@ class TaskSpec:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.cache_spec import CacheSpec  # noqa: PLC0415
         from ..models.concurrency import Concurrency  # noqa: PLC0415
+        from ..models.debounce import Debounce  # noqa: PLC0415
         from ..models.limits_spec import LimitsSpec  # noqa: PLC0415
         from ..models.network_spec import NetworkSpec  # noqa: PLC0415
         from ..models.retry_policy import RetryPolicy  # noqa: PLC0415
@@ -288,6 +303,23 @@ class TaskSpec:
             return cast(int | None | Unset, data)
 
         deadline_ms = _parse_deadline_ms(d.pop("deadline_ms", UNSET))
+
+        def _parse_debounce(data: object) -> Debounce | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                debounce_type_1 = Debounce.from_dict(data)
+
+                return debounce_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Debounce | None | Unset, data)
+
+        debounce = _parse_debounce(d.pop("debounce", UNSET))
 
         deterministic = d.pop("deterministic", UNSET)
 
@@ -440,6 +472,7 @@ class TaskSpec:
             cache=cache,
             concurrency=concurrency,
             deadline_ms=deadline_ms,
+            debounce=debounce,
             deterministic=deterministic,
             fallback=fallback,
             input_schema=input_schema,
