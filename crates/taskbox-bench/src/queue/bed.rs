@@ -129,16 +129,30 @@ pub(super) async fn bed(args: &QueueBench, durability: Durability) -> anyhow::Re
 
 /// Inserts `n` plain jobs due now, 2000 per write.
 pub(super) async fn insert_plain(b: &Bed, n: u64) -> anyhow::Result<()> {
+    insert_shaped(b, n, |_, _| {}).await
+}
+
+/// Inserts `n` jobs due now, 2000 per write, each plain job shaped by
+/// `shape` (given its number, from 0) before it goes in.
+pub(super) async fn insert_shaped(
+    b: &Bed,
+    n: u64,
+    mut shape: impl FnMut(u64, &mut NewJob),
+) -> anyhow::Result<()> {
     let mut ids = ulid::Generator::new();
     let mut left = n;
+    let mut i = 0u64;
     while left > 0 {
         let n = left.min(2000);
         let batch = (0..n)
             .map(|_| {
-                job(
+                let mut j = job(
                     &b.task,
                     ids.generate().map(|u| u.to_string()).unwrap_or_default(),
-                )
+                );
+                shape(i, &mut j);
+                i += 1;
+                j
             })
             .collect();
         for r in b.store.job_insert(batch).await? {
@@ -147,6 +161,22 @@ pub(super) async fn insert_plain(b: &Bed, n: u64) -> anyhow::Result<()> {
         left -= n;
     }
     Ok(())
+}
+
+/// Runs the bed's `jobs` inserted jobs to completion: the seconds it took.
+/// Fails unless every job completed; the bed is closed and dropped.
+pub(super) async fn burn_down(b: Bed, runners: usize, jobs: u64) -> anyhow::Result<f64> {
+    let started = std::time::Instant::now();
+    let runner = run_until_completed(&b, runners, jobs).await;
+    let seconds = started.elapsed().as_secs_f64();
+    runner.stop(std::time::Duration::from_secs(5)).await;
+    let counts = b.store.job_counts().await?;
+    if counts != vec![(taskbox::job::JobStatus::Completed, jobs)] {
+        anyhow::bail!("not every job completed: {counts:?}");
+    }
+    b.store.close().await;
+    b.db.drop().await;
+    Ok(seconds)
 }
 
 /// The end of a claimed job's attempt as a runner writes it: completed,

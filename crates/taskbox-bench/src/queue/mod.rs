@@ -3,6 +3,7 @@
 
 mod bed;
 mod burn;
+mod debounce;
 mod http;
 mod latency;
 mod prune;
@@ -88,6 +89,10 @@ pub enum QueuePart {
     /// Plain jobs against throttled ones (100 keys, none at its limit),
     /// interleaved, three times.
     Throttle,
+    /// Plain enqueues against debounced ones (each of its own key, and
+    /// over 100 keys, each replacing the one before), interleaved, three
+    /// times.
+    Debounce,
 }
 
 pub(super) fn runners(args: &QueueBench) -> usize {
@@ -145,6 +150,9 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
         }
         if args.only == Some(QueuePart::Throttle) {
             report.insert("throttle".into(), throttle::throttle(&args, 3).await?);
+        }
+        if args.only == Some(QueuePart::Debounce) {
+            report.insert("debounce".into(), debounce::debounce(&args, 3).await?);
         }
         if args.only == Some(QueuePart::Webhooks) {
             report.insert("webhooks".into(), webhooks::webhooks(&args, 3).await?);

@@ -142,4 +142,20 @@ pub(super) fn print(report: &serde_json::Value) {
             );
         }
     }
+    if let Some(t) = report.get("debounce") {
+        for (i, r) in t["rounds"].as_array().into_iter().flatten().enumerate() {
+            let f = |k: &str| r[k].as_f64().unwrap_or_default();
+            println!(
+                "  debounce, round {}: enqueue plain {:.1} µs · own key {:.1} µs · replacing ({} keys) {:.1} µs a job; enqueue and run plain {:.0} jobs/s · own key {:.0} jobs/s ({:.2}× a plain job's time)",
+                i + 1,
+                f("plain_enqueue_us"),
+                f("own_keys_enqueue_us"),
+                t["keys"],
+                f("replacing_enqueue_us"),
+                f("plain_jobs_per_second"),
+                f("own_keys_jobs_per_second"),
+                f("own_keys_vs_plain"),
+            );
+        }
+    }
 }

@@ -5,11 +5,10 @@
 //! like a plain job's, plus the read of its rows and the write of the rows
 //! it settles.
 
-use super::bed::{bed, insert_plain, run_until_completed, Bed};
+use super::bed::{bed, burn_down, insert_plain, Bed};
 use super::{durability, progress, runners, QueueBench};
-use anyhow::{bail, Context};
+use anyhow::Context;
 use serde_json::json;
-use std::time::{Duration, Instant};
 use taskbox::api::auth::DEFAULT_TENANT;
 use taskbox::enqueue::JobSpec;
 use taskbox::registry::workflow::WorkflowSpec;
@@ -58,17 +57,7 @@ async fn burn(args: &QueueBench, jobs: u64, steps: usize) -> anyhow::Result<f64>
             .context("cannot define the bench's workflow")?;
         insert_workflows(&b, "wf", jobs).await?;
     }
-    let started = Instant::now();
-    let runner = run_until_completed(&b, runners(args), jobs).await;
-    let seconds = started.elapsed().as_secs_f64();
-    runner.stop(Duration::from_secs(5)).await;
-    let counts = b.store.job_counts().await?;
-    if counts != vec![(taskbox::job::JobStatus::Completed, jobs)] {
-        bail!("not every job completed: {counts:?}");
-    }
-    b.store.close().await;
-    b.db.drop().await;
-    Ok(seconds)
+    burn_down(b, runners(args), jobs).await
 }
 
 pub async fn workflows(args: &QueueBench, rounds: usize) -> anyhow::Result<serde_json::Value> {
