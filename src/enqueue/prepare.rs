@@ -8,8 +8,8 @@ use crate::registry::rollout::TaskHead;
 use crate::registry::schema::Violation;
 use crate::registry::spec::ConcurrencyMode;
 use crate::registry::{Registry, TaskVersion, Which};
-use crate::store::debounce::{Debounce, Debounced};
-use crate::store::throttle::Throttle;
+use crate::store::debounce::Debounced;
+use crate::store::flow_key::FlowKey;
 use crate::store::{Idempotency, NewJob, TaskRef};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -53,8 +53,10 @@ pub async fn prepare_job(
     let input = registry.check(&tv, Which::Input, input).await?;
     let placed = place(&mut b, tv.queue(), tv.spec.deadline_ms)?;
     let concurrency_key = concurrency_key(&tv, &b, &input)?;
-    let throttle = throttle(&tv, &mut b, &input)?;
-    let debounce = debounce(&tv, &mut b, &input)?;
+    let throttle = flow(b.throttle.take(), tv.spec.throttle.as_ref(), &input)?;
+    // The insert settles its chain and its `run_at`.
+    let debounce = flow(b.debounce.take(), tv.spec.debounce.as_ref(), &input)?
+        .map(|d| Box::new(Debounced::new(d)));
     Ok(NewJob {
         id,
         tenant: tenant.to_owned(),
@@ -93,40 +95,22 @@ pub async fn prepare_job(
     })
 }
 
-/// The debounce of a new job: its own, or its task's, with its key made
-/// from the input. The insert settles its chain and its `run_at`.
-fn debounce(
-    tv: &TaskVersion,
-    body: &mut JobSpec,
+/// A new job's throttle or debounce: its own, or its task's, with its key
+/// made from the input.
+fn flow<T: FlowKey>(
+    own: Option<T>,
+    task: Option<&T>,
     input: &Value,
-) -> Result<Option<Box<Debounced>>, EnqueueError> {
-    let Some(d) = body.debounce.take().or_else(|| tv.spec.debounce.clone()) else {
+) -> Result<Option<T>, EnqueueError> {
+    let Some(f) = own.or_else(|| task.cloned()) else {
         return Ok(None);
     };
-    let problems = d.problems();
+    let problems = f.problems();
     if !problems.is_empty() {
         return Err(bad(problems.join("; ")));
     }
-    let key = key_from(&d.key, "debounce key", input)?;
-    Ok(Some(Box::new(Debounced::new(Debounce { key, ..d }))))
-}
-
-/// The throttle of a new job: its own, or its task's, with its key made
-/// from the input.
-fn throttle(
-    tv: &TaskVersion,
-    body: &mut JobSpec,
-    input: &Value,
-) -> Result<Option<Throttle>, EnqueueError> {
-    let Some(t) = body.throttle.take().or_else(|| tv.spec.throttle.clone()) else {
-        return Ok(None);
-    };
-    let problems = t.problems();
-    if !problems.is_empty() {
-        return Err(bad(problems.join("; ")));
-    }
-    let key = key_from(&t.key, "throttle key", input)?;
-    Ok(Some(Throttle { key, ..t }))
+    let key = key_from(f.key(), &format!("{} key", T::FIELD), input)?;
+    Ok(Some(f.with_key(key)))
 }
 
 /// The concurrency key of a new job: the one it names, or the task's. A

@@ -210,6 +210,18 @@ pub fn check_name(what: &str, name: &str) -> Result<(), String> {
     }
 }
 
+/// What is wrong with a task's throttle or debounce: its limits, and its
+/// key when it is a template that does not parse.
+fn flow_problems<T: crate::store::flow_key::FlowKey>(f: Option<&T>, problems: &mut Vec<String>) {
+    let Some(f) = f else { return };
+    problems.extend(f.problems());
+    if super::key_template::is_template(f.key()) {
+        if let Err(e) = super::key_template::parse(f.key()) {
+            problems.push(format!("{}.key: {e}", T::FIELD));
+        }
+    }
+}
+
 impl TaskSpec {
     /// Checks what can be checked without the store; each problem in words
     /// a user can act on. (Schemas are compiled, and the component and the
@@ -269,22 +281,8 @@ impl TaskSpec {
                 }
             }
         }
-        if let Some(t) = &self.throttle {
-            problems.extend(t.problems());
-            if super::key_template::is_template(&t.key) {
-                if let Err(e) = super::key_template::parse(&t.key) {
-                    problems.push(format!("throttle.key: {e}"));
-                }
-            }
-        }
-        if let Some(d) = &self.debounce {
-            problems.extend(d.problems());
-            if super::key_template::is_template(&d.key) {
-                if let Err(e) = super::key_template::parse(&d.key) {
-                    problems.push(format!("debounce.key: {e}"));
-                }
-            }
-        }
+        flow_problems(self.throttle.as_ref(), &mut problems);
+        flow_problems(self.debounce.as_ref(), &mut problems);
         if let Some(n) = &self.network {
             if let Err(p) = crate::sandbox::network::Allowlist::parse(&n.allow) {
                 problems.extend(p);
