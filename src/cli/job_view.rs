@@ -4,7 +4,7 @@
 
 use super::format::{bytes, duration, thousands};
 use super::table::{self, Table};
-use crate::api::views::{AttemptView, ErrorView, JobDetail, JobView, StepView};
+use crate::api::views::{AttemptView, DebounceView, ErrorView, JobDetail, JobView, StepView};
 use crate::attempt_log::{LogLine, Source};
 use crate::job::JobStatus;
 use crate::network_tally::NetworkTally;
@@ -120,6 +120,17 @@ pub(super) fn job_details(detail: &JobDetail) -> anyhow::Result<String> {
                 .unwrap_or_default()
                 .to_owned(),
         ),
+        (
+            "throttle",
+            job.throttle
+                .as_ref()
+                .map(|t| format!("key {}: {} a {} ms", t.key, t.limit, t.period_ms))
+                .unwrap_or_default(),
+        ),
+        (
+            "debounce",
+            job.debounce.as_ref().map(debounce_text).unwrap_or_default(),
+        ),
         ("progress", progress),
         (
             "waiting for",
@@ -165,6 +176,26 @@ pub(super) fn job_details(detail: &JobDetail) -> anyhow::Result<String> {
         }
     }
     Ok(out)
+}
+
+/// A debounced job's key, its timing and its place in its chain.
+fn debounce_text(d: &DebounceView) -> String {
+    let mut text = format!(
+        "key {}: runs {} ms after the last enqueue, at most {} ms after {}",
+        d.key,
+        d.period_ms,
+        d.max_wait_ms,
+        table::time(&d.since)
+    );
+    if let Some(old) = &d.replaced {
+        text.push_str(&format!("; replaced job {old}"));
+    }
+    if let Some(next) = &d.successor {
+        text.push_str(&format!(
+            "; replaced by job {next}, which runs in its place"
+        ));
+    }
+    text
 }
 
 /// A workflow job's stages, in order: each step, fallback and chain step.
@@ -502,6 +533,34 @@ mod tests {
         assert!(!text.contains("error"), "{text}");
         assert!(!text.contains("input"), "{text}");
         assert!(text.ends_with("output:\n{\n  \"ok\": true\n}\n"), "{text}");
+        assert!(
+            !text.contains("throttle") && !text.contains("debounce"),
+            "{text}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn details_say_a_jobs_throttle_and_its_place_in_a_debounce_chain() -> anyhow::Result<()> {
+        let mut j = job("cancelled", 0);
+        j["throttle"] = json!({"key": "acct-1", "limit": 10, "period_ms": 60000});
+        j["debounce"] = json!({"key": "doc-7", "period_ms": 2000, "max_wait_ms": 30000,
+            "since": "2000-01-01T00:00:00.000Z", "replaced": "01A", "successor": "01C"});
+        let text = job_details(&serde_json::from_value(j)?)?;
+        assert!(
+            text.contains("throttle  key acct-1: 10 a 60000 ms\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "debounce  key doc-7: runs 2000 ms after the last enqueue, at most 30000 ms after "
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("; replaced job 01A; replaced by job 01C, which runs in its place\n"),
+            "{text}"
+        );
         Ok(())
     }
 }
