@@ -139,3 +139,58 @@ pub(super) async fn a_steady_stream_runs_within_its_max_wait(h: Harness) {
     let s06 = get(&h, "s06").await;
     assert_eq!(s06.debounce.unwrap().since, t0 + 3000);
 }
+
+pub(super) async fn concurrent_enqueues_of_a_key_replace_one_another_in_turn(h: Harness) {
+    setup(&h).await;
+    let writers = 8;
+    let per = 5;
+    let mut tasks = Vec::new();
+    for w in 0..writers {
+        let store = h.store.clone();
+        tasks.push(tokio::spawn(async move {
+            for i in 0..per {
+                let job = debounced(&format!("w{w}-{i}"), "k", 60_000, 600_000);
+                match store.job_insert(vec![job]).await.unwrap().pop().unwrap() {
+                    Ok(Inserted::Created(_)) => {}
+                    other => panic!("expected a created job, got {other:?}"),
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    // One job is left pending; every other one was replaced by exactly
+    // one successor and replaced exactly one, in one unbroken chain.
+    let all: Vec<JobRecord> = {
+        let mut v = Vec::new();
+        for w in 0..writers {
+            for i in 0..per {
+                v.push(get(&h, &format!("w{w}-{i}")).await);
+            }
+        }
+        v
+    };
+    let queued: Vec<&JobRecord> = all
+        .iter()
+        .filter(|j| j.status == JobStatus::Queued)
+        .collect();
+    assert_eq!(queued.len(), 1, "one pending job is left");
+    let by_id: std::collections::HashMap<&str, &JobRecord> =
+        all.iter().map(|j| (j.id.as_str(), j)).collect();
+    let mut at = queued[0];
+    let mut seen = 1;
+    while let Some(prev) = at.debounce.as_ref().and_then(|d| d.replaced.as_deref()) {
+        let p = by_id[prev];
+        assert_eq!(p.status, JobStatus::Cancelled, "{prev}");
+        assert_eq!(
+            p.debounce.as_ref().and_then(|d| d.successor.as_deref()),
+            Some(at.id.as_str()),
+            "{prev} names the job that replaced it"
+        );
+        at = p;
+        seen += 1;
+    }
+    assert_eq!(seen, writers * per, "the chain holds every job once");
+    assert!(at.debounce.as_ref().unwrap().replaced.is_none());
+}

@@ -292,6 +292,7 @@ macro_rules! conformance_cases {
             a_throttled_key_at_the_head_of_the_line_holds_nothing_up,
             a_debounced_burst_runs_once_with_the_last_input,
             a_steady_stream_runs_within_its_max_wait,
+            concurrent_enqueues_of_a_key_replace_one_another_in_turn,
             ended_jobs_are_pruned_after_their_age,
             components_no_task_uses_are_collected,
             every_move_reports_its_events,
