@@ -138,6 +138,13 @@ pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Option<Finalize> {
         .await;
     let task = match task {
         Ok(task) => task,
+        // The store did not answer (it restarts, a connection broke): the
+        // task's retries and callbacks cannot be known now, and failing the
+        // job without them would lose its `on_fail`. Rescued again later.
+        Err(crate::registry::RegistryError::Store(e)) => {
+            tracing::warn!(job = %job.id, error = %e, "the lost job's task cannot be read now; it is rescued again when its new lease runs out");
+            return None;
+        }
         Err(e) => {
             tracing::warn!(job = %job.id, error = %e, "the lost job's task cannot be loaded; it fails");
             return Some(record(job, Action::Fail { error }, ran));
