@@ -439,7 +439,9 @@ async fn a_server_killed_between_steps_resumes_at_the_next_step() {
     let (status, job) = c
         .post(
             "/v1/jobs",
-            json!({"workflow": "resume", "input": {"op": "sleep", "ms": 1500}}),
+            // Long enough that a poll slowed by a loaded machine still
+            // sees the step running before it ends.
+            json!({"workflow": "resume", "input": {"op": "sleep", "ms": 4000}}),
         )
         .await;
     assert_eq!(status, 201, "{job}");
@@ -454,7 +456,7 @@ async fn a_server_killed_between_steps_resumes_at_the_next_step() {
     let server = Served::spawn(dir.path(), &["--grace-ms", "2000"], Some(ADMIN));
     let c = Client::new(&server.url, ADMIN);
     let done = c.until(&id, |j| j["status"] == "completed").await;
-    assert_eq!(done["output"]["slept_ms"], 1500, "{done:#}");
+    assert_eq!(done["output"]["slept_ms"], 4000, "{done:#}");
     let (_, attempts) = c.get(&format!("/v1/jobs/{id}/attempts")).await;
     let ran: Vec<(&str, &str)> = attempts["attempts"]
         .as_array()
