@@ -127,6 +127,12 @@ pub struct JobView<'a> {
     /// `successor`, which runs in its place.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debounce: Option<DebounceView<'a>>,
+    /// The key its tenant's claims share the runners' time by, when it
+    /// named one (else its concurrency key is), and the key's weight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_key: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_weight: Option<u32>,
 }
 
 /// A debounced job's key and chain.
@@ -187,6 +193,8 @@ impl<'a> JobView<'a> {
             cached_from: j.cached_from.as_deref().map(Cow::Borrowed),
             throttle: j.throttle.as_ref().map(Cow::Borrowed),
             debounce: j.debounce.as_ref().map(DebounceView::of),
+            fairness_key: j.fairness_key.as_deref().map(Cow::Borrowed),
+            fairness_weight: j.fairness_weight,
         }
     }
 }

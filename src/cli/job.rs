@@ -179,6 +179,13 @@ pub struct EnqueueArgs {
     /// Jobs with the same key never run at the same time.
     #[arg(long, value_name = "KEY")]
     pub concurrency_key: Option<String>,
+    /// The key the tenant's jobs share the runners' time by (its
+    /// concurrency key when left out), e.g. the customer it serves.
+    #[arg(long, value_name = "KEY")]
+    pub fairness_key: Option<String>,
+    /// The fairness key's weight, 1 to 1000 [default: 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub fairness_weight: Option<u32>,
     /// Sending the same key again returns the job of the first request instead of a new one.
     #[arg(long, value_name = "KEY")]
     pub idempotency_key: Option<String>,
@@ -517,6 +524,8 @@ fn enqueue_body(args: &EnqueueArgs, input: Value) -> anyhow::Result<Value> {
             "concurrency_key",
             args.concurrency_key.as_ref().map(|v| json!(v)),
         ),
+        ("fairness_key", args.fairness_key.as_ref().map(|v| json!(v))),
+        ("fairness_weight", args.fairness_weight.map(|v| json!(v))),
     ];
     for (key, value) in options {
         if let Some(v) = value {
@@ -1042,11 +1051,16 @@ mod tests {
             "c",
             "--idempotency-key",
             "i",
+            "--fairness-key",
+            "f",
+            "--fairness-weight",
+            "2",
         ]);
         assert_eq!(
             enqueue_body(&args, json!(null))?,
             json!({"task": "echo", "input": null, "queue": "q", "priority": -5,
-                   "run_at": "2030-01-02T15:04:05Z", "unique_key": "u", "concurrency_key": "c"})
+                   "run_at": "2030-01-02T15:04:05Z", "unique_key": "u", "concurrency_key": "c",
+                   "fairness_key": "f", "fairness_weight": 2})
         );
         let args = enqueue_args(&["--run-at", "tomorrow"]);
         assert!(enqueue_body(&args, json!({})).is_err());

@@ -121,6 +121,13 @@ pub(super) fn job_details(detail: &JobDetail) -> anyhow::Result<String> {
                 .to_owned(),
         ),
         (
+            "fairness key",
+            job.fairness_key
+                .as_deref()
+                .map(|k| format!("{k} (weight {})", job.fairness_weight.unwrap_or(1)))
+                .unwrap_or_default(),
+        ),
+        (
             "throttle",
             job.throttle
                 .as_ref()

@@ -92,6 +92,8 @@ pub async fn prepare_job(
         cache: super::cache::probe(&tv, &input),
         throttle,
         debounce,
+        fairness_key: b.fairness_key,
+        fairness_weight: b.fairness_weight,
     })
 }
 

@@ -52,6 +52,13 @@ pub struct JobSpec {
     /// In place of its task's debounce (its key read as the task's is).
     #[serde(default, deserialize_with = "crate::strict::optional_object")]
     pub debounce: Option<crate::store::debounce::Debounce>,
+    /// The key its tenant's claims share the runners' time by (1 to 64
+    /// bytes; its concurrency key when left out): the tenant's keys are
+    /// served in turn, as tenants are.
+    pub fairness_key: Option<String>,
+    /// Its fairness key's weight, 1 to 1000 (1 when left out); the weight
+    /// of a key's next job is the key's.
+    pub fairness_weight: Option<u32>,
 }
 
 impl JobSpec {
@@ -141,6 +148,7 @@ pub(crate) fn place(
         ));
     }
     check_key("concurrency_key", &b.concurrency_key)?;
+    check_fairness(b)?;
     Ok(Placed {
         queue,
         priority,
@@ -174,6 +182,27 @@ fn run_at(b: &JobSpec) -> Result<RunAt, EnqueueError> {
         (None, Some(d)) => Ok(RunAt::After(d)),
         (None, None) => Ok(RunAt::Now),
     }
+}
+
+/// A fairness key is short, and its weight in range.
+fn check_fairness(b: &JobSpec) -> Result<(), EnqueueError> {
+    use crate::store::fair_keys::{MAX_FAIRNESS_KEY_LEN, MAX_FAIRNESS_WEIGHT};
+    if b.fairness_key
+        .as_ref()
+        .is_some_and(|k| k.is_empty() || k.len() > MAX_FAIRNESS_KEY_LEN)
+    {
+        return Err(bad(format!(
+            "fairness_key must be 1 to {MAX_FAIRNESS_KEY_LEN} bytes long"
+        )));
+    }
+    if b.fairness_weight
+        .is_some_and(|w| w == 0 || w > MAX_FAIRNESS_WEIGHT)
+    {
+        return Err(bad(format!(
+            "fairness_weight must be between 1 and {MAX_FAIRNESS_WEIGHT}"
+        )));
+    }
+    Ok(())
 }
 
 fn check_key(field: &str, key: &Option<String>) -> Result<(), EnqueueError> {

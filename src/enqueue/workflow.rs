@@ -150,6 +150,8 @@ pub async fn prepare(
         cache: None,
         throttle: None,
         debounce: None,
+        fairness_key: b.fairness_key,
+        fairness_weight: b.fairness_weight,
     };
     let start = WorkflowStart {
         id,

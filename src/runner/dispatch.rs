@@ -535,6 +535,7 @@ mod tests {
             begun: true,
             due_at: 0,
             callback_depth: 0,
+            fair_key: None,
         }
     }
 

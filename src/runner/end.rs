@@ -159,6 +159,7 @@ pub(super) fn record(job: &ClaimedJob, action: Action, ran: Ran<'_>) -> Finalize
     let usage = report.map(|r| Usage {
         fuel: r.fuel_used,
         wall_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
+        runner_us: u64::try_from(r.duration.as_micros()).unwrap_or(u64::MAX),
         http_requests: r.network.requests,
         http_bytes: r
             .network

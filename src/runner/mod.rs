@@ -87,6 +87,12 @@ pub enum RunnerEvent {
         tenant: String,
         at: Instant,
     },
+    /// An attempt ran for `ran_for` in its slot (before its end is written).
+    Ran {
+        id: String,
+        tenant: String,
+        ran_for: Duration,
+    },
     /// An attempt's end was committed (or fenced out).
     Finalized { id: String, result: Finalized },
 }
@@ -646,6 +652,11 @@ async fn run_attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
                 }
             });
             inner.record_duration(executed.ran_for);
+            inner.emit(|| RunnerEvent::Ran {
+                id: job.id.clone(),
+                tenant: job.tenant.clone(),
+                ran_for: executed.ran_for,
+            });
             if let Some(u) = executed.finalize.as_ref().and_then(|f| f.usage.as_ref()) {
                 inner.ledger.spend(&job.tenant, store.now(), u.fuel);
             }

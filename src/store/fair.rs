@@ -1,20 +1,40 @@
-//! Who gets the jobs of a claim: start-time fair queueing over tenants.
-//! Each tenant has a virtual time, the service it has had divided by its
-//! weight; every job picked goes to the tenant whose virtual time is least,
-//! and moves it on by 1 / weight. A tenant that comes back after a quiet
-//! spell starts at the current virtual time, not where it left off, so it
-//! cannot save up a burst; and while it is back it is served as often as
-//! its weight says, however many jobs the others have queued.
+//! Who gets the jobs of a claim: start-time fair queueing over tenants,
+//! by the runner time their attempts take, not by their count. Each tenant
+//! has a virtual time, the runner time it has had divided by its weight;
+//! every job picked goes to the tenant whose virtual time is least, and
+//! moves it on by what the tenant's jobs are expected to take (a decaying
+//! mean of its last attempts) over its weight. When an attempt ends its
+//! tenant is charged the difference between what it took and that
+//! estimate, so a tenant whose jobs take 100 times as long is picked a
+//! hundredth as often and has the same share of the runners' time. A
+//! tenant that comes back after a quiet spell starts at the current
+//! virtual time, not where it left off, so it cannot save up a burst; and
+//! while it is back it is served as its weight says, however many jobs the
+//! others have queued.
 //!
-//! Kept by a store between claims (on SQLite, by its one writer thread);
-//! with many claimers each keeps its own, which is fair per claimer.
+//! Runner time is the attempt's wall time in its slot, not its fuel: a
+//! slot held while a guest waits on a request is a slot no other tenant
+//! had. Kept by a store between claims (on SQLite, by its one writer
+//! thread) and charged by its finalize; with many claimers each keeps its
+//! own, which is fair per claimer.
 
+use super::records::Finalize;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
+use std::sync::Mutex;
 
 /// Tenants whose virtual time is remembered; past it, those not ahead of
 /// the current time are forgotten (they would start there anyway).
 const MAX_REMEMBERED: usize = 10_000;
+/// Least runner time an attempt is charged, in µs: one that reports less
+/// (a no-op) still took a claim, a slot and a write.
+pub const MIN_COST_US: f64 = 10.0;
+/// What a tenant's jobs are expected to take before any of its attempts
+/// ended: the mean over every tenant's, or this before any ended at all.
+const FIRST_COST_US: f64 = 1_000.0;
+/// How fast an estimate follows a tenant's attempts: each end moves it
+/// this part of the way, so it reflects its last few dozen attempts.
+const DECAY: f64 = 0.1;
 
 /// A tenant with jobs to claim.
 #[derive(Debug, Clone)]
@@ -37,14 +57,41 @@ pub fn given(picks: &[usize], contenders: usize) -> Vec<usize> {
     given
 }
 
-#[derive(Default)]
+/// What is remembered of one tenant.
+#[derive(Debug, Clone, Copy)]
+struct Account {
+    /// Its virtual time: runner µs over weight.
+    vtime: f64,
+    weight: f64,
+    /// The runner µs one of its jobs is expected to take.
+    cost: f64,
+}
+
 pub struct Fairness {
-    vtime: HashMap<String, f64>,
+    accounts: HashMap<String, Account>,
     /// The virtual time of the last job picked.
     now: f64,
+    /// The decaying mean over every tenant's attempts: a new tenant's first
+    /// estimate.
+    mean_cost: f64,
     /// Where the last claim's scan of tenants stopped, when there were more
     /// tenants with jobs than one claim looks at.
     pub cursor: Option<String>,
+    /// Each tenant's share among its fairness keys (`fair_keys`), kept the
+    /// same way one level down.
+    within: HashMap<String, Fairness>,
+}
+
+impl Default for Fairness {
+    fn default() -> Self {
+        Fairness {
+            accounts: HashMap::new(),
+            now: 0.0,
+            mean_cost: FIRST_COST_US,
+            cursor: None,
+            within: HashMap::new(),
+        }
+    }
 }
 
 /// A contender's place in the heap: least virtual time first, then the
@@ -70,30 +117,50 @@ impl Ord for Turn {
 }
 
 impl Fairness {
-    fn start(&self, tenant: &str) -> f64 {
-        self.vtime.get(tenant).map_or(self.now, |v| v.max(self.now))
+    /// A contender's virtual time as its turn starts (never behind the
+    /// current time) and what a pick moves it by, its account made if it
+    /// had none and its weight as this claim read it.
+    fn turn(&mut self, c: &Contender) -> (f64, f64) {
+        let (now, mean_cost) = (self.now, self.mean_cost);
+        let a = self.accounts.entry(c.tenant.clone()).or_insert(Account {
+            vtime: now,
+            weight: 1.0,
+            cost: mean_cost,
+        });
+        a.weight = f64::from(c.weight.max(1));
+        a.vtime = a.vtime.max(now);
+        (a.vtime, a.cost / a.weight)
+    }
+
+    fn set_vtime(&mut self, tenant: &str, vtime: f64) {
+        if let Some(a) = self.accounts.get_mut(tenant) {
+            a.vtime = vtime;
+        }
     }
 
     /// Picks `n` jobs among the contenders; the index of the contender of
     /// each, in the order they were picked. No contender gets more than
     /// its room.
     pub fn pick(&mut self, contenders: &[Contender], n: usize) -> Vec<usize> {
+        let turns: Vec<(f64, f64)> = contenders.iter().map(|c| self.turn(c)).collect();
         let mut picks = Vec::with_capacity(n);
         if let [only] = contenders {
             // One tenant: no turns to take.
             let k = n.min(usize::try_from(only.room).unwrap_or(usize::MAX));
             picks.resize(k, 0);
-            let v = self.start(&only.tenant) + k as f64 / f64::from(only.weight.max(1));
-            self.now = self.now.max(v - 1.0 / f64::from(only.weight.max(1)));
-            self.vtime.insert(only.tenant.clone(), v);
+            if k > 0 {
+                let (v, step) = turns[0];
+                self.now = self.now.max(v + (k - 1) as f64 * step);
+                self.set_vtime(&only.tenant, v + k as f64 * step);
+            }
             return picks;
         }
         let mut given = vec![0u64; contenders.len()];
-        let mut heap: BinaryHeap<Turn> = contenders
+        let mut heap: BinaryHeap<Turn> = turns
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.room > 0)
-            .map(|(i, c)| Turn(self.start(&c.tenant), i))
+            .filter(|(i, _)| contenders[*i].room > 0)
+            .map(|(i, &(v, _))| Turn(v, i))
             .collect();
         while picks.len() < n {
             let Some(Turn(v, i)) = heap.pop() else { break };
@@ -101,8 +168,8 @@ impl Fairness {
             picks.push(i);
             given[i] += 1;
             self.now = self.now.max(v);
-            let next = v + 1.0 / f64::from(c.weight.max(1));
-            self.vtime.insert(c.tenant.clone(), next);
+            let next = v + turns[i].1;
+            self.set_vtime(&c.tenant, next);
             if given[i] < c.room {
                 heap.push(Turn(next, i));
             }
@@ -113,9 +180,25 @@ impl Fairness {
 
     /// Takes back `n` picks of a tenant that had fewer jobs than it was
     /// given: it is not charged for service it did not get.
-    pub fn refund(&mut self, tenant: &str, weight: u32, n: usize) {
-        if let Some(v) = self.vtime.get_mut(tenant) {
-            *v -= n as f64 / f64::from(weight.max(1));
+    pub fn refund(&mut self, tenant: &str, n: usize) {
+        if let Some(a) = self.accounts.get_mut(tenant) {
+            a.vtime -= n as f64 * a.cost / a.weight;
+        }
+    }
+
+    /// Charges an ended attempt of `tenant`'s: what it took (`ran_us` of
+    /// runner time) less what its pick was charged, and moves the tenant's
+    /// estimate towards it. `None`: the job was given back without
+    /// running, and its pick is taken back.
+    pub fn charge(&mut self, tenant: &str, ran_us: Option<u64>) {
+        let Some(us) = ran_us else {
+            return self.refund(tenant, 1);
+        };
+        let took = (us as f64).max(MIN_COST_US);
+        self.mean_cost += DECAY * (took - self.mean_cost);
+        if let Some(a) = self.accounts.get_mut(tenant) {
+            a.vtime += (took - a.cost) / a.weight;
+            a.cost += DECAY * (took - a.cost);
         }
     }
 
@@ -138,7 +221,7 @@ impl Fairness {
                 continue;
             }
             if mine.len() < n {
-                self.refund(&c.tenant, c.weight, n - mine.len());
+                self.refund(&c.tenant, n - mine.len());
                 c.room = 0;
                 c.ran_out = true;
             } else {
@@ -148,11 +231,40 @@ impl Fairness {
         picks.iter().filter_map(|&i| got[i].pop_front()).collect()
     }
 
-    fn forget_idle(&mut self) {
-        if self.vtime.len() > MAX_REMEMBERED {
-            let now = self.now;
-            self.vtime.retain(|_, v| *v > now);
+    /// The share among `tenant`'s fairness keys, as its claims pick them.
+    pub fn within(&mut self, tenant: &str) -> &mut Fairness {
+        self.within.entry(tenant.to_owned()).or_default()
+    }
+
+    /// Charges an ended attempt to its tenant and, when the tenant's claims
+    /// share among keys, to its key (or the group of those without one).
+    pub fn charge_end(&mut self, tenant: &str, key: Option<&str>, ran_us: Option<u64>) {
+        self.charge(tenant, ran_us);
+        if let Some(keys) = self.within.get_mut(tenant) {
+            keys.charge(key.unwrap_or(super::fair_keys::UNKEYED), ran_us);
         }
+    }
+
+    fn forget_idle(&mut self) {
+        if self.accounts.len() > MAX_REMEMBERED {
+            let now = self.now;
+            self.accounts.retain(|_, a| a.vtime > now);
+            let accounts = &self.accounts;
+            self.within.retain(|t, _| accounts.contains_key(t));
+        }
+    }
+}
+
+/// Charges a finalize's ended attempts to their tenants and keys
+/// (`Fairness::charge`).
+pub fn charge_ends(fair: &Mutex<Fairness>, ends: &[Finalize]) {
+    let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
+    for end in ends {
+        fair.charge_end(
+            &end.tenant,
+            end.names.fair_key.as_deref(),
+            end.usage.as_ref().map(|u| u.runner_us),
+        );
     }
 }
 
@@ -217,9 +329,91 @@ mod tests {
         let mut f = Fairness::default();
         let picks = f.pick(&[c("a", 1, 2), c("b", 1, u64::MAX)], 10);
         assert_eq!(shares(&picks, 2), [2, 8]);
-        f.refund("b", 1, 8);
+        f.refund("b", 8);
         // b got nothing of those 8, so it is not behind a.
         let picks = f.pick(&[c("a", 1, u64::MAX), c("b", 1, u64::MAX)], 2);
         assert_eq!(shares(&picks, 2), [1, 1]);
+    }
+
+    #[test]
+    fn a_job_given_back_unrun_costs_nothing() {
+        let mut f = Fairness::default();
+        let cs = [c("a", 1, u64::MAX), c("b", 1, u64::MAX)];
+        assert_eq!(f.pick(&cs, 2), [0, 1]);
+        f.charge("a", None);
+        f.charge("b", Some(1_000));
+        // a ran nothing, b its estimate: a is first again.
+        assert_eq!(f.pick(&cs, 1), [0]);
+    }
+
+    /// Runners' slots taking jobs of tenants whose attempts take `cost` µs
+    /// each, every slot picking its next job as it frees and charging the
+    /// attempt as it ends: each tenant's runner time over `horizon`.
+    fn simulate(tenants: &[(&str, u32, u64)], slots: usize, horizon: u64) -> Vec<u64> {
+        let mut f = Fairness::default();
+        let cs: Vec<Contender> = tenants.iter().map(|&(t, w, _)| c(t, w, u64::MAX)).collect();
+        let mut ran = vec![0u64; tenants.len()];
+        // (time the slot frees, tenant of the attempt ending then)
+        let mut busy: Vec<(u64, Option<usize>)> = vec![(0, None); slots];
+        loop {
+            let (slot, &(at, ending)) = busy
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, (at, _))| *at)
+                .unwrap();
+            if at >= horizon {
+                return ran;
+            }
+            if let Some(i) = ending {
+                f.charge(tenants[i].0, Some(tenants[i].2));
+            }
+            let i = f.pick(&cs, 1)[0];
+            let cost = tenants[i].2;
+            ran[i] += cost.min(horizon - at);
+            busy[slot] = (at + cost, Some(i));
+        }
+    }
+
+    fn share(ran: &[u64], i: usize) -> f64 {
+        ran[i] as f64 / ran.iter().sum::<u64>() as f64
+    }
+
+    #[test]
+    fn a_tenant_a_hundred_times_heavier_gets_the_same_runner_time_not_more() {
+        // 4 slots for 60 s: a's attempts take 100 ms, b's 1 ms.
+        let ran = simulate(&[("a", 1, 100_000), ("b", 1, 1_000)], 4, 60_000_000);
+        let a = share(&ran, 0);
+        assert!((a - 0.5).abs() < 0.05, "a had {a:.3} of the runner time");
+        // Counting picks, as before, a would have had 100/101 of it.
+    }
+
+    #[test]
+    fn weights_divide_the_runner_time() {
+        let ran = simulate(&[("a", 1, 100_000), ("b", 3, 1_000)], 4, 60_000_000);
+        let b = share(&ran, 1);
+        assert!((b - 0.75).abs() < 0.05, "b had {b:.3} of the runner time");
+        let ran = simulate(&[("a", 3, 100_000), ("b", 1, 1_000)], 4, 60_000_000);
+        let a = share(&ran, 0);
+        assert!((a - 0.75).abs() < 0.05, "a had {a:.3} of the runner time");
+    }
+
+    #[test]
+    fn equal_costs_share_as_picks_did() {
+        let ran = simulate(&[("a", 1, 500), ("b", 1, 500), ("c", 2, 500)], 3, 1_000_000);
+        assert!((share(&ran, 2) - 0.5).abs() < 0.02, "{ran:?}");
+        assert!((share(&ran, 0) - 0.25).abs() < 0.02, "{ran:?}");
+    }
+
+    #[test]
+    fn an_attempt_charges_at_least_the_floor() {
+        let mut f = Fairness::default();
+        let cs = [c("a", 1, u64::MAX), c("b", 1, u64::MAX)];
+        for _ in 0..200 {
+            for i in f.pick(&cs, 2) {
+                // a reports nothing; b its floor: they share as equals.
+                f.charge(cs[i].tenant.as_str(), Some(if i == 0 { 0 } else { 10 }));
+            }
+        }
+        assert_eq!(shares(&f.pick(&cs, 100), 2), [50, 50]);
     }
 }

@@ -88,9 +88,9 @@ pub fn supersede(d: Dialect) -> String {
 /// ?11 now, ?12 deadline, ?13 concurrency key, ?14 unique key, ?15
 /// idempotency key, ?16 its body's hash, ?17 expiry, ?18 concurrency
 /// limit, ?19 callback depth, ?20 its result cache key, ?21 its throttle,
-/// ?22 its debounce key, ?23 its debounce; on SQLite ?24 whether it is due
-/// now. A job of
-/// a paused queue goes in parked. PostgreSQL answers the row; SQLite's
+/// ?22 its debounce key, ?23 its debounce, ?24 its fairness key, ?25 its
+/// weight; on SQLite ?26 whether it is due now. A job of a paused queue
+/// goes in parked. PostgreSQL answers the row; SQLite's
 /// writer needs nothing back, and fails without writing (`OR FAIL`).
 /// Built once per dialect: every enqueue runs it.
 pub fn insert_one(d: Dialect) -> &'static str {
@@ -134,13 +134,13 @@ fn insert_one_sql(d: Dialect) -> String {
     )
 }
 
-/// What both inserts write of a new job, ?1 to ?23 (`insert_one`).
+/// What both inserts write of a new job, ?1 to ?25 (`insert_one`).
 const NEW_JOB_COLUMNS: &str = "id, tenant, task, task_version, digest, queue, priority, input, \
     max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, idempotency_key, \
     idempotency_hash, expire_after_ms, concurrency_limit, callback_depth, cache_key, throttle, \
-    debounce_key, debounce";
+    debounce_key, debounce, fairness_key, fairness_weight";
 /// How many parameters `NEW_JOB_COLUMNS` takes.
-pub const NEW_JOB_PARAMS: usize = 23;
+pub const NEW_JOB_PARAMS: usize = 25;
 
 /// The completed job a result cache hit takes its output from (?1 tenant,
 /// ?2 key, ?3 the oldest end inside the TTL): the newest that ran (a hit is
@@ -164,8 +164,8 @@ pub fn cache_source(d: Dialect) -> String {
     )
 }
 
-/// A job a cache hit completes at once: ?1 to ?23 as `insert_one`'s, ?24
-/// the output, ?25 the source's id, ?26 the fuel it saved; started and
+/// A job a cache hit completes at once: ?1 to ?25 as `insert_one`'s, ?26
+/// the output, ?27 the source's id, ?28 the fuel it saved; started and
 /// finished at its creation (?11). It made no attempt and is in no line.
 /// PostgreSQL answers the row, as `insert_one` does.
 pub fn insert_cached(d: Dialect) -> String {
@@ -212,18 +212,29 @@ mod tests {
             lite.starts_with("INSERT OR FAIL INTO jobs (status, id,"),
             "{lite}"
         );
-        assert!(lite.contains("?23, CASE WHEN EXISTS"), "{lite}");
-        assert!(lite.ends_with("THEN 2 ELSE ?24 END)"), "{lite}");
+        let (last, due) = (NEW_JOB_PARAMS, NEW_JOB_PARAMS + 1);
+        assert!(
+            lite.contains(&format!("?{last}, CASE WHEN EXISTS")),
+            "{lite}"
+        );
+        assert!(
+            lite.ends_with(&format!("THEN 2 ELSE ?{due} END)")),
+            "{lite}"
+        );
         let pg = insert_one(Dialect::Postgres);
         assert!(pg.contains(", paused) VALUES ('queued', $1, $2,"), "{pg}");
-        assert!(pg.contains("$23, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6)) RETURNING id, tenant,"), "{pg}");
+        assert!(pg.contains(&format!("${last}, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6)) RETURNING id, tenant,")), "{pg}");
     }
 
     #[test]
     fn a_cache_hit_writes_what_an_insert_does_and_its_ending() {
         let hit = insert_cached(Dialect::Postgres);
-        assert!(hit.contains("callback_depth, cache_key, throttle, debounce_key, debounce, output, cached_from, cached_fuel, started_at, finished_at) VALUES ('completed', $1,"), "{hit}");
-        assert!(hit.contains("$25, $26, $11, $11) RETURNING id,"), "{hit}");
+        assert!(hit.contains("callback_depth, cache_key, throttle, debounce_key, debounce, fairness_key, fairness_weight, output, cached_from, cached_fuel, started_at, finished_at) VALUES ('completed', $1,"), "{hit}");
+        let (source, fuel) = (NEW_JOB_PARAMS + 2, NEW_JOB_PARAMS + 3);
+        assert!(
+            hit.contains(&format!("${source}, ${fuel}, $11, $11) RETURNING id,")),
+            "{hit}"
+        );
         let source = cache_source(Dialect::Sqlite);
         assert!(
             source.contains("status = 'completed' AND cached_from IS NULL AND finished_at >= ?3"),

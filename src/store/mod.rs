@@ -15,6 +15,7 @@ pub mod ending;
 pub mod ending_sql;
 pub mod expire_sql;
 pub mod fair;
+pub mod fair_keys;
 pub mod flow_key;
 pub mod insert_sql;
 pub mod job_sql;

@@ -62,6 +62,8 @@ pub struct JobRow {
     pub(crate) cached_from: Option<String>,
     pub(crate) throttle: Option<String>,
     pub(crate) debounce: Option<String>,
+    pub(crate) fairness_key: Option<String>,
+    pub(crate) fairness_weight: Option<i64>,
 }
 
 impl JobRow {
@@ -146,6 +148,8 @@ impl TryFrom<JobRow> for JobRecord {
                 .debounce
                 .as_deref()
                 .and_then(crate::store::debounce::Debounced::from_text),
+            fairness_key: r.fairness_key,
+            fairness_weight: r.fairness_weight.and_then(|w| u32::try_from(w).ok()),
         })
     }
 }

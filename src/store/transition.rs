@@ -276,6 +276,8 @@ pub struct ClaimedRow {
     /// When the job was due.
     pub due_at: Millis,
     pub callback_depth: u32,
+    /// Its fairness key (its own, or else its concurrency key).
+    pub fair_key: Option<String>,
 }
 
 impl From<ClaimedRow> for ClaimedJob {
@@ -306,6 +308,7 @@ impl From<ClaimedRow> for ClaimedJob {
             begun: r.begun,
             due_at: r.due_at,
             callback_depth: r.callback_depth,
+            fair_key: r.fair_key,
         }
     }
 }
@@ -534,6 +537,7 @@ mod tests {
             begun: true,
             due_at: 0,
             callback_depth: 0,
+            fair_key: None,
         };
         let c = ClaimedJob::from(row.clone());
         assert_eq!((c.task, c.input.as_str(), c.attempt), (own, "in", 4));

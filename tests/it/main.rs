@@ -25,6 +25,7 @@ mod e2e_begun;
 mod e2e_callbacks;
 mod e2e_outbound;
 mod e2e_pg;
+mod fairness;
 mod faults;
 mod hostile;
 mod leader;

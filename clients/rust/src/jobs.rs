@@ -48,6 +48,13 @@ pub struct JobSpec {
     /// its key, and runs `period_ms` after the last enqueue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub debounce: Option<Debounce>,
+    /// The key the tenant's claims share the runners' time by (1 to 64
+    /// bytes; the concurrency key when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fairness_key: Option<String>,
+    /// The fairness key's weight, 1 to 1000 (1 when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fairness_weight: Option<u32>,
 }
 
 /// A job enqueued while another of `key` is pending replaces it, and runs
@@ -211,6 +218,11 @@ pub struct Job {
     /// Its debounce: the job it replaced, and its successor once replaced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debounce: Option<DebounceView>,
+    /// The fairness key it named, and the key's weight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_weight: Option<u32>,
     /// The job that spawned this one (`GET /v1/jobs/{id}` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,

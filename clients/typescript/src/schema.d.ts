@@ -1352,6 +1352,12 @@ export interface components {
             debounce?: null | components["schemas"]["DebounceView"];
             error?: null | components["schemas"]["JobErrorView"];
             expire_after_ms?: number | null;
+            /**
+             * @description The key its tenant's claims share the runners' time by, when it
+             *     named one (else its concurrency key is), and the key's weight.
+             */
+            fairness_key?: string | null;
+            fairness_weight?: number | null;
             fallback?: null | components["schemas"]["TaskRef"];
             finished_at?: string | null;
             /** @example 01JD8Z6W3R5V4K2M9N7P1Q0XYZ */
@@ -1395,6 +1401,12 @@ export interface components {
             debounce?: null | components["schemas"]["DebounceView"];
             error?: null | components["schemas"]["JobErrorView"];
             expire_after_ms?: number | null;
+            /**
+             * @description The key its tenant's claims share the runners' time by, when it
+             *     named one (else its concurrency key is), and the key's weight.
+             */
+            fairness_key?: string | null;
+            fairness_weight?: number | null;
             fallback?: null | components["schemas"]["TaskRef"];
             finished_at?: string | null;
             /** @example 01JD8Z6W3R5V4K2M9N7P1Q0XYZ */
@@ -1465,6 +1477,17 @@ export interface components {
              *     after it came due, the job fails with kind `expired` and never runs.
              */
             expire_after_ms?: number | null;
+            /**
+             * @description The key its tenant's claims share the runners' time by (1 to 64
+             *     bytes; its concurrency key when left out): the tenant's keys are
+             *     served in turn, as tenants are.
+             */
+            fairness_key?: string | null;
+            /**
+             * @description Its fairness key's weight, 1 to 1000 (1 when left out); the weight
+             *     of a key's next job is the key's.
+             */
+            fairness_weight?: number | null;
             input?: unknown;
             on_conflict?: null | components["schemas"]["OnConflict"];
             /** Format: int32 */

@@ -6,7 +6,10 @@
 //! the bound, then again while each of flood's guests burns its whole fuel
 //! limit. Reported: quiet's enqueue→start latency (from the HTTP request to
 //! the attempt's start) and its throughput against its offered rate; and,
-//! with both tenants backlogged at weights 1 and 3, each one's share.
+//! with both tenants backlogged at weights 1 and 3, each one's share of
+//! the starts; and, with both backlogged at equal weights while each of
+//! flood's jobs burns 100 times the fuel of quiet's, each one's share of
+//! the runners' time.
 
 use crate::common::percentiles;
 use anyhow::{bail, Context};
@@ -51,6 +54,10 @@ pub struct TenantsBench {
     /// are answered, besides its backlog, run-now calls and hostile inputs.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..=256))]
     pub flood_clients: u64,
+    /// Loop rounds of each of the quiet tenant's jobs in the `cost` phase;
+    /// each of the flooding tenant's runs 100 times as many.
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub cost_iterations: u64,
     /// Fuel each of the flooding tenant's guests burns in the `burn` phase.
     #[arg(long, default_value_t = 20_000_000)]
     pub burn_fuel: u64,
@@ -74,6 +81,8 @@ pub enum Phase {
     Burn,
     /// Both backlogged, weights 1 (flood) and 3 (quiet).
     Share,
+    /// Both backlogged at equal weights, flood's jobs 100 times heavier.
+    Cost,
 }
 
 fn progress(what: &str) {
@@ -94,6 +103,8 @@ struct Bed {
     claimed: Arc<Mutex<HashMap<String, Instant>>>,
     started: Arc<Mutex<HashMap<String, Instant>>>,
     starts: Arc<Mutex<HashMap<String, u64>>>,
+    /// Each tenant's attempts' time in their slots.
+    ran: Arc<Mutex<HashMap<String, Duration>>>,
     guests_dir: PathBuf,
 }
 
@@ -171,7 +182,8 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
     let started: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
     let claimed: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
     let starts: Arc<Mutex<HashMap<String, u64>>> = Arc::default();
-    let (s, n) = (started.clone(), starts.clone());
+    let ran: Arc<Mutex<HashMap<String, Duration>>> = Arc::default();
+    let (s, n, r) = (started.clone(), starts.clone(), ran.clone());
     let c = claimed.clone();
     let hook = Arc::new(move |e: RunnerEvent| match e {
         RunnerEvent::Started { id, tenant, at } => {
@@ -182,6 +194,14 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
             if tenant == QUIET {
                 s.lock().unwrap_or_else(|p| p.into_inner()).insert(id, at);
             }
+        }
+        RunnerEvent::Ran {
+            tenant, ran_for, ..
+        } => {
+            *r.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry(tenant)
+                .or_default() += ran_for;
         }
         RunnerEvent::Claimed {
             ids,
@@ -221,6 +241,7 @@ async fn bed(args: &TenantsBench, runners: usize) -> anyhow::Result<Bed> {
         claimed,
         started,
         starts,
+        ran,
         guests_dir: args.guests.clone(),
     };
     for tenant in [QUIET, FLOOD] {
@@ -537,7 +558,7 @@ async fn phase(
     };
     let (ready_tx, ready) = tokio::sync::oneshot::channel();
     let flooding = match which {
-        Phase::Alone | Phase::Share => None,
+        Phase::Alone | Phase::Share | Phase::Cost => None,
         Phase::Flood | Phase::Burn => Some(clients.flood.spawn(flood(
             b.clone(),
             (task, input),
@@ -657,6 +678,99 @@ async fn share(args: &TenantsBench, runners: usize) -> anyhow::Result<Value> {
     Ok(report)
 }
 
+fn ran_of(b: &Bed, tenant: &str) -> Duration {
+    b.ran
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(tenant)
+        .copied()
+        .unwrap_or_default()
+}
+
+/// Both tenants backlogged at equal weights, each of flood's jobs running
+/// 100 times the loop rounds of quiet's (and burning 100 times the fuel):
+/// how the runners' time was shared while both had work. Counting starts,
+/// flood would have had 100/101 of it.
+async fn cost(args: &TenantsBench, runners: usize) -> anyhow::Result<Value> {
+    let b = Arc::new(bed(args, runners).await?);
+    let light = args.cost_iterations;
+    let heavy = light.saturating_mul(100);
+    let mut tasks = Vec::new();
+    for tenant in [FLOOD, QUIET] {
+        let token = b.tokens[tenant].clone();
+        let digest = b.upload(&token, "limits").await?;
+        let spec = json!({"component": digest, "limits": {"fuel": 10_000_000_000u64},
+                          "retry": {"max_attempts": 1}});
+        tasks.push(b.define(&token, "spin", spec).await?);
+    }
+    let store = b.app.state.store.clone();
+    // Enough of each for the span at the fair share: flood's heavy jobs
+    // are few, quiet's many.
+    let (flood_jobs, quiet_jobs) = (args.flood / 50, args.flood);
+    let mut left = (flood_jobs, quiet_jobs);
+    while left != (0, 0) {
+        for (tenant, task, iterations, n) in [
+            (FLOOD, &tasks[0], heavy, &mut left.0),
+            (QUIET, &tasks[1], light, &mut left.1),
+        ] {
+            let k = (*n).min(MAX_BATCH as u64 / 10);
+            if k > 0 {
+                let input = json!({"op": "spin", "iterations": iterations});
+                backlog(&b, (tenant, task, 0), &input, k).await?;
+                *n -= k;
+            }
+        }
+    }
+    progress("both tenants backlogged");
+    // Measure over a span in which both still have work queued, after the
+    // first attempts have ended and each tenant's cost is known.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let snapshot = |b: &Bed| {
+        (
+            ran_of(b, FLOOD),
+            ran_of(b, QUIET),
+            started_of(b, FLOOD),
+            started_of(b, QUIET),
+        )
+    };
+    let before = snapshot(&b);
+    let t0 = Instant::now();
+    let span = loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (f, q) = (
+            store.tenant_usage(FLOOD).await?.jobs.queued,
+            store.tenant_usage(QUIET).await?.jobs.queued,
+        );
+        let span = t0.elapsed();
+        if f < flood_jobs / 10 || q < quiet_jobs / 10 || span > Duration::from_secs(5) {
+            break span;
+        }
+    };
+    let after = snapshot(&b);
+    eprintln!(" done");
+    let (fr, qr) = (
+        (after.0 - before.0).as_secs_f64(),
+        (after.1 - before.1).as_secs_f64(),
+    );
+    let report = json!({
+        "weights": {"flood": 1, "quiet": 1},
+        "iterations": {"flood": heavy, "quiet": light},
+        "seconds": span.as_secs_f64(),
+        "flood_runner_seconds": fr,
+        "quiet_runner_seconds": qr,
+        "flood_started": after.2 - before.2,
+        "quiet_started": after.3 - before.3,
+        "quiet_share": qr / (fr + qr).max(f64::MIN_POSITIVE),
+        "quiet_fair_share": 0.5,
+    });
+    let counts = store.job_counts().await?;
+    if counts.iter().any(|(s, _)| *s == JobStatus::Failed) {
+        bail!("jobs failed: {counts:?}");
+    }
+    Bed::stop(b).await?;
+    Ok(report)
+}
+
 pub fn main(args: TenantsBench) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -695,6 +809,9 @@ pub fn main(args: TenantsBench) -> anyhow::Result<ExitCode> {
         }
         if want(Phase::Share) {
             report.insert("share".into(), share(&args, runners).await?);
+        }
+        if want(Phase::Cost) {
+            report.insert("cost".into(), cost(&args, runners).await?);
         }
         Ok::<_, anyhow::Error>(())
     })?;
@@ -761,6 +878,17 @@ pub fn main(args: TenantsBench) -> anyhow::Result<ExitCode> {
             s["quiet_share"].as_f64().unwrap_or_default() * 100.0,
             s["flood_started"].as_f64().unwrap_or_default() + s["quiet_started"].as_f64().unwrap_or_default(),
             s["seconds"].as_f64().unwrap_or_default(),
+        );
+    }
+    if let Some(c) = report.get("cost") {
+        let f = |k: &str| c[k].as_f64().unwrap_or_default();
+        println!(
+            "  cost   both backlogged, weights 1:1, flood's jobs 100× quiet's → quiet had {:.1} % of {:.2} s of runner time in {:.2} s (fair: 50 %); starts flood {} · quiet {}",
+            f("quiet_share") * 100.0,
+            f("flood_runner_seconds") + f("quiet_runner_seconds"),
+            f("seconds"),
+            c["flood_started"],
+            c["quiet_started"],
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -40,6 +40,7 @@ impl Default for Given {
                 begun: true,
                 due_at: NOW - 200,
                 callback_depth: 0,
+                fair_key: None,
             },
             // Fixed and without jitter: a retry waits 1000 ms.
             retry: RetryPolicy {

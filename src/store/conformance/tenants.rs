@@ -6,6 +6,7 @@ use super::*;
 use crate::attempt_log::{Level, LogLine, Source};
 use crate::quota::{Exceeded, Quotas, WINDOW_MS};
 use crate::sandbox::{AttemptLog, NetworkTally};
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 pub(super) async fn put(h: &Harness, tenant: &str, weight: Option<u32>, quotas: Quotas) {
@@ -160,6 +161,213 @@ pub(super) async fn claims_share_tenants_by_weight(h: Harness) {
     assert!(h.store.job_claim(only(&[])).await.unwrap().jobs.is_empty());
     gauges_agree(&h, A).await;
     gauges_agree(&h, B).await;
+}
+
+/// Two runner slots on a clock of the test's own: each claims a job as it
+/// frees and ends it with the runner time `took` gives it. Answers each
+/// label's runner time within `horizon_us` and its starts.
+async fn run_slots(
+    h: &Harness,
+    took: impl Fn(&ClaimedJob) -> (String, u64),
+    horizon_us: u64,
+) -> (HashMap<String, u64>, HashMap<String, u64>) {
+    let (mut ran, mut starts) = (HashMap::new(), HashMap::new());
+    // Each slot: when it frees, and the attempt ending then.
+    let mut slots: Vec<(u64, Option<ClaimedJob>)> = vec![(0, None), (0, None)];
+    loop {
+        let slot = (0..slots.len()).min_by_key(|&i| slots[i].0).unwrap();
+        let at = slots[slot].0;
+        if at >= horizon_us {
+            return (ran, starts);
+        }
+        if let Some(job) = slots[slot].1.take() {
+            let us = took(&job).1;
+            let r = h
+                .store
+                .job_finalize(vec![Finalize {
+                    id: job.id.clone(),
+                    tenant: job.tenant.clone(),
+                    lease_token: job.lease_token.clone(),
+                    action: Action::Complete {
+                        output: "{}".into(),
+                    },
+                    attempt: attempt(&job, "completed", None),
+                    usage: Some(Usage {
+                        fuel: us,
+                        wall_ms: us / 1_000,
+                        runner_us: us,
+                        http_requests: 0,
+                        http_bytes: 0,
+                    }),
+                    callbacks: None,
+                    names: job.names(),
+                    steps: Vec::new(),
+                    close_children: None,
+                }])
+                .await
+                .unwrap();
+            assert_eq!(r, vec![Finalized::Done(JobStatus::Completed)]);
+        }
+        let [job] = <[ClaimedJob; 1]>::try_from(claim(h, 1).await).expect("one job");
+        let (label, us) = took(&job);
+        *ran.entry(label.clone()).or_default() += us.min(horizon_us - at);
+        *starts.entry(label).or_default() += 1;
+        slots[slot] = (at + us, Some(job));
+    }
+}
+
+fn share_of(ran: &HashMap<String, u64>, label: &str) -> f64 {
+    ran.get(label).copied().unwrap_or(0) as f64 / ran.values().sum::<u64>().max(1) as f64
+}
+
+/// Claims share the runners' time, not their starts: with A's attempts
+/// taking 100 times as long as B's and B weighing 3, two slots give B
+/// three quarters of the runner time.
+pub(super) async fn claims_share_runner_time_not_starts(h: Harness) {
+    setup(&h).await;
+    put(&h, B, Some(3), Quotas::default()).await;
+    insert_many(&h, A, "a", 100, 0).await;
+    insert_many(&h, B, "b", 3_000, 0).await;
+    let took = |j: &ClaimedJob| (j.tenant.clone(), if j.tenant == A { 10_000 } else { 100 });
+    let (ran, starts) = run_slots(&h, took, 150_000).await;
+    let b = share_of(&ran, B);
+    assert!(
+        (b - 0.75).abs() <= 0.075,
+        "B had {b:.3} of the runner time (fair: 0.75); runner µs {ran:?}, starts {starts:?}"
+    );
+    // Counting starts, A would have had a quarter of them and so nearly
+    // all of the time.
+    assert!(starts[B] > 50 * starts[A], "starts {starts:?}");
+}
+
+fn keyed(tenant: &str, id: &str, key: Option<&str>, weight: Option<u32>) -> NewJob {
+    NewJob {
+        fairness_key: key.map(str::to_owned),
+        fairness_weight: weight,
+        ..job_of(tenant, id)
+    }
+}
+
+async fn insert_all(h: &Harness, jobs: Vec<NewJob>) {
+    for r in h.store.job_insert(jobs).await.unwrap() {
+        r.unwrap();
+    }
+}
+
+/// A tenant's claims take its fairness keys in turn, and its jobs without
+/// a key as one more, whatever order they were queued in; a key's weight
+/// divides them; a job's concurrency key is its fairness key unless it
+/// names one; and the keys share the runners' time, not their starts.
+pub(super) async fn a_tenants_fairness_keys_are_served_in_turn(h: Harness) {
+    setup(&h).await;
+    // k1's backlog first, then k2's, then jobs with no key.
+    let mut jobs = Vec::new();
+    for (prefix, key) in [("k1-", Some("k1")), ("k2-", Some("k2")), ("none-", None)] {
+        jobs.extend((0..20).map(|i| keyed(A, &format!("{prefix}{i:02}"), key, None)));
+    }
+    insert_all(&h, jobs).await;
+    let group = |j: &ClaimedJob| j.id.split('-').next().unwrap().to_owned();
+    let mut got: HashMap<String, usize> = HashMap::new();
+    for _ in 0..2 {
+        for j in claim(&h, 6).await {
+            *got.entry(group(&j)).or_default() += 1;
+        }
+    }
+    let want: HashMap<String, usize> =
+        HashMap::from([("k1".into(), 4), ("k2".into(), 4), ("none".into(), 4)]);
+    assert_eq!(got, want, "three groups in turn");
+    // Each key's jobs in the tenant's order.
+    let page = h
+        .store
+        .job_list(JobQuery {
+            tenant: A.into(),
+            status: Some(JobStatus::Running),
+            limit: 100,
+            max_bytes: usize::MAX,
+            ..JobQuery::default()
+        })
+        .await
+        .unwrap();
+    let mut running: Vec<String> = page.jobs.into_iter().map(|j| j.id).collect();
+    running.sort();
+    assert_eq!(
+        running,
+        [
+            "k1-00", "k1-01", "k1-02", "k1-03", "k2-00", "k2-01", "k2-02", "k2-03", "none-00",
+            "none-01", "none-02", "none-03"
+        ]
+    );
+
+    // Weights: w3 weighs 3, w1 1 (B's jobs, claimed alone; w1's first).
+    let mut jobs = Vec::new();
+    for (prefix, key, weight) in [("w1-", "w1", None), ("w3-", "w3", Some(3))] {
+        jobs.extend((0..80).map(|i| keyed(B, &format!("{prefix}{i:02}"), Some(key), weight)));
+    }
+    insert_all(&h, jobs).await;
+    let only_b = ClaimParams {
+        owner: "r1".into(),
+        queues: None,
+        limit: 8,
+        lease_ms: 30_000,
+        only_tenants: Some(vec![B.to_string()]),
+        begin_each: u32::MAX,
+    };
+    let mut got: HashMap<String, usize> = HashMap::new();
+    for _ in 0..10 {
+        for j in h.store.job_claim(only_b.clone()).await.unwrap().jobs {
+            *got.entry(group(&j)).or_default() += 1;
+        }
+    }
+    // A quarter and three quarters of 80, give or take the one pick a
+    // turn may lead by.
+    assert_eq!(got["w1"] + got["w3"], 80, "{got:?}");
+    assert!(got["w1"].abs_diff(20) <= 1, "{got:?}");
+
+    // Concurrency keys stand for fairness keys: c1's backlog first, yet
+    // c2 has its turn.
+    let concurrent = |id: &str, key: &str| NewJob {
+        concurrency_key: Some(key.into()),
+        concurrency_limit: Some(50),
+        ..job_of("c", id)
+    };
+    h.store.tenant_insert("c").await.unwrap();
+    let mut jobs: Vec<NewJob> = (0..20)
+        .map(|i| concurrent(&format!("c1-{i:02}"), "c1"))
+        .collect();
+    jobs.extend((0..20).map(|i| concurrent(&format!("c2-{i:02}"), "c2")));
+    insert_all(&h, jobs).await;
+    let only_c = ClaimParams {
+        only_tenants: Some(vec!["c".to_string()]),
+        limit: 4,
+        ..only_b
+    };
+    let got = h.store.job_claim(only_c).await.unwrap().jobs;
+    let mut ids: Vec<&str> = got.iter().map(|j| j.id.as_str()).collect();
+    ids.sort();
+    assert_eq!(ids, ["c1-00", "c1-01", "c2-00", "c2-01"]);
+    assert_eq!(got[0].fair_key.as_deref().map(|k| &k[..1]), Some("c"));
+}
+
+/// Within a tenant, a key whose attempts take 100 times as long has the
+/// same share of the runners' time as a light one, not 100 times more.
+pub(super) async fn fairness_keys_share_runner_time_not_starts(h: Harness) {
+    setup(&h).await;
+    let mut jobs: Vec<NewJob> = (0..100)
+        .map(|i| keyed(A, &format!("heavy-{i:04}"), Some("heavy"), None))
+        .collect();
+    jobs.extend((0..2_000).map(|i| keyed(A, &format!("light-{i:04}"), Some("light"), None)));
+    insert_all(&h, jobs).await;
+    let took = |j: &ClaimedJob| {
+        let key = j.fair_key.clone().expect("a keyed job says its key");
+        let us = if key == "heavy" { 10_000 } else { 100 };
+        (key, us)
+    };
+    let (ran, starts) = run_slots(&h, took, 100_000).await;
+    let light = share_of(&ran, "light");
+    assert!(
+        (light - 0.5).abs() <= 0.05,
+        "light had {light:.3} of the runner time (fair: 0.5); runner µs {ran:?}, starts {starts:?}"
+    );
 }
 
 /// A time in the past is now, and buys no place in the line.
@@ -422,6 +630,7 @@ pub(super) async fn fuel_budgets_hold_claims_until_the_window_refills(h: Harness
             usage: Some(Usage {
                 fuel: 150,
                 wall_ms: 7,
+                runner_us: 7_000,
                 http_requests: 0,
                 http_bytes: 0,
             }),
@@ -475,6 +684,7 @@ pub(super) async fn usage_counts_attempts_and_ended_jobs(h: Harness) {
         usage: Some(Usage {
             fuel: 10,
             wall_ms: 2,
+            runner_us: 2_000,
             http_requests: 3,
             http_bytes: 100,
         }),

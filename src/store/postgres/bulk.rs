@@ -50,6 +50,8 @@ fn plain(jobs: &[NewJob]) -> bool {
                 && j.cache.is_none()
                 && j.throttle.is_none()
                 && j.debounce.is_none()
+                && j.fairness_key.is_none()
+                && j.fairness_weight.is_none()
         })
 }
 

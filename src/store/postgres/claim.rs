@@ -11,8 +11,10 @@ use super::tenants::claim_views;
 use crate::job::{JobStatus, Transition};
 use crate::quota::Quotas;
 use crate::store::begun::Begun;
+use crate::store::dialect::Dialect;
 use crate::store::ending_sql::PG_STATUS;
 use crate::store::fair::{given, Fairness};
+use crate::store::fair_keys::{self, Group, KEY, MAX_KEYS_PER_CLAIM};
 use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::records::*;
 use crate::store::tally::Tally;
@@ -121,7 +123,7 @@ pub async fn claim(
                     throttled: &mut throttled,
                 };
                 let found =
-                    tenant_rows(tx, now, &c.tenant, queues.as_deref(), n, &mut held).await?;
+                    fair_rows(tx, now, &c.tenant, queues.as_deref(), n, &mut held, &fair).await?;
                 begun.mark(&c.tenant, found)
             });
         }
@@ -204,7 +206,7 @@ type DueRow = (
 async fn tenant_rows(
     tx: &mut Tx,
     now: Millis,
-    tenant: &str,
+    (tenant, group): (&str, Group<'_>),
     queues: Option<&[String]>,
     n: usize,
     held: &mut Held<'_>,
@@ -214,7 +216,7 @@ async fn tenant_rows(
     for _ in 0..PARK_ROUNDS {
         // Past the first read, some more: a parked key's jobs are many.
         let want = n - out.len() + more;
-        let rows = due_rows(tx, now, tenant, queues, want).await?;
+        let rows = due_rows(tx, now, (tenant, group), queues, want).await?;
         let read = rows.len();
         let parked = decide(tx, now, tenant, rows, n, held, &mut out).await?;
         if parked == 0 || read < want || out.len() >= n {
@@ -225,32 +227,133 @@ async fn tenant_rows(
     Ok(out)
 }
 
-/// Up to `n` of a tenant's due jobs, locked for this claim.
+/// Up to `n` of a tenant's due jobs of `group`, locked for this claim. A
+/// key's are read from `jobs_fair`; the unkeyed ones are those without a
+/// key among the first `$5` of the tenant's line.
 async fn due_rows(
     tx: &mut Tx,
     now: Millis,
-    tenant: &str,
+    (tenant, group): (&str, Group<'_>),
     queues: Option<&[String]>,
     n: usize,
 ) -> StoreResult<Vec<DueRow>> {
-    sqlx::query_as(&format!(
+    let of_group = match group {
+        Group::All => String::new(),
+        Group::Key(_) => format!("AND {KEY} IS NOT NULL AND {KEY} = $5"),
+        Group::Unkeyed => "AND fairness_key IS NULL AND concurrency_key IS NULL \
+            AND id IN (SELECT id FROM jobs WHERE tenant = $1 AND status = 'queued' \
+              AND NOT paused ORDER BY urgent DESC, priority, run_at, id LIMIT $5)"
+            .to_owned(),
+    };
+    let sql = format!(
         "SELECT id, concurrency_key, concurrency_limit, throttle, throttle_slot FROM jobs j \
          WHERE tenant = $1 AND status = 'queued' AND NOT paused AND run_at <= $2 \
-           AND ($3::text[] IS NULL OR queue = ANY($3)) AND {} \
+           AND ($3::text[] IS NULL OR queue = ANY($3)) AND {} {of_group} \
            AND (concurrency_key IS NULL OR ( \
                 SELECT count(*) FROM jobs r WHERE r.tenant = j.tenant \
                 AND r.concurrency_key = j.concurrency_key AND r.status = 'running') \
                 < coalesce(j.concurrency_limit, 1)) \
          ORDER BY urgent DESC, priority, run_at, id LIMIT $4 FOR UPDATE SKIP LOCKED",
         claimable("j", "$2")
-    ))
-    .bind(tenant)
-    .bind(now)
-    .bind(queues)
-    .bind(i64::try_from(n).unwrap_or(i64::MAX))
-    .fetch_all(&mut **tx)
-    .await
-    .map_err(pg)
+    );
+    let q = sqlx::query_as(&sql)
+        .bind(tenant)
+        .bind(now)
+        .bind(queues)
+        .bind(i64::try_from(n).unwrap_or(i64::MAX));
+    let q = match group {
+        Group::All => q,
+        Group::Key(key) => q.bind(key),
+        Group::Unkeyed => q.bind(i64::try_from(fair_keys::head_of_line(n)).unwrap_or(i64::MAX)),
+    };
+    q.fetch_all(&mut **tx).await.map_err(pg)
+}
+
+/// Up to `n` of a tenant's due jobs that can run now: shared among its
+/// fairness keys, and its jobs without one, when it has keyed jobs
+/// (`fair_keys`), else in its order.
+async fn fair_rows(
+    tx: &mut Tx,
+    now: Millis,
+    tenant: &str,
+    queues: Option<&[String]>,
+    n: usize,
+    held: &mut Held<'_>,
+    fair: &Mutex<Fairness>,
+) -> StoreResult<Vec<(String, Option<i32>)>> {
+    let active = active_keys(tx, tenant, fair).await?;
+    if active.is_empty() {
+        return tenant_rows(tx, now, (tenant, Group::All), queues, n, held).await;
+    }
+    let unkeyed: bool = sqlx::query_scalar(fair_keys::has_unkeyed(Dialect::Postgres))
+        .bind(tenant)
+        .bind(i64::try_from(fair_keys::head_of_line(n)).unwrap_or(i64::MAX))
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(pg)?;
+    let mut groups = fair_keys::contenders(active, unkeyed, n as u64);
+    let mut out = Vec::with_capacity(n);
+    // Each round fills the claim or finds a group out of jobs, which the
+    // next leaves out: at most one round more than there are groups.
+    while out.len() < n {
+        let picks = fairness(fair).within(tenant).pick(&groups, n - out.len());
+        if picks.is_empty() {
+            break;
+        }
+        let given = given(&picks, groups.len());
+        let mut rows = Vec::with_capacity(groups.len());
+        for (g, &k) in groups.iter().zip(&given) {
+            rows.push(if k == 0 {
+                Vec::new()
+            } else {
+                let group = (tenant, Group::of(&g.tenant));
+                tenant_rows(tx, now, group, queues, k, held).await?
+            });
+        }
+        let ordered = fairness(fair)
+            .within(tenant)
+            .settle(&mut groups, &picks, &given, rows);
+        out.extend(ordered);
+    }
+    Ok(out)
+}
+
+/// A tenant's keys with due jobs and their weights: all of them, or the
+/// next `MAX_KEYS_PER_CLAIM` after where its last claim stopped.
+async fn active_keys(
+    tx: &mut Tx,
+    tenant: &str,
+    fair: &Mutex<Fairness>,
+) -> StoreResult<Vec<(String, Option<i64>)>> {
+    let sql = fair_keys::active_keys(Dialect::Postgres);
+    let after = fairness(fair)
+        .within(tenant)
+        .cursor
+        .take()
+        .unwrap_or_default();
+    let scan = |after: String, limit: usize| {
+        sqlx::query_as::<_, (String, Option<i32>)>(sql)
+            .bind(tenant.to_owned())
+            .bind(after)
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+    };
+    let mut keys = scan(after.clone(), MAX_KEYS_PER_CLAIM)
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(pg)?;
+    if keys.len() < MAX_KEYS_PER_CLAIM && !after.is_empty() {
+        let more = scan(String::new(), MAX_KEYS_PER_CLAIM - keys.len())
+            .fetch_all(&mut **tx)
+            .await
+            .map_err(pg)?;
+        keys.extend(more.into_iter().take_while(|(k, _)| *k <= after));
+    }
+    let keys: Vec<(String, Option<i64>)> = keys
+        .into_iter()
+        .map(|(k, w)| (k, w.map(i64::from)))
+        .collect();
+    fairness(fair).within(tenant).cursor = fair_keys::next_cursor(&keys);
+    Ok(keys)
 }
 
 /// Which of `rows` start (added to `out` with their concurrency slots,

@@ -368,6 +368,8 @@ fn bind_new_job<'q>(
         )
         .bind(job.debounce.as_ref().map(|d| d.spec.key.as_str()))
         .bind(job.debounce.as_ref().map(|d| d.to_text()))
+        .bind(job.fairness_key.as_deref())
+        .bind(job.fairness_weight.map(int4))
 }
 
 /// What a refused insert of `job` means.

@@ -731,6 +731,7 @@ impl JobStore for PgStore {
         // An end may free a concurrency key or a tenant's room, or queue
         // the job again: others look (batched, at most one NOTIFY per
         // few ms from this process).
+        super::fair::charge_ends(&self.fair, &batch);
         let r = self.finalize_batch(batch).await;
         self.poke();
         r

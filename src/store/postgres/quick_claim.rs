@@ -1,11 +1,12 @@
 //! The common claim on PostgreSQL in two statements and no transaction:
 //! one read of the clock and of the contending tenants (settings, running
 //! jobs, fuel in the window, and whether any has a queued job with a
-//! concurrency key or a throttle), then for each round of picks one statement that takes
-//! every picked tenant's jobs with `FOR UPDATE SKIP LOCKED`, moves them to
-//! running and counts them, committed by itself. The general claim
-//! (`claim.rs`) takes nine round trips in a transaction; it is still the
-//! one taken when a contender has keyed or throttled jobs (a key is held
+//! concurrency key, a throttle or a fairness key), then for each round of
+//! picks one statement that takes every picked tenant's jobs with
+//! `FOR UPDATE SKIP LOCKED`, moves them to running and counts them,
+//! committed by itself. The general claim (`claim.rs`) takes nine round
+//! trips in a transaction; it is still the one taken when a contender has
+//! keyed or throttled jobs (shared among their fairness keys; a key is held
 //! by an advisory lock between its statements), or when tenants are many
 //! enough that claims go round them in turn.
 //!
@@ -87,7 +88,10 @@ pub async fn claim(
            EXISTS (SELECT 1 FROM jobs k WHERE k.tenant = n.name \
               AND k.concurrency_key IS NOT NULL AND k.status IN ('queued', 'waiting')) \
            OR EXISTS (SELECT 1 FROM jobs k WHERE k.tenant = n.name \
-              AND k.throttle IS NOT NULL AND k.status = 'queued'), \
+              AND k.throttle IS NOT NULL AND k.status = 'queued') \
+           OR EXISTS (SELECT 1 FROM jobs k WHERE k.tenant = n.name \
+              AND k.status = 'queued' AND NOT k.paused \
+              AND coalesce(k.fairness_key, k.concurrency_key) IS NOT NULL), \
            (SELECT count(*) FROM names)::int8 \
          FROM clock LEFT JOIN names n ON ($3::text[] IS NULL OR n.name = ANY($3)) \
          LEFT JOIN tenants s ON s.name = n.name \
@@ -185,7 +189,7 @@ async fn take(
                run_at AS pick_run_at FROM jobs \
              WHERE tenant = w.tenant AND status = 'queued' AND NOT paused AND run_at <= $3 \
                AND ($4::text[] IS NULL OR queue = ANY($4)) AND concurrency_key IS NULL \
-               AND throttle IS NULL \
+               AND throttle IS NULL AND fairness_key IS NULL \
                AND {claimable} \
              ORDER BY urgent DESC, priority, run_at, id LIMIT w.n FOR UPDATE SKIP LOCKED) j), \
          picked AS (SELECT *, row_number() OVER (PARTITION BY pick_tenant \

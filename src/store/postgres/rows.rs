@@ -54,5 +54,6 @@ pub fn claimed_row(r: &PgRow) -> Result<ClaimedJob, sqlx::Error> {
         begun: r.try_get("begun")?,
         due_at: r.try_get("run_at")?,
         callback_depth: u32_of(r.try_get("callback_depth")?),
+        fair_key: r.try_get("fair_key")?,
     }))
 }

@@ -78,6 +78,9 @@ pub struct ClaimedJob {
     pub due_at: Millis,
     /// How many callbacks deep the job is (its callbacks are one deeper).
     pub callback_depth: u32,
+    /// Its fairness key (its own, or else its concurrency key): what its
+    /// end charges within its tenant's share (`fair_keys`).
+    pub fair_key: Option<String>,
 }
 
 impl ClaimedJob {
@@ -91,6 +94,7 @@ impl ClaimedJob {
                 .unwrap_or_else(|| self.task.name.clone()),
             queue: self.queue.clone(),
             attempts: self.attempts,
+            fair_key: self.fair_key.clone(),
         }
     }
 }
@@ -102,6 +106,8 @@ pub struct JobNames {
     pub task: String,
     pub queue: String,
     pub attempts: u32,
+    /// The job's fairness key, which its end charges (`fair::charge_ends`).
+    pub fair_key: Option<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -135,6 +135,9 @@ impl Callbacks {
 pub struct Usage {
     pub fuel: u64,
     pub wall_ms: u64,
+    /// The attempt's time in its runner's slot, in µs: what the fair share
+    /// of claims charges (`fair::Fairness::charge`).
+    pub runner_us: u64,
     /// Outbound HTTP requests that went out.
     pub http_requests: u64,
     /// Outbound HTTP body bytes, sent and received.

@@ -40,6 +40,10 @@ pub struct NewJob {
     /// It replaces its key's pending job; the insert settles its chain.
     /// Boxed: most jobs have none, and a new job travels in `Write`.
     pub debounce: Option<Box<crate::store::debounce::Debounced>>,
+    /// The key its tenant's claims share by (`fair_keys`) when it is not
+    /// its concurrency key, and the key's weight (`None`: 1).
+    pub fairness_key: Option<String>,
+    pub fairness_weight: Option<u32>,
 }
 
 /// What an insert looks for in a deterministic task's result cache: the
@@ -188,6 +192,8 @@ impl NewJob {
             cache: None,
             throttle: None,
             debounce: None,
+            fairness_key: None,
+            fairness_weight: None,
         }
     }
 
@@ -221,6 +227,8 @@ impl NewJob {
             cached_from: None,
             throttle: self.throttle,
             debounce: self.debounce.map(|d| *d),
+            fairness_key: self.fairness_key,
+            fairness_weight: self.fairness_weight,
         }
     }
 

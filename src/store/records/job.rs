@@ -37,6 +37,10 @@ pub struct JobRecord {
     pub throttle: Option<crate::store::throttle::Throttle>,
     /// Its debounce: its chain, the job it replaced, its successor.
     pub debounce: Option<crate::store::debounce::Debounced>,
+    /// The fairness key it named (else its concurrency key is its key),
+    /// and that key's weight.
+    pub fairness_key: Option<String>,
+    pub fairness_weight: Option<u32>,
 }
 
 /// Which jobs to list, newest first.

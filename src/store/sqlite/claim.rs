@@ -8,7 +8,9 @@ use super::wdb;
 use crate::job::{JobStatus, Transition};
 use crate::quota::Quotas;
 use crate::store::begun::Begun;
+use crate::store::dialect::Dialect;
 use crate::store::fair::{given, Fairness};
+use crate::store::fair_keys::{self, Group, KEY, MAX_KEYS_PER_CLAIM};
 use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::records::*;
 use crate::store::tenants::contender;
@@ -18,6 +20,7 @@ use crate::store::{Millis, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
 
 /// Most tenants one claim looks at; past it, claims go round them in turn.
 const MAX_TENANTS_PER_CLAIM: usize = 256;
@@ -87,8 +90,15 @@ pub fn claim(
             rows.push(if n == 0 {
                 Vec::new()
             } else {
-                let (got, skipped) =
-                    tenant_rows(conn, now, &c.tenant, queues.as_ref(), n, &mut throttled)?;
+                let (got, skipped) = fair_rows(
+                    conn,
+                    now,
+                    &c.tenant,
+                    queues.as_ref(),
+                    n,
+                    &mut throttled,
+                    fair,
+                )?;
                 passed_over |= skipped;
                 begun.mark(&c.tenant, got)
             });
@@ -171,28 +181,28 @@ fn active_tenants(conn: &Connection, fair: &mut Fairness) -> StoreResult<Vec<Str
 fn tenant_rows(
     conn: &Connection,
     now: Millis,
-    tenant: &str,
+    (tenant, group): (&str, Group<'_>),
     queues: Option<&HashSet<String>>,
     n: usize,
-    throttled: &mut ClaimKeys,
+    held: &mut Held<'_>,
 ) -> StoreResult<(Vec<Found>, bool)> {
-    let scan_limit = (n * 4 + 64) as i64;
-    // Expired jobs are left for the expiry service to fail.
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT rowid, queue, concurrency_key, concurrency_limit, throttle, throttle_slot \
-             FROM jobs \
-             WHERE tenant = ?1 AND status = 'queued' AND available = 1 \
-               AND (expire_after_ms IS NULL OR run_at + expire_after_ms > ?3) \
-             ORDER BY urgent DESC, priority, run_at, id LIMIT ?2",
-        )
-        .map_err(wdb)?;
+    let scan_limit = fair_keys::head_of_line(n) as i64;
+    let sql = match group {
+        Group::Key(_) => &*ROWS_OF_KEY,
+        Group::All | Group::Unkeyed => &*ROWS,
+    };
+    let mut stmt = conn.prepare_cached(sql).map_err(wdb)?;
     let paused: HashSet<String> = super::queues::paused(conn, tenant)?.into_iter().collect();
     let mut parked = Vec::new();
     let mut waits = Vec::new();
     let mut busy = super::shared(conn, job_sql::KEY_SLOTS)?;
-    let mut rows = stmt.query(params![tenant, scan_limit, now]).map_err(wdb)?;
-    let mut keys: HashMap<String, Vec<i64>> = HashMap::new();
+    let mut rows = match group {
+        Group::Key(key) => stmt.query(params![tenant, scan_limit, now, key]),
+        Group::All | Group::Unkeyed => stmt.query(params![tenant, scan_limit, now]),
+    }
+    .map_err(wdb)?;
+    let keys = &mut *held.keys;
+    let throttled = &mut *held.throttled;
     let mut out = Vec::with_capacity(n);
     let (mut seen, mut skipped) = (0i64, false);
     while out.len() < n {
@@ -200,6 +210,9 @@ fn tenant_rows(
             break;
         };
         seen += 1;
+        if group == Group::Unkeyed && r.get::<_, bool>(6).map_err(wdb)? {
+            continue;
+        }
         let rowid: i64 = r.get(0).map_err(wdb)?;
         if queues.is_some() || !paused.is_empty() {
             let queue: String = r.get(1).map_err(wdb)?;
@@ -263,6 +276,120 @@ fn tenant_rows(
     park_throttled(conn, &waits)?;
     let more = out.len() < n && seen >= scan_limit;
     Ok((out, skipped || more))
+}
+
+/// A tenant's claimable jobs in its order (?1 tenant, ?2 most, ?3 now),
+/// and whether each has a fairness key. Expired jobs are left for the
+/// expiry service to fail.
+static ROWS: LazyLock<String> = LazyLock::new(|| rows_sql(""));
+/// The same of one key's (?4), read from `jobs_fair`.
+static ROWS_OF_KEY: LazyLock<String> =
+    LazyLock::new(|| rows_sql(&format!("AND {KEY} IS NOT NULL AND {KEY} = ?4")));
+
+fn rows_sql(of_key: &str) -> String {
+    format!(
+        "SELECT rowid, queue, concurrency_key, concurrency_limit, throttle, throttle_slot, \
+           {KEY} IS NOT NULL \
+         FROM jobs \
+         WHERE tenant = ?1 AND status = 'queued' AND available = 1 {of_key} \
+           AND (expire_after_ms IS NULL OR run_at + expire_after_ms > ?3) \
+         ORDER BY urgent DESC, priority, run_at, id LIMIT ?2"
+    )
+}
+
+/// What a claim holds of the keys it met, across a tenant's groups: each
+/// concurrency key's taken slots (a key's jobs may be in several groups),
+/// and each throttle key's state.
+struct Held<'a> {
+    keys: &'a mut HashMap<String, Vec<i64>>,
+    throttled: &'a mut ClaimKeys,
+}
+
+/// Up to `n` of a tenant's jobs that can run now: shared among its
+/// fairness keys, and its jobs without one, when it has keyed jobs
+/// (`fair_keys`), else in its order. Answers as `tenant_rows` does.
+fn fair_rows(
+    conn: &Connection,
+    now: Millis,
+    tenant: &str,
+    queues: Option<&HashSet<String>>,
+    n: usize,
+    throttled: &mut ClaimKeys,
+    fair: &mut Fairness,
+) -> StoreResult<(Vec<Found>, bool)> {
+    let mut keys = HashMap::new();
+    let mut held = Held {
+        keys: &mut keys,
+        throttled,
+    };
+    let within = fair.within(tenant);
+    let active = active_keys(conn, tenant, within)?;
+    if active.is_empty() {
+        return tenant_rows(conn, now, (tenant, Group::All), queues, n, &mut held);
+    }
+    let unkeyed: bool = conn
+        .prepare_cached(fair_keys::has_unkeyed(Dialect::Sqlite))
+        .and_then(|mut s| {
+            s.query_row(params![tenant, fair_keys::head_of_line(n) as i64], |r| {
+                r.get(0)
+            })
+        })
+        .map_err(wdb)?;
+    let mut groups = fair_keys::contenders(active, unkeyed, n as u64);
+    // Keys past those looked at are passed over.
+    let (mut out, mut skipped) = (Vec::with_capacity(n), within.cursor.is_some());
+    // Each round fills the claim or finds a group out of jobs, which the
+    // next leaves out: at most one round more than there are groups.
+    while out.len() < n {
+        let picks = within.pick(&groups, n - out.len());
+        if picks.is_empty() {
+            break;
+        }
+        let given = given(&picks, groups.len());
+        let mut rows = Vec::with_capacity(groups.len());
+        for (g, &k) in groups.iter().zip(&given) {
+            rows.push(if k == 0 {
+                Vec::new()
+            } else {
+                let group = (tenant, Group::of(&g.tenant));
+                let (got, passed) = tenant_rows(conn, now, group, queues, k, &mut held)?;
+                skipped |= passed;
+                got
+            });
+        }
+        out.extend(within.settle(&mut groups, &picks, &given, rows));
+    }
+    Ok((out, skipped))
+}
+
+/// A tenant's keys with jobs to claim and their weights: all of them, or
+/// the next `MAX_KEYS_PER_CLAIM` after where its last claim stopped.
+fn active_keys(
+    conn: &Connection,
+    tenant: &str,
+    within: &mut Fairness,
+) -> StoreResult<Vec<(String, Option<i64>)>> {
+    let mut stmt = conn
+        .prepare_cached(fair_keys::active_keys(Dialect::Sqlite))
+        .map_err(wdb)?;
+    let mut scan = |after: &str, limit: usize| -> StoreResult<Vec<(String, Option<i64>)>> {
+        stmt.query_map(params![tenant, after, limit as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(wdb)
+    };
+    let after = within.cursor.take().unwrap_or_default();
+    let mut keys = scan(&after, MAX_KEYS_PER_CLAIM)?;
+    if keys.len() < MAX_KEYS_PER_CLAIM && !after.is_empty() {
+        let more = scan("", MAX_KEYS_PER_CLAIM - keys.len())?;
+        keys.extend(
+            more.into_iter()
+                .take_while(|(k, _)| k.as_str() <= after.as_str()),
+        );
+    }
+    within.cursor = fair_keys::next_cursor(&keys);
+    Ok(keys)
 }
 
 /// The lowest of a key's `limit` slots not taken, if any is free.

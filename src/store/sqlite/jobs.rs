@@ -327,6 +327,8 @@ fn insert_row(
         &throttle,
         &debounce_key,
         &debounce,
+        &job.fairness_key,
+        &job.fairness_weight,
     ];
     values.extend_from_slice(more);
     conn.prepare_cached(sql)

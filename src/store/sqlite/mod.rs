@@ -129,7 +129,8 @@ pub struct SqliteOptions {
 pub struct SqliteStore {
     clock: Arc<dyn Clock>,
     defaults: Quotas,
-    /// The claims' fair-share state; only the writer thread touches it.
+    /// The claims' fair-share state: the writer thread's claims pick by
+    /// it, and finalize charges it what each attempt took.
     fair: Arc<std::sync::Mutex<Fairness>>,
     readers: SqlitePool,
     /// `None` once closed. Each write holds a clone until it is answered,
@@ -999,6 +1000,7 @@ impl JobStore for SqliteStore {
     }
 
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
+        super::fair::charge_ends(&self.fair, &batch);
         let writes = chunks(batch, FINALIZES_PER_WRITE).map(|chunk| {
             self.write(Class::Bulk, true, move |c, now| {
                 finalize::finalize(c, now, chunk)

@@ -39,6 +39,8 @@ impl JobRow {
             cached_from: r.get(28)?,
             throttle: r.get(29)?,
             debounce: r.get(30)?,
+            fairness_key: r.get(31)?,
+            fairness_weight: r.get(32)?,
         })
     }
 }
@@ -67,6 +69,7 @@ pub struct ClaimRow {
     begun: bool,
     run_at: i64,
     callback_depth: i64,
+    fair_key: Option<String>,
 }
 
 impl ClaimRow {
@@ -110,6 +113,7 @@ impl ClaimRow {
             begun: r.get(19)?,
             run_at: r.get(20)?,
             callback_depth: r.get(21)?,
+            fair_key: r.get(22)?,
         })
     }
 }
@@ -154,6 +158,7 @@ impl From<ClaimRow> for ClaimedJob {
             begun: r.begun,
             due_at: r.run_at,
             callback_depth: u32_col(r.callback_depth),
+            fair_key: r.fair_key,
         })
     }
 }

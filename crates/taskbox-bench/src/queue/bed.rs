@@ -207,6 +207,7 @@ pub(super) fn completed(c: &taskbox::store::ClaimedJob) -> taskbox::store::Final
         usage: Some(taskbox::store::Usage {
             fuel: 1000,
             wall_ms: 0,
+            runner_us: 10,
             http_requests: 0,
             http_bytes: 0,
         }),

@@ -48,6 +48,9 @@ class JobDetail:
             debounce (DebounceView | None | Unset):
             error (JobErrorView | None | Unset):
             expire_after_ms (int | None | Unset):
+            fairness_key (None | str | Unset): The key its tenant's claims share the runners' time by, when it
+                named one (else its concurrency key is), and the key's weight.
+            fairness_weight (int | None | Unset):
             fallback (None | TaskRef | Unset):
             finished_at (None | str | Unset):
             output (Any | Unset): The task's output, once it completed.
@@ -79,6 +82,8 @@ class JobDetail:
     debounce: DebounceView | None | Unset = UNSET
     error: JobErrorView | None | Unset = UNSET
     expire_after_ms: int | None | Unset = UNSET
+    fairness_key: None | str | Unset = UNSET
+    fairness_weight: int | None | Unset = UNSET
     fallback: None | TaskRef | Unset = UNSET
     finished_at: None | str | Unset = UNSET
     output: Any | Unset = UNSET
@@ -162,6 +167,18 @@ class JobDetail:
             expire_after_ms = UNSET
         else:
             expire_after_ms = self.expire_after_ms
+
+        fairness_key: None | str | Unset
+        if isinstance(self.fairness_key, Unset):
+            fairness_key = UNSET
+        else:
+            fairness_key = self.fairness_key
+
+        fairness_weight: int | None | Unset
+        if isinstance(self.fairness_weight, Unset):
+            fairness_weight = UNSET
+        else:
+            fairness_weight = self.fairness_weight
 
         fallback: dict[str, Any] | None | Unset
         if isinstance(self.fallback, Unset):
@@ -263,6 +280,10 @@ class JobDetail:
             field_dict["error"] = error
         if expire_after_ms is not UNSET:
             field_dict["expire_after_ms"] = expire_after_ms
+        if fairness_key is not UNSET:
+            field_dict["fairness_key"] = fairness_key
+        if fairness_weight is not UNSET:
+            field_dict["fairness_weight"] = fairness_weight
         if fallback is not UNSET:
             field_dict["fallback"] = fallback
         if finished_at is not UNSET:
@@ -392,6 +413,24 @@ class JobDetail:
             return cast(int | None | Unset, data)
 
         expire_after_ms = _parse_expire_after_ms(d.pop("expire_after_ms", UNSET))
+
+        def _parse_fairness_key(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        fairness_key = _parse_fairness_key(d.pop("fairness_key", UNSET))
+
+        def _parse_fairness_weight(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        fairness_weight = _parse_fairness_weight(d.pop("fairness_weight", UNSET))
 
         def _parse_fallback(data: object) -> None | TaskRef | Unset:
             if data is None:
@@ -530,6 +569,8 @@ class JobDetail:
             debounce=debounce,
             error=error,
             expire_after_ms=expire_after_ms,
+            fairness_key=fairness_key,
+            fairness_weight=fairness_weight,
             fallback=fallback,
             finished_at=finished_at,
             output=output,

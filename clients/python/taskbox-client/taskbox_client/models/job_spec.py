@@ -33,6 +33,11 @@ class JobSpec:
             delay_ms (int | None | Unset):
             expire_after_ms (int | None | Unset): Schedule-to-start timeout (Temporal's): still queued this long
                 after it came due, the job fails with kind `expired` and never runs.
+            fairness_key (None | str | Unset): The key its tenant's claims share the runners' time by (1 to 64
+                bytes; its concurrency key when left out): the tenant's keys are
+                served in turn, as tenants are.
+            fairness_weight (int | None | Unset): Its fairness key's weight, 1 to 1000 (1 when left out); the weight
+                of a key's next job is the key's.
             input_ (Any | Unset):
             on_conflict (None | OnConflict | Unset):
             priority (int | None | Unset):
@@ -50,6 +55,8 @@ class JobSpec:
     debounce: Debounce | None | Unset = UNSET
     delay_ms: int | None | Unset = UNSET
     expire_after_ms: int | None | Unset = UNSET
+    fairness_key: None | str | Unset = UNSET
+    fairness_weight: int | None | Unset = UNSET
     input_: Any | Unset = UNSET
     on_conflict: None | OnConflict | Unset = UNSET
     priority: int | None | Unset = UNSET
@@ -96,6 +103,18 @@ class JobSpec:
             expire_after_ms = UNSET
         else:
             expire_after_ms = self.expire_after_ms
+
+        fairness_key: None | str | Unset
+        if isinstance(self.fairness_key, Unset):
+            fairness_key = UNSET
+        else:
+            fairness_key = self.fairness_key
+
+        fairness_weight: int | None | Unset
+        if isinstance(self.fairness_weight, Unset):
+            fairness_weight = UNSET
+        else:
+            fairness_weight = self.fairness_weight
 
         input_ = self.input_
 
@@ -172,6 +191,10 @@ class JobSpec:
             field_dict["delay_ms"] = delay_ms
         if expire_after_ms is not UNSET:
             field_dict["expire_after_ms"] = expire_after_ms
+        if fairness_key is not UNSET:
+            field_dict["fairness_key"] = fairness_key
+        if fairness_weight is not UNSET:
+            field_dict["fairness_weight"] = fairness_weight
         if input_ is not UNSET:
             field_dict["input"] = input_
         if on_conflict is not UNSET:
@@ -254,6 +277,24 @@ class JobSpec:
             return cast(int | None | Unset, data)
 
         expire_after_ms = _parse_expire_after_ms(d.pop("expire_after_ms", UNSET))
+
+        def _parse_fairness_key(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        fairness_key = _parse_fairness_key(d.pop("fairness_key", UNSET))
+
+        def _parse_fairness_weight(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        fairness_weight = _parse_fairness_weight(d.pop("fairness_weight", UNSET))
 
         input_ = d.pop("input", UNSET)
 
@@ -368,6 +409,8 @@ class JobSpec:
             debounce=debounce,
             delay_ms=delay_ms,
             expire_after_ms=expire_after_ms,
+            fairness_key=fairness_key,
+            fairness_weight=fairness_weight,
             input_=input_,
             on_conflict=on_conflict,
             priority=priority,
