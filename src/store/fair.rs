@@ -178,6 +178,40 @@ impl Fairness {
         picks
     }
 
+    /// Picks as `pick` does for a claim of every tenant's jobs, or, for a
+    /// claim of some tenants' only (`some`: a runner's for tenants it holds
+    /// nothing of, or the one an insert makes), as `pick_behind` does.
+    pub fn pick_for(&mut self, contenders: &[Contender], n: usize, some: bool) -> Vec<usize> {
+        if some {
+            self.pick_behind(contenders, n)
+        } else {
+            self.pick(contenders, n)
+        }
+    }
+
+    /// Picks among some tenants only: one more than a job ahead of the
+    /// current virtual time is passed over, and the current time stays
+    /// where the claims of all tenants left it. So such a claim serves a
+    /// tenant that is due (one that comes back, or one whose turn it is)
+    /// at once, but gives none more than its share, and cannot move the
+    /// others' turns on.
+    pub fn pick_behind(&mut self, contenders: &[Contender], n: usize) -> Vec<usize> {
+        let now = self.now;
+        let due: Vec<Contender> = contenders
+            .iter()
+            .map(|c| {
+                let (vtime, step) = self.turn(c);
+                Contender {
+                    room: if vtime <= now + step { c.room } else { 0 },
+                    ..c.clone()
+                }
+            })
+            .collect();
+        let picks = self.pick(&due, n);
+        self.now = now;
+        picks
+    }
+
     /// Takes back `n` picks of a tenant that had fewer jobs than it was
     /// given: it is not charged for service it did not get.
     pub fn refund(&mut self, tenant: &str, n: usize) {
@@ -350,11 +384,33 @@ mod tests {
     /// each, every slot picking its next job as it frees and charging the
     /// attempt as it ends: each tenant's runner time over `horizon`.
     fn simulate(tenants: &[(&str, u32, u64)], slots: usize, horizon: u64) -> Vec<u64> {
+        simulate_jittered(tenants, slots, horizon, 0)
+    }
+
+    /// The same, each attempt taking from half to one and a half times its
+    /// tenant's cost (`jitter` seeds the draw; 0: exactly its cost).
+    fn simulate_jittered(
+        tenants: &[(&str, u32, u64)],
+        slots: usize,
+        horizon: u64,
+        jitter: u64,
+    ) -> Vec<u64> {
+        let mut seed = jitter;
+        let mut draw = |cost: u64| {
+            if jitter == 0 {
+                return cost;
+            }
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            cost / 2 + (seed >> 33) % cost.max(1)
+        };
         let mut f = Fairness::default();
         let cs: Vec<Contender> = tenants.iter().map(|&(t, w, _)| c(t, w, u64::MAX)).collect();
         let mut ran = vec![0u64; tenants.len()];
-        // (time the slot frees, tenant of the attempt ending then)
-        let mut busy: Vec<(u64, Option<usize>)> = vec![(0, None); slots];
+        // (time the slot frees, tenant of the attempt ending then and
+        // what it took)
+        let mut busy: Vec<(u64, Option<(usize, u64)>)> = vec![(0, None); slots];
         loop {
             let (slot, &(at, ending)) = busy
                 .iter()
@@ -364,13 +420,13 @@ mod tests {
             if at >= horizon {
                 return ran;
             }
-            if let Some(i) = ending {
-                f.charge(tenants[i].0, Some(tenants[i].2));
+            if let Some((i, took)) = ending {
+                f.charge(tenants[i].0, Some(took));
             }
             let i = f.pick(&cs, 1)[0];
-            let cost = tenants[i].2;
+            let cost = draw(tenants[i].2);
             ran[i] += cost.min(horizon - at);
-            busy[slot] = (at + cost, Some(i));
+            busy[slot] = (at + cost, Some((i, cost)));
         }
     }
 
@@ -385,6 +441,41 @@ mod tests {
         let a = share(&ran, 0);
         assert!((a - 0.5).abs() < 0.05, "a had {a:.3} of the runner time");
         // Counting picks, as before, a would have had 100/101 of it.
+    }
+
+    #[test]
+    fn attempts_that_vary_around_their_estimate_still_share_the_time() {
+        // A light tenant is picked at the current virtual time over and
+        // over; an attempt shorter than its estimate must still count.
+        for seed in [1, 7, 42] {
+            let ran = simulate_jittered(&[("a", 1, 100_000), ("b", 1, 1_000)], 2, 60_000_000, seed);
+            let b = share(&ran, 1);
+            assert!(
+                (b - 0.5).abs() < 0.05,
+                "seed {seed}: b had {b:.3} of the runner time"
+            );
+        }
+    }
+
+    #[test]
+    fn a_claim_of_some_tenants_gives_none_more_than_its_share() {
+        let mut f = Fairness::default();
+        let (a, b) = (c("a", 1, u64::MAX), c("b", 1, u64::MAX));
+        assert_eq!(shares(&f.pick(&[a.clone(), b.clone()], 2), 2), [1, 1]);
+        // Claims for a alone: a is served while it is due, one job ahead
+        // at most, and then not until b has had its turn.
+        let mut got = 0;
+        for _ in 0..10 {
+            got += f.pick_for(std::slice::from_ref(&a), 1, true).len();
+        }
+        assert_eq!(got, 1);
+        // b's turns are where they were: it has the next pick, and the two
+        // take turns again after it.
+        assert_eq!(f.pick(&[a.clone(), b.clone()], 1), [1]);
+        assert_eq!(shares(&f.pick(&[a.clone(), b.clone()], 4), 2), [2, 2]);
+        // A tenant that comes back is due at once.
+        let late = c("late", 1, u64::MAX);
+        assert_eq!(f.pick_for(std::slice::from_ref(&late), 1, true), [0]);
     }
 
     #[test]

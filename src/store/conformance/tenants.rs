@@ -298,33 +298,27 @@ pub(super) async fn a_tenants_fairness_keys_are_served_in_turn(h: Harness) {
         ]
     );
 
-    // Weights: w3 weighs 3, w1 1 (B's jobs, claimed alone; w1's first).
+    // Weights: w3 weighs 3, w1 1 (B's jobs, w1's first; claims of every
+    // tenant's, A's too).
     let mut jobs = Vec::new();
     for (prefix, key, weight) in [("w1-", "w1", None), ("w3-", "w3", Some(3))] {
         jobs.extend((0..80).map(|i| keyed(B, &format!("{prefix}{i:02}"), Some(key), weight)));
     }
     insert_all(&h, jobs).await;
-    let only_b = ClaimParams {
-        owner: "r1".into(),
-        queues: None,
-        limit: 8,
-        lease_ms: 30_000,
-        only_tenants: Some(vec![B.to_string()]),
-        begin_each: u32::MAX,
-    };
     let mut got: HashMap<String, usize> = HashMap::new();
-    for _ in 0..10 {
-        for j in h.store.job_claim(only_b.clone()).await.unwrap().jobs {
+    for _ in 0..12 {
+        for j in claim(&h, 8).await.into_iter().filter(|j| j.tenant == B) {
             *got.entry(group(&j)).or_default() += 1;
         }
     }
-    // A quarter and three quarters of 80, give or take the one pick a
+    // A quarter and three quarters of B's, give or take the one pick a
     // turn may lead by.
-    assert_eq!(got["w1"] + got["w3"], 80, "{got:?}");
-    assert!(got["w1"].abs_diff(20) <= 1, "{got:?}");
+    let b = got["w1"] + got["w3"];
+    assert!(b >= 40, "{got:?}");
+    assert!(got["w1"].abs_diff(b / 4) <= 1, "{got:?}");
 
     // Concurrency keys stand for fairness keys: c1's backlog first, yet
-    // c2 has its turn.
+    // c2 has its turn (a claim of c's alone: it is new, so due).
     let concurrent = |id: &str, key: &str| NewJob {
         concurrency_key: Some(key.into()),
         concurrency_limit: Some(50),
@@ -337,9 +331,12 @@ pub(super) async fn a_tenants_fairness_keys_are_served_in_turn(h: Harness) {
     jobs.extend((0..20).map(|i| concurrent(&format!("c2-{i:02}"), "c2")));
     insert_all(&h, jobs).await;
     let only_c = ClaimParams {
-        only_tenants: Some(vec!["c".to_string()]),
+        owner: "r1".into(),
+        queues: None,
         limit: 4,
-        ..only_b
+        lease_ms: 30_000,
+        only_tenants: Some(vec!["c".to_string()]),
+        begin_each: u32::MAX,
     };
     let got = h.store.job_claim(only_c).await.unwrap().jobs;
     let mut ids: Vec<&str> = got.iter().map(|j| j.id.as_str()).collect();
