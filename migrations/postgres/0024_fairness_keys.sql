@@ -3,8 +3,10 @@
 -- claims among the tenant's keys by the runner time their attempts take,
 -- as claims share the runners among tenants. A claim finds a tenant's
 -- keys with work by a skip scan of `jobs_fair`, and reads each key's jobs
--- in the tenant's order from it. Jobs without a key are not in it.
+-- in the tenant's order from it. Jobs without a key (neither a fairness
+-- key nor a concurrency key) are not in it.
 ALTER TABLE jobs ADD COLUMN fairness_key TEXT;
 ALTER TABLE jobs ADD COLUMN fairness_weight INTEGER;
-CREATE INDEX jobs_fair ON jobs (tenant, fairness_key, urgent DESC, priority, run_at, id)
-    WHERE status = 'queued' AND NOT paused AND fairness_key IS NOT NULL;
+CREATE INDEX jobs_fair
+    ON jobs (tenant, coalesce(fairness_key, concurrency_key), urgent DESC, priority, run_at, id)
+    WHERE status = 'queued' AND NOT paused AND coalesce(fairness_key, concurrency_key) IS NOT NULL;

@@ -89,9 +89,9 @@ pub async fn claim(
               AND k.concurrency_key IS NOT NULL AND k.status IN ('queued', 'waiting')) \
            OR EXISTS (SELECT 1 FROM jobs k WHERE k.tenant = n.name \
               AND k.throttle IS NOT NULL AND k.status = 'queued') \
-           OR EXISTS (SELECT 1 FROM jobs k WHERE k.tenant = n.name \
-              AND k.status = 'queued' AND NOT k.paused \
-              AND coalesce(k.fairness_key, k.concurrency_key) IS NOT NULL), \
+           OR (SELECT min(coalesce(k.fairness_key, k.concurrency_key)) FROM jobs k \
+              WHERE k.tenant = n.name AND k.status = 'queued' AND NOT k.paused \
+              AND coalesce(k.fairness_key, k.concurrency_key) IS NOT NULL) IS NOT NULL, \
            (SELECT count(*) FROM names)::int8 \
          FROM clock LEFT JOIN names n ON ($3::text[] IS NULL OR n.name = ANY($3)) \
          LEFT JOIN tenants s ON s.name = n.name \

@@ -281,16 +281,20 @@ fn tenant_rows(
 /// A tenant's claimable jobs in its order (?1 tenant, ?2 most, ?3 now),
 /// and whether each has a fairness key. Expired jobs are left for the
 /// expiry service to fail.
-static ROWS: LazyLock<String> = LazyLock::new(|| rows_sql(""));
+static ROWS: LazyLock<String> = LazyLock::new(|| rows_sql("jobs", ""));
 /// The same of one key's (?4), read from `jobs_fair`.
-static ROWS_OF_KEY: LazyLock<String> =
-    LazyLock::new(|| rows_sql(&format!("AND {KEY} IS NOT NULL AND {KEY} = ?4")));
+static ROWS_OF_KEY: LazyLock<String> = LazyLock::new(|| {
+    rows_sql(
+        fair_keys::by_key_index(Dialect::Sqlite),
+        &format!("AND {KEY} IS NOT NULL AND {KEY} = ?4"),
+    )
+});
 
-fn rows_sql(of_key: &str) -> String {
+fn rows_sql(jobs: &str, of_key: &str) -> String {
     format!(
         "SELECT rowid, queue, concurrency_key, concurrency_limit, throttle, throttle_slot, \
            {KEY} IS NOT NULL \
-         FROM jobs \
+         FROM {jobs} \
          WHERE tenant = ?1 AND status = 'queued' AND available = 1 {of_key} \
            AND (expire_after_ms IS NULL OR run_at + expire_after_ms > ?3) \
          ORDER BY urgent DESC, priority, run_at, id LIMIT ?2"
