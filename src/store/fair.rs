@@ -19,6 +19,7 @@
 //! own, which is fair per claimer.
 
 use super::records::Finalize;
+use super::Millis;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Mutex;
@@ -35,6 +36,9 @@ const FIRST_COST_US: f64 = 1_000.0;
 /// How fast an estimate follows a tenant's attempts: each end moves it
 /// this part of the way, so it reflects its last few dozen attempts.
 const DECAY: f64 = 0.1;
+/// How long the tenants a claim of every tenant's jobs met count as
+/// waiting, for the claims of some tenants' only that come after it.
+const RECENT_MS: Millis = 1_000;
 
 /// A tenant with jobs to claim.
 #[derive(Debug, Clone)]
@@ -80,6 +84,9 @@ pub struct Fairness {
     /// Each tenant's share among its fairness keys (`fair_keys`), kept the
     /// same way one level down.
     within: HashMap<String, Fairness>,
+    /// The tenants the last claim of every tenant's jobs picked among, and
+    /// when (the store's clock): those that had jobs waiting then.
+    last_full: (Millis, Vec<String>),
 }
 
 impl Default for Fairness {
@@ -90,6 +97,7 @@ impl Default for Fairness {
             mean_cost: FIRST_COST_US,
             cursor: None,
             within: HashMap::new(),
+            last_full: (Millis::MIN, Vec::new()),
         }
     }
 }
@@ -180,22 +188,40 @@ impl Fairness {
 
     /// Picks as `pick` does for a claim of every tenant's jobs, or, for a
     /// claim of some tenants' only (`some`: a runner's for tenants it holds
-    /// nothing of, or the one an insert makes), as `pick_behind` does.
-    pub fn pick_for(&mut self, contenders: &[Contender], n: usize, some: bool) -> Vec<usize> {
-        if some {
+    /// nothing of, or the one an insert makes), as `pick_behind` does
+    /// while another tenant had jobs waiting at the last claim of every
+    /// tenant's, at most `RECENT_MS` before `at`; with no other waiting,
+    /// as `pick` does.
+    pub fn pick_for(
+        &mut self,
+        contenders: &[Contender],
+        n: usize,
+        some: bool,
+        at: Millis,
+    ) -> Vec<usize> {
+        if !some {
+            self.last_full = (at, contenders.iter().map(|c| c.tenant.clone()).collect());
+            return self.pick(contenders, n);
+        }
+        let (when, waiting) = &self.last_full;
+        let others = at.saturating_sub(*when) <= RECENT_MS
+            && waiting
+                .iter()
+                .any(|t| !contenders.iter().any(|c| &c.tenant == t));
+        if others {
             self.pick_behind(contenders, n)
         } else {
             self.pick(contenders, n)
         }
     }
 
-    /// Picks among some tenants only: one more than a job ahead of the
-    /// current virtual time is passed over, and the current time stays
-    /// where the claims of all tenants left it. So such a claim serves a
-    /// tenant that is due (one that comes back, or one whose turn it is)
-    /// at once, but gives none more than its share, and cannot move the
-    /// others' turns on.
-    pub fn pick_behind(&mut self, contenders: &[Contender], n: usize) -> Vec<usize> {
+    /// Picks among some tenants only, while others wait: one more than a
+    /// job ahead of the current virtual time is passed over, and the
+    /// current time stays where the claims of all tenants left it. So such
+    /// a claim serves a tenant that is due (one that comes back, or one
+    /// whose turn it is) at once, but gives none more than its share, and
+    /// cannot move the others' turns on.
+    fn pick_behind(&mut self, contenders: &[Contender], n: usize) -> Vec<usize> {
         let now = self.now;
         let due: Vec<Contender> = contenders
             .iter()
@@ -461,12 +487,13 @@ mod tests {
     fn a_claim_of_some_tenants_gives_none_more_than_its_share() {
         let mut f = Fairness::default();
         let (a, b) = (c("a", 1, u64::MAX), c("b", 1, u64::MAX));
-        assert_eq!(shares(&f.pick(&[a.clone(), b.clone()], 2), 2), [1, 1]);
-        // Claims for a alone: a is served while it is due, one job ahead
-        // at most, and then not until b has had its turn.
+        let both = [a.clone(), b.clone()];
+        assert_eq!(shares(&f.pick_for(&both, 2, false, 0), 2), [1, 1]);
+        // Claims for a alone while b waits: a is served while it is due,
+        // one job ahead at most, and then not until b has had its turn.
         let mut got = 0;
         for _ in 0..10 {
-            got += f.pick_for(std::slice::from_ref(&a), 1, true).len();
+            got += f.pick_for(std::slice::from_ref(&a), 1, true, 500).len();
         }
         assert_eq!(got, 1);
         // b's turns are where they were: it has the next pick, and the two
@@ -475,7 +502,11 @@ mod tests {
         assert_eq!(shares(&f.pick(&[a.clone(), b.clone()], 4), 2), [2, 2]);
         // A tenant that comes back is due at once.
         let late = c("late", 1, u64::MAX);
-        assert_eq!(f.pick_for(std::slice::from_ref(&late), 1, true), [0]);
+        assert_eq!(f.pick_for(std::slice::from_ref(&late), 1, true, 500), [0]);
+        // Once no other tenant has waited for a while, a tenant alone is
+        // served as a claim of every tenant's would serve it.
+        let alone = f.pick_for(std::slice::from_ref(&a), 5, true, 2_000);
+        assert_eq!(alone.len(), 5);
     }
 
     #[test]

@@ -646,6 +646,7 @@ async fn share(args: &TenantsBench, runners: usize) -> anyhow::Result<Value> {
     // Count starts over a span in which both still have work queued.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (f0, q0) = (started_of(&b, FLOOD), started_of(&b, QUIET));
+    let (fr0, qr0) = (ran_of(&b, FLOOD), ran_of(&b, QUIET));
     let t0 = Instant::now();
     let mut span = Duration::ZERO;
     loop {
@@ -660,6 +661,10 @@ async fn share(args: &TenantsBench, runners: usize) -> anyhow::Result<Value> {
         span = t0.elapsed();
     }
     let (f1, q1) = (started_of(&b, FLOOD), started_of(&b, QUIET));
+    let (fr, qr) = (
+        (ran_of(&b, FLOOD) - fr0).as_secs_f64(),
+        (ran_of(&b, QUIET) - qr0).as_secs_f64(),
+    );
     eprintln!(" done");
     let (fs, qs) = ((f1 - f0) as f64, (q1 - q0) as f64);
     let report = json!({
@@ -668,6 +673,9 @@ async fn share(args: &TenantsBench, runners: usize) -> anyhow::Result<Value> {
         "flood_started": fs,
         "quiet_started": qs,
         "quiet_share": qs / (fs + qs).max(1.0),
+        "quiet_runner_share": qr / (fr + qr).max(f64::MIN_POSITIVE),
+        "flood_runner_us_per_start": fr * 1e6 / fs.max(1.0),
+        "quiet_runner_us_per_start": qr * 1e6 / qs.max(1.0),
         "quiet_fair_share": 0.75,
     });
     let counts = store.job_counts().await?;
@@ -874,9 +882,10 @@ pub fn main(args: TenantsBench) -> anyhow::Result<ExitCode> {
     }
     if let Some(s) = report.get("share") {
         println!(
-            "  share  both backlogged, weights 1:3 → quiet got {:.1} % of {} starts in {:.2} s (fair: 75 %)",
+            "  share  both backlogged, weights 1:3 → quiet got {:.1} % of {} starts and {:.1} % of the runner time in {:.2} s (fair: 75 %)",
             s["quiet_share"].as_f64().unwrap_or_default() * 100.0,
             s["flood_started"].as_f64().unwrap_or_default() + s["quiet_started"].as_f64().unwrap_or_default(),
+            s["quiet_runner_share"].as_f64().unwrap_or_default() * 100.0,
             s["seconds"].as_f64().unwrap_or_default(),
         );
     }

@@ -108,7 +108,7 @@ pub async fn claim(
     let mut begun = Begun::new(p.begin_each);
     for _ in 0..CLAIM_ROUNDS {
         let want = (p.limit as usize).saturating_sub(claimed.len());
-        let picks = fairness(&fair).pick_for(&contenders, want, p.only_tenants.is_some());
+        let picks = fairness(&fair).pick_for(&contenders, want, p.only_tenants.is_some(), now);
         if picks.is_empty() {
             break;
         }

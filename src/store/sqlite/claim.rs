@@ -80,7 +80,7 @@ pub fn claim(
     let mut throttled = ClaimKeys::default();
     for _ in 0..CLAIM_ROUNDS {
         let want = (p.limit as usize).saturating_sub(claimed.len());
-        let picks = fair.pick_for(&contenders, want, p.only_tenants.is_some());
+        let picks = fair.pick_for(&contenders, want, p.only_tenants.is_some(), now);
         if picks.is_empty() {
             break;
         }
