@@ -145,6 +145,28 @@ pub fn contenders(keys: Vec<(String, Option<i64>)>, unkeyed: bool, room: u64) ->
 /// The next claim's place among a tenant's keys, when this one looked at
 /// as many as it may, and the keys to look at: those after where the last
 /// claim stopped, then from the start up to there.
+/// How many keys to read again from the start, after a scan from the
+/// cursor `after` found `found`: none unless that scan ran out before a
+/// claim's worth (the keys go round, so those up to the cursor come next).
+pub fn wrap_limit(found: usize, after: &str) -> Option<usize> {
+    (found < MAX_KEYS_PER_CLAIM && !after.is_empty()).then(|| MAX_KEYS_PER_CLAIM - found)
+}
+
+/// A claim's keys: those after the cursor `after`, then those from the
+/// start up to it (`from_start`, read as `wrap_limit` says).
+pub fn wrapped<W>(
+    mut keys: Vec<(String, W)>,
+    from_start: Vec<(String, W)>,
+    after: &str,
+) -> Vec<(String, W)> {
+    keys.extend(
+        from_start
+            .into_iter()
+            .take_while(|(k, _)| k.as_str() <= after),
+    );
+    keys
+}
+
 pub fn next_cursor(scanned: &[(String, Option<i64>)]) -> Option<String> {
     (scanned.len() >= MAX_KEYS_PER_CLAIM)
         .then(|| scanned.last().map(|(k, _)| k.clone()))
@@ -154,6 +176,18 @@ pub fn next_cursor(scanned: &[(String, Option<i64>)]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_keys_go_round_from_the_cursor() {
+        let keys = |ks: &[&str]| ks.iter().map(|k| ((*k).to_owned(), ())).collect::<Vec<_>>();
+        // No cursor, or a full claim's worth after it: no second scan.
+        assert_eq!(wrap_limit(3, ""), None);
+        assert_eq!(wrap_limit(MAX_KEYS_PER_CLAIM, "k"), None);
+        assert_eq!(wrap_limit(3, "k"), Some(MAX_KEYS_PER_CLAIM - 3));
+        // After "m": "n", "p"; then from the start up to "m" and no further.
+        let got = wrapped(keys(&["n", "p"]), keys(&["a", "m", "n"]), "m");
+        assert_eq!(got, keys(&["n", "p", "a", "m"]));
+    }
 
     #[test]
     fn the_key_scan_reads_the_fair_index_in_each_dialect() {

@@ -341,12 +341,12 @@ async fn active_keys(
         .fetch_all(&mut **tx)
         .await
         .map_err(pg)?;
-    if keys.len() < MAX_KEYS_PER_CLAIM && !after.is_empty() {
-        let more = scan(String::new(), MAX_KEYS_PER_CLAIM - keys.len())
+    if let Some(limit) = fair_keys::wrap_limit(keys.len(), &after) {
+        let more = scan(String::new(), limit)
             .fetch_all(&mut **tx)
             .await
             .map_err(pg)?;
-        keys.extend(more.into_iter().take_while(|(k, _)| *k <= after));
+        keys = fair_keys::wrapped(keys, more, &after);
     }
     let keys: Vec<(String, Option<i64>)> = keys
         .into_iter()

@@ -385,12 +385,8 @@ fn active_keys(
     };
     let after = within.cursor.take().unwrap_or_default();
     let mut keys = scan(&after, MAX_KEYS_PER_CLAIM)?;
-    if keys.len() < MAX_KEYS_PER_CLAIM && !after.is_empty() {
-        let more = scan("", MAX_KEYS_PER_CLAIM - keys.len())?;
-        keys.extend(
-            more.into_iter()
-                .take_while(|(k, _)| k.as_str() <= after.as_str()),
-        );
+    if let Some(limit) = fair_keys::wrap_limit(keys.len(), &after) {
+        keys = fair_keys::wrapped(keys, scan("", limit)?, &after);
     }
     within.cursor = fair_keys::next_cursor(&keys);
     Ok(keys)
