@@ -159,6 +159,9 @@ impl App {
             cfg.quotas,
         ));
         registry.set_vault(vault);
+        if let Some(endpoint) = &cfg.otlp {
+            registry.set_traces(crate::otel::Traces::start(endpoint)?);
+        }
         let wake = Arc::new(Notify::new());
         let lease_ms = u64::try_from(cfg.lease.as_millis()).unwrap_or(u64::MAX);
         let rescuer = Rescuer::new(registry.clone(), wake.clone(), lease_ms);
@@ -225,7 +228,8 @@ impl App {
             cfg.webhooks,
             delivered,
         )
-        .map_err(anyhow::Error::msg)?;
+        .map_err(anyhow::Error::msg)?
+        .traced(registry.traces().clone());
         services.extend(sender.spawn(stop_maintenance.clone()));
         let tokens = Arc::new(auth::TokenCache::default());
         if let Some(signals) = dyn_store.signals() {
@@ -336,6 +340,8 @@ impl App {
         if let Some(http) = self.http {
             let _ = tokio::time::timeout(Duration::from_secs(5), http).await;
         }
+        // The last attempts' spans go out before the process does.
+        self.state.registry.traces().shutdown().await;
         self.store.close().await;
     }
 }

@@ -123,6 +123,8 @@ pub struct ServeConfig {
     pub compile: CompileSettings,
     /// How long the API waits for a client, and for how many at once.
     pub http: HttpSettings,
+    /// Where jobs' traces are sent (`--otlp-endpoint`); `None`: nowhere.
+    pub otlp: Option<crate::otel::OtlpEndpoint>,
 }
 
 /// How long the API waits for a client's request, and how many
@@ -290,6 +292,7 @@ impl ServeConfig {
             schedule_min_interval: crate::schedule::firer::DEFAULT_MIN_INTERVAL,
             compile: CompileSettings::default(),
             http: HttpSettings::default(),
+            otlp: None,
         }
     }
 

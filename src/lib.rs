@@ -22,6 +22,7 @@ pub mod maintenance;
 pub mod metrics;
 pub mod netguard;
 pub mod network_tally;
+pub mod otel;
 pub mod parent_close;
 pub mod priority;
 pub mod project;

@@ -89,7 +89,10 @@ struct BatchRequest {
 /// `Idempotency-Key` header, item `i` carries the key `<key>/<i>` and the
 /// hash of its own text, so that a retried batch answers the same jobs.
 #[utoipa::path(post, path = "/v1/jobs/batch", tag = "jobs", request_body = BatchRequest,
-    params(("Idempotency-Key" = Option<String>, Header, description = "Each item's key is this key, `/` and its index")),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, description = "Each item's key is this key, `/` and its index"),
+        ("traceparent" = Option<String>, Header, description = "A W3C trace context: each job's trace continues it, under this span")
+    ),
     responses((status = 200, description = "Each item's job, or why it was refused, in the order given", body = Batch), Errors))]
 pub async fn enqueue_batch(
     State(state): State<Arc<ApiState>>,
@@ -98,6 +101,8 @@ pub async fn enqueue_batch(
     req: Request,
 ) -> Result<Response, ApiError> {
     who.require(Scope::JobsQueue)?;
+    let start = std::time::SystemTime::now();
+    let client = super::traced::request_trace(&headers);
     let key = super::jobs::idempotency_key(&headers)?;
     let raw = read_limited(req, state.limits.max_batch_bytes, state.limits.body_timeout).await?;
     let BatchBody { jobs } = parse_json(&raw)?;
@@ -126,7 +131,8 @@ pub async fn enqueue_batch(
             Err(serde::de::Error::custom("a job body must be a JSON object"))
         };
         match parsed {
-            Ok(spec) => {
+            Ok(mut spec) => {
+                spec.trace = client;
                 slots.push(i);
                 items.push((spec, idempotency));
                 answers.push(None);
@@ -138,9 +144,19 @@ pub async fn enqueue_batch(
     }
     if !items.is_empty() {
         let results = state.enqueuer.enqueue_batch(&who.tenant, items).await?;
+        let traces = state.registry.traces();
         for (slot, r) in slots.into_iter().zip(results) {
             answers[slot] = Some(match r {
-                Ok(Inserted::Created(j) | Inserted::Existing(j)) => Ok(j),
+                Ok(Inserted::Created(j)) => {
+                    let by = crate::enqueue::traced::MadeBy {
+                        parent: client.as_ref(),
+                        remote: client.is_some(),
+                        via: "request",
+                    };
+                    crate::enqueue::traced::enqueued(traces, &j, by, start);
+                    Ok(j)
+                }
+                Ok(Inserted::Existing(j)) => Ok(j),
                 Err(e) => Err(item_error(e.into())),
             });
         }

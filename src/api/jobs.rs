@@ -66,7 +66,10 @@ pub(super) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Api
     path = "/v1/jobs",
     tag = "jobs",
     request_body = JobSpec,
-    params(("Idempotency-Key" = Option<String>, Header, description = "The same key and body within 24 h answers the first request's job (200); another body with it is a 409")),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, description = "The same key and body within 24 h answers the first request's job (200); another body with it is a 409"),
+        ("traceparent" = Option<String>, Header, description = "A W3C trace context: the job's trace continues it, under this span (one that does not read is ignored)")
+    ),
     responses(
         (status = 201, description = "Enqueued", body = JobView, links(
             ("show" = (operation_id = "jobs_show", parameters(("id" = "$response.body#/id")))),
@@ -88,17 +91,31 @@ pub async fn enqueue(
     body: JsonBody<JobSpec>,
 ) -> Result<(StatusCode, Json<JobOut>), ApiError> {
     who.require(Scope::JobsQueue)?;
-    let JsonBody { value: spec, raw } = body;
+    let start = std::time::SystemTime::now();
+    let JsonBody {
+        value: mut spec,
+        raw,
+    } = body;
     let idempotency = idempotency_key(&headers)?.map(|key| Idempotency {
         key,
         body_hash: hex::encode(Sha256::digest(&raw)),
     });
+    spec.trace = super::traced::request_trace(&headers);
+    let client = spec.trace;
     match state
         .enqueuer
         .enqueue(&who.tenant, spec, idempotency)
         .await?
     {
-        Inserted::Created(j) => Ok((StatusCode::CREATED, Json(JobOut(j)))),
+        Inserted::Created(j) => {
+            let by = crate::enqueue::traced::MadeBy {
+                parent: client.as_ref(),
+                remote: client.is_some(),
+                via: "request",
+            };
+            crate::enqueue::traced::enqueued(state.registry.traces(), &j, by, start);
+            Ok((StatusCode::CREATED, Json(JobOut(j))))
+        }
         Inserted::Existing(j) => Ok((StatusCode::OK, Json(JobOut(j)))),
     }
 }

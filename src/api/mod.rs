@@ -18,6 +18,7 @@ pub mod schedules;
 pub mod secrets;
 pub mod tenants;
 pub mod tokens;
+mod traced;
 pub mod usage;
 pub mod usage_export;
 pub mod verify;

@@ -133,6 +133,12 @@ pub struct JobView<'a> {
     pub fairness_key: Option<Cow<'a, str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairness_weight: Option<u32>,
+    /// The trace the job continues (the enqueue's `traceparent` header,
+    /// or the attempt of the job that made it), as the W3C `traceparent`
+    /// of the job's enqueue span in it. Absent: the job's trace is its
+    /// own, and its trace id is its id's 128 bits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<Cow<'a, str>>,
 }
 
 /// A debounced job's key and chain.
@@ -195,6 +201,7 @@ impl<'a> JobView<'a> {
             debounce: j.debounce.as_ref().map(DebounceView::of),
             fairness_key: j.fairness_key.as_deref().map(Cow::Borrowed),
             fairness_weight: j.fairness_weight,
+            traceparent: j.traceparent.as_deref().map(Cow::Borrowed),
         }
     }
 }

@@ -128,6 +128,13 @@ pub(super) fn job_details(detail: &JobDetail) -> anyhow::Result<String> {
                 .unwrap_or_default(),
         ),
         (
+            "trace",
+            job.traceparent
+                .as_deref()
+                .map(|t| format!("continues {t}"))
+                .unwrap_or_default(),
+        ),
+        (
             "throttle",
             job.throttle
                 .as_ref()

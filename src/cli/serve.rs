@@ -161,6 +161,12 @@ pub struct NodeArgs {
     /// The key tenants' secrets are sealed with: 32 bytes, made (mode 0600) at the first start when absent. Every server and worker sharing one database needs the same file; lost, every secret must be put again [default: DATA_DIR/secrets.key]
     #[arg(long, env = "TASKBOX_SECRETS_KEY_FILE", value_name = "PATH")]
     pub secrets_key_file: Option<PathBuf>,
+    /// Send every job's trace (its enqueue, waits, attempts, outbound requests, webhook deliveries and the guest's own spans) to this OTLP collector: for HTTP its traces URL or base URL (`http://127.0.0.1:4318` gets `/v1/traces`), for gRPC its address. Off when not given. The batch interval follows `OTEL_BSP_SCHEDULE_DELAY` (ms, default 1000).
+    #[arg(long, env = "TASKBOX_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+    /// How traces travel to `--otlp-endpoint`.
+    #[arg(long, env = "TASKBOX_OTLP_PROTOCOL", value_enum, default_value_t = crate::otel::OtlpProtocol::Http)]
+    pub otlp_protocol: crate::otel::OtlpProtocol,
     #[command(flatten)]
     pub events: EventArgs,
     #[command(flatten)]
@@ -346,6 +352,12 @@ impl NodeArgs {
                 exe: None,
             },
             http,
+            otlp: self
+                .otlp_endpoint
+                .as_deref()
+                .map(|e| crate::otel::OtlpEndpoint::parse(e, self.otlp_protocol))
+                .transpose()
+                .map_err(|e| e.to_string())?,
             data_dir: self.data_dir,
             database_url,
         };

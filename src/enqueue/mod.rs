@@ -12,6 +12,7 @@
 mod cache;
 mod prepare;
 pub mod spec;
+pub mod traced;
 pub mod workflow;
 
 pub use prepare::prepare_job;

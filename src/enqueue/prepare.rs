@@ -58,7 +58,6 @@ pub async fn prepare_job(
     let debounce = flow(b.debounce.take(), tv.spec.debounce.as_ref(), &input)?
         .map(|d| Box::new(Debounced::new(d)));
     Ok(NewJob {
-        id,
         tenant: tenant.to_owned(),
         task: TaskRef {
             name: tv.record.name.clone(),
@@ -94,6 +93,8 @@ pub async fn prepare_job(
         debounce,
         fairness_key: b.fairness_key,
         fairness_weight: b.fairness_weight,
+        traceparent: crate::otel::TraceParent::stored_for(&id, b.trace.as_ref()),
+        id,
     })
 }
 

@@ -59,6 +59,11 @@ pub struct JobSpec {
     /// Its fairness key's weight, 1 to 1000 (1 when left out); the weight
     /// of a key's next job is the key's.
     pub fairness_weight: Option<u32>,
+    /// The trace the job continues: a request's `traceparent` header, or
+    /// the attempt of the job that made it. Not part of the body.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub trace: Option<crate::otel::TraceParent>,
 }
 
 impl JobSpec {

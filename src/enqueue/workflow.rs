@@ -152,6 +152,7 @@ pub async fn prepare(
         debounce: None,
         fairness_key: b.fairness_key,
         fairness_weight: b.fairness_weight,
+        traceparent: crate::otel::TraceParent::stored_for(&id, b.trace.as_ref()),
     };
     let start = WorkflowStart {
         id,

@@ -32,6 +32,7 @@ pub const RUST_SDK: &[File] = files!("sdk/rust":
     "src/lib.rs",
     "src/outcome.rs",
     "src/rt.rs",
+    "src/span.rs",
     "wit/guest/deps/config/store.wit",
     "wit/guest/deps/config/world.wit",
     "wit/guest/guest.wit",

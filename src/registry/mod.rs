@@ -114,6 +114,8 @@ pub struct Registry {
     vault: OnceLock<Arc<Vault>>,
     /// Each tenant's enqueue rate, which every path that makes a job takes.
     admission: crate::admission::Admission,
+    /// Where jobs' spans go; set once at start, off until then.
+    traces: OnceLock<crate::otel::Traces>,
 }
 
 /// Compiles a task version's schemas off the async threads (a schema can be
@@ -156,7 +158,23 @@ impl Registry {
             heads: Mutex::new(HashMap::new()),
             checks: check_lanes(),
             vault: OnceLock::new(),
+            traces: OnceLock::new(),
         }
+    }
+
+    /// Gives the registry where jobs' spans go (`App::start`). Set once.
+    pub fn set_traces(&self, t: crate::otel::Traces) {
+        if self.traces.set(t).is_err() {
+            tracing::warn!("the registry's traces were set already; the first stay");
+        }
+    }
+
+    /// Where jobs' spans go: every path that makes a span takes it here.
+    pub fn traces(&self) -> &crate::otel::Traces {
+        static OFF: OnceLock<crate::otel::Traces> = OnceLock::new();
+        self.traces
+            .get()
+            .unwrap_or_else(|| OFF.get_or_init(crate::otel::Traces::off))
     }
 
     /// Gives the registry the vault that opens secrets. Set once: a later

@@ -126,10 +126,20 @@ async fn prepared_callback(
 pub(super) async fn attach_callbacks(
     registry: &Registry,
     task: &TaskVersion,
-    job: &ClaimedJob,
+    (job, attempt_span): (&ClaimedJob, Option<&crate::otel::TraceParent>),
     f: &mut Finalize,
 ) -> Result<(), ()> {
-    let (callbacks, note) = callbacks(registry, task, job, &f.action).await?;
+    let (mut callbacks, note) = callbacks(registry, task, job, &f.action).await?;
+    // They continue the trace of the attempt that made them.
+    if let (Some(c), Some(span)) = (callbacks.as_mut(), attempt_span) {
+        for new in [c.on_success.as_mut(), c.on_fail.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            new.traceparent = crate::otel::TraceParent::stored_for(&new.id, Some(span));
+        }
+        c.made_under = Some(*span);
+    }
     f.callbacks = callbacks;
     if let (Some(note), Some(attempt)) = (note, f.attempt.as_mut()) {
         let log = attempt.log.get_or_insert_with(Default::default);
@@ -192,10 +202,12 @@ async fn callbacks(
         Action::Complete { .. } => Callbacks {
             on_success: Some(new),
             on_fail: None,
+            made_under: None,
         },
         _ => Callbacks {
             on_success: None,
             on_fail: Some(new),
+            made_under: None,
         },
     });
     Ok((Some(callbacks), note))

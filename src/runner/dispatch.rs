@@ -536,6 +536,7 @@ mod tests {
             due_at: 0,
             callback_depth: 0,
             fair_key: None,
+            traceparent: None,
         }
     }
 

@@ -61,7 +61,7 @@ pub async fn execute(
     if let Some(error) = decision::unrunnable(job, step, started_at) {
         let decided = Decision::Move(decision::unrun(error, plan.as_ref(), job));
         let ran = Ran::unrun(started_at, started_at);
-        let finalize = finalize(registry, &task, job, decided, plan.is_some(), ran).await;
+        let finalize = finalize(registry, &task, (job, None), decided, plan.is_some(), ran).await;
         return Executed {
             // It ends as any attempt's end does: its children close too.
             finalize: finalize.map(|f| Finalize {
@@ -82,7 +82,10 @@ pub async fn execute(
         }
     };
     // Instantiate and call: the guest runs, its sub-tasks with it.
-    let request = instantiate(registry, &task, step, job, held, started_at);
+    let trace = super::traced::begin(registry.traces(), job);
+    let began = std::time::SystemTime::now();
+    let mut request = instantiate(registry, &task, step, job, held, started_at);
+    request.trace = trace.clone();
     let report = call(registry, &program, request, job, secrets, (wake, home)).await;
     let finished_at = registry.store().now();
     let stop = held.stop_reason(&job.id, &job.lease_token);
@@ -102,7 +105,17 @@ pub async fn execute(
         finished_at,
         report: Some(&report),
     };
-    let finalize = finalize(registry, &task, job, decided, plan.is_some(), ran).await;
+    let span = trace.as_ref().map(|t| &t.attempt);
+    let finalize = finalize(registry, &task, (job, span), decided, plan.is_some(), ran).await;
+    if let Some(t) = &trace {
+        let action = finalize.as_ref().map(|f| &f.action);
+        let ran = super::traced::Ran {
+            began,
+            ended: std::time::SystemTime::now(),
+            started_at,
+        };
+        super::traced::end(t, job, (&task, step), &ran, Some(&report), action);
+    }
     Executed {
         finalize: finalize.map(|f| Finalize {
             close_children: closes_children(&task),
@@ -166,7 +179,7 @@ pub async fn lost(registry: &Registry, job: &ClaimedJob) -> Option<Finalize> {
         job,
         rand_unit,
     );
-    let f = finalize(registry, &task, job, decided, plan.is_some(), ran).await?;
+    let f = finalize(registry, &task, (job, None), decided, plan.is_some(), ran).await?;
     Some(Finalize {
         close_children: closes_children(&task),
         ..f
@@ -303,16 +316,19 @@ async fn call(
     secrets: Vec<(String, String)>,
     (wake, home): (&Arc<tokio::sync::Notify>, &tokio::runtime::Handle),
 ) -> AttemptReport {
-    let orchestration = Arc::new(Orchestration::new(
-        registry.clone(),
-        &job.id,
-        &job.tenant,
-        &job.queue,
-        request.cancel.clone(),
-        Some(wake.clone()),
-        Some(home.clone()),
-        crate::sandbox::Redactor::new(&secrets),
-    ));
+    let orchestration = Arc::new(
+        Orchestration::new(
+            registry.clone(),
+            &job.id,
+            &job.tenant,
+            &job.queue,
+            request.cancel.clone(),
+            Some(wake.clone()),
+            Some(home.clone()),
+            crate::sandbox::Redactor::new(&secrets),
+        )
+        .traced(request.trace.as_ref().map(|t| t.attempt)),
+    );
     request.secrets = secrets;
     request.orchestrate = Some(orchestration.clone());
     let mut report = registry.sandbox().run(program, request).await;
@@ -348,7 +364,7 @@ async fn classify(
 async fn finalize(
     registry: &Registry,
     task: &TaskVersion,
-    job: &ClaimedJob,
+    (job, attempt_span): (&ClaimedJob, Option<&crate::otel::TraceParent>),
     decided: Decision,
     workflow: bool,
     ran: Ran<'_>,
@@ -366,7 +382,9 @@ async fn finalize(
     // A workflow's stages name what follows; its tasks' callbacks are not
     // run (the workflow's chains are its callbacks).
     if !workflow {
-        attach_callbacks(registry, task, job, &mut f).await.ok()?;
+        attach_callbacks(registry, task, (job, attempt_span), &mut f)
+            .await
+            .ok()?;
     }
     Some(f)
 }

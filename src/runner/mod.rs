@@ -19,6 +19,7 @@ pub mod held;
 mod lane;
 pub mod ledger;
 mod marker;
+mod traced;
 mod verify;
 pub mod watch;
 
@@ -725,7 +726,10 @@ async fn finalizer(inner: Arc<Inner>, mut rx: mpsc::Receiver<Finalize>) {
             requeued |= result == Finalized::Done(JobStatus::Queued);
             // A callback enqueued with the end: a new job.
             if let (Finalized::Done(s), Some(c)) = (&result, &f.callbacks) {
-                requeued |= c.landing(*s).is_some();
+                if let Some(new) = c.landing(*s) {
+                    requeued = true;
+                    traced::callback(inner.registry.traces(), new, c.made_under.as_ref());
+                }
             }
             // An ended parent's children, as its task's parent_close says.
             if let (Finalized::Done(s), Some(policy)) = (&result, f.close_children) {

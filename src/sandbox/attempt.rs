@@ -63,6 +63,9 @@ pub struct AttemptRequest {
     pub secrets: Vec<(String, String)>,
     /// A deterministic task's clock and random seed (`None`: the real ones).
     pub determinism: Option<Determinism>,
+    /// The attempt's span and where spans go, when traces are on: its
+    /// outbound requests are spans under it.
+    pub trace: Option<super::AttemptTrace>,
 }
 
 impl AttemptRequest {
@@ -78,6 +81,7 @@ impl AttemptRequest {
             network: None,
             secrets: Vec::new(),
             determinism: None,
+            trace: None,
         }
     }
 }
@@ -264,7 +268,8 @@ impl Sandbox {
             req.tenant.clone(),
             deadline,
             log.clone(),
-        );
+        )
+        .traced(req.trace.clone());
         let host = ComponentHost {
             wasi,
             table: ResourceTable::new(),
@@ -274,6 +279,13 @@ impl Sandbox {
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             config: req.secrets.iter().cloned().collect(),
             clock: req.determinism.map(|d| d.clock(limits.fuel)),
+            spans: super::guest_spans::GuestSpans::new(
+                req.trace.clone(),
+                match &req.trace {
+                    Some(_) => Redactor::new(&req.secrets),
+                    None => Redactor::default(),
+                },
+            ),
         };
         let mut store = Store::new(&self.inner.engine, host);
         store.limiter(|h| &mut h.attempt.limiter);

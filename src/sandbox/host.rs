@@ -1,8 +1,9 @@
 //! What lives in an attempt's `Store`: the WASI context that grants nothing,
 //! the outbound HTTP hooks and the secrets the guest may read, the limiter,
 //! the task world's `log` and `progress` imports, and the orchestrator
-//! world's `invoke` and `spawn`, which the runner answers, and `fetch`, which
-//! goes through the same outbound hooks as `wasi:http`.
+//! world's `invoke` and `spawn`, which the runner answers, `fetch`, which
+//! goes through the same outbound hooks as `wasi:http`, and the guest's own
+//! spans (`guest_spans`).
 
 use super::bindings::{taskbox::task::host, GuestLevel};
 use super::capture::{Level, LogBuffer, Source};
@@ -73,6 +74,8 @@ pub struct ComponentHost {
     pub config: WasiConfigVariables,
     /// A deterministic attempt's clock (`None`: the real clocks).
     pub clock: Option<super::determinism::VirtualClock>,
+    /// The guest's own spans (`taskbox:task/trace`).
+    pub spans: super::guest_spans::GuestSpans,
 }
 
 impl WasiHttpView for ComponentHost {
@@ -187,3 +190,21 @@ impl host::Host for ComponentHost {
 }
 
 impl super::bindings::taskbox::task::types::Host for ComponentHost {}
+
+impl super::bindings::taskbox::task::trace::Host for ComponentHost {
+    fn start_span(&mut self, name: String, attributes: Vec<(String, String)>) -> u32 {
+        self.spans.start(name, attributes)
+    }
+
+    fn add_event(&mut self, span: u32, name: String, attributes: Vec<(String, String)>) {
+        self.spans.event(span, name, attributes);
+    }
+
+    fn set_error(&mut self, span: u32, message: String) {
+        self.spans.error(span, message);
+    }
+
+    fn end_span(&mut self, span: u32) {
+        self.spans.end(span);
+    }
+}

@@ -42,7 +42,7 @@ pub enum Invalid {
     Malformed(String),
     #[error(
         "imports that the host does not offer: {}. A task may import only \
-         `taskbox:task/{{host,orchestration,fetch}}@0.1.x`, WASI 0.2 (cli, io, clocks, random, filesystem, sockets, \
+         `taskbox:task/{{host,orchestration,fetch,trace}}@0.1.x`, WASI 0.2 (cli, io, clocks, random, filesystem, sockets, \
          http/types, http/outgoing-handler) and `wasi:config/store@0.2.0-rc.1`; a command module \
          only `wasi_snapshot_preview1`",
         .0.join(", ")
@@ -67,7 +67,7 @@ const OFFERED: &[(&str, &str, &[&str])] = &[
     (
         "taskbox:task",
         "0.1.",
-        &["host", "types", "orchestration", "fetch"],
+        &["host", "types", "orchestration", "fetch", "trace"],
     ),
     (
         "wasi:cli",
@@ -251,6 +251,8 @@ mod tests {
     #[test]
     fn offered_imports() {
         assert!(component_import_offered("taskbox:task/host@0.1.0"));
+        assert!(component_import_offered("taskbox:task/trace@0.1.0"));
+        assert!(!component_import_offered("taskbox:task/tracer@0.1.0"));
         assert!(component_import_offered("wasi:cli/environment@0.2.3"));
         assert!(!component_import_offered("wasi:cli/environment@0.3.0"));
         assert!(component_import_offered("wasi:http/outgoing-handler@0.2.0"));

@@ -11,6 +11,7 @@ pub mod compiler;
 mod determinism;
 mod ending;
 pub mod engine;
+mod guest_spans;
 mod host;
 pub mod inspect;
 pub mod limits;
@@ -29,7 +30,7 @@ pub use ending::Ending;
 pub use host::{GuestFailure, Orchestrate, Progress, ProgressHook};
 pub use inspect::{Invalid, Shape};
 pub use limits::{Ceilings, Limits};
-pub use network::{NetworkConfig, NetworkGrant};
+pub use network::{AttemptTrace, NetworkConfig, NetworkGrant};
 pub use redact::Redactor;
 
 use crate::digest::Digest;

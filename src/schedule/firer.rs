@@ -464,11 +464,22 @@ impl Firer {
         let mut writes = job;
         writes.push(Write::SchedulePut(put));
         let mut existing = None;
+        let start = std::time::SystemTime::now();
         for w in self.store.apply(writes).await? {
             match w {
                 Written::SchedulePut(r) => m.rec = r,
                 Written::JobInserted(Inserted::Existing(j)) => existing = Some(j.id),
-                Written::JobInserted(created) => crate::figures::inserted([&created]),
+                Written::JobInserted(created) => {
+                    crate::figures::inserted([&created]);
+                    if let Inserted::Created(j) = &created {
+                        let by = crate::enqueue::traced::MadeBy {
+                            parent: None,
+                            remote: false,
+                            via: "schedule",
+                        };
+                        crate::enqueue::traced::enqueued(self.registry.traces(), j, by, start);
+                    }
+                }
                 _ => {}
             }
         }

@@ -134,13 +134,13 @@ fn insert_one_sql(d: Dialect) -> String {
     )
 }
 
-/// What both inserts write of a new job, ?1 to ?25 (`insert_one`).
+/// What both inserts write of a new job, ?1 to ?26 (`insert_one`).
 const NEW_JOB_COLUMNS: &str = "id, tenant, task, task_version, digest, queue, priority, input, \
     max_attempts, run_at, created_at, deadline_at, concurrency_key, unique_key, idempotency_key, \
     idempotency_hash, expire_after_ms, concurrency_limit, callback_depth, cache_key, throttle, \
-    debounce_key, debounce, fairness_key, fairness_weight";
+    debounce_key, debounce, fairness_key, fairness_weight, traceparent";
 /// How many parameters `NEW_JOB_COLUMNS` takes.
-pub const NEW_JOB_PARAMS: usize = 25;
+pub const NEW_JOB_PARAMS: usize = 26;
 
 /// The completed job a result cache hit takes its output from (?1 tenant,
 /// ?2 key, ?3 the oldest end inside the TTL): the newest that ran (a hit is
@@ -164,8 +164,8 @@ pub fn cache_source(d: Dialect) -> String {
     )
 }
 
-/// A job a cache hit completes at once: ?1 to ?25 as `insert_one`'s, ?26
-/// the output, ?27 the source's id, ?28 the fuel it saved; started and
+/// A job a cache hit completes at once: ?1 to ?26 as `insert_one`'s, ?27
+/// the output, ?28 the source's id, ?29 the fuel it saved; started and
 /// finished at its creation (?11). It made no attempt and is in no line.
 /// PostgreSQL answers the row, as `insert_one` does.
 pub fn insert_cached(d: Dialect) -> String {
@@ -229,7 +229,7 @@ mod tests {
     #[test]
     fn a_cache_hit_writes_what_an_insert_does_and_its_ending() {
         let hit = insert_cached(Dialect::Postgres);
-        assert!(hit.contains("callback_depth, cache_key, throttle, debounce_key, debounce, fairness_key, fairness_weight, output, cached_from, cached_fuel, started_at, finished_at) VALUES ('completed', $1,"), "{hit}");
+        assert!(hit.contains("callback_depth, cache_key, throttle, debounce_key, debounce, fairness_key, fairness_weight, traceparent, output, cached_from, cached_fuel, started_at, finished_at) VALUES ('completed', $1,"), "{hit}");
         let (source, fuel) = (NEW_JOB_PARAMS + 2, NEW_JOB_PARAMS + 3);
         assert!(
             hit.contains(&format!("${source}, ${fuel}, $11, $11) RETURNING id,")),

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 /// `JobRow`'s columns in its order, each with the cast PostgreSQL needs
 /// to read it as the row's type (its narrower integers and its boolean
 /// flag; SQLite's integers are all 64-bit already).
-const JOB: [(&str, &str); 33] = [
+const JOB: [(&str, &str); 34] = [
     ("id", ""),
     ("tenant", ""),
     ("task", ""),
@@ -43,6 +43,7 @@ const JOB: [(&str, &str); 33] = [
     ("debounce", ""),
     ("fairness_key", ""),
     ("fairness_weight", "::int8"),
+    ("traceparent", ""),
 ];
 
 /// The columns of `JobRow`, as the dialect reads them.
@@ -70,7 +71,7 @@ fn columns(cast_of: impl Fn(&'static str) -> &'static str) -> String {
 pub const CLAIM_COLUMNS: &str = "id, tenant, task, task_version, digest, input, queue, attempts, \
     max_attempts, deadline_at, fallback_task, fallback_version, fallback_digest, fallback_input, \
     fallback_depth, stage_offset, attempt_started_at, lease_token, snoozes, begun, run_at, \
-    callback_depth, coalesce(fairness_key, concurrency_key) AS fair_key";
+    callback_depth, coalesce(fairness_key, concurrency_key) AS fair_key, traceparent";
 
 /// One job of a tenant's (?1 id, ?2 tenant); `lock`: held for the
 /// transaction's writes, where the dialect locks rows (SQLite's one writer

@@ -64,6 +64,7 @@ pub struct JobRow {
     pub(crate) debounce: Option<String>,
     pub(crate) fairness_key: Option<String>,
     pub(crate) fairness_weight: Option<i64>,
+    pub(crate) traceparent: Option<String>,
 }
 
 impl JobRow {
@@ -150,6 +151,7 @@ impl TryFrom<JobRow> for JobRecord {
                 .and_then(crate::store::debounce::Debounced::from_text),
             fairness_key: r.fairness_key,
             fairness_weight: r.fairness_weight.and_then(|w| u32::try_from(w).ok()),
+            traceparent: r.traceparent,
         })
     }
 }

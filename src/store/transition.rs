@@ -278,6 +278,8 @@ pub struct ClaimedRow {
     pub callback_depth: u32,
     /// Its fairness key (its own, or else its concurrency key).
     pub fair_key: Option<String>,
+    /// The trace it continues, if not its own (`NewJob::traceparent`).
+    pub traceparent: Option<String>,
 }
 
 impl From<ClaimedRow> for ClaimedJob {
@@ -309,6 +311,7 @@ impl From<ClaimedRow> for ClaimedJob {
             due_at: r.due_at,
             callback_depth: r.callback_depth,
             fair_key: r.fair_key,
+            traceparent: r.traceparent,
         }
     }
 }
@@ -538,6 +541,7 @@ mod tests {
             due_at: 0,
             callback_depth: 0,
             fair_key: None,
+            traceparent: None,
         };
         let c = ClaimedJob::from(row.clone());
         assert_eq!((c.task, c.input.as_str(), c.attempt), (own, "in", 4));

@@ -6,11 +6,12 @@
 
 use super::share::{self, Bounds, Held};
 use super::{guard, sign, Hooks, WebhookConfig};
+use crate::otel::TraceParent;
 use crate::store::{Delivery, DeliveryTry, JobStore, Millis, StoreResult};
 use reqwest::header::{CONTENT_TYPE, USER_AGENT};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -38,6 +39,8 @@ pub struct Sender {
     wake: Arc<Notify>,
     tries: mpsc::Sender<DeliveryTry>,
     recorded: Mutex<Option<mpsc::Receiver<DeliveryTry>>>,
+    /// Where each try's span goes, in the trace of the job its event is of.
+    traces: OnceLock<crate::otel::Traces>,
 }
 
 impl Sender {
@@ -71,7 +74,31 @@ impl Sender {
             wake,
             tries,
             recorded: Mutex::new(Some(recorded)),
+            traces: OnceLock::new(),
         }))
+    }
+
+    /// Each try is a span in the trace of the job its event is of, and its
+    /// request carries that span's `traceparent`.
+    pub fn traced(self: Arc<Self>, traces: crate::otel::Traces) -> Arc<Self> {
+        let _ = self.traces.set(traces);
+        self
+    }
+
+    /// The span a try of `d` is, when traces are on and its event is of a
+    /// job: its place (a child of the job's enqueue), the job's, and the
+    /// job's id.
+    async fn try_span(&self, d: &Delivery) -> Option<(TraceParent, TraceParent, String)> {
+        self.traces.get().filter(|t| t.is_on())?;
+        let body: serde_json::Value = serde_json::from_str(&d.body).ok()?;
+        let id = body.get("job")?.get("id")?.as_str()?;
+        // A job that continues a client's trace keeps it in its row.
+        let stored = match self.store.job_get(&d.tenant, id).await {
+            Ok(Some(job)) => job.traceparent,
+            _ => None,
+        };
+        let job = TraceParent::of_job(id, stored.as_deref());
+        Some((job.child(), job, id.to_owned()))
     }
 
     /// Sends until `stop`; then the tries in flight are dropped, and their
@@ -220,7 +247,35 @@ impl Sender {
 
     /// One try of a delivery, and what becomes of it.
     async fn try_once(&self, d: &Delivery) -> DeliveryTry {
-        let (status, error) = match self.post(d).await {
+        let span = self.try_span(d).await;
+        let started = std::time::SystemTime::now();
+        let posted = self.post(d, span.as_ref().map(|(at, _, _)| at)).await;
+        if let (Some((at, job, id)), Some(traces)) = (span, self.traces.get()) {
+            let mut s = crate::otel::Span::new(
+                "webhook delivery",
+                at,
+                Some(&job),
+                started,
+                std::time::SystemTime::now(),
+            )
+            .kind(opentelemetry::trace::SpanKind::Client)
+            .text("taskbox.job.id", &id)
+            .text("taskbox.webhook", &d.webhook)
+            .text("taskbox.event", d.kind.as_str())
+            .attr("taskbox.delivery", d.id)
+            .attr("taskbox.attempt", i64::from(d.attempts + 1));
+            match &posted {
+                Ok(code) => {
+                    s = s.attr("http.response.status_code", i64::from(*code));
+                    if !(200..300).contains(code) {
+                        s.error = Some(format!("HTTP {code}"));
+                    }
+                }
+                Err(e) => s.error = Some(crate::otel::cut(e).to_owned()),
+            }
+            traces.emit(s);
+        }
+        let (status, error) = match posted {
             Ok(s) if (200..300).contains(&s) => (Some(s), None),
             Ok(s) => (Some(s), Some(format!("the endpoint answered HTTP {s}"))),
             Err(e) => (None, Some(crate::text::bounded(&e, MAX_ERROR_LEN))),
@@ -257,7 +312,7 @@ impl Sender {
         (at < give_up).then_some(at)
     }
 
-    async fn post(&self, d: &Delivery) -> Result<u16, String> {
+    async fn post(&self, d: &Delivery, trace: Option<&TraceParent>) -> Result<u16, String> {
         let Some(hook) = self
             .hooks
             .get(&d.webhook)
@@ -274,9 +329,11 @@ impl Sender {
         }
         let t = self.store.now() / 1000;
         let signature = sign::signature(&hook.secret, t, d.body.as_bytes());
-        let sent = self
-            .client
-            .post(url)
+        let mut post = self.client.post(url);
+        if let Some(t) = trace {
+            post = post.header("traceparent", t.to_string());
+        }
+        let sent = post
             .header(CONTENT_TYPE, "application/json")
             .header(
                 USER_AGENT,

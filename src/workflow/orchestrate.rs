@@ -60,6 +60,9 @@ pub struct Orchestration {
     /// caller above it: an invoked task's result is kept (and answered)
     /// without them, as its own attempt's is without its own.
     redactor: Redactor,
+    /// The span of the attempt that makes the calls: a spawned child's
+    /// trace continues under it.
+    trace: Option<crate::otel::TraceParent>,
 }
 
 fn failure(code: &str, message: impl Into<String>, retryable: bool) -> GuestFailure {
@@ -98,7 +101,14 @@ impl Orchestration {
             wake,
             home,
             redactor,
+            trace: None,
         }
+    }
+
+    /// Children it spawns continue the trace under `attempt`'s span.
+    pub fn traced(mut self, attempt: Option<crate::otel::TraceParent>) -> Orchestration {
+        self.trace = attempt;
+        self
     }
 
     /// Runs `f` (store calls) on the home runtime.
@@ -142,7 +152,57 @@ impl Orchestration {
             wake: self.wake.clone(),
             home: self.home.clone(),
             redactor: self.redactor.with(secrets),
+            trace: self.trace,
         }
+    }
+
+    /// Sends the span of one run of an invoked task.
+    fn invoke_span(
+        &self,
+        tv: &crate::registry::TaskVersion,
+        call: &str,
+        attempt: u32,
+        (at, parent): (crate::otel::TraceParent, crate::otel::TraceParent),
+        started: std::time::SystemTime,
+        report: &crate::sandbox::AttemptReport,
+    ) {
+        let mut span = crate::otel::Span::new(
+            format!("invoke {}", tv.record.name),
+            at,
+            Some(&parent),
+            started,
+            std::time::SystemTime::now(),
+        )
+        .text("taskbox.job.id", &self.job_id)
+        .text("taskbox.call", call)
+        .text("taskbox.task", &tv.record.name)
+        .attr("taskbox.task.version", i64::from(tv.record.version))
+        .text("taskbox.digest", &tv.record.digest)
+        .attr("taskbox.attempt", i64::from(attempt))
+        .attr(
+            "taskbox.fuel",
+            i64::try_from(report.fuel_used).unwrap_or(i64::MAX),
+        )
+        .attr(
+            "taskbox.memory.peak_bytes",
+            i64::try_from(report.peak_memory_bytes).unwrap_or(i64::MAX),
+        );
+        let outcome = match &report.ending {
+            Ending::Done(_) => "completed",
+            Ending::Failed(e) => {
+                span = span
+                    .text("error.type", e.kind.as_str())
+                    .text("taskbox.error.code", &e.code);
+                span.error = Some(format!("{} ({})", e.kind.as_str(), e.code));
+                "failed"
+            }
+            Ending::Cancelled => "cancelled",
+            Ending::Snooze(_) | Ending::Wait(_) => "unsupported",
+            Ending::Unavailable(_) => "unavailable",
+        };
+        self.registry
+            .traces()
+            .emit(span.text("taskbox.outcome", outcome));
     }
 
     /// The next call's place.
@@ -346,12 +406,25 @@ impl Orchestrate for Orchestration {
                 input.clone(),
                 tv.limits,
             );
+            // Its spans (requests, the guest's own, its invokes) are under
+            // the span of this run of it, under the caller's attempt.
+            let span_at = self.trace.map(|t| t.child());
+            req.trace = span_at.map(|attempt| crate::sandbox::AttemptTrace {
+                traces: self.registry.traces().clone(),
+                attempt,
+            });
             req.cancel = self.cancel.clone();
-            req.orchestrate = Some(Arc::new(self.nested(&call, &secrets)));
+            req.orchestrate = Some(Arc::new(
+                self.nested(&call, &secrets).traced(span_at.or(self.trace)),
+            ));
             req.tenant = Arc::from(self.tenant.as_str());
             req.network = tv.network.clone();
             req.secrets = secrets.clone();
+            let started = std::time::SystemTime::now();
             let report = self.registry.sandbox().run(&program, req).await;
+            if let (Some(at), Some(parent)) = (span_at, self.trace) {
+                self.invoke_span(&tv, &call, attempt, (at, parent), started, &report);
+            }
             self.fuel.fetch_add(report.fuel_used, Ordering::Relaxed);
             self.network
                 .lock()
@@ -444,7 +517,10 @@ impl Orchestrate for Orchestration {
         spec.unique_key = Some(format!("spawn:{}:{call}", self.job_id));
         spec.on_conflict = Some(OnConflict::UseExisting);
         spec.reuse = Some(Reuse::Reject);
+        spec.trace = self.trace;
         let (registry, tenant) = (self.registry.clone(), self.tenant.clone());
+        let parent = self.trace;
+        let start = std::time::SystemTime::now();
         let child = self
             .at_home(async move {
                 // A child is a job like any: charged to the tenant's
@@ -475,6 +551,14 @@ impl Orchestrate for Orchestration {
                     Written::JobInserted(i) => Some(i),
                     _ => None,
                 }));
+                if let Some(Written::JobInserted(Inserted::Created(j))) = written.first() {
+                    let by = crate::enqueue::traced::MadeBy {
+                        parent: parent.as_ref(),
+                        remote: false,
+                        via: "spawn",
+                    };
+                    crate::enqueue::traced::enqueued(registry.traces(), j, by, start);
+                }
                 Ok::<_, GuestFailure>(match written.first() {
                     Some(Written::JobInserted(Inserted::Created(j) | Inserted::Existing(j))) => {
                         j.id.clone()

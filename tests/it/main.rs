@@ -32,6 +32,7 @@ mod leader;
 mod metrics;
 mod openapi;
 mod orchestration;
+mod otlp_traces;
 mod project;
 mod replay;
 mod rollouts;

@@ -223,6 +223,10 @@ pub struct Job {
     pub fairness_key: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairness_weight: Option<u32>,
+    /// The trace the job continues (the enqueue's `traceparent` header, or
+    /// the attempt that spawned it), as its enqueue span's `traceparent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
     /// The job that spawned this one (`GET /v1/jobs/{id}` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,

@@ -1377,6 +1377,13 @@ export interface components {
             status: components["schemas"]["JobStatus"];
             task: components["schemas"]["TaskRef"];
             throttle?: null | components["schemas"]["Throttle"];
+            /**
+             * @description The trace the job continues (the enqueue's `traceparent` header,
+             *     or the attempt of the job that made it), as the W3C `traceparent`
+             *     of the job's enqueue span in it. Absent: the job's trace is its
+             *     own, and its trace id is its id's 128 bits.
+             */
+            traceparent?: string | null;
             unique_key?: string | null;
             /** @description What a waiting job waits for, as the guest said it. */
             waiting_for?: unknown;
@@ -1426,6 +1433,13 @@ export interface components {
             status: components["schemas"]["JobStatus"];
             task: components["schemas"]["TaskRef"];
             throttle?: null | components["schemas"]["Throttle"];
+            /**
+             * @description The trace the job continues (the enqueue's `traceparent` header,
+             *     or the attempt of the job that made it), as the W3C `traceparent`
+             *     of the job's enqueue span in it. Absent: the job's trace is its
+             *     own, and its trace id is its id's 128 bits.
+             */
+            traceparent?: string | null;
             unique_key?: string | null;
             /** @description What a waiting job waits for, as the guest said it. */
             waiting_for?: unknown;
@@ -3008,6 +3022,8 @@ export interface operations {
             header?: {
                 /** @description The same key and body within 24 h answers the first request's job (200); another body with it is a 409 */
                 "Idempotency-Key"?: string | null;
+                /** @description A W3C trace context: the job's trace continues it, under this span (one that does not read is ignored) */
+                traceparent?: string | null;
             };
             path?: never;
             cookie?: never;
@@ -3143,6 +3159,8 @@ export interface operations {
             header?: {
                 /** @description Each item's key is this key, `/` and its index */
                 "Idempotency-Key"?: string | null;
+                /** @description A W3C trace context: each job's trace continues it, under this span */
+                traceparent?: string | null;
             };
             path?: never;
             cookie?: never;

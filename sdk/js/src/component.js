@@ -2,6 +2,7 @@
 // the component by `taskbox build` (never imported natively, where those imports do not exist).
 import host from "taskbox:task/host@0.1.0";
 import orchestration from "taskbox:task/orchestration@0.1.0";
+import trace from "taskbox:task/trace@0.1.0";
 import store from "wasi:config/store@0.2.0-rc.1";
 import { drain, inspect } from "./queued-promise.js";
 import { Fail, runAttempt } from "./index.js";
@@ -49,6 +50,10 @@ const sandbox = {
       throw fromHost(e);
     }
   },
+  startSpan: (name, attributes) => trace.startSpan(name, attributes),
+  addEvent: (span, name, attributes) => trace.addEvent(span, name, attributes),
+  setError: (span, message) => trace.setError(span, message),
+  endSpan: (span) => trace.endSpan(span),
 };
 
 /** The world's `run` for `task`: one attempt, its promises settled before it returns. */

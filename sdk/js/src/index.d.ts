@@ -57,6 +57,16 @@ export class Ctx {
   invoke<O = Json>(task: string, input: unknown): O;
   /** Enqueues a child job; its id. */
   spawn(task: string, input: unknown): string;
+  /** Starts a span of the task's own in its attempt's trace; `end()` it. */
+  span(name: string, attributes?: Record<string, unknown>): Span;
+}
+
+/** A span of the task's own: spans started while it is open nest under it. */
+export interface Span {
+  event(name: string, attributes?: Record<string, unknown>): void;
+  error(message: string): void;
+  /** Ends it, and those still open inside it. */
+  end(): void;
 }
 
 /** What a task's function may return: the output, or a snooze or wait. */

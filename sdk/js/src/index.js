@@ -113,6 +113,29 @@ export class Ctx {
     if (!this._host) throw native(task);
     return this._host.spawn(task, toJson(input, "bad_input"));
   }
+
+  /** Starts a span of the task's own in its attempt's trace; `end()` it (spans started inside
+   * nest under it and end with it). The host redacts the task's secrets and bounds what it
+   * keeps; natively, and without a trace collector on the server, it does nothing. */
+  span(name, attributes = {}) {
+    const host = this._host;
+    const handle = host ? host.startSpan(String(name), pairs(attributes)) : 0;
+    return {
+      event(eventName, eventAttributes = {}) {
+        if (handle) host.addEvent(handle, String(eventName), pairs(eventAttributes));
+      },
+      error(message) {
+        if (handle) host.setError(handle, String(message));
+      },
+      end() {
+        if (handle) host.endSpan(handle);
+      },
+    };
+  }
+}
+
+function pairs(attributes) {
+  return Object.entries(attributes || {}).map(([k, v]) => [String(k), String(v)]);
 }
 
 function toJson(value, code) {

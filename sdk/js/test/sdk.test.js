@@ -55,6 +55,29 @@ test("a test context keeps logs and secrets; other tasks only inside taskbox", (
   assert.throws(() => new Snooze(-1), RangeError);
 });
 
+test("spans go to the host, and do nothing natively", () => {
+  const native = Ctx.test().span("work", { k: 1 });
+  native.event("e");
+  native.end();
+  const calls = [];
+  const host = {
+    startSpan: (name, attributes) => (calls.push(["start", name, attributes]), 7),
+    addEvent: (span, name, attributes) => calls.push(["event", span, name, attributes]),
+    setError: (span, message) => calls.push(["error", span, message]),
+    endSpan: (span) => calls.push(["end", span]),
+  };
+  const span = new Ctx({ id: "j", attempt: 1, queue: "default" }, host).span("charge", { order: 12 });
+  span.event("sent", { n: 1 });
+  span.error("declined");
+  span.end();
+  assert.deepEqual(calls, [
+    ["start", "charge", [["order", "12"]]],
+    ["event", 7, "sent", [["n", "1"]]],
+    ["error", 7, "declined"],
+    ["end", 7],
+  ]);
+});
+
 test("queued promises settle when drained, in order, and combine like the standard's", () => {
   const seen = [];
   const p = QueuedPromise.resolve(1).then((v) => {

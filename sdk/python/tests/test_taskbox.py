@@ -129,6 +129,40 @@ class CtxTest(unittest.TestCase):
             taskbox.Ctx.test().invoke("other", {})
         self.assertEqual(failed.exception.code, "unavailable")
 
+    def test_spans_go_to_the_host_and_do_nothing_natively(self):
+        with taskbox.Ctx.test().span("work", {"k": 1}) as span:
+            span.event("e")
+        calls = []
+
+        class Recorder:
+            def start_span(self, name, attributes):
+                calls.append(("start", name, attributes))
+                return 7
+
+            def add_event(self, span, name, attributes):
+                calls.append(("event", span, name, attributes))
+
+            def set_error(self, span, message):
+                calls.append(("error", span, message))
+
+            def end_span(self, span):
+                calls.append(("end", span))
+
+        ctx = taskbox.Ctx(JOB, Recorder())
+        with self.assertRaises(KeyError):
+            with ctx.span("charge", {"order": 12}) as span:
+                span.event("sent", {"n": 1})
+                raise KeyError("x")
+        self.assertEqual(
+            calls,
+            [
+                ("start", "charge", [("order", "12")]),
+                ("event", 7, "sent", [("n", "1")]),
+                ("error", 7, "KeyError: 'x'"),
+                ("end", 7),
+            ],
+        )
+
     def test_a_snooze_takes_whole_milliseconds(self):
         with self.assertRaises(ValueError):
             taskbox.Snooze(-1)

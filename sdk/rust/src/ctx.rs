@@ -1,5 +1,6 @@
 //! What a running attempt may ask of its host: who it is, logs and progress, the tenant's
-//! secrets, and other tasks (invoke, spawn). Off the sandbox, [`Ctx::test`] stands in.
+//! secrets, other tasks (invoke, spawn) and its own spans (`span.rs`). Off the sandbox,
+//! [`Ctx::test`] stands in.
 
 use crate::Failure;
 use serde::de::DeserializeOwned;
@@ -76,6 +77,11 @@ impl Ctx {
     /// The running job.
     pub fn job(&self) -> &Job {
         &self.job
+    }
+
+    /// Whether the calls go to the host (not a native test).
+    pub(crate) fn in_host(&self) -> bool {
+        self.host
     }
 
     /// Appends a line to the attempt's log (the host bounds the log; the excess is dropped and

@@ -33,10 +33,12 @@ pub mod http;
 mod outcome;
 #[doc(hidden)]
 pub mod rt;
+mod span;
 
 pub use ctx::{Ctx, Job, Level};
 pub use failure::Failure;
 pub use outcome::{IntoOutcome, Outcome};
+pub use span::Span;
 
 /// Exports `handler` as the crate's task. `handler` is a function
 /// `fn(Input, &Ctx) -> Result<R, Failure>` where `Input` is `Deserialize + JsonSchema` and `R`

@@ -41,6 +41,7 @@ impl Default for Given {
                 due_at: NOW - 200,
                 callback_depth: 0,
                 fair_key: None,
+                traceparent: None,
             },
             // Fixed and without jitter: a retry waits 1000 ms.
             retry: RetryPolicy {

@@ -29,6 +29,16 @@ pub struct GuestHttp {
     usage: Arc<NetworkUsage>,
     deadline: Instant,
     log: LogBuffer,
+    /// The attempt's span, under which each request is a span of its own
+    /// whose context goes out in the request's `traceparent`.
+    trace: Option<AttemptTrace>,
+}
+
+/// Where an attempt's spans go, and the attempt's own span.
+#[derive(Clone)]
+pub struct AttemptTrace {
+    pub traces: crate::otel::Traces,
+    pub attempt: crate::otel::TraceParent,
 }
 
 impl GuestHttp {
@@ -46,7 +56,14 @@ impl GuestHttp {
             usage: Arc::default(),
             deadline,
             log,
+            trace: None,
         }
+    }
+
+    /// Each request a span under the attempt's.
+    pub fn traced(mut self, trace: Option<AttemptTrace>) -> GuestHttp {
+        self.trace = trace;
+        self
     }
 
     /// The counters the attempt's record is made from.
@@ -118,6 +135,47 @@ impl GuestHttp {
     }
 }
 
+/// The span of one outbound request: its method, scheme, host and port,
+/// and status or error (never its path, query or headers, which may carry
+/// what a guest was given in secret).
+fn request_span(
+    (t, at, start, method): (
+        AttemptTrace,
+        crate::otel::TraceParent,
+        std::time::SystemTime,
+        String,
+    ),
+    host: Option<String>,
+    scheme: Option<String>,
+    status: Option<u16>,
+    outcome: Result<(), &Error>,
+) {
+    let mut span = crate::otel::Span::new(
+        method.clone(),
+        at,
+        Some(&t.attempt),
+        start,
+        std::time::SystemTime::now(),
+    )
+    .kind(opentelemetry::trace::SpanKind::Client)
+    .text("http.request.method", &method);
+    if let Some(h) = host {
+        span = span.text("server.address", &h);
+    }
+    if let Some(s) = scheme {
+        span = span.text("url.scheme", &s);
+    }
+    if let Some(s) = status {
+        span = span.attr("http.response.status_code", i64::from(s));
+    }
+    if let Err(e) = outcome {
+        span.error = Some(format!("{e}"));
+    } else if status.is_some_and(|s| s >= 500) {
+        span.error = Some(format!("status {}", status.unwrap_or_default()));
+    }
+    t.traces.emit(span);
+}
+
 /// Where an admitted request goes.
 struct Destination {
     host: String,
@@ -138,25 +196,54 @@ fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
 impl WasiHttpHooks for GuestHttp {
     fn send_request(
         &mut self,
-        request: http::Request<WasiBody>,
+        mut request: http::Request<WasiBody>,
         options: Option<RequestOptions>,
         _fut: IoFuture,
     ) -> Box<dyn Future<Output = Sent> + Send> {
-        match self.admit(&request) {
-            Err(e) => Box::new(std::future::ready(Err(e))),
-            Ok((grant, to)) => Box::new(
-                Sending {
-                    outbound: self.outbound.clone(),
-                    grant,
-                    tenant: self.tenant.clone(),
-                    usage: self.usage.clone(),
-                    deadline: self.deadline,
-                    log: self.log.clone(),
-                    options: options.unwrap_or_default(),
+        let span = self.trace.clone().map(|t| {
+            let at = t.attempt.child();
+            // The request's own trace context is the host's span: a
+            // guest's header of that name would name a span never sent.
+            if let Ok(v) = http::HeaderValue::from_str(&at.to_string()) {
+                request.headers_mut().insert("traceparent", v);
+            }
+            (
+                t,
+                at,
+                std::time::SystemTime::now(),
+                request.method().to_string(),
+            )
+        });
+        let admitted = self.admit(&request);
+        let shown = request.uri().host().map(str::to_owned);
+        let scheme = request.uri().scheme_str().map(str::to_owned);
+        let sending = match admitted {
+            Err(e) => {
+                if let Some(span) = span {
+                    request_span(span, shown, scheme, None, Err(&e));
                 }
-                .send(request, to),
-            ),
-        }
+                return Box::new(std::future::ready(Err(e)));
+            }
+            Ok((grant, to)) => Sending {
+                outbound: self.outbound.clone(),
+                grant,
+                tenant: self.tenant.clone(),
+                usage: self.usage.clone(),
+                deadline: self.deadline,
+                log: self.log.clone(),
+                options: options.unwrap_or_default(),
+            }
+            .send(request, to),
+        };
+        let Some(span) = span else {
+            return Box::new(sending);
+        };
+        Box::new(async move {
+            let sent = sending.await;
+            let status = sent.as_ref().ok().map(|(r, _)| r.status().as_u16());
+            request_span(span, shown, scheme, status, sent.as_ref().map(|_| ()));
+            sent
+        })
     }
 }
 

@@ -11,7 +11,7 @@ mod fetch;
 mod hooks;
 
 pub use allow::{Allowlist, HostPattern, MAX_PATTERNS};
-pub use hooks::GuestHttp;
+pub use hooks::{AttemptTrace, GuestHttp};
 
 use crate::network_tally::NetworkTally;
 use std::collections::HashMap;

@@ -365,6 +365,7 @@ pub(super) async fn callbacks_land_with_the_end(h: Harness) {
         Some(Box::new(Callbacks {
             on_success: Some(new_job(&format!("{id}-on-success"))),
             on_fail: Some(new_job(&format!("{id}-on-fail"))),
+            made_under: None,
         }))
     };
     let claimed = claim(&h, 10).await;

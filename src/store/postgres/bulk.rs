@@ -52,6 +52,7 @@ fn plain(jobs: &[NewJob]) -> bool {
                 && j.debounce.is_none()
                 && j.fairness_key.is_none()
                 && j.fairness_weight.is_none()
+                && j.traceparent.is_none()
         })
 }
 

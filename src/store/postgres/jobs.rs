@@ -330,7 +330,7 @@ async fn settle_debounce(
 type NewJobQuery<'q> =
     sqlx::query::QueryAs<'q, sqlx::Postgres, JobRow, sqlx::postgres::PgArguments>;
 
-/// Binds `insert_sql::insert_one`'s ?1 to ?23 from the job.
+/// Binds `insert_sql::insert_one`'s ?1 to ?26 from the job.
 fn bind_new_job<'q>(
     q: NewJobQuery<'q>,
     now: Millis,
@@ -370,6 +370,7 @@ fn bind_new_job<'q>(
         .bind(job.debounce.as_ref().map(|d| d.to_text()))
         .bind(job.fairness_key.as_deref())
         .bind(job.fairness_weight.map(int4))
+        .bind(job.traceparent.as_ref().map(|t| t.to_string()))
 }
 
 /// What a refused insert of `job` means.

@@ -55,5 +55,6 @@ pub fn claimed_row(r: &PgRow) -> Result<ClaimedJob, sqlx::Error> {
         due_at: r.try_get("run_at")?,
         callback_depth: u32_of(r.try_get("callback_depth")?),
         fair_key: r.try_get("fair_key")?,
+        traceparent: r.try_get("traceparent")?,
     }))
 }

@@ -81,6 +81,8 @@ pub struct ClaimedJob {
     /// Its fairness key (its own, or else its concurrency key): what its
     /// end charges within its tenant's share (`fair_keys`).
     pub fair_key: Option<String>,
+    /// The trace it continues, if not its own (`otel::TraceParent::of_job`).
+    pub traceparent: Option<String>,
 }
 
 impl ClaimedJob {

@@ -117,6 +117,9 @@ impl Finalize {
 pub struct Callbacks {
     pub on_success: Option<NewJob>,
     pub on_fail: Option<NewJob>,
+    /// The span of the attempt that made them, when traces are on: they
+    /// continue its trace, and their enqueue's span is under it.
+    pub made_under: Option<crate::otel::TraceParent>,
 }
 
 impl Callbacks {

@@ -44,6 +44,9 @@ pub struct NewJob {
     /// its concurrency key, and the key's weight (`None`: 1).
     pub fairness_key: Option<String>,
     pub fairness_weight: Option<u32>,
+    /// The trace it continues, as its own context (`otel::TraceParent::
+    /// stored_for`); `None`: its trace is its own, made from its id.
+    pub traceparent: Option<Box<crate::otel::TraceParent>>,
 }
 
 /// What an insert looks for in a deterministic task's result cache: the
@@ -194,6 +197,7 @@ impl NewJob {
             debounce: None,
             fairness_key: None,
             fairness_weight: None,
+            traceparent: None,
         }
     }
 
@@ -229,6 +233,7 @@ impl NewJob {
             debounce: self.debounce.map(|d| *d),
             fairness_key: self.fairness_key,
             fairness_weight: self.fairness_weight,
+            traceparent: self.traceparent.map(|t| t.to_string()),
         }
     }
 

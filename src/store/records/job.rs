@@ -41,6 +41,8 @@ pub struct JobRecord {
     /// and that key's weight.
     pub fairness_key: Option<String>,
     pub fairness_weight: Option<u32>,
+    /// The trace it continues (`NewJob::traceparent`).
+    pub traceparent: Option<String>,
 }
 
 /// Which jobs to list, newest first.

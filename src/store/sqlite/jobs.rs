@@ -303,6 +303,7 @@ fn insert_row(
         .map(crate::store::throttle::Throttle::to_text);
     let debounce_key = job.debounce.as_ref().map(|d| d.spec.key.as_str());
     let debounce = job.debounce.as_ref().map(|d| d.to_text());
+    let traceparent = job.traceparent.as_ref().map(|t| t.to_string());
     let mut values: Vec<&dyn rusqlite::ToSql> = vec![
         &job.id,
         &job.tenant,
@@ -329,6 +330,7 @@ fn insert_row(
         &debounce,
         &job.fairness_key,
         &job.fairness_weight,
+        &traceparent,
     ];
     values.extend_from_slice(more);
     conn.prepare_cached(sql)

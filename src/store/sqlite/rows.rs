@@ -41,6 +41,7 @@ impl JobRow {
             debounce: r.get(30)?,
             fairness_key: r.get(31)?,
             fairness_weight: r.get(32)?,
+            traceparent: r.get(33)?,
         })
     }
 }
@@ -70,6 +71,7 @@ pub struct ClaimRow {
     run_at: i64,
     callback_depth: i64,
     fair_key: Option<String>,
+    traceparent: Option<String>,
 }
 
 impl ClaimRow {
@@ -114,6 +116,7 @@ impl ClaimRow {
             run_at: r.get(20)?,
             callback_depth: r.get(21)?,
             fair_key: r.get(22)?,
+            traceparent: r.get(23)?,
         })
     }
 }
@@ -159,6 +162,7 @@ impl From<ClaimRow> for ClaimedJob {
             due_at: r.run_at,
             callback_depth: u32_col(r.callback_depth),
             fair_key: r.fair_key,
+            traceparent: r.traceparent,
         })
     }
 }

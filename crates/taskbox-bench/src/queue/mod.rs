@@ -9,6 +9,7 @@ mod latency;
 mod prune;
 mod table;
 mod throttle;
+mod traces;
 mod webhooks;
 mod workers;
 mod workflows;
@@ -93,6 +94,9 @@ pub enum QueuePart {
     /// over 100 keys, each replacing the one before), interleaved, three
     /// times.
     Debounce,
+    /// The burn-down with traces off, made and dropped, and sent over OTLP
+    /// to a local receiver, interleaved, three times.
+    Traces,
 }
 
 pub(super) fn runners(args: &QueueBench) -> usize {
@@ -153,6 +157,9 @@ pub fn main(args: QueueBench) -> anyhow::Result<ExitCode> {
         }
         if args.only == Some(QueuePart::Debounce) {
             report.insert("debounce".into(), debounce::debounce(&args, 3).await?);
+        }
+        if args.only == Some(QueuePart::Traces) {
+            report.insert("traces".into(), traces::traces(&args, 3).await?);
         }
         if args.only == Some(QueuePart::Webhooks) {
             report.insert("webhooks".into(), webhooks::webhooks(&args, 3).await?);

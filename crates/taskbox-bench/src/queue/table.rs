@@ -142,6 +142,23 @@ pub(super) fn print(report: &serde_json::Value) {
             );
         }
     }
+    if let Some(t) = report.get("traces") {
+        for (i, r) in t["rounds"].as_array().into_iter().flatten().enumerate() {
+            let f = |k: &str| r[k].as_f64().unwrap_or_default();
+            println!(
+                "  traces, round {}: off {:.0} jobs/s · dropped {:.0} jobs/s ({:.2}×, {:+.1} µs a job) · sent to a local receiver {:.0} jobs/s ({:.2}×, {:+.1} µs a job, {:.0} B of OTLP a job)",
+                i + 1,
+                f("off_jobs_per_second"),
+                f("dropped_jobs_per_second"),
+                f("dropped_vs_off"),
+                f("us_per_job_dropped"),
+                f("sent_jobs_per_second"),
+                f("sent_vs_off"),
+                f("us_per_job_sent"),
+                f("otlp_bytes_per_job"),
+            );
+        }
+    }
     if let Some(t) = report.get("debounce") {
         for (i, r) in t["rounds"].as_array().into_iter().flatten().enumerate() {
             let f = |k: &str| r[k].as_f64().unwrap_or_default();

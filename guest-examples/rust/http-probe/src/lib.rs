@@ -8,8 +8,14 @@
 //!                "headers": {"x-a": "b"}, "secret_headers": {"x-api-key": "API_KEY"},
 //!                "body": "text", "body_bytes": 100000,
 //!                "connect_timeout_ms": 500, "first_byte_timeout_ms": 500, "between_bytes_timeout_ms": 500}],
-//!  "repeat": 1, "read_secrets": ["API_KEY"], "print_secrets": ["API_KEY"], "fail_with_secret": "API_KEY"}
+//!  "repeat": 1, "read_secrets": ["API_KEY"], "print_secrets": ["API_KEY"], "fail_with_secret": "API_KEY",
+//!  "span": {"name": "charge", "attributes": {"k": "v"}, "secret_attributes": {"key": "API_KEY"},
+//!           "event": "sent"}}
 //! ```
+//!
+//! - `span`: a span of the guest's own (`taskbox:task/trace`) around the requests, with those
+//!   attributes and, under the names of `secret_attributes`, those secrets' values (for testing
+//!   the host's redaction), and `event` added once the requests are done.
 //!
 //! - Requests are sent one after the other, each `repeat` times (default 1) before the next:
 //!   `results` has `requests × repeat` entries in that order. `method` defaults to GET (any
@@ -56,6 +62,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use taskbox::task::host::{self, Level};
+use taskbox::task::trace;
 use wasi::config::store;
 use wasip2::clocks::monotonic_clock;
 use wasip2::http::outgoing_handler;
@@ -88,6 +95,18 @@ struct Probe {
     #[serde(default)]
     print_secrets: Vec<String>,
     fail_with_secret: Option<String>,
+    span: Option<SpanSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpanSpec {
+    name: String,
+    #[serde(default)]
+    attributes: BTreeMap<String, String>,
+    #[serde(default)]
+    secret_attributes: BTreeMap<String, String>,
+    event: Option<String>,
 }
 
 fn one() -> u32 {
@@ -521,11 +540,26 @@ fn run(probe: Probe) -> Result<Outcome, Failure> {
     if probe.requests.iter().any(|r| r.body.is_some() && r.body_bytes.is_some()) {
         return Err(bad_input("a request has both body and body_bytes"));
     }
+    let span = probe.span.as_ref().map(|s| {
+        let mut attributes: Vec<(String, String)> = s.attributes.clone().into_iter().collect();
+        for (name, key) in &s.secret_attributes {
+            if let Ok(Some(value)) = secret(key) {
+                attributes.push((name.clone(), value));
+            }
+        }
+        (trace::start_span(&s.name, &attributes), s)
+    });
     let mut results = Vec::new();
     for req in &probe.requests {
         for _ in 0..probe.repeat {
             results.push(send(req));
         }
+    }
+    if let Some((handle, s)) = span {
+        if let Some(event) = &s.event {
+            trace::add_event(handle, event, &[("requests".into(), results.len().to_string())]);
+        }
+        trace::end_span(handle);
     }
 
     let mut secrets = Map::new();

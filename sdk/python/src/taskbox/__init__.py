@@ -27,8 +27,8 @@ the task's logic tests natively (`Ctx.test()`).
 
 from __future__ import annotations
 
-from ._ctx import Ctx, Job, LogLine, Response
+from ._ctx import Ctx, Job, LogLine, Response, Span
 from ._outcome import Fail, Snooze, Wait
 from ._task import registered, run, task
 
-__all__ = ["Ctx", "Fail", "Job", "LogLine", "Response", "Snooze", "Wait", "registered", "run", "task"]
+__all__ = ["Ctx", "Fail", "Job", "LogLine", "Response", "Snooze", "Span", "Wait", "registered", "run", "task"]

@@ -69,6 +69,49 @@ class Host(Protocol):
     def secret(self, name: str) -> str | None: ...
     def invoke(self, task: str, input: str) -> str: ...
     def spawn(self, task: str, input: str) -> str: ...
+    def start_span(self, name: str, attributes: list[tuple[str, str]]) -> int: ...
+    def add_event(self, span: int, name: str, attributes: list[tuple[str, str]]) -> None: ...
+    def set_error(self, span: int, message: str) -> None: ...
+    def end_span(self, span: int) -> None: ...
+
+
+def _pairs(attributes: dict[str, Any] | None) -> list[tuple[str, str]]:
+    return [(str(k), str(v)) for k, v in (attributes or {}).items()]
+
+
+class Span:
+    """A span of the task's own in its attempt's trace (`Ctx.span`): a context manager that
+    ends it on leaving (an exception marks it failed). Spans started inside nest under it. The
+    host redacts the task's secrets and bounds what it keeps; natively, and without a trace
+    collector on the server, it does nothing."""
+
+    def __init__(self, host: Host | None, handle: int) -> None:
+        self._host = host
+        self._handle = handle
+
+    def event(self, name: str, attributes: dict[str, Any] | None = None) -> None:
+        """Adds an event, at this moment."""
+        if self._host is not None and self._handle:
+            self._host.add_event(self._handle, str(name), _pairs(attributes))
+
+    def error(self, message: str) -> None:
+        """Marks the span as failed, saying why."""
+        if self._host is not None and self._handle:
+            self._host.set_error(self._handle, str(message))
+
+    def end(self) -> None:
+        """Ends it, and those still open inside it (again: nothing)."""
+        if self._host is not None and self._handle:
+            self._host.end_span(self._handle)
+            self._handle = 0
+
+    def __enter__(self) -> Span:
+        return self
+
+    def __exit__(self, kind: Any, value: Any, tb: Any) -> None:
+        if value is not None:
+            self.error(f"{kind.__name__}: {value}")
+        self.end()
 
 
 @dataclass
@@ -176,6 +219,12 @@ class Ctx:
         if self._host is None:
             raise _native(task)
         return self._host.spawn(task, to_json(input))
+
+    def span(self, name: str, attributes: dict[str, Any] | None = None) -> Span:
+        """Starts a span of the task's own: `with ctx.span("charge", {"order": id}) as s:`."""
+        if self._host is None:
+            return Span(None, 0)
+        return Span(self._host, self._host.start_span(str(name), _pairs(attributes)))
 
 
 def _native(task: str) -> Fail:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import wit_world
 from componentize_py_types import Err
-from wit_world.imports import fetch, host, orchestration, store, types
+from wit_world.imports import fetch, host, orchestration, store, trace, types
 
 from ._ctx import _RETRYABLE_FETCH, Job, Response
 from ._outcome import Fail
@@ -56,6 +56,18 @@ class Host:
             return orchestration.spawn(task, input)
         except Err as e:
             raise Fail(e.value.code, e.value.message, retryable=e.value.retryable) from None
+
+    def start_span(self, name: str, attributes: list[tuple[str, str]]) -> int:
+        return trace.start_span(name, attributes)
+
+    def add_event(self, span: int, name: str, attributes: list[tuple[str, str]]) -> None:
+        trace.add_event(span, name, attributes)
+
+    def set_error(self, span: int, message: str) -> None:
+        trace.set_error(span, message)
+
+    def end_span(self, span: int) -> None:
+        trace.end_span(span)
 
 
 class WitWorld(wit_world.WitWorld):

@@ -53,6 +53,10 @@ class Job:
             progress (None | ProgressRecord | Unset):
             started_at (None | str | Unset):
             throttle (None | Throttle | Unset):
+            traceparent (None | str | Unset): The trace the job continues (the enqueue's `traceparent` header,
+                or the attempt of the job that made it), as the W3C `traceparent`
+                of the job's enqueue span in it. Absent: the job's trace is its
+                own, and its trace id is its id's 128 bits.
             unique_key (None | str | Unset):
             waiting_for (Any | Unset): What a waiting job waits for, as the guest said it.
     """
@@ -82,6 +86,7 @@ class Job:
     progress: None | ProgressRecord | Unset = UNSET
     started_at: None | str | Unset = UNSET
     throttle: None | Throttle | Unset = UNSET
+    traceparent: None | str | Unset = UNSET
     unique_key: None | str | Unset = UNSET
     waiting_for: Any | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -205,6 +210,12 @@ class Job:
         else:
             throttle = self.throttle
 
+        traceparent: None | str | Unset
+        if isinstance(self.traceparent, Unset):
+            traceparent = UNSET
+        else:
+            traceparent = self.traceparent
+
         unique_key: None | str | Unset
         if isinstance(self.unique_key, Unset):
             unique_key = UNSET
@@ -258,6 +269,8 @@ class Job:
             field_dict["started_at"] = started_at
         if throttle is not UNSET:
             field_dict["throttle"] = throttle
+        if traceparent is not UNSET:
+            field_dict["traceparent"] = traceparent
         if unique_key is not UNSET:
             field_dict["unique_key"] = unique_key
         if waiting_for is not UNSET:
@@ -455,6 +468,15 @@ class Job:
 
         throttle = _parse_throttle(d.pop("throttle", UNSET))
 
+        def _parse_traceparent(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        traceparent = _parse_traceparent(d.pop("traceparent", UNSET))
+
         def _parse_unique_key(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -492,6 +514,7 @@ class Job:
             progress=progress,
             started_at=started_at,
             throttle=throttle,
+            traceparent=traceparent,
             unique_key=unique_key,
             waiting_for=waiting_for,
         )

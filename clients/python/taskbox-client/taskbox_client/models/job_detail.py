@@ -57,6 +57,10 @@ class JobDetail:
             progress (None | ProgressRecord | Unset):
             started_at (None | str | Unset):
             throttle (None | Throttle | Unset):
+            traceparent (None | str | Unset): The trace the job continues (the enqueue's `traceparent` header,
+                or the attempt of the job that made it), as the W3C `traceparent`
+                of the job's enqueue span in it. Absent: the job's trace is its
+                own, and its trace id is its id's 128 bits.
             unique_key (None | str | Unset):
             waiting_for (Any | Unset): What a waiting job waits for, as the guest said it.
             children (list[str] | Unset): The jobs this one spawned.
@@ -90,6 +94,7 @@ class JobDetail:
     progress: None | ProgressRecord | Unset = UNSET
     started_at: None | str | Unset = UNSET
     throttle: None | Throttle | Unset = UNSET
+    traceparent: None | str | Unset = UNSET
     unique_key: None | str | Unset = UNSET
     waiting_for: Any | Unset = UNSET
     children: list[str] | Unset = UNSET
@@ -218,6 +223,12 @@ class JobDetail:
         else:
             throttle = self.throttle
 
+        traceparent: None | str | Unset
+        if isinstance(self.traceparent, Unset):
+            traceparent = UNSET
+        else:
+            traceparent = self.traceparent
+
         unique_key: None | str | Unset
         if isinstance(self.unique_key, Unset):
             unique_key = UNSET
@@ -296,6 +307,8 @@ class JobDetail:
             field_dict["started_at"] = started_at
         if throttle is not UNSET:
             field_dict["throttle"] = throttle
+        if traceparent is not UNSET:
+            field_dict["traceparent"] = traceparent
         if unique_key is not UNSET:
             field_dict["unique_key"] = unique_key
         if waiting_for is not UNSET:
@@ -503,6 +516,15 @@ class JobDetail:
 
         throttle = _parse_throttle(d.pop("throttle", UNSET))
 
+        def _parse_traceparent(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        traceparent = _parse_traceparent(d.pop("traceparent", UNSET))
+
         def _parse_unique_key(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -577,6 +599,7 @@ class JobDetail:
             progress=progress,
             started_at=started_at,
             throttle=throttle,
+            traceparent=traceparent,
             unique_key=unique_key,
             waiting_for=waiting_for,
             children=children,

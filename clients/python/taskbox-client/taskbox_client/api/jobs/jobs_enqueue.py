@@ -15,10 +15,14 @@ def _get_kwargs(
     *,
     body: JobSpec,
     idempotency_key: None | str | Unset = UNSET,
+    traceparent: None | str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
     if not isinstance(idempotency_key, Unset):
         headers["Idempotency-Key"] = idempotency_key
+
+    if not isinstance(traceparent, Unset):
+        headers["traceparent"] = traceparent
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -119,12 +123,14 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: JobSpec,
     idempotency_key: None | str | Unset = UNSET,
+    traceparent: None | str | Unset = UNSET,
 ) -> Response[ErrorAnswer | Job]:
     """Enqueues a job of a task (or a workflow) on an input the task's
     `input_schema` accepts. Needs `jobs:queue`.
 
     Args:
         idempotency_key (None | str | Unset):
+        traceparent (None | str | Unset):
         body (JobSpec): One job to enqueue, as `POST /v1/jobs` takes it (and each item of a
             batch). Unknown fields are refused, so that a misspelled one is not
             silently ignored. Example: {'input': {'op': 'echo', 'value': 1}, 'task': 'echo'}.
@@ -140,6 +146,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         body=body,
         idempotency_key=idempotency_key,
+        traceparent=traceparent,
     )
 
     response = client.get_httpx_client().request(
@@ -154,12 +161,14 @@ def sync(
     client: AuthenticatedClient | Client,
     body: JobSpec,
     idempotency_key: None | str | Unset = UNSET,
+    traceparent: None | str | Unset = UNSET,
 ) -> ErrorAnswer | Job | None:
     """Enqueues a job of a task (or a workflow) on an input the task's
     `input_schema` accepts. Needs `jobs:queue`.
 
     Args:
         idempotency_key (None | str | Unset):
+        traceparent (None | str | Unset):
         body (JobSpec): One job to enqueue, as `POST /v1/jobs` takes it (and each item of a
             batch). Unknown fields are refused, so that a misspelled one is not
             silently ignored. Example: {'input': {'op': 'echo', 'value': 1}, 'task': 'echo'}.
@@ -176,6 +185,7 @@ def sync(
         client=client,
         body=body,
         idempotency_key=idempotency_key,
+        traceparent=traceparent,
     ).parsed
 
 
@@ -184,12 +194,14 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: JobSpec,
     idempotency_key: None | str | Unset = UNSET,
+    traceparent: None | str | Unset = UNSET,
 ) -> Response[ErrorAnswer | Job]:
     """Enqueues a job of a task (or a workflow) on an input the task's
     `input_schema` accepts. Needs `jobs:queue`.
 
     Args:
         idempotency_key (None | str | Unset):
+        traceparent (None | str | Unset):
         body (JobSpec): One job to enqueue, as `POST /v1/jobs` takes it (and each item of a
             batch). Unknown fields are refused, so that a misspelled one is not
             silently ignored. Example: {'input': {'op': 'echo', 'value': 1}, 'task': 'echo'}.
@@ -205,6 +217,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         body=body,
         idempotency_key=idempotency_key,
+        traceparent=traceparent,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -217,12 +230,14 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: JobSpec,
     idempotency_key: None | str | Unset = UNSET,
+    traceparent: None | str | Unset = UNSET,
 ) -> ErrorAnswer | Job | None:
     """Enqueues a job of a task (or a workflow) on an input the task's
     `input_schema` accepts. Needs `jobs:queue`.
 
     Args:
         idempotency_key (None | str | Unset):
+        traceparent (None | str | Unset):
         body (JobSpec): One job to enqueue, as `POST /v1/jobs` takes it (and each item of a
             batch). Unknown fields are refused, so that a misspelled one is not
             silently ignored. Example: {'input': {'op': 'echo', 'value': 1}, 'task': 'echo'}.
@@ -240,5 +255,6 @@ async def asyncio(
             client=client,
             body=body,
             idempotency_key=idempotency_key,
+            traceparent=traceparent,
         )
     ).parsed

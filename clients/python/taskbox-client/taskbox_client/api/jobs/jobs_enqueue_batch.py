@@ -15,10 +15,14 @@ def _get_kwargs(
     *,
     body: BatchRequest,
     idempotency_key: None | str | Unset = UNSET,
+    traceparent: None | str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
     if not isinstance(idempotency_key, Unset):
         headers["Idempotency-Key"] = idempotency_key
+
+    if not isinstance(traceparent, Unset):
+        headers["traceparent"] = traceparent
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -114,6 +118,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: BatchRequest,
     idempotency_key: None | str | Unset = UNSET,
+    traceparent: None | str | Unset = UNSET,
 ) -> Response[Batch | ErrorAnswer]:
     """`POST /v1/jobs/batch` `{"jobs": [...]}`: up to `MAX_BATCH` of the bodies
     `POST /v1/jobs` takes. Answers 200 `{"jobs": [...]}`, each item the
@@ -124,6 +129,7 @@ def sync_detailed(
 
     Args:
         idempotency_key (None | str | Unset):
+        traceparent (None | str | Unset):
         body (BatchRequest): The body of `POST /v1/jobs/batch`.
 
     Raises:
@@ -137,6 +143,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         body=body,
         idempotency_key=idempotency_key,
+        traceparent=traceparent,
     )
 
     response = client.get_httpx_client().request(
@@ -151,6 +158,7 @@ def sync(
     client: AuthenticatedClient | Client,
     body: BatchRequest,
     idempotency_key: None | str | Unset = UNSET,
+    traceparent: None | str | Unset = UNSET,
 ) -> Batch | ErrorAnswer | None:
     """`POST /v1/jobs/batch` `{"jobs": [...]}`: up to `MAX_BATCH` of the bodies
     `POST /v1/jobs` takes. Answers 200 `{"jobs": [...]}`, each item the
@@ -161,6 +169,7 @@ def sync(
 
     Args:
         idempotency_key (None | str | Unset):
+        traceparent (None | str | Unset):
         body (BatchRequest): The body of `POST /v1/jobs/batch`.
 
     Raises:
@@ -175,6 +184,7 @@ def sync(
         client=client,
         body=body,
         idempotency_key=idempotency_key,
+        traceparent=traceparent,
     ).parsed
 
 
@@ -183,6 +193,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: BatchRequest,
     idempotency_key: None | str | Unset = UNSET,
+    traceparent: None | str | Unset = UNSET,
 ) -> Response[Batch | ErrorAnswer]:
     """`POST /v1/jobs/batch` `{"jobs": [...]}`: up to `MAX_BATCH` of the bodies
     `POST /v1/jobs` takes. Answers 200 `{"jobs": [...]}`, each item the
@@ -193,6 +204,7 @@ async def asyncio_detailed(
 
     Args:
         idempotency_key (None | str | Unset):
+        traceparent (None | str | Unset):
         body (BatchRequest): The body of `POST /v1/jobs/batch`.
 
     Raises:
@@ -206,6 +218,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         body=body,
         idempotency_key=idempotency_key,
+        traceparent=traceparent,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -218,6 +231,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: BatchRequest,
     idempotency_key: None | str | Unset = UNSET,
+    traceparent: None | str | Unset = UNSET,
 ) -> Batch | ErrorAnswer | None:
     """`POST /v1/jobs/batch` `{"jobs": [...]}`: up to `MAX_BATCH` of the bodies
     `POST /v1/jobs` takes. Answers 200 `{"jobs": [...]}`, each item the
@@ -228,6 +242,7 @@ async def asyncio(
 
     Args:
         idempotency_key (None | str | Unset):
+        traceparent (None | str | Unset):
         body (BatchRequest): The body of `POST /v1/jobs/batch`.
 
     Raises:
@@ -243,5 +258,6 @@ async def asyncio(
             client=client,
             body=body,
             idempotency_key=idempotency_key,
+            traceparent=traceparent,
         )
     ).parsed
