@@ -27,9 +27,7 @@ pub fn enqueued(traces: &Traces, job: &JobRecord, by: MadeBy<'_>, start: SystemT
         .kind(SpanKind::Producer)
         .text("taskbox.job.id", &job.id)
         .text("taskbox.tenant", &job.tenant)
-        .text("taskbox.task", &job.task.name)
-        .attr("taskbox.task.version", i64::from(job.task.version))
-        .text("taskbox.digest", &job.task.digest)
+        .task(&job.task.name, job.task.version, &job.task.digest)
         .text("taskbox.queue", &job.queue);
     span = span.text("taskbox.enqueued_by", by.via);
     span.parent_remote = by.remote;

@@ -100,6 +100,13 @@ impl Span {
     pub fn text(self, key: &'static str, value: &str) -> Span {
         self.attr(key, cut(value).to_owned())
     }
+
+    /// The task version a span is of: its name, version and digest.
+    pub fn task(self, name: &str, version: u32, digest: &str) -> Span {
+        self.text("taskbox.task", name)
+            .attr("taskbox.task.version", i64::from(version))
+            .text("taskbox.digest", digest)
+    }
 }
 
 /// `s` cut at `MAX_VALUE_BYTES` (on a character's boundary).

@@ -64,9 +64,7 @@ pub fn end(
     .kind(SpanKind::Consumer)
     .text("taskbox.job.id", &job.id)
     .text("taskbox.tenant", &job.tenant)
-    .text("taskbox.task", &task.record.name)
-    .attr("taskbox.task.version", i64::from(task.record.version))
-    .text("taskbox.digest", &task.record.digest)
+    .task(&task.record.name, task.record.version, &task.record.digest)
     .text("taskbox.queue", &job.queue)
     .attr("taskbox.attempt", i64::from(job.attempts));
     if let Some(own) = &job.own_task {

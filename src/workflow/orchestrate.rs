@@ -175,9 +175,7 @@ impl Orchestration {
         )
         .text("taskbox.job.id", &self.job_id)
         .text("taskbox.call", call)
-        .text("taskbox.task", &tv.record.name)
-        .attr("taskbox.task.version", i64::from(tv.record.version))
-        .text("taskbox.digest", &tv.record.digest)
+        .task(&tv.record.name, tv.record.version, &tv.record.digest)
         .attr("taskbox.attempt", i64::from(attempt))
         .attr(
             "taskbox.fuel",

@@ -5,31 +5,14 @@
 //! and another tenant's of the same name, read as absent.
 
 use crate::server::{TestServer, ADMIN};
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::{Method, StatusCode};
 use serde_json::{json, Value};
-use std::sync::{Arc, Mutex};
 
 const KEY: &str = "sk_test_4e1f0a9b2c7d6e53";
 
 /// A host on 127.0.0.1 that keeps the `x-api-key` of each request.
-async fn host() -> (u16, Arc<Mutex<Vec<Option<String>>>>) {
-    let got = Arc::new(Mutex::new(Vec::new()));
-    let sink = got.clone();
-    let app = axum::Router::new().fallback(move |headers: HeaderMap| {
-        let sink = sink.clone();
-        async move {
-            let key = headers
-                .get("x-api-key")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            sink.lock().unwrap().push(key);
-            "charged"
-        }
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (port, got)
+async fn host() -> (u16, crate::common::Kept) {
+    crate::common::host_keeping("x-api-key", "charged").await
 }
 
 async fn put_secret(s: &TestServer, token: &str, name: &str, value: &str) {

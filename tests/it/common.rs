@@ -128,3 +128,28 @@ pub async fn next_attempt_is_fine() {
     let out = expect_done(&report);
     assert_eq!(out["invoice_number"], "INV-A-1001");
 }
+
+/// What a `host_keeping` host was sent: each request's value of its header.
+pub type Kept = Arc<std::sync::Mutex<Vec<Option<String>>>>;
+
+/// An HTTP host on 127.0.0.1 that answers every request with `answer`
+/// and keeps the value of its `header`: its port, and what it kept.
+pub async fn host_keeping(header: &'static str, answer: &'static str) -> (u16, Kept) {
+    let got: Kept = Arc::default();
+    let sink = got.clone();
+    let app = axum::Router::new().fallback(move |headers: axum::http::HeaderMap| {
+        let sink = sink.clone();
+        async move {
+            let value = headers
+                .get(header)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            sink.lock().unwrap().push(value);
+            answer
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (port, got)
+}

@@ -10,7 +10,7 @@
 use crate::e2e::{Client, Served, ADMIN as E2E_ADMIN};
 use crate::server::TestServer;
 use axum::body::Body;
-use axum::http::{HeaderMap, Method, Request, StatusCode};
+use axum::http::{Method, Request, StatusCode};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
 use opentelemetry_proto::tonic::trace::v1::Span;
@@ -75,24 +75,8 @@ pub async fn receiver() -> (String, Spans) {
 }
 
 /// A host on 127.0.0.1 that keeps each request's `traceparent`.
-async fn host() -> (u16, Arc<Mutex<Vec<Option<String>>>>) {
-    let got = Arc::new(Mutex::new(Vec::new()));
-    let sink = got.clone();
-    let app = axum::Router::new().fallback(move |headers: HeaderMap| {
-        let sink = sink.clone();
-        async move {
-            let tp = headers
-                .get("traceparent")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            sink.lock().unwrap().push(tp);
-            "ok"
-        }
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (port, got)
+async fn host() -> (u16, crate::common::Kept) {
+    crate::common::host_keeping("traceparent", "ok").await
 }
 
 fn attr<'a>(s: &'a Span, key: &str) -> Option<&'a Any> {
