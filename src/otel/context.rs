@@ -114,6 +114,16 @@ impl TraceParent {
         parent.map(|p| Box::new(TraceParent::for_job(id, Some(p))))
     }
 
+    /// A span in the same trace whose id is made again from `label`
+    /// alone: a span that is sent once but named earlier (a workflow
+    /// stage's, which its attempts are under), with no stored id.
+    pub fn derived(&self, label: &str) -> TraceParent {
+        TraceParent {
+            span_id: hashed("span", label),
+            ..*self
+        }
+    }
+
     /// A new span in the same trace.
     pub fn child(&self) -> TraceParent {
         TraceParent {
@@ -151,7 +161,13 @@ fn job_trace_id(id: &str) -> [u8; 16] {
 
 /// The id of the span of a job's enqueue, from the job's id.
 fn hashed_span_id(id: &str) -> [u8; 8] {
-    let d = Sha256::digest(format!("taskbox enqueue {id}"));
+    hashed("enqueue", id)
+}
+
+/// A span id hashed from what it is of (`what`) and a name, never all
+/// zeros.
+fn hashed(what: &str, name: &str) -> [u8; 8] {
+    let d = Sha256::digest(format!("taskbox {what} {name}"));
     let mut s = [0u8; 8];
     s.copy_from_slice(&d[..8]);
     if s == [0; 8] {
@@ -260,6 +276,12 @@ mod tests {
         assert_ne!(other.trace_id, own.trace_id);
         assert_ne!(own.child().span_id, own.span_id);
         assert_eq!(own.child().trace_id, own.trace_id);
+        // A derived span is the same each time, and another label's is not.
+        let step = own.derived("step 0");
+        assert_eq!(step, own.derived("step 0"));
+        assert_eq!(step.trace_id, own.trace_id);
+        assert_ne!(step.span_id, own.derived("step 1").span_id);
+        assert_ne!(step.span_id, own.span_id);
         // An id that is not a ULID still has a trace.
         assert_ne!(TraceParent::for_job("not-a-ulid", None).trace_id, [0; 16]);
     }

@@ -108,13 +108,19 @@ pub async fn execute(
     let span = trace.as_ref().map(|t| &t.attempt);
     let finalize = finalize(registry, &task, (job, span), decided, plan.is_some(), ran).await;
     if let Some(t) = &trace {
-        let action = finalize.as_ref().map(|f| &f.action);
         let ran = super::traced::Ran {
             began,
             ended: std::time::SystemTime::now(),
             started_at,
         };
-        super::traced::end(t, job, (&task, step), &ran, Some(&report), action);
+        super::traced::end(
+            t,
+            job,
+            (&task, step),
+            &ran,
+            Some(&report),
+            finalize.as_ref(),
+        );
     }
     Executed {
         finalize: finalize.map(|f| Finalize {

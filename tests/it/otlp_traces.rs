@@ -5,7 +5,8 @@
 //! memory, outcome), the guest's outbound request (whose `traceparent`
 //! the called host receives) and the guest's own span inside its attempt;
 //! and nothing of a secret reaches a span. On the real binary,
-//! `--otlp-endpoint` sends the same, and a bad endpoint is refused.
+//! `--otlp-endpoint` sends the same, and a bad endpoint is refused. A
+//! workflow's stages are spans of their own, each over its attempts.
 
 use crate::e2e::{Client, Served, ADMIN as E2E_ADMIN};
 use crate::server::TestServer;
@@ -488,6 +489,113 @@ async fn invokes_spawned_children_and_webhook_deliveries_are_in_the_jobs_trace()
                 let tp = format!("00-{trace}-{}-01", hex::encode(&d.span_id));
                 assert!(sent.contains(&tp), "{tp} not in {sent:?}");
             }
+            s.stop().await;
+        },
+    )
+    .await;
+}
+
+/// The spans of `name` (several: a stage's attempts).
+fn all_named<'a>(spans: &'a [Span], name: &str) -> Vec<&'a Span> {
+    spans.iter().filter(|s| s.name == name).collect()
+}
+
+#[tokio::test]
+async fn a_workflows_stages_are_spans_with_their_attempts_under_them() {
+    let (otlp, exported) = receiver().await;
+    TestServer::each_backend_with(
+        2,
+        |c| {
+            c.otlp = Some(
+                taskbox::otel::OtlpEndpoint::parse(&otlp, taskbox::otel::OtlpProtocol::Http)
+                    .unwrap(),
+            );
+        },
+        async |s: TestServer| {
+            use crate::server::ADMIN;
+            s.task(ADMIN, "echo", "limits", json!({})).await;
+            s.task(ADMIN, "flaky", "flaky", json!({})).await;
+            s.task(ADMIN, "alert", "noop", json!({})).await;
+            let retry = |max: u32| json!({"max_attempts": max, "backoff": {"kind": "fixed", "delay_ms": 1}});
+            let (status, body) = s
+                .call(
+                    Method::PUT,
+                    "/v1/workflows/traced",
+                    ADMIN,
+                    Some(json!({
+                        "steps": [
+                            {"name": "first", "task": "echo"},
+                            {"name": "middle", "task": "flaky", "retry": retry(3)},
+                            {"name": "last", "task": "flaky", "retry": retry(1)},
+                        ],
+                        "on_error": [{"name": "tell", "task": "alert"}],
+                    })),
+                )
+                .await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+            // `middle` succeeds on its second attempt; `last`, allowed one,
+            // fails, and `on_error` runs.
+            let input = json!({"op": "echo", "value": {"seen": 1}, "succeed_on_attempt": 2});
+            let job = s
+                .enqueue(ADMIN, json!({"workflow": "traced", "input": input}))
+                .await;
+            let id = job["id"].as_str().unwrap();
+            let done = s.finished(ADMIN, id).await;
+            assert_eq!(done["status"], "failed", "{done:#}");
+
+            // The enqueue, five waits and five attempts, and four stages.
+            let spans = spans_of(&exported, &own_trace(id), 15).await;
+            assert_eq!(spans.len(), 15, "{spans:#?}");
+            let enqueue = named(&spans, "enqueue");
+            assert_eq!(all_named(&spans, "queued").len(), 5);
+            let stages = [
+                ("first", "step", "completed", 1, "echo"),
+                ("middle", "step", "completed", 2, "flaky"),
+                ("last", "step", "failed", 1, "flaky"),
+                ("tell", "on_error", "completed", 1, "alert"),
+            ];
+            for (name, kind, status, attempts, task) in stages {
+                let stage = named(&spans, &format!("step {name}"));
+                assert_eq!(stage.parent_span_id, enqueue.span_id, "{name} under the enqueue");
+                assert_eq!(text(stage, "taskbox.job.id"), Some(id));
+                assert_eq!(text(stage, "taskbox.step.kind"), Some(kind));
+                assert_eq!(text(stage, "taskbox.step.status"), Some(status), "{stage:#?}");
+                assert_eq!(int(stage, "taskbox.step.attempts"), Some(attempts));
+                assert_eq!(text(stage, "taskbox.task"), Some(task));
+                // Its attempts, and only its, are under it, inside its time.
+                let under: Vec<&Span> = spans
+                    .iter()
+                    .filter(|a| a.parent_span_id == stage.span_id)
+                    .collect();
+                assert_eq!(under.len() as i64, attempts, "{name}: {under:#?}");
+                for a in under {
+                    assert_eq!(a.name, format!("attempt {task}"));
+                    assert_eq!(text(a, "taskbox.step"), Some(name));
+                    assert!(stage.start_time_unix_nano <= a.start_time_unix_nano + 5_000_000);
+                    assert!(stage.end_time_unix_nano >= a.end_time_unix_nano);
+                }
+            }
+            let last = named(&spans, "step last");
+            assert_eq!(text(last, "taskbox.error.code"), Some("not_yet"));
+            assert_eq!(
+                last.status.as_ref().map(|s| s.code),
+                Some(opentelemetry_proto::tonic::trace::v1::status::StatusCode::Error as i32)
+            );
+            // What each attempt did to the job: the stage before the end
+            // handed on, the last ended the job.
+            let outcome = |a: &Span| text(a, "taskbox.outcome").map(str::to_owned);
+            assert_eq!(
+                outcome(named(&spans, "attempt echo")).as_deref(),
+                Some("advanced")
+            );
+            let flaky: Vec<Option<String>> =
+                all_named(&spans, "attempt flaky").into_iter().map(outcome).collect();
+            assert_eq!(flaky.iter().filter(|o| o.as_deref() == Some("retry")).count(), 1);
+            assert_eq!(flaky.iter().filter(|o| o.as_deref() == Some("advanced")).count(), 2);
+            assert_eq!(
+                outcome(named(&spans, "attempt alert")).as_deref(),
+                Some("concluded")
+            );
             s.stop().await;
         },
     )
