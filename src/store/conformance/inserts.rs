@@ -271,6 +271,33 @@ pub(super) async fn one_refused_insert_does_not_undo_the_batch(h: Harness) {
     }
 }
 
+/// Jobs of one batch that continue traces keep each its own, whichever
+/// way the backend writes the batch, and a job beside them none.
+pub(super) async fn a_batch_keeps_each_jobs_trace(h: Harness) {
+    setup(&h).await;
+    let client =
+        crate::otel::TraceParent::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+            .unwrap();
+    let traced = |id: &str| NewJob {
+        traceparent: crate::otel::TraceParent::stored_for(id, Some(&client)),
+        ..new_job(id)
+    };
+    let batch = vec![traced("t1"), new_job("t2"), traced("t3")];
+    let want: Vec<Option<String>> = batch
+        .iter()
+        .map(|j| j.traceparent.as_ref().map(|t| t.to_string()))
+        .collect();
+    assert_ne!(want[0], want[2], "each job's enqueue span is its own");
+    let results = h.store.job_insert(batch).await.unwrap();
+    for ((r, id), want) in results.iter().zip(["t1", "t2", "t3"]).zip(&want) {
+        match r {
+            Ok(Inserted::Created(j)) => assert_eq!(&j.traceparent, want, "{id}"),
+            other => panic!("{id}: {other:?}"),
+        }
+        assert_eq!(&get(&h, id).await.traceparent, want, "{id} read back");
+    }
+}
+
 pub(super) async fn idempotency_keys(h: Harness) {
     setup(&h).await;
     let with = |id: &str, tenant: &str, hash: &str| NewJob {

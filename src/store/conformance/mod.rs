@@ -245,6 +245,7 @@ macro_rules! conformance_cases {
             insert_get_and_list,
             queues_are_listed_with_their_depths,
             one_refused_insert_does_not_undo_the_batch,
+            a_batch_keeps_each_jobs_trace,
             idempotency_keys,
             unique_keys_admit_one_unfinished_job,
             unique_keys_follow_their_rules,

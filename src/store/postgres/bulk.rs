@@ -52,7 +52,6 @@ fn plain(jobs: &[NewJob]) -> bool {
                 && j.debounce.is_none()
                 && j.fairness_key.is_none()
                 && j.fairness_weight.is_none()
-                && j.traceparent.is_none()
         })
 }
 
@@ -184,9 +183,10 @@ fn insert_now_sql() -> String {
          v AS (SELECT u.*, row_number() OVER (PARTITION BY u.tenant ORDER BY u.ord) AS k \
            FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::text[], \
              $7::int4[], $8::text[], $9::int4[], $10::int8[], $11::int8[], $12::int8[], \
-             $13::text[], $16::int8[]) WITH ORDINALITY \
+             $13::text[], $16::int8[], $17::text[]) WITH ORDINALITY \
            AS u(id, tenant, task, task_version, digest, queue, priority, input, max_attempts, \
-             run_at_abs, run_at_rel, deadline_rel, concurrency_key, expire_after_ms, ord)), \
+             run_at_abs, run_at_rel, deadline_rel, concurrency_key, expire_after_ms, \
+             traceparent, ord)), \
          room AS MATERIALIZED (SELECT t.tenant, \
              CASE WHEN s.quotas::jsonb ->> 'max_queued' IS NOT NULL \
                THEN least((s.quotas::jsonb ->> 'max_queued')::numeric, {max})::int8 END AS lim, \
@@ -195,14 +195,14 @@ fn insert_now_sql() -> String {
            FROM (SELECT DISTINCT tenant FROM v) t LEFT JOIN tenants s ON s.name = t.tenant), \
          ins AS (INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, \
              priority, input, max_attempts, run_at, created_at, deadline_at, concurrency_key, \
-             expire_after_ms, paused) \
+             expire_after_ms, traceparent, paused) \
            SELECT v.id, v.tenant, v.task, v.task_version, v.digest, 'queued', v.queue, \
              v.priority, v.input, v.max_attempts, \
              greatest(coalesce(v.run_at_abs, least(c.now::numeric + v.run_at_rel, {max})::int8), \
                c.now), \
              c.now, CASE WHEN v.deadline_rel IS NOT NULL \
                THEN least(c.now::numeric + v.deadline_rel, {max})::int8 END, v.concurrency_key, \
-             v.expire_after_ms, {paused} \
+             v.expire_after_ms, v.traceparent, {paused} \
            FROM v CROSS JOIN clock c JOIN room ON room.tenant = v.tenant \
            WHERE coalesce(room.lim, $15::int8) IS NULL OR room.used + v.k <= coalesce(room.lim, $15::int8) \
            ORDER BY v.ord \
@@ -261,6 +261,14 @@ fn bind_now<'q>(
         .bind(test_now)
         .bind(defaults.max_queued.map(int8))
         .bind(expiries(jobs.iter()))
+        .bind(traceparents(jobs.iter()))
+}
+
+/// Each job's `traceparent` (the trace it continues), as the INSERTs bind
+/// it.
+fn traceparents<'a>(jobs: impl Iterator<Item = &'a NewJob>) -> Vec<Option<String>> {
+    jobs.map(|j| j.traceparent.as_ref().map(|t| t.to_string()))
+        .collect()
 }
 
 /// Each job's `expire_after_ms`, as the INSERTs bind it.
@@ -335,14 +343,15 @@ fn insert_sql() -> String {
     format!(
         "INSERT INTO jobs (id, tenant, task, task_version, digest, status, queue, priority, \
          input, max_attempts, run_at, created_at, deadline_at, concurrency_key, \
-         expire_after_ms, paused) \
+         expire_after_ms, traceparent, paused) \
          SELECT v.id, v.tenant, v.task, v.task_version, v.digest, 'queued', v.queue, v.priority, \
          v.input, v.max_attempts, v.run_at, $12, v.deadline_at, v.concurrency_key, \
-         v.expire_after_ms, {PAUSED} \
+         v.expire_after_ms, v.traceparent, {PAUSED} \
          FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::text[], \
-         $7::int4[], $8::text[], $9::int4[], $10::int8[], $11::int8[], $13::text[], $14::int8[]) \
+         $7::int4[], $8::text[], $9::int4[], $10::int8[], $11::int8[], $13::text[], $14::int8[], \
+         $15::text[]) \
          AS v(id, tenant, task, task_version, digest, queue, priority, input, max_attempts, \
-         run_at, deadline_at, concurrency_key, expire_after_ms) \
+         run_at, deadline_at, concurrency_key, expire_after_ms, traceparent) \
          RETURNING {cols}",
         cols = job_sql::job_columns(Dialect::Postgres)
     )
@@ -404,6 +413,7 @@ fn bind<'q>(
                 .collect::<Vec<Option<&str>>>(),
         )
         .bind(expiries(take.iter().copied()))
+        .bind(traceparents(take.iter().copied()))
 }
 
 /// Each job's answer: its refusal, or its row as written.
