@@ -113,10 +113,7 @@ pub fn end(
     let (outcome, error) = outcome(action);
     span = span.text("taskbox.outcome", outcome);
     if let Some(e) = error {
-        span = span
-            .text("error.type", e.kind.as_str())
-            .text("taskbox.error.code", &e.code);
-        span.error = Some(format!("{} ({})", e.kind.as_str(), e.code));
+        span = failed(span, e);
     }
     trace.traces.emit(span);
     if let (Some((step, at)), Some(f)) = (stage, end) {
@@ -166,12 +163,19 @@ fn stage_span(
         i64::from(w.attempts.unwrap_or(step.attempts)),
     );
     if let Some(e) = &w.error {
-        span = span
-            .text("error.type", e.kind.as_str())
-            .text("taskbox.error.code", &e.code);
-        span.error = Some(format!("{} ({})", e.kind.as_str(), e.code));
+        span = failed(span, e);
     }
     trace.traces.emit(span);
+}
+
+/// A span that ended in `e`: its kind and code, never its message (a
+/// guest's may quote what it was given in secret).
+fn failed(span: Span, e: &crate::job::JobError) -> Span {
+    let mut span = span
+        .text("error.type", e.kind.as_str())
+        .text("taskbox.error.code", &e.code);
+    span.error = Some(format!("{} ({})", e.kind.as_str(), e.code));
+    span
 }
 
 /// What became of the job, as the attempt's span says it, and the error
