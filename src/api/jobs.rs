@@ -558,12 +558,12 @@ pub async fn attempts(
             "limit must be between 1 and {MAX_ATTEMPTS_PAGE}"
         )));
     }
-    job_of(&state, &who, &id).await?;
+    let job = job_of(&state, &who, &id).await?;
     let list = state
         .store
         .attempt_list(AttemptQuery {
             tenant: who.tenant.clone(),
-            job_id: id,
+            job_id: job.id.clone(),
             after: p.cursor,
             limit,
         })
@@ -571,8 +571,9 @@ pub async fn attempts(
     let next = (list.len() == limit as usize)
         .then(|| list.last().map(|a| a.attempt))
         .flatten();
+    let steps = state.store.job_steps(&job.id).await?;
     Ok(Json(AttemptPage {
-        attempts: list.iter().map(views::attempt).collect(),
+        attempts: views::attempts(&list, &steps),
         next_cursor: next,
     })
     .into_response())

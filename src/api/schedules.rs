@@ -43,8 +43,14 @@ pub struct ScheduleView {
     pub catchup_window_ms: u64,
     pub before: Option<String>,
     pub enabled: bool,
+    /// `cron` in words ("at 09:30, on Monday through Friday"); null for
+    /// an expression with parts it has no words for.
+    pub cron_words: Option<String>,
     /// The next slot it fires at; null while paused.
     pub next_slot: Option<String>,
+    /// The next five slots from now, paused or not (UTC; the page shows
+    /// them in `timezone`).
+    pub next_slots: Vec<String>,
     pub last_slot: Option<String>,
     pub last_job: Option<LastJob>,
     /// The `before` task's job of a slot, while it runs.
@@ -89,6 +95,8 @@ async fn view(state: &ApiState, r: &ScheduleRecord) -> Result<ScheduleView, ApiE
         }),
         None => None,
     };
+    let cron_words = crate::schedule::words::describe(&spec.cron);
+    let next_slots = next_slots(&spec, state.store.now());
     Ok(ScheduleView {
         name: r.name.clone(),
         catchup_window_ms: spec.catchup_ms(),
@@ -101,6 +109,8 @@ async fn view(state: &ApiState, r: &ScheduleRecord) -> Result<ScheduleView, ApiE
         overlap: spec.overlap,
         before: spec.before,
         enabled: r.enabled,
+        cron_words,
+        next_slots,
         next_slot: st.next_at.filter(|_| r.enabled).map(rfc3339),
         last_slot: st.last_slot.map(rfc3339),
         last_job,
@@ -115,6 +125,19 @@ async fn view(state: &ApiState, r: &ScheduleRecord) -> Result<ScheduleView, ApiE
         created_at: rfc3339(r.created_at),
         updated_at: rfc3339(r.updated_at),
     })
+}
+
+/// How many coming slots a schedule shows.
+const SHOWN_SLOTS: usize = 5;
+
+fn next_slots(spec: &ScheduleSpec, now: crate::store::Millis) -> Vec<String> {
+    let Ok(expr) = spec.check() else {
+        return Vec::new();
+    };
+    std::iter::successors(expr.next_after(now), |at| expr.next_after(*at))
+        .take(SHOWN_SLOTS)
+        .map(rfc3339)
+        .collect()
 }
 
 fn firer(state: &ApiState) -> Result<&Arc<Firer>, ApiError> {

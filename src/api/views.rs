@@ -252,6 +252,9 @@ pub struct WorkflowRef<'a> {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[schema(as = Step)]
 pub struct StepView<'a> {
+    /// Its place among the job's stages, from 0 (what an attempt's
+    /// `step.seq` names).
+    pub seq: u32,
     pub name: Cow<'a, str>,
     /// `step`, `fallback`, `on_error` or `on_cancel`.
     pub kind: Cow<'a, str>,
@@ -269,6 +272,18 @@ pub struct StepView<'a> {
     pub finished_at: Option<String>,
 }
 
+/// A job with stages keeps the one running in its fallback columns, a
+/// workflow step as well as a fallback: what it shows as its `fallback`
+/// is the last fallback stage that ran, or none.
+fn fallback_that_ran(steps: &[StepRecord]) -> Option<Cow<'_, TaskRef>> {
+    steps
+        .iter()
+        .filter(|s| s.kind == StepKind::Fallback && s.started_at.is_some())
+        .filter(|s| !matches!(s.status, StepStatus::Pending | StepStatus::Skipped))
+        .max_by_key(|s| (s.started_at, s.seq))
+        .map(|s| Cow::Borrowed(&s.task))
+}
+
 pub fn job_with_steps<'a>(
     j: &'a JobRecord,
     steps: &'a [StepRecord],
@@ -280,6 +295,10 @@ pub fn job_with_steps<'a>(
         .filter(|c| c.kind == CallKind::Spawn)
         .map(|c| Cow::Borrowed(c.result.as_str()))
         .collect();
+    let mut job = JobView::of(j);
+    if !steps.is_empty() {
+        job.fallback = fallback_that_ran(steps);
+    }
     let workflow = steps
         .iter()
         .any(|s| s.kind == StepKind::Step)
@@ -290,6 +309,7 @@ pub fn job_with_steps<'a>(
     let steps = steps
         .iter()
         .map(|s| StepView {
+            seq: s.seq,
             name: Cow::Borrowed(&s.name),
             kind: Cow::Borrowed(s.kind.as_str()),
             task: Cow::Borrowed(&s.task),
@@ -306,7 +326,7 @@ pub fn job_with_steps<'a>(
         })
         .collect();
     JobDetail {
-        job: JobView::of(j),
+        job,
         parent: parent.map(Cow::Borrowed),
         children,
         workflow,
@@ -337,6 +357,38 @@ pub struct AttemptView<'a> {
     /// What its outbound HTTP did; absent when it made no request.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<crate::network_tally::NetworkTally>,
+    /// The stage it ran in, for a job with stages (a workflow's, or one
+    /// whose fallback took over); absent for a job of one task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<AttemptStep<'a>>,
+}
+
+/// The stage an attempt ran in.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct AttemptStep<'a> {
+    pub seq: u32,
+    pub name: Cow<'a, str>,
+    /// `task`, `step`, `fallback`, `on_error` or `on_cancel`.
+    pub kind: Cow<'a, str>,
+}
+
+/// The attempts of a job, each with the stage it ran in.
+pub fn attempts<'a>(list: &'a [AttemptRecord], steps: &'a [StepRecord]) -> Vec<AttemptView<'a>> {
+    let placed = crate::workflow::place::stages_of(steps, list);
+    list.iter()
+        .zip(placed)
+        .map(|(a, seq)| {
+            let mut view = attempt(a);
+            view.step = seq
+                .and_then(|seq| steps.iter().find(|s| s.seq == seq))
+                .map(|s| AttemptStep {
+                    seq: s.seq,
+                    name: Cow::Borrowed(&s.name),
+                    kind: Cow::Borrowed(s.kind.as_str()),
+                });
+            view
+        })
+        .collect()
 }
 
 pub fn attempt(a: &AttemptRecord) -> AttemptView<'_> {
@@ -352,6 +404,7 @@ pub fn attempt(a: &AttemptRecord) -> AttemptView<'_> {
         peak_memory_bytes: a.peak_memory_bytes,
         log: a.log.as_ref().map(Cow::Borrowed),
         network: a.network,
+        step: None,
     }
 }
 

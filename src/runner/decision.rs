@@ -110,6 +110,10 @@ pub enum Decision {
 pub struct Move {
     pub action: Action,
     pub steps: Vec<StepWrite>,
+    /// What the attempt itself did, where a workflow's stages made of it
+    /// another move (a failed step's last attempt handing the job to its
+    /// `on_error` chain still failed): its record says this.
+    pub attempt: Option<Box<Action>>,
 }
 
 /// A fallback's task as the job pins it: its version now, and the
@@ -280,15 +284,26 @@ fn fail_or_fallback(
 /// say where it takes the job; a job of one task keeps rows once a
 /// fallback took over.
 fn moved(action: Action, plan: Option<&Plan>, job: &ClaimedJob) -> Move {
-    let (action, steps) = match plan {
+    match plan {
         // The attempt's own record keeps what the attempt did.
-        Some(plan) => plan.settle(action, &job.input, job.attempt),
+        Some(plan) => {
+            let own = action.clone();
+            let (action, steps) = plan.settle(action, &job.input, job.attempt);
+            Move {
+                attempt: (action != own).then(|| Box::new(own)),
+                action,
+                steps,
+            }
+        }
         None => {
             let steps = fallback_stages(job, &action);
-            (action, steps)
+            Move {
+                action,
+                steps,
+                attempt: None,
+            }
         }
-    };
-    Move { action, steps }
+    }
 }
 
 /// The attempts the stage running may make: the job's, less those its

@@ -116,19 +116,31 @@ pub(super) async fn check_output(
 /// The end of `job` as the store writes it: `action`, and the record and
 /// usage of the attempt that `ran`.
 pub(super) fn record(job: &ClaimedJob, action: Action, ran: Ran<'_>) -> Finalize {
+    record_as(job, action, None, ran)
+}
+
+/// `record`, for an attempt whose own end (`did`) its workflow's stages
+/// turned into `action`: its record says what it did.
+pub(super) fn record_as(
+    job: &ClaimedJob,
+    action: Action,
+    did: Option<&Action>,
+    ran: Ran<'_>,
+) -> Finalize {
     let Ran {
         started_at,
         finished_at,
         report,
     } = ran;
     // The attempt's error is the one its action carries.
-    let error = match &action {
+    let own = did.unwrap_or(&action);
+    let error = match own {
         Action::Retry { error, .. } | Action::Fail { error } | Action::Fallback { error, .. } => {
             Some(error.clone())
         }
         _ => None,
     };
-    let outcome = match &action {
+    let outcome = match own {
         Action::Complete { .. } => "completed",
         Action::Retry { .. } => "retried",
         Action::Fail { .. } => "failed",

@@ -7,7 +7,7 @@
 
 use super::callbacks::attach_callbacks;
 use super::decision::{self, AttemptEnd, AttemptRules, Decision, Move, Pinned, Policy};
-use super::end::{check_output, fail_unrun, record, release_for_now, Executed, Ran};
+use super::end::{check_output, fail_unrun, record, record_as, release_for_now, Executed, Ran};
 use super::held::Held;
 use crate::job::{ErrorKind, JobError};
 use crate::parent_close::ParentClose;
@@ -375,7 +375,11 @@ async fn finalize(
     workflow: bool,
     ran: Ran<'_>,
 ) -> Option<Finalize> {
-    let Move { action, steps } = match decided {
+    let Move {
+        action,
+        steps,
+        attempt,
+    } = match decided {
         Decision::Nothing => return None,
         Decision::Move(moved) => moved,
         Decision::Fallback { task, error } => {
@@ -383,7 +387,7 @@ async fn finalize(
             decision::fall_back(job, error, pinned)
         }
     };
-    let mut f = record(job, action, ran);
+    let mut f = record_as(job, action, attempt.as_deref(), ran);
     f.steps = steps;
     // A workflow's stages name what follows; its tasks' callbacks are not
     // run (the workflow's chains are its callbacks).

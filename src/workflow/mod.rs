@@ -5,6 +5,7 @@
 
 pub mod cancel;
 pub mod orchestrate;
+pub mod place;
 pub mod plan;
 
 /// A workflow job's start is the enqueue's (`enqueue::workflow`), below

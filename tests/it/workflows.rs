@@ -220,6 +220,31 @@ async fn on_error_runs_with_the_context_and_the_error_and_the_job_fails_with_bot
         // The on_error step got the context and the error.
         let attempts = s.attempts(ADMIN, id).await;
         assert_eq!(attempts.last().unwrap()["task"]["name"], "alert");
+        // Each attempt names its stage, and says what it did: the step's
+        // last one failed, though its end handed the job to on_error.
+        let placed: Vec<(&str, u64, &str, &str)> = attempts
+            .iter()
+            .map(|a| {
+                (
+                    a["step"]["name"].as_str().unwrap(),
+                    a["step"]["seq"].as_u64().unwrap(),
+                    a["outcome"].as_str().unwrap(),
+                    a["error"]["code"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                ("first", 0, "completed", ""),
+                ("never", 1, "retried", "not_yet"),
+                ("never", 1, "failed", "not_yet"),
+                ("tell", 3, "completed", ""),
+            ],
+            "{attempts:#?}"
+        );
+        // A workflow's stages are not fallbacks.
+        assert!(done["fallback"].is_null(), "{done:#}");
         s.stop().await;
     })
     .await;

@@ -74,32 +74,15 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/ui/app.css": {
+    "/ui/{file}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** The dashboard's style sheet. */
-        get: operations["operate_style"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/ui/app.js": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The dashboard's script. */
-        get: operations["operate_script"];
+        /** One of the dashboard's files: a script module or the style sheet. */
+        get: operations["operate_file"];
         put?: never;
         post?: never;
         delete?: never;
@@ -974,6 +957,7 @@ export interface components {
             outcome: string;
             peak_memory_bytes: number;
             started_at: string;
+            step?: null | components["schemas"]["AttemptStep"];
             /** @description The task version it ran (a fallback's, once one took over). */
             task: components["schemas"]["TaskRef"];
         };
@@ -994,6 +978,13 @@ export interface components {
             attempts: components["schemas"]["Attempt"][];
             /** @description Where the next page starts; null on the last. */
             next_cursor?: number | null;
+        };
+        /** @description The stage an attempt ran in. */
+        AttemptStep: {
+            /** @description `task`, `step`, `fallback`, `on_error` or `on_cancel`. */
+            kind: string;
+            name: string;
+            seq: number;
         };
         /** @description The wait before the next attempt. */
         Backoff: {
@@ -1855,6 +1846,11 @@ export interface components {
             catchup_window_ms: number;
             created_at: string;
             cron: string;
+            /**
+             * @description `cron` in words ("at 09:30, on Monday through Friday"); null for
+             *     an expression with parts it has no words for.
+             */
+            cron_words?: string | null;
             enabled: boolean;
             fired: number;
             input: unknown;
@@ -1864,6 +1860,11 @@ export interface components {
             name: string;
             /** @description The next slot it fires at; null while paused. */
             next_slot?: string | null;
+            /**
+             * @description The next five slots from now, paused or not (UTC; the page shows
+             *     them in `timezone`).
+             */
+            next_slots: string[];
             overlap: components["schemas"]["Overlap"];
             queue?: string | null;
             skipped: number;
@@ -1934,6 +1935,11 @@ export interface components {
             max_attempts: number;
             name: string;
             output?: unknown;
+            /**
+             * @description Its place among the job's stages, from 0 (what an attempt's
+             *     `step.seq` names).
+             */
+            seq: number;
             started_at?: string | null;
             /**
              * @description The job's status while it is the active stage; else `pending`,
@@ -2581,42 +2587,34 @@ export interface operations {
             };
         };
     };
-    operate_style: {
+    operate_file: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The dashboard's style sheet */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/css": string;
-                };
+            path: {
+                /** @description The file's name, such as `app.js` */
+                file: string;
             };
-        };
-    };
-    operate_script: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The dashboard's script */
+            /** @description The file */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/javascript": string;
+                };
+            };
+            /** @description No such file of the dashboard's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
         };

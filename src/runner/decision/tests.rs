@@ -110,7 +110,7 @@ fn last_attempt(g: &mut Given) {
 /// A decision in a line: what the job does, then each stage row it
 /// writes as `seq:status`.
 fn brief(d: &Decision) -> String {
-    let Move { action, steps } = match d {
+    let Move { action, steps, .. } = match d {
         Decision::Nothing => return "nothing".into(),
         Decision::Fallback { task, error } => {
             return format!("fallback to {task} after {}", error.code)

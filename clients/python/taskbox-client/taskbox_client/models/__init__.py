@@ -4,6 +4,7 @@ from .abi import Abi
 from .attempt import Attempt
 from .attempt_log import AttemptLog
 from .attempt_page import AttemptPage
+from .attempt_step import AttemptStep
 from .backoff import Backoff
 from .backoff_kind import BackoffKind
 from .batch import Batch
@@ -135,6 +136,7 @@ __all__ = (
     "Attempt",
     "AttemptLog",
     "AttemptPage",
+    "AttemptStep",
     "Backoff",
     "BackoffKind",
     "Batch",

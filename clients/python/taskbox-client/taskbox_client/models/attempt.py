@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.attempt_log import AttemptLog
+    from ..models.attempt_step import AttemptStep
     from ..models.job_error_view import JobErrorView
     from ..models.network_tally import NetworkTally
     from ..models.task_ref import TaskRef
@@ -35,6 +36,7 @@ class Attempt:
         error (JobErrorView | None | Unset):
         log (AttemptLog | None | Unset):
         network (NetworkTally | None | Unset):
+        step (AttemptStep | None | Unset):
     """
 
     attempt: int
@@ -48,10 +50,12 @@ class Attempt:
     error: JobErrorView | None | Unset = UNSET
     log: AttemptLog | None | Unset = UNSET
     network: NetworkTally | None | Unset = UNSET
+    step: AttemptStep | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.attempt_log import AttemptLog  # noqa: PLC0415
+        from ..models.attempt_step import AttemptStep  # noqa: PLC0415
         from ..models.job_error_view import JobErrorView  # noqa: PLC0415
         from ..models.network_tally import NetworkTally  # noqa: PLC0415
 
@@ -95,6 +99,14 @@ class Attempt:
         else:
             network = self.network
 
+        step: dict[str, Any] | None | Unset
+        if isinstance(self.step, Unset):
+            step = UNSET
+        elif isinstance(self.step, AttemptStep):
+            step = self.step.to_dict()
+        else:
+            step = self.step
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -115,12 +127,15 @@ class Attempt:
             field_dict["log"] = log
         if network is not UNSET:
             field_dict["network"] = network
+        if step is not UNSET:
+            field_dict["step"] = step
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.attempt_log import AttemptLog  # noqa: PLC0415
+        from ..models.attempt_step import AttemptStep  # noqa: PLC0415
         from ..models.job_error_view import JobErrorView  # noqa: PLC0415
         from ..models.network_tally import NetworkTally  # noqa: PLC0415
         from ..models.task_ref import TaskRef  # noqa: PLC0415
@@ -193,6 +208,23 @@ class Attempt:
 
         network = _parse_network(d.pop("network", UNSET))
 
+        def _parse_step(data: object) -> AttemptStep | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                step_type_1 = AttemptStep.from_dict(data)
+
+                return step_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(AttemptStep | None | Unset, data)
+
+        step = _parse_step(d.pop("step", UNSET))
+
         attempt = cls(
             attempt=attempt,
             duration_ms=duration_ms,
@@ -205,6 +237,7 @@ class Attempt:
             error=error,
             log=log,
             network=network,
+            step=step,
         )
 
         attempt.additional_properties = d

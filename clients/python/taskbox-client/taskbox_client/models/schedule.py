@@ -30,6 +30,8 @@ class Schedule:
             fired (int):
             input_ (Any):
             name (str):
+            next_slots (list[str]): The next five slots from now, paused or not (UTC; the page shows
+                them in `timezone`).
             overlap (Overlap): What a slot does while the schedule's last job is still active.
             skipped (int):
             timezone (str): An IANA zone (`UTC` when the definition left it out).
@@ -37,6 +39,8 @@ class Schedule:
             before (None | str | Unset):
             before_job (BeforeJob | None | Unset):
             buffered_slot (None | str | Unset): A slot held for its last job's end (`overlap: buffer_one`).
+            cron_words (None | str | Unset): `cron` in words ("at 09:30, on Monday through Friday"); null for
+                an expression with parts it has no words for.
             last_error (None | str | Unset):
             last_job (LastJob | None | Unset):
             last_slot (None | str | Unset):
@@ -53,6 +57,7 @@ class Schedule:
     fired: int
     input_: Any
     name: str
+    next_slots: list[str]
     overlap: Overlap
     skipped: int
     timezone: str
@@ -60,6 +65,7 @@ class Schedule:
     before: None | str | Unset = UNSET
     before_job: BeforeJob | None | Unset = UNSET
     buffered_slot: None | str | Unset = UNSET
+    cron_words: None | str | Unset = UNSET
     last_error: None | str | Unset = UNSET
     last_job: LastJob | None | Unset = UNSET
     last_slot: None | str | Unset = UNSET
@@ -86,6 +92,8 @@ class Schedule:
         input_ = self.input_
 
         name = self.name
+
+        next_slots = self.next_slots
 
         overlap = self.overlap.value
 
@@ -114,6 +122,12 @@ class Schedule:
             buffered_slot = UNSET
         else:
             buffered_slot = self.buffered_slot
+
+        cron_words: None | str | Unset
+        if isinstance(self.cron_words, Unset):
+            cron_words = UNSET
+        else:
+            cron_words = self.cron_words
 
         last_error: None | str | Unset
         if isinstance(self.last_error, Unset):
@@ -170,6 +184,7 @@ class Schedule:
                 "fired": fired,
                 "input": input_,
                 "name": name,
+                "next_slots": next_slots,
                 "overlap": overlap,
                 "skipped": skipped,
                 "timezone": timezone,
@@ -182,6 +197,8 @@ class Schedule:
             field_dict["before_job"] = before_job
         if buffered_slot is not UNSET:
             field_dict["buffered_slot"] = buffered_slot
+        if cron_words is not UNSET:
+            field_dict["cron_words"] = cron_words
         if last_error is not UNSET:
             field_dict["last_error"] = last_error
         if last_job is not UNSET:
@@ -218,6 +235,8 @@ class Schedule:
         input_ = d.pop("input")
 
         name = d.pop("name")
+
+        next_slots = cast(list[str], d.pop("next_slots"))
 
         overlap = Overlap(d.pop("overlap"))
 
@@ -261,6 +280,15 @@ class Schedule:
             return cast(None | str | Unset, data)
 
         buffered_slot = _parse_buffered_slot(d.pop("buffered_slot", UNSET))
+
+        def _parse_cron_words(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        cron_words = _parse_cron_words(d.pop("cron_words", UNSET))
 
         def _parse_last_error(data: object) -> None | str | Unset:
             if data is None:
@@ -341,6 +369,7 @@ class Schedule:
             fired=fired,
             input_=input_,
             name=name,
+            next_slots=next_slots,
             overlap=overlap,
             skipped=skipped,
             timezone=timezone,
@@ -348,6 +377,7 @@ class Schedule:
             before=before,
             before_job=before_job,
             buffered_slot=buffered_slot,
+            cron_words=cron_words,
             last_error=last_error,
             last_job=last_job,
             last_slot=last_slot,

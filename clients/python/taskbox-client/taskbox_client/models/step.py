@@ -25,6 +25,8 @@ class Step:
         kind (str): `step`, `fallback`, `on_error` or `on_cancel`.
         max_attempts (int):
         name (str):
+        seq (int): Its place among the job's stages, from 0 (what an attempt's
+            `step.seq` names).
         status (str): The job's status while it is the active stage; else `pending`,
             `completed`, `failed`, `cancelled` or `skipped`.
         task (TaskRef): A task version pinned into a job.
@@ -38,6 +40,7 @@ class Step:
     kind: str
     max_attempts: int
     name: str
+    seq: int
     status: str
     task: TaskRef
     error: JobErrorView | None | Unset = UNSET
@@ -56,6 +59,8 @@ class Step:
         max_attempts = self.max_attempts
 
         name = self.name
+
+        seq = self.seq
 
         status = self.status
 
@@ -91,6 +96,7 @@ class Step:
                 "kind": kind,
                 "max_attempts": max_attempts,
                 "name": name,
+                "seq": seq,
                 "status": status,
                 "task": task,
             }
@@ -119,6 +125,8 @@ class Step:
         max_attempts = d.pop("max_attempts")
 
         name = d.pop("name")
+
+        seq = d.pop("seq")
 
         status = d.pop("status")
 
@@ -166,6 +174,7 @@ class Step:
             kind=kind,
             max_attempts=max_attempts,
             name=name,
+            seq=seq,
             status=status,
             task=task,
             error=error,

@@ -1,5 +1,6 @@
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -8,11 +9,15 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response
 
 
-def _get_kwargs() -> dict[str, Any]:
+def _get_kwargs(
+    file: str,
+) -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
         "method": "get",
-        "url": "/ui/app.js",
+        "url": "/ui/{file}".format(
+            file=quote(str(file), safe=""),
+        ),
     }
 
     return _kwargs
@@ -22,6 +27,10 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
     if response.status_code == 200:
         response_200 = response.text
         return response_200
+
+    if response.status_code == 404:
+        response_404 = response.text
+        return response_404
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -39,10 +48,14 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
 def sync_detailed(
+    file: str,
     *,
     client: AuthenticatedClient,
 ) -> Response[str]:
-    """The dashboard's script.
+    """One of the dashboard's files: a script module or the style sheet.
+
+    Args:
+        file (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -52,7 +65,9 @@ def sync_detailed(
         Response[str]
     """
 
-    kwargs = _get_kwargs()
+    kwargs = _get_kwargs(
+        file=file,
+    )
 
     response = client.get_httpx_client().request(
         **kwargs,
@@ -62,10 +77,14 @@ def sync_detailed(
 
 
 def sync(
+    file: str,
     *,
     client: AuthenticatedClient,
 ) -> str | None:
-    """The dashboard's script.
+    """One of the dashboard's files: a script module or the style sheet.
+
+    Args:
+        file (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -76,15 +95,20 @@ def sync(
     """
 
     return sync_detailed(
+        file=file,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
+    file: str,
     *,
     client: AuthenticatedClient,
 ) -> Response[str]:
-    """The dashboard's script.
+    """One of the dashboard's files: a script module or the style sheet.
+
+    Args:
+        file (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -94,7 +118,9 @@ async def asyncio_detailed(
         Response[str]
     """
 
-    kwargs = _get_kwargs()
+    kwargs = _get_kwargs(
+        file=file,
+    )
 
     response = await client.get_async_httpx_client().request(**kwargs)
 
@@ -102,10 +128,14 @@ async def asyncio_detailed(
 
 
 async def asyncio(
+    file: str,
     *,
     client: AuthenticatedClient,
 ) -> str | None:
-    """The dashboard's script.
+    """One of the dashboard's files: a script module or the style sheet.
+
+    Args:
+        file (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -117,6 +147,7 @@ async def asyncio(
 
     return (
         await asyncio_detailed(
+            file=file,
             client=client,
         )
     ).parsed
