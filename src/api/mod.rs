@@ -202,8 +202,7 @@ pub(crate) fn api() -> OpenApiRouter<Arc<ApiState>> {
         .routes(routes!(secrets::put, secrets::delete))
         .routes(routes!(metrics::scrape))
         .routes(routes!(crate::dashboard::page))
-        .routes(routes!(crate::dashboard::script))
-        .routes(routes!(crate::dashboard::style))
+        .routes(routes!(crate::dashboard::file))
 }
 
 /// The whole API.

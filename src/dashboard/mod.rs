@@ -1,16 +1,37 @@
-//! The web dashboard, served at `/`: one page, one script and one style
-//! sheet, embedded in the binary (the machines it runs on may have no
-//! internet: no CDN, no build step). The page holds no data of its own: the
-//! script signs in with a token kept in the browser's session and calls the
-//! API with it as the bearer, so the dashboard can see and do exactly what
-//! the token can.
+//! The web dashboard, served at `/`: one page, its script modules (a page
+//! of the dashboard each, under `js/`) and one style sheet, embedded in the
+//! binary (the machines it runs on may have no internet: no CDN, no build
+//! step). The page holds no data of its own: the script signs in with a
+//! token kept in the browser's session and calls the API with it as the
+//! bearer, so the dashboard can see and do exactly what the token can.
 
+use axum::extract::Path;
 use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 const INDEX: &str = include_str!("index.html");
-const SCRIPT: &str = include_str!("app.js");
-const STYLE: &str = include_str!("app.css");
+
+const JS: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
+
+/// Every file under `/ui/`: its name, type and body.
+const ASSETS: &[(&str, &str, &str)] = &[
+    ("app.css", CSS, include_str!("app.css")),
+    ("app.js", JS, include_str!("js/app.js")),
+    ("api.js", JS, include_str!("js/api.js")),
+    ("dom.js", JS, include_str!("js/dom.js")),
+    ("jobs.js", JS, include_str!("js/jobs.js")),
+    ("job.js", JS, include_str!("js/job.js")),
+    ("tasks.js", JS, include_str!("js/tasks.js")),
+    ("queues.js", JS, include_str!("js/queues.js")),
+    ("tenants.js", JS, include_str!("js/tenants.js")),
+    ("workflows.js", JS, include_str!("js/workflows.js")),
+    ("schedules.js", JS, include_str!("js/schedules.js")),
+    ("webhooks.js", JS, include_str!("js/webhooks.js")),
+    ("secrets.js", JS, include_str!("js/secrets.js")),
+    ("events.js", JS, include_str!("js/events.js")),
+];
 
 /// Nothing but this origin's own files, and calls to its own API: a
 /// value shown on a page (a job's input, a guest's log) cannot become code.
@@ -38,16 +59,17 @@ pub async fn page() -> Response {
     asset("text/html; charset=utf-8", INDEX)
 }
 
-/// The dashboard's script.
-#[utoipa::path(get, path = "/ui/app.js", tag = "operate", security(()),
-    responses((status = 200, description = "The dashboard's script", content_type = "text/javascript", body = String)))]
-pub async fn script() -> Response {
-    asset("text/javascript; charset=utf-8", SCRIPT)
-}
-
-/// The dashboard's style sheet.
-#[utoipa::path(get, path = "/ui/app.css", tag = "operate", security(()),
-    responses((status = 200, description = "The dashboard's style sheet", content_type = "text/css", body = String)))]
-pub async fn style() -> Response {
-    asset("text/css; charset=utf-8", STYLE)
+/// One of the dashboard's files: a script module or the style sheet.
+#[utoipa::path(get, path = "/ui/{file}", tag = "operate", security(()),
+    params(("file" = String, Path, description = "The file's name, such as `app.js`")),
+    responses(
+        (status = 200, description = "The file", content_type = "text/javascript", body = String),
+        (status = 404, description = "No such file of the dashboard's", content_type = "text/plain", body = String)))]
+pub async fn file(Path(name): Path<String>) -> Response {
+    match ASSETS.iter().find(|(n, _, _)| *n == name) {
+        Some((_, kind, body)) => asset(kind, body),
+        // Plain text, as the page's other files are: this module sits
+        // below the API and does not speak its error shape.
+        None => (StatusCode::NOT_FOUND, "no such file of the dashboard's\n").into_response(),
+    }
 }

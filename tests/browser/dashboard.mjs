@@ -1,12 +1,17 @@
 // Drives the dashboard in headless Chromium, as tests/it/browser.rs sets it
 // up: a wrong token, sign in, a job enqueued through the API appearing and
 // completing without a reload, its page and log, a running job cancelled
-// from its page, another tenant's job "not found", the other pages, and a
-// phone's width. Saves a screenshot of each page under SHOTS.
+// from its page, another tenant's job "not found", a workflow job's
+// timeline, schedules, webhooks, secrets, dead letters, events, filters
+// in the URL, keys, the admin's tenants and its look at another tenant,
+// and a phone's width. Each page's figures are checked against the API's
+// own answers. Saves a screenshot of each page under SHOTS.
 //
 // Environment: TASKBOX_URL, TENANT_TOKEN (every scope of tenant acme),
-// ADMIN_TOKEN, OTHER_JOB (a job of another tenant), SHOTS (a directory),
-// CHROMIUM (the browser's path).
+// ADMIN_TOKEN, OTHER_JOB (a job of another tenant), WORKFLOW_JOB (acme's
+// workflow job whose step failed and ran its on_error), WEBHOOK (acme's
+// webhook whose deliveries fail), SHOTS (a directory), CHROMIUM (the
+// browser's path).
 
 import { chromium } from "playwright-core";
 import { mkdirSync } from "node:fs";
@@ -21,10 +26,26 @@ const url = env("TASKBOX_URL");
 const token = env("TENANT_TOKEN");
 const admin = env("ADMIN_TOKEN");
 const otherJob = env("OTHER_JOB");
+const workflowJob = env("WORKFLOW_JOB");
+const webhook = env("WEBHOOK");
 const shots = env("SHOTS");
 mkdirSync(shots, { recursive: true });
 
 const step = (what) => console.log(`browser: ${what}`);
+
+async function get(path, as = token, tenant) {
+  const headers = { Authorization: `Bearer ${as}` };
+  if (tenant) headers["Taskbox-Tenant"] = tenant;
+  const r = await fetch(`${url}${path}`, { headers });
+  if (!r.ok) throw new Error(`GET ${path} answered ${r.status}: ${await r.text()}`);
+  return r.json();
+}
+
+function same(what, shown, want) {
+  if (JSON.stringify(shown) !== JSON.stringify(want)) {
+    throw new Error(`${what}: the page shows ${JSON.stringify(shown)}, the API says ${JSON.stringify(want)}`);
+  }
+}
 
 async function enqueue(body) {
   const r = await fetch(`${url}/v1/jobs`, {
@@ -50,7 +71,7 @@ const browser = await chromium.launch({
 });
 const failures = [];
 try {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: "en-US" });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
   page.on("pageerror", (e) => failures.push(`a script error on the page: ${e.message}`));
@@ -112,6 +133,123 @@ try {
   await page.locator("#queues").waitFor();
   await shot("08-queues");
 
+  step("a workflow job: its stages as the API has them, and no fallback");
+  await page.goto(`${url}/#/job/${workflowJob}`);
+  await page.locator("#timeline").waitFor();
+  const wf = await get(`/v1/jobs/${workflowJob}`);
+  const wfAttempts = (await get(`/v1/jobs/${workflowJob}/attempts?limit=100`)).attempts;
+  same("the API's fallback of a workflow job", wf.fallback ?? null, null);
+  const terms = await page.locator("#job-facts dt").allTextContents();
+  if (terms.includes("Fallback")) throw new Error(`a workflow job's page says Fallback: ${terms}`);
+  same("the workflow", await page.locator("#job-workflow").textContent(), `${wf.workflow.name} v${wf.workflow.version}`);
+  const stages = await page.locator("#timeline > li.stage").evaluateAll((els) =>
+    els.map((e) => ({
+      seq: Number(e.dataset.seq),
+      name: e.dataset.step,
+      kind: e.dataset.kind,
+      status: e.dataset.status,
+      digest: e.querySelector(".digest").textContent,
+      attempts: e.querySelectorAll("details.attempt").length,
+    })),
+  );
+  same(
+    "the stages",
+    stages,
+    wf.steps.map((st) => ({
+      seq: st.seq,
+      name: st.name,
+      kind: st.kind,
+      status: st.status,
+      digest: st.task.digest,
+      attempts: wfAttempts.filter((a) => a.step && a.step.seq === st.seq).length,
+    })),
+  );
+  for (const st of wf.steps) {
+    const placed = wfAttempts.filter((a) => a.step && a.step.seq === st.seq).length;
+    same(`attempts placed in stage ${st.name}`, placed, st.attempts);
+  }
+  const tell = wf.steps.find((st) => st.kind === "on_error");
+  same("the on_error step ran", tell.status, "completed");
+  const chain = await page.locator("#job-chain").textContent();
+  if (!chain.includes(`on_error ${tell.name}`)) throw new Error(`the chain that ran reads ${chain}`);
+  await page.locator("time[title$=' UTC']").first().waitFor();
+  await shot("11-workflow-job");
+
+  step("the schedule: its cron in words and its next five slots");
+  await page.goto(`${url}/#/schedules`);
+  await page.locator("#schedules tr[data-schedule='weekday-report']").waitFor();
+  await page.goto(`${url}/#/schedules/weekday-report`);
+  await page.locator("#next-slots li").first().waitFor();
+  const sched = await get("/v1/schedules/weekday-report");
+  same("the cron in words", await page.locator("#cron-words").textContent(), sched.cron_words);
+  same("the next slots", await page.locator("#next-slots li").evaluateAll((els) => els.map((e) => e.dataset.at)), sched.next_slots);
+  same("five slots", sched.next_slots.length, 5);
+  await page.click("#pause");
+  await page.locator("h1 .badge.paused").waitFor();
+  same("paused from the page", (await get("/v1/schedules/weekday-report")).enabled, false);
+  await shot("12-schedule");
+  await page.click("#resume");
+  await page.locator("#pause").waitFor();
+  same("resumed from the page", (await get("/v1/schedules/weekday-report")).enabled, true);
+
+  step("the webhook and its failed deliveries");
+  await page.goto(`${url}/#/webhooks`);
+  await page.locator(`#webhooks tr[data-webhook='${webhook}']`).waitFor();
+  await page.goto(`${url}/#/webhooks/${webhook}`);
+  await page.locator("#deliveries tr[data-delivery]").first().waitFor();
+  const deliveries = (await get(`/v1/webhooks/${webhook}/deliveries`)).deliveries;
+  same(
+    "the deliveries",
+    await page.locator("#deliveries tr[data-delivery]").evaluateAll((els) => els.map((e) => Number(e.dataset.delivery))),
+    deliveries.map((d) => d.id),
+  );
+  const failed = deliveries.find((d) => d.last_error);
+  if (!failed) throw new Error(`no delivery failed: ${JSON.stringify(deliveries)}`);
+  await page.locator(`#deliveries tr[data-delivery='${failed.id}'] td.error-text`).waitFor();
+  await shot("13-webhook");
+
+  step("secrets: names and versions, never a value");
+  await page.goto(`${url}/#/secrets`);
+  await page.locator("#secrets tr[data-secret='API_KEY']").waitFor();
+  const secrets = (await get("/v1/secrets")).secrets;
+  same(
+    "the secrets",
+    await page.locator("#secrets tr[data-secret]").evaluateAll((els) => els.map((e) => [e.dataset.secret, e.children[1].textContent])),
+    secrets.map((x) => [x.name, String(x.version)]),
+  );
+  if ((await page.content()).includes("not-a-real-key")) throw new Error("the secrets page shows a value");
+  await shot("14-secrets");
+
+  step("dead letters are the failed jobs");
+  await page.goto(`${url}/#/dead`);
+  await page.locator(`#jobs tr[data-id='${workflowJob}']`).waitFor();
+  const deadShown = await page.locator("#jobs tr[data-id]").evaluateAll((els) => els.map((e) => e.dataset.id));
+  const deadApi = (await get("/v1/jobs?status=failed&limit=50")).jobs.map((j) => j.id);
+  for (const id of deadShown) if (!deadApi.includes(id)) throw new Error(`dead letters show ${id}, which the API does not call failed`);
+  await shot("15-dead-letters");
+
+  step("filters are in the URL, and keys move through the list");
+  await page.goto(`${url}/#/jobs?status=completed`);
+  await page.locator("#jobs tr[data-id]").first().waitFor();
+  same("the status filter", await page.locator("#filter-status").inputValue(), "completed");
+  const statuses = await page.locator("#jobs tr[data-id]").evaluateAll((els) => els.map((e) => e.dataset.status));
+  if (statuses.some((x) => x !== "completed")) throw new Error(`status=completed shows ${statuses}`);
+  const firstId = await page.locator("#jobs tr[data-id]").first().getAttribute("data-id");
+  await page.keyboard.press("j");
+  await page.keyboard.press("Enter");
+  await page.waitForURL((u) => u.hash === `#/job/${firstId}`);
+  await page.keyboard.press("g");
+  await page.keyboard.press("w");
+  await page.locator("#workflows tr[data-href]").first().waitFor();
+  await shot("16-workflows");
+
+  step("events arrive live");
+  await page.goto(`${url}/#/events`);
+  await page.locator("#events").waitFor();
+  const live = await enqueue({ task: "limits", input: { op: "echo", value: 2 } });
+  await page.locator(`#events tr[data-type='job.completed'] a[href='#/job/${live}']`).waitFor();
+  await shot("17-events");
+
   step("on a phone");
   const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
   const small = await phone.newPage();
@@ -124,18 +262,40 @@ try {
   await phone.close();
 
   step("the admin sees the tenants");
-  const adminContext = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const adminContext = await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: "en-US" });
   const adminPage = await adminContext.newPage();
   adminPage.setDefaultTimeout(20_000);
   await adminPage.goto(url);
   await adminPage.fill("#token", admin);
   await adminPage.click("#signin");
   await adminPage.locator("#nav-tenants").click();
-  await adminPage.locator("#tenants", { hasText: "acme" }).waitFor();
+  await adminPage.locator("#tenants tr[data-tenant='acme']").waitFor();
+  // Fuel this minute, as the API says it: read again if a minute turned
+  // between the page and the answer.
+  for (let tries = 0; ; tries++) {
+    const before = await get("/v1/tenants/acme/usage", admin);
+    await adminPage.goto(`${url}/#/queues`);
+    await adminPage.goto(`${url}/#/tenants`);
+    await adminPage.locator("#tenants tr[data-tenant='other'] .tenant-fuel").waitFor();
+    const shown = {};
+    for (const t of ["acme", "other"]) shown[t] = await adminPage.locator(`#tenants tr[data-tenant='${t}'] .tenant-fuel`).textContent();
+    const after = {};
+    for (const t of ["acme", "other"]) after[t] = await get(`/v1/tenants/${t}/usage`, admin);
+    if (before.current.start !== after.acme.current.start && tries < 3) continue;
+    for (const t of ["acme", "other"]) same(`${t}'s fuel`, shown[t], Number(after[t].current.fuel_used).toLocaleString("en-US"));
+    break;
+  }
   await shot("10-tenants", adminPage);
+  step("the admin looks at another tenant's pages");
+  await adminPage.locator("#tenants tr[data-tenant='other'] button.look").click();
+  await adminPage.locator(`#jobs tr[data-id='${otherJob}']`).waitFor();
+  await adminPage.locator("#who-tenant", { hasText: "looking at other" }).waitFor();
   await adminContext.close();
 } catch (e) {
   failures.push(e.stack || String(e));
+  for (const p of browser.contexts().flatMap((c) => c.pages())) {
+    await p.screenshot({ path: join(shots, `failed-${Date.now()}.png`), fullPage: true }).catch(() => {});
+  }
 } finally {
   await browser.close();
 }

@@ -204,6 +204,10 @@ impl Client {
         self.send(reqwest::Method::POST, path, Some(body)).await
     }
 
+    pub(crate) async fn put(&self, path: &str, body: Value) -> (u16, Value) {
+        self.send(reqwest::Method::PUT, path, Some(body)).await
+    }
+
     pub(crate) async fn upload(&self, guest: &str) -> String {
         let resp = self
             .http

@@ -1,0 +1,74 @@
+// The tenant's queues: depth by status, the oldest wait, pause and
+// resume; live.
+
+import { api, can, follow } from "./api.js";
+import { badge, h, ms, notice, show } from "./dom.js";
+
+export async function queuesPage() {
+  let list;
+  try {
+    list = await api("/v1/queues");
+  } catch (e) {
+    show(h("h1", {}, "Queues"), notice(e.message, "error"));
+    return;
+  }
+  const message = h("div", {});
+  const statuses = ["queued", "running", "waiting", "completed", "failed", "cancelled"];
+  show(
+    h("h1", {}, "Queues"),
+    message,
+    list.queues.length
+      ? h(
+          "div",
+          { class: "scroll" },
+          h(
+            "table",
+            { id: "queues" },
+            h(
+              "thead",
+              {},
+              h("tr", {}, ["Queue", ...statuses, "Oldest queued", "", ""].map((x) => h("th", {}, x))),
+            ),
+            h(
+              "tbody",
+              {},
+              list.queues.map((q) =>
+                h(
+                  "tr",
+                  {},
+                  h("td", {}, q.name),
+                  statuses.map((st) => h("td", { class: "num" }, q.depth[st] ?? 0)),
+                  h("td", {}, ms(q.oldest_queued_age_ms)),
+                  h("td", {}, q.paused ? badge("paused") : ""),
+                  h(
+                    "td",
+                    {},
+                    can("jobs:run")
+                      ? h(
+                          "button",
+                          {
+                            type: "button",
+                            onclick: async () => {
+                              try {
+                                await api(`/v1/queues/${encodeURIComponent(q.name)}/${q.paused ? "resume" : "pause"}`, {
+                                  method: "POST",
+                                });
+                                queuesPage();
+                              } catch (e) {
+                                message.replaceChildren(notice(e.message, "error"));
+                              }
+                            },
+                          },
+                          q.paused ? "Resume" : "Pause",
+                        )
+                      : "",
+                  ),
+                ),
+              ),
+            ),
+          ),
+        )
+      : h("p", { class: "muted" }, "No queues yet: a queue appears with its first job."),
+  );
+  follow("", () => queuesPage());
+}

@@ -1,0 +1,91 @@
+// Schedules: each with its cron in words, its next slots in its own zone,
+// what it last fired and skipped; pause, resume and trigger behind the
+// scope the API asks for (schedules:write).
+
+import { api, can } from "./api.js";
+import { action, badge, facts, h, jobLink, notice, pretty, show, table, when } from "./dom.js";
+
+function target(s) {
+  return s.workflow ? `workflow ${s.workflow}` : `task ${s.task}`;
+}
+
+export async function schedulesPage(name) {
+  if (name) return schedulePage(name);
+  let list;
+  try {
+    list = await api("/v1/schedules");
+  } catch (e) {
+    show(h("h1", {}, "Schedules"), notice(e.message, "error"));
+    return;
+  }
+  show(
+    h("h1", {}, "Schedules"),
+    table(
+      { id: "schedules", class: "nav-rows" },
+      ["Schedule", "Runs", "When", "Next", "Last fired", "Fired", "Skipped", ""],
+      list.schedules.map((s) =>
+        h(
+          "tr",
+          { "data-schedule": s.name, "data-href": `#/schedules/${encodeURIComponent(s.name)}` },
+          h("td", {}, h("a", { href: `#/schedules/${encodeURIComponent(s.name)}` }, s.name)),
+          h("td", {}, target(s)),
+          h("td", {}, s.cron_words || h("span", { class: "mono" }, s.cron), h("span", { class: "muted" }, ` (${s.timezone})`)),
+          h("td", {}, s.enabled ? when(s.next_slot, s.timezone) : "—"),
+          h("td", {}, when(s.last_slot, s.timezone)),
+          h("td", { class: "num" }, s.fired),
+          h("td", { class: "num" }, s.skipped),
+          h("td", {}, s.enabled ? "" : badge("paused")),
+        ),
+      ),
+      "No schedules.",
+    ),
+  );
+}
+
+async function schedulePage(name) {
+  let s;
+  try {
+    s = await api(`/v1/schedules/${encodeURIComponent(name)}`);
+  } catch (e) {
+    show(h("h1", {}, "Schedule"), notice(e.status === 404 ? `Schedule ${name} was not found.` : e.message, "error"));
+    return;
+  }
+  const message = h("div", { id: "schedule-message" });
+  const post = (verb) => async () => {
+    await api(`/v1/schedules/${encodeURIComponent(name)}/${verb}`, { method: "POST" });
+    schedulePage(name);
+  };
+  const writable = can("schedules:write");
+  show(
+    h("h1", {}, `Schedule ${s.name} `, s.enabled ? "" : badge("paused")),
+    h(
+      "div",
+      { class: "actions" },
+      writable ? action(s.enabled ? "Pause" : "Resume", message, post(s.enabled ? "pause" : "resume"), { id: s.enabled ? "pause" : "resume" }) : null,
+      writable ? action("Trigger now", message, post("trigger"), { id: "trigger" }) : null,
+      writable ? null : h("span", { class: "muted" }, "Pausing and triggering need the schedules:write scope."),
+    ),
+    message,
+    facts(
+      [
+        ["Runs", target(s)],
+        ["When", h("span", { id: "cron-words" }, s.cron_words || s.cron)],
+        ["Cron", h("span", { class: "mono" }, s.cron)],
+        ["Zone", s.timezone],
+        ["Overlap", s.overlap],
+        ["Queue", s.queue || "the task's"],
+        ["Last fired", when(s.last_slot, s.timezone)],
+        ["Last job", s.last_job ? h("span", {}, jobLink(s.last_job.id), " ", s.last_job.status ? badge(s.last_job.status) : "(pruned)") : "—"],
+        ["Fired · skipped", `${s.fired} · ${s.skipped}`],
+        s.last_error ? ["Last error", h("span", { class: "error-text" }, s.last_error)] : null,
+        ["Created", when(s.created_at)],
+      ],
+      { id: "schedule-facts" },
+    ),
+    h("h2", {}, `Next slots (${s.timezone})`),
+    s.enabled ? null : h("p", { class: "muted" }, "Paused: these are the slots it would fire at."),
+    h("ol", { id: "next-slots" }, s.next_slots.map((at) => h("li", { "data-at": at }, when(at, s.timezone)))),
+    h("h2", {}, "Input"),
+    pretty(s.input),
+  );
+}

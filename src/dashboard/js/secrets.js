@@ -1,0 +1,31 @@
+// The tenant's secrets: names, versions and dates — never a value (the
+// API has no way to read one back).
+
+import { api, can } from "./api.js";
+import { h, notice, show, table, when } from "./dom.js";
+
+export async function secretsPage() {
+  if (!can("secrets:write")) {
+    show(h("h1", {}, "Secrets"), notice("This token lacks the secrets:write scope, which lists secrets.", "error"));
+    return;
+  }
+  let list;
+  try {
+    list = await api("/v1/secrets");
+  } catch (e) {
+    show(h("h1", {}, "Secrets"), notice(e.message, "error"));
+    return;
+  }
+  show(
+    h("h1", {}, "Secrets"),
+    h("p", { class: "muted" }, "Guests read these through wasi:config/store. Values are write-only: set them with the CLI or the API."),
+    table(
+      { id: "secrets" },
+      ["Name", "Version", "Created", "Updated"],
+      list.secrets.map((s) =>
+        h("tr", { "data-secret": s.name }, h("td", { class: "mono" }, s.name), h("td", {}, s.version), h("td", {}, when(s.created_at)), h("td", {}, when(s.updated_at))),
+      ),
+      "No secrets.",
+    ),
+  );
+}

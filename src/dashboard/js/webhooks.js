@@ -1,0 +1,86 @@
+// Webhooks: each with the events it takes, and its deliveries — status,
+// tries, the last answer or error, when it is tried again.
+
+import { api, can } from "./api.js";
+import { badge, h, notice, show, table, when } from "./dom.js";
+
+export async function webhooksPage(id, params) {
+  if (!can("webhooks:write")) {
+    show(h("h1", {}, "Webhooks"), notice("This token lacks the webhooks:write scope, which lists webhooks.", "error"));
+    return;
+  }
+  let list;
+  try {
+    list = await api("/v1/webhooks");
+  } catch (e) {
+    show(h("h1", {}, "Webhooks"), notice(e.message, "error"));
+    return;
+  }
+  if (id) return deliveriesPage(list.webhooks.find((w) => w.id === id), id, params);
+  show(
+    h("h1", {}, "Webhooks"),
+    table(
+      { id: "webhooks", class: "nav-rows" },
+      ["Webhook", "URL", "Events", "Created"],
+      list.webhooks.map((w) =>
+        h(
+          "tr",
+          { "data-webhook": w.id, "data-href": `#/webhooks/${encodeURIComponent(w.id)}` },
+          h("td", {}, h("a", { href: `#/webhooks/${encodeURIComponent(w.id)}`, class: "mono" }, w.id)),
+          h("td", { class: "mono" }, w.url),
+          h("td", {}, w.events.join(", ")),
+          h("td", {}, when(w.created_at)),
+        ),
+      ),
+      "No webhooks.",
+    ),
+  );
+}
+
+async function deliveriesPage(hook, id, params) {
+  if (!hook) {
+    show(h("h1", {}, "Webhook"), notice(`Webhook ${id} was not found.`, "error"));
+    return;
+  }
+  const cursor = params.get("cursor");
+  const q = new URLSearchParams({ limit: "50" });
+  if (cursor) q.set("cursor", cursor);
+  let page;
+  try {
+    page = await api(`/v1/webhooks/${encodeURIComponent(id)}/deliveries?${q}`);
+  } catch (e) {
+    show(h("h1", {}, "Webhook"), notice(e.message, "error"));
+    return;
+  }
+  const base = `#/webhooks/${encodeURIComponent(id)}`;
+  show(
+    h("h1", {}, "Webhook ", h("span", { class: "mono" }, hook.id)),
+    h("p", {}, h("span", { class: "mono" }, hook.url), ` · ${hook.events.join(", ")}`),
+    h("h2", {}, "Deliveries"),
+    table(
+      { id: "deliveries" },
+      ["#", "Event", "Status", "Tries", "Last answer", "Last try", "Next try", "Made"],
+      page.deliveries.map((d) =>
+        h(
+          "tr",
+          { "data-delivery": d.id, "data-status": d.status },
+          h("td", { class: "num" }, d.seq),
+          h("td", {}, d.type),
+          h("td", {}, badge(d.status)),
+          h("td", { class: "num" }, d.attempts),
+          h("td", { class: d.last_error ? "error-text" : "" }, d.last_error || (d.last_status ? `HTTP ${d.last_status}` : "—")),
+          h("td", {}, when(d.last_at)),
+          h("td", {}, d.status === "pending" ? when(d.next_at) : "—"),
+          h("td", {}, when(d.created_at)),
+        ),
+      ),
+      "No deliveries yet.",
+    ),
+    h(
+      "div",
+      { class: "more" },
+      cursor ? h("a", { href: base, class: "button" }, "Newest") : "",
+      page.next_cursor ? h("a", { href: `${base}?cursor=${page.next_cursor}`, class: "button", id: "more" }, "Older") : "",
+    ),
+  );
+}
