@@ -29,6 +29,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("workflows.js", JS, include_str!("js/workflows.js")),
     ("schedules.js", JS, include_str!("js/schedules.js")),
     ("webhooks.js", JS, include_str!("js/webhooks.js")),
+    ("read.js", JS, include_str!("js/read.js")),
     ("secrets.js", JS, include_str!("js/secrets.js")),
     ("events.js", JS, include_str!("js/events.js")),
 ];

@@ -3,15 +3,12 @@
 
 import { api, can, follow } from "./api.js";
 import { badge, h, ms, notice, show } from "./dom.js";
+import { read } from "./read.js";
 
 export async function queuesPage() {
   let list;
-  try {
-    list = await api("/v1/queues");
-  } catch (e) {
-    show(h("h1", {}, "Queues"), notice(e.message, "error"));
-    return;
-  }
+  list = await read("Queues", "/v1/queues");
+  if (list === null) return;
   const message = h("div", {});
   const statuses = ["queued", "running", "waiting", "completed", "failed", "cancelled"];
   show(

@@ -3,7 +3,8 @@
 // scope the API asks for (schedules:write).
 
 import { api, can } from "./api.js";
-import { action, badge, facts, h, jobLink, notice, pretty, show, table, when } from "./dom.js";
+import { action, badge, facts, h, jobLink, pretty, show, table, when } from "./dom.js";
+import { read } from "./read.js";
 
 function target(s) {
   return s.workflow ? `workflow ${s.workflow}` : `task ${s.task}`;
@@ -12,12 +13,8 @@ function target(s) {
 export async function schedulesPage(name) {
   if (name) return schedulePage(name);
   let list;
-  try {
-    list = await api("/v1/schedules");
-  } catch (e) {
-    show(h("h1", {}, "Schedules"), notice(e.message, "error"));
-    return;
-  }
+  list = await read("Schedules", "/v1/schedules");
+  if (list === null) return;
   show(
     h("h1", {}, "Schedules"),
     table(
@@ -44,12 +41,8 @@ export async function schedulesPage(name) {
 
 async function schedulePage(name) {
   let s;
-  try {
-    s = await api(`/v1/schedules/${encodeURIComponent(name)}`);
-  } catch (e) {
-    show(h("h1", {}, "Schedule"), notice(e.status === 404 ? `Schedule ${name} was not found.` : e.message, "error"));
-    return;
-  }
+  s = await read("Schedule", `/v1/schedules/${encodeURIComponent(name)}`, `Schedule ${name} was not found.`);
+  if (s === null) return;
   const message = h("div", { id: "schedule-message" });
   const post = (verb) => async () => {
     await api(`/v1/schedules/${encodeURIComponent(name)}/${verb}`, { method: "POST" });

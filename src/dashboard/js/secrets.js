@@ -1,8 +1,9 @@
 // The tenant's secrets: names, versions and dates — never a value (the
 // API has no way to read one back).
 
-import { api, can } from "./api.js";
+import { can } from "./api.js";
 import { h, notice, show, table, when } from "./dom.js";
+import { read } from "./read.js";
 
 export async function secretsPage() {
   if (!can("secrets:write")) {
@@ -10,12 +11,8 @@ export async function secretsPage() {
     return;
   }
   let list;
-  try {
-    list = await api("/v1/secrets");
-  } catch (e) {
-    show(h("h1", {}, "Secrets"), notice(e.message, "error"));
-    return;
-  }
+  list = await read("Secrets", "/v1/secrets");
+  if (list === null) return;
   show(
     h("h1", {}, "Secrets"),
     h("p", { class: "muted" }, "Guests read these through wasi:config/store. Values are write-only: set them with the CLI or the API."),

@@ -1,18 +1,15 @@
 // The tasks: each at its live version, and one task's definition, its
 // versions and any rollout under way with its figures.
 
-import { api } from "./api.js";
-import { h, notice, pretty, show, when } from "./dom.js";
+
+import { h, pretty, show, when } from "./dom.js";
+import { read } from "./read.js";
 
 export async function tasksPage(name) {
   if (name) {
     let t;
-    try {
-      t = await api(`/v1/tasks/${encodeURIComponent(name)}`);
-    } catch (e) {
-      show(h("h1", {}, "Task"), notice(e.status === 404 ? `Task ${name} was not found.` : e.message, "error"));
-      return;
-    }
+    t = await read("Task", `/v1/tasks/${encodeURIComponent(name)}`, `Task ${name} was not found.`);
+    if (t === null) return;
     const d = t.definition || {};
     const r = t.rollout;
     const rollout = r
@@ -107,12 +104,8 @@ export async function tasksPage(name) {
     return;
   }
   let list;
-  try {
-    list = await api("/v1/tasks");
-  } catch (e) {
-    show(h("h1", {}, "Tasks"), notice(e.message, "error"));
-    return;
-  }
+  list = await read("Tasks", "/v1/tasks");
+  if (list === null) return;
   show(
     h("h1", {}, "Tasks"),
     list.tasks.length

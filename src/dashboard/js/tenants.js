@@ -3,7 +3,8 @@
 // its own usage.
 
 import { api, lookAt, state } from "./api.js";
-import { count, facts, h, ms, notice, show, table, when } from "./dom.js";
+import { count, facts, h, ms, show, table, when } from "./dom.js";
+import { read } from "./read.js";
 
 function usageFacts(u) {
   const now = u.current;
@@ -26,22 +27,14 @@ function usageFacts(u) {
 export async function tenantsPage() {
   if (!state.who.admin) {
     let u;
-    try {
-      u = await api("/v1/usage");
-    } catch (e) {
-      show(h("h1", {}, "Usage"), notice(e.message, "error"));
-      return;
-    }
+    u = await read("Usage", "/v1/usage");
+    if (u === null) return;
     show(h("h1", {}, `Tenant ${u.tenant}`), h("h2", {}, "Usage"), usageFacts(u));
     return;
   }
   let list;
-  try {
-    list = await api("/v1/tenants");
-  } catch (e) {
-    show(h("h1", {}, "Tenants"), notice(e.message, "error"));
-    return;
-  }
+  list = await read("Tenants", "/v1/tenants");
+  if (list === null) return;
   const usage = await Promise.all(
     list.tenants.map((t) => api(`/v1/tenants/${encodeURIComponent(t.name)}/usage`).catch(() => null)),
   );

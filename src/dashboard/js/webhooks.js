@@ -1,8 +1,9 @@
 // Webhooks: each with the events it takes, and its deliveries — status,
 // tries, the last answer or error, when it is tried again.
 
-import { api, can } from "./api.js";
+import { can } from "./api.js";
 import { badge, h, notice, show, table, when } from "./dom.js";
+import { read } from "./read.js";
 
 export async function webhooksPage(id, params) {
   if (!can("webhooks:write")) {
@@ -10,12 +11,8 @@ export async function webhooksPage(id, params) {
     return;
   }
   let list;
-  try {
-    list = await api("/v1/webhooks");
-  } catch (e) {
-    show(h("h1", {}, "Webhooks"), notice(e.message, "error"));
-    return;
-  }
+  list = await read("Webhooks", "/v1/webhooks");
+  if (list === null) return;
   if (id) return deliveriesPage(list.webhooks.find((w) => w.id === id), id, params);
   show(
     h("h1", {}, "Webhooks"),
@@ -46,12 +43,8 @@ async function deliveriesPage(hook, id, params) {
   const q = new URLSearchParams({ limit: "50" });
   if (cursor) q.set("cursor", cursor);
   let page;
-  try {
-    page = await api(`/v1/webhooks/${encodeURIComponent(id)}/deliveries?${q}`);
-  } catch (e) {
-    show(h("h1", {}, "Webhook"), notice(e.message, "error"));
-    return;
-  }
+  page = await read("Webhook", `/v1/webhooks/${encodeURIComponent(id)}/deliveries?${q}`);
+  if (page === null) return;
   const base = `#/webhooks/${encodeURIComponent(id)}`;
   show(
     h("h1", {}, "Webhook ", h("span", { class: "mono" }, hook.id)),

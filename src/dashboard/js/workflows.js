@@ -3,7 +3,8 @@
 // runs, the jobs made by it.
 
 import { api } from "./api.js";
-import { badge, h, jobLink, notice, pretty, show, table, when } from "./dom.js";
+import { badge, h, jobLink, pretty, show, table, when } from "./dom.js";
+import { read } from "./read.js";
 
 function stepRows(def) {
   const rows = [];
@@ -27,12 +28,8 @@ function stepRows(def) {
 export async function workflowsPage(name) {
   if (name) {
     let w;
-    try {
-      w = await api(`/v1/workflows/${encodeURIComponent(name)}`);
-    } catch (e) {
-      show(h("h1", {}, "Workflow"), notice(e.status === 404 ? `Workflow ${name} was not found.` : e.message, "error"));
-      return;
-    }
+    w = await read("Workflow", `/v1/workflows/${encodeURIComponent(name)}`, `Workflow ${name} was not found.`);
+    if (w === null) return;
     let runs = [];
     try {
       runs = (await api(`/v1/jobs?task=${encodeURIComponent(name)}&limit=20`)).jobs;
@@ -68,12 +65,8 @@ export async function workflowsPage(name) {
     return;
   }
   let list;
-  try {
-    list = await api("/v1/workflows");
-  } catch (e) {
-    show(h("h1", {}, "Workflows"), notice(e.message, "error"));
-    return;
-  }
+  list = await read("Workflows", "/v1/workflows");
+  if (list === null) return;
   show(
     h("h1", {}, "Workflows"),
     table(
