@@ -32,6 +32,10 @@ pub enum ApiError {
     ComponentNotFound(String),
     #[error("webhook {0} was not found")]
     WebhookNotFound(String),
+    #[error(
+        "webhook {webhook} has no delivery {id}; GET /v1/webhooks/{webhook}/deliveries lists them"
+    )]
+    DeliveryNotFound { webhook: String, id: i64 },
     #[error("schedule {0:?} was not found")]
     ScheduleNotFound(String),
     #[error("secret {0:?} was not found; GET /v1/secrets lists the tenant's secrets")]
@@ -146,6 +150,7 @@ impl ApiError {
             | ApiError::TaskNotFound(_)
             | ApiError::ComponentNotFound(_)
             | ApiError::WebhookNotFound(_)
+            | ApiError::DeliveryNotFound { .. }
             | ApiError::ScheduleNotFound(_)
             | ApiError::SecretNotFound(_)
             | ApiError::TokenNotFound(_)
@@ -176,7 +181,9 @@ impl ApiError {
             ApiError::TenantNotFound(_) => ErrorCode::TenantNotFound,
             ApiError::TaskNotFound(_) => ErrorCode::TaskNotFound,
             ApiError::ComponentNotFound(_) => ErrorCode::ComponentNotFound,
-            ApiError::WebhookNotFound(_) => ErrorCode::WebhookNotFound,
+            ApiError::WebhookNotFound(_) | ApiError::DeliveryNotFound { .. } => {
+                ErrorCode::WebhookNotFound
+            }
             ApiError::ScheduleNotFound(_) => ErrorCode::ScheduleNotFound,
             ApiError::SecretNotFound(_) => ErrorCode::SecretNotFound,
             ApiError::TokenNotFound(_) => ErrorCode::TokenNotFound,

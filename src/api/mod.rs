@@ -198,6 +198,7 @@ pub(crate) fn api() -> OpenApiRouter<Arc<ApiState>> {
         .routes(routes!(webhooks::create, webhooks::list))
         .routes(routes!(webhooks::delete))
         .routes(routes!(webhooks::deliveries))
+        .routes(routes!(webhooks::redeliver))
         .routes(routes!(secrets::list))
         .routes(routes!(secrets::put, secrets::delete))
         .routes(routes!(metrics::scrape))

@@ -273,3 +273,51 @@ pub async fn deliveries(
         next_cursor: next,
     }))
 }
+
+/// Sends a delivery again: due now, whatever came of it (delivered, dead
+/// or still retrying); its tries go on counting, and it is retried while
+/// its window lasts. Needs `webhooks:write`.
+#[utoipa::path(post, path = "/v1/webhooks/{id}/deliveries/{delivery}/redeliver", tag = "events",
+    params(("id" = String, Path, description = "The webhook's id"),
+           ("delivery" = i64, Path, description = "The delivery's id")),
+    responses((status = 200, description = "The delivery, due now", body = DeliveryView), Errors))]
+pub async fn redeliver(
+    State(state): State<Arc<ApiState>>,
+    who: Principal,
+    Path((id, delivery)): Path<(String, i64)>,
+) -> Result<Json<DeliveryView>, ApiError> {
+    who.require(Scope::WebhooksWrite)?;
+    let webhook = crate::text::bounded(&id, 64);
+    if !state
+        .store
+        .delivery_redeliver(&who.tenant, &id, delivery)
+        .await?
+    {
+        let known = state
+            .store
+            .webhook_list(Some(&who.tenant))
+            .await?
+            .iter()
+            .any(|w| w.id == id);
+        return Err(if known {
+            ApiError::DeliveryNotFound {
+                webhook,
+                id: delivery,
+            }
+        } else {
+            ApiError::WebhookNotFound(webhook)
+        });
+    }
+    let now = state
+        .store
+        .delivery_list(&who.tenant, &id, delivery.checked_add(1), 1)
+        .await?;
+    let d = now
+        .first()
+        .filter(|d| d.id == delivery)
+        .ok_or(ApiError::DeliveryNotFound {
+            webhook,
+            id: delivery,
+        })?;
+    Ok(Json(delivery_view(d)))
+}

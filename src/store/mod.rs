@@ -434,6 +434,10 @@ pub trait JobStore: Send + Sync + 'static {
     ) -> StoreResult<Vec<Delivery>>;
     /// When the next pending delivery is due, if any.
     async fn delivery_next_at(&self) -> StoreResult<Option<Millis>>;
+    /// Makes a tenant's delivery due now again, pending, delivered or
+    /// dead: another try, and retries while its window lasts. `false`:
+    /// the tenant has no such delivery of that webhook.
+    async fn delivery_redeliver(&self, tenant: &str, webhook: &str, id: i64) -> StoreResult<bool>;
     /// Deletes up to `limit` delivered or dead deliveries made before
     /// `before`, oldest first; answers how many.
     async fn delivery_prune(&self, before: Millis, limit: u32) -> StoreResult<u64>;

@@ -20,6 +20,10 @@ pub static LIST: LazyLock<String> = LazyLock::new(|| {
 pub const DELETE: &str = "DELETE FROM webhooks WHERE id = $1 AND tenant = $2";
 pub const CURSOR: &str = "SELECT gseq FROM event_cursors WHERE name = $1";
 pub const NEXT_AT: &str = "SELECT min(next_at) FROM webhook_deliveries WHERE status = 'pending'";
+/// Makes delivery `$2` of webhook `$3` of tenant `$4` due at `$1` again,
+/// whatever came of it so far (its tries go on counting).
+pub const REDELIVER: &str = "UPDATE webhook_deliveries SET status = 'pending', next_at = $1 \
+     WHERE id = $2 AND webhook = $3 AND tenant = $4";
 
 /// Refuses a new webhook past `MAX_WEBHOOKS` (`have`: the tenant's now).
 pub fn check_room(have: i64) -> StoreResult<()> {

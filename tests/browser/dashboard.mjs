@@ -207,6 +207,17 @@ try {
   if (!failed) throw new Error(`no delivery failed: ${JSON.stringify(deliveries)}`);
   await page.locator(`#deliveries tr[data-delivery='${failed.id}'] td.error-text`).waitFor();
   await shot("13-webhook");
+  // Redelivered from the page: tried again at once, not at its backoff's end.
+  const tries = (id) => get(`/v1/webhooks/${webhook}/deliveries`).then((p) => p.deliveries.find((d) => d.id === id));
+  const before = await tries(failed.id);
+  await page.locator(`#deliveries tr[data-delivery='${failed.id}'] button.redeliver`).click();
+  await page.locator("#deliveries-message", { hasText: "is due again now" }).waitFor();
+  for (const end = Date.now() + 20_000; ; ) {
+    const now = await tries(failed.id);
+    if (now.attempts > before.attempts) break;
+    if (Date.now() > end) throw new Error(`a redelivered delivery was not tried again: ${JSON.stringify(now)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 
   step("secrets: names and versions, never a value");
   await page.goto(`${url}/#/secrets`);

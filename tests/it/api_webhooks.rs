@@ -496,3 +496,83 @@ async fn callbacks_run_with_the_job_and_its_output_or_error() {
     }
     s.stop().await;
 }
+
+/// A delivered event sent again on demand: the endpoint gets it twice,
+/// with the same delivery id; another tenant, another webhook, an unknown
+/// delivery and a token without `webhooks:write` are refused.
+#[tokio::test]
+async fn a_delivery_is_sent_again_when_asked() {
+    let s = server().await;
+    let t = s.tenant("acme", ALL_SCOPES).await;
+    let other = s.tenant("other", ALL_SCOPES).await;
+    let reader = s.token("acme", &["jobs:read"]).await;
+    s.task(&t, "echo", "noop", json!({})).await;
+    let endpoint = Endpoint::start(0).await;
+    let (status, hook) = s
+        .post(
+            "/v1/webhooks",
+            &t,
+            json!({"url": endpoint.url, "events": ["job.completed"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{hook}");
+    let id = hook["id"].as_str().unwrap().to_owned();
+    s.enqueue(&t, json!({"task": "echo"})).await;
+    endpoint.wait_for(1).await;
+    let d = deliveries_until(&s, &t, &id, |d| {
+        d.len() == 1 && d[0]["status"] == "delivered"
+    })
+    .await;
+    let delivery = d[0]["id"].as_i64().unwrap();
+    let path = format!("/v1/webhooks/{id}/deliveries/{delivery}/redeliver");
+
+    for (token, path, want, code) in [
+        (
+            &other,
+            path.clone(),
+            StatusCode::NOT_FOUND,
+            "WEBHOOK_NOT_FOUND",
+        ),
+        (
+            &reader,
+            path.clone(),
+            StatusCode::FORBIDDEN,
+            "JOB_ACCESS_DENIED",
+        ),
+        (
+            &t,
+            format!("/v1/webhooks/{id}/deliveries/{}/redeliver", delivery + 1000),
+            StatusCode::NOT_FOUND,
+            "WEBHOOK_NOT_FOUND",
+        ),
+        (
+            &t,
+            format!("/v1/webhooks/wh_nope/deliveries/{delivery}/redeliver"),
+            StatusCode::NOT_FOUND,
+            "WEBHOOK_NOT_FOUND",
+        ),
+    ] {
+        let (status, body) = s.post(&path, token, json!({})).await;
+        assert_eq!(status, want, "{path}: {body}");
+        assert_eq!(body["error"]["code"], code, "{body}");
+    }
+    assert_eq!(
+        endpoint.got.lock().unwrap().len(),
+        1,
+        "nothing refused was sent"
+    );
+
+    let (status, again) = s.post(&path, &t, json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{again}");
+    assert_eq!(again["status"], "pending", "{again}");
+    assert_eq!(again["attempts"], 1, "{again}");
+    let got = endpoint.wait_for(2).await;
+    let delivery_header = |g: &Got| g.headers["taskbox-delivery"].to_str().unwrap().to_owned();
+    assert_eq!(delivery_header(&got[0]), delivery_header(&got[1]));
+    assert_eq!(got[0].body, got[1].body);
+    let d = deliveries_until(&s, &t, &id, |d| {
+        d[0]["status"] == "delivered" && d[0]["attempts"] == 2
+    })
+    .await;
+    assert_eq!(d.len(), 1, "{d:#?}");
+}

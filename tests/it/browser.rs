@@ -42,7 +42,13 @@ async fn the_dashboard_works_in_a_real_browser() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let served = Served::spawn(dir.path(), &["--webhook-allow-private"], Some(ADMIN));
+    // Deliveries retried only when the page says so: their backoff is
+    // longer than the test.
+    let served = Served::spawn(
+        dir.path(),
+        &["--webhook-allow-private", "--webhook-backoff-ms", "600000"],
+        Some(ADMIN),
+    );
     let admin = Client::new(&served.url, ADMIN);
     let every = [
         "tasks:write",

@@ -1,8 +1,8 @@
 // Webhooks: each with the events it takes, and its deliveries — status,
 // tries, the last answer or error, when it is tried again.
 
-import { can } from "./api.js";
-import { badge, h, notice, show, table, when } from "./dom.js";
+import { api, can } from "./api.js";
+import { action, badge, h, notice, show, table, when } from "./dom.js";
 import { read } from "./read.js";
 
 export async function webhooksPage(id, params) {
@@ -46,13 +46,25 @@ async function deliveriesPage(hook, id, params) {
   page = await read("Webhook", `/v1/webhooks/${encodeURIComponent(id)}/deliveries?${q}`);
   if (page === null) return;
   const base = `#/webhooks/${encodeURIComponent(id)}`;
+  const message = h("div", { id: "deliveries-message" });
+  const redeliver = (d) =>
+    action(
+      "Redeliver",
+      message,
+      async () => {
+        const again = await api(`/v1/webhooks/${encodeURIComponent(id)}/deliveries/${d.id}/redeliver`, { method: "POST" });
+        return `Delivery ${again.seq} is due again now.`;
+      },
+      { class: "redeliver" },
+    );
   show(
     h("h1", {}, "Webhook ", h("span", { class: "mono" }, hook.id)),
     h("p", {}, h("span", { class: "mono" }, hook.url), ` · ${hook.events.join(", ")}`),
     h("h2", {}, "Deliveries"),
+    message,
     table(
       { id: "deliveries" },
-      ["#", "Event", "Status", "Tries", "Last answer", "Last try", "Next try", "Made"],
+      ["#", "Event", "Status", "Tries", "Last answer", "Last try", "Next try", "Made", ""],
       page.deliveries.map((d) =>
         h(
           "tr",
@@ -65,6 +77,7 @@ async function deliveriesPage(hook, id, params) {
           h("td", {}, when(d.last_at)),
           h("td", {}, d.status === "pending" ? when(d.next_at) : "—"),
           h("td", {}, when(d.created_at)),
+          h("td", {}, redeliver(d)),
         ),
       ),
       "No deliveries yet.",

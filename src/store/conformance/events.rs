@@ -642,3 +642,75 @@ pub(super) async fn webhook_deliveries_are_made_once_and_retried(h: Harness) {
         .unwrap()
         .is_empty());
 }
+
+/// A delivery is made due again on demand, whatever came of it; only by
+/// its own tenant, and only through its own webhook.
+pub(super) async fn a_delivery_is_redelivered_on_demand(h: Harness) {
+    setup(&h).await;
+    let hook = |id: &str, tenant: &str| NewWebhook {
+        id: id.into(),
+        tenant: tenant.into(),
+        url: "https://example.com/hook".into(),
+        events: vec![EventType::Failed],
+        secret: "0123456789abcdef".into(),
+    };
+    h.store.webhook_insert(hook("w1", A)).await.unwrap();
+    h.store.webhook_insert(hook("w2", A)).await.unwrap();
+    let d = |seq: u64| NewDelivery {
+        webhook: "w1".into(),
+        tenant: A.into(),
+        seq,
+        kind: EventType::Failed,
+        body: format!(r#"{{"seq":{seq}}}"#),
+    };
+    assert!(h
+        .store
+        .delivery_insert("webhooks", None, 2, vec![d(1), d(2)])
+        .await
+        .unwrap());
+    let taken = h.store.delivery_take("w1", 10, 60_000).await.unwrap();
+    let now = h.store.now();
+    h.store
+        .delivery_record(
+            taken
+                .iter()
+                .map(|t| DeliveryTry {
+                    id: t.id,
+                    at: now,
+                    status: None,
+                    error: Some("refused".into()),
+                    next_at: None,
+                })
+                .collect(),
+        )
+        .await
+        .unwrap();
+    let dead = h.store.delivery_list(A, "w1", None, 10).await.unwrap();
+    assert!(dead.iter().all(|d| d.status == DeliveryStatus::Dead));
+    assert!(h.store.delivery_due_webhooks(10).await.unwrap().is_empty());
+    let one = dead.iter().find(|d| d.seq == 1).unwrap().id;
+    // Not another tenant's, not through another webhook, not one unknown.
+    assert!(!h.store.delivery_redeliver(B, "w1", one).await.unwrap());
+    assert!(!h.store.delivery_redeliver(A, "w2", one).await.unwrap());
+    assert!(!h
+        .store
+        .delivery_redeliver(A, "w1", one + 1000)
+        .await
+        .unwrap());
+    assert!(h.store.delivery_due_webhooks(10).await.unwrap().is_empty());
+    // Its own: pending and due now, its tries still counted.
+    assert!(h.store.delivery_redeliver(A, "w1", one).await.unwrap());
+    let list = h.store.delivery_list(A, "w1", None, 10).await.unwrap();
+    let states: Vec<(u64, DeliveryStatus, u32)> =
+        list.iter().map(|d| (d.seq, d.status, d.attempts)).collect();
+    assert_eq!(
+        states,
+        [
+            (2, DeliveryStatus::Dead, 1),
+            (1, DeliveryStatus::Pending, 1)
+        ]
+    );
+    assert_eq!(h.store.delivery_due_webhooks(10).await.unwrap(), ["w1"]);
+    let again = h.store.delivery_take("w1", 10, 60_000).await.unwrap();
+    assert_eq!(again.iter().map(|d| d.seq).collect::<Vec<_>>(), [1]);
+}

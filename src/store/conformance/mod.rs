@@ -306,6 +306,7 @@ macro_rules! conformance_cases {
             callbacks_land_with_the_end,
             old_events_are_pruned,
             webhook_deliveries_are_made_once_and_retried,
+            a_delivery_is_redelivered_on_demand,
             a_lease_has_one_holder_at_a_time,
             concurrent_candidates_get_one_lease,
             schedules_move_on_against_their_rev,

@@ -869,6 +869,10 @@ impl JobStore for PgStore {
         webhooks::next_at(&self.db.pool).await
     }
 
+    async fn delivery_redeliver(&self, tenant: &str, webhook: &str, id: i64) -> StoreResult<bool> {
+        webhooks::redeliver(&self.db.pool, tenant, webhook, id, self.now()).await
+    }
+
     async fn delivery_prune(&self, before: Millis, limit: u32) -> StoreResult<u64> {
         webhooks::prune(&self.db.pool, before, limit).await
     }

@@ -165,6 +165,24 @@ pub async fn take(db: &Db, webhook: &str, limit: u32, hold_ms: u64) -> StoreResu
     Ok(got)
 }
 
+pub async fn redeliver(
+    pool: &PgPool,
+    tenant: &str,
+    webhook: &str,
+    id: i64,
+    now: Millis,
+) -> StoreResult<bool> {
+    let done = sqlx::query(REDELIVER)
+        .bind(now)
+        .bind(id)
+        .bind(webhook)
+        .bind(tenant)
+        .execute(pool)
+        .await
+        .map_err(pg)?;
+    Ok(done.rows_affected() == 1)
+}
+
 pub async fn record(pool: &PgPool, tries: Vec<DeliveryTry>) -> StoreResult<()> {
     if tries.is_empty() {
         return Ok(());

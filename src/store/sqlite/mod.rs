@@ -1225,6 +1225,14 @@ impl JobStore for SqliteStore {
         webhooks::next_at(&mut *self.reader().await?).await
     }
 
+    async fn delivery_redeliver(&self, tenant: &str, webhook: &str, id: i64) -> StoreResult<bool> {
+        let (tenant, webhook) = (tenant.to_owned(), webhook.to_owned());
+        self.write(Class::Bulk, true, move |c, now| {
+            webhooks::redeliver(c, &tenant, &webhook, id, now)
+        })
+        .await
+    }
+
     async fn delivery_prune(&self, before: Millis, limit: u32) -> StoreResult<u64> {
         self.write(Class::Bulk, false, move |c, _| {
             webhooks::prune(c, before, limit)

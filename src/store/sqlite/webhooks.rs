@@ -179,6 +179,19 @@ pub fn record(conn: &Connection, tries: Vec<DeliveryTry>) -> StoreResult<()> {
     Ok(())
 }
 
+pub fn redeliver(
+    conn: &Connection,
+    tenant: &str,
+    webhook: &str,
+    id: i64,
+    now: Millis,
+) -> StoreResult<bool> {
+    let n = conn
+        .execute(REDELIVER, params![now, id, webhook, tenant])
+        .map_err(wdb)?;
+    Ok(n == 1)
+}
+
 pub async fn list_deliveries(
     conn: &mut SqliteConnection,
     tenant: &str,
