@@ -284,9 +284,16 @@ pub async fn deliveries(
 pub async fn redeliver(
     State(state): State<Arc<ApiState>>,
     who: Principal,
-    Path((id, delivery)): Path<(String, i64)>,
+    Path((id, delivery)): Path<(String, String)>,
 ) -> Result<Json<DeliveryView>, ApiError> {
     who.require(Scope::WebhooksWrite)?;
+    // Read here, not by the extractor: its refusal is not the API's shape.
+    let delivery: i64 = delivery.parse().map_err(|_| {
+        ApiError::BadRequest(format!(
+            "delivery {:?} is not a delivery id (a whole number, as GET /v1/webhooks/{{id}}/deliveries lists them)",
+            crate::text::bounded(&delivery, 32)
+        ))
+    })?;
     let webhook = crate::text::bounded(&id, 64);
     if !state
         .store
