@@ -28,9 +28,15 @@ export function when(iso, zone) {
   if (!iso) return "—";
   const d = new Date(iso);
   if (isNaN(d)) return iso;
-  const text = zone
-    ? d.toLocaleString(undefined, { timeZone: zone, timeZoneName: "short" })
-    : d.toLocaleString();
+  let text;
+  try {
+    text = zone
+      ? d.toLocaleString(undefined, { timeZone: zone, timeZoneName: "short" })
+      : d.toLocaleString();
+  } catch {
+    // A zone this browser does not know: the viewer's, and say so.
+    text = `${d.toLocaleString()} (here; this browser does not know ${zone})`;
+  }
   return h("time", { datetime: d.toISOString(), title: `${d.toISOString().replace(".000Z", "Z")} UTC` }, text);
 }
 
