@@ -252,13 +252,7 @@ pub async fn deliveries(
             "limit must be between 1 and {MAX_PAGE}"
         )));
     }
-    let known = state
-        .store
-        .webhook_list(Some(&who.tenant))
-        .await?
-        .iter()
-        .any(|w| w.id == id);
-    if !known {
+    if !is_own_webhook(&state, &who, &id).await? {
         return Err(ApiError::WebhookNotFound(crate::text::bounded(&id, 64)));
     }
     let page = state
@@ -300,13 +294,7 @@ pub async fn redeliver(
         .delivery_redeliver(&who.tenant, &id, delivery)
         .await?
     {
-        let known = state
-            .store
-            .webhook_list(Some(&who.tenant))
-            .await?
-            .iter()
-            .any(|w| w.id == id);
-        return Err(if known {
+        return Err(if is_own_webhook(&state, &who, &id).await? {
             ApiError::DeliveryNotFound {
                 webhook,
                 id: delivery,
@@ -327,4 +315,14 @@ pub async fn redeliver(
             id: delivery,
         })?;
     Ok(Json(delivery_view(d)))
+}
+
+/// Whether `id` is one of the caller's tenant's webhooks.
+async fn is_own_webhook(state: &ApiState, who: &Principal, id: &str) -> Result<bool, ApiError> {
+    Ok(state
+        .store
+        .webhook_list(Some(&who.tenant))
+        .await?
+        .iter()
+        .any(|w| w.id == id))
 }
