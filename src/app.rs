@@ -218,6 +218,10 @@ impl App {
                     leader: leader.clone(),
                     service: pruner,
                 }),
+                Box::new(LeaderOnly {
+                    leader: leader.clone(),
+                    service: maintenance::sampler::Sampler::new(dyn_store.clone()),
+                }),
                 Box::new(dispatcher),
             ],
             stop_maintenance.clone(),

@@ -239,6 +239,19 @@ impl Principal {
             ))
         }
     }
+
+    /// Whose figures a read of usage asks for (`tenant=`): for the admin,
+    /// the tenant named, or every tenant (`None`); for a tenant's token,
+    /// its own, and naming another is refused.
+    pub fn whose(&self, named: Option<&str>) -> Result<Option<String>, ApiError> {
+        match named {
+            _ if self.admin => Ok(named.map(str::to_owned)),
+            Some(other) if other != self.tenant => Err(ApiError::Forbidden(format!(
+                "a tenant's token reads only its own tenant's figures, not {other:?}'s; leave out tenant"
+            ))),
+            _ => Ok(Some(self.tenant.clone())),
+        }
+    }
 }
 
 impl FromRequestParts<Arc<ApiState>> for Principal {

@@ -16,6 +16,7 @@ pub mod queues;
 pub mod registry;
 pub mod schedules;
 pub mod secrets;
+pub mod series;
 pub mod tenants;
 pub mod tokens;
 mod traced;
@@ -164,6 +165,7 @@ pub(crate) fn api() -> OpenApiRouter<Arc<ApiState>> {
         .routes(routes!(usage::tenant_usage))
         .routes(routes!(usage::own_usage))
         .routes(routes!(usage_export::export))
+        .routes(routes!(series::series))
         .routes(routes!(tokens::create_token, tokens::list_tokens))
         .routes(routes!(tokens::revoke_token))
         .routes(routes!(auth::whoami))

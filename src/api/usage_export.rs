@@ -221,15 +221,7 @@ pub async fn export(
     QueryParams(p): QueryParams<ExportParams>,
 ) -> Result<Response, ApiError> {
     who.require(Scope::JobsRead)?;
-    let tenant = match (&p.tenant, who.admin) {
-        (named, true) => named.clone(),
-        (Some(named), false) if *named != who.tenant => {
-            return Err(ApiError::Forbidden(
-                "a tenant's token exports only its own usage; leave out tenant".into(),
-            ))
-        }
-        (_, false) => Some(who.tenant.clone()),
-    };
+    let tenant = who.whose(p.tenant.as_deref())?;
     let by = p.by.unwrap_or_default();
     let (from, to) = range(&p, by, state.store.now())?;
     let lines: Vec<ExportLine> = state

@@ -4,6 +4,7 @@
 pub mod pruner;
 pub mod queue_keeper;
 pub mod rescuer;
+pub mod sampler;
 
 use futures_util::FutureExt;
 use std::time::Duration;

@@ -35,6 +35,15 @@ impl Dialect {
         }
     }
 
+    /// A text parameter that may be NULL (PostgreSQL cannot infer the type
+    /// of one only compared with NULL).
+    pub fn text(self, n: usize) -> String {
+        match self {
+            Dialect::Sqlite => self.param(n),
+            Dialect::Postgres | Dialect::PostgresMany => format!("{}::text", self.param(n)),
+        }
+    }
+
     /// What makes a text column order as bytes, as Rust and SQLite order
     /// it (PostgreSQL's default collation does not).
     pub fn bytewise(self) -> &'static str {

@@ -30,6 +30,7 @@ pub mod registry_rows;
 pub mod rows;
 pub mod schedule_rows;
 pub mod secret_rows;
+pub mod series_sql;
 pub mod sqlite;
 pub mod step_rows;
 pub mod tally;
@@ -125,6 +126,13 @@ pub trait JobStore: Send + Sync + 'static {
     /// What attempts cost, by tenant, bucket, task and version, summed
     /// from the attempt records, with the jobs the result cache completed.
     async fn usage_export(&self, q: UsageExportQuery) -> StoreResult<Vec<UsageLine>>;
+    /// What the dashboard's charts read for the export's range and buckets:
+    /// jobs started (by how long they waited) and ended, and queue samples.
+    async fn series(&self, q: UsageExportQuery) -> StoreResult<series_sql::SeriesRows>;
+    /// Samples every queue's depth and oldest wait into this minute's row
+    /// (a later sample in the minute replaces it) and deletes samples older
+    /// than `keep_ms`; answers how many queues had jobs waiting.
+    async fn queue_sample(&self, keep_ms: i64) -> StoreResult<u64>;
 
     /// Stores a token's hash; `tenant: None` with `admin` is the admin token,
     /// which replaces any earlier one.

@@ -43,11 +43,7 @@ fn attempt_figures(d: Dialect, col: impl Fn(&str) -> String) -> String {
 /// time (MiB·ms), outbound requests and body bytes. ?4 a tenant, or NULL
 /// for every one.
 pub fn attempts(d: Dialect) -> String {
-    let (from, to, width) = (d.param(1), d.param(2), d.param(3));
-    let tenant = match d {
-        Dialect::Sqlite => d.param(4),
-        Dialect::Postgres | Dialect::PostgresMany => format!("{}::text", d.param(4)),
-    };
+    let (from, to, width, tenant) = (d.param(1), d.param(2), d.param(3), d.text(4));
     let (int8, float8) = match d {
         Dialect::Sqlite => ("", ""),
         Dialect::Postgres | Dialect::PostgresMany => ("::int8", "::float8"),
@@ -75,11 +71,7 @@ pub fn attempts(d: Dialect) -> String {
 /// Jobs a result cache completed in [?1, ?2), by tenant, bucket (?3),
 /// task and version; ?4 as in [`attempts`].
 pub fn cache_hits(d: Dialect) -> String {
-    let (from, to, width) = (d.param(1), d.param(2), d.param(3));
-    let tenant = match d {
-        Dialect::Sqlite => d.param(4),
-        Dialect::Postgres | Dialect::PostgresMany => format!("{}::text", d.param(4)),
-    };
+    let (from, to, width, tenant) = (d.param(1), d.param(2), d.param(3), d.text(4));
     let int8 = match d {
         Dialect::Sqlite => "",
         Dialect::Postgres | Dialect::PostgresMany => "::int8",

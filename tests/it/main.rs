@@ -43,6 +43,7 @@ mod sandbox_hostile;
 mod sandbox_limits;
 mod sandbox_outbound;
 mod schedules;
+mod series;
 mod server;
 mod store;
 mod store_pg;

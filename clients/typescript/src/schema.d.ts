@@ -538,6 +538,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The charts' series for the last hour or day: jobs, waits to start,
+         *     queue depths, and fuel and wall time by tenant and task. A tenant's own
+         *     with `jobs:read`; every tenant's (or one's) for the admin.
+         */
+        get: operations["tenants_series"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tasks": {
         parameters: {
             query?: never;
@@ -1481,6 +1502,13 @@ export interface components {
             /** @description Where the next page starts; null on the last. */
             next_cursor?: string | null;
         };
+        /** @description Jobs a bucket. */
+        JobSeries: {
+            completed: number[];
+            failed: number[];
+            /** @description Jobs whose first attempt started in the bucket. */
+            started: number[];
+        };
         /**
          * @description One job to enqueue, as `POST /v1/jobs` takes it (and each item of a
          *     batch). Unknown fields are refused, so that a misspelled one is not
@@ -1941,11 +1969,62 @@ export interface components {
         SecretList: {
             secrets: components["schemas"]["Secret"][];
         };
+        /** @description The charts' series: every array has a value for each of `times`. */
+        Series: {
+            /** Format: int64 */
+            bucket_ms: number;
+            /**
+             * @description The first bucket's start and the end of the last (RFC 3339); the
+             *     last is the one now runs in, so far.
+             */
+            from: string;
+            /** @description Fuel the attempts that ended in the bucket burned. */
+            fuel: components["schemas"]["Split"];
+            jobs: components["schemas"]["JobSeries"];
+            /** @description The longest any queue's oldest job had waited (ms), as sampled. */
+            oldest_wait_ms: number[];
+            /**
+             * @description Jobs due and not started, the most the sampler saw in the bucket:
+             *     by queue for one tenant, by tenant across them. 0 where no sample
+             *     was taken (the server was down, or the bucket just began).
+             */
+            queue_depth: components["schemas"]["Stack"][];
+            span: components["schemas"]["Span"];
+            start_wait_ms: components["schemas"]["WaitSeries"];
+            /** @description Whose: a tenant, or null for every tenant (the admin's). */
+            tenant?: string | null;
+            /** @description Each bucket's start, in Unix seconds. */
+            times: number[];
+            to: string;
+            /** @description Their wall-clock time, in ms. */
+            wall_ms: components["schemas"]["Split"];
+        };
         /**
          * @description Where a log line came from.
          * @enum {string}
          */
         Source: "guest" | "stdout" | "stderr" | "host";
+        /**
+         * @description How far back the series reach.
+         * @enum {string}
+         */
+        Span: "hour" | "day";
+        /** @description A figure split by tenant and by task, each a stack of series. */
+        Split: {
+            by_task: components["schemas"]["Stack"][];
+            by_tenant: components["schemas"]["Stack"][];
+        };
+        /** @description One named series of a stack, a value a bucket. */
+        Stack: {
+            /**
+             * @description A tenant, a task (`tenant/task` across tenants), a queue, or
+             *     `(other)` for what the named ones leave out.
+             */
+            name: string;
+            /** @description The sum of `values`. */
+            total: number;
+            values: number[];
+        };
         /** @description One stage of a job. */
         Step: {
             attempts: number;
@@ -2229,6 +2308,16 @@ export interface components {
          * @enum {string}
          */
         VersionState: "live" | "staged" | "rolled_back" | "superseded";
+        /**
+         * @description How long the jobs that started in a bucket had waited from when they
+         *     were due, estimated within the class of a histogram each fell in
+         *     (classes from 1 ms to an hour); null for a bucket where none started.
+         */
+        WaitSeries: {
+            p50: (number | null)[];
+            p90: (number | null)[];
+            p99: (number | null)[];
+        };
         /** @description A webhook. Its secret is shown once, when it is made. */
         Webhook: {
             created_at: string;
@@ -5789,6 +5878,132 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request is malformed: `BAD_REQUEST`, or `JOB_INVALID_INPUT` with the input's violations in `details` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description No token, or an unknown one: `UNAUTHENTICATED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The token lacks the scope, or is not the admin's: `JOB_ACCESS_DENIED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description What the path names does not exist in the tenant: `*_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The body did not arrive within the server's body timeout: `REQUEST_TIMEOUT` (the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The request conflicts with the resource's state: `CONFLICT` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The body is over its limit: `PAYLOAD_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description A definition or component is refused: `INVALID_TASK`, `INVALID_WORKFLOW`, `INVALID_SCHEDULE`, `INVALID_COMPONENT` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description `JOB_EXECUTION_ERROR` (a waited-for run failed; the job is in `details`) or `INTERNAL_ERROR` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+            /** @description The database does not answer, or the server is stopping: `UNAVAILABLE` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorAnswer"];
+                };
+            };
+        };
+    };
+    tenants_series: {
+        parameters: {
+            query?: {
+                /** @description `hour` (default) or `day`. */
+                span?: "hour" | "day";
+                /**
+                 * @description The admin's: one tenant only [default: every tenant]. A tenant's
+                 *     token may name only its own.
+                 */
+                tenant?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Series"];
+                };
             };
             /** @description The request is malformed: `BAD_REQUEST`, or `JOB_INVALID_INPUT` with the input's violations in `details` */
             400: {

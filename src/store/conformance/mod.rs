@@ -27,6 +27,7 @@ mod redrive;
 mod rollouts;
 mod schedules;
 mod secrets;
+mod series;
 mod tenants;
 mod throttle;
 mod tokens;
@@ -47,6 +48,7 @@ use redrive::*;
 use rollouts::*;
 use schedules::*;
 use secrets::*;
+use series::*;
 use tenants::*;
 use throttle::*;
 use tokens::*;
@@ -253,6 +255,8 @@ macro_rules! conformance_cases {
             callback_depth_is_kept,
             the_result_cache_serves_a_tenants_completed_jobs_within_the_ttl,
             the_usage_export_adds_up_to_the_attempt_records,
+            the_series_count_starts_by_their_wait_and_ends_by_tenant,
+            a_queue_sample_is_kept_a_minute_replaced_and_let_go,
             claims_follow_priority_time_and_queues,
             finalize_is_fenced_by_the_lease,
             a_batch_of_ends_lands_each_as_it_would_alone,

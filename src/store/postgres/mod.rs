@@ -24,6 +24,7 @@ mod registry;
 mod rows;
 mod schedules;
 mod secrets;
+mod series;
 mod steps;
 mod tally;
 mod tenants;
@@ -394,6 +395,17 @@ impl JobStore for PgStore {
                 .await
                 .map_err(pg)?;
         Ok(crate::store::tenants::usage_lines(attempts, hits))
+    }
+
+    async fn series(
+        &self,
+        q: UsageExportQuery,
+    ) -> StoreResult<crate::store::series_sql::SeriesRows> {
+        series::read(&self.db, &q).await
+    }
+
+    async fn queue_sample(&self, keep_ms: i64) -> StoreResult<u64> {
+        series::sample(&self.db, keep_ms).await
     }
 
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {

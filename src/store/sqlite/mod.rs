@@ -18,6 +18,7 @@ mod registry;
 mod rows;
 mod schedules;
 mod secrets;
+mod series;
 mod steps;
 mod syncer;
 mod tally;
@@ -443,6 +444,20 @@ impl JobStore for SqliteStore {
                 .await
                 .map_err(db)?;
         Ok(crate::store::tenants::usage_lines(attempts, hits))
+    }
+
+    async fn series(
+        &self,
+        q: UsageExportQuery,
+    ) -> StoreResult<crate::store::series_sql::SeriesRows> {
+        series::read(&mut *self.reader().await?, &q).await
+    }
+
+    async fn queue_sample(&self, keep_ms: i64) -> StoreResult<u64> {
+        self.write(Class::Bulk, false, move |c, now| {
+            series::sample(c, now, keep_ms)
+        })
+        .await
     }
 
     async fn token_insert(&self, token: NewToken) -> StoreResult<()> {

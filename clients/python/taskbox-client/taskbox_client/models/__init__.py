@@ -46,6 +46,7 @@ from .job_detail import JobDetail
 from .job_error_view import JobErrorView
 from .job_gauges import JobGauges
 from .job_page import JobPage
+from .job_series import JobSeries
 from .job_spec import JobSpec
 from .job_status import JobStatus
 from .jobs_list_status_type_1 import JobsListStatusType1
@@ -96,7 +97,11 @@ from .schedule_spec import ScheduleSpec
 from .scope import Scope
 from .secret import Secret
 from .secret_list import SecretList
+from .series import Series
 from .source import Source
+from .span import Span
+from .split import Split
+from .stack import Stack
 from .step import Step
 from .step_spec import StepSpec
 from .stream_frame import StreamFrame
@@ -113,6 +118,7 @@ from .tenant_view import TenantView
 from .tenant_view_quotas import TenantViewQuotas
 from .tenants_export_by import TenantsExportBy
 from .tenants_export_format import TenantsExportFormat
+from .tenants_series_span import TenantsSeriesSpan
 from .throttle import Throttle
 from .token_list import TokenList
 from .token_minted import TokenMinted
@@ -122,6 +128,7 @@ from .usage_export import UsageExport
 from .verify_request import VerifyRequest
 from .version_figures import VersionFigures
 from .version_state import VersionState
+from .wait_series import WaitSeries
 from .webhook import Webhook
 from .webhook_list import WebhookList
 from .who_am_i import WhoAmI
@@ -178,6 +185,7 @@ __all__ = (
     "JobErrorView",
     "JobGauges",
     "JobPage",
+    "JobSeries",
     "JobsListStatusType1",
     "JobSpec",
     "JobStatus",
@@ -228,7 +236,11 @@ __all__ = (
     "Scope",
     "Secret",
     "SecretList",
+    "Series",
     "Source",
+    "Span",
+    "Split",
+    "Stack",
     "Step",
     "StepSpec",
     "StreamFrame",
@@ -243,6 +255,7 @@ __all__ = (
     "TenantList",
     "TenantsExportBy",
     "TenantsExportFormat",
+    "TenantsSeriesSpan",
     "TenantView",
     "TenantViewQuotas",
     "Throttle",
@@ -254,6 +267,7 @@ __all__ = (
     "VerifyRequest",
     "VersionFigures",
     "VersionState",
+    "WaitSeries",
     "Webhook",
     "WebhookList",
     "WhoAmI",

@@ -1,0 +1,242 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_answer import ErrorAnswer
+from ...models.series import Series
+from ...models.tenants_series_span import TenantsSeriesSpan
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    span: TenantsSeriesSpan | Unset = UNSET,
+    tenant: str | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    json_span: str | Unset = UNSET
+    if not isinstance(span, Unset):
+        json_span = span.value
+
+    params["span"] = json_span
+
+    params["tenant"] = tenant
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/series",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorAnswer | Series | None:
+    if response.status_code == 200:
+        response_200 = Series.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorAnswer.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorAnswer.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorAnswer.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorAnswer.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 408:
+        response_408 = ErrorAnswer.from_dict(response.json())
+
+        return response_408
+
+    if response.status_code == 409:
+        response_409 = ErrorAnswer.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ErrorAnswer.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorAnswer.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = ErrorAnswer.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = ErrorAnswer.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = ErrorAnswer.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorAnswer | Series]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    span: TenantsSeriesSpan | Unset = UNSET,
+    tenant: str | Unset = UNSET,
+) -> Response[ErrorAnswer | Series]:
+    """The charts' series for the last hour or day: jobs, waits to start,
+    queue depths, and fuel and wall time by tenant and task. A tenant's own
+    with `jobs:read`; every tenant's (or one's) for the admin.
+
+    Args:
+        span (TenantsSeriesSpan | Unset): How far back the series reach.
+        tenant (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorAnswer | Series]
+    """
+
+    kwargs = _get_kwargs(
+        span=span,
+        tenant=tenant,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    span: TenantsSeriesSpan | Unset = UNSET,
+    tenant: str | Unset = UNSET,
+) -> ErrorAnswer | Series | None:
+    """The charts' series for the last hour or day: jobs, waits to start,
+    queue depths, and fuel and wall time by tenant and task. A tenant's own
+    with `jobs:read`; every tenant's (or one's) for the admin.
+
+    Args:
+        span (TenantsSeriesSpan | Unset): How far back the series reach.
+        tenant (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorAnswer | Series
+    """
+
+    return sync_detailed(
+        client=client,
+        span=span,
+        tenant=tenant,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    span: TenantsSeriesSpan | Unset = UNSET,
+    tenant: str | Unset = UNSET,
+) -> Response[ErrorAnswer | Series]:
+    """The charts' series for the last hour or day: jobs, waits to start,
+    queue depths, and fuel and wall time by tenant and task. A tenant's own
+    with `jobs:read`; every tenant's (or one's) for the admin.
+
+    Args:
+        span (TenantsSeriesSpan | Unset): How far back the series reach.
+        tenant (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorAnswer | Series]
+    """
+
+    kwargs = _get_kwargs(
+        span=span,
+        tenant=tenant,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    span: TenantsSeriesSpan | Unset = UNSET,
+    tenant: str | Unset = UNSET,
+) -> ErrorAnswer | Series | None:
+    """The charts' series for the last hour or day: jobs, waits to start,
+    queue depths, and fuel and wall time by tenant and task. A tenant's own
+    with `jobs:read`; every tenant's (or one's) for the admin.
+
+    Args:
+        span (TenantsSeriesSpan | Unset): How far back the series reach.
+        tenant (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorAnswer | Series
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            span=span,
+            tenant=tenant,
+        )
+    ).parsed
