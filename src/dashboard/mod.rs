@@ -32,6 +32,18 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("read.js", JS, include_str!("js/read.js")),
     ("secrets.js", JS, include_str!("js/secrets.js")),
     ("events.js", JS, include_str!("js/events.js")),
+    ("charts.js", JS, include_str!("js/charts.js")),
+    // uPlot 1.6.32 (MIT, vendor/uplot/LICENSE), byte for byte as its npm
+    // package ships it; its script defines `uPlot`, which a module exports.
+    (
+        "uplot.js",
+        JS,
+        concat!(
+            include_str!("vendor/uplot/uPlot.iife.min.js"),
+            "\nexport default uPlot;\n"
+        ),
+    ),
+    ("uplot.css", CSS, include_str!("vendor/uplot/uPlot.min.css")),
 ];
 
 /// Nothing but this origin's own files, and calls to its own API: a

@@ -3,8 +3,9 @@
 // completing without a reload, its page and log, a running job cancelled
 // from its page, another tenant's job "not found", a workflow job's
 // timeline, schedules, webhooks, secrets, dead letters, events, filters
-// in the URL, keys, the admin's tenants and its look at another tenant,
-// and a phone's width. Each page's figures are checked against the API's
+// in the URL, keys, the admin's tenants, its charts across tenants (drawn,
+// as the API has them, updating live), a tenant's own charts, the admin's
+// look at another tenant, and a phone's width. Each page's figures are checked against the API's
 // own answers. Saves a screenshot of each page under SHOTS.
 //
 // Environment: TASKBOX_URL, TENANT_TOKEN (every scope of tenant acme),
@@ -297,7 +298,71 @@ try {
     break;
   }
   await shot("10-tenants", adminPage);
+  step("the admin's charts: every tenant's figures, as the API has them, drawn");
+  await adminPage.evaluate(() => {
+    window.notReloaded = true;
+  });
+  await adminPage.goto(`${url}/#/charts`);
+  await adminPage.locator("#chart-fuel-tenant canvas").waitFor();
+  // Totals by name, in name order (a stack is drawn largest first).
+  const byName = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const chartTotals = (id, p = adminPage) => p.locator(`#chart-${id}`).getAttribute("data-totals").then((t) => byName(JSON.parse(t)));
+  const stackTotals = (stack) => byName(Object.fromEntries(stack.map((x) => [x.name, x.total])));
+  const sumOf = (xs) => xs.reduce((a, v) => a + (v || 0), 0);
+  for (let tries = 0; ; tries++) {
+    const before = await get("/v1/series", admin);
+    const shown = { tenant: await chartTotals("fuel-tenant"), task: await chartTotals("fuel-task"), jobs: await chartTotals("jobs") };
+    const after = await get("/v1/series", admin);
+    if (JSON.stringify(before.fuel) !== JSON.stringify(after.fuel) && tries < 3) continue;
+    same("fuel by tenant", shown.tenant, stackTotals(after.fuel.by_tenant));
+    same("fuel by task", shown.task, stackTotals(after.fuel.by_task));
+    same("jobs completed", shown.jobs.completed, sumOf(after.jobs.completed));
+    if (!(shown.tenant.acme > 0 && shown.tenant.other > 0 && shown.tenant.acme !== shown.tenant.other)) {
+      throw new Error(`two tenants' unlike fuel is not what the chart shows: ${JSON.stringify(shown.tenant)}`);
+    }
+    break;
+  }
+  for (const id of ["jobs", "wait", "depth", "oldest", "fuel-tenant", "fuel-task", "wall-tenant", "wall-task"]) {
+    await adminPage.locator(`#chart-${id}`).waitFor();
+  }
+  const inked = await adminPage.locator("#chart-fuel-tenant canvas").evaluate((c) => {
+    const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+    return n;
+  });
+  if (inked < 100) throw new Error(`the fuel chart's canvas is blank (${inked} pixels drawn)`);
+  await shot("18-charts", adminPage);
+  await adminPage.locator("#chart-fuel-tenant").screenshot({ path: join(shots, "19-fuel-chart.png") });
+
+  step("the charts update live, without a reload");
+  const updates = Number(await adminPage.locator("#charts").getAttribute("data-updates"));
+  const completedBefore = (await chartTotals("jobs")).completed;
+  const fresh = await enqueue({ task: "limits", input: { op: "spin", iterations: 1000 } });
+  for (const end = Date.now() + 30_000; ; ) {
+    const j = await get(`/v1/jobs/${fresh}`);
+    if (j.status === "completed") break;
+    if (Date.now() > end) throw new Error(`a job for the live chart did not complete: ${JSON.stringify(j)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await adminPage.waitForFunction(
+    ([before]) => JSON.parse(document.getElementById("chart-jobs").dataset.totals).completed > before,
+    [completedBefore],
+    { timeout: 30_000 },
+  );
+  if (Number(await adminPage.locator("#charts").getAttribute("data-updates")) <= updates) throw new Error("the charts did not update");
+  same("no reload", await adminPage.evaluate(() => window.notReloaded === true), true);
+
+  step("a tenant's charts are its own: by task, no other tenant");
+  await page.goto(`${url}/#/charts?span=day`);
+  await page.locator("#chart-fuel-task canvas").waitFor();
+  same("no tenant chart for a tenant", await page.locator("#chart-fuel-tenant").count(), 0);
+  const ownDay = await get("/v1/series?span=day");
+  same("acme's fuel by task over the day", await chartTotals("fuel-task", page), stackTotals(ownDay.fuel.by_task));
+  same("a day's buckets", Number(await page.locator("#chart-jobs").getAttribute("data-points")), 144);
+
   step("the admin looks at another tenant's pages");
+  await adminPage.goto(`${url}/#/tenants`);
   await adminPage.locator("#tenants tr[data-tenant='other'] button.look").click();
   await adminPage.locator(`#jobs tr[data-id='${otherJob}']`).waitFor();
   await adminPage.locator("#who-tenant", { hasText: "looking at other" }).waitFor();

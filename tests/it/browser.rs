@@ -3,7 +3,8 @@
 //! it with Playwright (sign in, a job appearing and completing live, its
 //! log, a cancel from the page, another tenant's job not found, a workflow
 //! job's timeline, schedules, webhooks and their deliveries, secrets,
-//! dead letters, events, the admin's tenants, a phone's width), checking
+//! dead letters, events, the admin's tenants, charts drawn and updating
+//! live, a phone's width), checking
 //! what each page shows against the API's own answers. The data is real:
 //! a workflow whose failed step ran its `on_error`, a schedule, a webhook
 //! whose deliveries fail, a secret, two tenants that burned different
@@ -118,6 +119,8 @@ async fn the_dashboard_works_in_a_real_browser() {
         "11-workflow-job",
         "12-schedule",
         "13-webhook",
+        "18-charts",
+        "19-fuel-chart",
     ] {
         assert!(
             shots.join(format!("{name}.png")).is_file(),

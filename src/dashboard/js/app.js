@@ -5,6 +5,7 @@
 
 import { api, keep, lookAt, state, stopFeed } from "./api.js";
 import { h, notice, show } from "./dom.js";
+import { chartsPage } from "./charts.js";
 import { eventsPage } from "./events.js";
 import { jobPage } from "./job.js";
 import { jobsPage } from "./jobs.js";
@@ -90,7 +91,7 @@ function signOut() {
 
 // ---- keys ----------------------------------------------------------------
 
-const GO = { j: "#/jobs", d: "#/dead", t: "#/tasks", w: "#/workflows", s: "#/schedules", q: "#/queues", h: "#/webhooks", e: "#/events", x: "#/secrets", u: "#/tenants" };
+const GO = { j: "#/jobs", d: "#/dead", t: "#/tasks", w: "#/workflows", s: "#/schedules", q: "#/queues", c: "#/charts", h: "#/webhooks", e: "#/events", x: "#/secrets", u: "#/tenants" };
 let pendingG = false;
 
 function rows() {
@@ -180,6 +181,8 @@ async function route() {
       return schedulesPage(parts[1]);
     case "queues":
       return queuesPage();
+    case "charts":
+      return chartsPage(params);
     case "webhooks":
       return webhooksPage(parts[1], params);
     case "secrets":
