@@ -12,16 +12,23 @@ const COLORS = ["#2f5bd3", "#e07a1f", "#1f7a3f", "#b42318", "#7a3fb4", "#0f8a8a"
 const REFRESH_MS = { hour: 5000, day: 60000 };
 
 // Stacked areas: each series drawn as the sum of itself and those below
-// it, the largest sum first so the smaller ones' fills lie over it; the
-// legend shows each series' own value.
+// it (the largest at the bottom), its band filled down to the one below;
+// the legend shows each series' own value.
 function stacked(stacks) {
-  const sums = [];
   let below = null;
-  for (const s of stacks) {
-    below = s.values.map((v, i) => v + (below ? below[i] : 0));
-    sums.push(below);
+  return stacks.map((s, i) => {
+    below = s.values.map((v, j) => v + (below ? below[j] : 0));
+    return { name: s.name, raw: s.values, sum: below, color: COLORS[i % COLORS.length], stacked: true };
+  });
+}
+
+// An axis' figure, short: 1,500 · 12.5k · 3.2M · 1.1G.
+function short(v) {
+  const a = Math.abs(v);
+  for (const [n, unit] of [[1e9, "G"], [1e6, "M"], [1e4, "k"]]) {
+    if (a >= n) return `${+(v / (unit === "k" ? 1e3 : n)).toFixed(1)}${unit}`;
   }
-  return stacks.map((s, i) => ({ name: s.name, raw: s.values, sum: sums[i], color: COLORS[i % COLORS.length] })).reverse();
+  return (Number.isInteger(v) ? v : +v.toFixed(2)).toLocaleString();
 }
 
 // Lines; `dots` marks each point, for a series with gaps (a bucket where
@@ -54,14 +61,17 @@ function options(spec, width) {
     legend: { live: true },
     cursor: { drag: { x: false, y: false } },
     scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(1, (max || 0) * 1.1)] } },
-    axes: [{}, { size: 60 }],
+    axes: [{}, { size: 56, values: (u, splits) => splits.map(short) }],
+    // Each stacked series' band lies between it and the one below.
+    bands: spec.series.flatMap((x, i) => (x.stacked && i > 0 ? [{ series: [i + 1, i], fill: `${x.color}55` }] : [])),
     series: [
       {},
       ...spec.series.map((x) => ({
         label: x.name,
         stroke: x.color,
         width: 1.5,
-        fill: x.line ? undefined : `${x.color}55`,
+        // The bottom of a stack fills to the axis; the others' bands.
+        fill: x.stacked && spec.series[0] === x ? `${x.color}55` : undefined,
         spanGaps: false,
         points: x.dots ? { show: true, size: 6 } : undefined,
         value: (u, v, si, i) => {

@@ -7,6 +7,8 @@
 import { api, can, follow } from "./api.js";
 import { action, badge, bytes, count, facts, h, jobLink, ms, notice, pretty, show, task, when } from "./dom.js";
 
+const CHILDREN_SHOWN = 50;
+
 const ENDED = ["completed", "failed", "cancelled"];
 // Stages that did not run: nothing to draw but their place.
 const NOT_RUN = ["pending", "skipped"];
@@ -237,9 +239,26 @@ export async function jobPage(id) {
   }
   if (!attempts.length) sections.push(h("p", { class: "muted" }, "No attempt has ended yet."));
   if (job.children && job.children.length) {
+    // Each child's status and task, read for the first CHILDREN_SHOWN
+    // (a job may spawn thousands; the rest are listed as links only).
+    const read = await Promise.all(
+      job.children.slice(0, CHILDREN_SHOWN).map((c) => api(`/v1/jobs/${encodeURIComponent(c)}`).catch(() => null)),
+    );
     sections.push(
-      h("h2", {}, "Children"),
-      h("ul", { id: "children" }, job.children.map((c) => h("li", {}, jobLink(c)))),
+      h("h2", {}, `Children (${job.children.length})`),
+      h(
+        "ul",
+        { id: "children" },
+        job.children.map((c, i) => {
+          const child = read[i];
+          return h(
+            "li",
+            { "data-child": c, "data-status": child ? child.status : null },
+            jobLink(c),
+            child ? [" ", badge(child.status), " ", task(child.task)] : null,
+          );
+        }),
+      ),
     );
   }
   if (gone()) return;
