@@ -120,7 +120,7 @@ impl Redriver {
         loop {
             let page = store
                 .job_list(JobQuery {
-                    tenant: tenant.to_owned(),
+                    tenant: Some(tenant.to_owned()),
                     status: Some(JobStatus::Failed),
                     task: filter.task.clone(),
                     queue: filter.queue.clone(),

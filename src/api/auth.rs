@@ -254,6 +254,32 @@ impl Principal {
     }
 }
 
+/// A list's `?all_tenants=true`: every tenant's rows rather than the
+/// tenant the caller acts in (the admin's view across tenants).
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct Across {
+    /// Every tenant's, each row naming its tenant: the admin token's
+    /// alone (403 for a tenant's). Left out: the tenant the caller acts in.
+    pub all_tenants: Option<bool>,
+}
+
+impl Principal {
+    /// Whose rows a list reads: the tenant the caller acts in, or with
+    /// `all_tenants` every tenant's (`None`), which only the admin may
+    /// ask for.
+    pub fn listing(&self, all_tenants: Option<bool>) -> Result<Option<&str>, ApiError> {
+        match all_tenants {
+            Some(true) if self.admin => Ok(None),
+            Some(true) => Err(ApiError::Forbidden(
+                "a tenant's token lists only its own tenant's; leave out all_tenants".into(),
+            )),
+            _ => Ok(Some(&self.tenant)),
+        }
+    }
+}
+
 impl FromRequestParts<Arc<ApiState>> for Principal {
     type Rejection = ApiError;
 

@@ -8,7 +8,7 @@
 use super::auth::Principal;
 use super::body::QueryParams;
 use super::error::ApiError;
-use super::feed::{follow, Item};
+use super::feed::{follow, follow_every, Item};
 use super::openapi::Errors;
 use super::ApiState;
 use crate::events::{EventFilter, EventType};
@@ -46,7 +46,15 @@ pub struct EventsQuery {
     /// With `Accept: application/json`: most events in the page.
     #[param(maximum = 1000)]
     limit: Option<u32>,
+    /// A stream of every tenant's events from now on, each naming its
+    /// tenant and with no `id:` (each tenant numbers its own, so it cannot
+    /// be resumed): the admin token's alone.
+    all_tenants: Option<bool>,
 }
+
+/// The key every-tenant streams share in `Streams` (no tenant is named
+/// so: a name has no space).
+const EVERY_TENANT: &str = "every tenant";
 
 /// Most events in one JSON page.
 const MAX_PAGE: u32 = 1000;
@@ -190,6 +198,9 @@ pub async fn stream(
         queue: q.queue,
         types: q.types.as_deref().map(types).transpose()?,
     };
+    if who.listing(q.all_tenants)?.is_none() {
+        return every_tenant(&state, &headers, (q.after, q.limit), filter).await;
+    }
     if wants_json(&headers) {
         return page(&state, &who.tenant, q.after.unwrap_or(0), q.limit, &filter).await;
     }
@@ -215,6 +226,38 @@ pub async fn stream(
             tracing::warn!(error = %e, "an event stream ended on a store error");
         }
     });
+    Ok(axum::response::Sse::new(sse(rx, permit))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response())
+}
+
+/// The admin's stream of every tenant's events from now on.
+async fn every_tenant(
+    state: &ApiState,
+    headers: &HeaderMap,
+    (after, limit): (Option<u64>, Option<u32>),
+    filter: EventFilter,
+) -> Result<Response, ApiError> {
+    if wants_json(headers) || limit.is_some() {
+        return Err(ApiError::BadRequest(
+            "all_tenants is for the live stream: a page of events is one tenant's (each tenant \
+             numbers its own); name the tenant with Taskbox-Tenant instead"
+                .into(),
+        ));
+    }
+    if after.is_some() || last_event_id(headers)?.is_some() {
+        return Err(ApiError::BadRequest(
+            "a stream of every tenant's events starts now and cannot be resumed (each tenant \
+             numbers its own events); leave out after and Last-Event-ID, or follow one tenant"
+                .into(),
+        ));
+    }
+    let permit = state.streams.take(EVERY_TENANT)?;
+    // Subscribed before the answer, as a tenant's stream reads its head
+    // then: what happens once the client has its answer reaches it.
+    let live = state.feed.subscribe().await;
+    let (tx, rx) = mpsc::channel(STREAM_ROOM);
+    tokio::spawn(follow_every(state.feed.clone(), live, filter, tx));
     Ok(axum::response::Sse::new(sse(rx, permit))
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response())
@@ -313,6 +356,26 @@ fn sse(
                     .to_string(),
                 ),
                 false,
+            ),
+            Item::Across { tenant, event } => {
+                let mut data = event.to_json();
+                data["tenant"] = tenant.into();
+                (
+                    Sse::default()
+                        .event(event.kind.as_str())
+                        .data(data.to_string()),
+                    false,
+                )
+            }
+            Item::DroppedAcross => (
+                Sse::default().event("dropped").data(
+                    json!({
+                        "message": "this client read its events too slowly and is disconnected; \
+                                    reconnect to follow every tenant's events from then on",
+                    })
+                    .to_string(),
+                ),
+                true,
             ),
             Item::Dropped { last } => (
                 Sse::default().event("dropped").data(

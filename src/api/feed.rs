@@ -213,6 +213,13 @@ pub enum Item {
     Dropped {
         last: u64,
     },
+    /// An event of a follower of every tenant's: whose it is.
+    Across {
+        tenant: String,
+        event: Event,
+    },
+    /// A follower of every tenant's read too slowly and is dropped.
+    DroppedAcross,
 }
 
 /// Follows a tenant's events after its sequence number `after` (a stream
@@ -283,12 +290,55 @@ pub async fn follow(
                 continue;
             }
             last = e.seq;
-            match sender.send(e).await {
+            match sender.send(e) {
                 Sent::Ok => {}
                 Sent::Gone => return Ok(()),
                 Sent::Full => {
                     sender.drop_slow(last - 1).await;
                     return Ok(());
+                }
+            }
+        }
+    }
+}
+
+/// Follows every tenant's events from the subscription `live` on (the
+/// admin's view across tenants), filtered, until the receiver is gone or
+/// too slow. Each tenant numbers its own events, so such a stream has no
+/// one place to resume from: nothing is read from the store, and a
+/// follower that falls behind is dropped (`DroppedAcross`).
+pub async fn follow_every(
+    feed: Arc<Feed>,
+    mut live: broadcast::Receiver<Arc<Batch>>,
+    filter: EventFilter,
+    out: mpsc::Sender<Item>,
+) {
+    let closed = feed.closed.clone();
+    let sender = Sender { out, filter };
+    loop {
+        let batch = tokio::select! {
+            r = live.recv() => match r {
+                Ok(b) => b,
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    sender.give_up(|| Item::DroppedAcross).await;
+                    return;
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+            () = sender.out.closed() => return,
+            () = closed.cancelled() => return,
+        };
+        for e in &batch.events {
+            let item = || Item::Across {
+                tenant: batch.tenant.clone(),
+                event: e.clone(),
+            };
+            match sender.send_as(e, item) {
+                Sent::Ok => {}
+                Sent::Gone => return,
+                Sent::Full => {
+                    sender.give_up(|| Item::DroppedAcross).await;
+                    return;
                 }
             }
         }
@@ -309,7 +359,12 @@ struct Sender {
 impl Sender {
     /// Sends the event if the filter wants it, without waiting for room:
     /// a follower whose client does not read is dropped, not waited for.
-    async fn send(&self, e: &Event) -> Sent {
+    fn send(&self, e: &Event) -> Sent {
+        self.send_as(e, || Item::Event(e.clone()))
+    }
+
+    /// Sends `item` if the filter wants its event `e`, as `send` does.
+    fn send_as(&self, e: &Event, item: impl FnOnce() -> Item) -> Sent {
         if !self.filter.matches(e) {
             return Sent::Ok;
         }
@@ -321,7 +376,7 @@ impl Sender {
                 Sent::Full
             };
         }
-        match self.out.try_send(Item::Event(e.clone())) {
+        match self.out.try_send(item()) {
             Ok(()) => Sent::Ok,
             Err(mpsc::error::TrySendError::Full(_)) => Sent::Full,
             Err(mpsc::error::TrySendError::Closed(_)) => Sent::Gone,
@@ -331,12 +386,14 @@ impl Sender {
     /// Tells the follower it is dropped, in the place kept for it (or, if
     /// a lag of the broadcast came first, when there is room, for a while).
     async fn drop_slow(&self, last: u64) {
-        if self.out.try_send(Item::Dropped { last }).is_err() {
-            let _ = tokio::time::timeout(
-                Duration::from_secs(30),
-                self.out.send(Item::Dropped { last }),
-            )
-            .await;
+        self.give_up(|| Item::Dropped { last }).await;
+    }
+
+    /// Sends the follower its last item, `why` it is dropped, as
+    /// `drop_slow` does.
+    async fn give_up(&self, why: impl Fn() -> Item) {
+        if self.out.try_send(why()).is_err() {
+            let _ = tokio::time::timeout(Duration::from_secs(30), self.out.send(why())).await;
         }
     }
 }
@@ -358,7 +415,7 @@ async fn catch_up(
                     continue;
                 }
                 *last = e.seq;
-                match sender.send(e).await {
+                match sender.send(e) {
                     Sent::Ok => {}
                     Sent::Gone => return Ok(false),
                     Sent::Full => {

@@ -141,13 +141,12 @@ pub async fn show(
     let steps = state.store.job_steps(&job.id).await?;
     let calls = state.store.job_calls(&job.id).await?;
     let parent = state.store.job_parent(&job.id).await?;
-    Ok(Json(views::job_with_steps(
-        &job,
-        &steps,
-        &calls,
-        parent.as_deref(),
-    ))
-    .into_response())
+    let callback_of = state.store.job_callback_of(&job.id).await?;
+    let origin = views::Origin {
+        parent: parent.as_deref(),
+        callback_of: callback_of.as_ref(),
+    };
+    Ok(Json(views::job_with_steps(&job, &steps, &calls, origin)).into_response())
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -166,6 +165,8 @@ pub struct ListParams {
     limit: Option<u32>,
     /// The `next_cursor` of the previous page.
     cursor: Option<String>,
+    /// Every tenant's jobs (the admin token's alone; 403 for a tenant's).
+    all_tenants: Option<bool>,
 }
 
 /// A job status, or empty for any (as a form with no choice sends it).
@@ -198,7 +199,8 @@ pub struct JobPage<'a> {
     pub next_cursor: Option<String>,
 }
 
-/// The tenant's jobs, newest first, a page at a time. Needs `jobs:read`.
+/// The tenant's jobs (the admin's: with `all_tenants`, every tenant's),
+/// newest first, a page at a time. Needs `jobs:read`.
 #[utoipa::path(get, path = "/v1/jobs", tag = "jobs", params(ListParams),
     responses((status = 200, body = JobPage), Errors))]
 pub async fn list(
@@ -221,7 +223,7 @@ pub async fn list(
     let page = state
         .store
         .job_list(JobQuery {
-            tenant: who.tenant.clone(),
+            tenant: who.listing(p.all_tenants)?.map(str::to_owned),
             status,
             task: p.task.filter(|s| !s.is_empty()),
             queue: p.queue.filter(|s| !s.is_empty()),

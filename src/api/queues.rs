@@ -2,7 +2,8 @@
 //! status, how long the oldest due job has waited and whether it is
 //! paused; `POST /v1/queues/{name}/pause` and `/resume`.
 
-use super::auth::Principal;
+use super::auth::{Across, Principal};
+use super::body::QueryParams;
 use super::error::ApiError;
 use super::openapi::Errors;
 use super::ApiState;
@@ -18,6 +19,7 @@ use utoipa::ToSchema;
 /// One of the tenant's queues.
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct Queue {
+    pub tenant: String,
     pub name: String,
     /// Jobs not ended, by status (`queued`, `waiting`, `running`).
     pub depth: BTreeMap<String, u64>,
@@ -42,15 +44,16 @@ pub struct QueueSwitched {
 }
 
 /// The tenant's queues with their depths. Needs `jobs:read`.
-#[utoipa::path(get, path = "/v1/queues", tag = "queues",
+#[utoipa::path(get, path = "/v1/queues", tag = "queues", params(Across),
     responses((status = 200, body = QueueList), Errors))]
 pub async fn list(
     State(state): State<Arc<ApiState>>,
     who: Principal,
+    QueryParams(q): QueryParams<Across>,
 ) -> Result<Json<QueueList>, ApiError> {
     who.require(Scope::JobsRead)?;
     let now = state.store.now();
-    let queues = state.store.queue_list(&who.tenant).await?;
+    let queues = state.store.queue_list(who.listing(q.all_tenants)?).await?;
     let queues = queues
         .into_iter()
         .map(|q| Queue {
@@ -61,6 +64,7 @@ pub async fn list(
                 .collect(),
             oldest_queued_age_ms: q.oldest_due_run_at.map(|t| (now - t).max(0)),
             paused: q.paused,
+            tenant: q.tenant,
             name: q.queue,
         })
         .collect();

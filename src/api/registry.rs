@@ -1,7 +1,7 @@
 //! Components (`POST /v1/components`) and task versions (`PUT/GET /v1/tasks`).
 
-use super::auth::Principal;
-use super::body::{parse_json, read_limited};
+use super::auth::{Across, Principal};
+use super::body::{parse_json, read_limited, QueryParams};
 use super::error::ApiError;
 use super::openapi::Errors;
 use super::views::{TaskSummary, TaskView};
@@ -158,14 +158,15 @@ async fn require_secrets_scope(
 
 /// The tenant's tasks, each at its newest version. Needs `jobs:read` or
 /// `tasks:write`.
-#[utoipa::path(get, path = "/v1/tasks", tag = "tasks",
+#[utoipa::path(get, path = "/v1/tasks", tag = "tasks", params(Across),
     responses((status = 200, body = TaskList), Errors))]
 pub async fn list_tasks(
     State(state): State<Arc<ApiState>>,
     who: Principal,
+    QueryParams(q): QueryParams<Across>,
 ) -> Result<Response, ApiError> {
     who.require_any(&[Scope::JobsRead, Scope::TasksWrite])?;
-    let tasks = state.store.task_list(&who.tenant).await?;
+    let tasks = state.store.task_list(who.listing(q.all_tenants)?).await?;
     Ok(Json(TaskList {
         tasks: tasks.iter().map(views::task_summary).collect(),
     })

@@ -2,8 +2,8 @@
 //! delete, trigger, pause and resume. Changing one needs the scope
 //! `schedules:write`; reading one, that or `jobs:read`.
 
-use super::auth::Principal;
-use super::body::JsonBody;
+use super::auth::{Across, Principal};
+use super::body::{JsonBody, QueryParams};
 use super::error::ApiError;
 use super::openapi::Errors;
 use super::ApiState;
@@ -31,6 +31,7 @@ const RACES: usize = 5;
 #[derive(Serialize, Deserialize, ToSchema)]
 #[schema(as = Schedule)]
 pub struct ScheduleView {
+    pub tenant: String,
     pub name: String,
     pub cron: String,
     /// An IANA zone (`UTC` when the definition left it out).
@@ -98,6 +99,7 @@ async fn view(state: &ApiState, r: &ScheduleRecord) -> Result<ScheduleView, ApiE
     let cron_words = crate::schedule::words::describe(&spec.cron);
     let next_slots = next_slots(&spec, state.store.now());
     Ok(ScheduleView {
+        tenant: r.tenant.clone(),
         name: r.name.clone(),
         catchup_window_ms: spec.catchup_ms(),
         timezone: spec.timezone.unwrap_or_else(|| "UTC".into()),
@@ -316,15 +318,20 @@ pub async fn show(
 }
 
 /// The tenant's schedules. Needs `schedules:write` or `jobs:read`.
-#[utoipa::path(get, path = "/v1/schedules", tag = "schedules",
+#[utoipa::path(get, path = "/v1/schedules", tag = "schedules", params(Across),
     responses((status = 200, body = ScheduleList), Errors))]
 pub async fn list(
     State(state): State<Arc<ApiState>>,
     who: Principal,
+    QueryParams(q): QueryParams<Across>,
 ) -> Result<Json<ScheduleList>, ApiError> {
     who.require_any(&[Scope::SchedulesWrite, Scope::JobsRead])?;
     let mut out = Vec::new();
-    for r in state.store.schedule_list(&who.tenant).await? {
+    for r in state
+        .store
+        .schedule_list(who.listing(q.all_tenants)?)
+        .await?
+    {
         out.push(view(&state, &r).await?);
     }
     Ok(Json(ScheduleList { schedules: out }))

@@ -2,8 +2,8 @@
 //! write-only secrets. All need the scope `secrets:write`; no answer ever
 //! holds a value, which only a task that declares the secret reads.
 
-use super::auth::Principal;
-use super::body::JsonBody;
+use super::auth::{Across, Principal};
+use super::body::{JsonBody, QueryParams};
 use super::error::ApiError;
 use super::openapi::Errors;
 use super::ApiState;
@@ -30,6 +30,7 @@ pub struct PutSecretBody {
 /// A secret, as it is shown: never its value.
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct Secret {
+    pub tenant: String,
     #[schema(example = "STRIPE_KEY")]
     pub name: String,
     /// 1 when it was made; one more at each put.
@@ -46,6 +47,7 @@ pub struct SecretList {
 
 fn view(r: &SecretRecord) -> Secret {
     Secret {
+        tenant: r.tenant.clone(),
         name: r.name.clone(),
         version: r.version,
         created_at: rfc3339(r.created_at),
@@ -114,14 +116,15 @@ pub async fn put(
 
 /// The tenant's secrets by name, with their versions and times; never
 /// their values. Needs `secrets:write`.
-#[utoipa::path(get, path = "/v1/secrets", tag = "secrets",
+#[utoipa::path(get, path = "/v1/secrets", tag = "secrets", params(Across),
     responses((status = 200, body = SecretList), Errors))]
 pub async fn list(
     State(state): State<Arc<ApiState>>,
     who: Principal,
+    QueryParams(q): QueryParams<Across>,
 ) -> Result<Json<SecretList>, ApiError> {
     who.require(Scope::SecretsWrite)?;
-    let secrets = state.store.secret_list(&who.tenant).await?;
+    let secrets = state.store.secret_list(who.listing(q.all_tenants)?).await?;
     Ok(Json(SecretList {
         secrets: secrets.iter().map(view).collect(),
     }))

@@ -79,6 +79,9 @@ impl<'a> ErrorView<'a> {
 pub struct JobView<'a> {
     #[schema(example = "01JD8Z6W3R5V4K2M9N7P1Q0XYZ")]
     pub id: Cow<'a, str>,
+    /// Whose job it is.
+    #[serde(default)]
+    pub tenant: Cow<'a, str>,
     #[schema(value_type = TaskRef)]
     pub task: Cow<'a, TaskRef>,
     pub status: JobStatus,
@@ -175,6 +178,7 @@ impl<'a> JobView<'a> {
     pub fn of(j: &'a JobRecord) -> Self {
         JobView {
             id: Cow::Borrowed(&j.id),
+            tenant: Cow::Borrowed(&j.tenant),
             task: Cow::Borrowed(&j.task),
             status: j.status,
             queue: Cow::Borrowed(&j.queue),
@@ -235,10 +239,28 @@ pub struct JobDetail<'a> {
     /// The jobs this one spawned.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<Cow<'a, str>>,
+    /// The callbacks its ends made (its task's `on_success` or
+    /// `on_fail`), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub callbacks: Vec<CallbackView<'a>>,
+    /// The job whose end made this one as its callback.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback_of: Option<CallbackView<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workflow: Option<WorkflowRef<'a>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepView<'a>>,
+}
+
+/// A callback: which (`on_success` or `on_fail`), the job on the other
+/// side (the callback's, or the job whose end made it) and the callback's
+/// task.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[schema(as = Callback)]
+pub struct CallbackView<'a> {
+    pub kind: Cow<'a, str>,
+    pub job: Cow<'a, str>,
+    pub task: Cow<'a, str>,
 }
 
 /// The workflow version a job runs.
@@ -284,17 +306,35 @@ fn fallback_that_ran(steps: &[StepRecord]) -> Option<Cow<'_, TaskRef>> {
         .map(|s| Cow::Borrowed(&s.task))
 }
 
+/// What a job's page shows of where it came from: the job that spawned
+/// it, and the job whose end made it as a callback.
+pub struct Origin<'a> {
+    pub parent: Option<&'a str>,
+    pub callback_of: Option<&'a CallRecord>,
+}
+
 pub fn job_with_steps<'a>(
     j: &'a JobRecord,
     steps: &'a [StepRecord],
     calls: &'a [CallRecord],
-    parent: Option<&'a str>,
+    origin: Origin<'a>,
 ) -> JobDetail<'a> {
     let children = calls
         .iter()
         .filter(|c| c.kind == CallKind::Spawn)
         .map(|c| Cow::Borrowed(c.result.as_str()))
         .collect();
+    let callback = |c: &'a CallRecord, job: &'a str| CallbackView {
+        kind: Cow::Borrowed(c.callback_kind()),
+        job: Cow::Borrowed(job),
+        task: Cow::Borrowed(&c.task),
+    };
+    let callbacks = calls
+        .iter()
+        .filter(|c| c.kind == CallKind::Callback)
+        .map(|c| callback(c, &c.result))
+        .collect();
+    let callback_of = origin.callback_of.map(|c| callback(c, &c.job_id));
     let mut job = JobView::of(j);
     if !steps.is_empty() {
         job.fallback = fallback_that_ran(steps);
@@ -327,8 +367,10 @@ pub fn job_with_steps<'a>(
         .collect();
     JobDetail {
         job,
-        parent: parent.map(Cow::Borrowed),
+        parent: origin.parent.map(Cow::Borrowed),
         children,
+        callbacks,
+        callback_of,
         workflow,
         steps,
     }
@@ -411,6 +453,7 @@ pub fn attempt(a: &AttemptRecord) -> AttemptView<'_> {
 /// A task's newest version, as `GET /v1/tasks` lists it.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct TaskSummary<'a> {
+    pub tenant: Cow<'a, str>,
     pub name: Cow<'a, str>,
     pub version: u32,
     pub digest: Cow<'a, str>,
@@ -421,6 +464,7 @@ pub struct TaskSummary<'a> {
 pub fn task_summary(t: &TaskRecord) -> TaskSummary<'_> {
     let spec: Option<TaskSpec> = serde_json::from_str(&t.spec).ok();
     TaskSummary {
+        tenant: Cow::Borrowed(&t.tenant),
         name: Cow::Borrowed(&t.name),
         version: t.version,
         digest: Cow::Borrowed(&t.digest),
@@ -565,6 +609,7 @@ mod tests {
             keys,
             [
                 "id",
+                "tenant",
                 "task",
                 "status",
                 "queue",

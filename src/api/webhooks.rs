@@ -2,7 +2,7 @@
 //! webhook's deliveries (`GET /v1/webhooks/{id}/deliveries`). All need
 //! the scope `webhooks:write`: a webhook sends the tenant's events out.
 
-use super::auth::Principal;
+use super::auth::{Across, Principal};
 use super::body::{JsonBody, QueryParams};
 use super::error::ApiError;
 use super::openapi::Errors;
@@ -44,6 +44,7 @@ pub struct NewWebhookBody {
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct Webhook {
     pub id: String,
+    pub tenant: String,
     pub url: String,
     pub events: Vec<EventType>,
     pub created_at: String,
@@ -87,6 +88,7 @@ pub struct DeliveryPage {
 fn view(w: &WebhookRecord) -> Webhook {
     Webhook {
         id: w.id.clone(),
+        tenant: w.tenant.clone(),
         url: w.url.clone(),
         events: w.events.clone(),
         created_at: rfc3339(w.created_at),
@@ -192,14 +194,18 @@ pub async fn create(
 }
 
 /// The tenant's webhooks. Needs `webhooks:write`.
-#[utoipa::path(get, path = "/v1/webhooks", tag = "events",
+#[utoipa::path(get, path = "/v1/webhooks", tag = "events", params(Across),
     responses((status = 200, body = WebhookList), Errors))]
 pub async fn list(
     State(state): State<Arc<ApiState>>,
     who: Principal,
+    QueryParams(q): QueryParams<Across>,
 ) -> Result<Json<WebhookList>, ApiError> {
     who.require(Scope::WebhooksWrite)?;
-    let hooks = state.store.webhook_list(Some(&who.tenant)).await?;
+    let hooks = state
+        .store
+        .webhook_list(who.listing(q.all_tenants)?)
+        .await?;
     Ok(Json(WebhookList {
         webhooks: hooks.iter().map(view).collect(),
     }))

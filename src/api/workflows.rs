@@ -3,7 +3,7 @@
 //! `?version=N`), `GET /v1/workflows` lists them. Running one comes with
 //! `POST /v1/jobs {"workflow": name}`.
 
-use super::auth::Principal;
+use super::auth::{Across, Principal};
 use super::body::{JsonBody, QueryParams};
 use super::error::ApiError;
 use super::openapi::Errors;
@@ -26,12 +26,24 @@ use utoipa::{IntoParams, ToSchema};
 #[derive(Serialize, Deserialize, ToSchema)]
 #[schema(as = Workflow)]
 pub struct WorkflowView {
+    pub tenant: String,
     pub name: String,
     pub version: i32,
     pub created_at: String,
+    /// Every version of the workflow, oldest first (`GET
+    /// /v1/workflows/{name}` only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<WorkflowVersion>,
     #[serde(flatten)]
     #[schema(inline, value_type = WorkflowSpec)]
     pub definition: Map<String, Value>,
+}
+
+/// One version of a workflow, as its `versions` lists it.
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct WorkflowVersion {
+    pub version: u32,
+    pub created_at: String,
 }
 
 /// The tenant's workflows.
@@ -44,13 +56,15 @@ fn view(w: &WorkflowRecord) -> Result<WorkflowView, ApiError> {
     let mut definition: Map<String, Value> = serde_json::from_str(&w.spec)
         .map_err(|e| ApiError::Internal(format!("unreadable workflow {}: {e}", w.name)))?;
     // The record's own say on these wins over anything stored with the spec.
-    for key in ["name", "version", "created_at"] {
+    for key in ["tenant", "name", "version", "created_at", "versions"] {
         definition.remove(key);
     }
     Ok(WorkflowView {
+        tenant: w.tenant.clone(),
         name: w.name.clone(),
         version: w.version,
         created_at: rfc3339(w.created_at),
+        versions: Vec::new(),
         definition,
     })
 }
@@ -84,7 +98,8 @@ pub struct ShowQuery {
     version: Option<u32>,
 }
 
-/// A workflow version. Needs `jobs:read` or `tasks:write`.
+/// A workflow version, with the list of every version. Needs `jobs:read`
+/// or `tasks:write`.
 #[utoipa::path(get, path = "/v1/workflows/{name}", tag = "workflows",
     params(("name" = String, Path, description = "The workflow's name"), ShowQuery),
     responses((status = 200, body = WorkflowView), Errors))]
@@ -100,19 +115,34 @@ pub async fn show(
         .workflow_get(&who.tenant, &name, q.version)
         .await?
         .ok_or_else(|| ApiError::WorkflowNotFound(crate::text::bounded(&name, 64)))?;
-    Ok(Json(view(&w)?))
+    let mut out = view(&w)?;
+    out.versions = state
+        .store
+        .workflow_versions(&who.tenant, &name)
+        .await?
+        .into_iter()
+        .map(|(version, at)| WorkflowVersion {
+            version,
+            created_at: rfc3339(at),
+        })
+        .collect();
+    Ok(Json(out))
 }
 
 /// The tenant's workflows, each at its newest version. Needs `jobs:read`
 /// or `tasks:write`.
-#[utoipa::path(get, path = "/v1/workflows", tag = "workflows",
+#[utoipa::path(get, path = "/v1/workflows", tag = "workflows", params(Across),
     responses((status = 200, body = WorkflowList), Errors))]
 pub async fn list(
     State(state): State<Arc<ApiState>>,
     who: Principal,
+    QueryParams(q): QueryParams<Across>,
 ) -> Result<Json<WorkflowList>, ApiError> {
     who.require_any(&[Scope::JobsRead, Scope::TasksWrite])?;
-    let all = state.store.workflow_list(&who.tenant).await?;
+    let all = state
+        .store
+        .workflow_list(who.listing(q.all_tenants)?)
+        .await?;
     let workflows = all.iter().map(view).collect::<Result<_, _>>()?;
     Ok(Json(WorkflowList { workflows }))
 }

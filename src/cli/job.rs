@@ -230,6 +230,9 @@ pub struct ListArgs {
     /// Where the previous page ended (printed under it).
     #[arg(long)]
     pub cursor: Option<String>,
+    /// Every tenant's jobs, each naming its tenant (the admin token only).
+    #[arg(long)]
+    pub all_tenants: bool,
     #[command(flatten)]
     pub server: ServerArgs,
     /// Print the server's answer as JSON.
@@ -573,6 +576,7 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         .query("queue", args.queue.as_ref())
         .query("limit", args.limit)
         .query("cursor", args.cursor.as_ref())
+        .query("all_tenants", args.all_tenants.then_some("true"))
         .send()?;
     if args.json {
         reply.print()?;
@@ -582,7 +586,7 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     if page.jobs.is_empty() {
         eprintln!("no jobs");
     } else {
-        jobs_table(&page.jobs).print();
+        jobs_table(&page.jobs, args.all_tenants).print();
     }
     if let Some(cursor) = &page.next_cursor {
         eprintln!("next page: --cursor {cursor}");

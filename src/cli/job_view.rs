@@ -10,17 +10,27 @@ use crate::job::JobStatus;
 use crate::network_tally::NetworkTally;
 use crate::store::TaskRef;
 
-pub(super) fn jobs_table(jobs: &[JobView]) -> Table {
-    let mut t = Table::new(&["ID", "TASK", "STATUS", "ATTEMPTS", "QUEUE", "CREATED"]).right(&[3]);
+/// The jobs as a table; `tenants`: with each job's tenant (a list of
+/// every tenant's).
+pub(super) fn jobs_table(jobs: &[JobView], tenants: bool) -> Table {
+    let mut heads = vec!["ID", "TASK", "STATUS", "ATTEMPTS", "QUEUE", "CREATED"];
+    if tenants {
+        heads.insert(1, "TENANT");
+    }
+    let mut t = Table::new(&heads).right(&[heads.len() - 3]);
     for job in jobs {
-        t.row(vec![
-            job.id.to_string(),
+        let mut row = vec![job.id.to_string()];
+        if tenants {
+            row.push(job.tenant.to_string());
+        }
+        row.extend([
             task_label(&job.task),
             job.status.as_str().to_owned(),
             attempts_of(job),
             job.queue.to_string(),
             table::time_cell(Some(job.created_at.as_str())),
         ]);
+        t.row(row);
     }
     t
 }
@@ -174,6 +184,23 @@ pub(super) fn job_details(detail: &JobDetail) -> anyhow::Result<String> {
             detail.parent.as_deref().unwrap_or_default().to_owned(),
         ),
         ("children", detail.children.join(", ")),
+        (
+            "callbacks",
+            detail
+                .callbacks
+                .iter()
+                .map(|c| format!("{} {} ({})", c.kind, c.job, c.task))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        (
+            "callback of",
+            detail
+                .callback_of
+                .as_ref()
+                .map(|c| format!("{} of {}", c.kind, c.job))
+                .unwrap_or_default(),
+        ),
     ]);
     if let Some(w) = &detail.workflow {
         out.push_str(&format!(
@@ -498,12 +525,21 @@ mod tests {
 
     #[test]
     fn tables_of_jobs_and_attempts() {
-        let lines = jobs_table(&[view(&job("failed", 3))]).lines();
+        let lines = jobs_table(&[view(&job("failed", 3))], false).lines();
         assert_eq!(
             lines,
             vec![
                 "ID   TASK     STATUS  ATTEMPTS  QUEUE    CREATED",
                 "01J  echo v2  failed       3/3  default  2000-01-01T00:00:00.000Z",
+            ]
+        );
+        let mut theirs = job("failed", 3);
+        theirs["tenant"] = json!("acme");
+        assert_eq!(
+            jobs_table(&[view(&theirs)], true).lines(),
+            vec![
+                "ID   TENANT  TASK     STATUS  ATTEMPTS  QUEUE    CREATED",
+                "01J  acme    echo v2  failed       3/3  default  2000-01-01T00:00:00.000Z",
             ]
         );
         let attempts: Vec<AttemptView> = serde_json::from_value(json!([

@@ -128,9 +128,9 @@ mod tests {
     #[test]
     fn queues_print_as_a_table() {
         let answer = json!({"queues": [
-            {"name": "default", "depth": {"queued": 3, "running": 1, "waiting": 0, "completed": 10,
+            {"tenant": "acme", "name": "default", "depth": {"queued": 3, "running": 1, "waiting": 0, "completed": 10,
              "failed": 2, "cancelled": 0}, "oldest_queued_age_ms": 1500, "paused": false},
-            {"name": "mail", "depth": {"queued": 1, "running": 0, "waiting": 0, "completed": 0,
+            {"tenant": "acme", "name": "mail", "depth": {"queued": 1, "running": 0, "waiting": 0, "completed": 0,
              "failed": 0, "cancelled": 0}, "oldest_queued_age_ms": null, "paused": true},
         ]});
         let text = table(&serde_json::from_value(answer).unwrap());

@@ -310,9 +310,9 @@ mod tests {
     #[test]
     fn secrets_print_as_a_table() {
         let secrets: Vec<Secret> = serde_json::from_value(serde_json::json!([
-            {"name": "A", "version": 12, "created_at": "2000-01-01T00:00:00.000Z",
+            {"tenant": "acme", "name": "A", "version": 12, "created_at": "2000-01-01T00:00:00.000Z",
              "updated_at": "2000-01-02T00:00:00.000Z"},
-            {"name": "STRIPE_KEY", "version": 1, "created_at": "2000-01-01T00:00:00.000Z",
+            {"tenant": "acme", "name": "STRIPE_KEY", "version": 1, "created_at": "2000-01-01T00:00:00.000Z",
              "updated_at": "2000-01-01T00:00:00.000Z"},
         ]))
         .unwrap();

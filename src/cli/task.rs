@@ -574,7 +574,7 @@ mod tests {
     #[test]
     fn list_and_show_render() -> anyhow::Result<()> {
         let tasks: Vec<TaskSummary> =
-            serde_json::from_value(json!([{"name": "resize", "version": 3,
+            serde_json::from_value(json!([{"tenant": "acme", "name": "resize", "version": 3,
             "digest": "sha256:0123456789abcdef0123456789abcdef", "queue": "default",
             "created_at": "2000-01-01T00:00:00.000Z"}]))?;
         assert_eq!(

@@ -269,9 +269,9 @@ mod tests {
             .map(|t| t.as_str())
             .collect();
         let hooks: Vec<Webhook> = serde_json::from_value(json!([
-            {"id": "wh_1", "url": "https://a.example/hook", "events": ["job.completed", "job.failed"],
+            {"id": "wh_1", "tenant": "acme", "url": "https://a.example/hook", "events": ["job.completed", "job.failed"],
              "created_at": "2000-01-01T00:00:00.000Z"},
-            {"id": "wh_2", "url": "https://b.example/", "events": all,
+            {"id": "wh_2", "tenant": "acme", "url": "https://b.example/", "events": all,
              "created_at": "2000-01-02T00:00:00.000Z"},
         ]))
         .unwrap();

@@ -393,7 +393,7 @@ impl Registry {
         tenant: &str,
     ) -> Result<HashMap<String, Vec<(&'static str, String)>>, RegistryError> {
         let mut out = HashMap::new();
-        for t in self.store.task_list(tenant).await? {
+        for t in self.store.task_list(Some(tenant)).await? {
             if let Ok(spec) = serde_json::from_str::<TaskSpec>(&t.spec) {
                 out.insert(t.name, spec::successors(&spec));
             }

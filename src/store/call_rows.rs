@@ -14,6 +14,9 @@ pub enum CallKind {
     /// One recorded job a verification ran again: the run's result, kept
     /// so that the verification's next attempt goes on from it.
     Verify,
+    /// A callback the job's end made (its task's `on_success` or
+    /// `on_fail`): written with the end, so a job's page can name it.
+    Callback,
 }
 
 impl CallKind {
@@ -22,6 +25,7 @@ impl CallKind {
             CallKind::Invoke => "invoke",
             CallKind::Spawn => "spawn",
             CallKind::Verify => "verify",
+            CallKind::Callback => "callback",
         }
     }
 }
@@ -36,7 +40,8 @@ pub struct CallRecord {
     pub kind: CallKind,
     pub task: String,
     /// An invoke's output (JSON text); a spawn's child job id; a
-    /// verification's run (`verify::report::Pair` as JSON).
+    /// verification's run (`verify::report::Pair` as JSON); a callback's
+    /// job id.
     pub result: String,
     pub created_at: Millis,
 }
@@ -56,6 +61,7 @@ impl TryFrom<CallColumns> for CallRecord {
             "invoke" => CallKind::Invoke,
             "spawn" => CallKind::Spawn,
             "verify" => CallKind::Verify,
+            "callback" => CallKind::Callback,
             other => return Err(format!("call kind {other:?}")),
         };
         Ok(CallRecord {
@@ -83,6 +89,43 @@ pub fn list(p: &str) -> String {
 /// The job whose spawn made this one: its id.
 pub fn parent(p: &str) -> String {
     format!("SELECT job_id FROM job_calls WHERE kind = 'spawn' AND result = {p}")
+}
+
+/// The call that made this job as a callback, if one did: its columns.
+pub fn callback_of(p: &str) -> String {
+    format!("SELECT {COLUMNS} FROM job_calls WHERE kind = 'callback' AND result = {p}")
+}
+
+/// The record of callback `job`, made by the end of `of` in `status`
+/// (Completed: its `on_success`; Failed: its `on_fail`). Its place names
+/// the callback's id, so a job re-driven and ended again keeps each.
+pub fn callback(
+    of: &str,
+    status: crate::job::JobStatus,
+    job: &super::NewJob,
+    now: Millis,
+) -> CallRecord {
+    let which = match status {
+        crate::job::JobStatus::Completed => "on_success",
+        _ => "on_fail",
+    };
+    CallRecord {
+        job_id: of.to_owned(),
+        call: format!("{which}:{}", job.id),
+        kind: CallKind::Callback,
+        task: job.task.name.clone(),
+        result: job.id.clone(),
+        created_at: now,
+    }
+}
+
+impl CallRecord {
+    /// A callback's place says which: `on_success` or `on_fail`.
+    pub fn callback_kind(&self) -> &str {
+        self.call
+            .split_once(':')
+            .map_or(self.call.as_str(), |(k, _)| k)
+    }
 }
 
 /// Records a call, unless its place is taken (the first record stands):

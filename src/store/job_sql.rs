@@ -89,21 +89,21 @@ pub fn get(d: Dialect, lock: bool) -> String {
     )
 }
 
-/// A page of a tenant's jobs, newest first (?1 tenant; ?2 status, ?3 task,
-/// ?4 queue, each when not null; ?5 before this id, when not null; ?6 at
-/// most this many).
-pub fn list(d: Dialect) -> String {
+/// A page of a tenant's jobs (`one`; else every tenant's, ?1 NULL), newest
+/// first (?1 tenant; ?2 status, ?3 task, ?4 queue, each when not null; ?5
+/// before this id, when not null; ?6 at most this many).
+pub fn list(d: Dialect, one: bool) -> String {
     let text = |n| match d {
         Dialect::Sqlite => d.param(n),
         Dialect::Postgres | Dialect::PostgresMany => format!("{}::text", d.param(n)),
     };
     format!(
-        "SELECT {} FROM jobs WHERE tenant = {} \
+        "SELECT {} FROM jobs WHERE {} \
            AND ({s} IS NULL OR status = {s}) AND ({t} IS NULL OR task = {t}) \
            AND ({q} IS NULL OR queue = {q}) AND ({b} IS NULL OR id < {b}) \
          ORDER BY id DESC LIMIT {}",
         job_columns(d),
-        d.param(1),
+        super::whose::tenant_is(one, &d.param(1)),
         d.param(6),
         s = text(2),
         t = text(3),
@@ -290,6 +290,14 @@ mod tests {
     fn a_locked_read_locks_only_where_rows_are_locked() {
         assert!(get(Dialect::Postgres, true).ends_with("WHERE id = $1 AND tenant = $2 FOR UPDATE"));
         assert!(get(Dialect::Sqlite, true).ends_with("WHERE id = ?1 AND tenant = ?2"));
-        assert!(list(Dialect::Postgres).contains("($5::text IS NULL OR id < $5::text)"));
+        assert!(list(Dialect::Postgres, true).contains("($5::text IS NULL OR id < $5::text)"));
+    }
+
+    #[test]
+    fn a_list_of_every_tenants_jobs_binds_as_one_tenants_does() {
+        assert!(list(Dialect::Sqlite, true).contains("WHERE tenant = ?1 AND"));
+        assert!(list(Dialect::Sqlite, false).contains("WHERE CAST(?1 AS TEXT) IS NULL AND"));
+        let [one, every] = [true, false].map(|one| list(Dialect::Postgres, one));
+        assert_eq!(one.matches('$').count(), every.matches('$').count());
     }
 }

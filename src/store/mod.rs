@@ -40,6 +40,7 @@ pub mod token_rows;
 pub mod transition;
 pub mod usage_sql;
 pub mod webhook_rows;
+pub mod whose;
 pub mod workflow_rows;
 
 pub use call_rows::{CallKind, CallRecord};
@@ -205,8 +206,9 @@ pub trait JobStore: Send + Sync + 'static {
     ) -> StoreResult<Vec<VersionFigures>>;
     /// Every version of a task, oldest first.
     async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>>;
-    /// The live version of each of a tenant's tasks, by name.
-    async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>>;
+    /// The live version of each task: one tenant's, or (`None`) every
+    /// tenant's; by tenant and name.
+    async fn task_list(&self, tenant: Option<&str>) -> StoreResult<Vec<TaskRecord>>;
 
     /// Adds the next version of a workflow (1 for a new one); task and
     /// workflow versions count together against `max_task_versions`.
@@ -219,7 +221,11 @@ pub trait JobStore: Send + Sync + 'static {
         version: Option<u32>,
     ) -> StoreResult<Option<WorkflowRecord>>;
     /// The newest version of each of a tenant's workflows, by name.
-    async fn workflow_list(&self, tenant: &str) -> StoreResult<Vec<WorkflowRecord>>;
+    /// The newest version of each workflow: one tenant's, or (`None`)
+    /// every tenant's.
+    async fn workflow_list(&self, tenant: Option<&str>) -> StoreResult<Vec<WorkflowRecord>>;
+    /// Every version of a workflow, oldest first, and when each was made.
+    async fn workflow_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<(u32, Millis)>>;
 
     /// Inserts jobs in one transaction, each under its own uniqueness rules
     /// and within its tenant's `max_queued`; one failing does not fail the
@@ -237,6 +243,9 @@ pub trait JobStore: Send + Sync + 'static {
     async fn job_calls(&self, id: &str) -> StoreResult<Vec<CallRecord>>;
     /// The job whose spawn made this one, if one did.
     async fn job_parent(&self, id: &str) -> StoreResult<Option<String>>;
+    /// The call of the job whose end made this one as its callback, if
+    /// one did (`CallKind::Callback`).
+    async fn job_callback_of(&self, id: &str) -> StoreResult<Option<CallRecord>>;
     /// The ended jobs of a task whose last attempt ran it, newest first,
     /// at most `limit` (`job_sql::ENDED_SAMPLE`): what a verification
     /// runs again.
@@ -245,9 +254,10 @@ pub trait JobStore: Send + Sync + 'static {
     /// is gone (pruned).
     async fn recorded_run(&self, tenant: &str, id: &str) -> StoreResult<Option<RecordedRun>>;
     async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage>;
-    /// A tenant's queues (those it has jobs on), by name: their jobs by
-    /// status and the oldest due queued job. Reads the tenant's jobs.
-    async fn queue_list(&self, tenant: &str) -> StoreResult<Vec<QueueDepth>>;
+    /// A tenant's queues (those it has jobs on or paused; `None`: every
+    /// tenant's), by tenant and name: their jobs by status and the oldest
+    /// due queued job. Reads the tenant's jobs (every job, for `None`).
+    async fn queue_list(&self, tenant: Option<&str>) -> StoreResult<Vec<QueueDepth>>;
     /// Jobs not ended, of every tenant, by queue and status (queued,
     /// running, waiting), what a metrics scrape shows. Reads every
     /// unfinished job.
@@ -454,8 +464,9 @@ pub trait JobStore: Send + Sync + 'static {
     /// version one more, `created_at` kept) or makes it at version 1,
     /// within the tenant's `MAX_SECRETS`; `true` when it is new.
     async fn secret_put(&self, s: NewSecret) -> StoreResult<(SecretRecord, bool)>;
-    /// A tenant's secrets, by name (as bytes): never their sealed values.
-    async fn secret_list(&self, tenant: &str) -> StoreResult<Vec<SecretRecord>>;
+    /// A tenant's secrets (`None`: every tenant's), by tenant and name (as
+    /// bytes): never their sealed values.
+    async fn secret_list(&self, tenant: Option<&str>) -> StoreResult<Vec<SecretRecord>>;
     /// Deletes a tenant's secret; `false` when it has none of that name.
     async fn secret_delete(&self, tenant: &str, name: &str) -> StoreResult<bool>;
     /// The sealed values of those of `names` the tenant has, by name;
@@ -491,8 +502,8 @@ pub trait JobStore: Send + Sync + 'static {
         }
     }
     async fn schedule_get(&self, tenant: &str, name: &str) -> StoreResult<Option<ScheduleRecord>>;
-    /// A tenant's schedules, by name.
-    async fn schedule_list(&self, tenant: &str) -> StoreResult<Vec<ScheduleRecord>>;
+    /// A tenant's schedules (`None`: every tenant's), by tenant and name.
+    async fn schedule_list(&self, tenant: Option<&str>) -> StoreResult<Vec<ScheduleRecord>>;
     /// Deletes a schedule (its jobs stay); `false` when there was none.
     async fn schedule_delete(&self, tenant: &str, name: &str) -> StoreResult<bool>;
     /// Up to `limit` schedules (every tenant's) due for the firer at `at`,

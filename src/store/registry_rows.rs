@@ -96,15 +96,17 @@ pub static HEAD: LazyLock<String> = LazyLock::new(|| {
 pub static VERSIONS: LazyLock<String> = LazyLock::new(|| {
     format!("SELECT {TASK_COLUMNS} FROM tasks WHERE tenant = $1 AND name = $2 ORDER BY version")
 });
-/// The tenant's tasks, each at its live version.
-pub static LIST: LazyLock<String> = LazyLock::new(|| {
+/// The tenant's tasks (`one`; else every tenant's, $1 NULL), each at its
+/// live version, by tenant and name.
+pub fn list(one: bool) -> String {
     format!(
-        "SELECT {TASK_COLUMNS} FROM tasks t WHERE tenant = $1 AND {LIVE} \
+        "SELECT {TASK_COLUMNS} FROM tasks t WHERE {} AND {LIVE} \
          AND version = (SELECT MAX(version) FROM tasks \
                         WHERE tenant = t.tenant AND name = t.name AND {LIVE}) \
-         ORDER BY name"
+         ORDER BY tenant, name",
+        super::whose::tenant_is(one, "$1")
     )
-});
+}
 /// The versions being rolled out, every tenant's, the newest rollouts
 /// first, at most `$1`.
 pub static STAGED: LazyLock<String> = LazyLock::new(|| {

@@ -222,15 +222,23 @@ pub const COUNTS_SQL: &str = "SELECT status, count(*) FROM jobs GROUP BY status 
 pub const DEPTHS_SQL: &str = "SELECT queue, status, COUNT(*) FROM jobs \
     WHERE status IN ('queued', 'running', 'waiting') GROUP BY queue, status ORDER BY queue, status";
 
+/// A row of `queue_rows::depths`: tenant, queue, status, how many, the
+/// oldest due run_at.
+pub type QueueDepthRow = (String, String, String, i64, Option<i64>);
+
 pub fn queues_from(
-    rows: Vec<(String, String, i64, Option<i64>)>,
-    paused: Vec<String>,
+    rows: Vec<QueueDepthRow>,
+    paused: Vec<(String, String)>,
 ) -> Result<Vec<crate::store::QueueDepth>, StoreError> {
     let mut out: Vec<crate::store::QueueDepth> = Vec::new();
-    for (queue, status, n, oldest) in rows {
+    for (tenant, queue, status, n, oldest) in rows {
         let status: JobStatus = status.parse().map_err(StoreError::Internal)?;
-        if out.last().is_none_or(|q| q.queue != queue) {
+        if out
+            .last()
+            .is_none_or(|q| q.tenant != tenant || q.queue != queue)
+        {
             out.push(crate::store::QueueDepth {
+                tenant,
                 queue,
                 counts: JobStatus::ALL.iter().map(|s| (*s, 0)).collect(),
                 oldest_due_run_at: None,
@@ -246,13 +254,16 @@ pub fn queues_from(
         }
     }
     // The database's collation may order names otherwise than bytes do.
-    out.sort_by(|a, b| a.queue.cmp(&b.queue));
-    for name in paused {
-        match out.binary_search_by(|q| q.queue.as_str().cmp(&name)) {
+    let key = |q: &crate::store::QueueDepth| (q.tenant.clone(), q.queue.clone());
+    out.sort_by_key(key);
+    for (tenant, name) in paused {
+        match out.binary_search_by(|q| (q.tenant.as_str(), q.queue.as_str()).cmp(&(&tenant, &name)))
+        {
             Ok(i) => out[i].paused = true,
             Err(i) => out.insert(
                 i,
                 crate::store::QueueDepth {
+                    tenant,
                     queue: name,
                     counts: JobStatus::ALL.iter().map(|s| (*s, 0)).collect(),
                     oldest_due_run_at: None,

@@ -155,8 +155,14 @@ pub const COUNT: &str = "SELECT count(*) FROM schedules WHERE tenant = $1";
 pub const DELETE: &str = "DELETE FROM schedules WHERE tenant = $1 AND name = $2";
 pub static GET: LazyLock<String> =
     LazyLock::new(|| format!("SELECT {COLUMNS} FROM schedules WHERE tenant = $1 AND name = $2"));
-pub static LIST: LazyLock<String> =
-    LazyLock::new(|| format!("SELECT {COLUMNS} FROM schedules WHERE tenant = $1 ORDER BY name"));
+/// The tenant's schedules (`one`; else every tenant's, $1 NULL), by tenant
+/// and name.
+pub fn list(one: bool) -> String {
+    format!(
+        "SELECT {COLUMNS} FROM schedules WHERE {} ORDER BY tenant, name",
+        super::whose::tenant_is(one, "$1")
+    )
+}
 /// Up to `$2` schedules due by `$1`, soonest first.
 pub static DUE: LazyLock<String> = LazyLock::new(|| {
     format!("SELECT {COLUMNS} FROM schedules WHERE due_at <= $1 ORDER BY due_at LIMIT $2")

@@ -19,6 +19,7 @@ pub struct NewSecret {
 /// What is shown of a secret: never its value, sealed or not.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct SecretRecord {
+    pub tenant: String,
     pub name: String,
     /// 1 when it was made; one more at each put of the name.
     #[sqlx(try_from = "i64")]
@@ -50,7 +51,7 @@ impl std::fmt::Debug for SealedSecret {
 }
 
 /// The columns a list reads, in `SecretRecord`'s order.
-pub const RECORD_COLUMNS: &str = "name, version, created_at, updated_at";
+pub const RECORD_COLUMNS: &str = "tenant, name, version, created_at, updated_at";
 /// The columns a reveal reads, in `SealedSecret`'s order.
 pub const SEALED_COLUMNS: &str = "name, version, nonce, ciphertext";
 
@@ -62,17 +63,22 @@ pub const COUNT: &str = "SELECT count(*) FROM secrets WHERE tenant = $1";
 pub const INSERT: &str = "INSERT INTO secrets (tenant, name, version, nonce, ciphertext, \
      created_at, updated_at) VALUES ($1, $2, 1, $3, $4, $5, $5)";
 pub const DELETE: &str = "DELETE FROM secrets WHERE tenant = $1 AND name = $2";
-/// The tenant's secrets, by name.
-pub static LIST: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    format!("SELECT {RECORD_COLUMNS} FROM secrets WHERE tenant = $1 ORDER BY name")
-});
+/// The tenant's secrets (`one`; else every tenant's, $1 NULL), by tenant
+/// and name.
+pub fn list(one: bool) -> String {
+    format!(
+        "SELECT {RECORD_COLUMNS} FROM secrets WHERE {} ORDER BY tenant, name",
+        super::whose::tenant_is(one, "$1")
+    )
+}
 
 /// What a put answers (`replaced`: the version and creation time of the
 /// row it replaced; `None` when it made one).
-pub fn put_record(name: String, now: Millis, replaced: Option<(i64, i64)>) -> (SecretRecord, bool) {
+pub fn put_record(s: NewSecret, now: Millis, replaced: Option<(i64, i64)>) -> (SecretRecord, bool) {
     let (version, created_at) = replaced.map_or((1, now), |(v, at)| (self::version(v), at));
     let record = SecretRecord {
-        name,
+        tenant: s.tenant,
+        name: s.name,
         version,
         created_at,
         updated_at: now,

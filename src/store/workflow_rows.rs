@@ -53,12 +53,24 @@ pub fn get(p: [&str; 3]) -> String {
     )
 }
 
-/// The newest version of each of a tenant's workflows, by name.
-pub fn list(tenant: &str) -> String {
+/// The newest version of each of a tenant's workflows (`one`; else every
+/// tenant's, parameter `tenant` NULL), by tenant and name.
+pub fn list(one: bool, tenant: &str) -> String {
     format!(
-        "SELECT {COLUMNS} FROM workflows w WHERE tenant = {tenant} \
+        "SELECT {COLUMNS} FROM workflows w WHERE {} \
          AND version = (SELECT MAX(version) FROM workflows v \
                         WHERE v.tenant = w.tenant AND v.name = w.name) \
-         ORDER BY name"
+         ORDER BY tenant, name",
+        super::whose::tenant_is(one, tenant)
+    )
+}
+
+/// Every version of a workflow, oldest first: version and when it was
+/// made (tenant, name).
+pub fn versions(p: [&str; 2]) -> String {
+    let [tenant, name] = p;
+    format!(
+        "SELECT version, created_at FROM workflows WHERE tenant = {tenant} AND name = {name} \
+         ORDER BY version"
     )
 }

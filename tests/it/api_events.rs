@@ -85,7 +85,7 @@ pub async fn open(s: &TestServer, token: &str, query: &str, last: Option<u64>) -
     stream.unwrap()
 }
 
-async fn try_open(
+pub(crate) async fn try_open(
     s: &TestServer,
     token: &str,
     query: &str,

@@ -73,7 +73,11 @@ async fn secrets_are_put_replaced_listed_and_deleted_and_never_shown() {
         assert_eq!(made["version"], 1);
         assert_eq!(made["created_at"], made["updated_at"]);
         let keys: Vec<&String> = made.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["name", "version", "created_at", "updated_at"]);
+        assert_eq!(
+            keys,
+            ["tenant", "name", "version", "created_at", "updated_at"]
+        );
+        assert_eq!(made["tenant"], "acme");
 
         // A replace: 200, the version one more, made when it was.
         let (status, again) = put(&s, &t, "STRIPE_KEY", "sk_live_second").await;
@@ -88,7 +92,7 @@ async fn secrets_are_put_replaced_listed_and_deleted_and_never_shown() {
         assert_eq!(status, StatusCode::OK, "{list}");
         assert_eq!(
             list["secrets"][1],
-            json!({"name": "_db.password-2", "version": 1,
+            json!({"tenant": "acme", "name": "_db.password-2", "version": 1,
                    "created_at": other["created_at"], "updated_at": other["updated_at"]})
         );
         assert_eq!(names(&s, &t).await, ["STRIPE_KEY", "_db.password-2"]);

@@ -440,6 +440,22 @@ async fn callbacks_run_with_the_job_and_its_output_or_error() {
             .is_none());
         let done = s.finished(&t, cb["id"].as_str().unwrap()).await;
         assert_eq!(done["status"], "completed");
+        // Each names the other: the job its callback, the callback its job.
+        let which = if key == "output" {
+            "on_success"
+        } else {
+            "on_fail"
+        };
+        let (_, shown) = s.get(&format!("/v1/jobs/{id}"), &t).await;
+        assert_eq!(
+            shown["callbacks"],
+            json!([{"kind": which, "job": cb["id"], "task": "after"}])
+        );
+        assert_eq!(
+            done["callback_of"],
+            json!({"kind": which, "job": id, "task": "after"})
+        );
+        assert!(shown.get("callback_of").is_none(), "{shown}");
     }
     let (_, list) = s.get("/v1/jobs?task=after", &t).await;
     assert_eq!(
@@ -472,6 +488,11 @@ async fn callbacks_run_with_the_job_and_its_output_or_error() {
         "one callback, written with the expiry: {list}"
     );
     assert_eq!(cbs[0]["input"]["error"]["kind"], "expired");
+    let (_, shown) = s.get(&format!("/v1/jobs/{stale}"), &t).await;
+    assert_eq!(
+        shown["callbacks"],
+        json!([{"kind": "on_fail", "job": cbs[0]["id"], "task": "after"}])
+    );
     assert_eq!(cbs[0]["input"]["job"]["queue"], "held");
     assert_eq!(cbs[0]["input"]["job"]["attempts"], 0);
     // Definitions that name a task that does not exist, or themselves.

@@ -4,7 +4,18 @@
 
 use crate::server::{TestServer, ADMIN};
 use axum::http::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{json, Value};
+
+/// A list shows each workflow at its newest version, without the list of
+/// versions (a workflow's own page has it).
+async fn list_has_no_versions(s: &TestServer) -> bool {
+    let (_, list) = s.get("/v1/workflows", ADMIN).await;
+    list["workflows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|w| w.get("versions").is_none())
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workflows_are_defined_versioned_and_refused_by_step() {
@@ -85,6 +96,15 @@ async fn workflows_are_defined_versioned_and_refused_by_step() {
     assert_eq!(newest["version"], 2);
     let (_, first) = s.get("/v1/workflows/orders?version=1", ADMIN).await;
     assert_eq!(first["on_error"][0]["name"], "tell");
+    // Either version lists every version, oldest first.
+    for shown in [&newest, &first] {
+        let versions = shown["versions"].as_array().unwrap();
+        let numbers: Vec<&Value> = versions.iter().map(|v| &v["version"]).collect();
+        assert_eq!(numbers, [&json!(1), &json!(2)], "{shown}");
+        assert_eq!(versions[0]["created_at"], v1["created_at"]);
+        assert_eq!(versions[1]["created_at"], v2["created_at"]);
+    }
+    assert!(list_has_no_versions(&s).await);
     let (status, err) = s.get("/v1/workflows/orders?version=9", ADMIN).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
     assert_eq!(err["error"]["code"], "WORKFLOW_NOT_FOUND");

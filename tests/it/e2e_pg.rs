@@ -315,7 +315,7 @@ async fn slots_of(store: &dyn taskbox::store::JobStore, name: &str) -> Vec<i64> 
     loop {
         let page = store
             .job_list(taskbox::store::JobQuery {
-                tenant: "default".into(),
+                tenant: Some("default".into()),
                 status: None,
                 task: Some("tick".into()),
                 queue: None,

@@ -1,6 +1,7 @@
 //! The one integration-test binary (so wasmtime is linked once).
 //! Guests come from `target/guests`, built by `scripts/build-guests`.
 
+mod api_across;
 mod api_batch;
 mod api_errors;
 mod api_events;

@@ -113,7 +113,7 @@ impl Rig {
         let page = self
             .store
             .job_list(JobQuery {
-                tenant: TENANT.into(),
+                tenant: Some(TENANT.into()),
                 status: None,
                 task: Some("tick".into()),
                 queue: None,

@@ -183,6 +183,9 @@ pub struct Progress {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Job {
     pub id: String,
+    /// Whose job it is.
+    #[serde(default)]
+    pub tenant: String,
     pub task: TaskRef,
     pub status: JobStatus,
     pub queue: String,
@@ -233,6 +236,14 @@ pub struct Job {
     /// The jobs this one spawned (`GET /v1/jobs/{id}` only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<String>,
+    /// The callbacks its ends made, `{kind, job, task}` each (`GET
+    /// /v1/jobs/{id}` only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub callbacks: Vec<Value>,
+    /// The job whose end made this one its callback, `{kind, job, task}`
+    /// (`GET /v1/jobs/{id}` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_of: Option<Value>,
     /// A workflow job's workflow and stages, as the API shows them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow: Option<Value>,

@@ -141,7 +141,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's jobs, newest first, a page at a time. Needs `jobs:read`. */
+        /**
+         * The tenant's jobs (the admin's: with `all_tenants`, every tenant's),
+         *     newest first, a page at a time. Needs `jobs:read`.
+         */
         get: operations["jobs_list"];
         put?: never;
         /**
@@ -962,7 +965,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A workflow version. Needs `jobs:read` or `tasks:write`. */
+        /**
+         * A workflow version, with the list of every version. Needs `jobs:read`
+         *     or `tasks:write`.
+         */
         get: operations["workflows_show"];
         /** Defines a workflow's next version. Needs `tasks:write`. */
         put: operations["workflows_define"];
@@ -1128,6 +1134,16 @@ export interface components {
              *     same input (1 ms to 30 days).
              */
             ttl_ms: number;
+        };
+        /**
+         * @description A callback: which (`on_success` or `on_fail`), the job on the other
+         *     side (the callback's, or the job whose end made it) and the callback's
+         *     task.
+         */
+        Callback: {
+            job: string;
+            kind: string;
+            task: string;
         };
         /** @description A stored component. */
         Component: {
@@ -1409,6 +1425,8 @@ export interface components {
             started_at?: string | null;
             status: components["schemas"]["JobStatus"];
             task: components["schemas"]["TaskRef"];
+            /** @description Whose job it is. */
+            tenant?: string;
             throttle?: null | components["schemas"]["Throttle"];
             /**
              * @description The trace the job continues (the enqueue's `traceparent` header,
@@ -1465,6 +1483,8 @@ export interface components {
             started_at?: string | null;
             status: components["schemas"]["JobStatus"];
             task: components["schemas"]["TaskRef"];
+            /** @description Whose job it is. */
+            tenant?: string;
             throttle?: null | components["schemas"]["Throttle"];
             /**
              * @description The trace the job continues (the enqueue's `traceparent` header,
@@ -1477,6 +1497,12 @@ export interface components {
             /** @description What a waiting job waits for, as the guest said it. */
             waiting_for?: unknown;
         } & {
+            callback_of?: null | components["schemas"]["Callback"];
+            /**
+             * @description The callbacks its ends made (its task's `on_success` or
+             *     `on_fail`), oldest first.
+             */
+            callbacks?: components["schemas"]["Callback"][];
             /** @description The jobs this one spawned. */
             children?: string[];
             /** @description The job that spawned this one. */
@@ -1719,6 +1745,7 @@ export interface components {
              */
             oldest_queued_age_ms?: number | null;
             paused: boolean;
+            tenant: string;
         };
         /** @description The tenant's queues. */
         QueueList: {
@@ -1918,6 +1945,7 @@ export interface components {
             queue?: string | null;
             skipped: number;
             task?: string | null;
+            tenant: string;
             /** @description An IANA zone (`UTC` when the definition left it out). */
             timezone: string;
             updated_at: string;
@@ -1961,6 +1989,7 @@ export interface components {
             created_at: string;
             /** @example STRIPE_KEY */
             name: string;
+            tenant: string;
             updated_at: string;
             /** @description 1 when it was made; one more at each put. */
             version: number;
@@ -2176,6 +2205,7 @@ export interface components {
             digest: string;
             name: string;
             queue: string;
+            tenant: string;
             version: number;
         };
         /** @description One version of a task. */
@@ -2324,6 +2354,7 @@ export interface components {
             events: components["schemas"]["EventType"][];
             id: string;
             secret?: string | null;
+            tenant: string;
             url: string;
         };
         /** @description The tenant's webhooks. */
@@ -2381,8 +2412,14 @@ export interface components {
         } & {
             created_at: string;
             name: string;
+            tenant: string;
             /** Format: int32 */
             version: number;
+            /**
+             * @description Every version of the workflow, oldest first (`GET
+             *     /v1/workflows/{name}` only).
+             */
+            versions?: components["schemas"]["WorkflowVersion"][];
         };
         /** @description The tenant's workflows. */
         WorkflowList: {
@@ -2410,6 +2447,11 @@ export interface components {
              */
             restore?: boolean;
             steps: components["schemas"]["StepSpec"][];
+        };
+        /** @description One version of a workflow, as its `versions` lists it. */
+        WorkflowVersion: {
+            created_at: string;
+            version: number;
         };
     };
     responses: never;
@@ -2874,6 +2916,12 @@ export interface operations {
                 after?: number;
                 /** @description With `Accept: application/json`: most events in the page. */
                 limit?: number;
+                /**
+                 * @description A stream of every tenant's events from now on, each naming its
+                 *     tenant and with no `id:` (each tenant numbers its own, so it cannot
+                 *     be resumed): the admin token's alone.
+                 */
+                all_tenants?: boolean;
             };
             header?: {
                 /** @description Resume the stream after this event */
@@ -3008,6 +3056,8 @@ export interface operations {
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 cursor?: string;
+                /** @description Every tenant's jobs (the admin token's alone; 403 for a tenant's). */
+                all_tenants?: boolean;
             };
             header?: never;
             path?: never;
@@ -4391,7 +4441,13 @@ export interface operations {
     };
     queues_list: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Every tenant's, each row naming its tenant: the admin token's
+                 *     alone (403 for a tenant's). Left out: the tenant the caller acts in.
+                 */
+                all_tenants?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4751,7 +4807,13 @@ export interface operations {
     };
     schedules_list: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Every tenant's, each row naming its tenant: the admin token's
+                 *     alone (403 for a tenant's). Left out: the tenant the caller acts in.
+                 */
+                all_tenants?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5609,7 +5671,13 @@ export interface operations {
     };
     secrets_list: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Every tenant's, each row naming its tenant: the admin token's
+                 *     alone (403 for a tenant's). Left out: the tenant the caller acts in.
+                 */
+                all_tenants?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6108,7 +6176,13 @@ export interface operations {
     };
     tasks_list_tasks: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Every tenant's, each row naming its tenant: the admin token's
+                 *     alone (403 for a tenant's). Left out: the tenant the caller acts in.
+                 */
+                all_tenants?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8201,7 +8275,13 @@ export interface operations {
     };
     events_list: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Every tenant's, each row naming its tenant: the admin token's
+                 *     alone (403 for a tenant's). Left out: the tenant the caller acts in.
+                 */
+                all_tenants?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8930,7 +9010,13 @@ export interface operations {
     };
     workflows_list: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Every tenant's, each row naming its tenant: the admin token's
+                 *     alone (403 for a tenant's). Left out: the tenant the caller acts in.
+                 */
+                all_tenants?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;

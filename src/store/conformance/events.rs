@@ -423,7 +423,7 @@ pub(super) async fn callbacks_land_with_the_end(h: Harness) {
     let page = h
         .store
         .job_list(JobQuery {
-            tenant: A.into(),
+            tenant: Some(A.into()),
             limit: 100,
             max_bytes: 1 << 20,
             ..Default::default()
@@ -434,6 +434,82 @@ pub(super) async fn callbacks_land_with_the_end(h: Harness) {
     // Each callback is a queued job with its events.
     let events = events_of(&h, A).await;
     assert_eq!(of_job(&events, "ok-on-success"), [EventType::Queued]);
+
+    // Each end's callback is recorded as its call, and names its maker.
+    let made = |id: &'static str| {
+        let store = h.store.clone();
+        async move {
+            let calls = store.job_calls(id).await.unwrap();
+            calls
+                .iter()
+                .filter(|c| c.kind == CallKind::Callback)
+                .map(|c| {
+                    (
+                        c.callback_kind().to_owned(),
+                        c.result.clone(),
+                        c.task.clone(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    let task = new_job("x").task.name;
+    assert_eq!(
+        made("ok").await,
+        [("on_success".into(), "ok-on-success".into(), task.clone())]
+    );
+    assert_eq!(
+        made("bad").await,
+        [("on_fail".into(), "bad-on-fail".into(), task.clone())]
+    );
+    assert_eq!(made("stopped").await, [], "a cancel made none");
+    let of = h
+        .store
+        .job_callback_of("bad-on-fail")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((of.job_id.as_str(), of.callback_kind()), ("bad", "on_fail"));
+    assert!(h.store.job_callback_of("bad").await.unwrap().is_none());
+
+    // A batch naming a job twice is written one end at a time (on
+    // PostgreSQL, another path): the first end's callback is recorded once.
+    insert(
+        &h,
+        NewJob {
+            max_attempts: 1,
+            ..new_job("twice")
+        },
+    )
+    .await;
+    let twice = claim(&h, 10).await;
+    let twice = twice.iter().find(|c| c.id == "twice").unwrap();
+    let r = h
+        .store
+        .job_finalize(vec![
+            end(twice, Action::Complete { output: "1".into() }),
+            end(twice, Action::Complete { output: "2".into() }),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        r,
+        [Finalized::Done(JobStatus::Completed), Finalized::Fenced]
+    );
+    assert_eq!(
+        made("twice").await,
+        [("on_success".into(), "twice-on-success".into(), task)]
+    );
+    let of = h
+        .store
+        .job_callback_of("twice-on-success")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (of.job_id.as_str(), of.callback_kind()),
+        ("twice", "on_success")
+    );
 }
 
 pub(super) async fn old_events_are_pruned(h: Harness) {

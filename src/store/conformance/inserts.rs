@@ -91,7 +91,7 @@ pub(super) async fn registry_records(h: Harness) {
         "{\"s\":\"v1\"}"
     );
     assert_eq!(h.store.task_versions(A, "t").await.unwrap().len(), 2);
-    assert_eq!(h.store.task_list(A).await.unwrap().len(), 1);
+    assert_eq!(h.store.task_list(Some(A)).await.unwrap().len(), 1);
     assert!(
         h.store.task_get(B, "t", None).await.unwrap().is_none(),
         "tasks are per tenant"
@@ -129,7 +129,7 @@ pub(super) async fn insert_get_and_list(h: Harness) {
     );
 
     let page = |before: Option<String>| JobQuery {
-        tenant: A.into(),
+        tenant: Some(A.into()),
         limit: 2,
         before,
         max_bytes: usize::MAX,
@@ -153,7 +153,7 @@ pub(super) async fn insert_get_and_list(h: Harness) {
     let filtered = h
         .store
         .job_list(JobQuery {
-            tenant: A.into(),
+            tenant: Some(A.into()),
             status: Some(JobStatus::Completed),
             limit: 10,
             max_bytes: usize::MAX,
@@ -165,7 +165,7 @@ pub(super) async fn insert_get_and_list(h: Harness) {
     let other = h
         .store
         .job_list(JobQuery {
-            tenant: B.into(),
+            tenant: Some(B.into()),
             limit: 10,
             max_bytes: usize::MAX,
             ..JobQuery::default()
@@ -177,6 +177,50 @@ pub(super) async fn insert_get_and_list(h: Harness) {
         ["deadline"],
         "B lists only its own job, none of A's"
     );
+    // Every tenant's (the admin's view), newest first, filtered and paged
+    // as one tenant's is.
+    let every = |before: Option<String>, limit| JobQuery {
+        tenant: None,
+        limit,
+        before,
+        max_bytes: usize::MAX,
+        ..JobQuery::default()
+    };
+    let all = h.store.job_list(every(None, 10)).await.unwrap().jobs;
+    let mut ids: Vec<(&str, &str)> = all
+        .iter()
+        .map(|j| (j.tenant.as_str(), j.id.as_str()))
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        [
+            (A, "job0"),
+            (A, "job1"),
+            (A, "job2"),
+            (A, "job3"),
+            (A, "job4"),
+            (B, "deadline")
+        ]
+    );
+    assert!(all.windows(2).all(|w| w[0].id > w[1].id), "newest first");
+    let first = h.store.job_list(every(None, 2)).await.unwrap().jobs;
+    let rest = h
+        .store
+        .job_list(every(Some(first[1].id.clone()), 10))
+        .await
+        .unwrap()
+        .jobs;
+    assert_eq!(first.len() + rest.len(), all.len(), "paged without a gap");
+    let failed = h
+        .store
+        .job_list(JobQuery {
+            status: Some(JobStatus::Completed),
+            ..every(None, 10)
+        })
+        .await
+        .unwrap();
+    assert!(failed.jobs.is_empty());
 }
 
 /// Single-job enqueues sent at once (a backend may commit them together):
@@ -497,7 +541,7 @@ pub(super) async fn queues_are_listed_with_their_depths(h: Harness) {
     insert(&h, job_of(B, "b1")).await;
     let c = claim(&h, 1).await.pop().unwrap();
     assert_eq!(c.id, "d1");
-    let queues = h.store.queue_list(A).await.unwrap();
+    let queues = h.store.queue_list(Some(A)).await.unwrap();
     let names: Vec<&str> = queues.iter().map(|q| q.queue.as_str()).collect();
     assert_eq!(names, ["default", "mail"], "A's own, by name");
     let count = |q: &QueueDepth, s: JobStatus| q.counts.iter().find(|c| c.0 == s).unwrap().1;
@@ -510,7 +554,25 @@ pub(super) async fn queues_are_listed_with_their_depths(h: Harness) {
     // A job not due yet is queued, but no line has waited for it.
     assert_eq!(count(&queues[1], JobStatus::Queued), 1);
     assert_eq!(queues[1].oldest_due_run_at, None);
-    assert!(h.store.queue_list("nobody").await.unwrap().is_empty());
+    assert!(h.store.queue_list(Some("nobody")).await.unwrap().is_empty());
+    // Every tenant's, by tenant and name; a paused queue with no job is
+    // listed, under its tenant.
+    h.store.queue_pause(B, "held").await.unwrap();
+    let every = h.store.queue_list(None).await.unwrap();
+    let named: Vec<(&str, &str, bool)> = every
+        .iter()
+        .map(|q| (q.tenant.as_str(), q.queue.as_str(), q.paused))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            (A, "default", false),
+            (A, "mail", false),
+            (B, "default", false),
+            (B, "held", true)
+        ]
+    );
+    assert_eq!(every[..2], queues[..], "A's rows as A's own list has them");
     assert_eq!(
         c.due_at,
         get(&h, "d1").await.run_at,

@@ -44,14 +44,14 @@ pub(super) async fn a_paused_queue_is_not_claimed(h: Harness) {
     assert!(claim(&h, 10).await.is_empty());
     // Still queued, as the API shows them, and the queue says it is paused.
     assert_eq!(get(&h, "m1").await.status, JobStatus::Queued);
-    let queues = h.store.queue_list(A).await.unwrap();
+    let queues = h.store.queue_list(Some(A)).await.unwrap();
     let mail = queues.iter().find(|q| q.queue == "mail").unwrap();
     assert!(mail.paused);
     assert_eq!(count(mail, JobStatus::Queued), 3);
     assert!(!queues.iter().find(|q| q.queue == "default").unwrap().paused);
     // A queue with no jobs may be paused ahead, and is listed.
     h.store.queue_pause(A, "later").await.unwrap();
-    let queues = h.store.queue_list(A).await.unwrap();
+    let queues = h.store.queue_list(Some(A)).await.unwrap();
     let names: Vec<&str> = queues.iter().map(|q| q.queue.as_str()).collect();
     assert_eq!(names, ["default", "later", "mail"]);
     assert!(queues[1].paused && queues[1].counts.iter().all(|c| c.1 == 0));
@@ -64,7 +64,7 @@ pub(super) async fn a_paused_queue_is_not_claimed(h: Harness) {
         "not paused"
     );
     assert_eq!(ids(&claim(&h, 10).await), ["m3", "m1", "m2"]);
-    assert!(!h.store.queue_list(A).await.unwrap()[2].paused);
+    assert!(!h.store.queue_list(Some(A)).await.unwrap()[2].paused);
 }
 
 pub(super) async fn jobs_back_in_a_paused_queue_stay_parked(h: Harness) {
@@ -187,6 +187,17 @@ pub(super) async fn queued_jobs_expire(h: Harness) {
         1
     );
     assert_eq!(get(&h, "runs-failed").await.status, JobStatus::Queued);
+    // Recorded as the expired job's on_fail, with the expiry.
+    let of = h
+        .store
+        .job_callback_of("runs-failed")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (of.job_id.as_str(), of.callback_kind(), of.kind),
+        ("runs", "on_fail", CallKind::Callback)
+    );
     // Expired already, and one never past its time ("plain"): neither
     // fails, and no callback comes of them.
     assert_eq!(
@@ -202,6 +213,17 @@ pub(super) async fn queued_jobs_expire(h: Harness) {
         .await
         .unwrap()
         .is_none());
+    assert!(h
+        .store
+        .job_callback_of("runs-failed-again")
+        .await
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        h.store.job_calls("runs").await.unwrap().len(),
+        1,
+        "one callback recorded"
+    );
     let runs = get(&h, "runs").await;
     assert_eq!(runs.status, JobStatus::Failed);
     let error = runs.error.unwrap();

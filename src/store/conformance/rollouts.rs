@@ -82,7 +82,7 @@ pub(super) async fn a_staged_version_is_promoted_or_rolled_back(h: Harness) {
             .spec,
         "v2"
     );
-    let listed = h.store.task_list(A).await.unwrap();
+    let listed = h.store.task_list(Some(A)).await.unwrap();
     assert_eq!(
         listed.iter().map(|t| t.version).collect::<Vec<_>>(),
         vec![1]
@@ -163,7 +163,7 @@ pub(super) async fn a_staged_version_is_promoted_or_rolled_back(h: Harness) {
     assert!(promoted.rollout_started_at.is_some(), "kept after promote");
     assert_eq!(head(&h).await, (3, None));
     assert_eq!(
-        h.store.task_list(A).await.unwrap()[0].version,
+        h.store.task_list(Some(A)).await.unwrap()[0].version,
         3,
         "the list shows the live version"
     );

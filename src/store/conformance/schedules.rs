@@ -37,7 +37,7 @@ pub(super) async fn schedules_move_on_against_their_rev(h: Harness) {
         .unwrap();
     s.schedule_put(put(A, "other", None)).await.unwrap();
     let names: Vec<String> = s
-        .schedule_list(A)
+        .schedule_list(Some(A))
         .await
         .unwrap()
         .into_iter()

@@ -16,7 +16,7 @@ fn secret(tenant: &str, name: &str, bytes: &[u8]) -> NewSecret {
 
 async fn names(h: &Harness, tenant: &str) -> Vec<String> {
     h.store
-        .secret_list(tenant)
+        .secret_list(Some(tenant))
         .await
         .unwrap()
         .into_iter()
@@ -33,6 +33,7 @@ pub(super) async fn secrets_are_put_replaced_listed_and_deleted(h: Harness) {
     assert_eq!(
         made,
         SecretRecord {
+            tenant: A.into(),
             name: "b".into(),
             version: 1,
             created_at: t0,
@@ -54,7 +55,7 @@ pub(super) async fn secrets_are_put_replaced_listed_and_deleted(h: Harness) {
     }
     // By name as bytes: upper case before `_` before lower case.
     assert_eq!(names(&h, A).await, ["A", "_z", "a.b", "b"]);
-    let listed = s.secret_list(A).await.unwrap();
+    let listed = s.secret_list(Some(A)).await.unwrap();
     assert_eq!(listed[3], again, "the list shows what the put answered");
 
     // Read back sealed: only the names asked for that exist, by name.
@@ -69,7 +70,7 @@ pub(super) async fn secrets_are_put_replaced_listed_and_deleted(h: Harness) {
     assert!(s.secret_get_many(A, &[]).await.unwrap().is_empty());
 
     // Another tenant sees none of them, reads none and deletes none.
-    assert!(s.secret_list(B).await.unwrap().is_empty());
+    assert!(s.secret_list(Some(B)).await.unwrap().is_empty());
     assert!(s.secret_get_many(B, &asked).await.unwrap().is_empty());
     assert!(!s.secret_delete(B, "b").await.unwrap());
     // Its own secret of the same name is its own.
@@ -110,7 +111,7 @@ pub(super) async fn a_tenant_has_at_most_max_secrets(h: Harness) {
         "{over:?}"
     );
     assert_eq!(
-        h.store.secret_list(A).await.unwrap().len() as u64,
+        h.store.secret_list(Some(A)).await.unwrap().len() as u64,
         MAX_SECRETS
     );
     // Replacing one is no new one; another tenant has its own room; a
@@ -148,7 +149,7 @@ pub(super) async fn puts_of_one_secret_at_once_make_one_row(h: Harness) {
         (1..=16).collect::<Vec<u32>>(),
         "each put one version"
     );
-    let listed = h.store.secret_list(A).await.unwrap();
+    let listed = h.store.secret_list(Some(A)).await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].version, 16);
 }

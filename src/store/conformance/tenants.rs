@@ -62,7 +62,7 @@ pub(super) async fn gauges_agree(h: &Harness, tenant: &str) {
         let page = h
             .store
             .job_list(JobQuery {
-                tenant: tenant.into(),
+                tenant: Some(tenant.into()),
                 status: Some(status),
                 limit: 100_000,
                 max_bytes: usize::MAX,
@@ -280,7 +280,7 @@ pub(super) async fn a_tenants_fairness_keys_are_served_in_turn(h: Harness) {
     let page = h
         .store
         .job_list(JobQuery {
-            tenant: A.into(),
+            tenant: Some(A.into()),
             status: Some(JobStatus::Running),
             limit: 100,
             max_bytes: usize::MAX,
@@ -842,7 +842,7 @@ pub(super) async fn pages_are_bounded(h: Harness) {
     let page = h
         .store
         .job_list(JobQuery {
-            tenant: A.into(),
+            tenant: Some(A.into()),
             limit: 5,
             max_bytes: 25_000,
             ..JobQuery::default()
@@ -854,7 +854,7 @@ pub(super) async fn pages_are_bounded(h: Harness) {
     let page = h
         .store
         .job_list(JobQuery {
-            tenant: A.into(),
+            tenant: Some(A.into()),
             limit: 5,
             max_bytes: 1,
             ..JobQuery::default()

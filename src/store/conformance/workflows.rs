@@ -45,7 +45,7 @@ pub(super) async fn workflow_versions_are_kept_and_counted(h: Harness) {
     assert_eq!(s.workflow_get(A, "orders", Some(3)).await.unwrap(), None);
     assert_eq!(s.workflow_get(A, "nope", None).await.unwrap(), None);
     let listed: Vec<(String, i32)> = s
-        .workflow_list(A)
+        .workflow_list(Some(A))
         .await
         .unwrap()
         .into_iter()

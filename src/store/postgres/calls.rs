@@ -39,6 +39,15 @@ pub async fn parent(pool: &PgPool, id: &str) -> StoreResult<Option<String>> {
         .map_err(pg)
 }
 
+pub async fn callback_of(pool: &PgPool, id: &str) -> StoreResult<Option<CallRecord>> {
+    let rows: Vec<CallColumns> = sqlx::query_as(&sql::callback_of("$1"))
+        .bind(id)
+        .fetch_all(pool)
+        .await
+        .map_err(pg)?;
+    Ok(records(rows)?.pop())
+}
+
 pub async fn insert(tx: &mut Tx, c: &CallRecord) -> StoreResult<bool> {
     let n = sqlx::query(&sql::insert(["$1", "$2", "$3", "$4", "$5", "$6"]))
         .bind(&c.job_id)

@@ -4,6 +4,8 @@
 
 use super::db::Db;
 use super::pg;
+use crate::job::JobStatus;
+use crate::store::call_rows;
 use crate::store::dialect::Dialect;
 use crate::store::expire_sql::{self, Gone};
 use crate::store::records::{Expire, ExpiringJob};
@@ -44,6 +46,8 @@ pub async fn expire(db: &Db, jobs: Vec<Expire>) -> StoreResult<u64> {
     for job in &jobs {
         if let (true, Some(cb)) = (failed.contains(job.id.as_str()), &job.on_fail) {
             super::jobs::insert_one(&mut tx, now, cb.clone(), None, &mut tally).await?;
+            let call = call_rows::callback(&job.id, JobStatus::Failed, cb, now);
+            super::calls::insert(&mut tx, &call).await?;
         }
     }
     super::tally::apply(&mut tx, tally).await?;

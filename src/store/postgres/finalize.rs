@@ -12,6 +12,7 @@ use super::jobs::insert_one;
 use super::{pg, tally};
 use crate::job::JobStatus;
 use crate::store::attempt_sql;
+use crate::store::call_rows;
 use crate::store::ending::Ending;
 use crate::store::ending_sql::{ending, Arg, Dialect};
 use crate::store::records::{AttemptRecord, Finalize, Finalized};
@@ -172,9 +173,10 @@ pub async fn many(
         if let (Some(s), false) = (s, f.steps.is_empty()) {
             super::steps::write(tx, now, &f.id, &landing(&f.steps, *s)).await?;
         }
-        let cb = s.and_then(|s| f.callbacks.as_ref().and_then(|c| c.landing(s)));
-        if let Some(cb) = cb {
+        let landed = s.and_then(|s| Some((s, f.callbacks.as_ref()?.landing(s)?)));
+        if let Some((s, cb)) = landed {
             super::jobs::insert_one(tx, now, cb.clone(), None, &mut tally).await?;
+            super::calls::insert(tx, &call_rows::callback(&f.id, s, cb, now)).await?;
         }
     }
     insert_attempts(tx, &attempts, tally).await?;
@@ -319,6 +321,7 @@ pub(super) async fn finalize_item(
     tally.landed(f, status);
     if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
         insert_one(tx, now, cb.clone(), None, tally).await?;
+        super::calls::insert(tx, &call_rows::callback(&f.id, status, cb, now)).await?;
     }
     if let Some((a, log)) = end.attempt_row(&mv) {
         insert_attempt(tx, &f.id, a, log).await?;

@@ -67,7 +67,7 @@ pub async fn get(pool: &PgPool, tenant: &str, id: &str) -> StoreResult<Option<Jo
 
 pub async fn list(pool: &PgPool, q: JobQuery) -> StoreResult<JobPage> {
     use futures_util::TryStreamExt;
-    let sql = job_sql::list(Dialect::Postgres);
+    let sql = job_sql::list(Dialect::Postgres, q.tenant.is_some());
     let mut rows = sqlx::query_as::<_, JobRow>(&sql)
         .bind(&q.tenant)
         .bind(q.status.map(|s| s.as_str()))

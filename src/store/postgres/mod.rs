@@ -549,8 +549,12 @@ impl JobStore for PgStore {
         workflows::get(&self.db.pool, tenant, name, version).await
     }
 
-    async fn workflow_list(&self, tenant: &str) -> StoreResult<Vec<WorkflowRecord>> {
+    async fn workflow_list(&self, tenant: Option<&str>) -> StoreResult<Vec<WorkflowRecord>> {
         workflows::list(&self.db.pool, tenant).await
+    }
+
+    async fn workflow_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<(u32, Millis)>> {
+        workflows::versions(&self.db.pool, tenant, name).await
     }
 
     async fn job_steps(&self, id: &str) -> StoreResult<Vec<StepRecord>> {
@@ -589,7 +593,11 @@ impl JobStore for PgStore {
         calls::parent(&self.db.pool, id).await
     }
 
-    async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>> {
+    async fn job_callback_of(&self, id: &str) -> StoreResult<Option<CallRecord>> {
+        calls::callback_of(&self.db.pool, id).await
+    }
+
+    async fn task_list(&self, tenant: Option<&str>) -> StoreResult<Vec<TaskRecord>> {
         registry::task_list(&self.db.pool, tenant).await
     }
 
@@ -638,15 +646,16 @@ impl JobStore for PgStore {
         jobs::list(&self.db.pool, q).await
     }
 
-    async fn queue_list(&self, tenant: &str) -> StoreResult<Vec<QueueDepth>> {
-        let rows: Vec<(String, String, i64, Option<i64>)> =
-            sqlx::query_as(crate::store::queue_rows::DEPTHS)
+    async fn queue_list(&self, tenant: Option<&str>) -> StoreResult<Vec<QueueDepth>> {
+        let one = tenant.is_some();
+        let rows: Vec<crate::store::rows::QueueDepthRow> =
+            sqlx::query_as(&crate::store::queue_rows::depths(one))
                 .bind(tenant)
                 .bind(self.now())
                 .fetch_all(&self.db.pool)
                 .await
                 .map_err(pg)?;
-        let paused: Vec<String> = sqlx::query_scalar(crate::store::queue_rows::PAUSED)
+        let paused: Vec<(String, String)> = sqlx::query_as(&crate::store::queue_rows::paused(one))
             .bind(tenant)
             .fetch_all(&self.db.pool)
             .await
@@ -905,7 +914,10 @@ impl JobStore for PgStore {
         secrets::put(&self.db, s).await
     }
 
-    async fn secret_list(&self, tenant: &str) -> StoreResult<Vec<crate::store::SecretRecord>> {
+    async fn secret_list(
+        &self,
+        tenant: Option<&str>,
+    ) -> StoreResult<Vec<crate::store::SecretRecord>> {
         secrets::list(&self.db.pool, tenant).await
     }
 
@@ -929,7 +941,10 @@ impl JobStore for PgStore {
         schedules::get(&self.db.pool, tenant, name).await
     }
 
-    async fn schedule_list(&self, tenant: &str) -> StoreResult<Vec<crate::store::ScheduleRecord>> {
+    async fn schedule_list(
+        &self,
+        tenant: Option<&str>,
+    ) -> StoreResult<Vec<crate::store::ScheduleRecord>> {
         schedules::list(&self.db.pool, tenant).await
     }
 

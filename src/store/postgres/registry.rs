@@ -179,8 +179,8 @@ pub async fn task_versions(
     Ok(rows.into_iter().map(task).collect())
 }
 
-pub async fn task_list(pool: &PgPool, tenant: &str) -> StoreResult<Vec<TaskRecord>> {
-    let rows: Vec<TaskRow> = sqlx::query_as(LIST.as_str())
+pub async fn task_list(pool: &PgPool, tenant: Option<&str>) -> StoreResult<Vec<TaskRecord>> {
+    let rows: Vec<TaskRow> = sqlx::query_as(&crate::store::registry_rows::list(tenant.is_some()))
         .bind(tenant)
         .fetch_all(pool)
         .await

@@ -95,8 +95,8 @@ pub async fn get(pool: &PgPool, tenant: &str, name: &str) -> StoreResult<Option<
     Ok(row.map(ScheduleRecord::from))
 }
 
-pub async fn list(pool: &PgPool, tenant: &str) -> StoreResult<Vec<ScheduleRecord>> {
-    let rows: Vec<ScheduleRow> = sqlx::query_as(sql::LIST.as_str())
+pub async fn list(pool: &PgPool, tenant: Option<&str>) -> StoreResult<Vec<ScheduleRecord>> {
+    let rows: Vec<ScheduleRow> = sqlx::query_as(&sql::list(tenant.is_some()))
         .bind(tenant)
         .fetch_all(pool)
         .await

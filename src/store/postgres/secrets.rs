@@ -40,11 +40,11 @@ pub async fn put(db: &Db, s: NewSecret) -> StoreResult<(SecretRecord, bool)> {
             .map_err(pg)?;
     }
     tx.commit().await.map_err(pg)?;
-    Ok(put_record(s.name, now, replaced))
+    Ok(put_record(s, now, replaced))
 }
 
-pub async fn list(pool: &PgPool, tenant: &str) -> StoreResult<Vec<SecretRecord>> {
-    sqlx::query_as(LIST.as_str())
+pub async fn list(pool: &PgPool, tenant: Option<&str>) -> StoreResult<Vec<SecretRecord>> {
+    sqlx::query_as(&crate::store::secret_rows::list(tenant.is_some()))
         .bind(tenant)
         .fetch_all(pool)
         .await

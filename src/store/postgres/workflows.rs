@@ -49,8 +49,21 @@ pub async fn get(
         .map_err(pg)
 }
 
-pub async fn list(pool: &PgPool, tenant: &str) -> StoreResult<Vec<WorkflowRecord>> {
-    sqlx::query_as(&sql::list("$1"))
+pub async fn versions(pool: &PgPool, tenant: &str, name: &str) -> StoreResult<Vec<(u32, Millis)>> {
+    let rows: Vec<(i32, i64)> = sqlx::query_as(&sql::versions(["$1", "$2"]))
+        .bind(tenant)
+        .bind(name)
+        .fetch_all(pool)
+        .await
+        .map_err(pg)?;
+    Ok(rows
+        .into_iter()
+        .map(|(v, at)| (u32::try_from(v).unwrap_or(0), at))
+        .collect())
+}
+
+pub async fn list(pool: &PgPool, tenant: Option<&str>) -> StoreResult<Vec<WorkflowRecord>> {
+    sqlx::query_as(&sql::list(tenant.is_some(), "$1"))
         .bind(tenant)
         .fetch_all(pool)
         .await

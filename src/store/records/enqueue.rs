@@ -110,6 +110,7 @@ pub enum Reuse {
 /// its oldest due queued job (how long the head of the line has waited).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueueDepth {
+    pub tenant: String,
     pub queue: String,
     /// Every status, in `JobStatus::ALL`'s order, with 0 where there are none.
     pub counts: Vec<(JobStatus, u64)>,

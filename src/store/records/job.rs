@@ -48,7 +48,8 @@ pub struct JobRecord {
 /// Which jobs to list, newest first.
 #[derive(Debug, Clone, Default)]
 pub struct JobQuery {
-    pub tenant: String,
+    /// Whose jobs: one tenant's, or (`None`) every tenant's.
+    pub tenant: Option<String>,
     pub status: Option<JobStatus>,
     pub task: Option<String>,
     pub queue: Option<String>,

@@ -44,6 +44,15 @@ pub async fn parent(conn: &mut SqliteConnection, id: &str) -> StoreResult<Option
         .map_err(db)
 }
 
+pub async fn callback_of(conn: &mut SqliteConnection, id: &str) -> StoreResult<Option<CallRecord>> {
+    let rows: Vec<CallColumns> = sqlx::query_as(&sql::callback_of("?1"))
+        .bind(id)
+        .fetch_all(conn)
+        .await
+        .map_err(db)?;
+    Ok(records(rows)?.pop())
+}
+
 pub fn insert(conn: &Connection, c: &CallRecord) -> StoreResult<bool> {
     let n = conn
         .prepare_cached(&sql::insert(["?1", "?2", "?3", "?4", "?5", "?6"]))

@@ -4,6 +4,8 @@
 use super::jobs::{insert_one, Tenants};
 use super::tally::{Apply, Tally};
 use super::wdb;
+use crate::job::JobStatus;
+use crate::store::call_rows;
 use crate::store::dialect::Dialect;
 use crate::store::expire_sql::{self, Gone};
 use crate::store::records::Expire;
@@ -30,14 +32,16 @@ pub fn expire(conn: &Connection, now: Millis, jobs: Vec<Expire>) -> StoreResult<
             .map_err(wdb)?;
         if let Some(row) = row {
             gone.push(row);
-            on_fail.extend(job.on_fail);
+            on_fail.extend(job.on_fail.map(|cb| (job.id, cb)));
         }
     }
     let mut tally = Tally::new(now);
     expire_sql::tally(&mut tally, &gone);
     let (mut tenants, none) = (Tenants::default(), Tally::new(now));
-    for cb in on_fail {
+    for (of, cb) in on_fail {
+        let call = call_rows::callback(&of, JobStatus::Failed, &cb, now);
         insert_one(conn, now, cb, None, &mut tally, &mut tenants, &none)?;
+        super::calls::insert(conn, &call)?;
     }
     tally.apply(conn)?;
     Ok(gone.len() as u64)

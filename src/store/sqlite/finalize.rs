@@ -9,6 +9,7 @@ use super::wdb;
 use super::writer::exec;
 use crate::job::JobStatus;
 use crate::store::attempt_sql;
+use crate::store::call_rows;
 use crate::store::ending::Ending;
 use crate::store::ending_sql::{ending, Arg, Dialect};
 use crate::store::records::*;
@@ -100,6 +101,7 @@ pub(super) fn finalize_item(
     if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
         let (mut tenants, none) = (Tenants::default(), Tally::new(now));
         insert_one(conn, now, cb.clone(), None, tally, &mut tenants, &none)?;
+        super::calls::insert(conn, &call_rows::callback(&f.id, status, cb, now))?;
     }
     if let Some((a, log)) = end.attempt_row(&mv) {
         insert_attempt(conn, &f.id, a, log)?;

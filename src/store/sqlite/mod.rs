@@ -633,8 +633,12 @@ impl JobStore for SqliteStore {
         workflows::get(&mut *self.reader().await?, tenant, name, version).await
     }
 
-    async fn workflow_list(&self, tenant: &str) -> StoreResult<Vec<WorkflowRecord>> {
+    async fn workflow_list(&self, tenant: Option<&str>) -> StoreResult<Vec<WorkflowRecord>> {
         workflows::list(&mut *self.reader().await?, tenant).await
+    }
+
+    async fn workflow_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<(u32, Millis)>> {
+        workflows::versions(&mut *self.reader().await?, tenant, name).await
     }
 
     async fn job_steps(&self, id: &str) -> StoreResult<Vec<StepRecord>> {
@@ -673,8 +677,12 @@ impl JobStore for SqliteStore {
         calls::parent(&mut *self.reader().await?, id).await
     }
 
-    async fn task_list(&self, tenant: &str) -> StoreResult<Vec<TaskRecord>> {
-        let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::LIST.as_str())
+    async fn job_callback_of(&self, id: &str) -> StoreResult<Option<CallRecord>> {
+        calls::callback_of(&mut *self.reader().await?, id).await
+    }
+
+    async fn task_list(&self, tenant: Option<&str>) -> StoreResult<Vec<TaskRecord>> {
+        let rows: Vec<TaskRow> = sqlx::query_as(&registry_rows::list(tenant.is_some()))
             .bind(tenant)
             .fetch_all(&mut *self.reader().await?)
             .await
@@ -718,7 +726,7 @@ impl JobStore for SqliteStore {
 
     async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage> {
         use futures_util::TryStreamExt;
-        let sql = job_sql::list(Dialect::Sqlite);
+        let sql = job_sql::list(Dialect::Sqlite, q.tenant.is_some());
         let mut conn = self.reader().await?;
         let mut rows = sqlx::query_as::<_, rows::JobRow>(&sql)
             .bind(&q.tenant)
@@ -739,15 +747,16 @@ impl JobStore for SqliteStore {
         Ok(page)
     }
 
-    async fn queue_list(&self, tenant: &str) -> StoreResult<Vec<QueueDepth>> {
-        let rows: Vec<(String, String, i64, Option<i64>)> =
-            sqlx::query_as(crate::store::queue_rows::DEPTHS)
+    async fn queue_list(&self, tenant: Option<&str>) -> StoreResult<Vec<QueueDepth>> {
+        let one = tenant.is_some();
+        let rows: Vec<crate::store::rows::QueueDepthRow> =
+            sqlx::query_as(&crate::store::queue_rows::depths(one))
                 .bind(tenant)
                 .bind(self.now())
                 .fetch_all(&mut *self.reader().await?)
                 .await
                 .map_err(db)?;
-        let paused: Vec<String> = sqlx::query_scalar(crate::store::queue_rows::PAUSED)
+        let paused: Vec<(String, String)> = sqlx::query_as(&crate::store::queue_rows::paused(one))
             .bind(tenant)
             .fetch_all(&mut *self.reader().await?)
             .await
@@ -1263,7 +1272,10 @@ impl JobStore for SqliteStore {
             .await
     }
 
-    async fn secret_list(&self, tenant: &str) -> StoreResult<Vec<crate::store::SecretRecord>> {
+    async fn secret_list(
+        &self,
+        tenant: Option<&str>,
+    ) -> StoreResult<Vec<crate::store::SecretRecord>> {
         secrets::list(&mut *self.reader().await?, tenant).await
     }
 
@@ -1291,7 +1303,10 @@ impl JobStore for SqliteStore {
         schedules::get(&mut *self.reader().await?, tenant, name).await
     }
 
-    async fn schedule_list(&self, tenant: &str) -> StoreResult<Vec<crate::store::ScheduleRecord>> {
+    async fn schedule_list(
+        &self,
+        tenant: Option<&str>,
+    ) -> StoreResult<Vec<crate::store::ScheduleRecord>> {
         schedules::list(&mut *self.reader().await?, tenant).await
     }
 

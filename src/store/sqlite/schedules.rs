@@ -86,8 +86,11 @@ pub async fn get(
     Ok(row.map(ScheduleRecord::from))
 }
 
-pub async fn list(conn: &mut SqliteConnection, tenant: &str) -> StoreResult<Vec<ScheduleRecord>> {
-    let rows: Vec<ScheduleRow> = sqlx::query_as(sql::LIST.as_str())
+pub async fn list(
+    conn: &mut SqliteConnection,
+    tenant: Option<&str>,
+) -> StoreResult<Vec<ScheduleRecord>> {
+    let rows: Vec<ScheduleRow> = sqlx::query_as(&sql::list(tenant.is_some()))
         .bind(tenant)
         .fetch_all(conn)
         .await

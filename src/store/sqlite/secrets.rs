@@ -26,11 +26,14 @@ pub fn put(conn: &Connection, now: Millis, s: NewSecret) -> StoreResult<(SecretR
             .execute(params![s.tenant, s.name, s.nonce, s.ciphertext, now])
             .map_err(wdb)?;
     }
-    Ok(put_record(s.name, now, replaced))
+    Ok(put_record(s, now, replaced))
 }
 
-pub async fn list(conn: &mut SqliteConnection, tenant: &str) -> StoreResult<Vec<SecretRecord>> {
-    sqlx::query_as(LIST.as_str())
+pub async fn list(
+    conn: &mut SqliteConnection,
+    tenant: Option<&str>,
+) -> StoreResult<Vec<SecretRecord>> {
+    sqlx::query_as(&crate::store::secret_rows::list(tenant.is_some()))
         .bind(tenant)
         .fetch_all(conn)
         .await

@@ -52,8 +52,28 @@ pub async fn get(
         .map_err(db)
 }
 
-pub async fn list(conn: &mut SqliteConnection, tenant: &str) -> StoreResult<Vec<WorkflowRecord>> {
-    sqlx::query_as(&sql::list("?1"))
+pub async fn versions(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+    name: &str,
+) -> StoreResult<Vec<(u32, Millis)>> {
+    let rows: Vec<(i64, i64)> = sqlx::query_as(&sql::versions(["?1", "?2"]))
+        .bind(tenant)
+        .bind(name)
+        .fetch_all(conn)
+        .await
+        .map_err(db)?;
+    Ok(rows
+        .into_iter()
+        .map(|(v, at)| (u32::try_from(v).unwrap_or(0), at))
+        .collect())
+}
+
+pub async fn list(
+    conn: &mut SqliteConnection,
+    tenant: Option<&str>,
+) -> StoreResult<Vec<WorkflowRecord>> {
+    sqlx::query_as(&sql::list(tenant.is_some(), "?1"))
         .bind(tenant)
         .fetch_all(conn)
         .await

@@ -96,7 +96,7 @@ async fn burn_down(args: &QueueBench, hooked: Hooked) -> anyhow::Result<serde_js
     let page = b
         .store
         .job_list(taskbox::store::JobQuery {
-            tenant: DEFAULT_TENANT.into(),
+            tenant: Some(DEFAULT_TENANT.into()),
             limit: 1,
             max_bytes: 1 << 20,
             ..Default::default()

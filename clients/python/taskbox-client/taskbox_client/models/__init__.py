@@ -17,6 +17,7 @@ from .bundle_job import BundleJob
 from .bundle_limits import BundleLimits
 from .by import By
 from .cache_spec import CacheSpec
+from .callback import Callback
 from .component import Component
 from .concurrency import Concurrency
 from .concurrency_mode import ConcurrencyMode
@@ -137,6 +138,7 @@ from .workflow import Workflow
 from .workflow_list import WorkflowList
 from .workflow_ref import WorkflowRef
 from .workflow_spec import WorkflowSpec
+from .workflow_version import WorkflowVersion
 
 __all__ = (
     "Abi",
@@ -156,6 +158,7 @@ __all__ = (
     "BundleLimits",
     "By",
     "CacheSpec",
+    "Callback",
     "Component",
     "Concurrency",
     "ConcurrencyMode",
@@ -276,4 +279,5 @@ __all__ = (
     "WorkflowList",
     "WorkflowRef",
     "WorkflowSpec",
+    "WorkflowVersion",
 )

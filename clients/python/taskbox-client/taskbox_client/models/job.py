@@ -52,6 +52,7 @@ class Job:
             output (Any | Unset): The task's output, once it completed.
             progress (None | ProgressRecord | Unset):
             started_at (None | str | Unset):
+            tenant (str | Unset): Whose job it is.
             throttle (None | Throttle | Unset):
             traceparent (None | str | Unset): The trace the job continues (the enqueue's `traceparent` header,
                 or the attempt of the job that made it), as the W3C `traceparent`
@@ -85,6 +86,7 @@ class Job:
     output: Any | Unset = UNSET
     progress: None | ProgressRecord | Unset = UNSET
     started_at: None | str | Unset = UNSET
+    tenant: str | Unset = UNSET
     throttle: None | Throttle | Unset = UNSET
     traceparent: None | str | Unset = UNSET
     unique_key: None | str | Unset = UNSET
@@ -202,6 +204,8 @@ class Job:
         else:
             started_at = self.started_at
 
+        tenant = self.tenant
+
         throttle: dict[str, Any] | None | Unset
         if isinstance(self.throttle, Unset):
             throttle = UNSET
@@ -267,6 +271,8 @@ class Job:
             field_dict["progress"] = progress
         if started_at is not UNSET:
             field_dict["started_at"] = started_at
+        if tenant is not UNSET:
+            field_dict["tenant"] = tenant
         if throttle is not UNSET:
             field_dict["throttle"] = throttle
         if traceparent is not UNSET:
@@ -451,6 +457,8 @@ class Job:
 
         started_at = _parse_started_at(d.pop("started_at", UNSET))
 
+        tenant = d.pop("tenant", UNSET)
+
         def _parse_throttle(data: object) -> None | Throttle | Unset:
             if data is None:
                 return data
@@ -513,6 +521,7 @@ class Job:
             output=output,
             progress=progress,
             started_at=started_at,
+            tenant=tenant,
             throttle=throttle,
             traceparent=traceparent,
             unique_key=unique_key,

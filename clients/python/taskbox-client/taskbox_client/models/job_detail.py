@@ -10,6 +10,7 @@ from ..models.job_status import JobStatus
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.callback import Callback
     from ..models.debounce_view import DebounceView
     from ..models.job_error_view import JobErrorView
     from ..models.progress_record import ProgressRecord
@@ -56,6 +57,7 @@ class JobDetail:
             output (Any | Unset): The task's output, once it completed.
             progress (None | ProgressRecord | Unset):
             started_at (None | str | Unset):
+            tenant (str | Unset): Whose job it is.
             throttle (None | Throttle | Unset):
             traceparent (None | str | Unset): The trace the job continues (the enqueue's `traceparent` header,
                 or the attempt of the job that made it), as the W3C `traceparent`
@@ -63,6 +65,9 @@ class JobDetail:
                 own, and its trace id is its id's 128 bits.
             unique_key (None | str | Unset):
             waiting_for (Any | Unset): What a waiting job waits for, as the guest said it.
+            callback_of (Callback | None | Unset):
+            callbacks (list[Callback] | Unset): The callbacks its ends made (its task's `on_success` or
+                `on_fail`), oldest first.
             children (list[str] | Unset): The jobs this one spawned.
             parent (None | str | Unset): The job that spawned this one.
             steps (list[Step] | Unset):
@@ -93,10 +98,13 @@ class JobDetail:
     output: Any | Unset = UNSET
     progress: None | ProgressRecord | Unset = UNSET
     started_at: None | str | Unset = UNSET
+    tenant: str | Unset = UNSET
     throttle: None | Throttle | Unset = UNSET
     traceparent: None | str | Unset = UNSET
     unique_key: None | str | Unset = UNSET
     waiting_for: Any | Unset = UNSET
+    callback_of: Callback | None | Unset = UNSET
+    callbacks: list[Callback] | Unset = UNSET
     children: list[str] | Unset = UNSET
     parent: None | str | Unset = UNSET
     steps: list[Step] | Unset = UNSET
@@ -104,6 +112,7 @@ class JobDetail:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.callback import Callback  # noqa: PLC0415
         from ..models.debounce_view import DebounceView  # noqa: PLC0415
         from ..models.job_error_view import JobErrorView  # noqa: PLC0415
         from ..models.progress_record import ProgressRecord  # noqa: PLC0415
@@ -215,6 +224,8 @@ class JobDetail:
         else:
             started_at = self.started_at
 
+        tenant = self.tenant
+
         throttle: dict[str, Any] | None | Unset
         if isinstance(self.throttle, Unset):
             throttle = UNSET
@@ -236,6 +247,21 @@ class JobDetail:
             unique_key = self.unique_key
 
         waiting_for = self.waiting_for
+
+        callback_of: dict[str, Any] | None | Unset
+        if isinstance(self.callback_of, Unset):
+            callback_of = UNSET
+        elif isinstance(self.callback_of, Callback):
+            callback_of = self.callback_of.to_dict()
+        else:
+            callback_of = self.callback_of
+
+        callbacks: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.callbacks, Unset):
+            callbacks = []
+            for callbacks_item_data in self.callbacks:
+                callbacks_item = callbacks_item_data.to_dict()
+                callbacks.append(callbacks_item)
 
         children: list[str] | Unset = UNSET
         if not isinstance(self.children, Unset):
@@ -305,6 +331,8 @@ class JobDetail:
             field_dict["progress"] = progress
         if started_at is not UNSET:
             field_dict["started_at"] = started_at
+        if tenant is not UNSET:
+            field_dict["tenant"] = tenant
         if throttle is not UNSET:
             field_dict["throttle"] = throttle
         if traceparent is not UNSET:
@@ -313,6 +341,10 @@ class JobDetail:
             field_dict["unique_key"] = unique_key
         if waiting_for is not UNSET:
             field_dict["waiting_for"] = waiting_for
+        if callback_of is not UNSET:
+            field_dict["callback_of"] = callback_of
+        if callbacks is not UNSET:
+            field_dict["callbacks"] = callbacks
         if children is not UNSET:
             field_dict["children"] = children
         if parent is not UNSET:
@@ -326,6 +358,7 @@ class JobDetail:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.callback import Callback  # noqa: PLC0415
         from ..models.debounce_view import DebounceView  # noqa: PLC0415
         from ..models.job_error_view import JobErrorView  # noqa: PLC0415
         from ..models.progress_record import ProgressRecord  # noqa: PLC0415
@@ -499,6 +532,8 @@ class JobDetail:
 
         started_at = _parse_started_at(d.pop("started_at", UNSET))
 
+        tenant = d.pop("tenant", UNSET)
+
         def _parse_throttle(data: object) -> None | Throttle | Unset:
             if data is None:
                 return data
@@ -535,6 +570,32 @@ class JobDetail:
         unique_key = _parse_unique_key(d.pop("unique_key", UNSET))
 
         waiting_for = d.pop("waiting_for", UNSET)
+
+        def _parse_callback_of(data: object) -> Callback | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                callback_of_type_1 = Callback.from_dict(data)
+
+                return callback_of_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Callback | None | Unset, data)
+
+        callback_of = _parse_callback_of(d.pop("callback_of", UNSET))
+
+        _callbacks = d.pop("callbacks", UNSET)
+        callbacks: list[Callback] | Unset = UNSET
+        if _callbacks is not UNSET:
+            callbacks = []
+            for callbacks_item_data in _callbacks:
+                callbacks_item = Callback.from_dict(callbacks_item_data)
+
+                callbacks.append(callbacks_item)
 
         children = cast(list[str], d.pop("children", UNSET))
 
@@ -598,10 +659,13 @@ class JobDetail:
             output=output,
             progress=progress,
             started_at=started_at,
+            tenant=tenant,
             throttle=throttle,
             traceparent=traceparent,
             unique_key=unique_key,
             waiting_for=waiting_for,
+            callback_of=callback_of,
+            callbacks=callbacks,
             children=children,
             parent=parent,
             steps=steps,

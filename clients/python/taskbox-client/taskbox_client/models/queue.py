@@ -23,12 +23,14 @@ class Queue:
         depth (QueueDepth): Jobs not ended, by status (`queued`, `waiting`, `running`).
         name (str):
         paused (bool):
+        tenant (str):
         oldest_queued_age_ms (int | None | Unset): How long the oldest due queued job has waited; null when none waits.
     """
 
     depth: QueueDepth
     name: str
     paused: bool
+    tenant: str
     oldest_queued_age_ms: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -38,6 +40,8 @@ class Queue:
         name = self.name
 
         paused = self.paused
+
+        tenant = self.tenant
 
         oldest_queued_age_ms: int | None | Unset
         if isinstance(self.oldest_queued_age_ms, Unset):
@@ -52,6 +56,7 @@ class Queue:
                 "depth": depth,
                 "name": name,
                 "paused": paused,
+                "tenant": tenant,
             }
         )
         if oldest_queued_age_ms is not UNSET:
@@ -70,6 +75,8 @@ class Queue:
 
         paused = d.pop("paused")
 
+        tenant = d.pop("tenant")
+
         def _parse_oldest_queued_age_ms(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -83,6 +90,7 @@ class Queue:
             depth=depth,
             name=name,
             paused=paused,
+            tenant=tenant,
             oldest_queued_age_ms=oldest_queued_age_ms,
         )
 

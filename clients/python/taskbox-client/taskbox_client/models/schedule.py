@@ -34,6 +34,7 @@ class Schedule:
                 them in `timezone`).
             overlap (Overlap): What a slot does while the schedule's last job is still active.
             skipped (int):
+            tenant (str):
             timezone (str): An IANA zone (`UTC` when the definition left it out).
             updated_at (str):
             before (None | str | Unset):
@@ -60,6 +61,7 @@ class Schedule:
     next_slots: list[str]
     overlap: Overlap
     skipped: int
+    tenant: str
     timezone: str
     updated_at: str
     before: None | str | Unset = UNSET
@@ -98,6 +100,8 @@ class Schedule:
         overlap = self.overlap.value
 
         skipped = self.skipped
+
+        tenant = self.tenant
 
         timezone = self.timezone
 
@@ -187,6 +191,7 @@ class Schedule:
                 "next_slots": next_slots,
                 "overlap": overlap,
                 "skipped": skipped,
+                "tenant": tenant,
                 "timezone": timezone,
                 "updated_at": updated_at,
             }
@@ -241,6 +246,8 @@ class Schedule:
         overlap = Overlap(d.pop("overlap"))
 
         skipped = d.pop("skipped")
+
+        tenant = d.pop("tenant")
 
         timezone = d.pop("timezone")
 
@@ -372,6 +379,7 @@ class Schedule:
             next_slots=next_slots,
             overlap=overlap,
             skipped=skipped,
+            tenant=tenant,
             timezone=timezone,
             updated_at=updated_at,
             before=before,

@@ -16,12 +16,14 @@ class Secret:
     Attributes:
         created_at (str):
         name (str):  Example: STRIPE_KEY.
+        tenant (str):
         updated_at (str):
         version (int): 1 when it was made; one more at each put.
     """
 
     created_at: str
     name: str
+    tenant: str
     updated_at: str
     version: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -30,6 +32,8 @@ class Secret:
         created_at = self.created_at
 
         name = self.name
+
+        tenant = self.tenant
 
         updated_at = self.updated_at
 
@@ -41,6 +45,7 @@ class Secret:
             {
                 "created_at": created_at,
                 "name": name,
+                "tenant": tenant,
                 "updated_at": updated_at,
                 "version": version,
             }
@@ -55,6 +60,8 @@ class Secret:
 
         name = d.pop("name")
 
+        tenant = d.pop("tenant")
+
         updated_at = d.pop("updated_at")
 
         version = d.pop("version")
@@ -62,6 +69,7 @@ class Secret:
         secret = cls(
             created_at=created_at,
             name=name,
+            tenant=tenant,
             updated_at=updated_at,
             version=version,
         )

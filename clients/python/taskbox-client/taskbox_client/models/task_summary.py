@@ -18,6 +18,7 @@ class TaskSummary:
         digest (str):
         name (str):
         queue (str):
+        tenant (str):
         version (int):
     """
 
@@ -25,6 +26,7 @@ class TaskSummary:
     digest: str
     name: str
     queue: str
+    tenant: str
     version: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -37,6 +39,8 @@ class TaskSummary:
 
         queue = self.queue
 
+        tenant = self.tenant
+
         version = self.version
 
         field_dict: dict[str, Any] = {}
@@ -47,6 +51,7 @@ class TaskSummary:
                 "digest": digest,
                 "name": name,
                 "queue": queue,
+                "tenant": tenant,
                 "version": version,
             }
         )
@@ -64,6 +69,8 @@ class TaskSummary:
 
         queue = d.pop("queue")
 
+        tenant = d.pop("tenant")
+
         version = d.pop("version")
 
         task_summary = cls(
@@ -71,6 +78,7 @@ class TaskSummary:
             digest=digest,
             name=name,
             queue=queue,
+            tenant=tenant,
             version=version,
         )
 

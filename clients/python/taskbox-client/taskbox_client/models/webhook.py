@@ -20,6 +20,7 @@ class Webhook:
         created_at (str):
         events (list[EventType]):
         id (str):
+        tenant (str):
         url (str):
         secret (None | str | Unset):
     """
@@ -27,6 +28,7 @@ class Webhook:
     created_at: str
     events: list[EventType]
     id: str
+    tenant: str
     url: str
     secret: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -40,6 +42,8 @@ class Webhook:
             events.append(events_item)
 
         id = self.id
+
+        tenant = self.tenant
 
         url = self.url
 
@@ -56,6 +60,7 @@ class Webhook:
                 "created_at": created_at,
                 "events": events,
                 "id": id,
+                "tenant": tenant,
                 "url": url,
             }
         )
@@ -78,6 +83,8 @@ class Webhook:
 
         id = d.pop("id")
 
+        tenant = d.pop("tenant")
+
         url = d.pop("url")
 
         def _parse_secret(data: object) -> None | str | Unset:
@@ -93,6 +100,7 @@ class Webhook:
             created_at=created_at,
             events=events,
             id=id,
+            tenant=tenant,
             url=url,
             secret=secret,
         )

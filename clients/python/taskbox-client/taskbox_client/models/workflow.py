@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.step_spec import StepSpec
+    from ..models.workflow_version import WorkflowVersion
 
 
 T = TypeVar("T", bound="Workflow")
@@ -26,6 +27,7 @@ class Workflow:
             steps (list[StepSpec]):
             created_at (str):
             name (str):
+            tenant (str):
             version (int):
             deadline_ms (int | None | Unset): Bounds a job across all its steps, from enqueue.
             input_schema (Any | Unset):
@@ -34,11 +36,14 @@ class Workflow:
             queue (None | str | Unset): The queue its jobs go to unless the enqueue names one.
             restore (bool | Unset): Whether a retried job keeps its completed steps' results (and does
                 not run them again); `false` starts it over.
+            versions (list[WorkflowVersion] | Unset): Every version of the workflow, oldest first (`GET
+                /v1/workflows/{name}` only).
     """
 
     steps: list[StepSpec]
     created_at: str
     name: str
+    tenant: str
     version: int
     deadline_ms: int | None | Unset = UNSET
     input_schema: Any | Unset = UNSET
@@ -46,6 +51,7 @@ class Workflow:
     on_error: list[StepSpec] | Unset = UNSET
     queue: None | str | Unset = UNSET
     restore: bool | Unset = UNSET
+    versions: list[WorkflowVersion] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,6 +63,8 @@ class Workflow:
         created_at = self.created_at
 
         name = self.name
+
+        tenant = self.tenant
 
         version = self.version
 
@@ -90,6 +98,13 @@ class Workflow:
 
         restore = self.restore
 
+        versions: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.versions, Unset):
+            versions = []
+            for versions_item_data in self.versions:
+                versions_item = versions_item_data.to_dict()
+                versions.append(versions_item)
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -97,6 +112,7 @@ class Workflow:
                 "steps": steps,
                 "created_at": created_at,
                 "name": name,
+                "tenant": tenant,
                 "version": version,
             }
         )
@@ -112,12 +128,15 @@ class Workflow:
             field_dict["queue"] = queue
         if restore is not UNSET:
             field_dict["restore"] = restore
+        if versions is not UNSET:
+            field_dict["versions"] = versions
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.step_spec import StepSpec  # noqa: PLC0415
+        from ..models.workflow_version import WorkflowVersion  # noqa: PLC0415
 
         d = dict(src_dict)
         steps = []
@@ -130,6 +149,8 @@ class Workflow:
         created_at = d.pop("created_at")
 
         name = d.pop("name")
+
+        tenant = d.pop("tenant")
 
         version = d.pop("version")
 
@@ -173,10 +194,20 @@ class Workflow:
 
         restore = d.pop("restore", UNSET)
 
+        _versions = d.pop("versions", UNSET)
+        versions: list[WorkflowVersion] | Unset = UNSET
+        if _versions is not UNSET:
+            versions = []
+            for versions_item_data in _versions:
+                versions_item = WorkflowVersion.from_dict(versions_item_data)
+
+                versions.append(versions_item)
+
         workflow = cls(
             steps=steps,
             created_at=created_at,
             name=name,
+            tenant=tenant,
             version=version,
             deadline_ms=deadline_ms,
             input_schema=input_schema,
@@ -184,6 +215,7 @@ class Workflow:
             on_error=on_error,
             queue=queue,
             restore=restore,
+            versions=versions,
         )
 
         workflow.additional_properties = d

@@ -18,6 +18,7 @@ def _get_kwargs(
     type_: str | Unset = UNSET,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
+    all_tenants: bool | Unset = UNSET,
     last_event_id: None | str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -37,6 +38,8 @@ def _get_kwargs(
     params["after"] = after
 
     params["limit"] = limit
+
+    params["all_tenants"] = all_tenants
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -139,6 +142,7 @@ def sync_detailed(
     type_: str | Unset = UNSET,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
+    all_tenants: bool | Unset = UNSET,
     last_event_id: None | str | Unset = UNSET,
 ) -> Response[ErrorAnswer | EventPage]:
     """The tenant's job events: a stream of server-sent events (`id:` is the
@@ -153,6 +157,7 @@ def sync_detailed(
         type_ (str | Unset):
         after (int | Unset):
         limit (int | Unset):
+        all_tenants (bool | Unset):
         last_event_id (None | str | Unset):
 
     Raises:
@@ -170,6 +175,7 @@ def sync_detailed(
         type_=type_,
         after=after,
         limit=limit,
+        all_tenants=all_tenants,
         last_event_id=last_event_id,
     )
 
@@ -189,6 +195,7 @@ def sync(
     type_: str | Unset = UNSET,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
+    all_tenants: bool | Unset = UNSET,
     last_event_id: None | str | Unset = UNSET,
 ) -> ErrorAnswer | EventPage | None:
     """The tenant's job events: a stream of server-sent events (`id:` is the
@@ -203,6 +210,7 @@ def sync(
         type_ (str | Unset):
         after (int | Unset):
         limit (int | Unset):
+        all_tenants (bool | Unset):
         last_event_id (None | str | Unset):
 
     Raises:
@@ -221,6 +229,7 @@ def sync(
         type_=type_,
         after=after,
         limit=limit,
+        all_tenants=all_tenants,
         last_event_id=last_event_id,
     ).parsed
 
@@ -234,6 +243,7 @@ async def asyncio_detailed(
     type_: str | Unset = UNSET,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
+    all_tenants: bool | Unset = UNSET,
     last_event_id: None | str | Unset = UNSET,
 ) -> Response[ErrorAnswer | EventPage]:
     """The tenant's job events: a stream of server-sent events (`id:` is the
@@ -248,6 +258,7 @@ async def asyncio_detailed(
         type_ (str | Unset):
         after (int | Unset):
         limit (int | Unset):
+        all_tenants (bool | Unset):
         last_event_id (None | str | Unset):
 
     Raises:
@@ -265,6 +276,7 @@ async def asyncio_detailed(
         type_=type_,
         after=after,
         limit=limit,
+        all_tenants=all_tenants,
         last_event_id=last_event_id,
     )
 
@@ -282,6 +294,7 @@ async def asyncio(
     type_: str | Unset = UNSET,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
+    all_tenants: bool | Unset = UNSET,
     last_event_id: None | str | Unset = UNSET,
 ) -> ErrorAnswer | EventPage | None:
     """The tenant's job events: a stream of server-sent events (`id:` is the
@@ -296,6 +309,7 @@ async def asyncio(
         type_ (str | Unset):
         after (int | Unset):
         limit (int | Unset):
+        all_tenants (bool | Unset):
         last_event_id (None | str | Unset):
 
     Raises:
@@ -315,6 +329,7 @@ async def asyncio(
             type_=type_,
             after=after,
             limit=limit,
+            all_tenants=all_tenants,
             last_event_id=last_event_id,
         )
     ).parsed

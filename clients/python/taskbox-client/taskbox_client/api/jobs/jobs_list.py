@@ -19,6 +19,7 @@ def _get_kwargs(
     queue: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    all_tenants: bool | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
@@ -40,6 +41,8 @@ def _get_kwargs(
     params["limit"] = limit
 
     params["cursor"] = cursor
+
+    params["all_tenants"] = all_tenants
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -138,8 +141,10 @@ def sync_detailed(
     queue: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    all_tenants: bool | Unset = UNSET,
 ) -> Response[ErrorAnswer | JobPage]:
-    """The tenant's jobs, newest first, a page at a time. Needs `jobs:read`.
+    """The tenant's jobs (the admin's: with `all_tenants`, every tenant's),
+    newest first, a page at a time. Needs `jobs:read`.
 
     Args:
         status (JobsListStatusType1 | JobStatus | Unset):
@@ -147,6 +152,7 @@ def sync_detailed(
         queue (str | Unset):
         limit (int | Unset):
         cursor (str | Unset):
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -162,6 +168,7 @@ def sync_detailed(
         queue=queue,
         limit=limit,
         cursor=cursor,
+        all_tenants=all_tenants,
     )
 
     response = client.get_httpx_client().request(
@@ -179,8 +186,10 @@ def sync(
     queue: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    all_tenants: bool | Unset = UNSET,
 ) -> ErrorAnswer | JobPage | None:
-    """The tenant's jobs, newest first, a page at a time. Needs `jobs:read`.
+    """The tenant's jobs (the admin's: with `all_tenants`, every tenant's),
+    newest first, a page at a time. Needs `jobs:read`.
 
     Args:
         status (JobsListStatusType1 | JobStatus | Unset):
@@ -188,6 +197,7 @@ def sync(
         queue (str | Unset):
         limit (int | Unset):
         cursor (str | Unset):
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -204,6 +214,7 @@ def sync(
         queue=queue,
         limit=limit,
         cursor=cursor,
+        all_tenants=all_tenants,
     ).parsed
 
 
@@ -215,8 +226,10 @@ async def asyncio_detailed(
     queue: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    all_tenants: bool | Unset = UNSET,
 ) -> Response[ErrorAnswer | JobPage]:
-    """The tenant's jobs, newest first, a page at a time. Needs `jobs:read`.
+    """The tenant's jobs (the admin's: with `all_tenants`, every tenant's),
+    newest first, a page at a time. Needs `jobs:read`.
 
     Args:
         status (JobsListStatusType1 | JobStatus | Unset):
@@ -224,6 +237,7 @@ async def asyncio_detailed(
         queue (str | Unset):
         limit (int | Unset):
         cursor (str | Unset):
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -239,6 +253,7 @@ async def asyncio_detailed(
         queue=queue,
         limit=limit,
         cursor=cursor,
+        all_tenants=all_tenants,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -254,8 +269,10 @@ async def asyncio(
     queue: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    all_tenants: bool | Unset = UNSET,
 ) -> ErrorAnswer | JobPage | None:
-    """The tenant's jobs, newest first, a page at a time. Needs `jobs:read`.
+    """The tenant's jobs (the admin's: with `all_tenants`, every tenant's),
+    newest first, a page at a time. Needs `jobs:read`.
 
     Args:
         status (JobsListStatusType1 | JobStatus | Unset):
@@ -263,6 +280,7 @@ async def asyncio(
         queue (str | Unset):
         limit (int | Unset):
         cursor (str | Unset):
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -280,5 +298,6 @@ async def asyncio(
             queue=queue,
             limit=limit,
             cursor=cursor,
+            all_tenants=all_tenants,
         )
     ).parsed

@@ -7,14 +7,24 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error_answer import ErrorAnswer
 from ...models.schedule_list import ScheduleList
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
-def _get_kwargs() -> dict[str, Any]:
+def _get_kwargs(
+    *,
+    all_tenants: bool | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["all_tenants"] = all_tenants
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/v1/schedules",
+        "params": params,
     }
 
     return _kwargs
@@ -103,8 +113,12 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
+    all_tenants: bool | Unset = UNSET,
 ) -> Response[ErrorAnswer | ScheduleList]:
     """The tenant's schedules. Needs `schedules:write` or `jobs:read`.
+
+    Args:
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -114,7 +128,9 @@ def sync_detailed(
         Response[ErrorAnswer | ScheduleList]
     """
 
-    kwargs = _get_kwargs()
+    kwargs = _get_kwargs(
+        all_tenants=all_tenants,
+    )
 
     response = client.get_httpx_client().request(
         **kwargs,
@@ -126,8 +142,12 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient | Client,
+    all_tenants: bool | Unset = UNSET,
 ) -> ErrorAnswer | ScheduleList | None:
     """The tenant's schedules. Needs `schedules:write` or `jobs:read`.
+
+    Args:
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -139,14 +159,19 @@ def sync(
 
     return sync_detailed(
         client=client,
+        all_tenants=all_tenants,
     ).parsed
 
 
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
+    all_tenants: bool | Unset = UNSET,
 ) -> Response[ErrorAnswer | ScheduleList]:
     """The tenant's schedules. Needs `schedules:write` or `jobs:read`.
+
+    Args:
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -156,7 +181,9 @@ async def asyncio_detailed(
         Response[ErrorAnswer | ScheduleList]
     """
 
-    kwargs = _get_kwargs()
+    kwargs = _get_kwargs(
+        all_tenants=all_tenants,
+    )
 
     response = await client.get_async_httpx_client().request(**kwargs)
 
@@ -166,8 +193,12 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
+    all_tenants: bool | Unset = UNSET,
 ) -> ErrorAnswer | ScheduleList | None:
     """The tenant's schedules. Needs `schedules:write` or `jobs:read`.
+
+    Args:
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -180,5 +211,6 @@ async def asyncio(
     return (
         await asyncio_detailed(
             client=client,
+            all_tenants=all_tenants,
         )
     ).parsed

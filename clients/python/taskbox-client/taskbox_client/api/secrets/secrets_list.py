@@ -7,14 +7,24 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error_answer import ErrorAnswer
 from ...models.secret_list import SecretList
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
-def _get_kwargs() -> dict[str, Any]:
+def _get_kwargs(
+    *,
+    all_tenants: bool | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["all_tenants"] = all_tenants
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/v1/secrets",
+        "params": params,
     }
 
     return _kwargs
@@ -103,9 +113,13 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
+    all_tenants: bool | Unset = UNSET,
 ) -> Response[ErrorAnswer | SecretList]:
     """The tenant's secrets by name, with their versions and times; never
     their values. Needs `secrets:write`.
+
+    Args:
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -115,7 +129,9 @@ def sync_detailed(
         Response[ErrorAnswer | SecretList]
     """
 
-    kwargs = _get_kwargs()
+    kwargs = _get_kwargs(
+        all_tenants=all_tenants,
+    )
 
     response = client.get_httpx_client().request(
         **kwargs,
@@ -127,9 +143,13 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient | Client,
+    all_tenants: bool | Unset = UNSET,
 ) -> ErrorAnswer | SecretList | None:
     """The tenant's secrets by name, with their versions and times; never
     their values. Needs `secrets:write`.
+
+    Args:
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -141,15 +161,20 @@ def sync(
 
     return sync_detailed(
         client=client,
+        all_tenants=all_tenants,
     ).parsed
 
 
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
+    all_tenants: bool | Unset = UNSET,
 ) -> Response[ErrorAnswer | SecretList]:
     """The tenant's secrets by name, with their versions and times; never
     their values. Needs `secrets:write`.
+
+    Args:
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -159,7 +184,9 @@ async def asyncio_detailed(
         Response[ErrorAnswer | SecretList]
     """
 
-    kwargs = _get_kwargs()
+    kwargs = _get_kwargs(
+        all_tenants=all_tenants,
+    )
 
     response = await client.get_async_httpx_client().request(**kwargs)
 
@@ -169,9 +196,13 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
+    all_tenants: bool | Unset = UNSET,
 ) -> ErrorAnswer | SecretList | None:
     """The tenant's secrets by name, with their versions and times; never
     their values. Needs `secrets:write`.
+
+    Args:
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -184,5 +215,6 @@ async def asyncio(
     return (
         await asyncio_detailed(
             client=client,
+            all_tenants=all_tenants,
         )
     ).parsed

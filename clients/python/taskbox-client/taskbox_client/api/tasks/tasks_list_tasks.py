@@ -7,14 +7,24 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error_answer import ErrorAnswer
 from ...models.task_list import TaskList
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
-def _get_kwargs() -> dict[str, Any]:
+def _get_kwargs(
+    *,
+    all_tenants: bool | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["all_tenants"] = all_tenants
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/v1/tasks",
+        "params": params,
     }
 
     return _kwargs
@@ -101,9 +111,13 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
+    all_tenants: bool | Unset = UNSET,
 ) -> Response[ErrorAnswer | TaskList]:
     """The tenant's tasks, each at its newest version. Needs `jobs:read` or
     `tasks:write`.
+
+    Args:
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -113,7 +127,9 @@ def sync_detailed(
         Response[ErrorAnswer | TaskList]
     """
 
-    kwargs = _get_kwargs()
+    kwargs = _get_kwargs(
+        all_tenants=all_tenants,
+    )
 
     response = client.get_httpx_client().request(
         **kwargs,
@@ -125,9 +141,13 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient | Client,
+    all_tenants: bool | Unset = UNSET,
 ) -> ErrorAnswer | TaskList | None:
     """The tenant's tasks, each at its newest version. Needs `jobs:read` or
     `tasks:write`.
+
+    Args:
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -139,15 +159,20 @@ def sync(
 
     return sync_detailed(
         client=client,
+        all_tenants=all_tenants,
     ).parsed
 
 
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
+    all_tenants: bool | Unset = UNSET,
 ) -> Response[ErrorAnswer | TaskList]:
     """The tenant's tasks, each at its newest version. Needs `jobs:read` or
     `tasks:write`.
+
+    Args:
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -157,7 +182,9 @@ async def asyncio_detailed(
         Response[ErrorAnswer | TaskList]
     """
 
-    kwargs = _get_kwargs()
+    kwargs = _get_kwargs(
+        all_tenants=all_tenants,
+    )
 
     response = await client.get_async_httpx_client().request(**kwargs)
 
@@ -167,9 +194,13 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
+    all_tenants: bool | Unset = UNSET,
 ) -> ErrorAnswer | TaskList | None:
     """The tenant's tasks, each at its newest version. Needs `jobs:read` or
     `tasks:write`.
+
+    Args:
+        all_tenants (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -182,5 +213,6 @@ async def asyncio(
     return (
         await asyncio_detailed(
             client=client,
+            all_tenants=all_tenants,
         )
     ).parsed

@@ -118,7 +118,8 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     version: int | Unset = UNSET,
 ) -> Response[ErrorAnswer | Workflow]:
-    """A workflow version. Needs `jobs:read` or `tasks:write`.
+    """A workflow version, with the list of every version. Needs `jobs:read`
+    or `tasks:write`.
 
     Args:
         name (str):
@@ -150,7 +151,8 @@ def sync(
     client: AuthenticatedClient | Client,
     version: int | Unset = UNSET,
 ) -> ErrorAnswer | Workflow | None:
-    """A workflow version. Needs `jobs:read` or `tasks:write`.
+    """A workflow version, with the list of every version. Needs `jobs:read`
+    or `tasks:write`.
 
     Args:
         name (str):
@@ -177,7 +179,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     version: int | Unset = UNSET,
 ) -> Response[ErrorAnswer | Workflow]:
-    """A workflow version. Needs `jobs:read` or `tasks:write`.
+    """A workflow version, with the list of every version. Needs `jobs:read`
+    or `tasks:write`.
 
     Args:
         name (str):
@@ -207,7 +210,8 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     version: int | Unset = UNSET,
 ) -> ErrorAnswer | Workflow | None:
-    """A workflow version. Needs `jobs:read` or `tasks:write`.
+    """A workflow version, with the list of every version. Needs `jobs:read`
+    or `tasks:write`.
 
     Args:
         name (str):
