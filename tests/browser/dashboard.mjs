@@ -5,13 +5,18 @@
 // timeline, schedules, webhooks, secrets, dead letters, events, filters
 // in the URL, keys, the admin's tenants, its charts across tenants (drawn,
 // as the API has them, updating live), a tenant's own charts, the admin's
-// look at another tenant, and a phone's width. Each page's figures are checked against the API's
-// own answers. Saves a screenshot of each page under SHOTS.
+// view of every tenant at once (jobs, queues, schedules, events, and one
+// tenant's job from there), the admin's look at another tenant, a job's
+// callbacks both ways, a workflow's versions, a schedule and a webhook's
+// deliveries updating live, and a phone's width. Each page's figures are
+// checked against the API's own answers. Saves a screenshot of each page
+// under SHOTS.
 //
 // Environment: TASKBOX_URL, TENANT_TOKEN (every scope of tenant acme),
 // ADMIN_TOKEN, OTHER_JOB (a job of another tenant), WORKFLOW_JOB (acme's
 // workflow job whose step failed and ran its on_error), WEBHOOK (acme's
-// webhook whose deliveries fail), SHOTS (a directory), CHROMIUM (the
+// webhook whose deliveries fail), CALLBACK_JOB (acme's job whose
+// on_success made a callback), SHOTS (a directory), CHROMIUM (the
 // browser's path).
 
 import { chromium } from "playwright-core";
@@ -29,6 +34,7 @@ const admin = env("ADMIN_TOKEN");
 const otherJob = env("OTHER_JOB");
 const workflowJob = env("WORKFLOW_JOB");
 const webhook = env("WEBHOOK");
+const callbackJob = env("CALLBACK_JOB");
 const shots = env("SHOTS");
 mkdirSync(shots, { recursive: true });
 
@@ -48,14 +54,29 @@ function same(what, shown, want) {
   }
 }
 
-async function enqueue(body) {
-  const r = await fetch(`${url}/v1/jobs`, {
+async function post(path, body, as = token) {
+  const r = await fetch(`${url}${path}`, {
     method: "POST",
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    headers: { Authorization: `Bearer ${as}`, "Content-Type": "application/json" },
     body: JSON.stringify(body),
   });
-  if (r.status !== 201) throw new Error(`enqueue answered ${r.status}: ${await r.text()}`);
-  return (await r.json()).id;
+  if (!r.ok) throw new Error(`POST ${path} answered ${r.status}: ${await r.text()}`);
+  return r.json();
+}
+
+async function enqueue(body) {
+  return (await post("/v1/jobs", body)).id;
+}
+
+/// Reads the page's `shown()` between two reads of the API's `asked()`,
+/// again while the two reads differ (the data moved meanwhile).
+async function steady(shown, asked) {
+  for (let tries = 0; ; tries++) {
+    const before = await asked();
+    const seen = await shown();
+    const after = await asked();
+    if (JSON.stringify(before) === JSON.stringify(after) || tries >= 3) return [seen, after];
+  }
 }
 
 const browser = await chromium.launch({
@@ -80,6 +101,14 @@ try {
     if (m.type() === "error") console.log(`browser console: ${m.text()}`);
   });
   const shot = async (name, p = page) => {
+    // A part a page left out is never written as "null" or "undefined".
+    const stray = await p.evaluate(() =>
+      [...document.querySelectorAll("#main *, #main")]
+        .flatMap((e) => [...e.childNodes])
+        .filter((n) => n.nodeType === Node.TEXT_NODE && ["null", "undefined"].includes(n.textContent.trim()))
+        .map((n) => n.parentElement.tagName),
+    );
+    if (stray.length) throw new Error(`${name}: the page writes null or undefined as text (in ${stray.join(", ")})`);
     await p.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
     step(`screenshot ${name}.png`);
   };
@@ -176,6 +205,40 @@ try {
   await page.locator("time[title$=' UTC']").first().waitFor();
   await shot("11-workflow-job");
 
+  step("a job's callbacks, and the callback's page naming the job that made it");
+  const paid = await get(`/v1/jobs/${callbackJob}`);
+  await page.goto(`${url}/#/job/${callbackJob}`);
+  await page.locator("#callbacks li[data-callback]").first().waitFor();
+  same(
+    "the callbacks",
+    await page.locator("#callbacks li[data-callback]").evaluateAll((els) => els.map((e) => [e.dataset.kind, e.dataset.callback])),
+    paid.callbacks.map((c) => [c.kind, c.job]),
+  );
+  await shot("20-callbacks");
+  await page.locator(`#callbacks li[data-callback='${paid.callbacks[0].job}'] a`).click();
+  await page.locator("#callback-of").waitFor();
+  same("the callback's maker", await page.locator("#callback-of").getAttribute("data-job"), callbackJob);
+  same("the API's maker", (await get(`/v1/jobs/${paid.callbacks[0].job}`)).callback_of.job, callbackJob);
+
+  step("a workflow's versions, and an older one's definition");
+  const doomed = await get("/v1/workflows/doomed");
+  await page.goto(`${url}/#/workflows/doomed`);
+  await page.locator("#workflow-versions tr[data-version]").first().waitFor();
+  same(
+    "the versions, newest first",
+    await page.locator("#workflow-versions tr[data-version]").evaluateAll((els) => els.map((e) => Number(e.dataset.version))),
+    doomed.versions.map((v) => v.version).reverse(),
+  );
+  await page.locator("#workflow-versions tr[data-version='1'] a").click();
+  await page.getByText("Version 1 of 2").waitFor();
+  const v1 = await get("/v1/workflows/doomed?version=1");
+  same(
+    "version 1's stages",
+    await page.locator("#workflow-steps tbody tr").count(),
+    v1.steps.length + (v1.on_error || []).length + (v1.on_cancel || []).length,
+  );
+  await shot("21-workflow-versions");
+
   step("the schedule: its cron in words and its next five slots");
   await page.goto(`${url}/#/schedules`);
   await page.locator("#schedules tr[data-schedule='weekday-report']").waitFor();
@@ -192,6 +255,22 @@ try {
   await page.click("#resume");
   await page.locator("#pause").waitFor();
   same("resumed from the page", (await get("/v1/schedules/weekday-report")).enabled, true);
+  // Fired through the API, not the page: the page shows it without a reload.
+  await page.evaluate(() => {
+    window.notReloaded = true;
+  });
+  const firedBefore = Number(await page.locator("#fired").textContent());
+  await post("/v1/schedules/weekday-report/trigger", {});
+  await page.waitForFunction(
+    (n) => {
+      const fired = document.getElementById("fired");
+      return fired !== null && Number(fired.textContent) > n;
+    },
+    firedBefore,
+    { timeout: 30_000 },
+  );
+  same("the schedule's fired count, live", Number(await page.locator("#fired").textContent()), (await get("/v1/schedules/weekday-report")).fired);
+  same("no reload", await page.evaluate(() => window.notReloaded === true), true);
 
   step("the webhook and its failed deliveries");
   await page.goto(`${url}/#/webhooks`);
@@ -219,6 +298,16 @@ try {
     if (Date.now() > end) throw new Error(`a redelivered delivery was not tried again: ${JSON.stringify(now)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+  // The page shows the new try without a reload.
+  const triedAgain = await tries(failed.id);
+  await page.waitForFunction(
+    ([id, n]) => {
+      const cell = document.querySelector(`#deliveries tr[data-delivery='${id}'] td:nth-child(4)`);
+      return cell !== null && Number(cell.textContent) >= n;
+    },
+    [failed.id, triedAgain.attempts],
+    { timeout: 30_000 },
+  );
 
   step("secrets: names and versions, never a value");
   await page.goto(`${url}/#/secrets`);
@@ -360,6 +449,41 @@ try {
   const ownDay = await get("/v1/series?span=day");
   same("acme's fuel by task over the day", await chartTotals("fuel-task", page), stackTotals(ownDay.fuel.by_task));
   same("a day's buckets", Number(await page.locator("#chart-jobs").getAttribute("data-points")), 144);
+
+  step("the admin sees every tenant's jobs at once, each naming its tenant");
+  await adminPage.goto(`${url}/#/jobs`);
+  await adminPage.locator("#who-tenant", { hasText: "every tenant" }).waitFor();
+  await adminPage.locator(`#jobs tr[data-id='${otherJob}'][data-tenant='other']`).waitFor();
+  await adminPage.locator(`#jobs tr[data-id='${workflowJob}'][data-tenant='acme']`).waitFor();
+  const [acrossShown, acrossApi] = await steady(
+    () => adminPage.locator("#jobs tr[data-id]").evaluateAll((els) => els.map((e) => [e.dataset.id, e.dataset.tenant])),
+    async () => (await get("/v1/jobs?all_tenants=true&limit=50", admin)).jobs.map((j) => [j.id, j.tenant]),
+  );
+  same("every tenant's jobs", acrossShown, acrossApi);
+  await shot("22-admin-every-tenant", adminPage);
+  await adminPage.locator(`#jobs tr[data-id='${otherJob}'] a`).click();
+  await adminPage.locator("#digest").waitFor();
+  await adminPage.locator("#who-tenant", { hasText: "looking at other" }).waitFor();
+  same("other's job, opened from the list of every tenant's", await adminPage.locator("h1 .mono").textContent(), otherJob);
+
+  step("every tenant's queues, schedules and events");
+  await adminPage.goto(`${url}/#/queues`);
+  await adminPage.locator("#queues tr[data-tenant='other']").first().waitFor();
+  const queuesApi = (await get("/v1/queues?all_tenants=true", admin)).queues.map((q) => [q.tenant, q.name]);
+  same(
+    "every tenant's queues",
+    await adminPage.locator("#queues tr[data-queue]").evaluateAll((els) => els.map((e) => [e.dataset.tenant, e.dataset.queue])),
+    queuesApi,
+  );
+  await adminPage.goto(`${url}/#/schedules`);
+  await adminPage.locator("#schedules tr[data-schedule='weekday-report'][data-tenant='acme']").waitFor();
+  await adminPage.goto(`${url}/#/events`);
+  await adminPage.locator("#events").waitFor();
+  // The stream is open (what happens from now on reaches the page).
+  await adminPage.locator("html[data-feed='open']").waitFor({ state: "attached" });
+  const seenLive = await enqueue({ task: "limits", input: { op: "echo", value: 3 } });
+  await adminPage.locator(`#events tr[data-type='job.completed'][data-tenant='acme'] a[href^='#/job/${seenLive}']`).waitFor();
+  await shot("23-admin-events", adminPage);
 
   step("the admin looks at another tenant's pages");
   await adminPage.goto(`${url}/#/tenants`);

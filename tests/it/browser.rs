@@ -4,7 +4,9 @@
 //! log, a cancel from the page, another tenant's job not found, a workflow
 //! job's timeline, schedules, webhooks and their deliveries, secrets,
 //! dead letters, events, the admin's tenants, charts drawn and updating
-//! live, a phone's width), checking
+//! live, a phone's width, the admin's view of every tenant, a job's
+//! callbacks, a workflow's versions, schedules and deliveries live),
+//! checking
 //! what each page shows against the API's own answers. The data is real:
 //! a workflow whose failed step ran its `on_error`, a schedule, a webhook
 //! whose deliveries fail, a secret, two tenants that burned different
@@ -66,6 +68,15 @@ async fn the_dashboard_works_in_a_real_browser() {
     as_acme.task("limits", "limits").await;
     as_acme.task("slow", "limits").await;
     let workflow_job = failed_workflow(&as_acme).await;
+    // A second version of the workflow: its page lists both.
+    let (status, body) = as_acme
+        .put(
+            "/v1/workflows/doomed",
+            json!({"steps": [{"name": "first", "task": "echo"}]}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let callback_job = job_with_a_callback(&as_acme).await;
     let webhook = failing_webhook(&as_acme).await;
     let (status, body) = as_acme
         .put(
@@ -99,6 +110,7 @@ async fn the_dashboard_works_in_a_real_browser() {
         .env("OTHER_JOB", job["id"].as_str().unwrap())
         .env("WORKFLOW_JOB", &workflow_job)
         .env("WEBHOOK", &webhook)
+        .env("CALLBACK_JOB", &callback_job)
         .env("SHOTS", &shots)
         .env("CHROMIUM", CHROMIUM)
         .output()
@@ -121,6 +133,10 @@ async fn the_dashboard_works_in_a_real_browser() {
         "13-webhook",
         "18-charts",
         "19-fuel-chart",
+        "20-callbacks",
+        "21-workflow-versions",
+        "22-admin-every-tenant",
+        "23-admin-events",
     ] {
         assert!(
             shots.join(format!("{name}.png")).is_file(),
@@ -160,6 +176,31 @@ async fn failed_workflow(c: &Client) -> String {
     let id = job["id"].as_str().unwrap().to_owned();
     let done = c.until(&id, |j| j["status"] == "failed").await;
     assert_eq!(done["steps"][3]["status"], "completed", "{done:#}");
+    id
+}
+
+/// A job whose task's `on_success` made a callback: its id once the
+/// callback exists.
+async fn job_with_a_callback(c: &Client) -> String {
+    c.task("notify", "noop").await;
+    let digest = c.upload("limits").await;
+    let (status, body) = c
+        .put(
+            "/v1/tasks/paid",
+            json!({"component": digest, "on_success": "notify"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, job) = c
+        .post(
+            "/v1/jobs",
+            json!({"task": "paid", "input": {"op": "echo", "value": 7}}),
+        )
+        .await;
+    assert_eq!(status, 201, "{job}");
+    let id = job["id"].as_str().unwrap().to_owned();
+    let done = c.until(&id, |j| j["callbacks"].is_array()).await;
+    assert_eq!(done["callbacks"][0]["kind"], "on_success", "{done:#}");
     id
 }
 

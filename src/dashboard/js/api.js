@@ -1,6 +1,9 @@
 // The API as the dashboard calls it: the signed-in token as the bearer
 // (and, for the admin, the tenant it looks at as `Taskbox-Tenant`), its
-// errors as exceptions, and the live feed of the tenant's events.
+// errors as exceptions, and the live feed of the tenant's events. The
+// admin looks at every tenant at once unless it picked one: lists then
+// ask for `all_tenants`, and a link to one tenant's page carries
+// `tenant=` in the URL, which that page sends as its `Taskbox-Tenant`.
 
 const TOKEN_KEY = "taskbox.token";
 const TENANT_KEY = "taskbox.tenant";
@@ -8,8 +11,11 @@ const TENANT_KEY = "taskbox.tenant";
 export const state = {
   token: sessionStorage.getItem(TOKEN_KEY),
   who: null,
-  // The tenant the admin looks at (null: its own, `default`).
+  // The tenant the admin looks at (null: every tenant).
   tenant: sessionStorage.getItem(TENANT_KEY),
+  // The tenant of the page shown, from its URL's `tenant=` (the admin's,
+  // looking at every tenant, on one tenant's page).
+  pageTenant: null,
   // The live feed of the page shown, stopped when another is.
   feed: null,
 };
@@ -29,6 +35,33 @@ export function lookAt(tenant) {
   else sessionStorage.removeItem(TENANT_KEY);
 }
 
+/// Whether the admin looks at every tenant on this page: lists name each
+/// row's tenant.
+export function across() {
+  return Boolean(state.who && state.who.admin && !state.tenant && !state.pageTenant);
+}
+
+/// The tenant a page's requests act in, when the admin named one.
+export function actingTenant() {
+  return state.who && state.who.admin ? state.pageTenant || state.tenant : null;
+}
+
+/// A list's path: with `all_tenants` while the admin looks at every one.
+export function listPath(path, query) {
+  const q = new URLSearchParams(query || "");
+  if (across()) q.set("all_tenants", "true");
+  const text = q.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/// A page's link: while the admin looks at every tenant, one tenant's page
+/// names its tenant (`tenant`, or the page's own).
+export function tenantHref(href, tenant) {
+  const t = state.who && state.who.admin && !state.tenant ? tenant || state.pageTenant : null;
+  if (!t) return href;
+  return `${href}${href.includes("?") ? "&" : "?"}tenant=${encodeURIComponent(t)}`;
+}
+
 export function can(scope) {
   return state.who && (state.who.admin || state.who.scopes.includes(scope));
 }
@@ -41,19 +74,23 @@ export class ApiError extends Error {
   }
 }
 
-function headers(extra) {
+function headers(extra, tenant) {
   const out = { Authorization: `Bearer ${state.token}`, ...extra };
-  if (state.who && state.who.admin && state.tenant) out["Taskbox-Tenant"] = state.tenant;
+  const t = tenant || actingTenant();
+  if (t && state.who && state.who.admin) out["Taskbox-Tenant"] = t;
   return out;
 }
 
 export async function api(path, options = {}) {
   const r = await fetch(path, {
     method: options.method || "GET",
-    headers: headers({
-      ...(options.body === undefined ? {} : { "Content-Type": "application/json" }),
-      ...(options.accept ? { Accept: options.accept } : {}),
-    }),
+    headers: headers(
+      {
+        ...(options.body === undefined ? {} : { "Content-Type": "application/json" }),
+        ...(options.accept ? { Accept: options.accept } : {}),
+      },
+      options.tenant,
+    ),
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
   const text = await r.text();
@@ -71,10 +108,16 @@ export async function api(path, options = {}) {
 }
 
 // Follows the tenant's events (server-sent, read through fetch so that the
-// token goes as a header): `each` gets every event, `changed` is called
-// after each burst of them; where the stream cannot be had, `changed` is
-// polled instead.
+// token goes as a header; every tenant's while the admin looks at all):
+// `each` gets every event, `changed` is called after each burst of them;
+// where the stream cannot be had, `changed` is polled instead.
 export function follow(query, changed, each) {
+  if (across()) {
+    const q = new URLSearchParams(query.replace(/^\?/, ""));
+    q.delete("after");
+    q.set("all_tenants", "true");
+    query = `?${q}`;
+  }
   stopFeed();
   const controller = new AbortController();
   let timer = null;
@@ -95,6 +138,8 @@ export function follow(query, changed, each) {
         signal: controller.signal,
       });
       if (!r.ok || !r.body) return;
+      // Open: what happens from now on reaches `each`.
+      document.documentElement.dataset.feed = "open";
       const reader = r.body.getReader();
       const decoder = new TextDecoder();
       let buffered = "";
@@ -128,4 +173,5 @@ export function follow(query, changed, each) {
 export function stopFeed() {
   if (state.feed) state.feed();
   state.feed = null;
+  delete document.documentElement.dataset.feed;
 }

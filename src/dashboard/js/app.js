@@ -1,9 +1,9 @@
 // The taskbox dashboard: sign in with a token, then the pages (one
 // module each), all read from the API with the token as the bearer. The
-// admin may look at any tenant's pages. Keys: j/k move through a list,
+// admin sees every tenant's at once, or looks at one tenant's pages. Keys: j/k move through a list,
 // Enter opens, / goes to the filters, g then a page's letter goes there.
 
-import { api, keep, lookAt, state, stopFeed } from "./api.js";
+import { actingTenant, api, keep, lookAt, state, stopFeed } from "./api.js";
 import { h, notice, show } from "./dom.js";
 import { chartsPage } from "./charts.js";
 import { eventsPage } from "./events.js";
@@ -75,8 +75,11 @@ async function signIn(token) {
 }
 
 function showWho() {
+  const t = actingTenant();
   document.getElementById("who-tenant").textContent = state.who.admin
-    ? `admin · looking at ${state.tenant || state.who.tenant}`
+    ? t
+      ? `admin · looking at ${t}`
+      : "admin · every tenant"
     : state.who.tenant;
 }
 
@@ -162,6 +165,9 @@ async function route() {
   const [path, query] = (location.hash.slice(1) || "/jobs").split("?");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const params = new URLSearchParams(query || "");
+  // One tenant's page, linked from a list of every tenant's.
+  state.pageTenant = state.who.admin ? params.get("tenant") : null;
+  showWho();
   const page = parts[0] === "job" ? "jobs" : parts[0] || "jobs";
   for (const a of document.querySelectorAll("#nav a")) {
     a.classList.toggle("current", a.dataset.page === page);
@@ -176,7 +182,7 @@ async function route() {
     case "tasks":
       return tasksPage(parts[1]);
     case "workflows":
-      return workflowsPage(parts[1]);
+      return workflowsPage(parts[1], params);
     case "schedules":
       return schedulesPage(parts[1]);
     case "queues":

@@ -4,7 +4,7 @@
 // with uPlot (served with the page) and redrawn as new figures come in.
 // The admin sees every tenant's, or the one it looks at.
 
-import { api, state } from "./api.js";
+import { actingTenant, api, state, tenantHref } from "./api.js";
 import { h, link, notice, show } from "./dom.js";
 import uPlot from "./uplot.js";
 
@@ -134,7 +134,7 @@ class Chart {
 
 export async function chartsPage(params) {
   const span = params.get("span") === "day" ? "day" : "hour";
-  const tenant = state.who.admin && state.tenant ? state.tenant : null;
+  const tenant = actingTenant();
   const query = `?span=${span}${tenant ? `&tenant=${encodeURIComponent(tenant)}` : ""}`;
   const status = h("p", { class: "muted", id: "charts-status" });
   const box = h("div", { class: "charts", id: "charts", "data-span": span, "data-updates": "0" });
@@ -144,9 +144,9 @@ export async function chartsPage(params) {
     h(
       "p",
       { class: "spans" },
-      link("#/charts?span=hour", "Last hour", { class: span === "hour" ? "current" : "" }),
+      link(tenantHref("#/charts?span=hour"), "Last hour", { class: span === "hour" ? "current" : "" }),
       " · ",
-      link("#/charts?span=day", "Last day", { class: span === "day" ? "current" : "" }),
+      link(tenantHref("#/charts?span=day"), "Last day", { class: span === "day" ? "current" : "" }),
       h("span", { class: "muted" }, ` — ${whose}; times in your zone; live`),
     ),
     status,

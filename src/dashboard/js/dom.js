@@ -2,6 +2,8 @@
 // markup: a job's input or a guest's log cannot become code), times in
 // the viewer's zone with UTC on hover, figures, tables and notices.
 
+import { tenantHref } from "./api.js";
+
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -20,7 +22,9 @@ export function h(tag, attrs, ...children) {
 export const main = () => document.getElementById("main");
 
 export function show(...nodes) {
-  main().replaceChildren(...nodes);
+  // Left-out parts (null, false) are not shown: replaceChildren would
+  // write them as text.
+  main().replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
 }
 
 /// A time in the viewer's zone (or `zone`), its UTC form on hover.
@@ -107,8 +111,10 @@ export function link(href, text, attrs) {
   return h("a", { href, ...attrs }, text);
 }
 
-export function jobLink(id) {
-  return link(`#/job/${encodeURIComponent(id)}`, id, { class: "mono" });
+/// A link to a job's page (`tenant`'s, while the admin looks at every
+/// tenant).
+export function jobLink(id, tenant) {
+  return link(tenantHref(`#/job/${encodeURIComponent(id)}`, tenant), id, { class: "mono" });
 }
 
 /// A button that runs `act` and reports what came of it in `message`.

@@ -1,13 +1,16 @@
 // The tenant's events as they happen: the stream, filtered by type, task,
 // queue or job (the filters in the URL), newest at the top; it begins
-// with the last page already recorded.
+// with the last page already recorded. The admin who looks at every
+// tenant follows every tenant's from the page's opening on (each tenant
+// numbers its own events, so there is no one recorded page to begin
+// with), each naming its tenant.
 
-import { api, follow } from "./api.js";
+import { across, api, follow } from "./api.js";
 import { h, jobLink, notice, show, when } from "./dom.js";
 
 const SHOWN = 200;
 
-function line(e) {
+function line(e, all) {
   const bits = [];
   if (e.attempt) bits.push(`attempt ${e.attempt}`);
   if (e.step) bits.push(`step ${e.step}`);
@@ -17,11 +20,12 @@ function line(e) {
   if (e.will_retry) bits.push("will retry");
   return h(
     "tr",
-    { "data-seq": e.seq, "data-type": e.type },
+    { "data-seq": e.seq, "data-type": e.type, "data-tenant": e.tenant },
+    all ? h("td", { class: "tenant" }, e.tenant) : null,
     h("td", { class: "num" }, e.seq),
     h("td", {}, when(e.at)),
     h("td", {}, h("span", { class: `badge ${e.type.replace("job.", "")}` }, e.type)),
-    h("td", {}, e.job ? jobLink(e.job.id) : "—"),
+    h("td", {}, e.job ? jobLink(e.job.id, e.tenant) : "—"),
     h("td", {}, e.job ? e.job.task : ""),
     h("td", {}, e.job ? e.job.queue : ""),
     h("td", {}, bits.join(" · ")),
@@ -35,6 +39,8 @@ export async function eventsPage(params) {
     h("input", { id: `filter-${k}`, name: k, placeholder: k === "type" ? "type (job.failed)" : k, value: filters[k] || "", "aria-label": k }),
   );
   const body = h("tbody", { id: "events-body" });
+  const all = across();
+  const heads = [...(all ? ["Tenant"] : []), "#", "At", "Event", "Job", "Task", "Queue", ""];
   show(
     h("h1", {}, "Events ", h("span", { class: "muted live" }, "live")),
     h(
@@ -57,12 +63,28 @@ export async function eventsPage(params) {
       h(
         "table",
         { id: "events" },
-        h("thead", {}, h("tr", {}, ["#", "At", "Event", "Job", "Task", "Queue", ""].map((t) => h("th", {}, t)))),
+        h("thead", {}, h("tr", {}, heads.map((t) => h("th", {}, t)))),
         body,
       ),
     ),
   );
   const query = new URLSearchParams(filters);
+  const empty = () => h("tr", { class: "empty" }, h("td", { colspan: heads.length, class: "muted" }, all ? "Waiting for events of every tenant…" : "No events yet."));
+  if (all) {
+    body.replaceChildren(empty());
+    follow(
+      `?${query}`,
+      () => {},
+      (type, e) => {
+        if (!e || !e.seq) return;
+        const waiting = body.querySelector("tr.empty");
+        if (waiting) waiting.remove();
+        body.prepend(line(e, true));
+        while (body.children.length > SHOWN) body.lastChild.remove();
+      },
+    );
+    return;
+  }
   let recent;
   try {
     const q = new URLSearchParams(query);
@@ -74,18 +96,18 @@ export async function eventsPage(params) {
     q.set("after", String(after));
     recent = await api(`/v1/events?${q}`, page);
   } catch (e) {
-    body.replaceChildren(h("tr", {}, h("td", { colspan: 7 }, notice(e.message, "error"))));
+    body.replaceChildren(h("tr", {}, h("td", { colspan: heads.length }, notice(e.message, "error"))));
     return;
   }
   let last = 0;
   const add = (e) => {
     if (e.seq <= last) return;
     last = e.seq;
-    body.prepend(line(e));
+    body.prepend(line(e, false));
     while (body.children.length > SHOWN) body.lastChild.remove();
   };
   for (const e of recent.events) add(e);
-  if (!recent.events.length) body.replaceChildren(h("tr", { class: "empty" }, h("td", { colspan: 7, class: "muted" }, "No events yet.")));
+  if (!recent.events.length) body.replaceChildren(empty());
   query.set("after", String(recent.next_after ?? last));
   follow(
     `?${query}`,

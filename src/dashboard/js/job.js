@@ -2,7 +2,8 @@
 // workflow's steps and the chain that ran, a task and the fallback that
 // took over, or a job of one task as one stage), each with its pinned
 // task and digest, the context it handed on and its attempts (times,
-// outcome, fuel, memory, log), and the job's parent and children.
+// outcome, fuel, memory, log), the job's parent and children, and the
+// callbacks its end made (or the job whose end made it one).
 
 import { api, can, follow } from "./api.js";
 import { action, badge, bytes, count, facts, h, jobLink, ms, notice, pretty, show, task, when } from "./dom.js";
@@ -177,7 +178,10 @@ export async function jobPage(id) {
     steps.length ? ["Ran", h("span", { id: "job-chain" }, chainWords(steps) || "nothing yet")] : null,
     job.progress ? ["Progress", `${job.progress.percent}% ${job.progress.note}`] : null,
     job.parent ? ["Parent", jobLink(job.parent)] : null,
-    job.cached_from ? ["Cached from", h("a", { href: `#/job/${job.cached_from}`, class: "mono", id: "cached-from" }, job.cached_from)] : null,
+    job.callback_of
+      ? ["Callback of", h("span", { id: "callback-of", "data-job": job.callback_of.job }, `${job.callback_of.kind} of `, jobLink(job.callback_of.job))]
+      : null,
+    job.cached_from ? ["Cached from", h("span", { id: "cached-from" }, jobLink(job.cached_from))] : null,
     job.concurrency_key ? ["Concurrency key", job.concurrency_key] : null,
     job.throttle ? ["Throttle", `${job.throttle.key}: ${job.throttle.limit} per ${ms(job.throttle.period_ms)}`] : null,
     job.debounce ? ["Debounce", `${job.debounce.key} (${ms(job.debounce.period_ms)})`] : null,
@@ -238,12 +242,31 @@ export async function jobPage(id) {
     sections.push(h("h3", {}, "Attempts of no stage"), ...unplaced.map((a) => attemptCard(a, false)));
   }
   if (!attempts.length) sections.push(h("p", { class: "muted" }, "No attempt has ended yet."));
-  if (job.children && job.children.length) {
-    // Each child's status and task, read for the first CHILDREN_SHOWN
-    // (a job may spawn thousands; the rest are listed as links only).
-    const read = await Promise.all(
-      job.children.slice(0, CHILDREN_SHOWN).map((c) => api(`/v1/jobs/${encodeURIComponent(c)}`).catch(() => null)),
+  // Each linked job's status and task (a job may spawn thousands: the
+  // first CHILDREN_SHOWN are read, the rest listed as links only).
+  const statuses = (ids) => Promise.all(ids.slice(0, CHILDREN_SHOWN).map((c) => api(`/v1/jobs/${encodeURIComponent(c)}`).catch(() => null)));
+  if (job.callbacks && job.callbacks.length) {
+    const read = await statuses(job.callbacks.map((c) => c.job));
+    sections.push(
+      h("h2", {}, `Callbacks (${job.callbacks.length})`),
+      h(
+        "ul",
+        { id: "callbacks" },
+        job.callbacks.map((c, i) => {
+          const made = read[i];
+          return h(
+            "li",
+            { "data-callback": c.job, "data-kind": c.kind, "data-status": made ? made.status : null },
+            `${c.kind} → ${c.task}: `,
+            jobLink(c.job),
+            made ? [" ", badge(made.status)] : " (pruned)",
+          );
+        }),
+      ),
     );
+  }
+  if (job.children && job.children.length) {
+    const read = await statuses(job.children);
     sections.push(
       h("h2", {}, `Children (${job.children.length})`),
       h(

@@ -1,8 +1,9 @@
 // The jobs list, and the dead letters (the failed jobs, with redrive):
 // filters and the page shown are in the URL, so a link shows the same
-// jobs; live, the first page follows the tenant's events.
+// jobs; live, the first page follows the tenant's events. The admin sees
+// every tenant's, each row naming its tenant, or one tenant's (`tenant`).
 
-import { api, can, follow } from "./api.js";
+import { across, api, can, follow, listPath, state, tenantHref } from "./api.js";
 import { action, badge, h, jobLink, notice, show, when } from "./dom.js";
 
 const STATUSES = ["", "queued", "running", "waiting", "completed", "failed", "cancelled"];
@@ -30,6 +31,11 @@ function localInput(iso) {
 }
 
 function filterForm(base, filters, fixedStatus) {
+  // The admin who looks at every tenant may narrow the list to one.
+  const tenantIn =
+    state.who.admin && !state.tenant
+      ? h("input", { id: "filter-tenant", name: "tenant", placeholder: "tenant", value: filters.tenant, "aria-label": "tenant" })
+      : null;
   const status = fixedStatus
     ? null
     : h(
@@ -53,9 +59,11 @@ function filterForm(base, filters, fixedStatus) {
         if (queueIn.value.trim()) q.set("queue", queueIn.value.trim());
         if (fromIn.value) q.set("from", new Date(fromIn.value).toISOString());
         if (toIn.value) q.set("to", new Date(toIn.value).toISOString());
+        if (tenantIn && tenantIn.value.trim()) q.set("tenant", tenantIn.value.trim());
         location.hash = `${base}?${q}`;
       },
     },
+    tenantIn,
     status,
     taskIn,
     queueIn,
@@ -74,15 +82,19 @@ export async function jobsPage(params, dead) {
     queue: params.get("queue") || "",
     from: params.get("from") || "",
     to: params.get("to") || "",
+    tenant: params.get("tenant") || "",
   };
+  const all = across();
   const cursor = params.get("cursor") || "";
   const body = h("tbody", { id: "jobs-body" });
   const more = h("div", { class: "more" });
   const message = h("div", { id: "jobs-message" });
-  const heads = ["Job", "Task", "Status", "Queue", "Attempts", "Created", "Finished"];
+  const heads = ["Job", ...(all ? ["Tenant"] : []), "Task", "Status", "Queue", "Attempts", "Created", "Finished"];
   if (dead) heads.push("Error", "");
   const retryAll =
-    dead && can("jobs:queue")
+    dead && all
+      ? h("span", { class: "muted" }, "To retry every match, narrow the list to one tenant.")
+      : dead && can("jobs:queue")
       ? action(
           "Retry every match",
           message,
@@ -120,8 +132,9 @@ export async function jobsPage(params, dead) {
   const row = (j) =>
     h(
       "tr",
-      { "data-id": j.id, "data-status": j.status, "data-href": `#/job/${encodeURIComponent(j.id)}` },
-      h("td", {}, jobLink(j.id)),
+      { "data-id": j.id, "data-status": j.status, "data-tenant": j.tenant, "data-href": tenantHref(`#/job/${encodeURIComponent(j.id)}`, j.tenant) },
+      h("td", {}, jobLink(j.id, j.tenant)),
+      all ? h("td", { class: "tenant" }, j.tenant) : null,
       h("td", {}, j.task.name, h("span", { class: "muted" }, ` v${j.task.version}`)),
       h("td", {}, badge(j.status)),
       h("td", {}, j.queue),
@@ -134,7 +147,7 @@ export async function jobsPage(params, dead) {
             "td",
             {},
             action("Retry", message, async () => {
-              const again = await api(`/v1/jobs/${encodeURIComponent(j.id)}/retry`, { method: "POST", body: {} });
+              const again = await api(`/v1/jobs/${encodeURIComponent(j.id)}/retry`, { method: "POST", body: {}, tenant: j.tenant });
               load();
               return `Retried ${j.id}: now ${again.status}.`;
             }),
@@ -150,7 +163,7 @@ export async function jobsPage(params, dead) {
     if (before) q.set("cursor", before);
     let page;
     try {
-      page = await api(`/v1/jobs?${q}`);
+      page = await api(listPath("/v1/jobs", q));
     } catch (e) {
       more.replaceChildren(notice(e.message, "error"));
       return;

@@ -1,14 +1,15 @@
-// The tenant's queues: depth by status, the oldest wait, pause and
-// resume; live.
+// The tenant's queues (the admin's: every tenant's, each row naming its
+// tenant): depth by status, the oldest wait, pause and resume; live.
 
-import { api, can, follow } from "./api.js";
+import { across, api, can, follow, listPath } from "./api.js";
 import { badge, h, ms, notice, show } from "./dom.js";
 import { read } from "./read.js";
 
 export async function queuesPage() {
   let list;
-  list = await read("Queues", "/v1/queues");
+  list = await read("Queues", listPath("/v1/queues"));
   if (list === null) return;
+  const all = across();
   const message = h("div", {});
   const statuses = ["queued", "running", "waiting", "completed", "failed", "cancelled"];
   show(
@@ -24,7 +25,7 @@ export async function queuesPage() {
             h(
               "thead",
               {},
-              h("tr", {}, ["Queue", ...statuses, "Oldest queued", "", ""].map((x) => h("th", {}, x))),
+              h("tr", {}, [...(all ? ["Tenant"] : []), "Queue", ...statuses, "Oldest queued", "", ""].map((x) => h("th", {}, x))),
             ),
             h(
               "tbody",
@@ -32,7 +33,8 @@ export async function queuesPage() {
               list.queues.map((q) =>
                 h(
                   "tr",
-                  {},
+                  { "data-queue": q.name, "data-tenant": q.tenant },
+                  all ? h("td", { class: "tenant" }, q.tenant) : null,
                   h("td", {}, q.name),
                   statuses.map((st) => h("td", { class: "num" }, q.depth[st] ?? 0)),
                   h("td", {}, ms(q.oldest_queued_age_ms)),
@@ -49,6 +51,7 @@ export async function queuesPage() {
                               try {
                                 await api(`/v1/queues/${encodeURIComponent(q.name)}/${q.paused ? "resume" : "pause"}`, {
                                   method: "POST",
+                                  tenant: q.tenant,
                                 });
                                 queuesPage();
                               } catch (e) {

@@ -1,8 +1,11 @@
 // Schedules: each with its cron in words, its next slots in its own zone,
 // what it last fired and skipped; pause, resume and trigger behind the
-// scope the API asks for (schedules:write).
+// scope the API asks for (schedules:write). Live: each page is read again
+// when a job starts or ends (a slot fired, a job it made ended) and every
+// few seconds (the next slot moves on with the clock). The admin sees
+// every tenant's, each row naming its tenant.
 
-import { api, can } from "./api.js";
+import { across, api, can, follow, listPath, tenantHref } from "./api.js";
 import { action, badge, facts, h, jobLink, pretty, show, table, when } from "./dom.js";
 import { read } from "./read.js";
 
@@ -10,21 +13,42 @@ function target(s) {
   return s.workflow ? `workflow ${s.workflow}` : `task ${s.task}`;
 }
 
+// The events that change what a schedule page shows.
+const CHANGES = "?type=job.queued,job.started,job.completed,job.failed";
+
+/// Draws the page with `draw`, then again at each burst of `CHANGES`
+/// (and at the feed's poll) while the page is shown.
+async function live(draw) {
+  const here = location.hash;
+  const again = () => location.hash === here && draw(here);
+  if (await draw(here)) follow(CHANGES, again);
+}
+
 export async function schedulesPage(name) {
-  if (name) return schedulePage(name);
+  return live(name ? (here) => drawSchedule(name, here) : drawList);
+}
+
+async function drawList(here) {
   let list;
-  list = await read("Schedules", "/v1/schedules");
-  if (list === null) return;
+  list = await read("Schedules", listPath("/v1/schedules"));
+  if (list === null || location.hash !== here) return false;
+  const all = across();
   show(
-    h("h1", {}, "Schedules"),
+    h("h1", {}, "Schedules ", h("span", { class: "muted live" }, "live")),
     table(
       { id: "schedules", class: "nav-rows" },
-      ["Schedule", "Runs", "When", "Next", "Last fired", "Fired", "Skipped", ""],
+      ["Schedule", ...(all ? ["Tenant"] : []), "Runs", "When", "Next", "Last fired", "Fired", "Skipped", ""],
       list.schedules.map((s) =>
         h(
           "tr",
-          { "data-schedule": s.name, "data-href": `#/schedules/${encodeURIComponent(s.name)}` },
-          h("td", {}, h("a", { href: `#/schedules/${encodeURIComponent(s.name)}` }, s.name)),
+          {
+            "data-schedule": s.name,
+            "data-tenant": s.tenant,
+            "data-fired": s.fired,
+            "data-href": tenantHref(`#/schedules/${encodeURIComponent(s.name)}`, s.tenant),
+          },
+          h("td", {}, h("a", { href: tenantHref(`#/schedules/${encodeURIComponent(s.name)}`, s.tenant) }, s.name)),
+          all ? h("td", { class: "tenant" }, s.tenant) : null,
           h("td", {}, target(s)),
           h("td", {}, s.cron_words || h("span", { class: "mono" }, s.cron), h("span", { class: "muted" }, ` (${s.timezone})`)),
           h("td", {}, s.enabled ? when(s.next_slot, s.timezone) : "—"),
@@ -37,20 +61,21 @@ export async function schedulesPage(name) {
       "No schedules.",
     ),
   );
+  return true;
 }
 
-async function schedulePage(name) {
+async function drawSchedule(name, here) {
   let s;
   s = await read("Schedule", `/v1/schedules/${encodeURIComponent(name)}`, `Schedule ${name} was not found.`);
-  if (s === null) return;
+  if (s === null || location.hash !== here) return false;
   const message = h("div", { id: "schedule-message" });
   const post = (verb) => async () => {
     await api(`/v1/schedules/${encodeURIComponent(name)}/${verb}`, { method: "POST" });
-    schedulePage(name);
+    drawSchedule(name, here);
   };
   const writable = can("schedules:write");
   show(
-    h("h1", {}, `Schedule ${s.name} `, s.enabled ? "" : badge("paused")),
+    h("h1", {}, `Schedule ${s.name} `, s.enabled ? "" : badge("paused"), h("span", { class: "muted live" }, " live")),
     h(
       "div",
       { class: "actions" },
@@ -68,8 +93,9 @@ async function schedulePage(name) {
         ["Overlap", s.overlap],
         ["Queue", s.queue || "the task's"],
         ["Last fired", when(s.last_slot, s.timezone)],
-        ["Last job", s.last_job ? h("span", {}, jobLink(s.last_job.id), " ", s.last_job.status ? badge(s.last_job.status) : "(pruned)") : "—"],
-        ["Fired · skipped", `${s.fired} · ${s.skipped}`],
+        ["Last job", s.last_job ? h("span", { id: "last-job" }, jobLink(s.last_job.id), " ", s.last_job.status ? badge(s.last_job.status) : "(pruned)") : "—"],
+        ["Fired", h("span", { id: "fired" }, s.fired)],
+        ["Skipped", s.skipped],
         s.last_error ? ["Last error", h("span", { class: "error-text" }, s.last_error)] : null,
         ["Created", when(s.created_at)],
       ],
@@ -81,4 +107,5 @@ async function schedulePage(name) {
     h("h2", {}, "Input"),
     pretty(s.input),
   );
+  return true;
 }

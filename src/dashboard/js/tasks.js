@@ -1,7 +1,8 @@
 // The tasks: each at its live version, and one task's definition, its
-// versions and any rollout under way with its figures.
+// versions and any rollout under way with its figures. The admin sees
+// every tenant's tasks, each naming its tenant.
 
-
+import { across, listPath, tenantHref } from "./api.js";
 import { h, pretty, show, when } from "./dom.js";
 import { read } from "./read.js";
 
@@ -104,8 +105,9 @@ export async function tasksPage(name) {
     return;
   }
   let list;
-  list = await read("Tasks", "/v1/tasks");
+  list = await read("Tasks", listPath("/v1/tasks"));
   if (list === null) return;
+  const all = across();
   show(
     h("h1", {}, "Tasks"),
     list.tasks.length
@@ -115,15 +117,16 @@ export async function tasksPage(name) {
           h(
             "table",
             { id: "tasks" },
-            h("thead", {}, h("tr", {}, ["Task", "Version", "Queue", "Digest", "Created"].map((x) => h("th", {}, x)))),
+            h("thead", {}, h("tr", {}, ["Task", ...(all ? ["Tenant"] : []), "Version", "Queue", "Digest", "Created"].map((x) => h("th", {}, x)))),
             h(
               "tbody",
               {},
               list.tasks.map((t) =>
                 h(
                   "tr",
-                  {},
-                  h("td", {}, h("a", { href: `#/tasks/${encodeURIComponent(t.name)}` }, t.name)),
+                  { "data-task": t.name, "data-tenant": t.tenant },
+                  h("td", {}, h("a", { href: tenantHref(`#/tasks/${encodeURIComponent(t.name)}`, t.tenant) }, t.name)),
+                  all ? h("td", { class: "tenant" }, t.tenant) : null,
                   h("td", {}, t.version),
                   h("td", {}, t.queue),
                   h("td", { class: "mono" }, t.digest),

@@ -1,6 +1,6 @@
 // Tenants: for the admin, every tenant with its weight, quotas and usage
-// this minute, and a button to look at its pages; for a tenant's token,
-// its own usage.
+// this minute, a button to look at its pages, and one to look at every
+// tenant's at once; for a tenant's token, its own usage.
 
 import { api, lookAt, state } from "./api.js";
 import { count, facts, h, ms, show, table, when } from "./dom.js";
@@ -63,12 +63,12 @@ export async function tenantsPage() {
             type: "button",
             class: "look",
             onclick: () => {
-              lookAt(t.name === "default" ? null : t.name);
+              lookAt(t.name);
               document.dispatchEvent(new Event("tenant-changed"));
               location.hash = "#/jobs";
             },
           },
-          state.tenant === t.name || (!state.tenant && t.name === "default") ? "Looking" : "Look at",
+          state.tenant === t.name ? "Looking" : "Look at",
         ),
       ),
     );
@@ -88,9 +88,23 @@ export async function tenantsPage() {
       }),
     ),
   );
+  const everyOne = h(
+    "button",
+    {
+      type: "button",
+      id: "look-at-all",
+      onclick: () => {
+        lookAt(null);
+        document.dispatchEvent(new Event("tenant-changed"));
+        location.hash = "#/jobs";
+      },
+    },
+    state.tenant ? "Look at every tenant" : "Looking at every tenant",
+  );
   show(
     h("h1", {}, "Tenants"),
-    h("p", { class: "muted" }, "Usage in the current minute. “Look at” shows a tenant's pages as the admin."),
+    h("p", { class: "muted" }, "Usage in the current minute. “Look at” shows one tenant's pages as the admin; every other page lists every tenant's, each naming its tenant."),
+    h("div", { class: "actions" }, everyOne),
     table(
       { id: "tenants", class: "nav-rows" },
       ["Tenant", "Weight", "Fuel", "Fuel budget", "Attempts", "Queued / running", "Completed", "Failed", "Created", ""],
