@@ -70,8 +70,16 @@ export async function eventsPage(params) {
   );
   const query = new URLSearchParams(filters);
   const empty = () => h("tr", { class: "empty" }, h("td", { colspan: heads.length, class: "muted" }, all ? "Waiting for events of every tenant…" : "No events yet."));
-  if (all) {
-    body.replaceChildren(empty());
+  // Each tenant numbers its own events: only one tenant's are told apart
+  // from those already shown by their number.
+  let last = 0;
+  const add = (e) => {
+    if (!all && e.seq <= last) return;
+    last = e.seq;
+    body.prepend(line(e, all));
+    while (body.children.length > SHOWN) body.lastChild.remove();
+  };
+  const live = () =>
     follow(
       `?${query}`,
       () => {},
@@ -79,10 +87,12 @@ export async function eventsPage(params) {
         if (!e || !e.seq) return;
         const waiting = body.querySelector("tr.empty");
         if (waiting) waiting.remove();
-        body.prepend(line(e, true));
-        while (body.children.length > SHOWN) body.lastChild.remove();
+        add(e);
       },
     );
+  if (all) {
+    body.replaceChildren(empty());
+    live();
     return;
   }
   let recent;
@@ -99,24 +109,8 @@ export async function eventsPage(params) {
     body.replaceChildren(h("tr", {}, h("td", { colspan: heads.length }, notice(e.message, "error"))));
     return;
   }
-  let last = 0;
-  const add = (e) => {
-    if (e.seq <= last) return;
-    last = e.seq;
-    body.prepend(line(e, false));
-    while (body.children.length > SHOWN) body.lastChild.remove();
-  };
   for (const e of recent.events) add(e);
   if (!recent.events.length) body.replaceChildren(empty());
   query.set("after", String(recent.next_after ?? last));
-  follow(
-    `?${query}`,
-    () => {},
-    (type, e) => {
-      if (!e || !e.seq) return;
-      const empty = body.querySelector("tr.empty");
-      if (empty) empty.remove();
-      add(e);
-    },
-  );
+  live();
 }

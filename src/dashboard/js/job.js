@@ -242,48 +242,27 @@ export async function jobPage(id) {
     sections.push(h("h3", {}, "Attempts of no stage"), ...unplaced.map((a) => attemptCard(a, false)));
   }
   if (!attempts.length) sections.push(h("p", { class: "muted" }, "No attempt has ended yet."));
-  // Each linked job's status and task (a job may spawn thousands: the
-  // first CHILDREN_SHOWN are read, the rest listed as links only).
-  const statuses = (ids) => Promise.all(ids.slice(0, CHILDREN_SHOWN).map((c) => api(`/v1/jobs/${encodeURIComponent(c)}`).catch(() => null)));
-  if (job.callbacks && job.callbacks.length) {
-    const read = await statuses(job.callbacks.map((c) => c.job));
-    sections.push(
-      h("h2", {}, `Callbacks (${job.callbacks.length})`),
-      h(
-        "ul",
-        { id: "callbacks" },
-        job.callbacks.map((c, i) => {
-          const made = read[i];
-          return h(
-            "li",
-            { "data-callback": c.job, "data-kind": c.kind, "data-status": made ? made.status : null },
-            `${c.kind} → ${c.task}: `,
-            jobLink(c.job),
-            made ? [" ", badge(made.status)] : " (pruned)",
-          );
-        }),
-      ),
-    );
-  }
-  if (job.children && job.children.length) {
-    const read = await statuses(job.children);
-    sections.push(
-      h("h2", {}, `Children (${job.children.length})`),
-      h(
-        "ul",
-        { id: "children" },
-        job.children.map((c, i) => {
-          const child = read[i];
-          return h(
-            "li",
-            { "data-child": c, "data-status": child ? child.status : null },
-            jobLink(c),
-            child ? [" ", badge(child.status), " ", task(child.task)] : null,
-          );
-        }),
-      ),
-    );
-  }
+  // Jobs linked to this one, each with its status (a job may spawn
+  // thousands: the first CHILDREN_SHOWN are read, the rest listed as
+  // links only): a list under `title` of `items`, `ids` each's job,
+  // `describe` its item (given the job read, or null).
+  const linked = async (title, listId, items, ids, describe) => {
+    if (!items || !items.length) return;
+    const read = await Promise.all(ids.slice(0, CHILDREN_SHOWN).map((c) => api(`/v1/jobs/${encodeURIComponent(c)}`).catch(() => null)));
+    sections.push(h("h2", {}, `${title} (${items.length})`), h("ul", { id: listId }, items.map((x, i) => describe(x, read[i] || null))));
+  };
+  await linked("Callbacks", "callbacks", job.callbacks, (job.callbacks || []).map((c) => c.job), (c, made) =>
+    h(
+      "li",
+      { "data-callback": c.job, "data-kind": c.kind, "data-status": made ? made.status : null },
+      `${c.kind} → ${c.task}: `,
+      jobLink(c.job),
+      made ? [" ", badge(made.status)] : " (pruned)",
+    ),
+  );
+  await linked("Children", "children", job.children, job.children || [], (c, child) =>
+    h("li", { "data-child": c, "data-status": child ? child.status : null }, jobLink(c), child ? [" ", badge(child.status), " ", task(child.task)] : null),
+  );
   if (gone()) return;
   show(...sections);
   if (!ENDED.includes(s)) {
