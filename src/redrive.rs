@@ -8,7 +8,7 @@ use crate::job::{ErrorKind, JobStatus};
 use crate::registry::Registry;
 use crate::runner::Runner;
 use crate::store::{JobQuery, JobRecord, Redrive, StoreError, TaskRef};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// Most jobs one filtered redrive takes; the answer says whether more
@@ -102,12 +102,15 @@ impl Redriver {
         Ok(out)
     }
 
-    /// Re-drives up to `limit` of the tenant's failed jobs that match,
-    /// newest first, a page at a time, as many as the tenant's enqueue
-    /// rate allows (`more` says some were left; none at all is refused).
+    /// Re-drives up to `limit` of the tenant's failed jobs that match
+    /// (`None`: every tenant's, the admin's), newest first, a page at a
+    /// time, each charged to its own tenant's enqueue rate: a tenant past
+    /// its rate keeps the rest of its jobs (`more` says some were left),
+    /// and the other tenants' go on. Of one tenant's, none at all is
+    /// refused.
     pub async fn many(
         &self,
-        tenant: &str,
+        tenant: Option<&str>,
         filter: &Filter,
         version: Version,
         limit: u32,
@@ -117,10 +120,13 @@ impl Redriver {
         let mut done = Redriven::default();
         let mut before: Option<String> = None;
         let mut tasks = HashMap::new();
+        // Tenants past their enqueue rate in this redrive: their later
+        // matches are left, as more.
+        let mut over_rate: HashSet<String> = HashSet::new();
         loop {
             let page = store
                 .job_list(JobQuery {
-                    tenant: Some(tenant.to_owned()),
+                    tenant: tenant.map(str::to_owned),
                     status: Some(JobStatus::Failed),
                     task: filter.task.clone(),
                     queue: filter.queue.clone(),
@@ -131,38 +137,55 @@ impl Redriver {
                 .await?;
             let last = page.jobs.last().map(|j| j.id.clone());
             let full = page.cut || page.jobs.len() == PAGE as usize;
-            let mut plans = Vec::new();
+            // Each tenant's plans, in the order its jobs were read.
+            let mut plans: BTreeMap<&str, Vec<Redrive>> = BTreeMap::new();
+            let mut planned = 0u64;
+            let mut hit_limit = false;
             for j in page.jobs.iter().filter(|j| filter.takes(j)) {
-                if done.retried + done.refused + plans.len() as u64 >= limit {
+                if over_rate.contains(&j.tenant) {
+                    done.more = true;
+                    continue;
+                }
+                if done.retried + done.refused + planned >= limit {
+                    hit_limit = true;
                     done.more = true;
                     break;
                 }
-                match self.plan(tenant, j, version, &mut tasks).await {
-                    Ok(r) => plans.push(r),
+                match self.plan(&j.tenant, j, version, &mut tasks).await {
+                    Ok(r) => {
+                        plans.entry(j.tenant.as_str()).or_default().push(r);
+                        planned += 1;
+                    }
                     Err(_) => done.refused += 1,
                 }
             }
-            let (granted, over) = self.registry.admission().take(tenant, plans.len()).await?;
-            if let Some(over) = over {
-                if granted == 0 && done.retried == 0 {
-                    return Err(over.into());
+            for (t, mut mine) in plans {
+                let (granted, over) = self.registry.admission().take(t, mine.len()).await?;
+                if let Some(over) = over {
+                    if tenant.is_some() && granted == 0 && done.retried == 0 {
+                        return Err(over.into());
+                    }
+                    mine.truncate(granted);
+                    over_rate.insert(t.to_owned());
+                    done.more = true;
                 }
-                plans.truncate(granted);
-                done.more = true;
-            }
-            if !plans.is_empty() {
-                for r in store.job_redrive(tenant, plans).await? {
+                if mine.is_empty() {
+                    continue;
+                }
+                for r in store.job_redrive(t, mine).await? {
                     match r {
                         Ok(_) => done.retried += 1,
                         Err(_) => done.refused += 1,
                     }
                 }
-                self.runner.queued_again(tenant);
+                self.runner.queued_again(t);
             }
             // Redriven jobs left the failed ones: the next page goes on
-            // from the last read.
+            // from the last read. A tenant past its rate ends the redrive
+            // of its own jobs; across tenants the others' go on.
+            let stop = hit_limit || (tenant.is_some() && done.more);
             match last {
-                Some(id) if full && !done.more => before = Some(id),
+                Some(id) if full && !stop => before = Some(id),
                 _ => break,
             }
         }
@@ -209,7 +232,7 @@ impl Redriver {
         tenant: &str,
         job: &JobRecord,
         version: Version,
-        tasks: &mut HashMap<(String, Option<u32>), (TaskRef, u32)>,
+        tasks: &mut HashMap<(String, String, Option<u32>), (TaskRef, u32)>,
     ) -> Result<Redrive, EnqueueError> {
         if let Some(task) = crate::verify::task_of(&job.task.name) {
             return Err(EnqueueError::BadRequest(format!(
@@ -226,7 +249,7 @@ impl Redriver {
             Version::Pinned => Some(job.task.version),
             Version::Latest => None,
         };
-        let key = (job.task.name.clone(), pick);
+        let key = (tenant.to_owned(), job.task.name.clone(), pick);
         let (task, attempts) = match tasks.get(&key) {
             Some(t) => t.clone(),
             None => {

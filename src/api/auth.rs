@@ -254,8 +254,9 @@ impl Principal {
     }
 }
 
-/// A list's `?all_tenants=true`: every tenant's rows rather than the
-/// tenant the caller acts in (the admin's view across tenants).
+/// A list's (or a filtered retry's) `?all_tenants=true`: every tenant's
+/// rows rather than the tenant the caller acts in (the admin's view across
+/// tenants).
 #[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
@@ -266,14 +267,14 @@ pub struct Across {
 }
 
 impl Principal {
-    /// Whose rows a list reads: the tenant the caller acts in, or with
+    /// Whose rows a list reads (or a retry takes): the tenant the caller acts in, or with
     /// `all_tenants` every tenant's (`None`), which only the admin may
     /// ask for.
     pub fn listing(&self, all_tenants: Option<bool>) -> Result<Option<&str>, ApiError> {
         match all_tenants {
             Some(true) if self.admin => Ok(None),
             Some(true) => Err(ApiError::Forbidden(
-                "a tenant's token lists only its own tenant's; leave out all_tenants".into(),
+                "a tenant's token reaches only its own tenant's jobs and resources; leave out all_tenants".into(),
             )),
             _ => Ok(Some(&self.tenant)),
         }

@@ -1,6 +1,6 @@
 //! Jobs: enqueue, show, list, cancel, run now, resume, attempts.
 
-use super::auth::Principal;
+use super::auth::{Across, Principal};
 use super::body::{JsonBody, OptionalJson, QueryParams};
 use super::error::ApiError;
 use super::openapi::Errors;
@@ -487,16 +487,20 @@ pub struct RetriedMany {
 }
 
 /// `POST /v1/jobs/retry` `{filter?: {task?, queue?, kind?, code?}, digest?,
-/// limit?}`: re-drives the tenant's failed jobs that match, newest first,
-/// up to `limit` (default and most: `MAX_REDRIVE`), and says how many.
-#[utoipa::path(post, path = "/v1/jobs/retry", tag = "jobs", request_body = RetryManyBody,
-    responses((status = 200, body = RetriedMany), Errors))]
+/// limit?}`: re-drives the tenant's failed jobs that match (the admin's,
+/// with `?all_tenants=true`: every tenant's, each charged to its own
+/// tenant's enqueue rate), newest first, up to `limit` (default and most:
+/// `MAX_REDRIVE`), and says how many.
+#[utoipa::path(post, path = "/v1/jobs/retry", tag = "jobs", params(Across),
+    request_body = RetryManyBody, responses((status = 200, body = RetriedMany), Errors))]
 pub async fn retry_many(
     State(state): State<Arc<ApiState>>,
     who: Principal,
+    QueryParams(q): QueryParams<Across>,
     body: JsonBody<RetryManyBody>,
 ) -> Result<Json<RetriedMany>, ApiError> {
     who.require(Scope::JobsQueue)?;
+    let tenant = who.listing(q.all_tenants)?;
     let b = body.value;
     let version = version_of(b.digest.as_deref())?;
     let limit = b.limit.unwrap_or(MAX_REDRIVE);
@@ -511,10 +515,7 @@ pub async fn retry_many(
         kind: b.filter.kind,
         code: b.filter.code,
     };
-    let done = state
-        .redriver
-        .many(&who.tenant, &filter, version, limit)
-        .await?;
+    let done = state.redriver.many(tenant, &filter, version, limit).await?;
     Ok(Json(RetriedMany {
         retried: done.retried,
         refused: done.refused,

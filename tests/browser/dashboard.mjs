@@ -485,6 +485,20 @@ try {
   await adminPage.locator(`#events tr[data-type='job.completed'][data-tenant='acme'] a[href^='#/job/${seenLive}']`).waitFor();
   await shot("23-admin-events", adminPage);
 
+  step("the admin retries every tenant's dead letters at once");
+  const attemptsBefore = (await get(`/v1/jobs/${workflowJob}`)).attempts;
+  await adminPage.goto(`${url}/#/dead`);
+  await adminPage.locator(`#jobs tr[data-id='${workflowJob}'][data-tenant='acme']`).waitFor();
+  await adminPage.locator("#retry-all", { hasText: "in every tenant" }).click();
+  await adminPage.locator("#jobs-message", { hasText: /Retried [1-9]/ }).waitFor();
+  // acme's failed workflow job, retried from the admin's list of every tenant's, runs again.
+  for (const end = Date.now() + 20_000; ; ) {
+    const job = await get(`/v1/jobs/${workflowJob}`);
+    if (job.attempts > attemptsBefore) break;
+    if (Date.now() > end) throw new Error(`the retry of every tenant's left ${workflowJob} alone: ${JSON.stringify(job)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
   step("the admin looks at another tenant's pages");
   await adminPage.goto(`${url}/#/tenants`);
   await adminPage.locator("#tenants tr[data-tenant='other'] button.look").click();

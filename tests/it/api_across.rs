@@ -1,8 +1,9 @@
 //! The admin's view across tenants (`?all_tenants=true`) on both backends:
 //! every list names each row's tenant and holds every tenant's rows (jobs,
 //! tasks, workflows, schedules, webhooks, secrets, queues), a tenant's
-//! token is refused it, and the event stream of every tenant carries
-//! each tenant's events from its opening on.
+//! token is refused it, the event stream of every tenant carries each
+//! tenant's events from its opening on, and a filtered retry of every
+//! tenant's failed jobs charges each to its own tenant's enqueue rate.
 
 use crate::api_events::{open, page, try_open};
 use crate::server::{TestServer, ADMIN, ALL_SCOPES};
@@ -239,6 +240,96 @@ async fn the_admins_stream_of_every_tenant_carries_each_tenants_events() {
         let (status, _) = try_open(&s, &tokens[0], "?all_tenants=true", None).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
         drop(stream);
+        s.stop().await;
+    })
+    .await;
+}
+
+/// `n` jobs of `tenant`'s that failed for good; their ids.
+async fn failed_jobs(s: &TestServer, token: &str, n: usize) -> Vec<String> {
+    let once = json!({"max_attempts": 1});
+    s.task(token, "t", "limits", json!({"retry": once})).await;
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let fail = json!({"task": "t", "input": {"op": "fail", "code": "nope"}});
+        ids.push(
+            s.enqueue(token, fail).await["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    for id in &ids {
+        assert_eq!(s.finished(token, id).await["status"], "failed");
+    }
+    ids
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_retries_every_tenants_failed_jobs_each_on_its_own_rate() {
+    TestServer::each_backend(1, async |s: TestServer| {
+        let acme = s.tenant("acme", ALL_SCOPES).await;
+        let other = s.tenant("other", ALL_SCOPES).await;
+        let acme_failed = failed_jobs(&s, &acme, 3).await;
+        let other_failed = failed_jobs(&s, &other, 2).await;
+
+        // Only the admin retries across tenants; without it, its own tenant's.
+        let across = "/v1/jobs/retry?all_tenants=true";
+        let (status, err) = s.post(across, &acme, json!({})).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{err}");
+        let (status, err) = s
+            .post("/v1/jobs/retry?all_tenants=1", ADMIN, json!({}))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+        let (_, own) = s.post("/v1/jobs/retry", ADMIN, json!({})).await;
+        assert_eq!(own, json!({"retried": 0, "refused": 0, "more": false}));
+
+        // other's enqueue rate spent: at most one more token (its burst)
+        // while the retry runs; acme's untouched.
+        let (status, put) = s
+            .call(
+                Method::PUT,
+                "/v1/tenants/other",
+                ADMIN,
+                Some(json!({"quotas": {"enqueue_per_second": 1, "enqueue_burst": 1}})),
+            )
+            .await;
+        assert!(status.is_success(), "{put}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let ok = json!({"task": "t", "input": {"op": "echo", "value": 1}});
+            let (status, body) = s.post("/v1/jobs", &other, ok).await;
+            if status == StatusCode::TOO_MANY_REQUESTS {
+                break;
+            }
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+            assert!(std::time::Instant::now() < deadline, "never rate-limited");
+        }
+
+        let (status, r) = s
+            .post(across, ADMIN, json!({"filter": {"task": "t"}}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{r}");
+        assert_eq!(r["more"], true, "other's rate left some: {r}");
+        assert_eq!(r["refused"], 0, "{r}");
+        let retried = r["retried"].as_u64().unwrap();
+        // Every one of acme's ran again (and failed again).
+        for id in &acme_failed {
+            let j = s.finished(&acme, id).await;
+            assert_eq!(j["attempts"], 2, "acme's {id} was retried: {j}");
+        }
+        // Of other's, what its one token allowed at most; the rest left failed.
+        let mut again = 0;
+        for id in &other_failed {
+            let j = s.finished(&other, id).await;
+            match j["attempts"].as_u64() {
+                Some(2) => again += 1,
+                Some(1) => assert_eq!(j["status"], "failed", "{j}"),
+                _ => panic!("{j}"),
+            }
+        }
+        assert!(again <= 1, "other's rate allows one: {again}");
+        assert_eq!(retried, 3 + again, "{r}");
         s.stop().await;
     })
     .await;

@@ -584,6 +584,84 @@ async fn the_cli_reports_failures_with_its_exit_status() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admins_cli_lists_and_retries_every_tenants_failed_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Served::start(dir.path());
+    let admin = Client::new(&server.url, ADMIN);
+    let guest = crate::common::guests_dir().join("limits.wasm");
+    let guest = guest.to_str().unwrap();
+    let mut failed = Vec::new();
+    let mut tokens = Vec::new();
+    for tenant in ["acme", "globex"] {
+        let token = admin.mint(tenant, crate::server::ALL_SCOPES).await;
+        let as_tenant = |args: &[&str]| {
+            let mut all = args.to_vec();
+            all.extend(["--token", token.as_str()]);
+            server.cli(&all)
+        };
+        let push = ["task", "push", "t", guest, "--max-attempts", "1"];
+        let (code, _, err) = as_tenant(&push);
+        assert_eq!(code, Some(0), "{err}");
+        let fail = r#"{"op":"fail","code":"bad"}"#;
+        let (code, out, err) = as_tenant(&["job", "enqueue", "t", "--input", fail, "--wait"]);
+        assert_eq!(code, Some(1), "{out}{err}");
+        let (_, out, _) = as_tenant(&["job", "list", "--json"]);
+        let list: Value = serde_json::from_str(&out).unwrap();
+        failed.push((tenant, list["jobs"][0]["id"].as_str().unwrap().to_owned()));
+        tokens.push(token);
+    }
+
+    // The admin's list of every tenant's, as JSON and as a table.
+    let (code, out, err) = server.cli(&["job", "list", "--all-tenants", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let list: Value = serde_json::from_str(&out).unwrap();
+    let mut shown: Vec<(&str, String)> = list["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["tenant"].as_str().unwrap(),
+                j["id"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    shown.sort();
+    assert_eq!(shown, failed);
+    let (_, table, _) = server.cli(&["job", "list", "--all-tenants"]);
+    assert!(table.contains("TENANT"), "{table}");
+    for (tenant, id) in &failed {
+        let row = table.lines().find(|l| l.contains(id.as_str())).unwrap();
+        assert!(row.contains(tenant), "{row}");
+    }
+
+    // A tenant's token is refused it, with how to go on.
+    let (code, _, err) = server.cli(&[
+        "job",
+        "retry-failed",
+        "--all-tenants",
+        "--token",
+        &tokens[0],
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("leave out all_tenants"), "{err}");
+
+    // The admin retries both tenants' at once; each ran again.
+    let (code, out, err) = server.cli(&["job", "retry-failed", "--all-tenants", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let done: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(done, json!({"retried": 2, "refused": 0, "more": false}));
+    for ((tenant, id), token) in failed.iter().zip(&tokens) {
+        let job = Client::new(&server.url, token)
+            .until(id, |j| j["status"] == "failed" && j["attempts"] == 2)
+            .await;
+        assert_eq!(job["tenant"], *tenant);
+    }
+    let (_, out, _) = server.cli(&["job", "retry-failed", "--all-tenants"]);
+    assert!(out.contains("retried 2 failed jobs"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cli_sets_and_shows_a_tenants_quotas_and_usage() {
     let dir = tempfile::tempdir().unwrap();
     let server = Served::start(dir.path());

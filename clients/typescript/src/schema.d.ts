@@ -193,8 +193,10 @@ export interface paths {
         put?: never;
         /**
          * `POST /v1/jobs/retry` `{filter?: {task?, queue?, kind?, code?}, digest?,
-         *     limit?}`: re-drives the tenant's failed jobs that match, newest first,
-         *     up to `limit` (default and most: `MAX_REDRIVE`), and says how many.
+         *     limit?}`: re-drives the tenant's failed jobs that match (the admin's,
+         *     with `?all_tenants=true`: every tenant's, each charged to its own
+         *     tenant's enqueue rate), newest first, up to `limit` (default and most:
+         *     `MAX_REDRIVE`), and says how many.
          */
         post: operations["jobs_retry_many"];
         delete?: never;
@@ -3441,7 +3443,13 @@ export interface operations {
     };
     jobs_retry_many: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Every tenant's, each row naming its tenant: the admin token's
+                 *     alone (403 for a tenant's). Left out: the tenant the caller acts in.
+                 */
+                all_tenants?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;

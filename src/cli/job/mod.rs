@@ -110,6 +110,10 @@ or was cancelled, 2 on any other error."
         /// At most this many jobs [server default and ceiling: 10000].
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
         limit: Option<u32>,
+        /// Every tenant's failed jobs, each charged to its own tenant's
+        /// enqueue rate (the admin token only).
+        #[arg(long)]
+        all_tenants: bool,
         #[command(flatten)]
         server: ServerArgs,
         /// Print the server's answer as JSON.
@@ -231,6 +235,7 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
             code,
             latest,
             limit,
+            all_tenants,
             server,
             json,
         } => {
@@ -244,7 +249,11 @@ pub fn main(cmd: JobCmd) -> anyhow::Result<ExitCode> {
                 body["limit"] = json!(n);
             }
             let client = connect(&server)?;
-            let reply = client.post(&["v1", "jobs", "retry"]).json(body).send()?;
+            let reply = client
+                .post(&["v1", "jobs", "retry"])
+                .query("all_tenants", all_tenants.then_some("true"))
+                .json(body)
+                .send()?;
             if json {
                 reply.print()?;
             } else {

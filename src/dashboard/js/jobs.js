@@ -92,17 +92,16 @@ export async function jobsPage(params, dead) {
   const heads = ["Job", ...(all ? ["Tenant"] : []), "Task", "Status", "Queue", "Attempts", "Created", "Finished"];
   if (dead) heads.push("Error", "");
   const retryAll =
-    dead && all
-      ? h("span", { class: "muted" }, "To retry every match, narrow the list to one tenant.")
-      : dead && can("jobs:queue")
+    dead && can("jobs:queue")
       ? action(
-          "Retry every match",
+          all ? "Retry every match, in every tenant" : "Retry every match",
           message,
           async () => {
             const filter = {};
             if (filters.task) filter.task = filters.task;
             if (filters.queue) filter.queue = filters.queue;
-            const r = await api("/v1/jobs/retry", { method: "POST", body: { filter } });
+            // Across tenants each job is charged to its own tenant's enqueue rate.
+            const r = await api(listPath("/v1/jobs/retry"), { method: "POST", body: { filter } });
             load();
             return `Retried ${r.retried}${r.refused ? `, refused ${r.refused}` : ""}${r.more ? ", more remain" : ""}.`;
           },

@@ -8,18 +8,26 @@ from ...client import AuthenticatedClient, Client
 from ...models.error_answer import ErrorAnswer
 from ...models.retried_many import RetriedMany
 from ...models.retry_many_body import RetryManyBody
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     *,
     body: RetryManyBody,
+    all_tenants: bool | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+
+    params: dict[str, Any] = {}
+
+    params["all_tenants"] = all_tenants
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "post",
         "url": "/v1/jobs/retry",
+        "params": params,
     }
 
     _kwargs["json"] = body.to_dict()
@@ -114,12 +122,16 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: RetryManyBody,
+    all_tenants: bool | Unset = UNSET,
 ) -> Response[ErrorAnswer | RetriedMany]:
     """`POST /v1/jobs/retry` `{filter?: {task?, queue?, kind?, code?}, digest?,
-    limit?}`: re-drives the tenant's failed jobs that match, newest first,
-    up to `limit` (default and most: `MAX_REDRIVE`), and says how many.
+    limit?}`: re-drives the tenant's failed jobs that match (the admin's,
+    with `?all_tenants=true`: every tenant's, each charged to its own
+    tenant's enqueue rate), newest first, up to `limit` (default and most:
+    `MAX_REDRIVE`), and says how many.
 
     Args:
+        all_tenants (bool | Unset):
         body (RetryManyBody):
 
     Raises:
@@ -132,6 +144,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+        all_tenants=all_tenants,
     )
 
     response = client.get_httpx_client().request(
@@ -145,12 +158,16 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     body: RetryManyBody,
+    all_tenants: bool | Unset = UNSET,
 ) -> ErrorAnswer | RetriedMany | None:
     """`POST /v1/jobs/retry` `{filter?: {task?, queue?, kind?, code?}, digest?,
-    limit?}`: re-drives the tenant's failed jobs that match, newest first,
-    up to `limit` (default and most: `MAX_REDRIVE`), and says how many.
+    limit?}`: re-drives the tenant's failed jobs that match (the admin's,
+    with `?all_tenants=true`: every tenant's, each charged to its own
+    tenant's enqueue rate), newest first, up to `limit` (default and most:
+    `MAX_REDRIVE`), and says how many.
 
     Args:
+        all_tenants (bool | Unset):
         body (RetryManyBody):
 
     Raises:
@@ -164,6 +181,7 @@ def sync(
     return sync_detailed(
         client=client,
         body=body,
+        all_tenants=all_tenants,
     ).parsed
 
 
@@ -171,12 +189,16 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: RetryManyBody,
+    all_tenants: bool | Unset = UNSET,
 ) -> Response[ErrorAnswer | RetriedMany]:
     """`POST /v1/jobs/retry` `{filter?: {task?, queue?, kind?, code?}, digest?,
-    limit?}`: re-drives the tenant's failed jobs that match, newest first,
-    up to `limit` (default and most: `MAX_REDRIVE`), and says how many.
+    limit?}`: re-drives the tenant's failed jobs that match (the admin's,
+    with `?all_tenants=true`: every tenant's, each charged to its own
+    tenant's enqueue rate), newest first, up to `limit` (default and most:
+    `MAX_REDRIVE`), and says how many.
 
     Args:
+        all_tenants (bool | Unset):
         body (RetryManyBody):
 
     Raises:
@@ -189,6 +211,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+        all_tenants=all_tenants,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -200,12 +223,16 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     body: RetryManyBody,
+    all_tenants: bool | Unset = UNSET,
 ) -> ErrorAnswer | RetriedMany | None:
     """`POST /v1/jobs/retry` `{filter?: {task?, queue?, kind?, code?}, digest?,
-    limit?}`: re-drives the tenant's failed jobs that match, newest first,
-    up to `limit` (default and most: `MAX_REDRIVE`), and says how many.
+    limit?}`: re-drives the tenant's failed jobs that match (the admin's,
+    with `?all_tenants=true`: every tenant's, each charged to its own
+    tenant's enqueue rate), newest first, up to `limit` (default and most:
+    `MAX_REDRIVE`), and says how many.
 
     Args:
+        all_tenants (bool | Unset):
         body (RetryManyBody):
 
     Raises:
@@ -220,5 +247,6 @@ async def asyncio(
         await asyncio_detailed(
             client=client,
             body=body,
+            all_tenants=all_tenants,
         )
     ).parsed
