@@ -3,9 +3,8 @@
 //! insert, or by a task of their own), both handing what they got to the
 //! dispatch.
 
-use super::{give_back, Inner, RunnerEvent, MAX_PREFETCH, POLL_EVERY, SHORT_ATTEMPT};
+use super::{give_back, Inner, RunnerEvent, MAX_PREFETCH, POLL_EVERY};
 use crate::store::{ClaimParams, ClaimedJob, StoreError};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,15 +12,12 @@ use std::time::{Duration, Instant};
 const MAX_CLAIM: usize = 512;
 
 impl Inner {
-    /// How many jobs to hold: the slots, plus claims ahead when attempts
-    /// are short enough that a claim round trip would leave slots idle.
+    /// How many jobs to hold: what each tenant held here may hold by its
+    /// own cost (`Share::ahead`: the slots, or more when its attempts are
+    /// short enough that a claim round trip would leave slots idle), the
+    /// slots when none is held.
     pub(super) fn hold_target(&self) -> usize {
-        let slots = self.config.slots;
-        if self.avg_attempt_us.load(Ordering::Relaxed) < SHORT_ATTEMPT.as_micros() as u64 {
-            (slots * 512).clamp(slots, MAX_PREFETCH)
-        } else {
-            slots
-        }
+        self.dispatch.hold_target()
     }
 
     /// A tenant holding this many jobs here (waiting, running, or ending)
@@ -33,7 +29,8 @@ impl Inner {
     /// How many jobs to claim with a sparse tenant's enqueue, if this
     /// runner is to claim with it at all: it runs, has room, and holds none
     /// of the tenant's jobs waiting and few of them in all. A few, so that
-    /// a tenant that fell behind catches up.
+    /// a tenant that fell behind catches up. A tenant holding nothing here
+    /// has room whatever others hold, up to a ceiling (`sparse_room`).
     pub(super) fn room_for(&self, tenant: &str) -> Option<usize> {
         // A tenant with many jobs held is served by the claim loop's
         // batches; this is for one that sends a job now and then.
@@ -44,6 +41,10 @@ impl Inner {
             || self.held.of_tenant(tenant) >= self.sparse_held()
         {
             return None;
+        }
+        if self.held.of_tenant(tenant) == 0 {
+            let room = self.sparse_room_for_none();
+            return (room > 0).then(|| room.min(slots));
         }
         // With an attempt of its own running, its job waits for a slot; it
         // is worth the room only while slots come free often.
@@ -60,6 +61,14 @@ impl Inner {
     /// written take no room.
     pub(super) fn sparse_room(&self) -> usize {
         (self.hold_target() + self.config.slots).saturating_sub(self.dispatch.load())
+    }
+
+    /// How many more jobs claims for tenants holding nothing here may add:
+    /// room is kept for them whatever the others hold (so that what
+    /// another tenant's claims ahead hold never keeps them waiting), up to
+    /// a ceiling of the most the runner may hold and as many again.
+    pub(super) fn sparse_room_for_none(&self) -> usize {
+        (2 * MAX_PREFETCH + self.config.slots).saturating_sub(self.dispatch.load())
     }
 
     /// A claim of up to `limit` jobs (only those tenants' if `only` names
@@ -80,6 +89,7 @@ impl Inner {
             limit: u32::try_from(limit).unwrap_or(u32::MAX),
             lease_ms: self.config.lease_ms,
             only_tenants: only,
+            caps: self.dispatch.caps(),
         }
     }
 }
@@ -179,10 +189,21 @@ pub(super) async fn sparse_claimer(inner: Arc<Inner>) {
         }
         let mut fresh = std::mem::take(&mut *inner.fresh.lock().unwrap_or_else(|p| p.into_inner()));
         fresh.retain(|t| !inner.dispatch.has_waiting(t));
-        let room = inner.sparse_room();
-        if fresh.is_empty() || room == 0 || inner.held.is_empty() {
-            // Holding all it may, the job waits for room like any other;
-            // holding nothing, the claim loop is claiming already.
+        if inner.held.is_empty() {
+            // Holding nothing, the claim loop is claiming already.
+            continue;
+        }
+        // Holding all it may, a tenant's job waits for room like any
+        // other's, unless the tenant holds nothing here: room is kept for
+        // those.
+        let room = match inner.sparse_room() {
+            0 => {
+                fresh.retain(|t| inner.held.of_tenant(t) == 0);
+                inner.sparse_room_for_none()
+            }
+            room => room,
+        };
+        if fresh.is_empty() || room == 0 {
             continue;
         }
         // A few each, so that one that fell behind catches up.

@@ -10,15 +10,24 @@
 //! starts it, so that it does not wait for a core behind the guests of
 //! the tenants that keep the slots busy (see `runner::lane`).
 //!
+//! Among the tenants whose turn it may be, the one that has had the least
+//! of the slots for its weight starts (`runner::share`): the runner time
+//! its attempts took here, not their count, as the store's claim shares
+//! what a runner takes. A tenant's jobs held beyond what its own cost
+//! allows (its attempts turned slow) are given back unbegun
+//! (`Dispatch::finished`).
+//!
 //! Only a begun job starts (`ClaimedJob::begun`): a job claimed ahead of
 //! the slots waits, passed over, until the marker (`runner::marker`) has
 //! marked it begun in the store, so that a runner killed with jobs it
 //! never started leaves them uncounted. The marker marks the jobs at the
 //! front of the lines, tenants in turn, a window ahead of the starts.
 
-use crate::store::ClaimedJob;
+use super::share::Share;
+use crate::store::{ClaimedJob, TenantCaps};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 use tokio::sync::Notify;
 
 /// The dispatch was closed: the runner is stopping.
@@ -52,7 +61,6 @@ struct Line {
     ahead: usize,
 }
 
-#[derive(Default)]
 struct State {
     lines: HashMap<String, Line>,
     /// Tenants with jobs waiting, in turn order.
@@ -72,6 +80,7 @@ struct State {
     unmarked: usize,
     /// Attempts started, ever.
     picks: u64,
+    share: Share,
 }
 
 pub struct Dispatch {
@@ -94,7 +103,24 @@ impl Dispatch {
         Dispatch {
             slots,
             lane: false,
-            state: Mutex::default(),
+            state: Mutex::new(State {
+                lines: HashMap::new(),
+                turns: VecDeque::new(),
+                running: HashMap::new(),
+                in_slots: 0,
+                extra: 0,
+                waiting: 0,
+                closed: false,
+                lane_busy: false,
+                begun_waiting: 0,
+                marking: HashMap::new(),
+                unmarked: 0,
+                picks: 0,
+                share: Share::new(
+                    slots,
+                    (slots * super::PREFETCH_PER_SLOT).clamp(slots, super::MAX_PREFETCH),
+                ),
+            }),
             ready: Notify::new(),
             lane_ready: Notify::new(),
             mark_wanted: Notify::new(),
@@ -406,6 +432,9 @@ impl Dispatch {
         }
         // While the lane is free, idle tenants' jobs wait for it.
         let leave_idle = self.lane && picker == Picker::Worker && !s.lane_busy;
+        // The tenant that may start of least virtual time; of equals, the
+        // first in turn.
+        let mut best: Option<(usize, Seat, f64)> = None;
         for i in 0..s.turns.len() {
             let tenant = &s.turns[i];
             // Not begun: it waits for the marker, and its tenant's turn
@@ -429,6 +458,13 @@ impl Dispatch {
                 (false, true) => Seat::Extra,
                 (false, false) => continue,
             };
+            let vtime = s.share.vtime(tenant);
+            if best.is_none_or(|(_, _, least)| vtime < least) {
+                best = Some((i, seat, vtime));
+            }
+        }
+        {
+            let (i, seat, _) = best?;
             let tenant = s.turns.remove(i)?;
             let line = s.lines.get_mut(&tenant)?;
             let job = line.jobs.pop_front()?;
@@ -441,6 +477,7 @@ impl Dispatch {
             s.waiting -= 1;
             s.begun_waiting -= 1;
             s.picks += 1;
+            s.share.start(&tenant, job.weight);
             *s.running.entry(tenant).or_default() += 1;
             match seat {
                 Seat::Slot => s.in_slots += 1,
@@ -449,13 +486,19 @@ impl Dispatch {
             if picker == Picker::Lane {
                 s.lane_busy = true;
             }
-            return Some((job, seat));
+            Some((job, seat))
         }
-        None
     }
 
-    /// An attempt started by `next` has ended.
-    pub fn finished(&self, tenant: &str, seat: Seat) {
+    /// An attempt started by `next` has ended, after running for `ran`
+    /// (`None`: it never ran, it was given back). Answers the tenant's
+    /// waiting jobs to give back unbegun: those beyond twice what its own
+    /// cost, as it now is, allows it to hold (`Share::ahead`; twice, so
+    /// that a cost that wavers does not give back and claim again). So a
+    /// tenant whose jobs turned slow does not keep, claimed here, work
+    /// that would hold off another tenant's for long.
+    #[must_use = "the jobs answered are to be given back"]
+    pub fn finished(&self, tenant: &str, seat: Seat, ran: Option<Duration>) -> Vec<ClaimedJob> {
         let mut s = self.state();
         match seat {
             Seat::Slot => s.in_slots = s.in_slots.saturating_sub(1),
@@ -467,12 +510,61 @@ impl Dispatch {
                 s.running.remove(tenant);
             }
         }
+        match ran {
+            Some(ran) => s.share.ended(tenant, ran),
+            None => s.share.unstarted(tenant),
+        }
+        let back = Self::beyond(&mut s, tenant);
         let for_lane = self.lane_has_work(&s);
         drop(s);
         self.ready.notify_one();
         if for_lane {
             self.lane_ready.notify_one();
         }
+        back
+    }
+
+    /// A tenant's waiting jobs beyond twice what it may hold here, taken
+    /// out: only from behind those begun or being marked.
+    fn beyond(s: &mut State, tenant: &str) -> Vec<ClaimedJob> {
+        let running = s.running.get(tenant).copied().unwrap_or(0);
+        let keep = (2 * s.share.ahead(tenant)).saturating_sub(running);
+        let mut back = Vec::new();
+        let Some(line) = s.lines.get_mut(tenant) else {
+            return back;
+        };
+        while line.jobs.len() > keep.max(line.ahead) {
+            back.extend(line.jobs.pop_back());
+        }
+        if line.jobs.is_empty() {
+            s.lines.remove(tenant);
+            s.turns.retain(|t| t != tenant);
+        }
+        s.waiting -= back.len();
+        s.unmarked -= back.len();
+        back
+    }
+
+    /// What a claim may take of each tenant, by its own cost and what of
+    /// it is here, waiting or running (`Share::caps`).
+    pub fn caps(&self) -> TenantCaps {
+        let s = self.state();
+        s.share.caps(|t| Self::here(&s, t))
+    }
+
+    /// How many jobs to hold in all: what each tenant here may hold by its
+    /// own cost (`Share::ahead`), or the slots when none is here; at most
+    /// the most one tenant may hold.
+    pub fn hold_target(&self) -> usize {
+        let s = self.state();
+        let tenants = s.lines.keys().chain(s.running.keys().filter(|t| !s.lines.contains_key(*t)));
+        let sum: usize = tenants.map(|t| s.share.ahead(t)).sum();
+        sum.clamp(self.slots, s.share.most())
+    }
+
+    /// A tenant's jobs here, waiting or running.
+    fn here(s: &State, tenant: &str) -> usize {
+        s.lines.get(tenant).map_or(0, |l| l.jobs.len()) + s.running.get(tenant).copied().unwrap_or(0)
     }
 
     /// Whether the prompt lane is free and a tenant with nothing running
@@ -537,6 +629,7 @@ mod tests {
             callback_depth: 0,
             fair_key: None,
             traceparent: None,
+            weight: 1,
         }
     }
 
@@ -564,15 +657,21 @@ mod tests {
         // a-1 waits for a slot: a is running, and so is b.
         d.push(vec![job("b", 1)]).unwrap();
         assert!(d.try_next().unwrap().is_none(), "nothing may start");
-        d.finished("a", Seat::Slot);
+        let _ = d.finished("a", Seat::Slot, Some(Duration::ZERO));
+        // a has had the slot's time and b none of it: b-1 takes the slot.
         let (third, seat) = d.next().await.unwrap();
-        assert_eq!((third.id.as_str(), seat), ("a-1", Seat::Slot));
-        assert!(d.has_waiting("b"), "b-1 waits");
-        assert!(!d.has_waiting("a") && d.has_running("a"), "a-1 runs");
-        assert_eq!(d.load(), 3, "a-1 and b-0 run, b-1 waits");
-        d.finished("a", Seat::Slot);
-        assert_eq!(d.load(), 2, "an ended attempt is not here");
+        assert_eq!((third.id.as_str(), seat), ("b-1", Seat::Slot));
+        assert!(d.has_waiting("a"), "a-1 waits");
         assert!(!d.has_running("a"));
+        assert!(d.try_next().unwrap().is_none(), "no slot, no extra seat");
+        assert_eq!(d.load(), 3, "b-0 and b-1 run, a-1 waits");
+        let _ = d.finished("b", Seat::Slot, Some(Duration::ZERO));
+        let (fourth, seat) = d.next().await.unwrap();
+        assert_eq!((fourth.id.as_str(), seat), ("a-1", Seat::Slot));
+        let _ = d.finished("a", Seat::Slot, Some(Duration::ZERO));
+        assert_eq!(d.load(), 1, "an ended attempt is not here");
+        assert!(!d.has_running("a"));
+        d.push(vec![job("b", 2)]).unwrap();
         assert_eq!(d.close().len(), 1);
         assert!(d.next().await.is_none());
         assert_eq!(d.try_next(), Err(Closed));
@@ -605,7 +704,7 @@ mod tests {
             d.try_pick(Picker::Lane).unwrap().is_none(),
             "a-1's tenant is running"
         );
-        d.finished("a", Seat::Slot);
+        let _ = d.finished("a", Seat::Slot, Some(Duration::ZERO));
         let (third, seat) = d.next_prompt().await.unwrap();
         assert_eq!((third.id.as_str(), seat), ("a-1", Seat::Slot));
         assert_eq!(d.load(), 2);
@@ -646,10 +745,10 @@ mod tests {
         assert_eq!(d.load(), 4, "three run, a-1 waits");
         // A job claimed begun goes before its tenant's unbegun ones.
         d.push(vec![unbegun("a", 2), job("a", 3)]).unwrap();
-        d.finished("a", Seat::Extra);
+        let _ = d.finished("a", Seat::Extra, Some(Duration::ZERO));
         let (fourth, _) = d.next().await.unwrap();
         assert_eq!(fourth.id, "a-1", "marked before a-3 came");
-        d.finished("a", Seat::Extra);
+        let _ = d.finished("a", Seat::Extra, Some(Duration::ZERO));
         let (fifth, _) = d.next().await.unwrap();
         assert_eq!(fifth.id, "a-3", "begun, before a-2");
     }
@@ -694,9 +793,67 @@ mod tests {
         d.push(vec![under(2, "old", true)]).unwrap();
         assert!(d.drop_stale("a", "a-2", "old"));
         assert!(!d.has_waiting("a"));
-        d.finished("a", Seat::Slot);
+        let _ = d.finished("a", Seat::Slot, Some(Duration::ZERO));
         d.push(vec![job("b", 0)]).unwrap();
         assert_eq!(d.next().await.unwrap().0.id, "b-0");
+    }
+
+    #[tokio::test]
+    async fn the_slots_go_by_runner_time_not_by_turns() {
+        let d = Dispatch::new(1);
+        d.push((0..5).map(|n| job("heavy", n)).collect()).unwrap();
+        d.push((0..200).map(|n| job("light", n)).collect()).unwrap();
+        let (first, seat) = d.next().await.unwrap();
+        assert_eq!(first.id, "heavy-0", "first in turn");
+        let _ = d.finished("heavy", seat, Some(Duration::from_millis(100)));
+        // The light tenant's 1 ms attempts start until it has had about
+        // as much of the slot as the heavy one's 100 ms.
+        let mut light = 0;
+        loop {
+            let (j, seat) = d.next().await.unwrap();
+            if j.tenant == "heavy" {
+                break;
+            }
+            light += 1;
+            let _ = d.finished("light", seat, Some(Duration::from_millis(1)));
+        }
+        assert!((95..=105).contains(&light), "{light} light attempts");
+    }
+
+    #[test]
+    fn a_tenant_turned_slow_gives_back_what_it_holds_beyond_its_cost() {
+        let d = Dispatch::new(2);
+        d.push(vec![job("a", 0)]).unwrap();
+        let (_, seat) = d.try_next().unwrap().unwrap();
+        let short = Some(Duration::from_micros(20));
+        assert!(d.finished("a", seat, short).is_empty());
+        assert_eq!(d.hold_target(), 2, "nothing here: the slots");
+        let unbegun = |n| ClaimedJob {
+            begun: false,
+            ..job("a", n)
+        };
+        d.push((1..=300).map(unbegun).collect()).unwrap();
+        assert_eq!(d.hold_target(), 1024, "short attempts: 512 a slot");
+        assert_eq!(d.caps().of("a"), 1024 - 300);
+        let marking = d.to_mark(2);
+        assert_eq!(marking.len(), 2);
+        d.push(vec![job("a", 301)]).unwrap();
+        let (j, seat) = d.try_next().unwrap().unwrap();
+        assert_eq!(j.id, "a-301");
+        assert!(d.finished("a", seat, short).is_empty(), "still short");
+        d.push(vec![job("a", 302)]).unwrap();
+        let (_, seat) = d.try_next().unwrap().unwrap();
+        // Its next attempt took 300 ms: it may hold 3 now, and keeps
+        // twice that; the two being marked stay.
+        let back = d.finished("a", seat, Some(Duration::from_millis(300)));
+        assert_eq!(back.len(), 294);
+        assert!(back.iter().all(|j| !j.begun));
+        assert_eq!(back[0].id, "a-300", "from the back");
+        assert_eq!(d.load(), 6);
+        assert_eq!(d.caps().of("a"), 0);
+        assert_eq!(d.caps().of("stranger"), 2);
+        d.marked(&marking, true);
+        assert!(d.try_next().unwrap().is_some());
     }
 
     #[test]

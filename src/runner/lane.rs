@@ -36,7 +36,7 @@ pub async fn run(inner: Arc<Inner>) {
     while let Some((job, seat)) = inner.dispatch.next_prompt().await {
         if inner.stopping.is_cancelled() {
             give_back(&inner, &job, 0).await;
-            inner.dispatch.finished(&job.tenant, seat);
+            inner.seat_free(&job.tenant, seat, None).await;
             inner.dispatch.lane_free();
             continue;
         }

@@ -19,6 +19,7 @@ pub mod held;
 mod lane;
 pub mod ledger;
 mod marker;
+pub mod share;
 mod traced;
 mod verify;
 pub mod watch;
@@ -36,7 +37,6 @@ use dispatch::{Dispatch, Seat};
 use futures_util::FutureExt;
 use held::{Held, StopReason};
 use ledger::Ledger;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Notify};
@@ -63,8 +63,9 @@ pub const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 pub const POLL_EVERY: Duration = Duration::from_secs(1);
 /// Most jobs held ahead of free slots when attempts are short.
 const MAX_PREFETCH: usize = 2048;
-/// Attempts shorter than this (on average) make the runner claim ahead.
-const SHORT_ATTEMPT: Duration = Duration::from_millis(20);
+/// Most jobs held ahead per slot: with 512 a slot, a runner of two slots
+/// holds at most 1,024 no-op jobs, enough to keep it busy between claims.
+const PREFETCH_PER_SLOT: usize = 512;
 /// Most finalizations written in one call.
 const FINALIZE_BATCH: usize = 2048;
 /// Most tenants remembered for the sparse claimer between two claims.
@@ -184,8 +185,6 @@ struct Inner {
     sparse: Notify,
     stopping: CancellationToken,
     finalize_tx: mpsc::Sender<Finalize>,
-    /// Moving average of attempt durations, in µs.
-    avg_attempt_us: AtomicU64,
     /// Where attempts run (those of the prompt lane after their slice).
     guests: tokio::runtime::Handle,
 }
@@ -252,7 +251,6 @@ impl Runner {
             sparse: Notify::new(),
             stopping: CancellationToken::new(),
             finalize_tx,
-            avg_attempt_us: AtomicU64::new(SHORT_ATTEMPT.as_micros() as u64 * 10),
             guests,
         });
         let mut tasks = vec![
@@ -559,11 +557,18 @@ impl Inner {
         }
     }
 
-    fn record_duration(&self, d: Duration) {
-        let us = d.as_micros().min(u128::from(u32::MAX)) as u64;
-        let old = self.avg_attempt_us.load(Ordering::Relaxed);
-        self.avg_attempt_us
-            .store(old - old / 8 + us / 8, Ordering::Relaxed);
+    /// An attempt's seat is free again (`ran`: how long its attempt ran;
+    /// `None`, it did not). Jobs of its tenant held beyond what the
+    /// tenant's own cost allows go back to the queue unbegun
+    /// (`Dispatch::finished`).
+    async fn seat_free(&self, tenant: &str, seat: Seat, ran: Option<Duration>) {
+        let back = self.dispatch.finished(tenant, seat, ran);
+        if !back.is_empty() {
+            tracing::debug!(tenant, jobs = back.len(), "jobs held beyond the tenant's cost given back");
+            for job in &back {
+                give_back(self, job, 0).await;
+            }
+        }
     }
 }
 
@@ -572,7 +577,7 @@ async fn worker(inner: Arc<Inner>) {
     while let Some((job, seat)) = inner.dispatch.next().await {
         if inner.stopping.is_cancelled() {
             give_back(&inner, &job, 0).await;
-            inner.dispatch.finished(&job.tenant, seat);
+            inner.seat_free(&job.tenant, seat, None).await;
             continue;
         }
         attempt(inner.clone(), job, seat).await;
@@ -609,6 +614,7 @@ async fn run_attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
     } else {
         inner.ledger.admit(&job.tenant, now).map(|()| true)
     };
+    let mut ran = None;
     let finalize = match admitted {
         Ok(false) => None,
         Err(next_window) => {
@@ -652,7 +658,7 @@ async fn run_attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
                     ran_for: Duration::ZERO,
                 }
             });
-            inner.record_duration(executed.ran_for);
+            ran = Some(executed.ran_for);
             inner.emit(|| RunnerEvent::Ran {
                 id: job.id.clone(),
                 tenant: job.tenant.clone(),
@@ -664,7 +670,7 @@ async fn run_attempt(inner: Arc<Inner>, job: ClaimedJob, seat: Seat) {
             executed.finalize
         }
     };
-    inner.dispatch.finished(&job.tenant, seat);
+    inner.seat_free(&job.tenant, seat, ran).await;
     match finalize {
         Some(f) => {
             inner.held.ended(&job.id, &job.lease_token);

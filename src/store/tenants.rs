@@ -4,7 +4,8 @@
 //! whether a claim may give it jobs.
 
 use super::fair::Contender;
-use super::records::{FuelWindow, JobGauges, Tenant, TenantUsage, UsageLine, UsageWindow};
+use std::collections::HashMap;
+use super::records::{ClaimedJob, FuelWindow, JobGauges, Tenant, TenantUsage, UsageLine, UsageWindow};
 use super::{Millis, StoreError, StoreResult};
 use crate::quota::{window_start, Exceeded, Quotas, DEFAULT_WEIGHT, WINDOW_MS};
 
@@ -98,18 +99,23 @@ pub fn component_room(q: &Quotas, count: i64, bytes: i64, size: u64) -> StoreRes
     )
 }
 
-/// A tenant as a claim sees it: its room under `max_running` and its fuel
-/// in the window, or `None` when it may be given no job now.
+/// A tenant as a claim sees it: its room under `max_running` and under
+/// the claim's cap for it (`TenantCaps`), and its fuel in the window, or
+/// `None` when it may be given no job now.
 pub fn contender(
     tenant: String,
     policy: &Policy,
-    running: i64,
-    fuel_used: i64,
+    (running, fuel_used): (i64, i64),
+    cap: u64,
     now: Millis,
 ) -> Option<(Contender, Option<FuelWindow>)> {
-    let room = policy.quotas.max_running.map_or(u64::MAX, |m| {
-        m.saturating_sub(u64::try_from(running).unwrap_or(0))
-    });
+    let room = policy
+        .quotas
+        .max_running
+        .map_or(u64::MAX, |m| {
+            m.saturating_sub(u64::try_from(running).unwrap_or(0))
+        })
+        .min(cap);
     let fuel = policy.quotas.fuel_per_minute.map(|budget| FuelWindow {
         start: window_start(now),
         budget,
@@ -127,6 +133,26 @@ pub fn contender(
         },
         fuel,
     ))
+}
+
+/// What a claim read of each tenant it gave jobs to, told to each of
+/// their jobs: the fuel window (the runner's ledger starts from it) and the
+/// weight (the runner's dispatch shares its slots by it).
+#[derive(Debug, Default)]
+pub struct Budgets(HashMap<String, (Option<FuelWindow>, u32)>);
+
+impl Budgets {
+    pub fn insert(&mut self, c: &Contender, fuel: Option<FuelWindow>) {
+        self.0.insert(c.tenant.clone(), (fuel, c.weight.max(1)));
+    }
+
+    /// Tells a claimed job what the claim read of its tenant.
+    pub fn stamp(&self, job: &mut ClaimedJob) {
+        if let Some(&(fuel, weight)) = self.0.get(&job.tenant) {
+            job.fuel = fuel;
+            job.weight = weight;
+        }
+    }
 }
 
 /// window_start, fuel, wall_ms, attempts, completed, failed, cancelled,

@@ -312,6 +312,7 @@ impl From<ClaimedRow> for ClaimedJob {
             callback_depth: r.callback_depth,
             fair_key: r.fair_key,
             traceparent: r.traceparent,
+            weight: 1,
         }
     }
 }

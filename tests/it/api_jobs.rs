@@ -367,6 +367,7 @@ async fn a_job_whose_runner_died_goes_on_to_its_fallback() {
             lease_ms: 1,
             only_tenants: None,
             begin_each: u32::MAX,
+            caps: Default::default(),
         })
         .await
         .unwrap()

@@ -191,6 +191,7 @@ async fn signals_reach_the_other_processes() {
             lease_ms: 30_000,
             only_tenants: None,
             begin_each: u32::MAX,
+            caps: Default::default(),
         })
         .await
         .unwrap()
@@ -214,6 +215,7 @@ async fn signals_reach_the_other_processes() {
             lease_ms: 30_000,
             only_tenants: None,
             begin_each: u32::MAX,
+            caps: Default::default(),
         })
         .await
         .unwrap()

@@ -42,6 +42,7 @@ impl Default for Given {
                 callback_depth: 0,
                 fair_key: None,
                 traceparent: None,
+                weight: 1,
             },
             // Fixed and without jitter: a retry waits 1000 ms.
             retry: RetryPolicy {

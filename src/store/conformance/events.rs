@@ -287,6 +287,7 @@ pub(super) async fn concurrent_writers_number_events_in_order(h: Harness) {
                         lease_ms: 30_000,
                         only_tenants: None,
                         begin_each: u32::MAX,
+                        caps: Default::default(),
                     })
                     .await
                     .unwrap()

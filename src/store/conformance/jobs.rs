@@ -49,6 +49,7 @@ pub(super) async fn claims_follow_priority_time_and_queues(h: Harness) {
             lease_ms: 30_000,
             only_tenants: None,
             begin_each: u32::MAX,
+            caps: Default::default(),
         })
         .await
         .unwrap()
@@ -360,6 +361,7 @@ pub(super) async fn heartbeats_extend_leases_and_record_progress(h: Harness) {
             lease_ms: 1000,
             only_tenants: None,
             begin_each: u32::MAX,
+            caps: Default::default(),
         })
         .await
         .unwrap()
@@ -719,6 +721,7 @@ pub(super) async fn claims_ahead_begin_only_when_marked(h: Harness) {
                 lease_ms: 10_000,
                 only_tenants: None,
                 begin_each: 1,
+                caps: Default::default(),
             })
             .await
             .unwrap()

@@ -110,6 +110,7 @@ pub(crate) async fn claim_whole(h: &Harness, limit: u32) -> Claim {
             lease_ms: 30_000,
             only_tenants: None,
             begin_each: u32::MAX,
+            caps: Default::default(),
         })
         .await
         .unwrap()

@@ -130,6 +130,7 @@ pub(super) async fn a_queue_sample_is_kept_a_minute_replaced_and_let_go(h: Harne
             lease_ms: 30_000,
             only_tenants: None,
             begin_each: u32::MAX,
+            caps: Default::default(),
         })
         .await
         .unwrap()

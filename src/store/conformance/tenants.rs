@@ -148,6 +148,7 @@ pub(super) async fn claims_share_tenants_by_weight(h: Harness) {
         lease_ms: 30_000,
         only_tenants: Some(tenants.iter().map(|t| t.to_string()).collect()),
         begin_each: u32::MAX,
+        caps: Default::default(),
     };
     let got = h
         .store
@@ -337,6 +338,7 @@ pub(super) async fn a_tenants_fairness_keys_are_served_in_turn(h: Harness) {
         lease_ms: 30_000,
         only_tenants: Some(vec!["c".to_string()]),
         begin_each: u32::MAX,
+        caps: Default::default(),
     };
     let got = h.store.job_claim(only_c).await.unwrap().jobs;
     let mut ids: Vec<&str> = got.iter().map(|j| j.id.as_str()).collect();
@@ -541,6 +543,7 @@ pub(super) async fn an_insert_can_claim_for_its_tenant(h: Harness) {
                 lease_ms: 30_000,
                 only_tenants: Some(vec![A.to_string()]),
                 begin_each: u32::MAX,
+                caps: Default::default(),
             };
             let handed: Arc<Mutex<Option<Vec<ClaimedJob>>>> = Arc::default();
             let h = handed.clone();

@@ -18,7 +18,7 @@ use crate::store::fair_keys::{self, Group, KEY, MAX_KEYS_PER_CLAIM};
 use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::records::*;
 use crate::store::tally::Tally;
-use crate::store::tenants::contender;
+use crate::store::tenants::{contender, Budgets};
 use crate::store::throttle::{self, ClaimKeys, Decision, KeyState, Throttle};
 use crate::store::{Millis, StoreResult};
 use sqlx::{Postgres, Row, Transaction};
@@ -81,10 +81,16 @@ pub async fn claim(
         .filter(|t| p.only_tenants.as_ref().is_none_or(|o| o.contains(t)))
         .collect();
     let mut contenders = Vec::new();
-    let mut budgets = HashMap::new();
+    let mut budgets = Budgets::default();
     for (tenant, policy, running, fuel_used) in claim_views(tx, &tenants, now, &defaults).await? {
-        if let Some((c, fuel)) = contender(tenant, &policy, running, fuel_used, now) {
-            budgets.insert(c.tenant.clone(), fuel);
+        if let Some((c, fuel)) = contender(
+            tenant.clone(),
+            &policy,
+            (running, fuel_used),
+            p.caps.of(&tenant),
+            now,
+        ) {
+            budgets.insert(&c, fuel);
             contenders.push(c);
         }
     }
@@ -132,7 +138,7 @@ pub async fn claim(
             break;
         }
         for mut job in take(tx, now, &ordered, &p.owner, &token, expires, &mut tally).await? {
-            job.fuel = budgets.get(&job.tenant).copied().flatten();
+            budgets.stamp(&mut job);
             claimed.push(job);
         }
     }

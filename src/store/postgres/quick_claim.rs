@@ -32,7 +32,7 @@ use crate::store::fair::{given, Fairness};
 use crate::store::job_sql::CLAIM_COLUMNS;
 use crate::store::outbox;
 use crate::store::records::*;
-use crate::store::tenants::{contender, policy_from};
+use crate::store::tenants::{contender, policy_from, Budgets};
 use crate::store::transition::random_token;
 use crate::store::{Millis, StoreResult};
 use sqlx::{PgPool, Row};
@@ -111,15 +111,21 @@ pub async fn claim(
         return Ok(None);
     }
     let mut contenders = Vec::new();
-    let mut budgets = HashMap::new();
+    let mut budgets = Budgets::default();
     let mut passed_over = false;
     for (_, name, weight, quotas, running, fuel, _, _) in rows {
         let Some(name) = name else { continue };
         let policy = policy_from(&name, Some((weight, quotas)), &db.defaults)?;
         if let Some((c, fuel)) =
-            contender(name, &policy, running.unwrap_or(0), fuel.unwrap_or(0), now)
+            contender(
+                name.clone(),
+                &policy,
+                (running.unwrap_or(0), fuel.unwrap_or(0)),
+                p.caps.of(&name),
+                now,
+            )
         {
-            budgets.insert(c.tenant.clone(), fuel);
+            budgets.insert(&c, fuel);
             contenders.push(c);
         } else {
             passed_over = true;
@@ -149,7 +155,7 @@ pub async fn claim(
         let before = claimed.len();
         let ordered = fairness(fair).settle(&mut contenders, &picks, &given, rows);
         for mut job in ordered {
-            job.fuel = budgets.get(&job.tenant).copied().flatten();
+            budgets.stamp(&mut job);
             claimed.push(job);
         }
         if claimed.len() == before {

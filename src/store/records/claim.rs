@@ -17,6 +17,46 @@ pub struct ClaimParams {
     /// are taken begun: the runner starts them at once. The rest must be
     /// marked (`job_begin`) before they start. 0: none; `u32::MAX`: all.
     pub begin_each: u32,
+    /// Most jobs of each tenant this claim may take (what the runner
+    /// would hold ahead of that tenant's attempts); the default: no cap.
+    pub caps: TenantCaps,
+}
+
+/// How many jobs of each tenant one claim may take: a runner claims ahead
+/// of each tenant by that tenant's own cost, so that a tenant whose
+/// attempts are long cannot fill a runner with jobs claimed ahead while
+/// another waits (DESIGN §3.4.0d).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TenantCaps {
+    /// The cap of a tenant not named: `None`, none.
+    pub others: Option<u32>,
+    /// Named tenants' caps.
+    pub named: std::collections::HashMap<String, u32>,
+}
+
+impl TenantCaps {
+    /// The most jobs of `tenant` the claim may take.
+    pub fn of(&self, tenant: &str) -> u64 {
+        self.named
+            .get(tenant)
+            .copied()
+            .or(self.others)
+            .map_or(u64::MAX, u64::from)
+    }
+
+    /// Counts a part of the claim's jobs against the caps (a claim made
+    /// of several writes: what one took, the next may not).
+    pub fn took(&mut self, jobs: &[ClaimedJob]) {
+        if self.others.is_none() && self.named.is_empty() {
+            return;
+        }
+        for job in jobs {
+            let cap = u32::try_from(self.of(&job.tenant)).unwrap_or(u32::MAX);
+            if cap != u32::MAX || self.named.contains_key(&job.tenant) {
+                self.named.insert(job.tenant.clone(), cap.saturating_sub(1));
+            }
+        }
+    }
 }
 
 /// What a claim took, and whether another claim could take more before
@@ -83,6 +123,9 @@ pub struct ClaimedJob {
     pub fair_key: Option<String>,
     /// The trace it continues, if not its own (`otel::TraceParent::of_job`).
     pub traceparent: Option<String>,
+    /// Its tenant's weight as the claim read it (1 where a claim did not
+    /// read it): the runner's dispatch shares its slots by it.
+    pub weight: u32,
 }
 
 impl ClaimedJob {

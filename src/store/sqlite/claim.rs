@@ -13,7 +13,7 @@ use crate::store::fair::{given, Fairness};
 use crate::store::fair_keys::{self, Group, KEY, MAX_KEYS_PER_CLAIM};
 use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::records::*;
-use crate::store::tenants::contender;
+use crate::store::tenants::{contender, Budgets};
 use crate::store::throttle::{self, ClaimKeys, Decision, KeyState, Throttle};
 use crate::store::transition::random_token;
 use crate::store::{Millis, StoreResult};
@@ -51,7 +51,7 @@ pub fn claim(
     }
     stage(conn, now)?;
     let mut contenders = Vec::new();
-    let mut budgets = HashMap::new();
+    let mut budgets = Budgets::default();
     let tenants = active_tenants(conn, fair)?;
     // Claims go round the tenants: some were not looked at.
     let mut passed_over = fair.cursor.is_some();
@@ -64,8 +64,14 @@ pub fn claim(
         }
         let policy = policy(conn, &tenant, defaults)?;
         let (running, fuel_used) = tenants::running_and_fuel(conn, &tenant, now)?;
-        if let Some((c, fuel)) = contender(tenant, &policy, running, fuel_used, now) {
-            budgets.insert(c.tenant.clone(), fuel);
+        if let Some((c, fuel)) = contender(
+            tenant.clone(),
+            &policy,
+            (running, fuel_used),
+            p.caps.of(&tenant),
+            now,
+        ) {
+            budgets.insert(&c, fuel);
             contenders.push(c);
         } else {
             passed_over = true;
@@ -108,7 +114,7 @@ pub fn claim(
             break;
         }
         for mut job in take(conn, now, &ordered, &p.owner, &token, expires, &mut tally)? {
-            job.fuel = budgets.get(&job.tenant).copied().flatten();
+            budgets.stamp(&mut job);
             claimed.push(job);
         }
     }

@@ -918,9 +918,13 @@ impl JobStore for SqliteStore {
         // The writes run in order: once one finds fewer jobs than it asked
         // for, the rest have nothing to find, and skip their queries.
         let exhausted = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // The tenants' caps are the claim's, not each write's: what one
+        // write takes, the next may not.
+        let caps = Arc::new(std::sync::Mutex::new(p.caps.clone()));
         let writes = limits.enumerate().map(|(i, limit)| {
             let (fair, defaults, exhausted) = (self.fair.clone(), self.defaults, exhausted.clone());
-            let p = ClaimParams {
+            let caps = caps.clone();
+            let mut p = ClaimParams {
                 limit: u32::try_from(limit).unwrap_or(u32::MAX),
                 // Which tenants the first write began is not known to the
                 // next: their jobs are left for the runner to mark.
@@ -937,7 +941,10 @@ impl JobStore for SqliteStore {
                     return Ok(None);
                 }
                 let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
+                let mut caps = caps.lock().unwrap_or_else(|p| p.into_inner());
+                p.caps = caps.clone();
                 let got = claim::claim(c, now, p, &mut fair, &defaults)?;
+                caps.took(&got.jobs);
                 if got.jobs.len() < limit {
                     exhausted.store(true, Relaxed);
                 }

@@ -38,9 +38,14 @@
 //!   its callers' secrets too;
 //! - `replay_exit` (13): `taskbox job replay`'s exit status says how the
 //!   replayed attempt ended.
+//!
+//! Round three (issue 65), the paths built since:
+//! - `claim_ahead` (1): what a runner claims ahead of one tenant cannot
+//!   hold off another's jobs, and the slots go by runner time.
 
 mod address_ranges;
 mod callback_cycles;
+mod claim_ahead;
 mod compile_gate;
 mod invoke_redaction;
 mod job_paths_rate;

@@ -86,6 +86,7 @@ pub(super) async fn store_only(args: &QueueBench) -> anyhow::Result<serde_json::
                 lease_ms: 30_000,
                 only_tenants: None,
                 begin_each: u32::MAX,
+                caps: Default::default(),
             })
             .await?
             .jobs;

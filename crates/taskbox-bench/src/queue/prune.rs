@@ -53,6 +53,7 @@ pub async fn prune(args: &QueueBench) -> anyhow::Result<serde_json::Value> {
                 lease_ms: 60_000,
                 only_tenants: None,
                 begin_each: u32::MAX,
+                caps: Default::default(),
             })
             .await?
             .jobs;
