@@ -525,23 +525,45 @@ impl Dispatch {
     }
 
     /// A tenant's waiting jobs beyond twice what it may hold here, taken
-    /// out: only from behind those begun or being marked.
+    /// out from the back of its line. Begun ones too: a job given back
+    /// before its attempt started is not counted (`Finalize::release`),
+    /// and a mark still on its way finds it gone (as `drop_stale`).
     fn beyond(s: &mut State, tenant: &str) -> Vec<ClaimedJob> {
         let running = s.running.get(tenant).copied().unwrap_or(0);
         let keep = (2 * s.share.ahead(tenant)).saturating_sub(running);
         let mut back = Vec::new();
-        let Some(line) = s.lines.get_mut(tenant) else {
+        let State {
+            lines,
+            marking,
+            begun_waiting,
+            unmarked,
+            waiting,
+            ..
+        } = s;
+        let Some(line) = lines.get_mut(tenant) else {
             return back;
         };
-        while line.jobs.len() > keep.max(line.ahead) {
-            back.extend(line.jobs.pop_back());
+        while line.jobs.len() > keep {
+            let Some(job) = line.jobs.pop_back() else {
+                break;
+            };
+            if line.jobs.len() < line.ahead {
+                line.ahead -= 1;
+                if job.begun {
+                    *begun_waiting -= 1;
+                } else {
+                    marking.remove(&job.id);
+                }
+            } else {
+                *unmarked -= 1;
+            }
+            *waiting -= 1;
+            back.push(job);
         }
         if line.jobs.is_empty() {
-            s.lines.remove(tenant);
+            lines.remove(tenant);
             s.turns.retain(|t| t != tenant);
         }
-        s.waiting -= back.len();
-        s.unmarked -= back.len();
         back
     }
 
@@ -557,14 +579,18 @@ impl Dispatch {
     /// the most one tenant may hold.
     pub fn hold_target(&self) -> usize {
         let s = self.state();
-        let tenants = s.lines.keys().chain(s.running.keys().filter(|t| !s.lines.contains_key(*t)));
+        let tenants = s
+            .lines
+            .keys()
+            .chain(s.running.keys().filter(|t| !s.lines.contains_key(*t)));
         let sum: usize = tenants.map(|t| s.share.ahead(t)).sum();
         sum.clamp(self.slots, s.share.most())
     }
 
     /// A tenant's jobs here, waiting or running.
     fn here(s: &State, tenant: &str) -> usize {
-        s.lines.get(tenant).map_or(0, |l| l.jobs.len()) + s.running.get(tenant).copied().unwrap_or(0)
+        s.lines.get(tenant).map_or(0, |l| l.jobs.len())
+            + s.running.get(tenant).copied().unwrap_or(0)
     }
 
     /// Whether the prompt lane is free and a tenant with nothing running
@@ -844,7 +870,7 @@ mod tests {
         d.push(vec![job("a", 302)]).unwrap();
         let (_, seat) = d.try_next().unwrap().unwrap();
         // Its next attempt took 300 ms: it may hold 3 now, and keeps
-        // twice that; the two being marked stay.
+        // twice that, from the front (the two being marked among them).
         let back = d.finished("a", seat, Some(Duration::from_millis(300)));
         assert_eq!(back.len(), 294);
         assert!(back.iter().all(|j| !j.begun));
@@ -854,6 +880,16 @@ mod tests {
         assert_eq!(d.caps().of("stranger"), 2);
         d.marked(&marking, true);
         assert!(d.try_next().unwrap().is_some());
+        // Begun ones go back too, and a mark on its way finds its job gone.
+        let marking = d.to_mark(8);
+        assert_eq!(marking.len(), 4, "the rest");
+        d.marked(&marking[..2], true);
+        let more = d.finished("a", Seat::Slot, Some(Duration::from_secs(10)));
+        assert_eq!(more.len(), 1, "keeps twice its 2");
+        assert_eq!(more[0].id, "a-6");
+        d.marked(&marking[2..], true);
+        assert_eq!(d.load(), 4);
+        assert_eq!(d.begun_waiting(), 4, "a-6's mark came after it went");
     }
 
     #[test]

@@ -564,7 +564,11 @@ impl Inner {
     async fn seat_free(&self, tenant: &str, seat: Seat, ran: Option<Duration>) {
         let back = self.dispatch.finished(tenant, seat, ran);
         if !back.is_empty() {
-            tracing::debug!(tenant, jobs = back.len(), "jobs held beyond the tenant's cost given back");
+            tracing::debug!(
+                tenant,
+                jobs = back.len(),
+                "jobs held beyond the tenant's cost given back"
+            );
             for job in &back {
                 give_back(self, job, 0).await;
             }

@@ -139,13 +139,11 @@ impl Share {
             self.accounts.retain(|_, a| a.vtime > now);
         }
         let now = self.now;
-        self.accounts
-            .entry(tenant.to_owned())
-            .or_insert(Account {
-                cost: None,
-                vtime: now,
-                weight: 1.0,
-            })
+        self.accounts.entry(tenant.to_owned()).or_insert(Account {
+            cost: None,
+            vtime: now,
+            weight: 1.0,
+        })
     }
 }
 
@@ -212,7 +210,10 @@ mod tests {
     #[test]
     fn a_tenant_a_hundred_times_lighter_gets_half_the_slots_time() {
         let [heavy, light] = run([(1000 * MS, 1), (10 * MS, 1)], Duration::from_secs(60));
-        assert!((0.45..=0.55).contains(&light), "light {light}, heavy {heavy}");
+        assert!(
+            (0.45..=0.55).contains(&light),
+            "light {light}, heavy {heavy}"
+        );
     }
 
     #[test]

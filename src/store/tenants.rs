@@ -4,10 +4,12 @@
 //! whether a claim may give it jobs.
 
 use super::fair::Contender;
-use std::collections::HashMap;
-use super::records::{ClaimedJob, FuelWindow, JobGauges, Tenant, TenantUsage, UsageLine, UsageWindow};
+use super::records::{
+    ClaimedJob, FuelWindow, JobGauges, Tenant, TenantUsage, UsageLine, UsageWindow,
+};
 use super::{Millis, StoreError, StoreResult};
 use crate::quota::{window_start, Exceeded, Quotas, DEFAULT_WEIGHT, WINDOW_MS};
+use std::collections::HashMap;
 
 /// The columns of a tenant, in `TenantRow`'s order.
 macro_rules! tenant_columns {

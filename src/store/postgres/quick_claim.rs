@@ -116,15 +116,13 @@ pub async fn claim(
     for (_, name, weight, quotas, running, fuel, _, _) in rows {
         let Some(name) = name else { continue };
         let policy = policy_from(&name, Some((weight, quotas)), &db.defaults)?;
-        if let Some((c, fuel)) =
-            contender(
-                name.clone(),
-                &policy,
-                (running.unwrap_or(0), fuel.unwrap_or(0)),
-                p.caps.of(&name),
-                now,
-            )
-        {
+        if let Some((c, fuel)) = contender(
+            name.clone(),
+            &policy,
+            (running.unwrap_or(0), fuel.unwrap_or(0)),
+            p.caps.of(&name),
+            now,
+        ) {
             budgets.insert(&c, fuel);
             contenders.push(c);
         } else {

@@ -60,7 +60,10 @@ async fn jobs_claimed_ahead_for_a_tenant_turned_slow_do_not_hold_off_another() {
         let mut mine = Vec::new();
         for _ in 0..10 {
             let j = s
-                .enqueue(&quiet, json!({"task": "t", "input": {"op": "echo", "value": 2}}))
+                .enqueue(
+                    &quiet,
+                    json!({"task": "t", "input": {"op": "echo", "value": 2}}),
+                )
                 .await;
             mine.push(j["id"].as_str().unwrap().to_owned());
         }
