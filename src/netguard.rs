@@ -174,4 +174,20 @@ mod tests {
             Some("a loopback address")
         );
     }
+
+    /// IPv4-translated (`::ffff:0:a.b.c.d`, SIIT): the IPv4 address it
+    /// carries is judged, refused or not, and nothing else about it.
+    #[test]
+    fn ipv4_translated_is_judged_as_its_ipv4_address() {
+        let why = |s: &str| forbidden(s.parse().unwrap());
+        assert_eq!(why("::ffff:0:7f00:1"), Some("a loopback address"));
+        assert_eq!(why("::ffff:0:127.0.0.1"), Some("a loopback address"));
+        assert_eq!(why("::ffff:0:a00:1"), Some("a private address"));
+        assert_eq!(why("::ffff:0:a9fe:a9fe"), Some("a link-local address"));
+        assert_eq!(why("::ffff:0:6440:1"), Some("a carrier-grade NAT address"));
+        assert_eq!(why("::ffff:0:0:0"), Some("an address of 'this network'"));
+        // A public address in the same form is that public address.
+        assert_eq!(why("::ffff:0:808:808"), None);
+        assert_eq!(why("::ffff:0:5db8:d822"), None, "93.184.216.34");
+    }
 }
