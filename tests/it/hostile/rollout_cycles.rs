@@ -1,11 +1,13 @@
 //! Round three (issue 65), item 5: a version staged for a rollout is one
 //! that jobs can run (a callback's job pins either version by its own
 //! id) and that promote makes live, so it may not close a cycle through
-//! callbacks and fallbacks, even at 0 %. Staged beside A's live version,
-//! A → B → A once went live on promote and ran 17 jobs from one enqueue
-//! before the callback depth stopped it. A cycle is looked for through
-//! every version that can be live, so one that closes only when two
-//! staged versions are both promoted is refused too.
+//! callbacks and fallbacks, even at 0 %. The check once read live
+//! versions only: with a version of A leading to B staged at 0 %, a
+//! version of B leading back to A was accepted (staged or live), and
+//! promote closed A → B → A, which only the callback depth stopped, at
+//! 17 jobs from one enqueue. A cycle is now looked for through every version that
+//! can be live, so one that closes only once two staged versions are both
+//! promoted is refused too.
 
 use crate::server::{TestServer, ADMIN};
 use axum::http::{Method, StatusCode};
@@ -35,53 +37,79 @@ async fn a_staged_version_may_not_close_a_cycle() {
             assert_eq!(status, StatusCode::CREATED, "{body}");
             body
         };
-        created(define(&s, &digest, "a", json!({})).await);
-        created(define(&s, &digest, "b", json!({"on_success": "a"})).await);
-        created(define(&s, &digest, "c", json!({})).await);
-
-        // A's next version at 0 %, leading back to b: refused, as it
-        // would be live.
-        let (status, body) = define(
-            &s,
-            &digest,
-            "a",
-            json!({"on_success": "b", "rollout": {"percent": 0}}),
-        )
-        .await;
-        names_the_cycle(status, &body, "a -on_success-> b -on_success-> a");
-        let (_, shown) = s.get("/v1/tasks/a", ADMIN).await;
-        assert!(shown.get("rollout").is_none(), "nothing staged: {shown}");
-        // Through a fallback too.
-        let (status, body) = define(
-            &s,
-            &digest,
-            "a",
-            json!({"fallback": "b", "rollout": {"percent": 0}}),
-        )
-        .await;
-        names_the_cycle(status, &body, "a -fallback-> b -on_success-> a");
-
-        // One that closes nothing is staged, and promotes.
+        for name in ["a", "b", "c"] {
+            created(define(&s, &digest, name, json!({})).await);
+        }
+        // A's next version, staged at 0 %, leads to b: it closes nothing.
         let body = created(
             define(
                 &s,
                 &digest,
                 "a",
-                json!({"on_success": "c", "rollout": {"percent": 0}}),
+                json!({"on_success": "b", "rollout": {"percent": 0}}),
             )
             .await,
         );
         assert_eq!(body["rollout_percent"], 0, "{body}");
-        let (status, body) = s.post("/v1/tasks/a/promote", ADMIN, json!({})).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        assert_eq!(body["definition"]["on_success"], "c", "{body}");
+        // So b may not lead back to a: staged at 0 % or at a share, or
+        // live, promote would close the cycle.
+        for spec in [
+            json!({"on_success": "a", "rollout": {"percent": 0}}),
+            json!({"on_success": "a", "rollout": {"percent": 50}}),
+            json!({"on_success": "a"}),
+        ] {
+            let (status, body) = define(&s, &digest, "b", spec).await;
+            names_the_cycle(status, &body, "b -on_success-> a -on_success-> b");
+        }
+        let (status, body) = define(
+            &s,
+            &digest,
+            "b",
+            json!({"fallback": "a", "rollout": {"percent": 0}}),
+        )
+        .await;
+        names_the_cycle(status, &body, "b -fallback-> a -on_success-> b");
+        let (_, shown) = s.get("/v1/tasks/b", ADMIN).await;
+        assert!(shown.get("rollout").is_none(), "nothing staged: {shown}");
 
-        // x and y, each staged beside its live version: x's staged
-        // version leads to y, so y's may not lead back to x (both
-        // promoted, they would be a cycle), at any share, nor may a live
-        // version of y.
-        created(define(&s, &digest, "x", json!({})).await);
-        created(define(&s, &digest, "y", json!({})).await);
+        // One that closes nothing is staged, and both promote.
+        created(
+            define(
+                &s,
+                &digest,
+                "b",
+                json!({"on_success": "c", "rollout": {"percent": 0}}),
+            )
+            .await,
+        );
+        for name in ["a", "b"] {
+            let (status, body) = s
+                .post(&format!("/v1/tasks/{name}/promote"), ADMIN, json!({}))
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+        let (_, shown) = s.get("/v1/tasks/b", ADMIN).await;
+        assert_eq!(shown["definition"]["on_success"], "c", "{shown}");
+        // A staged version that closes a cycle through live ones is
+        // refused as before.
+        let (status, body) = define(
+            &s,
+            &digest,
+            "c",
+            json!({"on_fail": "a", "rollout": {"percent": 0}}),
+        )
+        .await;
+        names_the_cycle(
+            status,
+            &body,
+            "c -on_fail-> a -on_success-> b -on_success-> c",
+        );
+
+        // Rolled back, a staged version can be live no more: what it
+        // led to may then lead back.
+        for name in ["x", "y"] {
+            created(define(&s, &digest, name, json!({})).await);
+        }
         created(
             define(
                 &s,
@@ -91,16 +119,6 @@ async fn a_staged_version_may_not_close_a_cycle() {
             )
             .await,
         );
-        for spec in [
-            json!({"on_fail": "x", "rollout": {"percent": 0}}),
-            json!({"on_fail": "x", "rollout": {"percent": 50}}),
-            json!({"on_fail": "x"}),
-        ] {
-            let (status, body) = define(&s, &digest, "y", spec).await;
-            names_the_cycle(status, &body, "y -on_fail-> x -on_success-> y");
-        }
-        // Rolled back, x's staged version can become live no more: y may
-        // then lead to x.
         let (status, body) = s.post("/v1/tasks/x/rollback", ADMIN, json!({})).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         created(
