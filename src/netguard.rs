@@ -15,9 +15,9 @@ pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
 }
 
 /// IPv6: its own special ranges, and every form that carries an IPv4
-/// address (mapped, IPv4-compatible, NAT64, 6to4, Teredo) judged by the
-/// IPv4 rules first, so that no tunnel or translation reaches what the
-/// IPv4 address would not.
+/// address (mapped, IPv4-translated, IPv4-compatible, NAT64, 6to4,
+/// Teredo) judged by the IPv4 rules first, so that no tunnel or
+/// translation reaches what the IPv4 address would not.
 fn forbidden_v6(v6: Ipv6Addr) -> Option<&'static str> {
     let s = v6.segments();
     let o = v6.octets();
@@ -31,6 +31,12 @@ fn forbidden_v6(v6: Ipv6Addr) -> Option<&'static str> {
     // ::ffff:a.b.c.d: an IPv4 address in IPv6 clothes is judged as itself.
     if let Some(v4) = v6.to_ipv4_mapped() {
         return forbidden_v4(v4);
+    }
+    // ::ffff:0:a.b.c.d (::ffff:0:0:0/96), IPv4-translated (SIIT, RFC
+    // 2765): a stateless translator hands it to the embedded IPv4
+    // address, so that is what is judged.
+    if s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return forbidden_v4(v4_at(12));
     }
     // ::a.b.c.d (IPv4-compatible, deprecated by RFC 4291): nothing public
     // uses it, and a stack may still route it to the IPv4 address.
