@@ -578,11 +578,7 @@ impl JobStore for SqliteStore {
         .await
     }
 
-    async fn tasks_staged(
-        &self,
-        tenant: Option<&str>,
-        limit: u32,
-    ) -> StoreResult<Vec<TaskRecord>> {
+    async fn tasks_staged(&self, tenant: Option<&str>, limit: u32) -> StoreResult<Vec<TaskRecord>> {
         let rows: Vec<TaskRow> = sqlx::query_as(&registry_rows::staged(tenant.is_some()))
             .bind(tenant)
             .bind(i64::from(limit))
