@@ -15,9 +15,9 @@ pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
 }
 
 /// IPv6: its own special ranges, and every form that carries an IPv4
-/// address (mapped, IPv4-compatible, NAT64, 6to4, Teredo) judged by the
-/// IPv4 rules first, so that no tunnel or translation reaches what the
-/// IPv4 address would not.
+/// address (mapped, IPv4-translated, IPv4-compatible, NAT64, 6to4,
+/// Teredo) judged by the IPv4 rules first, so that no tunnel or
+/// translation reaches what the IPv4 address would not.
 fn forbidden_v6(v6: Ipv6Addr) -> Option<&'static str> {
     let s = v6.segments();
     let o = v6.octets();
@@ -31,6 +31,12 @@ fn forbidden_v6(v6: Ipv6Addr) -> Option<&'static str> {
     // ::ffff:a.b.c.d: an IPv4 address in IPv6 clothes is judged as itself.
     if let Some(v4) = v6.to_ipv4_mapped() {
         return forbidden_v4(v4);
+    }
+    // ::ffff:0:a.b.c.d (::ffff:0:0:0/96), IPv4-translated (SIIT, RFC
+    // 2765): a stateless translator hands it to the embedded IPv4
+    // address, so that is what is judged.
+    if s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return forbidden_v4(v4_at(12));
     }
     // ::a.b.c.d (IPv4-compatible, deprecated by RFC 4291): nothing public
     // uses it, and a stack may still route it to the IPv4 address.
@@ -173,5 +179,21 @@ mod tests {
             why("2001:0:808:808:0:0:80ff:fffe"),
             Some("a loopback address")
         );
+    }
+
+    /// IPv4-translated (`::ffff:0:a.b.c.d`, SIIT): the IPv4 address it
+    /// carries is judged, refused or not, and nothing else about it.
+    #[test]
+    fn ipv4_translated_is_judged_as_its_ipv4_address() {
+        let why = |s: &str| forbidden(s.parse().unwrap());
+        assert_eq!(why("::ffff:0:7f00:1"), Some("a loopback address"));
+        assert_eq!(why("::ffff:0:127.0.0.1"), Some("a loopback address"));
+        assert_eq!(why("::ffff:0:a00:1"), Some("a private address"));
+        assert_eq!(why("::ffff:0:a9fe:a9fe"), Some("a link-local address"));
+        assert_eq!(why("::ffff:0:6440:1"), Some("a carrier-grade NAT address"));
+        assert_eq!(why("::ffff:0:0:0"), Some("an address of 'this network'"));
+        // A public address in the same form is that public address.
+        assert_eq!(why("::ffff:0:808:808"), None);
+        assert_eq!(why("::ffff:0:5db8:d822"), None, "93.184.216.34");
     }
 }

@@ -57,7 +57,7 @@ async fn rollouts(state: &ApiState) -> Result<Vec<metrics::RolloutScraped>, ApiE
     let mut out = Vec::new();
     for staged in state
         .store
-        .tasks_staged(metrics::MAX_ROLLOUTS as u32)
+        .tasks_staged(None, metrics::MAX_ROLLOUTS as u32)
         .await?
     {
         let Some(live) = state

@@ -314,12 +314,15 @@ impl Registry {
             }
         }
         // A loop through callbacks (and fallbacks) would make jobs for
-        // ever from one enqueue. Two definitions at once could still close
-        // one (each read the other's old version): each job's callback
-        // depth ends that (`MAX_CALLBACK_DEPTH`).
+        // ever from one enqueue. It is looked for through every version
+        // that can be live, staged ones too (`every_successor_of`), so a
+        // staged version, even at 0 %, closes none that promote would
+        // make live. Two definitions at once could still close one (each
+        // read the other's old version): each job's callback depth ends
+        // that (`MAX_CALLBACK_DEPTH`).
         let first = spec::successors(&spec);
         if spec.on_success.is_some() || spec.on_fail.is_some() || spec.fallback.is_some() {
-            let known = self.successors_of(tenant).await?;
+            let known = self.every_successor_of(tenant).await?;
             if let Some(cycle) =
                 spec::cycle_through(name, &first, |t| known.get(t).cloned().unwrap_or_default())
             {
@@ -387,7 +390,30 @@ impl Registry {
             .collect())
     }
 
-    /// Each of the tenant's tasks' current fallback and callbacks.
+    /// Each of the tenant's tasks' fallback and callbacks in every
+    /// version that can be live: its live version's and its staged one's.
+    /// A staged version runs some jobs (a callback's job pins either
+    /// version of its task by its own id) and is live once promoted, at
+    /// any share, 0 % too; so a cycle through any mix of them is one that
+    /// jobs can run. A rolled-back version can be live no more.
+    async fn every_successor_of(
+        &self,
+        tenant: &str,
+    ) -> Result<HashMap<String, Vec<(&'static str, String)>>, RegistryError> {
+        let mut out = self.successors_of(tenant).await?;
+        // At most one staged version a task, and the tenant's tasks are
+        // held by its `max_task_versions` quota: every one is read.
+        for t in self.store.tasks_staged(Some(tenant), u32::MAX).await? {
+            if let Ok(spec) = serde_json::from_str::<TaskSpec>(&t.spec) {
+                out.entry(t.name)
+                    .or_default()
+                    .extend(spec::successors(&spec));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Each of the tenant's tasks' live fallback and callbacks.
     async fn successors_of(
         &self,
         tenant: &str,

@@ -192,9 +192,9 @@ pub trait JobStore: Send + Sync + 'static {
         name: &str,
         change: RolloutChange,
     ) -> StoreResult<TaskRecord>;
-    /// The versions being rolled out, every tenant's, newest rollouts
-    /// first, at most `limit`.
-    async fn tasks_staged(&self, limit: u32) -> StoreResult<Vec<TaskRecord>>;
+    /// The versions being rolled out (at most one a task), one tenant's
+    /// or (`None`) every tenant's, newest rollouts first, at most `limit`.
+    async fn tasks_staged(&self, tenant: Option<&str>, limit: u32) -> StoreResult<Vec<TaskRecord>>;
     /// What each of two versions of a task did in the jobs made since
     /// `since`, in the order given.
     async fn version_figures(

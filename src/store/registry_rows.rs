@@ -107,14 +107,15 @@ pub fn list(one: bool) -> String {
         super::whose::tenant_is(one, "$1")
     )
 }
-/// The versions being rolled out, every tenant's, the newest rollouts
-/// first, at most `$1`.
-pub static STAGED: LazyLock<String> = LazyLock::new(|| {
+/// The versions being rolled out, the tenant's (`one`; else every
+/// tenant's, $1 NULL), the newest rollouts first, at most `$2`.
+pub fn staged(one: bool) -> String {
     format!(
-        "SELECT {TASK_COLUMNS} FROM tasks WHERE rollout_percent IS NOT NULL \
-         ORDER BY rollout_started_at DESC, tenant, name LIMIT $1"
+        "SELECT {TASK_COLUMNS} FROM tasks WHERE {} AND rollout_percent IS NOT NULL \
+         ORDER BY rollout_started_at DESC, tenant, name LIMIT $2",
+        super::whose::tenant_is(one, "$1")
     )
-});
+}
 /// What a define must know of the task first: its staged version, and
 /// how many live ones it has (`may_define`).
 pub static DEFINE_CHECK: LazyLock<String> = LazyLock::new(|| {

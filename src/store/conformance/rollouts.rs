@@ -179,13 +179,13 @@ pub(super) async fn a_staged_version_is_promoted_or_rolled_back(h: Harness) {
     // Defines go on as before.
     let v4 = h.store.task_insert(task("t", "v4", None)).await.unwrap();
     assert_eq!(head(&h).await, (v4.version, None));
-    let staged = h.store.tasks_staged(10).await.unwrap();
+    let staged = h.store.tasks_staged(None, 10).await.unwrap();
     assert!(staged.is_empty(), "{staged:?}");
     h.store
         .task_insert(task("t", "v5", Some(30)))
         .await
         .unwrap();
-    let staged = h.store.tasks_staged(10).await.unwrap();
+    let staged = h.store.tasks_staged(None, 10).await.unwrap();
     assert_eq!(
         staged
             .iter()
@@ -193,6 +193,10 @@ pub(super) async fn a_staged_version_is_promoted_or_rolled_back(h: Harness) {
             .collect::<Vec<_>>(),
         vec![(A, 5)]
     );
+    // One tenant's: its own, and none of another's.
+    let mine = h.store.tasks_staged(Some(A), 10).await.unwrap();
+    assert_eq!(mine.iter().map(|t| t.version).collect::<Vec<_>>(), [5]);
+    assert!(h.store.tasks_staged(Some(B), 10).await.unwrap().is_empty());
 }
 
 pub(super) async fn a_rollouts_figures_count_each_versions_jobs_since_it_began(h: Harness) {

@@ -502,8 +502,9 @@ impl JobStore for PgStore {
         .await
     }
 
-    async fn tasks_staged(&self, limit: u32) -> StoreResult<Vec<TaskRecord>> {
-        let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::STAGED.as_str())
+    async fn tasks_staged(&self, tenant: Option<&str>, limit: u32) -> StoreResult<Vec<TaskRecord>> {
+        let rows: Vec<TaskRow> = sqlx::query_as(&registry_rows::staged(tenant.is_some()))
+            .bind(tenant)
             .bind(i64::from(limit))
             .fetch_all(&self.db.pool)
             .await

@@ -578,8 +578,9 @@ impl JobStore for SqliteStore {
         .await
     }
 
-    async fn tasks_staged(&self, limit: u32) -> StoreResult<Vec<TaskRecord>> {
-        let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::STAGED.as_str())
+    async fn tasks_staged(&self, tenant: Option<&str>, limit: u32) -> StoreResult<Vec<TaskRecord>> {
+        let rows: Vec<TaskRow> = sqlx::query_as(&registry_rows::staged(tenant.is_some()))
+            .bind(tenant)
             .bind(i64::from(limit))
             .fetch_all(&mut *self.reader().await?)
             .await

@@ -41,7 +41,13 @@
 //!
 //! Round three (issue 65), the paths built since:
 //! - `claim_ahead` (1): what a runner claims ahead of one tenant cannot
-//!   hold off another's jobs, and the slots go by runner time.
+//!   hold off another's jobs, and the slots go by runner time;
+//! - `siit` (7): an IPv4-translated address (`::ffff:0:a.b.c.d`) is
+//!   judged as the IPv4 address it carries, for a guest's request and a
+//!   webhook's URL;
+//! - `rollout_cycles` (5): a version staged for a rollout (even at 0 %)
+//!   may not close a cycle through callbacks and fallbacks, since promote
+//!   would make it live.
 
 mod address_ranges;
 mod callback_cycles;
@@ -51,10 +57,12 @@ mod invoke_redaction;
 mod job_paths_rate;
 mod redact_then_cut;
 mod replay_exit;
+mod rollout_cycles;
 mod round_one;
 mod schema_patterns;
 mod secret_output;
 mod secret_scope;
+mod siit;
 mod slow_clients;
 mod token_revocation;
 mod webhook_slots;
