@@ -38,8 +38,15 @@
 //!   its callers' secrets too;
 //! - `replay_exit` (13): `taskbox job replay`'s exit status says how the
 //!   replayed attempt ended.
+//!
+//! Round three (issue 65):
+//! - `cache_poison` (4): a result cache key is its job's digest on its
+//!   input on every path: a resume on a new input, a redrive onto a newer
+//!   version and a fallback never leave a row that serves another input's,
+//!   component's or task's output.
 
 mod address_ranges;
+mod cache_poison;
 mod callback_cycles;
 mod compile_gate;
 mod invoke_redaction;
