@@ -5,7 +5,7 @@
 
 use crate::enqueue::EnqueueError;
 use crate::job::{ErrorKind, JobStatus};
-use crate::registry::Registry;
+use crate::registry::{Registry, TaskVersion};
 use crate::runner::Runner;
 use crate::store::{JobQuery, JobRecord, Redrive, StoreError, TaskRef};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -222,17 +222,20 @@ impl Redriver {
             task: None,
             attempts,
             stage: Some(Box::new((task, input, writes))),
+            // A workflow job ends with its stages' output: it has no key.
+            cache_key: None,
         })
     }
 
     /// The redrive of one failed job: on which task version, with how many
-    /// attempts (that version's retry policy's).
+    /// attempts (that version's retry policy's), under which result cache
+    /// key (that version's digest on the job's input).
     async fn plan(
         &self,
         tenant: &str,
         job: &JobRecord,
         version: Version,
-        tasks: &mut HashMap<(String, String, Option<u32>), (TaskRef, u32)>,
+        tasks: &mut HashMap<(String, String, Option<u32>), Arc<TaskVersion>>,
     ) -> Result<Redrive, EnqueueError> {
         if let Some(task) = crate::verify::task_of(&job.task.name) {
             return Err(EnqueueError::BadRequest(format!(
@@ -250,27 +253,26 @@ impl Redriver {
             Version::Latest => None,
         };
         let key = (tenant.to_owned(), job.task.name.clone(), pick);
-        let (task, attempts) = match tasks.get(&key) {
-            Some(t) => t.clone(),
+        let tv = match tasks.get(&key) {
+            Some(tv) => tv.clone(),
             None => {
                 let tv = self.registry.task(tenant, &job.task.name, pick).await?;
-                let t = (
-                    TaskRef {
-                        name: tv.record.name.clone(),
-                        version: tv.record.version,
-                        digest: tv.record.digest.clone(),
-                    },
-                    tv.retry.max_attempts,
-                );
-                tasks.insert(key, t.clone());
-                t
+                tasks.insert(key, tv.clone());
+                tv
             }
         };
         Ok(Redrive {
             id: job.id.clone(),
-            task: (version == Version::Latest).then_some(task),
-            attempts,
+            task: (version == Version::Latest).then(|| TaskRef {
+                name: tv.record.name.clone(),
+                version: tv.record.version,
+                digest: tv.record.digest.clone(),
+            }),
+            attempts: tv.retry.max_attempts,
             stage: None,
+            // Written again, never kept: on the newest version the job
+            // runs another digest, and its output is that digest's.
+            cache_key: crate::enqueue::cache::key_of(&tv, &job.input),
         })
     }
 }

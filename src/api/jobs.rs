@@ -12,7 +12,8 @@ use crate::redrive::{Filter, Version, MAX_REDRIVE};
 use crate::registry::Which;
 use crate::runner::{RunNowError, Waited};
 use crate::store::{
-    AttemptQuery, CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, Scope, StoreError,
+    AttemptQuery, CancelOutcome, Idempotency, Inserted, JobQuery, JobRecord, NewInput, Scope,
+    StoreError,
 };
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -384,13 +385,20 @@ pub async fn resume(
                 .registry
                 .task(&who.tenant, &job.task.name, Some(job.task.version))
                 .await?;
-            Some(state.registry.check(&tv, Which::Input, input).await?)
+            let input = state.registry.check(&tv, Which::Input, input).await?;
+            // The job now ends with the new input's output: its cache key
+            // is the new input's, by the rule an enqueue keys it by.
+            Some(NewInput {
+                cache_key: crate::enqueue::cache::probe(&tv, &input).map(|p| p.key),
+                input: input.to_string(),
+            })
         }
-        (input, _) => input,
+        // A fallback's input: the job keeps no key in its fallback.
+        (input, _) => input.map(|v| NewInput::plain(v.to_string())),
     };
     let j = state
         .store
-        .job_resume(&who.tenant, &id, input.map(|v| v.to_string()))
+        .job_resume(&who.tenant, &id, input)
         .await
         .map_err(|e| not_found(e, &id))?;
     state.runner.queued_again(&j.tenant);

@@ -9,7 +9,7 @@
 //! runs; `prepare` makes a task's job, `workflow` a workflow's job and its
 //! stages. Nothing here names the runner: it sits above, as an `Intake`.
 
-mod cache;
+pub(crate) mod cache;
 mod prepare;
 pub mod spec;
 pub mod traced;

@@ -171,12 +171,13 @@ pub fn ending<'a>(
                     format!(
                         "fallback_task = {}, fallback_version = {}, fallback_digest = {}, \
                          fallback_input = {}, fallback_depth = fallback_depth + 1, \
-                         stage_offset = attempts, max_attempts = attempts + {}",
+                         stage_offset = attempts, max_attempts = attempts + {}, {}",
                         d.param(name),
                         d.int4(version),
                         d.param(digest),
                         d.param(input),
                         d.int4(max),
+                        super::job_sql::NO_CACHE_KEY,
                     )
                 })
             }
@@ -312,6 +313,25 @@ mod tests {
         assert_eq!(tp.matches('$').count(), ap.len(), "{tp}");
         assert!(tp.contains("CASE WHEN jobs.cancel_requested THEN"), "{tp}");
         assert!(!tp.contains("available"), "{tp}");
+    }
+
+    #[test]
+    fn a_fallback_drops_the_jobs_cache_key() {
+        let fallback = Action::Fallback {
+            task: crate::store::TaskRef {
+                name: "rescue".into(),
+                version: 1,
+                digest: "sha256:ab".into(),
+            },
+            input: "{}".into(),
+            max_attempts: 1,
+            error: JobError::new(ErrorKind::TaskFailed, "no"),
+        };
+        let mv = Move::of_ending(&fallback);
+        for d in [Dialect::Sqlite, Dialect::Postgres] {
+            let (text, _) = ending(&mv, d, 7, "j", "t");
+            assert!(text.contains(crate::store::job_sql::NO_CACHE_KEY), "{text}");
+        }
     }
 
     #[test]

@@ -148,14 +148,16 @@ pub fn request_cancel(d: Dialect) -> String {
 
 /// Queues failed job ?7 of tenant ?8 again, due now (?2), for a new series
 /// of attempts on task ?3–?5, ?6 of them, starting on the stage ?9–?12
-/// when that is not the job's own task (?1 the new status): what the last
-/// series left on the row goes (its last attempt moved to `attempts`
-/// first, `attempt_sql::KEEP_LAST`); a deadline moves with the job.
+/// when that is not the job's own task (?1 the new status), its result
+/// cache key now ?13 (`Redrive::cache_key`): what the last series left on
+/// the row goes (its last attempt moved to `attempts` first,
+/// `attempt_sql::KEEP_LAST`); a deadline moves with the job.
 pub fn redrive(d: Dialect, from: &[JobStatus]) -> String {
     let p = |n| d.param(n);
     format!(
         "UPDATE jobs SET status = {}, run_at = {}, {}, urgent = {no}, \
-         task = {}, task_version = {}, digest = {}, max_attempts = attempts + {}, \
+         task = {}, task_version = {}, digest = {}, cache_key = {}, \
+         max_attempts = attempts + {}, \
          stage_offset = attempts, fallback_task = {}, fallback_version = {}, \
          fallback_digest = {}, fallback_input = {}, fallback_depth = 0, \
          output = NULL, error = NULL, started_at = NULL, finished_at = NULL, \
@@ -169,6 +171,7 @@ pub fn redrive(d: Dialect, from: &[JobStatus]) -> String {
         p(3),
         d.int4(4),
         p(5),
+        p(13),
         d.int4(6),
         p(9),
         d.int4(10),
@@ -194,17 +197,22 @@ pub fn finish_if(d: Dialect, from: &[JobStatus]) -> String {
 
 /// Queues waiting job ?4 again, due now (?2; ?1 the new status), with
 /// input ?3 if one is given: a job in its fallback gets it as the
-/// fallback's.
+/// fallback's. A new input of its own comes with its result cache key on
+/// it, ?5 (`NewInput`): the key it had was the old input's, and the output
+/// it ends with is the new one's. (A job in its fallback has no key.)
 pub fn resume(d: Dialect, from: &[JobStatus]) -> String {
-    let input = match d {
-        Dialect::Sqlite => d.param(3),
-        Dialect::Postgres | Dialect::PostgresMany => format!("{}::text", d.param(3)),
+    let text = |n| match d {
+        Dialect::Sqlite => d.param(n),
+        Dialect::Postgres | Dialect::PostgresMany => format!("{}::text", d.param(n)),
     };
+    let (input, key) = (text(3), text(5));
     format!(
         "UPDATE jobs SET status = {}, run_at = {}, waiting_for = NULL, {}, \
          input = CASE WHEN {input} IS NOT NULL AND fallback_task IS NULL THEN {input} ELSE input END, \
          fallback_input = CASE WHEN {input} IS NOT NULL AND fallback_task IS NOT NULL \
-                               THEN {input} ELSE fallback_input END \
+                               THEN {input} ELSE fallback_input END, \
+         cache_key = CASE WHEN {input} IS NULL THEN cache_key \
+                          WHEN fallback_task IS NULL THEN {key} ELSE NULL END \
          WHERE id = {} AND {}",
         d.param(1),
         d.param(2),
@@ -213,6 +221,12 @@ pub fn resume(d: Dialect, from: &[JobStatus]) -> String {
         status_in(d, from)
     )
 }
+
+/// What every move of a job onto a task other than its own sets (a
+/// fallback, a workflow's stage): it will end with that task's output,
+/// which is not its pinned digest's on its input, so no later job may be
+/// served it from the result cache (`enqueue::cache`).
+pub const NO_CACHE_KEY: &str = "cache_key = NULL";
 
 /// Hands queued or waiting job ?7 of tenant ?8 to the next stage of its
 /// workflow at once (due ?1): its task ?2–?4 on input ?5, with ?6 attempts
@@ -223,8 +237,8 @@ pub fn hand_over(d: Dialect) -> String {
         "UPDATE jobs SET status = 'queued', run_at = {}, {}, urgent = {no}, \
          fallback_task = {}, fallback_version = {}, fallback_digest = {}, \
          fallback_input = {}, fallback_depth = fallback_depth + 1, stage_offset = attempts, \
-         max_attempts = attempts + {}, cancel_requested = {no}, waiting_for = NULL \
-         WHERE id = {} AND tenant = {} AND {}",
+         max_attempts = attempts + {}, cancel_requested = {no}, waiting_for = NULL, \
+         {NO_CACHE_KEY} WHERE id = {} AND tenant = {} AND {}",
         d.param(1),
         back_in_queue(d, "1"),
         d.param(2),
@@ -291,6 +305,26 @@ mod tests {
         assert!(get(Dialect::Postgres, true).ends_with("WHERE id = $1 AND tenant = $2 FOR UPDATE"));
         assert!(get(Dialect::Sqlite, true).ends_with("WHERE id = ?1 AND tenant = ?2"));
         assert!(list(Dialect::Postgres, true).contains("($5::text IS NULL OR id < $5::text)"));
+    }
+
+    #[test]
+    fn every_move_that_changes_a_jobs_digest_or_input_writes_its_cache_key() {
+        // A resume's new input brings its key; no input keeps the key; a
+        // job in its fallback keeps none.
+        let resume = resume(Dialect::Postgres, &[JobStatus::Waiting]);
+        assert!(
+            resume.contains(
+                "cache_key = CASE WHEN $3::text IS NULL THEN cache_key \
+                 WHEN fallback_task IS NULL THEN $5::text ELSE NULL END"
+            ),
+            "{resume}"
+        );
+        let redrive = redrive(Dialect::Sqlite, &[JobStatus::Failed]);
+        assert!(
+            redrive.contains("digest = ?5, cache_key = ?13,"),
+            "{redrive}"
+        );
+        assert!(hand_over(Dialect::Postgres).contains(NO_CACHE_KEY));
     }
 
     #[test]

@@ -340,12 +340,13 @@ pub trait JobStore: Send + Sync + 'static {
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>>;
     /// Cancels a queued or waiting job now, or asks a running one to stop.
     async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome>;
-    /// Queues a waiting job again, with a new input if one is given.
+    /// Queues a waiting job again, with a new input if one is given (and
+    /// its result cache key on it).
     async fn job_resume(
         &self,
         tenant: &str,
         id: &str,
-        input: Option<String>,
+        input: Option<NewInput>,
     ) -> StoreResult<JobRecord>;
     /// Re-drives failed jobs of a tenant's, each under its own guard: back
     /// to the queue, due now, for a new series of attempts after those

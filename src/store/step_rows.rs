@@ -236,10 +236,11 @@ pub fn insert(p: [&str; 11]) -> String {
 /// insert made (no stage yet, no attempt) is changed.
 pub fn start(p: [&str; 6]) -> String {
     let [workflow, version, task, task_version, digest, id] = p;
+    let no_key = super::job_sql::NO_CACHE_KEY;
     format!(
         "UPDATE jobs SET workflow = {workflow}, workflow_version = {version}, \
          fallback_task = {task}, fallback_version = {task_version}, fallback_digest = {digest}, \
-         fallback_input = input WHERE id = {id} AND workflow IS NULL AND fallback_task IS NULL \
+         fallback_input = input, {no_key} WHERE id = {id} AND workflow IS NULL AND fallback_task IS NULL \
          AND attempts = 0"
     )
 }

@@ -106,6 +106,7 @@ pub(super) async fn every_move_reports_its_events(h: Harness) {
                 task: None,
                 attempts: 1,
                 stage: None,
+                cache_key: None,
             }],
         )
         .await

@@ -254,7 +254,7 @@ pub(super) async fn retries_snoozes_waits_and_resumes(h: Harness) {
     assert!(claim(&h, 1).await.is_empty());
     let j = h
         .store
-        .job_resume(A, "j", Some(r#"{"n":2}"#.into()))
+        .job_resume(A, "j", Some(NewInput::plain(r#"{"n":2}"#)))
         .await
         .unwrap();
     assert_eq!(j.status, JobStatus::Queued);

@@ -32,6 +32,7 @@ pub(super) fn redrive(id: &str, task: Option<TaskRef>, attempts: u32) -> Redrive
         task,
         attempts,
         stage: None,
+        cache_key: None,
     }
 }
 

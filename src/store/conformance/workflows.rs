@@ -312,6 +312,7 @@ pub(super) async fn workflow_stages_move_with_their_ends(h: Harness) {
             r#"{"n":1,"x":1}"#.into(),
             restart,
         ))),
+        cache_key: None,
     };
     let j = s
         .job_redrive(A, vec![r])

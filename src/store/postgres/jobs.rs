@@ -594,7 +594,7 @@ pub async fn resume(
     now: Millis,
     tenant: &str,
     id: &str,
-    input: Option<String>,
+    input: Option<NewInput>,
 ) -> StoreResult<JobRecord> {
     let job = get_in(tx, tenant, id).await?.ok_or(StoreError::NotFound)?;
     let mv = Move::resume();
@@ -608,8 +608,9 @@ pub async fn resume(
     let n = sqlx::query(&job_sql::resume(Dialect::Postgres, mv.from))
         .bind(mv.to.as_str())
         .bind(now)
-        .bind(input)
+        .bind(input.as_ref().map(|i| &i.input))
         .bind(id)
+        .bind(input.as_ref().and_then(|i| i.cache_key.as_ref()))
         .execute(&mut **tx)
         .await
         .map_err(pg)?

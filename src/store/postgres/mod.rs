@@ -784,7 +784,7 @@ impl JobStore for PgStore {
         &self,
         tenant: &str,
         id: &str,
-        input: Option<String>,
+        input: Option<NewInput>,
     ) -> StoreResult<JobRecord> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
         let r = self

@@ -84,6 +84,7 @@ async fn redrive_one(
     .bind(stage.map(|s| i32::try_from(s.0.version).unwrap_or(i32::MAX)))
     .bind(stage.map(|s| &s.0.digest))
     .bind(stage.map(|s| &s.1))
+    .bind(&r.cache_key)
     .execute(&mut **tx)
     .await
     .map_err(|e| match violated(&e) {

@@ -287,6 +287,32 @@ pub struct Redrive {
     /// A workflow job's stage to start again at, with its input, and the
     /// stage rows that go back to pending (`workflow::plan::restart`).
     pub stage: Option<Box<(TaskRef, String, Vec<crate::store::StepWrite>)>>,
+    /// Its result cache key on the task it runs now (`enqueue::cache::
+    /// key_of`), in place of the one it had: a redrive onto the newest
+    /// version runs another digest, and the output it ends with must not
+    /// be served under the pinned one's key. `None`: no key (a task
+    /// without a cache, a workflow job).
+    pub cache_key: Option<String>,
+}
+
+/// A waiting job's new input, as a resume gives it: JSON text, and the
+/// job's result cache key on it (`enqueue::cache`), which replaces the
+/// old input's: what the job ends with is the new input's output. A job
+/// in its fallback takes it as the fallback's input, and keeps no key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewInput {
+    pub input: String,
+    pub cache_key: Option<String>,
+}
+
+impl NewInput {
+    /// A new input for a job without a result cache.
+    pub fn plain(input: impl Into<String>) -> Self {
+        NewInput {
+            input: input.into(),
+            cache_key: None,
+        }
+    }
 }
 
 /// An `Idempotency-Key` and the hash of the request it came with.

@@ -18,7 +18,7 @@ pub enum Write {
     JobResume {
         tenant: String,
         id: String,
-        input: Option<String>,
+        input: Option<NewInput>,
     },
     JobRunNow {
         tenant: String,

@@ -510,7 +510,7 @@ pub fn resume(
     now: Millis,
     tenant: &str,
     id: &str,
-    input: Option<String>,
+    input: Option<NewInput>,
 ) -> StoreResult<JobRecord> {
     let job = get(conn, tenant, id)?.ok_or(StoreError::NotFound)?;
     let mv = Move::resume();
@@ -521,8 +521,12 @@ pub fn resume(
         )));
     }
     // A job in its fallback gets the new input as the fallback's.
+    let (input, key) = match &input {
+        Some(i) => (Some(&i.input), i.cache_key.as_ref()),
+        None => (None, None),
+    };
     conn.prepare_cached(&job_sql::resume(Dialect::Sqlite, mv.from))
-        .and_then(|mut s| s.execute(params![mv.to.as_str(), now, input, id]))
+        .and_then(|mut s| s.execute(params![mv.to.as_str(), now, input, id, key]))
         .map_err(wdb)?;
     let mut tally = Tally::new(now);
     tally.moved(tenant, Some(job.status), Some(mv.to), 1);

@@ -1075,7 +1075,7 @@ impl JobStore for SqliteStore {
         &self,
         tenant: &str,
         id: &str,
-        input: Option<String>,
+        input: Option<NewInput>,
     ) -> StoreResult<JobRecord> {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
         self.write(Class::Prompt, true, move |c, now| {

@@ -86,6 +86,7 @@ fn redrive_one(
                 stage.map(|s| s.0.version),
                 stage.map(|s| &s.0.digest),
                 stage.map(|s| &s.1),
+                r.cache_key,
             ])
         })
         .map_err(|e| match constraint(&e) {

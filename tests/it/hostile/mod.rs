@@ -47,9 +47,14 @@
 //!   webhook's URL;
 //! - `rollout_cycles` (5): a version staged for a rollout (even at 0 %)
 //!   may not close a cycle through callbacks and fallbacks, since promote
-//!   would make it live.
+//!   would make it live;
+//! - `cache_poison` (4): a result cache key is its job's digest on its
+//!   input on every path: a resume on a new input, a redrive onto a newer
+//!   version and a fallback never leave a row that serves another input's,
+//!   component's or task's output.
 
 mod address_ranges;
+mod cache_poison;
 mod callback_cycles;
 mod claim_ahead;
 mod compile_gate;
