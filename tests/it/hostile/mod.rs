@@ -38,6 +38,12 @@
 //!   its callers' secrets too;
 //! - `replay_exit` (13): `taskbox job replay`'s exit status says how the
 //!   replayed attempt ended.
+//!
+//! Round three (issue 65):
+//! - `stream_token` (3): an event stream looks its token up again as it
+//!   goes on, and a revoke (on any server of the database) or an expiry
+//!   ends it within 5 s with a last `error` event, nothing sent once the
+//!   token is refused; a `run?wait=true` is answered 401 the same way.
 
 mod address_ranges;
 mod callback_cycles;
@@ -51,5 +57,6 @@ mod schema_patterns;
 mod secret_output;
 mod secret_scope;
 mod slow_clients;
+mod stream_token;
 mod token_revocation;
 mod webhook_slots;
