@@ -1,18 +1,21 @@
 //! Who is calling: the bearer token's tenant and scopes. Tokens are kept
 //! only as SHA-256; the admin token acts in tenant `default` unless the
 //! `Taskbox-Tenant` header names another. A token looked up is believed
-//! for `TOKEN_TTL`, its expiry checked at every request.
+//! for `TOKEN_TTL`, its expiry checked at every request (and, for an answer
+//! that lasts, as it goes on: `recheck`).
 
 use super::error::ApiError;
 use super::ApiState;
 use crate::store::clock::rfc3339;
 use crate::store::{Scope, TokenRecord};
+use crate::time::Millis;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 
 /// The tenant an admin acts in unless told otherwise.
 pub const DEFAULT_TENANT: &str = "default";
@@ -25,6 +28,10 @@ const ID_PREFIX: &str = "tok_";
 /// when its notification is lost (or, on SQLite, never sent: one process
 /// owns the database). A lookup costs one read by primary key.
 pub const TOKEN_TTL: Duration = Duration::from_secs(3);
+/// The promise a revoke keeps: every server of the database refuses the
+/// token within this long, a new request and an answer still going on
+/// alike (DESIGN §3.3). `TOKEN_TTL` and `recheck::RECHECK` are held under it.
+pub const REACH: Duration = Duration::from_secs(5);
 /// Least time between two records of one token's use by this process.
 pub const TOUCH_EVERY: Duration = Duration::from_secs(60);
 
@@ -52,11 +59,23 @@ fn random<const N: usize>() -> [u8; N] {
 
 /// Tokens already checked against the store, each believed until its
 /// `until`; and when this process last recorded each token's use.
-#[derive(Default)]
 pub struct TokenCache {
     known: Mutex<Known>,
     /// By the token's id.
     touched: Mutex<HashMap<String, Instant>>,
+    /// The generation, sent at each forget: what an answer still going on
+    /// waits for to look its token up again at once (`recheck`).
+    forgets: watch::Sender<u64>,
+}
+
+impl Default for TokenCache {
+    fn default() -> Self {
+        TokenCache {
+            known: Mutex::default(),
+            touched: Mutex::default(),
+            forgets: watch::Sender::new(0),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -69,10 +88,12 @@ struct Known {
 }
 
 /// Where a lookup in the store began: passed back to `TokenCache::put`.
-#[derive(Clone, Copy)]
 struct Asked {
     at: Instant,
     generation: u64,
+    /// The id of the token this hash was believed to be until its belief
+    /// ran out: if the store no longer has it, it was revoked.
+    had: Option<String>,
 }
 
 impl TokenCache {
@@ -84,16 +105,15 @@ impl TokenCache {
     /// else where the lookup the caller makes begins.
     fn get(&self, hash: &str, now: Instant) -> Result<TokenRecord, Asked> {
         let mut known = self.known();
-        match known.tokens.get(hash) {
+        let had = match known.tokens.get(hash) {
             Some((record, until)) if now < *until => return Ok(record.clone()),
-            Some(_) => {
-                known.tokens.remove(hash);
-            }
-            None => {}
-        }
+            Some(_) => known.tokens.remove(hash).map(|(record, _)| record.id),
+            None => None,
+        };
         Err(Asked {
             at: now,
             generation: known.generation,
+            had,
         })
     }
 
@@ -118,15 +138,27 @@ impl TokenCache {
     /// Forgets the token of this id: it was revoked.
     pub fn forget(&self, id: &str) {
         let mut known = self.known();
-        known.generation += 1;
         known.tokens.retain(|_, (record, _)| record.id != id);
+        self.next_generation(&mut known);
     }
 
     /// Forgets every token: revokes may have been missed.
     pub fn forget_all(&self) {
         let mut known = self.known();
-        known.generation += 1;
         known.tokens.clear();
+        self.next_generation(&mut known);
+    }
+
+    /// After a forget: lookups under way are not kept, and every answer
+    /// still going on looks its token up again.
+    fn next_generation(&self, known: &mut Known) {
+        known.generation += 1;
+        self.forgets.send_replace(known.generation);
+    }
+
+    /// What rings at each forget (the generation after it).
+    pub fn forgets(&self) -> watch::Receiver<u64> {
+        self.forgets.subscribe()
     }
 
     /// Whether this token's use at `now` should be recorded: not when this
@@ -172,12 +204,53 @@ fn check_expiry(state: &ApiState, record: &TokenRecord) -> Result<(), ApiError> 
     }
 }
 
+/// The token a request came with, as the store knows it (its hash):
+/// what an answer that lasts looks up again. Its `Debug` shows nothing of
+/// it, as the token list shows no hash.
+#[derive(Clone)]
+pub struct TokenKey(String);
+
+impl std::fmt::Debug for TokenKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TokenKey(..)")
+    }
+}
+
+/// The token of this key as the store has it, if it is still taken: looked
+/// up (believed from the cache for `TOKEN_TTL`, else read from the store)
+/// and refused past its expiry. Every request asks this, and an answer
+/// that lasts asks it again as it goes on (`recheck`).
+pub async fn believe(state: &ApiState, key: &TokenKey) -> Result<TokenRecord, ApiError> {
+    let record = match state.tokens.get(&key.0, Instant::now()) {
+        Ok(r) => r,
+        Err(asked) => {
+            let Some(r) = state.store.token_get(&key.0).await? else {
+                if let Some(id) = &asked.had {
+                    // A token this process took is gone: revoked, and the
+                    // notice not heard (yet). Forgotten as if heard, so that
+                    // every answer of it still going on ends now too.
+                    state.tokens.forget(id);
+                }
+                return Err(ApiError::Unauthenticated("unknown token".into()));
+            };
+            state.tokens.put(key.0.clone(), r.clone(), asked);
+            r
+        }
+    };
+    check_expiry(state, &record)?;
+    Ok(record)
+}
+
 /// The caller, once authenticated.
 #[derive(Debug, Clone)]
 pub struct Principal {
     pub tenant: String,
     pub admin: bool,
     scopes: Vec<Scope>,
+    /// The token, to be looked up again by an answer that lasts.
+    key: TokenKey,
+    /// Its expiry (by the store's clock), as looked up for this request.
+    expires_at: Option<Millis>,
 }
 
 /// What a token is: its tenant, whether it is the admin's, its scopes.
@@ -204,6 +277,11 @@ impl Principal {
     /// Whether the caller holds `scope` (the admin holds every one).
     pub fn has(&self, scope: Scope) -> bool {
         self.admin || self.scopes.contains(&scope)
+    }
+
+    /// The token this caller came with, and its expiry as looked up.
+    pub fn token(&self) -> (&TokenKey, Option<Millis>) {
+        (&self.key, self.expires_at)
     }
 
     /// Refuses with 403 unless the caller holds `scope`.
@@ -310,20 +388,8 @@ impl FromRequestParts<Arc<ApiState>> for Principal {
                     "the Authorization header must be `Bearer <token>`".into(),
                 )
             })?;
-        let hash = token_hash(token);
-        let record = match state.tokens.get(&hash, Instant::now()) {
-            Ok(r) => r,
-            Err(asked) => {
-                let r = state
-                    .store
-                    .token_get(&hash)
-                    .await?
-                    .ok_or_else(|| ApiError::Unauthenticated("unknown token".into()))?;
-                state.tokens.put(hash, r.clone(), asked);
-                r
-            }
-        };
-        check_expiry(state, &record)?;
+        let key = TokenKey(token_hash(token));
+        let record = believe(state, &key).await?;
         touch(state, &record.id);
         let named = parts
             .headers
@@ -346,6 +412,8 @@ impl FromRequestParts<Arc<ApiState>> for Principal {
                 tenant,
                 admin: true,
                 scopes: Scope::ALL.to_vec(),
+                key,
+                expires_at: record.expires_at,
             });
         }
         let own = record
@@ -361,6 +429,8 @@ impl FromRequestParts<Arc<ApiState>> for Principal {
             tenant: own,
             admin: false,
             scopes: record.scopes,
+            key,
+            expires_at: record.expires_at,
         })
     }
 }
@@ -423,6 +493,37 @@ mod tests {
 
         cache.forget_all();
         assert!(cache.get("h2", t0).is_err());
+    }
+
+    #[test]
+    fn a_lookup_after_the_belief_ran_out_names_the_token_it_was() {
+        let cache = TokenCache::default();
+        let t0 = Instant::now();
+        look_up(&cache, "h", "tok_1", t0);
+        let Err(asked) = cache.get("h", t0 + TOKEN_TTL) else {
+            panic!("the belief ran out")
+        };
+        assert_eq!(asked.had.as_deref(), Some("tok_1"));
+        let Err(asked) = cache.get("h", t0 + TOKEN_TTL) else {
+            panic!("nothing was put back")
+        };
+        assert_eq!(asked.had, None, "named once");
+        let Err(asked) = cache.get("never", t0) else {
+            panic!("never looked up")
+        };
+        assert_eq!(asked.had, None);
+    }
+
+    #[test]
+    fn each_forget_rings_the_answers_still_going_on() {
+        let cache = TokenCache::default();
+        let mut forgets = cache.forgets();
+        assert!(!forgets.has_changed().unwrap());
+        cache.forget("tok_1");
+        assert!(forgets.has_changed().unwrap());
+        forgets.mark_unchanged();
+        cache.forget_all();
+        assert!(forgets.has_changed().unwrap());
     }
 
     #[test]

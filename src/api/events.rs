@@ -3,13 +3,16 @@
 //! client that reconnects with `Last-Event-ID` (or `?after=`) gets every
 //! event after it, from the store, across restarts of the server. A client
 //! that reads too slowly gets a last event, `dropped`, naming where to
-//! resume, and is cut off: it never holds the queue back.
+//! resume, and is cut off: it never holds the queue back. The token is
+//! looked up again as the stream goes on (`recheck`): once it is revoked or
+//! expired the stream sends a last event, `error`, and ends.
 
 use super::auth::Principal;
 use super::body::QueryParams;
 use super::error::ApiError;
 use super::feed::{follow, follow_every, Item};
 use super::openapi::Errors;
+use super::recheck::TokenWatch;
 use super::ApiState;
 use crate::events::{EventFilter, EventType};
 use crate::quota::Exceeded;
@@ -146,15 +149,18 @@ struct EventJob {
 #[derive(ToSchema)]
 #[allow(dead_code)]
 struct StreamFrame {
-    /// The event's sequence number (for `Last-Event-ID`); none on `gap`
-    /// and `dropped`.
+    /// The event's sequence number (for `Last-Event-ID`); none on `gap`,
+    /// `dropped` and `error`.
     id: Option<String>,
     /// The event's type (`job.completed`, …), or `gap` (events were pruned
-    /// before this reader read them) or `dropped` (the reader was too slow
-    /// and is disconnected).
+    /// before this reader read them), `dropped` (the reader was too slow
+    /// and is disconnected) or `error` (the stream's token was revoked or
+    /// expired, or could not be checked, and the stream ends).
     event: String,
-    /// The `Event` as JSON, or for `gap` and `dropped` a notice saying what
-    /// was lost and where to go on from.
+    /// The `Event` as JSON; for `gap` and `dropped` a notice saying what
+    /// was lost and where to go on from; for `error` the API's error shape
+    /// (`{"error": {code, message, details}}`, `UNAUTHENTICATED` for a
+    /// revoked or expired token) and, on a tenant's stream, `last_seq`.
     #[schema(content_media_type = "application/json")]
     data: String,
 }
@@ -174,7 +180,9 @@ pub struct EventPage {
 /// The tenant's job events: a stream of server-sent events (`id:` is the
 /// sequence number, `event:` the type; `gap` and `dropped` say what was
 /// lost), or with `Accept: application/json` a page of them. Needs
-/// `jobs:read`.
+/// `jobs:read`. The stream's token is checked as it goes on: within 5 s of
+/// its revoke (on any server of the database) or at its expiry, the stream
+/// sends a last event, `error` (`UNAUTHENTICATED`), and ends.
 #[utoipa::path(get, path = "/v1/events", tag = "events",
     params(EventsQuery, ("Last-Event-ID" = Option<String>, Header, description = "Resume the stream after this event")),
     responses(
@@ -199,7 +207,8 @@ pub async fn stream(
         types: q.types.as_deref().map(types).transpose()?,
     };
     if who.listing(q.all_tenants)?.is_none() {
-        return every_tenant(&state, &headers, (q.after, q.limit), filter).await;
+        let token = TokenWatch::new(state.clone(), &who);
+        return every_tenant(&state, &headers, (q.after, q.limit), filter, token).await;
     }
     if wants_json(&headers) {
         return page(&state, &who.tenant, q.after.unwrap_or(0), q.limit, &filter).await;
@@ -226,7 +235,8 @@ pub async fn stream(
             tracing::warn!(error = %e, "an event stream ended on a store error");
         }
     });
-    Ok(axum::response::Sse::new(sse(rx, permit))
+    let out = Out::new(rx, permit, TokenWatch::new(state.clone(), &who), Some(from));
+    Ok(axum::response::Sse::new(sse(out))
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response())
 }
@@ -237,6 +247,7 @@ async fn every_tenant(
     headers: &HeaderMap,
     (after, limit): (Option<u64>, Option<u32>),
     filter: EventFilter,
+    token: TokenWatch,
 ) -> Result<Response, ApiError> {
     if wants_json(headers) || limit.is_some() {
         return Err(ApiError::BadRequest(
@@ -258,9 +269,11 @@ async fn every_tenant(
     let live = state.feed.subscribe().await;
     let (tx, rx) = mpsc::channel(STREAM_ROOM);
     tokio::spawn(follow_every(state.feed.clone(), live, filter, tx));
-    Ok(axum::response::Sse::new(sse(rx, permit))
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-        .into_response())
+    Ok(
+        axum::response::Sse::new(sse(Out::new(rx, permit, token, None)))
+            .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+            .into_response(),
+    )
 }
 
 /// Whether the client asked for a page of JSON rather than a stream.
@@ -322,75 +335,151 @@ async fn page(
     .into_response())
 }
 
-/// The follower's items as SSE; the permit is held while the stream is.
-fn sse(
+/// What a stream's answer holds while it is read: the follower's items,
+/// its place among the tenant's streams, and its token, looked up again as
+/// it goes on.
+struct Out {
     rx: mpsc::Receiver<Item>,
-    permit: OwnedSemaphorePermit,
-) -> impl Stream<Item = Result<Sse, Infallible>> {
-    futures_util::stream::unfold(
-        (rx, Some(permit), false),
-        |(mut rx, permit, ended)| async move {
-            if ended {
-                return None;
+    _permit: OwnedSemaphorePermit,
+    token: TokenWatch,
+    /// The last event sent, where the client resumes (a tenant's stream;
+    /// one of every tenant's cannot be resumed).
+    last: Option<u64>,
+    ended: bool,
+}
+
+impl Out {
+    fn new(
+        rx: mpsc::Receiver<Item>,
+        permit: OwnedSemaphorePermit,
+        token: TokenWatch,
+        last: Option<u64>,
+    ) -> Out {
+        Out {
+            rx,
+            _permit: permit,
+            token,
+            last,
+            ended: false,
+        }
+    }
+
+    /// The next item, unless the token is no longer taken: it is looked up
+    /// again before anything more is sent whenever it is due (a revoke
+    /// heard of, its expiry, `RECHECK`), so nothing reaches a client after
+    /// this process refuses its token.
+    async fn next(&mut self) -> Result<Option<Item>, ApiError> {
+        loop {
+            if self.token.due() {
+                self.token.check().await?;
             }
-            let item = rx.recv().await?;
-            let (event, last) = match item {
-            Item::Event(e) => (
-                Sse::default()
-                    .id(e.seq.to_string())
-                    .event(e.kind.as_str())
-                    .data(e.to_json().to_string()),
-                false,
-            ),
-            Item::Gap { after, first } => (
-                Sse::default().event("gap").data(
-                    json!({
-                        "after": after,
-                        "first": first,
-                        "message": format!(
-                            "events {} to {} were pruned (retention); the stream goes on from {first}",
-                            after + 1,
-                            first - 1
-                        ),
-                    })
-                    .to_string(),
-                ),
-                false,
-            ),
-            Item::Across { tenant, event } => {
-                let mut data = event.to_json();
-                data["tenant"] = tenant.into();
-                (
-                    Sse::default()
-                        .event(event.kind.as_str())
-                        .data(data.to_string()),
-                    false,
-                )
+            tokio::select! {
+                biased;
+                () = self.token.wake() => {}
+                item = self.rx.recv() => {
+                    // Asked again as it leaves: a timer not fired yet (at
+                    // the expiry, say) lets nothing past the token's end.
+                    if self.token.due() {
+                        self.token.check().await?;
+                    }
+                    return Ok(item);
+                }
             }
-            Item::DroppedAcross => (
-                Sse::default().event("dropped").data(
-                    json!({
-                        "message": "this client read its events too slowly and is disconnected; \
-                                    reconnect to follow every tenant's events from then on",
-                    })
-                    .to_string(),
-                ),
-                true,
-            ),
-            Item::Dropped { last } => (
-                Sse::default().event("dropped").data(
-                    json!({
-                        "last_seq": last,
-                        "message": format!(
-                            "this client read its events too slowly and is disconnected; reconnect with Last-Event-ID: {last} to go on"
-                        ),
-                    })
-                    .to_string(),
-                ),
-                true,
-            ),
+        }
+    }
+}
+
+/// The follower's items as SSE, ended by a last event when the client is
+/// too slow (`dropped`) or its token is no longer taken (`error`).
+fn sse(out: Out) -> impl Stream<Item = Result<Sse, Infallible>> {
+    futures_util::stream::unfold(out, |mut out| async move {
+        if out.ended {
+            return None;
+        }
+        let item = match out.next().await {
+            Ok(item) => item?,
+            Err(e) => {
+                out.ended = true;
+                return Some((Ok(refused(&e, out.last)), out));
+            }
         };
-            Some((Ok(event), (rx, permit, last)))
-        },
-    )
+        if let Item::Event(e) = &item {
+            out.last = Some(e.seq);
+        }
+        let (event, last) = frame(item);
+        out.ended = last;
+        Some((Ok(event), out))
+    })
+}
+
+/// The last event of a stream whose token is no longer taken: the API's
+/// error shape, and on a tenant's stream where to resume (with a token
+/// that is taken).
+fn refused(e: &ApiError, last: Option<u64>) -> Sse {
+    tracing::info!(error = %e, "an event stream ended: its token is no longer taken");
+    let mut data = json!({ "error": e.body() });
+    if let Some(last) = last {
+        data["last_seq"] = last.into();
+    }
+    Sse::default().event("error").data(data.to_string())
+}
+
+/// One item as SSE, and whether it is the stream's last.
+fn frame(item: Item) -> (Sse, bool) {
+    match item {
+        Item::Event(e) => (
+            Sse::default()
+                .id(e.seq.to_string())
+                .event(e.kind.as_str())
+                .data(e.to_json().to_string()),
+            false,
+        ),
+        Item::Gap { after, first } => (
+            Sse::default().event("gap").data(
+                json!({
+                    "after": after,
+                    "first": first,
+                    "message": format!(
+                        "events {} to {} were pruned (retention); the stream goes on from {first}",
+                        after + 1,
+                        first - 1
+                    ),
+                })
+                .to_string(),
+            ),
+            false,
+        ),
+        Item::Across { tenant, event } => {
+            let mut data = event.to_json();
+            data["tenant"] = tenant.into();
+            (
+                Sse::default()
+                    .event(event.kind.as_str())
+                    .data(data.to_string()),
+                false,
+            )
+        }
+        Item::DroppedAcross => (
+            Sse::default().event("dropped").data(
+                json!({
+                    "message": "this client read its events too slowly and is disconnected; \
+                                reconnect to follow every tenant's events from then on",
+                })
+                .to_string(),
+            ),
+            true,
+        ),
+        Item::Dropped { last } => (
+            Sse::default().event("dropped").data(
+                json!({
+                    "last_seq": last,
+                    "message": format!(
+                        "this client read its events too slowly and is disconnected; reconnect with Last-Event-ID: {last} to go on"
+                    ),
+                })
+                .to_string(),
+            ),
+            true,
+        ),
+    }
 }

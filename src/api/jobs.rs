@@ -4,6 +4,7 @@ use super::auth::{Across, Principal};
 use super::body::{JsonBody, OptionalJson, QueryParams};
 use super::error::ApiError;
 use super::openapi::Errors;
+use super::recheck::TokenWatch;
 use super::views::{AttemptView, JobDetail, JobOut, JobView};
 use super::{views, ApiState};
 use crate::enqueue::{EnqueueError, JobSpec, MAX_KEY_LEN};
@@ -299,7 +300,8 @@ pub struct RunParams {
 /// `POST /v1/jobs/{id}/run`: the job goes first in its tenant's line and a
 /// runner claims it like any other (within the tenant's share and quotas).
 /// With `?wait=true` the request waits for that attempt's end, but does not
-/// own it: a client that goes away leaves it running.
+/// own it: a client that goes away leaves it running, and so does one whose
+/// token is revoked or expires meanwhile (answered 401 within 5 s).
 #[utoipa::path(post, path = "/v1/jobs/{id}/run", tag = "jobs",
     params(("id" = String, Path, description = "The job's id"), RunParams),
     responses(
@@ -333,12 +335,19 @@ pub async fn run_now(
     } else {
         None
     };
-    let j = match state
-        .runner
-        .run_now(&who.tenant, &id, wait)
-        .await
-        .map_err(run_err)?
-    {
+    let run = state.runner.run_now(&who.tenant, &id, wait);
+    let waited = if wait.is_some() {
+        // A wait lasts up to the task's timeout and a minute: its token is
+        // looked up again meanwhile, as an event stream's is, and a refusal
+        // answers at once (the attempt goes on, as when a client goes away).
+        tokio::select! {
+            r = run => r,
+            e = TokenWatch::new(state.clone(), &who).refused() => return Err(e),
+        }
+    } else {
+        run.await
+    };
+    let j = match waited.map_err(run_err)? {
         Waited::StillGoing(j) => return Ok((StatusCode::ACCEPTED, Json(JobOut(j)))),
         Waited::Ended(j) => j,
     };

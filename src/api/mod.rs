@@ -13,6 +13,7 @@ pub mod metrics;
 mod observe;
 pub mod openapi;
 pub mod queues;
+pub mod recheck;
 pub mod registry;
 pub mod schedules;
 pub mod secrets;

@@ -279,6 +279,24 @@ impl<'a> Stream<'a> {
                 self.lose("the server dropped this stream: it read too slowly", true);
                 None
             }
+            "error" => {
+                // The server ended the stream: its token was revoked or
+                // expired (opening it again is refused, and says so), or
+                // could not be checked (opening it again goes on once it can).
+                let v: Value = serde_json::from_str(&frame.data).unwrap_or(Value::Null);
+                if let Some(last) = v["last_seq"].as_u64() {
+                    self.last = self.last.max(last);
+                }
+                let why = v["error"]["message"].as_str().unwrap_or("no reason given");
+                self.lose(
+                    &format!(
+                        "the server ended the event stream ({})",
+                        crate::text::bounded(why, 200)
+                    ),
+                    true,
+                );
+                None
+            }
             kind => {
                 let json: Value = match serde_json::from_str(&frame.data) {
                     Ok(v) => v,

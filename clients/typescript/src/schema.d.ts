@@ -123,7 +123,9 @@ export interface paths {
          * The tenant's job events: a stream of server-sent events (`id:` is the
          *     sequence number, `event:` the type; `gap` and `dropped` say what was
          *     lost), or with `Accept: application/json` a page of them. Needs
-         *     `jobs:read`.
+         *     `jobs:read`. The stream's token is checked as it goes on: within 5 s of
+         *     its revoke (on any server of the database) or at its expiry, the stream
+         *     sends a last event, `error` (`UNAUTHENTICATED`), and ends.
          */
         get: operations["events_stream"];
         put?: never;
@@ -328,7 +330,8 @@ export interface paths {
          * `POST /v1/jobs/{id}/run`: the job goes first in its tenant's line and a
          *     runner claims it like any other (within the tenant's share and quotas).
          *     With `?wait=true` the request waits for that attempt's end, but does not
-         *     own it: a client that goes away leaves it running.
+         *     own it: a client that goes away leaves it running, and so does one whose
+         *     token is revoked or expires meanwhile (answered 401 within 5 s).
          */
         post: operations["jobs_run_now"];
         delete?: never;
@@ -2095,19 +2098,22 @@ export interface components {
         /** @description One server-sent event of the stream. */
         StreamFrame: {
             /**
-             * @description The `Event` as JSON, or for `gap` and `dropped` a notice saying what
-             *     was lost and where to go on from.
+             * @description The `Event` as JSON; for `gap` and `dropped` a notice saying what
+             *     was lost and where to go on from; for `error` the API's error shape
+             *     (`{"error": {code, message, details}}`, `UNAUTHENTICATED` for a
+             *     revoked or expired token) and, on a tenant's stream, `last_seq`.
              */
             data: string;
             /**
              * @description The event's type (`job.completed`, …), or `gap` (events were pruned
-             *     before this reader read them) or `dropped` (the reader was too slow
-             *     and is disconnected).
+             *     before this reader read them), `dropped` (the reader was too slow
+             *     and is disconnected) or `error` (the stream's token was revoked or
+             *     expired, or could not be checked, and the stream ends).
              */
             event: string;
             /**
-             * @description The event's sequence number (for `Last-Event-ID`); none on `gap`
-             *     and `dropped`.
+             * @description The event's sequence number (for `Last-Event-ID`); none on `gap`,
+             *     `dropped` and `error`.
              */
             id?: string | null;
         };

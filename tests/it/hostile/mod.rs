@@ -51,7 +51,11 @@
 //! - `cache_poison` (4): a result cache key is its job's digest on its
 //!   input on every path: a resume on a new input, a redrive onto a newer
 //!   version and a fallback never leave a row that serves another input's,
-//!   component's or task's output.
+//!   component's or task's output;
+//! - `stream_token` (3): an event stream looks its token up again as it
+//!   goes on, and a revoke (on any server of the database) or an expiry
+//!   ends it within 5 s with a last `error` event, nothing sent once the
+//!   token is refused; a `run?wait=true` is answered 401 the same way.
 
 mod address_ranges;
 mod cache_poison;
@@ -69,5 +73,6 @@ mod secret_output;
 mod secret_scope;
 mod siit;
 mod slow_clients;
+mod stream_token;
 mod token_revocation;
 mod webhook_slots;

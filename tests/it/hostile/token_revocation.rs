@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 const REACH: Duration = Duration::from_secs(5);
 
 /// A tenant and a token minted for it: (id, token).
-async fn mint(s: &TestServer, tenant: &str, extra: Value) -> (String, String) {
+pub(super) async fn mint(s: &TestServer, tenant: &str, extra: Value) -> (String, String) {
     let (status, body) = s.post("/v1/tenants", ADMIN, json!({"name": tenant})).await;
     assert!(
         status == StatusCode::CREATED || status == StatusCode::CONFLICT,

@@ -16,13 +16,16 @@ class StreamFrame:
     """One server-sent event of the stream.
 
     Attributes:
-        data (str): The `Event` as JSON, or for `gap` and `dropped` a notice saying what
-            was lost and where to go on from.
+        data (str): The `Event` as JSON; for `gap` and `dropped` a notice saying what
+            was lost and where to go on from; for `error` the API's error shape
+            (`{"error": {code, message, details}}`, `UNAUTHENTICATED` for a
+            revoked or expired token) and, on a tenant's stream, `last_seq`.
         event (str): The event's type (`job.completed`, …), or `gap` (events were pruned
-            before this reader read them) or `dropped` (the reader was too slow
-            and is disconnected).
-        id (None | str | Unset): The event's sequence number (for `Last-Event-ID`); none on `gap`
-            and `dropped`.
+            before this reader read them), `dropped` (the reader was too slow
+            and is disconnected) or `error` (the stream's token was revoked or
+            expired, or could not be checked, and the stream ends).
+        id (None | str | Unset): The event's sequence number (for `Last-Event-ID`); none on `gap`,
+            `dropped` and `error`.
     """
 
     data: str

@@ -148,7 +148,9 @@ def sync_detailed(
     """The tenant's job events: a stream of server-sent events (`id:` is the
     sequence number, `event:` the type; `gap` and `dropped` say what was
     lost), or with `Accept: application/json` a page of them. Needs
-    `jobs:read`.
+    `jobs:read`. The stream's token is checked as it goes on: within 5 s of
+    its revoke (on any server of the database) or at its expiry, the stream
+    sends a last event, `error` (`UNAUTHENTICATED`), and ends.
 
     Args:
         job (str | Unset):
@@ -201,7 +203,9 @@ def sync(
     """The tenant's job events: a stream of server-sent events (`id:` is the
     sequence number, `event:` the type; `gap` and `dropped` say what was
     lost), or with `Accept: application/json` a page of them. Needs
-    `jobs:read`.
+    `jobs:read`. The stream's token is checked as it goes on: within 5 s of
+    its revoke (on any server of the database) or at its expiry, the stream
+    sends a last event, `error` (`UNAUTHENTICATED`), and ends.
 
     Args:
         job (str | Unset):
@@ -249,7 +253,9 @@ async def asyncio_detailed(
     """The tenant's job events: a stream of server-sent events (`id:` is the
     sequence number, `event:` the type; `gap` and `dropped` say what was
     lost), or with `Accept: application/json` a page of them. Needs
-    `jobs:read`.
+    `jobs:read`. The stream's token is checked as it goes on: within 5 s of
+    its revoke (on any server of the database) or at its expiry, the stream
+    sends a last event, `error` (`UNAUTHENTICATED`), and ends.
 
     Args:
         job (str | Unset):
@@ -300,7 +306,9 @@ async def asyncio(
     """The tenant's job events: a stream of server-sent events (`id:` is the
     sequence number, `event:` the type; `gap` and `dropped` say what was
     lost), or with `Accept: application/json` a page of them. Needs
-    `jobs:read`.
+    `jobs:read`. The stream's token is checked as it goes on: within 5 s of
+    its revoke (on any server of the database) or at its expiry, the stream
+    sends a last event, `error` (`UNAUTHENTICATED`), and ends.
 
     Args:
         job (str | Unset):

@@ -124,7 +124,8 @@ def sync_detailed(
     """`POST /v1/jobs/{id}/run`: the job goes first in its tenant's line and a
     runner claims it like any other (within the tenant's share and quotas).
     With `?wait=true` the request waits for that attempt's end, but does not
-    own it: a client that goes away leaves it running.
+    own it: a client that goes away leaves it running, and so does one whose
+    token is revoked or expires meanwhile (answered 401 within 5 s).
 
     Args:
         id (str):
@@ -159,7 +160,8 @@ def sync(
     """`POST /v1/jobs/{id}/run`: the job goes first in its tenant's line and a
     runner claims it like any other (within the tenant's share and quotas).
     With `?wait=true` the request waits for that attempt's end, but does not
-    own it: a client that goes away leaves it running.
+    own it: a client that goes away leaves it running, and so does one whose
+    token is revoked or expires meanwhile (answered 401 within 5 s).
 
     Args:
         id (str):
@@ -189,7 +191,8 @@ async def asyncio_detailed(
     """`POST /v1/jobs/{id}/run`: the job goes first in its tenant's line and a
     runner claims it like any other (within the tenant's share and quotas).
     With `?wait=true` the request waits for that attempt's end, but does not
-    own it: a client that goes away leaves it running.
+    own it: a client that goes away leaves it running, and so does one whose
+    token is revoked or expires meanwhile (answered 401 within 5 s).
 
     Args:
         id (str):
@@ -222,7 +225,8 @@ async def asyncio(
     """`POST /v1/jobs/{id}/run`: the job goes first in its tenant's line and a
     runner claims it like any other (within the tenant's share and quotas).
     With `?wait=true` the request waits for that attempt's end, but does not
-    own it: a client that goes away leaves it running.
+    own it: a client that goes away leaves it running, and so does one whose
+    token is revoked or expires meanwhile (answered 401 within 5 s).
 
     Args:
         id (str):
