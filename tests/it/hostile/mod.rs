@@ -38,10 +38,18 @@
 //!   its callers' secrets too;
 //! - `replay_exit` (13): `taskbox job replay`'s exit status says how the
 //!   replayed attempt ended.
+//!
+//! Round three (issue 65):
+//! - `guest_spans` (6): a request's span is named from the standard
+//!   methods (`HTTP` for any other), everything a guest puts on a span is
+//!   redacted and capped, an attempt makes at most its spans, and a
+//!   request refused for its address is `refused` and takes one of
+//!   `max_requests`.
 
 mod address_ranges;
 mod callback_cycles;
 mod compile_gate;
+mod guest_spans;
 mod invoke_redaction;
 mod job_paths_rate;
 mod redact_then_cut;
