@@ -2,6 +2,7 @@
 //! a fresh wasmtime store with fuel, wall-clock and memory limits.
 
 mod attempt;
+mod attempt_spans;
 pub mod bindings;
 mod cache;
 pub mod capture;
@@ -30,7 +31,8 @@ pub use ending::Ending;
 pub use host::{GuestFailure, Orchestrate, Progress, ProgressHook};
 pub use inspect::{Invalid, Shape};
 pub use limits::{Ceilings, Limits};
-pub use network::{AttemptTrace, NetworkConfig, NetworkGrant};
+pub use attempt_spans::{AttemptTrace, MAX_SPANS_PER_ATTEMPT};
+pub use network::{NetworkConfig, NetworkGrant};
 pub use redact::Redactor;
 
 use crate::digest::Digest;

@@ -27,7 +27,7 @@ const NAMES: &[&str] = &[
 /// Longest span name a guest's text makes (the trace import's cap).
 const MAX_NAME_BYTES: usize = 128;
 /// Most spans one attempt makes, its requests' and its own together.
-const MAX_SPANS_PER_ATTEMPT: usize = 256;
+const MAX_SPANS_PER_ATTEMPT: usize = taskbox::sandbox::MAX_SPANS_PER_ATTEMPT as usize;
 
 const SCOPES: &[&str] = &["tasks:write", "jobs:queue", "jobs:read", "secrets:write"];
 
