@@ -23,6 +23,7 @@ mod ticker;
 pub use crate::abi::Abi;
 pub use crate::network_tally::NetworkTally;
 pub use attempt::{AttemptReport, AttemptRequest, JobRef};
+pub use attempt_spans::{AttemptTrace, MAX_SPANS_PER_ATTEMPT};
 pub use cache::ArtifactCache;
 pub use capture::AttemptLog;
 pub use compiler::Compiler;
@@ -31,7 +32,6 @@ pub use ending::Ending;
 pub use host::{GuestFailure, Orchestrate, Progress, ProgressHook};
 pub use inspect::{Invalid, Shape};
 pub use limits::{Ceilings, Limits};
-pub use attempt_spans::{AttemptTrace, MAX_SPANS_PER_ATTEMPT};
 pub use network::{NetworkConfig, NetworkGrant};
 pub use redact::Redactor;
 

@@ -53,10 +53,7 @@ pub fn begin(
             original: standard
                 .is_none()
                 .then(|| spans.text(method, MAX_NAME_BYTES)),
-            host: request
-                .uri()
-                .host()
-                .map(|h| spans.text(h, MAX_VALUE_BYTES)),
+            host: request.uri().host().map(|h| spans.text(h, MAX_VALUE_BYTES)),
             scheme: match request.uri().scheme_str() {
                 Some("http") => Some("http"),
                 Some("https") => Some("https"),

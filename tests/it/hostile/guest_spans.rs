@@ -159,7 +159,11 @@ async fn a_guests_methods_hosts_and_spans_reach_the_trace_bounded_and_redacted()
         .iter()
         .filter(|r| text(r, "http.request.method") == Some("_OTHER"))
         .collect();
-    assert_eq!(other.len(), 2, "the long method and the secret: {requests:#?}");
+    assert_eq!(
+        other.len(),
+        2,
+        "the long method and the secret: {requests:#?}"
+    );
     for r in &other {
         assert_eq!(r.name, "HTTP");
         let original = text(r, "http.request.method_original").unwrap_or_default();
@@ -236,7 +240,10 @@ async fn an_attempt_makes_at_most_its_spans() {
     assert_eq!(done["status"], "completed", "{done:#}");
     let results = done["output"]["results"].as_array().unwrap();
     assert_eq!(results.len(), made);
-    assert!(results.iter().all(|r| r["status"] == 200), "every request went out");
+    assert!(
+        results.iter().all(|r| r["status"] == 200),
+        "every request went out"
+    );
 
     // The attempt's span comes after every span its guest made.
     let (spans, attempt) = trace_of(&exported, &job, "probe", 1).await;
