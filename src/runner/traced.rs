@@ -108,6 +108,10 @@ pub fn end(
             .attr(
                 "taskbox.network.requests",
                 i64::try_from(r.network.requests).unwrap_or(i64::MAX),
+            )
+            .attr(
+                "taskbox.network.refused",
+                i64::try_from(r.network.refused).unwrap_or(i64::MAX),
             );
     }
     let (outcome, error) = outcome(action);

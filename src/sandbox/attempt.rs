@@ -1,6 +1,7 @@
 //! One attempt, read top to bottom as named steps:
 //! prepare store → instantiate → call → classify.
 
+use super::attempt_spans::AttemptSpans;
 use super::bindings::{Job, Outcome};
 use super::capture::{AttemptLog, Level, LogBuffer, OutputCapture, Source};
 use super::classify::{self, Circumstances, Interrupted};
@@ -262,6 +263,12 @@ impl Sandbox {
             d.seed_random(&mut wasi);
         }
         let wasi = wasi.build();
+        // One budget of spans and one redactor for the attempt's requests
+        // and its `trace` calls (made only when traces are on).
+        let spans = req
+            .trace
+            .clone()
+            .map(|t| AttemptSpans::new(t, Redactor::new(&req.secrets)));
         let http = GuestHttp::new(
             self.inner.outbound.clone(),
             req.network.clone(),
@@ -269,7 +276,7 @@ impl Sandbox {
             deadline,
             log.clone(),
         )
-        .traced(req.trace.clone());
+        .traced(spans.clone());
         let host = ComponentHost {
             wasi,
             table: ResourceTable::new(),
@@ -279,13 +286,7 @@ impl Sandbox {
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             config: req.secrets.iter().cloned().collect(),
             clock: req.determinism.map(|d| d.clock(limits.fuel)),
-            spans: super::guest_spans::GuestSpans::new(
-                req.trace.clone(),
-                match &req.trace {
-                    Some(_) => Redactor::new(&req.secrets),
-                    None => Redactor::default(),
-                },
-            ),
+            spans: super::guest_spans::GuestSpans::new(spans),
         };
         let mut store = Store::new(&self.inner.engine, host);
         store.limiter(|h| &mut h.attempt.limiter);

@@ -2,6 +2,7 @@
 //! a fresh wasmtime store with fuel, wall-clock and memory limits.
 
 mod attempt;
+mod attempt_spans;
 pub mod bindings;
 mod cache;
 pub mod capture;
@@ -22,6 +23,7 @@ mod ticker;
 pub use crate::abi::Abi;
 pub use crate::network_tally::NetworkTally;
 pub use attempt::{AttemptReport, AttemptRequest, JobRef};
+pub use attempt_spans::{AttemptTrace, MAX_SPANS_PER_ATTEMPT};
 pub use cache::ArtifactCache;
 pub use capture::AttemptLog;
 pub use compiler::Compiler;
@@ -30,7 +32,7 @@ pub use ending::Ending;
 pub use host::{GuestFailure, Orchestrate, Progress, ProgressHook};
 pub use inspect::{Invalid, Shape};
 pub use limits::{Ceilings, Limits};
-pub use network::{AttemptTrace, NetworkConfig, NetworkGrant};
+pub use network::{NetworkConfig, NetworkGrant};
 pub use redact::Redactor;
 
 use crate::digest::Digest;

@@ -30,7 +30,7 @@ fn client() -> (String, String) {
 }
 const CLIENT_SPAN: &str = "b7ad6b7169203331";
 
-type Spans = Arc<Mutex<Vec<(String, Span)>>>;
+pub(crate) type Spans = Arc<Mutex<Vec<(String, Span)>>>;
 
 /// An OTLP/HTTP receiver on 127.0.0.1: every span it is sent, with the
 /// `service.name` of its resource.
@@ -80,7 +80,7 @@ async fn host() -> (u16, crate::common::Kept) {
     crate::common::host_keeping("traceparent", "ok").await
 }
 
-fn attr<'a>(s: &'a Span, key: &str) -> Option<&'a Any> {
+pub(crate) fn attr<'a>(s: &'a Span, key: &str) -> Option<&'a Any> {
     s.attributes
         .iter()
         .find(|a| a.key == key)
@@ -88,14 +88,14 @@ fn attr<'a>(s: &'a Span, key: &str) -> Option<&'a Any> {
         .and_then(|v| v.value.as_ref())
 }
 
-fn text<'a>(s: &'a Span, key: &str) -> Option<&'a str> {
+pub(crate) fn text<'a>(s: &'a Span, key: &str) -> Option<&'a str> {
     match attr(s, key) {
         Some(Any::StringValue(v)) => Some(v),
         _ => None,
     }
 }
 
-fn int(s: &Span, key: &str) -> Option<i64> {
+pub(crate) fn int(s: &Span, key: &str) -> Option<i64> {
     match attr(s, key) {
         Some(Any::IntValue(v)) => Some(*v),
         _ => None,
@@ -104,7 +104,7 @@ fn int(s: &Span, key: &str) -> Option<i64> {
 
 /// The spans of `trace` (hex), once there are at least `n` of them,
 /// waiting up to 60 s for the exporter's batches.
-async fn spans_of(spans: &Spans, trace: &str, n: usize) -> Vec<Span> {
+pub(crate) async fn spans_of(spans: &Spans, trace: &str, n: usize) -> Vec<Span> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let got: Vec<Span> = spans
@@ -126,14 +126,14 @@ async fn spans_of(spans: &Spans, trace: &str, n: usize) -> Vec<Span> {
     }
 }
 
-fn named<'a>(spans: &'a [Span], name: &str) -> &'a Span {
+pub(crate) fn named<'a>(spans: &'a [Span], name: &str) -> &'a Span {
     let found: Vec<&Span> = spans.iter().filter(|s| s.name == name).collect();
     assert_eq!(found.len(), 1, "one span {name:?} in {spans:#?}");
     found[0]
 }
 
 /// The trace id a job without a client's trace has: its id's 128 bits.
-fn own_trace(job_id: &str) -> String {
+pub(crate) fn own_trace(job_id: &str) -> String {
     hex::encode(ulid::Ulid::from_string(job_id).unwrap().0.to_be_bytes())
 }
 

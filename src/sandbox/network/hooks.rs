@@ -1,13 +1,19 @@
 //! Each guest request, in order: is there a grant, is the budget of
-//! requests left, is the host and port on the task's list, is the declared
-//! body small enough; then a connection slot of the tenant's, the dial
-//! (`dial`), the request with its body bounded, the response's head by the
-//! first-byte timeout, and its body bounded and timed (`body`). Every wait
-//! ends by the attempt's deadline. Redirects are answers, never followed.
+//! requests left (every request takes one, refused or not), is the host
+//! and port on the task's list, is the declared body small enough; then a
+//! connection slot of the tenant's, the dial (`dial`), the request with
+//! its body bounded, the response's head by the first-byte timeout, and
+//! its body bounded and timed (`body`). Every wait ends by the attempt's
+//! deadline. Redirects are answers, never followed. Each request ends in
+//! one count: `refused` if the host turned it away before anything went
+//! out, `requests` if it went out (one the guest dropped while it waited
+//! for a connection slot is in neither).
 
 use super::body::{Incoming, Outgoing};
 use super::dial::{dial, Target};
+use super::span::{begin, RequestSpan};
 use super::{NetworkGrant, NetworkUsage, Outbound};
+use crate::sandbox::attempt_spans::AttemptSpans;
 use crate::sandbox::capture::{Level, LogBuffer, Source};
 use http_body_util::BodyExt;
 use std::future::Future;
@@ -29,16 +35,10 @@ pub struct GuestHttp {
     usage: Arc<NetworkUsage>,
     deadline: Instant,
     log: LogBuffer,
-    /// The attempt's span, under which each request is a span of its own
-    /// whose context goes out in the request's `traceparent`.
-    trace: Option<AttemptTrace>,
-}
-
-/// Where an attempt's spans go, and the attempt's own span.
-#[derive(Clone)]
-pub struct AttemptTrace {
-    pub traces: crate::otel::Traces,
-    pub attempt: crate::otel::TraceParent,
+    /// The attempt's spans, under which each request is a span of its own
+    /// (while the attempt has places left) whose context goes out in the
+    /// request's `traceparent`.
+    spans: Option<AttemptSpans>,
 }
 
 impl GuestHttp {
@@ -56,13 +56,13 @@ impl GuestHttp {
             usage: Arc::default(),
             deadline,
             log,
-            trace: None,
+            spans: None,
         }
     }
 
     /// Each request a span under the attempt's.
-    pub fn traced(mut self, trace: Option<AttemptTrace>) -> GuestHttp {
-        self.trace = trace;
+    pub fn traced(mut self, spans: Option<AttemptSpans>) -> GuestHttp {
+        self.spans = spans;
         self
     }
 
@@ -98,34 +98,35 @@ impl GuestHttp {
         let Some(grant) = self.grant.clone() else {
             return Err(self.refuse(&shown, "the task grants no network access; its definition needs `\"network\": {\"allow\": [\"<host>\"]}`"));
         };
+        // Before any other check, so that a refused request spends the
+        // budget too: otherwise refusals (each a log line and a span)
+        // would have none.
+        if !self.usage.take(grant.max_requests) {
+            return Err(self.refuse(
+                &shown,
+                &format!(
+                    "the attempt has made its {} requests, refused ones included (the task's network.max_requests)",
+                    grant.max_requests
+                ),
+            ));
+        }
         if !grant.allow.allows(&host, port, default_port) {
             return Err(self.refuse(
                 &shown,
                 &format!("{host}:{port} is not in the task's network.allow"),
             ));
         }
-        let made = self.usage.requests.load(Ordering::Relaxed);
-        if made >= u64::from(grant.max_requests) {
-            return Err(self.refuse(
-                &shown,
-                &format!(
-                    "the attempt has made its {} requests (the task's network.max_requests)",
-                    grant.max_requests
-                ),
-            ));
-        }
         let cap = self.outbound.config().max_request_bytes;
         if declared_length(req.headers()).is_some_and(|n| n > cap) {
-            self.usage.refused.fetch_add(1, Ordering::Relaxed);
+            self.usage.refuse();
             self.note(&format!("outbound request to {shown} refused: its body is larger than the server's {cap} bytes"));
             return Err(Error::HttpRequestBodySize(Some(cap)));
         }
-        self.usage.requests.fetch_add(1, Ordering::Relaxed);
         Ok((grant, Destination { host, port, tls }))
     }
 
     fn refuse(&self, shown: &str, why: &str) -> Error {
-        self.usage.refused.fetch_add(1, Ordering::Relaxed);
+        self.usage.refuse();
         self.note(&format!("outbound request to {shown} refused: {why}"));
         Error::HttpRequestDenied
     }
@@ -133,47 +134,6 @@ impl GuestHttp {
     fn note(&self, line: &str) {
         self.log.line(Level::Warn, Source::Host, line);
     }
-}
-
-/// The span of one outbound request: its method, scheme, host and port,
-/// and status or error (never its path, query or headers, which may carry
-/// what a guest was given in secret).
-fn request_span(
-    (t, at, start, method): (
-        AttemptTrace,
-        crate::otel::TraceParent,
-        std::time::SystemTime,
-        String,
-    ),
-    host: Option<String>,
-    scheme: Option<String>,
-    status: Option<u16>,
-    outcome: Result<(), &Error>,
-) {
-    let mut span = crate::otel::Span::new(
-        method.clone(),
-        at,
-        Some(&t.attempt),
-        start,
-        std::time::SystemTime::now(),
-    )
-    .kind(opentelemetry::trace::SpanKind::Client)
-    .text("http.request.method", &method);
-    if let Some(h) = host {
-        span = span.text("server.address", &h);
-    }
-    if let Some(s) = scheme {
-        span = span.text("url.scheme", &s);
-    }
-    if let Some(s) = status {
-        span = span.attr("http.response.status_code", i64::from(s));
-    }
-    if let Err(e) = outcome {
-        span.error = Some(format!("{e}"));
-    } else if status.is_some_and(|s| s >= 500) {
-        span.error = Some(format!("status {}", status.unwrap_or_default()));
-    }
-    t.traces.emit(span);
 }
 
 /// Where an admitted request goes.
@@ -200,27 +160,11 @@ impl WasiHttpHooks for GuestHttp {
         options: Option<RequestOptions>,
         _fut: IoFuture,
     ) -> Box<dyn Future<Output = Sent> + Send> {
-        let span = self.trace.clone().map(|t| {
-            let at = t.attempt.child();
-            // The request's own trace context is the host's span: a
-            // guest's header of that name would name a span never sent.
-            if let Ok(v) = http::HeaderValue::from_str(&at.to_string()) {
-                request.headers_mut().insert("traceparent", v);
-            }
-            (
-                t,
-                at,
-                std::time::SystemTime::now(),
-                request.method().to_string(),
-            )
-        });
-        let admitted = self.admit(&request);
-        let shown = request.uri().host().map(str::to_owned);
-        let scheme = request.uri().scheme_str().map(str::to_owned);
-        let sending = match admitted {
+        let span: Option<RequestSpan> = begin(self.spans.as_ref(), &mut request);
+        let sending = match self.admit(&request) {
             Err(e) => {
                 if let Some(span) = span {
-                    request_span(span, shown, scheme, None, Err(&e));
+                    span.end(None, Err(&e));
                 }
                 return Box::new(std::future::ready(Err(e)));
             }
@@ -241,7 +185,7 @@ impl WasiHttpHooks for GuestHttp {
         Box::new(async move {
             let sent = sending.await;
             let status = sent.as_ref().ok().map(|(r, _)| r.status().as_u16());
-            request_span(span, shown, scheme, status, sent.as_ref().map(|_| ()));
+            span.end(status, sent.as_ref().map(|_| ()));
             sent
         })
     }
@@ -270,10 +214,16 @@ impl Sending {
         let config = self.outbound.config().clone();
         let connect_by = self.by(self.options.connect_timeout, config.connect_timeout);
         let slots = self.outbound.slots(&self.tenant);
+        // Until it is dialled, nothing has gone out: a request turned away
+        // here is refused.
         let permit = match tokio::time::timeout_at(connect_by, slots.acquire_owned()).await {
             Ok(Ok(p)) => p,
-            Ok(Err(_)) => return Err(Error::InternalError(Some("the server is stopping".into()))),
+            Ok(Err(_)) => {
+                self.usage.refuse();
+                return Err(Error::InternalError(Some("the server is stopping".into())));
+            }
             Err(_) => {
+                self.usage.refuse();
                 self.log.line(
                     Level::Warn,
                     Source::Host,
@@ -290,7 +240,14 @@ impl Sending {
             port: to.port,
             tls: to.tls,
         };
-        let stream = dial(&self.outbound, &target, connect_by, &self.log).await?;
+        let stream = dial(&self.outbound, &target, connect_by, &self.log).await;
+        // Refused for where it leads, it never went out; any other end of
+        // the dial is a request that did (a lookup or a connection tried).
+        match &stream {
+            Err(Error::DestinationIpProhibited) => self.usage.refuse(),
+            _ => self.usage.went_out(),
+        }
+        let stream = stream?;
         let io = hyper_util::rt::TokioIo::new(stream);
         let (mut sender, conn) = tokio::time::timeout_at(
             connect_by,

@@ -9,9 +9,10 @@ mod body;
 mod dial;
 mod fetch;
 mod hooks;
+mod span;
 
 pub use allow::{Allowlist, HostPattern, MAX_PATTERNS};
-pub use hooks::{AttemptTrace, GuestHttp};
+pub use hooks::GuestHttp;
 
 use crate::network_tally::NetworkTally;
 use std::collections::HashMap;
@@ -107,6 +108,9 @@ impl NetworkGrant {
 /// requests (their bodies are read on other tasks).
 #[derive(Debug, Default)]
 pub struct NetworkUsage {
+    /// Requests weighed against the grant's `max_requests`: each one the
+    /// guest made, gone out or refused.
+    taken: AtomicU64,
     requests: AtomicU64,
     refused: AtomicU64,
     bytes_sent: AtomicU64,
@@ -121,6 +125,26 @@ impl NetworkUsage {
             bytes_sent: self.bytes_sent.load(Ordering::Relaxed),
             bytes_received: self.bytes_received.load(Ordering::Relaxed),
         }
+    }
+
+    /// Takes one of the attempt's `max` requests: false once all are
+    /// taken.
+    fn take(&self, max: u32) -> bool {
+        self.taken
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < u64::from(max)).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// A request the host turned away before anything went out.
+    fn refuse(&self) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A request that went out.
+    fn went_out(&self) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
     }
 
     fn sent(&self, n: u64) {

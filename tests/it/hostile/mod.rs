@@ -55,13 +55,19 @@
 //! - `stream_token` (3): an event stream looks its token up again as it
 //!   goes on, and a revoke (on any server of the database) or an expiry
 //!   ends it within 5 s with a last `error` event, nothing sent once the
-//!   token is refused; a `run?wait=true` is answered 401 the same way.
+//!   token is refused; a `run?wait=true` is answered 401 the same way;
+//! - `guest_spans` (6): a request's span is named from the standard
+//!   methods (`HTTP` for any other), everything a guest puts on a span is
+//!   redacted and capped, an attempt makes at most its spans, and a
+//!   request refused for its address is `refused` and takes one of
+//!   `max_requests`.
 
 mod address_ranges;
 mod cache_poison;
 mod callback_cycles;
 mod claim_ahead;
 mod compile_gate;
+mod guest_spans;
 mod invoke_redaction;
 mod job_paths_rate;
 mod redact_then_cut;
