@@ -38,10 +38,17 @@
 //!   its callers' secrets too;
 //! - `replay_exit` (13): `taskbox job replay`'s exit status says how the
 //!   replayed attempt ended.
+//!
+//! Round three (issue 65):
+//! - `deterministic_sleep` (9): a deterministic task's sleep moves its
+//!   virtual clock on at once, so one that sleeps until its clock says
+//!   some time passed completes, the same every run; a plain task still
+//!   sleeps in real time, and a virtual sleep past the timeout ends it.
 
 mod address_ranges;
 mod callback_cycles;
 mod compile_gate;
+mod deterministic_sleep;
 mod invoke_redaction;
 mod job_paths_rate;
 mod redact_then_cut;
