@@ -200,7 +200,9 @@ impl Sandbox {
                 let host = ModuleHost {
                     wasi: wasi.build_p1(),
                     attempt,
-                    clock: req.determinism.map(|d| d.clock(limits.fuel, limits.timeout_ms)),
+                    clock: req
+                        .determinism
+                        .map(|d| d.clock(limits.fuel, limits.timeout_ms)),
                 };
                 let mut store = Store::new(&self.inner.engine, host);
                 store.limiter(|h| &mut h.attempt.limiter);
@@ -283,7 +285,9 @@ impl Sandbox {
             http,
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             config: req.secrets.iter().cloned().collect(),
-            clock: req.determinism.map(|d| d.clock(limits.fuel, limits.timeout_ms)),
+            clock: req
+                .determinism
+                .map(|d| d.clock(limits.fuel, limits.timeout_ms)),
             timers: Default::default(),
             spans: super::guest_spans::GuestSpans::new(
                 req.trace.clone(),

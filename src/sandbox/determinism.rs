@@ -98,7 +98,11 @@ impl VirtualClock {
     /// An instant past the timeout leaves the clock at the timeout and is
     /// refused: waiting for it could only end in `timeout`, so the attempt
     /// ends now, the same on every run, instead of after the real timeout.
-    pub(super) fn sleep_until(&mut self, at_ns: u64, fuel_left: u64) -> Result<(), SleptPastTimeout> {
+    pub(super) fn sleep_until(
+        &mut self,
+        at_ns: u64,
+        fuel_left: u64,
+    ) -> Result<(), SleptPastTimeout> {
         let now = self.elapsed_ns(fuel_left);
         if at_ns <= now {
             return Ok(());

@@ -7,7 +7,6 @@ mod cache;
 pub mod capture;
 pub(crate) mod classify;
 mod clocks;
-mod sleeps;
 pub mod compiler;
 mod determinism;
 mod ending;
@@ -18,6 +17,7 @@ pub mod inspect;
 pub mod limits;
 pub mod network;
 mod redact;
+mod sleeps;
 mod ticker;
 
 pub use crate::abi::Abi;

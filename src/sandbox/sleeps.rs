@@ -158,8 +158,7 @@ pub(super) fn add_sleeps(linker: &mut Linker<ComponentHost>) -> wasmtime::Result
     )?;
     poll.func_wrap_async(
         "poll",
-        |mut store: StoreContextMut<'_, ComponentHost>,
-         (list,): (Vec<Resource<DynPollable>>,)| {
+        |mut store: StoreContextMut<'_, ComponentHost>, (list,): (Vec<Resource<DynPollable>>,)| {
             Box::new(async move { poll_list(&mut store, list).await.map(|r| (r,)) })
         },
     )?;
@@ -237,7 +236,12 @@ enum Subscription {
 }
 
 /// Reads subscription `i` of `subs`; `Err` is the errno to answer.
-fn subscription(subs: &[u8], i: usize, clock: &VirtualClock, now: u64) -> Result<Subscription, i32> {
+fn subscription(
+    subs: &[u8],
+    i: usize,
+    clock: &VirtualClock,
+    now: u64,
+) -> Result<Subscription, i32> {
     let at = i * p1::SUBSCRIPTION_BYTES;
     let bytes = subs.get(at..at + p1::SUBSCRIPTION_BYTES).ok_or(p1::FAULT)?;
     let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap_or([0; 8]));
@@ -353,7 +357,9 @@ fn module_poll(
     let bytes = events.concat();
     let n = u32::try_from(events.len())?;
     let mut ctx = caller.as_context_mut();
-    if memory.write(&mut ctx, events_at as u32 as usize, &bytes).is_err()
+    if memory
+        .write(&mut ctx, events_at as u32 as usize, &bytes)
+        .is_err()
         || memory
             .write(&mut ctx, nevents_at as u32 as usize, &n.to_le_bytes())
             .is_err()

@@ -39,7 +39,10 @@ fn limits(timeout_ms: u64) -> Limits {
 /// clock of `slice_ns`) until `clock_time_get` says `total_ns` have
 /// passed, then prints how many slices it slept.
 fn p1_napper(total_ns: u64, slice_ns: u64) -> Vec<u8> {
-    let slice = slice_ns.to_le_bytes().map(|b| format!("\\{b:02x}")).concat();
+    let slice = slice_ns
+        .to_le_bytes()
+        .map(|b| format!("\\{b:02x}"))
+        .concat();
     wat::parse_str(format!(
         r#"(module
   (import "wasi_snapshot_preview1" "poll_oneoff" (func $poll (param i32 i32 i32 i32) (result i32)))
@@ -72,7 +75,11 @@ fn p1_napper(total_ns: u64, slice_ns: u64) -> Vec<u8> {
     .unwrap()
 }
 
-async fn run_deterministic(program: &taskbox::sandbox::Program, input: &str, timeout_ms: u64) -> AttemptReport {
+async fn run_deterministic(
+    program: &taskbox::sandbox::Program,
+    input: &str,
+    timeout_ms: u64,
+) -> AttemptReport {
     let mut req = request(input, limits(timeout_ms));
     req.determinism = Some(Determinism::of_job(&job_id()));
     sandbox().run(program, req).await
@@ -155,12 +162,17 @@ async fn a_deterministic_task_that_sleeps_completes_on_the_server() {
         .send(
             reqwest::Method::PUT,
             "/v1/tasks/napper",
-            Some(json!({"component": digest, "deterministic": true, "limits": {"timeout_ms": 5000}})),
+            Some(
+                json!({"component": digest, "deterministic": true, "limits": {"timeout_ms": 5000}}),
+            ),
         )
         .await;
     assert_eq!(status, 201, "{body}");
     let (status, job) = admin
-        .post("/v1/jobs", json!({"task": "napper", "input": {"op": "nap", "ms": 30, "slice_ms": 1}}))
+        .post(
+            "/v1/jobs",
+            json!({"task": "napper", "input": {"op": "nap", "ms": 30, "slice_ms": 1}}),
+        )
         .await;
     assert_eq!(status, 201, "{job}");
     let done = ended(&admin, job["id"].as_str().unwrap()).await;
@@ -173,7 +185,13 @@ async fn a_plain_sleep_waits_in_real_time_and_a_virtual_one_past_the_timeout_end
     // Obeyed: without determinism a sleep is real (the attempt lasts it).
     let program = load("limits").await;
     let report = sandbox()
-        .run(&program, request(&json!({"op": "sleep", "ms": 100}).to_string(), limits(5_000)))
+        .run(
+            &program,
+            request(
+                &json!({"op": "sleep", "ms": 100}).to_string(),
+                limits(5_000),
+            ),
+        )
         .await;
     expect_done(&report);
     assert!(report.duration >= Duration::from_millis(100), "{report:?}");
