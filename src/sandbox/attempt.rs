@@ -187,7 +187,12 @@ impl Sandbox {
                     &redactor,
                 )
             }
-            Prepared::Module(pre) => {
+            Prepared::Module(pres) => {
+                // A deterministic module sleeps on its virtual clock.
+                let pre = match req.determinism {
+                    Some(_) => &pres.deterministic,
+                    None => &pres.plain,
+                };
                 let output = OutputCapture::new(output_cap);
                 let mut wasi = command_wasi(&log, &output, &req.input);
                 if let Some(d) = &req.determinism {
@@ -196,7 +201,9 @@ impl Sandbox {
                 let host = ModuleHost {
                     wasi: wasi.build_p1(),
                     attempt,
-                    clock: req.determinism.map(|d| d.clock(limits.fuel)),
+                    clock: req
+                        .determinism
+                        .map(|d| d.clock(limits.fuel, limits.timeout_ms)),
                 };
                 let mut store = Store::new(&self.inner.engine, host);
                 store.limiter(|h| &mut h.attempt.limiter);
@@ -285,7 +292,10 @@ impl Sandbox {
             http,
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             config: req.secrets.iter().cloned().collect(),
-            clock: req.determinism.map(|d| d.clock(limits.fuel)),
+            clock: req
+                .determinism
+                .map(|d| d.clock(limits.fuel, limits.timeout_ms)),
+            timers: Default::default(),
             spans: super::guest_spans::GuestSpans::new(spans),
         };
         let mut store = Store::new(&self.inner.engine, host);

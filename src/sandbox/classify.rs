@@ -16,7 +16,8 @@ pub const MAX_CODE_BYTES: usize = 128;
 /// Longest failure message kept.
 pub const MAX_MESSAGE_BYTES: usize = 4096;
 
-/// Why the host stopped an attempt from its epoch callback.
+/// Why the host stopped an attempt: from its epoch callback, or a
+/// deterministic attempt's sleep past its timeout (`sleeps.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Interrupted {
     #[error("the attempt ran past its time limit")]

@@ -28,7 +28,7 @@ fn virtual_now(store: &StoreContextMut<'_, ComponentHost>) -> Option<(VirtualClo
 
 /// Defines `now` and `resolution` of `wasi:clocks` again, over the WASI
 /// ones: a store with a [`VirtualClock`] reads it, any other the real clocks
-/// as before. Sleeping (`subscribe-*`) stays real time.
+/// as before. Sleeping (`subscribe-*`) is `sleeps.rs`'s.
 pub(super) fn add_clocks(linker: &mut Linker<ComponentHost>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     let mut wall = linker.instance("wasi:clocks/wall-clock@0.2.12")?;
@@ -148,7 +148,7 @@ fn write_timestamp(caller: &mut Caller<'_, ModuleHost>, at: i32, value: u64) -> 
 
 /// Defines preview 1's `clock_time_get` and `clock_res_get` again, over
 /// WASI's: a store with a [`VirtualClock`] reads it, any other the real
-/// clocks as WASI's own would. Sleeping (`poll_oneoff`) stays real time.
+/// clocks as WASI's own would. Sleeping (`poll_oneoff`) is `sleeps.rs`'s.
 pub(super) fn add_module_clocks(linker: &mut wasmtime::Linker<ModuleHost>) -> wasmtime::Result<()> {
     const P1: &str = "wasi_snapshot_preview1";
     linker.allow_shadowing(true);

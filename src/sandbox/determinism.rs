@@ -5,6 +5,10 @@
 //! Why fuel: it counts the guest's instructions, the same on every machine,
 //! so "now" at any point of a run is a function of the run alone. The clock
 //! imports that read it are in `clocks.rs`.
+//!
+//! A sleep moves the clock on by what it waits, at once (`sleeps.rs`): a
+//! guest that waits for its clock to pass some instant sees it pass after
+//! the same fuel on every run, and no real time goes by.
 
 use chacha20::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -50,29 +54,67 @@ impl Determinism {
             .insecure_random_seed(insecure_seed);
     }
 
-    /// The clock of an attempt given `budget` fuel.
-    pub(super) fn clock(&self, budget: u64) -> VirtualClock {
+    /// The clock of an attempt given `budget` fuel and `timeout_ms`.
+    pub(super) fn clock(&self, budget: u64, timeout_ms: u64) -> VirtualClock {
         VirtualClock {
             start_unix_ns: self.start_unix_ns,
             budget,
+            slept_ns: 0,
+            timeout_ns: timeout_ms.saturating_mul(1_000_000),
         }
     }
 }
 
-/// A deterministic store's clock: its start, and the fuel it was given
-/// (what it has left says what it spent).
+/// A deterministic store's clock: its start, the fuel it was given (what it
+/// has left says what it spent), and what the guest has slept.
 #[derive(Debug, Clone, Copy)]
 pub struct VirtualClock {
     pub start_unix_ns: u64,
     pub budget: u64,
+    /// Virtual nanoseconds the guest's sleeps have moved the clock on.
+    pub slept_ns: u64,
+    /// The attempt's timeout, read against this clock: a sleep that would
+    /// take the clock past it ends the attempt `timeout` at once.
+    pub timeout_ns: u64,
 }
 
+/// A sleep that would take a deterministic attempt's clock past its timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a sleep took the virtual clock past the attempt's timeout")]
+pub struct SleptPastTimeout;
+
 impl VirtualClock {
-    /// Virtual nanoseconds since the attempt began: the fuel spent so far.
+    /// Virtual nanoseconds since the attempt began: the fuel spent so far,
+    /// and what the guest has slept.
     pub(super) fn elapsed_ns(&self, fuel_left: u64) -> u64 {
         self.budget
             .saturating_sub(fuel_left)
             .saturating_mul(NS_PER_FUEL)
+            .saturating_add(self.slept_ns)
+    }
+
+    /// Sleeps until `at_ns` (virtual nanoseconds since the attempt began):
+    /// the clock moves on to it at once, or not at all if it has passed.
+    /// An instant past the timeout leaves the clock at the timeout and is
+    /// refused: waiting for it could only end in `timeout`, so the attempt
+    /// ends now, the same on every run, instead of after the real timeout.
+    pub(super) fn sleep_until(
+        &mut self,
+        at_ns: u64,
+        fuel_left: u64,
+    ) -> Result<(), SleptPastTimeout> {
+        let now = self.elapsed_ns(fuel_left);
+        if at_ns <= now {
+            return Ok(());
+        }
+        if at_ns > self.timeout_ns {
+            self.slept_ns = self
+                .slept_ns
+                .saturating_add(self.timeout_ns.saturating_sub(now));
+            return Err(SleptPastTimeout);
+        }
+        self.slept_ns = self.slept_ns.saturating_add(at_ns - now);
+        Ok(())
     }
 }
 
@@ -94,13 +136,26 @@ mod tests {
 
     #[test]
     fn the_clock_advances_with_the_fuel_spent_and_never_goes_back() {
-        let clock = VirtualClock {
-            start_unix_ns: 5,
-            budget: 1_000,
-        };
+        let clock = Determinism::of_job("x").clock(1_000, 1);
         assert_eq!(clock.elapsed_ns(1_000), 0);
         assert_eq!(clock.elapsed_ns(400), 600 * NS_PER_FUEL);
         // More left than given (hostcall fuel handed back) reads as the start.
         assert_eq!(clock.elapsed_ns(2_000), 0);
+    }
+
+    #[test]
+    fn a_sleep_moves_the_clock_on_to_its_instant_and_never_past_the_timeout() {
+        let mut clock = Determinism::of_job("x").clock(1_000, 2);
+        clock.sleep_until(30_000, 900).unwrap();
+        assert_eq!(clock.elapsed_ns(900), 30_000);
+        // Fuel spent after the sleep adds to it; an instant passed is no wait.
+        assert_eq!(clock.elapsed_ns(800), 30_100);
+        clock.sleep_until(10, 800).unwrap();
+        assert_eq!(clock.elapsed_ns(800), 30_100);
+        // Past the 2 ms timeout: refused, the clock left at the timeout.
+        assert_eq!(clock.sleep_until(2_000_001, 800), Err(SleptPastTimeout));
+        assert_eq!(clock.elapsed_ns(800), 2_000_000);
+        assert_eq!(clock.sleep_until(u64::MAX, 800), Err(SleptPastTimeout));
+        assert_eq!(clock.elapsed_ns(800), 2_000_000);
     }
 }

@@ -74,6 +74,8 @@ pub struct ComponentHost {
     pub config: WasiConfigVariables,
     /// A deterministic attempt's clock (`None`: the real clocks).
     pub clock: Option<super::determinism::VirtualClock>,
+    /// A deterministic attempt's clock subscriptions (`sleeps.rs`).
+    pub timers: super::sleeps::VirtualTimers,
     /// The guest's own spans (`taskbox:task/trace`).
     pub spans: super::guest_spans::GuestSpans,
 }

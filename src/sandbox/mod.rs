@@ -18,6 +18,7 @@ pub mod inspect;
 pub mod limits;
 pub mod network;
 mod redact;
+mod sleeps;
 mod ticker;
 
 pub use crate::abi::Abi;
@@ -170,7 +171,14 @@ impl std::fmt::Debug for Program {
 enum Prepared {
     Task(TaskPre<ComponentHost>),
     Command(CommandPre<ComponentHost>),
-    Module(wasmtime::InstancePre<ModuleHost>),
+    Module(ModulePre),
+}
+
+/// A preview-1 module linked twice: to WASI as it is, and for deterministic
+/// attempts, whose `poll_oneoff` sleeps on the virtual clock.
+struct ModulePre {
+    plain: wasmtime::InstancePre<ModuleHost>,
+    deterministic: wasmtime::InstancePre<ModuleHost>,
 }
 
 enum Compiled {
@@ -205,6 +213,8 @@ struct Inner {
     config: SandboxConfig,
     components: wasmtime::component::Linker<ComponentHost>,
     modules: wasmtime::Linker<ModuleHost>,
+    /// The same, but for `poll_oneoff`, which sleeps on the virtual clock.
+    deterministic_modules: wasmtime::Linker<ModuleHost>,
     preview1: HashSet<String>,
     cache: Option<ArtifactCache>,
     programs: Mutex<Programs>,
@@ -243,6 +253,7 @@ impl Sandbox {
         let mut components = wasmtime::component::Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut components).map_err(engine_err)?;
         clocks::add_clocks(&mut components).map_err(engine_err)?;
+        sleeps::add_sleeps(&mut components).map_err(engine_err)?;
         bindings::Sandbox::add_to_linker::<_, HasSelf<ComponentHost>>(&mut components, |h| h)
             .map_err(engine_err)?;
         // Offered to every component, granted or not, so one component
@@ -259,6 +270,8 @@ impl Sandbox {
             .map_err(engine_err)?;
         clocks::add_module_clocks(&mut modules).map_err(engine_err)?;
         let preview1 = preview1_names(&engine, &modules);
+        let mut deterministic_modules = modules.clone();
+        sleeps::add_module_sleeps(&mut deterministic_modules).map_err(engine_err)?;
 
         let cache = match &config.cache_dir {
             Some(dir) => Some(
@@ -279,6 +292,7 @@ impl Sandbox {
                 config,
                 components,
                 modules,
+                deterministic_modules,
                 preview1,
                 cache,
                 programs: Mutex::new(Programs::default()),
@@ -660,12 +674,14 @@ impl Sandbox {
                     .map(Prepared::Command)
                     .map_err(link_err)
             }
-            (Shape::CommandModule, Compiled::Module(m)) => self
-                .inner
-                .modules
-                .instantiate_pre(&m)
-                .map(Prepared::Module)
-                .map_err(link_err),
+            (Shape::CommandModule, Compiled::Module(m)) => Ok(Prepared::Module(ModulePre {
+                plain: self.inner.modules.instantiate_pre(&m).map_err(link_err)?,
+                deterministic: self
+                    .inner
+                    .deterministic_modules
+                    .instantiate_pre(&m)
+                    .map_err(link_err)?,
+            })),
             _ => Err(Invalid::Link(
                 "the compiled artifact does not match its kind".into(),
             )),

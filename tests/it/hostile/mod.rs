@@ -60,13 +60,18 @@
 //!   methods (`HTTP` for any other), everything a guest puts on a span is
 //!   redacted and capped, an attempt makes at most its spans, and a
 //!   request refused for its address is `refused` and takes one of
-//!   `max_requests`.
+//!   `max_requests`;
+//! - `deterministic_sleep` (9): a deterministic task's sleep moves its
+//!   virtual clock on at once, so one that sleeps until its clock says
+//!   some time passed completes, the same every run; a plain task still
+//!   sleeps in real time, and a virtual sleep past the timeout ends it.
 
 mod address_ranges;
 mod cache_poison;
 mod callback_cycles;
 mod claim_ahead;
 mod compile_gate;
+mod deterministic_sleep;
 mod guest_spans;
 mod invoke_redaction;
 mod job_paths_rate;

@@ -12,6 +12,9 @@
 //!   the cheapest flood of the log there is → `done({"lines": n})`
 //! - `{"op":"stdout","bytes":n}`: n bytes to stdout, in 80-byte lines → `done({"bytes": n})`
 //! - `{"op":"sleep","ms":n}`: blocks n ms inside a WASI host call → `done({"slept_ms": n})`
+//! - `{"op":"nap","ms":n,"slice_ms":s}`: sleeps s ms at a time (`std::thread::sleep`) until its
+//!   monotonic clock says n ms have passed, as a poll with a back-off does → `done({"slices",
+//!   "elapsed_ns"})`
 //! - `{"op":"fail","code":c,"retryable":b}`: `err(failure{code: c, message: "asked to fail", retryable: b})`
 //! - `{"op":"snooze","ms":n}` → `ok(snooze(n))`; `{"op":"wait","for":v}` → `ok(wait(<json of v>))`
 //! - `{"op":"echo","value":v}` → `done(<json of v>)`; `{"op":"raw","text":s}` → `done(s)` verbatim
@@ -41,6 +44,7 @@ enum Op {
     Blank { lines: u64 },
     Stdout { bytes: u64 },
     Sleep { ms: u64 },
+    Nap { ms: u64, slice_ms: u64 },
     Fail { code: String, #[serde(default)] retryable: bool },
     Snooze { ms: u64 },
     Wait { #[serde(rename = "for")] what: Value },
@@ -194,6 +198,17 @@ fn run(op: Op) -> Result<Outcome, Failure> {
         Op::Sleep { ms } => {
             std::thread::sleep(std::time::Duration::from_millis(ms));
             done(json!({ "slept_ms": ms }))
+        }
+        Op::Nap { ms, slice_ms } => {
+            let began = std::time::Instant::now();
+            let until = std::time::Duration::from_millis(ms);
+            let mut slices: u64 = 0;
+            while began.elapsed() < until {
+                std::thread::sleep(std::time::Duration::from_millis(slice_ms));
+                slices += 1;
+            }
+            let elapsed = began.elapsed().as_nanos() as u64;
+            done(json!({ "slices": slices, "elapsed_ns": elapsed.to_string() }))
         }
         Op::Fail { code, retryable } => Err(Failure { code, message: "asked to fail".into(), retryable }),
         Op::Snooze { ms } => Ok(Outcome::Snooze(ms)),
