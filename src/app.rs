@@ -181,6 +181,7 @@ impl App {
                 queues: cfg.queues.clone(),
                 rules: cfg.rules,
                 lease_ms,
+                claim_ahead: cfg.claim_ahead,
                 on_event: cfg.observer.clone().map(|o| o.0),
                 ..RunnerConfig::new(cfg.runners)
             },

@@ -88,6 +88,9 @@ pub struct ServeConfig {
     /// How long a claim holds a job without a renewal before another
     /// process may rescue it.
     pub lease: Duration,
+    /// The runner time, per slot, of one tenant's jobs a runner may hold
+    /// claimed ahead (DESIGN §3.4.0d).
+    pub claim_ahead: Duration,
     pub max_body_bytes: usize,
     pub max_component_bytes: usize,
     /// From `TASKBOX_ADMIN_TOKEN`; `None` generates one at first start.
@@ -274,6 +277,7 @@ impl ServeConfig {
             queues: None,
             grace: Duration::from_secs(5),
             lease: Duration::from_millis(crate::runner::LEASE_MS),
+            claim_ahead: crate::runner::share::AHEAD_PER_SLOT,
             max_body_bytes: 1 << 20,
             max_component_bytes: crate::sandbox::inspect::DEFAULT_MAX_COMPONENT_BYTES,
             admin_token: None,

@@ -108,6 +108,16 @@ pub struct NodeArgs {
     /// How long a runner's claim holds a job without a renewal (renewed three times a lease); a process that dies loses its jobs to a rescue this long after.
     #[arg(long, env = "TASKBOX_LEASE_MS", default_value_t = crate::runner::LEASE_MS)]
     pub lease_ms: u64,
+    /// How much of one tenant's work, in runner time per slot, a runner may hold claimed ahead of
+    /// its attempts (1 to 10,000 ms): more keeps slots busier between claims, less lets another
+    /// tenant's jobs in sooner.
+    #[arg(
+        long,
+        env = "TASKBOX_CLAIM_AHEAD_MS",
+        default_value_t = 50,
+        value_parser = clap::value_parser!(u64).range(1..=10_000)
+    )]
+    pub claim_ahead_ms: u64,
     /// The least time between two slots of any schedule, in ms: a cron expression whose slots
     /// come closer is refused (1,000 to 86,400,000).
     #[arg(
@@ -314,6 +324,7 @@ impl NodeArgs {
             queues: config::parse_queues(&self.queues)?,
             grace: Duration::from_millis(self.grace_ms),
             lease: Duration::from_millis(self.lease_ms),
+            claim_ahead: Duration::from_millis(self.claim_ahead_ms),
             max_body_bytes,
             max_component_bytes: self.max_component_bytes,
             admin_token: std::env::var("TASKBOX_ADMIN_TOKEN")

@@ -127,6 +127,17 @@ impl Dispatch {
         }
     }
 
+    /// Holds each tenant's jobs for `per_slot` of its runner time a slot
+    /// (`Share::holding`).
+    pub fn holding(self, per_slot: Duration) -> Self {
+        let mut s = self.state.into_inner().unwrap_or_else(|p| p.into_inner());
+        s.share = s.share.holding(per_slot);
+        Dispatch {
+            state: Mutex::new(s),
+            ..self
+        }
+    }
+
     /// A dispatch whose idle tenants' jobs go to a prompt lane while it is
     /// free (`next_prompt`); the other workers take them only while it is
     /// busy.

@@ -127,6 +127,9 @@ pub struct RunnerConfig {
     /// Threads of the runtime attempts run on, apart from the one serving
     /// requests; 0: the number of cores.
     pub guest_threads: usize,
+    /// The runner time, per slot, of one tenant's jobs it may hold
+    /// (`share::AHEAD_PER_SLOT` by default; `--claim-ahead-ms`).
+    pub claim_ahead: Duration,
 }
 
 impl RunnerConfig {
@@ -139,6 +142,7 @@ impl RunnerConfig {
             on_event: None,
             rules: AttemptRules::default(),
             guest_threads: 0,
+            claim_ahead: share::AHEAD_PER_SLOT,
         }
     }
 }
@@ -236,7 +240,8 @@ impl Runner {
         let dispatch = match lane_runtime {
             Some(_) => Dispatch::with_lane(config.slots),
             None => Dispatch::new(config.slots),
-        };
+        }
+        .holding(config.claim_ahead);
         let inner = Arc::new(Inner {
             registry,
             dispatch,

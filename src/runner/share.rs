@@ -17,7 +17,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 /// The runner time, per slot, of one tenant's jobs a runner may hold
-/// waiting: enough that a slot never idles for a claim's round trip, small
+/// waiting, unless the server is told otherwise (`--claim-ahead-ms`):
+/// enough that a slot never idles for a claim's round trip, small
 /// enough that what is held is gone soon when another tenant comes.
 pub const AHEAD_PER_SLOT: Duration = Duration::from_millis(50);
 /// How fast a tenant's cost follows its attempts: each end moves it this
@@ -45,6 +46,9 @@ struct Account {
 #[derive(Debug)]
 pub struct Share {
     slots: usize,
+    /// The runner time, per slot, of a tenant's jobs it may hold
+    /// (`AHEAD_PER_SLOT` unless the server is told otherwise).
+    per_slot: Duration,
     /// Most jobs held waiting in all (`runner::MAX_PREFETCH`).
     most: usize,
     accounts: HashMap<String, Account>,
@@ -56,10 +60,18 @@ impl Share {
     pub fn new(slots: usize, most: usize) -> Self {
         Share {
             slots,
+            per_slot: AHEAD_PER_SLOT,
             most: most.max(slots),
             accounts: HashMap::new(),
             now: 0.0,
         }
+    }
+
+    /// Holds each tenant's jobs for `per_slot` of its runner time a slot
+    /// (`--claim-ahead-ms`).
+    pub fn holding(mut self, per_slot: Duration) -> Self {
+        self.per_slot = per_slot;
+        self
     }
 
     /// The most jobs one tenant may hold here.
@@ -75,7 +87,7 @@ impl Share {
         let Some(cost) = self.accounts.get(tenant).and_then(|a| a.cost) else {
             return self.slots;
         };
-        let window = AHEAD_PER_SLOT.as_micros() as f64 * self.slots as f64;
+        let window = self.per_slot.as_micros() as f64 * self.slots as f64;
         ((window / cost).ceil() as usize).clamp(self.slots, self.most)
     }
 

@@ -15,7 +15,10 @@ const SLOTS: usize = 2;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_runner_charges_only_the_jobs_it_began() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Served::spawn(dir.path(), &["--grace-ms", "2000"], Some(ADMIN));
+    // A second of each tenant's work a slot may be held: its 15 ms jobs
+    // are claimed far ahead (the default, 50 ms, holds a few).
+    let args = ["--grace-ms", "2000", "--claim-ahead-ms", "1000"];
+    let mut server = Served::spawn(dir.path(), &args, Some(ADMIN));
     let c = Client::new(&server.url, ADMIN);
     let limits = c.upload("limits").await;
     let (status, body) = c
@@ -51,7 +54,7 @@ async fn a_killed_runner_charges_only_the_jobs_it_began() {
     };
     server.kill();
 
-    let server = Served::spawn(dir.path(), &["--grace-ms", "2000"], Some(ADMIN));
+    let server = Served::spawn(dir.path(), &args, Some(ADMIN));
     let c = Client::new(&server.url, ADMIN);
     let deadline = Instant::now() + Duration::from_secs(120);
     let all = loop {
