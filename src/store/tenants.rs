@@ -5,7 +5,7 @@
 
 use super::fair::Contender;
 use super::records::{
-    ClaimedJob, FuelWindow, JobGauges, Tenant, TenantUsage, UsageLine, UsageWindow,
+    ClaimedJob, FuelWindow, JobGauges, Tenant, TenantCaps, TenantUsage, UsageLine, UsageWindow,
 };
 use super::{Millis, StoreError, StoreResult};
 use crate::quota::{window_start, Exceeded, Quotas, DEFAULT_WEIGHT, WINDOW_MS};
@@ -99,6 +99,33 @@ pub fn component_room(q: &Quotas, count: i64, bytes: i64, size: u64) -> StoreRes
         bytes,
         i64::try_from(size).unwrap_or(i64::MAX),
     )
+}
+
+/// What a claim read of a tenant: its name, policy, jobs running and fuel
+/// used in the window.
+pub type TenantView = (String, Policy, i64, i64);
+
+/// The claim's contenders from what it read of the tenants (each by
+/// [`contender`]), the budgets to stamp their jobs with, and whether a
+/// tenant was left out for want of room or fuel. Every backend's claim
+/// makes them here.
+pub fn contenders(
+    views: impl IntoIterator<Item = TenantView>,
+    caps: &TenantCaps,
+    now: Millis,
+) -> (Vec<Contender>, Budgets, bool) {
+    let (mut contenders, mut budgets, mut left_out) = (Vec::new(), Budgets::default(), false);
+    for (tenant, policy, running, fuel_used) in views {
+        let cap = caps.of(&tenant);
+        match contender(tenant, &policy, (running, fuel_used), cap, now) {
+            Some((c, fuel)) => {
+                budgets.insert(&c, fuel);
+                contenders.push(c);
+            }
+            None => left_out = true,
+        }
+    }
+    (contenders, budgets, left_out)
 }
 
 /// A tenant as a claim sees it: its room under `max_running` and under

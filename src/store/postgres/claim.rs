@@ -18,7 +18,6 @@ use crate::store::fair_keys::{self, Group, KEY, MAX_KEYS_PER_CLAIM};
 use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::records::*;
 use crate::store::tally::Tally;
-use crate::store::tenants::{contender, Budgets};
 use crate::store::throttle::{self, ClaimKeys, Decision, KeyState, Throttle};
 use crate::store::{Millis, StoreResult};
 use sqlx::{Postgres, Row, Transaction};
@@ -80,20 +79,8 @@ pub async fn claim(
         .into_iter()
         .filter(|t| p.only_tenants.as_ref().is_none_or(|o| o.contains(t)))
         .collect();
-    let mut contenders = Vec::new();
-    let mut budgets = Budgets::default();
-    for (tenant, policy, running, fuel_used) in claim_views(tx, &tenants, now, &defaults).await? {
-        if let Some((c, fuel)) = contender(
-            tenant.clone(),
-            &policy,
-            (running, fuel_used),
-            p.caps.of(&tenant),
-            now,
-        ) {
-            budgets.insert(&c, fuel);
-            contenders.push(c);
-        }
-    }
+    let views = claim_views(tx, &tenants, now, &defaults).await?;
+    let (mut contenders, budgets, _) = crate::store::tenants::contenders(views, &p.caps, now);
     // Set after the reads above, which are planned once and kept. A
     // generic plan of the claim's query (PostgreSQL's choice after five
     // runs of a prepared statement) sorts every due job of the tenant and

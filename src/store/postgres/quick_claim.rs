@@ -32,7 +32,7 @@ use crate::store::fair::{given, Fairness};
 use crate::store::job_sql::CLAIM_COLUMNS;
 use crate::store::outbox;
 use crate::store::records::*;
-use crate::store::tenants::{contender, policy_from, Budgets};
+use crate::store::tenants::policy_from;
 use crate::store::transition::random_token;
 use crate::store::{Millis, StoreResult};
 use sqlx::{PgPool, Row};
@@ -110,25 +110,14 @@ pub async fn claim(
     if first.7 >= MAX_TENANTS_PER_CLAIM || rows.iter().any(|r| r.6 == Some(true)) {
         return Ok(None);
     }
-    let mut contenders = Vec::new();
-    let mut budgets = Budgets::default();
-    let mut passed_over = false;
+    let mut views = Vec::new();
     for (_, name, weight, quotas, running, fuel, _, _) in rows {
         let Some(name) = name else { continue };
         let policy = policy_from(&name, Some((weight, quotas)), &db.defaults)?;
-        if let Some((c, fuel)) = contender(
-            name.clone(),
-            &policy,
-            (running.unwrap_or(0), fuel.unwrap_or(0)),
-            p.caps.of(&name),
-            now,
-        ) {
-            budgets.insert(&c, fuel);
-            contenders.push(c);
-        } else {
-            passed_over = true;
-        }
+        views.push((name, policy, running.unwrap_or(0), fuel.unwrap_or(0)));
     }
+    let (mut contenders, budgets, passed_over) =
+        crate::store::tenants::contenders(views, &p.caps, now);
     let token = random_token();
     let expires = crate::time::after(now, p.lease_ms);
     let mut claimed = Vec::new();

@@ -13,7 +13,6 @@ use crate::store::fair::{given, Fairness};
 use crate::store::fair_keys::{self, Group, KEY, MAX_KEYS_PER_CLAIM};
 use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::records::*;
-use crate::store::tenants::{contender, Budgets};
 use crate::store::throttle::{self, ClaimKeys, Decision, KeyState, Throttle};
 use crate::store::transition::random_token;
 use crate::store::{Millis, StoreResult};
@@ -50,12 +49,8 @@ pub fn claim(
         });
     }
     stage(conn, now)?;
-    let mut contenders = Vec::new();
-    let mut budgets = Budgets::default();
-    let tenants = active_tenants(conn, fair)?;
-    // Claims go round the tenants: some were not looked at.
-    let mut passed_over = fair.cursor.is_some();
-    for tenant in tenants {
+    let mut views = Vec::new();
+    for tenant in active_tenants(conn, fair)? {
         if p.only_tenants
             .as_ref()
             .is_some_and(|o| !o.contains(&tenant))
@@ -64,19 +59,12 @@ pub fn claim(
         }
         let policy = policy(conn, &tenant, defaults)?;
         let (running, fuel_used) = tenants::running_and_fuel(conn, &tenant, now)?;
-        if let Some((c, fuel)) = contender(
-            tenant.clone(),
-            &policy,
-            (running, fuel_used),
-            p.caps.of(&tenant),
-            now,
-        ) {
-            budgets.insert(&c, fuel);
-            contenders.push(c);
-        } else {
-            passed_over = true;
-        }
+        views.push((tenant, policy, running, fuel_used));
     }
+    let (mut contenders, budgets, left_out) =
+        crate::store::tenants::contenders(views, &p.caps, now);
+    // Claims go round the tenants: some were not looked at, or had no room.
+    let mut passed_over = fair.cursor.is_some() || left_out;
     let queues: Option<HashSet<String>> = p.queues.map(|q| q.into_iter().collect());
     let token = random_token();
     let expires = crate::time::after(now, p.lease_ms);
