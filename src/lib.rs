@@ -6,6 +6,7 @@ pub mod api;
 pub mod app;
 pub mod attempt_log;
 pub mod bounds;
+pub mod canonical;
 pub mod cli;
 pub mod config;
 pub mod dashboard;

@@ -13,6 +13,38 @@ pub fn bounded(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
+/// Cuts `s` so that, written as a JSON string, its content takes at most
+/// `max` bytes (a quote is two, a control character up to six): a cap on
+/// what a record holds, whatever characters a guest chose.
+pub fn bounded_json(s: &str, max: usize) -> String {
+    const MORE: &str = "…";
+    let escaped = |c: char| match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    };
+    // Where the text is cut if it must be: the last place that leaves
+    // room for the mark.
+    let room = max.saturating_sub(MORE.len());
+    let (mut used, mut fits) = (0, None);
+    for (i, c) in s.char_indices() {
+        let n = escaped(c);
+        if used + n > room && fits.is_none() {
+            fits = Some(i);
+        }
+        if used + n > max {
+            let kept = &s[..fits.unwrap_or(i)];
+            return if max < MORE.len() {
+                String::new()
+            } else {
+                format!("{kept}{MORE}")
+            };
+        }
+        used += n;
+    }
+    s.to_owned()
+}
+
 /// What a caught panic said, as far as it said it in text.
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     let said = payload
@@ -31,6 +63,27 @@ mod tests {
     fn cuts_on_a_character_boundary() {
         assert_eq!(bounded("héllo", 2), "h…");
         assert_eq!(bounded("abc", 5), "abc");
+    }
+
+    #[test]
+    fn a_json_cut_counts_what_escaping_adds() {
+        let written = |s: &str| serde_json::to_string(s).unwrap().len() - 2;
+        for (s, max) in [
+            ("abc", 3),
+            ("abcdef", 5),
+            ("\"\"\"\"\"\"", 7),
+            ("\u{1}\u{1}\u{1}\u{1}", 13),
+            ("héllo wörld", 6),
+            ("", 0),
+            ("ab", 0),
+        ] {
+            let cut = bounded_json(s, max);
+            assert!(written(&cut) <= max, "{s:?} to {max}: {cut:?}");
+            assert!(s.starts_with(cut.trim_end_matches('…')), "{s:?}: {cut:?}");
+            assert_eq!(cut == s, written(s) <= max, "{s:?} to {max}");
+        }
+        assert_eq!(bounded_json("abcdef", 5), "ab…");
+        assert_eq!(bounded_json("\"abc", 4), "…");
     }
 
     #[test]

@@ -130,10 +130,13 @@ fn render(r: &Report) -> String {
     if !r.differences.is_empty() {
         let mut t = Table::new(&["JOB", "RECORDED", "CANDIDATE", "WHERE"]);
         for d in r.differences.iter().take(SHOWN) {
-            let places: Vec<&str> = d.diff.iter().map(|p| p.path.as_str()).collect();
-            let mut at = places.join(" ");
-            if d.diff_total > d.diff.len() {
-                at.push_str(&format!(" (+{})", d.diff_total - d.diff.len()));
+            // The first place they differ, and how many more there are.
+            let mut at = d
+                .first_difference
+                .as_ref()
+                .map_or_else(String::new, |p| p.path.clone());
+            if d.diff_total > 1 {
+                at.push_str(&format!(" (+{})", d.diff_total - 1));
             }
             t.row(vec![
                 d.job.clone(),
@@ -166,18 +169,26 @@ fn outcome(o: &Outcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::report::{Pair, Subject};
+    use crate::sandbox::Redactor;
+    use crate::verify::report::{Ended, Pair, Side, Subject};
 
     #[test]
     fn a_report_renders_its_figures_and_differences() {
-        let done = |v: Value| Outcome::Completed { output: v };
-        let pair = |job: &str, recorded: Outcome, candidate: Outcome| Pair {
-            job: job.into(),
-            version: 1,
-            recorded,
-            recorded_fuel: 100,
-            candidate,
-            candidate_fuel: 150,
+        let done = |v: Value| Ended::Completed(v);
+        let pair = |job: &str, recorded: Ended, candidate: Ended| {
+            Pair::of(
+                job.into(),
+                1,
+                Side {
+                    ended: &recorded,
+                    fuel: 100,
+                },
+                Side {
+                    ended: &candidate,
+                    fuel: 150,
+                },
+                &Redactor::default(),
+            )
         };
         let r = Report::of(
             Subject {
@@ -196,7 +207,7 @@ mod tests {
                 pair(
                     "j3",
                     done(json!({})),
-                    Outcome::Failed {
+                    Ended::Failed {
                         kind: "task_failed".into(),
                         code: "bad_total".into(),
                         message: "no".into(),
@@ -212,7 +223,7 @@ mod tests {
             "candidate failures  1\n",
             "fuel                300 recorded, 450 now (× 1.500)\n",
             "note: the task declares outbound HTTP",
-            "j2   completed  completed                      /a /b\n",
+            "j2   completed  completed                      /a (+1)\n",
             "j3   completed  failed: task_failed/bad_total  -\n",
         ] {
             assert!(shown.contains(line), "{line:?} in\n{shown}");

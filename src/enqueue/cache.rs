@@ -40,60 +40,6 @@ fn key(digest: &str, input: &Value) -> String {
     let mut hash = Sha256::new();
     hash.update(digest.as_bytes());
     hash.update([0]);
-    hash.update(canonical(input).as_bytes());
+    hash.update(crate::canonical::text(input).as_bytes());
     hex::encode(hash.finalize())
-}
-
-/// `v` as JSON text with every object's keys in byte order and no spaces.
-fn canonical(v: &Value) -> String {
-    let mut out = String::new();
-    write(v, &mut out);
-    out
-}
-
-fn write(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_unstable();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write(&map[k], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::canonical;
-    use serde_json::json;
-
-    #[test]
-    fn the_canonical_form_sorts_keys_at_every_depth_and_keeps_arrays_in_order() {
-        let a: serde_json::Value =
-            serde_json::from_str(r#"{"b": 1, "a": {"y": [2, 1], "x": "é\""}}"#).unwrap();
-        let b = json!({"a": {"x": "é\"", "y": [2, 1]}, "b": 1});
-        assert_eq!(canonical(&a), canonical(&b));
-        assert_eq!(canonical(&a), r#"{"a":{"x":"é\"","y":[2,1]},"b":1}"#);
-        assert_ne!(canonical(&json!([1, 2])), canonical(&json!([2, 1])));
-        assert_ne!(canonical(&json!({"a": 1})), canonical(&json!({"a": "1"})));
-    }
 }

@@ -11,11 +11,13 @@ use super::end::{check_output, record, release_for_now, Executed, Ran};
 use super::held::{Held, StopReason};
 use crate::job::{ErrorKind, JobError, JobStatus};
 use crate::registry::{Registry, RegistryError, TaskVersion};
-use crate::sandbox::{AttemptReport, AttemptRequest, Determinism, Ending, JobRef, Program};
+use crate::sandbox::{
+    AttemptReport, AttemptRequest, Determinism, Ending, JobRef, Program, Redactor,
+};
 use crate::store::{
     Action, CallKind, CallRecord, ClaimedJob, ProgressRecord, RecordedRun, StoreError, Write,
 };
-use crate::verify::report::{Outcome, Pair, Report, Subject};
+use crate::verify::report::{Ended, Pair, Report, Side, Subject};
 use crate::verify::Plan;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -85,6 +87,22 @@ pub async fn execute(registry: &Arc<Registry>, held: &Held, job: &ClaimedJob) ->
         }
         Err(e) => return fail(format!("the task or the candidate cannot be loaded: {e}")),
     };
+    // What the report shows is redacted with the task's secrets: a
+    // recorded input may carry one the candidate, which has none, echoes.
+    let redactor = match registry.secrets_for(&job.tenant, &tv).await {
+        Ok(secrets) => Redactor::new(&secrets),
+        Err(crate::secrets::SecretsError::Store(
+            e @ (StoreError::Unavailable(_) | StoreError::Internal(_)),
+        )) => {
+            tracing::warn!(job = %job.id, error = %e, "the task's secrets cannot be read now; the verification goes back to the queue");
+            return release_for_now(job, started_at);
+        }
+        Err(e) => {
+            return fail(format!(
+                "the task's secrets, which its report is redacted with, do not open: {e}"
+            ))
+        }
+    };
     let mut kept = match kept(registry, &job.id).await {
         Ok(k) => k,
         Err(e) => {
@@ -148,14 +166,20 @@ pub async fn execute(registry: &Arc<Registry>, held: &Held, job: &ClaimedJob) ->
                     }
                     _ => {}
                 }
-                Sample::Ran(Pair {
-                    candidate: candidate(registry, &tv, &report.ending).await,
-                    candidate_fuel: report.fuel_used,
-                    job: recorded.id.clone(),
-                    version: recorded.version,
-                    recorded_fuel: recorded.fuel,
-                    recorded: outcome_of(&recorded),
-                })
+                let candidate = candidate(registry, &tv, &report.ending).await;
+                Sample::Ran(Pair::of(
+                    recorded.id.clone(),
+                    recorded.version,
+                    Side {
+                        ended: &ended_of(&recorded),
+                        fuel: recorded.fuel,
+                    },
+                    Side {
+                        ended: &candidate,
+                        fuel: report.fuel_used,
+                    },
+                    &redactor,
+                ))
             }
         };
         unkept.push(keeping(registry, job, i, &sample));
@@ -279,30 +303,26 @@ async fn run(
 
 /// How the candidate's run ended, as the report compares it: an output
 /// that breaks the task's output schema is a failure, as in a job.
-async fn candidate(registry: &Registry, tv: &Arc<TaskVersion>, ending: &Ending) -> Outcome {
+async fn candidate(registry: &Registry, tv: &Arc<TaskVersion>, ending: &Ending) -> Ended {
     match ending {
         Ending::Done(output) => match check_output(registry, tv, output).await {
-            Ok(()) => Outcome::Completed {
-                output: serde_json::from_str(output)
-                    .unwrap_or_else(|_| serde_json::Value::String(output.clone())),
-            },
+            Ok(()) => Ended::Completed(json_of(output)),
             Err(e) => failed(&e),
         },
         Ending::Failed(e) => failed(e),
-        Ending::Snooze(ms) => Outcome::Stopped {
-            reason: format!("snoozed for {ms} ms"),
-        },
-        Ending::Wait(what) => Outcome::Stopped {
-            reason: format!("waited for {what}"),
-        },
-        Ending::Cancelled | Ending::Unavailable(_) => Outcome::Stopped {
-            reason: "did not run".into(),
-        },
+        Ending::Snooze(ms) => Ended::Stopped(format!("snoozed for {ms} ms")),
+        Ending::Wait(what) => Ended::Stopped(format!("waited for {what}")),
+        Ending::Cancelled | Ending::Unavailable(_) => Ended::Stopped("did not run".into()),
     }
 }
 
-fn failed(e: &JobError) -> Outcome {
-    Outcome::Failed {
+/// An output as JSON; text that is not JSON, as a string.
+fn json_of(output: &str) -> serde_json::Value {
+    serde_json::from_str(output).unwrap_or_else(|_| serde_json::Value::String(output.to_owned()))
+}
+
+fn failed(e: &JobError) -> Ended {
+    Ended::Failed {
         kind: e.kind.as_str().to_owned(),
         code: e.code.clone(),
         message: e.message.clone(),
@@ -310,23 +330,18 @@ fn failed(e: &JobError) -> Outcome {
 }
 
 /// How the recorded job ended.
-fn outcome_of(r: &RecordedRun) -> Outcome {
+fn ended_of(r: &RecordedRun) -> Ended {
     match (r.status, &r.output, &r.error) {
-        (JobStatus::Completed, Some(out), _) => Outcome::Completed {
-            output: serde_json::from_str(out)
-                .unwrap_or_else(|_| serde_json::Value::String(out.clone())),
-        },
+        (JobStatus::Completed, Some(out), _) => Ended::Completed(json_of(out)),
         (_, _, Some(e)) => failed(e),
-        (status, _, _) => Outcome::Stopped {
-            reason: format!("recorded as {}", status.as_str()),
-        },
+        (status, _, _) => Ended::Stopped(format!("recorded as {}", status.as_str())),
     }
 }
 
 fn progress(kept: &BTreeMap<usize, Sample>, of: usize) -> ProgressRecord {
     let different = kept
         .values()
-        .filter(|s| matches!(s, Sample::Ran(p) if !p.recorded.matches(&p.candidate)))
+        .filter(|s| matches!(s, Sample::Ran(p) if !p.same))
         .count();
     ProgressRecord {
         percent: u8::try_from(kept.len() * 100 / of.max(1)).unwrap_or(100),
@@ -415,18 +430,19 @@ mod tests {
     #[test]
     fn kept_runs_read_back_and_progress_counts_the_different() {
         let pair = |same: bool| {
-            Sample::Ran(Pair {
-                job: "j".into(),
-                version: 1,
-                recorded: Outcome::Completed {
-                    output: serde_json::json!(1),
+            Sample::Ran(Pair::of(
+                "j".into(),
+                1,
+                Side {
+                    ended: &Ended::Completed(serde_json::json!(1)),
+                    fuel: 1,
                 },
-                recorded_fuel: 1,
-                candidate: Outcome::Completed {
-                    output: serde_json::json!(if same { 1 } else { 2 }),
+                Side {
+                    ended: &Ended::Completed(serde_json::json!(if same { 1 } else { 2 })),
+                    fuel: 1,
                 },
-                candidate_fuel: 1,
-            })
+                &Redactor::default(),
+            ))
         };
         let mut kept = BTreeMap::new();
         kept.insert(0, pair(true));

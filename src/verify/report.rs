@@ -1,22 +1,37 @@
 //! A verification's report: each recorded job's outcome beside the
-//! candidate's, whether they match, where their outputs differ, and the
-//! fuel of both. Pure: what ran is gathered elsewhere.
+//! candidate's, whether they match, where their outputs first differ, and
+//! the fuel of both. Pure: what ran is gathered elsewhere.
+//!
+//! Bounded whatever the runs returned: a run is kept as its verdict, the
+//! sha256 of each output (canonical JSON), each failure's kind, code and a
+//! cut message, and a preview of the first place the outputs differ, cut
+//! to [`PREVIEW_BYTES`] and redacted; never an output whole. So a kept run
+//! is at most [`MAX_KEPT_BYTES`] and a report at most that many a run
+//! (issue 65: a report that kept outputs whole made 216 MB of 60 runs).
 
+use crate::sandbox::Redactor;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-/// Most differences one run's diff lists; the rest are counted.
-pub const MAX_DIFFS_PER_RUN: usize = 20;
+/// Most bytes of a difference's preview: its path and both values' text.
+pub const PREVIEW_BYTES: usize = 1024;
+/// A preview's path, and each side's text, cut to these (as JSON writes
+/// them, escapes counted): 128 + 2 × 440 ≤ [`PREVIEW_BYTES`].
+const PATH_BYTES: usize = 128;
+const SIDE_BYTES: usize = 440;
+/// A failure's code and message, as a report keeps them.
+const KIND_BYTES: usize = 64;
+const CODE_BYTES: usize = 128;
+const MESSAGE_BYTES: usize = 512;
+/// Most bytes one kept run takes as JSON, whatever its outputs were.
+pub const MAX_KEPT_BYTES: usize = 4096;
 
-/// How a run ended, as the report compares it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum Outcome {
-    Completed {
-        #[schema(value_type = Value)]
-        output: Value,
-    },
+/// How a run ended, whole, as the runner has it for the moment it takes
+/// to compare: never kept.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ended {
+    Completed(Value),
     Failed {
         kind: String,
         code: String,
@@ -24,69 +39,131 @@ pub enum Outcome {
     },
     /// It neither completed nor failed (it snoozed, or waited): a
     /// verification does not follow it there.
-    Stopped { reason: String },
+    Stopped(String),
 }
 
-impl Outcome {
-    /// Two outcomes match when both completed with equal outputs (as JSON
-    /// values: key order and number spelling do not count), or both failed
-    /// with the same kind and code (a message may carry a time or an
-    /// address, which is not a change of behaviour).
-    pub fn matches(&self, other: &Outcome) -> bool {
+impl Ended {
+    /// Two ends match when both completed with equal outputs (as JSON
+    /// values: key order and spacing do not count), or both failed with
+    /// the same kind and code (a message may carry a time or an address,
+    /// which is not a change of behaviour).
+    pub fn matches(&self, other: &Ended) -> bool {
         match (self, other) {
-            (Outcome::Completed { output: a }, Outcome::Completed { output: b }) => a == b,
+            (Ended::Completed(a), Ended::Completed(b)) => a == b,
             (
-                Outcome::Failed {
+                Ended::Failed {
                     kind: ka, code: ca, ..
                 },
-                Outcome::Failed {
+                Ended::Failed {
                     kind: kb, code: cb, ..
                 },
             ) => ka == kb && ca == cb,
             _ => false,
         }
     }
+}
+
+/// How a run ended, as a report keeps it: an output by its hash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    Completed {
+        /// `sha256:` and the hex sha256 of the output as canonical JSON
+        /// (keys sorted, no spaces): equal outputs have equal hashes.
+        output_sha256: String,
+        /// The canonical output's length in bytes.
+        output_bytes: usize,
+    },
+    Failed {
+        kind: String,
+        /// Cut to 128 bytes.
+        code: String,
+        /// Redacted, cut to 512 bytes.
+        message: String,
+    },
+    Stopped {
+        reason: String,
+    },
+}
+
+impl Outcome {
+    fn of(ended: &Ended, redactor: &Redactor) -> Outcome {
+        match ended {
+            Ended::Completed(v) => {
+                let (output_sha256, output_bytes) = crate::canonical::sha256(v);
+                Outcome::Completed {
+                    output_sha256,
+                    output_bytes,
+                }
+            }
+            Ended::Failed {
+                kind,
+                code,
+                message,
+            } => Outcome::Failed {
+                kind: shown(redactor, kind, KIND_BYTES),
+                code: shown(redactor, code, CODE_BYTES),
+                message: shown(redactor, message, MESSAGE_BYTES),
+            },
+            Ended::Stopped(reason) => Outcome::Stopped {
+                reason: shown(redactor, reason, MESSAGE_BYTES),
+            },
+        }
+    }
 
     pub fn failed(&self) -> bool {
         !matches!(self, Outcome::Completed { .. })
     }
+
+    /// The output's hash, when it completed.
+    fn sha256(&self) -> Option<String> {
+        match self {
+            Outcome::Completed { output_sha256, .. } => Some(output_sha256.clone()),
+            _ => None,
+        }
+    }
 }
 
-/// One place two outputs differ: a JSON pointer, and the value at it in
-/// each (absent: `null` with `missing` naming the side).
+/// `text` as a report shows it: redacted with the task's secrets, then cut
+/// to `max` bytes as JSON writes it.
+fn shown(redactor: &Redactor, text: &str, max: usize) -> String {
+    crate::text::bounded_json(&redactor.apply(text), max)
+}
+
+/// The first place two outputs differ: a JSON pointer, and the JSON text
+/// of the value at it on each side (absent: no field), redacted and cut
+/// to [`PREVIEW_BYTES`] in all.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Difference {
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Value>)]
-    pub recorded: Option<Value>,
+    pub recorded: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Value>)]
-    pub candidate: Option<Value>,
+    pub candidate: Option<String>,
 }
 
-/// Where two JSON values differ, depth first, at most `max` places; the
-/// second number is how many there were in all.
-pub fn diff(recorded: &Value, candidate: &Value, max: usize) -> (Vec<Difference>, usize) {
-    let mut out = Vec::new();
+/// Where two JSON values differ, depth first: the first place, whole, and
+/// how many places there are in all.
+fn diff<'a>(
+    recorded: &'a Value,
+    candidate: &'a Value,
+) -> (
+    Option<(String, Option<&'a Value>, Option<&'a Value>)>,
+    usize,
+) {
+    let mut first = None;
     let mut total = 0;
-    walk(
-        "",
-        Some(recorded),
-        Some(candidate),
-        max,
-        &mut out,
-        &mut total,
-    );
-    (out, total)
+    walk("", Some(recorded), Some(candidate), &mut first, &mut total);
+    (first, total)
 }
 
-fn walk(
+type Place<'a> = (String, Option<&'a Value>, Option<&'a Value>);
+
+fn walk<'a>(
     path: &str,
-    a: Option<&Value>,
-    b: Option<&Value>,
-    max: usize,
-    out: &mut Vec<Difference>,
+    a: Option<&'a Value>,
+    b: Option<&'a Value>,
+    first: &mut Option<Place<'a>>,
     total: &mut usize,
 ) {
     match (a, b) {
@@ -96,24 +173,31 @@ fn walk(
             keys.dedup();
             for k in keys {
                 let p = format!("{path}/{}", k.replace('~', "~0").replace('/', "~1"));
-                walk(&p, x.get(k), y.get(k), max, out, total);
+                walk(&p, x.get(k), y.get(k), first, total);
             }
         }
         (Some(Value::Array(x)), Some(Value::Array(y))) => {
             for i in 0..x.len().max(y.len()) {
-                walk(&format!("{path}/{i}"), x.get(i), y.get(i), max, out, total);
+                walk(&format!("{path}/{i}"), x.get(i), y.get(i), first, total);
             }
         }
         (a, b) if a == b => {}
         (a, b) => {
             *total += 1;
-            if out.len() < max {
-                out.push(Difference {
-                    path: path.to_owned(),
-                    recorded: a.cloned(),
-                    candidate: b.cloned(),
-                });
+            if first.is_none() {
+                *first = Some((path.to_owned(), a, b));
             }
+        }
+    }
+}
+
+impl Difference {
+    fn preview(path: &str, a: Option<&Value>, b: Option<&Value>, redactor: &Redactor) -> Self {
+        let side = |v: Option<&Value>| v.map(|v| shown(redactor, &v.to_string(), SIDE_BYTES));
+        Difference {
+            path: shown(redactor, path, PATH_BYTES),
+            recorded: side(a),
+            candidate: side(b),
         }
     }
 }
@@ -126,20 +210,27 @@ pub struct Run {
     /// The version the recorded job ran.
     pub version: u32,
     pub same: bool,
+    /// The recorded output's hash (as in `Outcome`), when it completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_sha256: Option<String>,
+    /// The candidate's output's hash, when it completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_sha256: Option<String>,
     pub recorded_fuel: u64,
     pub candidate_fuel: u64,
 }
 
-/// A run whose outcome differs: both outcomes, and where the outputs differ.
+/// A run whose outcome differs: both outcomes, and where the outputs
+/// first differ.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Different {
     pub job: String,
     pub recorded: Outcome,
     pub candidate: Outcome,
-    /// Where the outputs differ, when both completed (at most
-    /// `MAX_DIFFS_PER_RUN` places; `diff_total` counts them all).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub diff: Vec<Difference>,
+    /// The first place the outputs differ, when both completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_difference: Option<Difference>,
+    /// How many places they differ at in all.
     #[serde(default)]
     pub diff_total: usize,
 }
@@ -181,16 +272,64 @@ pub struct Report {
     pub each: Vec<Run>,
 }
 
-/// A recorded job and its candidate run, as the report takes them (and
-/// a verification keeps each, to go on from after a lost runner).
+/// A recorded job and its candidate run, compared and cut to what a
+/// report keeps (and a verification keeps each, to go on from after a
+/// lost runner): at most [`MAX_KEPT_BYTES`] as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pair {
     pub job: String,
     pub version: u32,
+    pub same: bool,
     pub recorded: Outcome,
     pub recorded_fuel: u64,
     pub candidate: Outcome,
     pub candidate_fuel: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_difference: Option<Difference>,
+    #[serde(default)]
+    pub diff_total: usize,
+}
+
+/// One side of a pair: how it ended and what it burned.
+pub struct Side<'a> {
+    pub ended: &'a Ended,
+    pub fuel: u64,
+}
+
+impl Pair {
+    /// `recorded` and `candidate` compared whole, kept cut: text the
+    /// report shows is redacted with `redactor` (the task's secrets) before
+    /// it is cut.
+    pub fn of(
+        job: String,
+        version: u32,
+        recorded: Side<'_>,
+        candidate: Side<'_>,
+        redactor: &Redactor,
+    ) -> Pair {
+        let same = recorded.ended.matches(candidate.ended);
+        let (first_difference, diff_total) = match (recorded.ended, candidate.ended) {
+            (Ended::Completed(a), Ended::Completed(b)) if !same => {
+                let (first, total) = diff(a, b);
+                (
+                    first.map(|(path, a, b)| Difference::preview(&path, a, b, redactor)),
+                    total,
+                )
+            }
+            _ => (None, 0),
+        };
+        Pair {
+            job,
+            version,
+            same,
+            recorded: Outcome::of(recorded.ended, redactor),
+            recorded_fuel: recorded.fuel,
+            candidate: Outcome::of(candidate.ended, redactor),
+            candidate_fuel: candidate.fuel,
+            first_difference,
+            diff_total,
+        }
+    }
 }
 
 /// The head of a report: what was verified.
@@ -218,8 +357,7 @@ impl Report {
             each: Vec::with_capacity(pairs.len()),
         };
         for p in pairs {
-            let same = p.recorded.matches(&p.candidate);
-            if same {
+            if p.same {
                 r.same += 1;
             } else {
                 r.different += 1;
@@ -232,23 +370,19 @@ impl Report {
             r.each.push(Run {
                 job: p.job.clone(),
                 version: p.version,
-                same,
+                same: p.same,
+                recorded_sha256: p.recorded.sha256(),
+                candidate_sha256: p.candidate.sha256(),
                 recorded_fuel: p.recorded_fuel,
                 candidate_fuel: p.candidate_fuel,
             });
-            if !same {
-                let (diff, diff_total) = match (&p.recorded, &p.candidate) {
-                    (Outcome::Completed { output: a }, Outcome::Completed { output: b }) => {
-                        diff(a, b, MAX_DIFFS_PER_RUN)
-                    }
-                    _ => (Vec::new(), 0),
-                };
+            if !p.same {
                 r.differences.push(Different {
                     job: p.job,
                     recorded: p.recorded,
                     candidate: p.candidate,
-                    diff,
-                    diff_total,
+                    first_difference: p.first_difference,
+                    diff_total: p.diff_total,
                 });
             }
         }
@@ -268,16 +402,42 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn done(v: Value) -> Outcome {
-        Outcome::Completed { output: v }
+    fn done(v: Value) -> Ended {
+        Ended::Completed(v)
     }
 
-    fn failed(kind: &str, code: &str, message: &str) -> Outcome {
-        Outcome::Failed {
+    fn failed(kind: &str, code: &str, message: &str) -> Ended {
+        Ended::Failed {
             kind: kind.into(),
             code: code.into(),
             message: message.into(),
         }
+    }
+
+    fn pair(job: &str, recorded: &Ended, candidate: &Ended, fuel: (u64, u64)) -> Pair {
+        pair_with(job, recorded, candidate, fuel, &Redactor::default())
+    }
+
+    fn pair_with(
+        job: &str,
+        recorded: &Ended,
+        candidate: &Ended,
+        fuel: (u64, u64),
+        redactor: &Redactor,
+    ) -> Pair {
+        Pair::of(
+            job.into(),
+            1,
+            Side {
+                ended: recorded,
+                fuel: fuel.0,
+            },
+            Side {
+                ended: candidate,
+                fuel: fuel.1,
+            },
+            redactor,
+        )
     }
 
     #[test]
@@ -307,56 +467,127 @@ mod tests {
             ),
             (done(json!({})), failed("trap", "unreachable", "x"), false),
             (
-                Outcome::Stopped {
-                    reason: "snoozed".into(),
-                },
-                Outcome::Stopped {
-                    reason: "snoozed".into(),
-                },
+                Ended::Stopped("snoozed".into()),
+                Ended::Stopped("snoozed".into()),
                 false,
             ),
         ];
         for (a, b, same) in cases {
             assert_eq!(a.matches(&b), same, "{a:?} vs {b:?}");
             assert_eq!(b.matches(&a), same, "{b:?} vs {a:?}");
+            // What is kept says the same, and equal outputs hash alike.
+            let p = pair("j", &a, &b, (0, 0));
+            assert_eq!(p.same, same, "{a:?} vs {b:?}");
+            if let (Ended::Completed(_), Ended::Completed(_)) = (&a, &b) {
+                assert_eq!(p.recorded.sha256() == p.candidate.sha256(), same);
+            }
         }
     }
 
     #[test]
-    fn a_diff_names_each_place_by_pointer() {
-        let (d, total) = diff(
-            &json!({"total": 10, "lines": [1, 2], "a/b": "x", "gone": true}),
-            &json!({"total": 11, "lines": [1, 2, 3], "a/b": "y", "new": null}),
-            MAX_DIFFS_PER_RUN,
+    fn a_difference_is_the_first_place_by_pointer_and_a_count() {
+        let p = pair(
+            "j",
+            &done(json!({"total": 10, "lines": [1, 2], "a/b": "x", "gone": true})),
+            &done(json!({"total": 11, "lines": [1, 2, 3], "a/b": "y", "new": null})),
+            (0, 0),
         );
-        let paths: Vec<&str> = d.iter().map(|d| d.path.as_str()).collect();
-        assert_eq!(paths, ["/a~1b", "/gone", "/lines/2", "/new", "/total"]);
-        assert_eq!(total, 5);
-        assert_eq!(d[1].candidate, None);
-        assert_eq!(d[3].recorded, None);
-        assert_eq!(d[3].candidate, Some(Value::Null));
-        assert_eq!(d[4].recorded, Some(json!(10)));
-        // Past the cap, counted only.
-        let many_a = json!((0..30).collect::<Vec<_>>());
-        let many_b = json!((1..31).collect::<Vec<_>>());
-        let (d, total) = diff(&many_a, &many_b, MAX_DIFFS_PER_RUN);
-        assert_eq!((d.len(), total), (MAX_DIFFS_PER_RUN, 30));
-        // Equal values: nothing; values of other types: the place itself.
-        assert_eq!(diff(&json!({"a": [1]}), &json!({"a": [1]}), 5).1, 0);
-        let (d, _) = diff(&json!({"a": [1]}), &json!({"a": {"0": 1}}), 5);
-        assert_eq!(d[0].path, "/a");
+        let d = p.first_difference.unwrap();
+        assert_eq!(d.path, "/a~1b");
+        assert_eq!(
+            (d.recorded.as_deref(), d.candidate.as_deref()),
+            (Some("\"x\""), Some("\"y\""))
+        );
+        assert_eq!(p.diff_total, 5);
+        // A side that has nothing there has no field; one that has null
+        // has its text.
+        let p = pair(
+            "j",
+            &done(json!({"a": 1})),
+            &done(json!({"b": null})),
+            (0, 0),
+        );
+        let d = p.first_difference.unwrap();
+        assert_eq!((d.path.as_str(), d.candidate), ("/a", None));
+        // Values of other types: the place itself.
+        let p = pair(
+            "j",
+            &done(json!({"a": [1]})),
+            &done(json!({"a": {"0": 1}})),
+            (0, 0),
+        );
+        assert_eq!(p.first_difference.unwrap().path, "/a");
+        // Equal, or not both completed: no difference.
+        assert_eq!(
+            pair("j", &done(json!([1])), &done(json!([1])), (0, 0)).diff_total,
+            0
+        );
+        let p = pair("j", &done(json!(1)), &failed("trap", "x", "y"), (0, 0));
+        assert_eq!((p.first_difference, p.diff_total), (None, 0));
+    }
+
+    #[test]
+    fn a_kept_run_is_bounded_and_redacted_whatever_the_outputs() {
+        let secret = "s3cr3t-value-of-the-tenant";
+        let redactor = Redactor::new(&[("KEY".into(), secret.into())]);
+        // Outputs of a megabyte under a key of 100 kB, the secret in the
+        // path and in both values; failures with long codes and messages.
+        let key = format!("{secret}{}", "k".repeat(100_000));
+        let big = |c: &str| {
+            let mut m = serde_json::Map::new();
+            m.insert(
+                key.clone(),
+                json!(format!("{secret}{}", c.repeat(1_000_000))),
+            );
+            Value::Object(m)
+        };
+        let long = format!("{secret}{}", "m".repeat(100_000));
+        let cases = [
+            (done(big("a")), done(big("b"))),
+            (done(big("a")), failed("trap", &long, &long)),
+            (failed(&long, &long, &long), done(big("b"))),
+            (Ended::Stopped(long.clone()), Ended::Stopped(long.clone())),
+            // What escaping makes longer: quotes, control characters.
+            (
+                done(json!({"q": "\"".repeat(10_000)})),
+                done(json!({"q": "\u{1}".repeat(10_000)})),
+            ),
+            (
+                failed(
+                    &"\u{1}".repeat(10_000),
+                    &"\"".repeat(10_000),
+                    &"\u{1}".repeat(10_000),
+                ),
+                failed(
+                    &"\\".repeat(10_000),
+                    &"\u{2}".repeat(10_000),
+                    &"\"".repeat(10_000),
+                ),
+            ),
+        ];
+        for (a, b) in &cases {
+            let p = pair_with(&"j".repeat(26), a, b, (u64::MAX, u64::MAX), &redactor);
+            let kept = serde_json::to_string(&p).unwrap();
+            assert!(kept.len() <= MAX_KEPT_BYTES, "{} bytes kept", kept.len());
+            assert!(!kept.contains(secret), "{kept}");
+            if let Some(d) = &p.first_difference {
+                let written = |s: &str| serde_json::to_string(s).unwrap().len() - 2;
+                let preview = written(&d.path)
+                    + d.recorded.as_deref().map_or(0, written)
+                    + d.candidate.as_deref().map_or(0, written);
+                assert!(preview <= PREVIEW_BYTES, "{preview} bytes of preview");
+                if d.path != "/q" {
+                    assert!(d.path.starts_with("/[redacted]"), "{}", d.path);
+                    assert!(d.recorded.as_ref().unwrap().starts_with("\"[redacted]aaa"));
+                }
+            }
+            // A kept run reads back as it was.
+            assert_eq!(serde_json::from_str::<Pair>(&kept).unwrap(), p);
+        }
     }
 
     #[test]
     fn a_report_counts_sums_and_lists_the_differences() {
-        let pair = |job: &str, recorded: Outcome, candidate: Outcome, fuel: (u64, u64)| Pair {
-            job: job.into(),
-            version: 1,
-            recorded,
-            recorded_fuel: fuel.0,
-            candidate,
-            candidate_fuel: fuel.1,
-        };
         let r = Report::of(
             Subject {
                 task: "t".into(),
@@ -367,26 +598,26 @@ mod tests {
             vec![
                 pair(
                     "j1",
-                    done(json!({"n": 1})),
-                    done(json!({"n": 1})),
+                    &done(json!({"n": 1})),
+                    &done(json!({"n": 1})),
                     (100, 90),
                 ),
                 pair(
                     "j2",
-                    done(json!({"n": 2})),
-                    done(json!({"n": 3})),
+                    &done(json!({"n": 2})),
+                    &done(json!({"n": 3})),
                     (100, 90),
                 ),
                 pair(
                     "j3",
-                    done(json!({"n": 3})),
-                    failed("trap", "unreachable", "boom"),
+                    &done(json!({"n": 3})),
+                    &failed("trap", "unreachable", "boom"),
                     (100, 20),
                 ),
                 pair(
                     "j4",
-                    failed("task_failed", "bad", "a"),
-                    failed("task_failed", "bad", "b"),
+                    &failed("task_failed", "bad", "a"),
+                    &failed("task_failed", "bad", "b"),
                     (0, 0),
                 ),
             ],
@@ -404,10 +635,21 @@ mod tests {
         );
         let jobs: Vec<&str> = r.differences.iter().map(|d| d.job.as_str()).collect();
         assert_eq!(jobs, ["j2", "j3"]);
-        assert_eq!(r.differences[0].diff[0].path, "/n");
-        assert!(r.differences[1].diff.is_empty());
+        assert_eq!(
+            r.differences[0].first_difference.as_ref().unwrap().path,
+            "/n"
+        );
+        assert!(r.differences[1].first_difference.is_none());
         assert_eq!(r.each.len(), 4);
         assert!(r.each[0].same && !r.each[1].same);
+        // Each run names both outputs by hash: equal for the same output.
+        assert_eq!(r.each[0].recorded_sha256, r.each[0].candidate_sha256);
+        assert_ne!(r.each[1].recorded_sha256, r.each[1].candidate_sha256);
+        assert!(r.each[2].candidate_sha256.is_none() && r.each[3].recorded_sha256.is_none());
+        assert_eq!(
+            r.each[0].recorded_sha256.as_deref(),
+            Some(crate::canonical::sha256(&json!({"n": 1})).0.as_str())
+        );
         // Nothing recorded: no ratio.
         let empty = Report::of(
             Subject {
