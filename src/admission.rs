@@ -1,7 +1,7 @@
 //! Each tenant's enqueue rate, taken by every path that makes a job: a
 //! client's enqueue or batch, a schedule's slot or trigger, a guest's
 //! spawn, a task's callbacks, a redrive. One per process (the buckets are
-//! in memory, as `quota::EnqueueMeter` says); the registry holds it, since
+//! in memory, as `quota::RateMeter` says); the registry holds it, since
 //! every one of those paths holds the registry.
 //!
 //! A path that can refuse takes what the bucket holds and refuses the
@@ -9,7 +9,7 @@
 //! lost, is owed instead (`owe`): it is made at once, due when its token
 //! would have come.
 
-use crate::quota::{EnqueueMeter, QuotaCache, Quotas};
+use crate::quota::{QuotaCache, Quotas, RateMeter};
 use crate::store::{JobStore, StoreResult};
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,7 +39,7 @@ pub struct Admission {
     store: Arc<dyn JobStore>,
     /// Each tenant's quotas, as enqueues are metered by them.
     pub quotas: QuotaCache,
-    meter: EnqueueMeter,
+    meter: RateMeter,
 }
 
 impl Admission {
@@ -47,7 +47,7 @@ impl Admission {
         Admission {
             store,
             quotas: QuotaCache::new(defaults),
-            meter: EnqueueMeter::default(),
+            meter: RateMeter::default(),
         }
     }
 

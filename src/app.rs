@@ -266,6 +266,7 @@ impl App {
                     max_batch_bytes: cfg.max_body_bytes.max(ApiLimits::default().max_batch_bytes),
                     max_component_bytes: cfg.max_component_bytes,
                     max_event_streams: cfg.max_event_streams,
+                    reads_per_second: cfg.reads_per_second,
                     webhook_allow_private: cfg.webhooks.allow_private,
                     body_timeout: cfg.http.body_timeout,
                     ..ApiLimits::default()

@@ -113,6 +113,9 @@ pub struct ServeConfig {
     pub network: crate::sandbox::NetworkConfig,
     /// Event streams one tenant may have open at once.
     pub max_event_streams: u32,
+    /// Each tenant's rate of reads that scan its records (`GET /v1/series`,
+    /// `GET /v1/usage/export`), a second; a burst of five seconds of it.
+    pub reads_per_second: u32,
     /// An address of its own where `/metrics` is served without a token.
     pub metrics_listen: Option<SocketAddr>,
     /// Series by tenant (as many series as tenants).
@@ -212,6 +215,11 @@ pub const MAX_WEBHOOK_GIVE_UP_MS: u64 = 7 * 24 * 3_600_000;
 pub const MAX_EVENT_STREAMS: u32 = 10_000;
 /// Event streams one tenant may have open at once, by default.
 pub const DEFAULT_MAX_EVENT_STREAMS: u32 = 32;
+/// A tenant's series and usage-export reads a second, by default: a
+/// dashboard's charts refresh every few seconds.
+pub const DEFAULT_READS_PER_SECOND: u32 = 2;
+/// The highest `--reads-per-second`.
+pub const MAX_READS_PER_SECOND: u32 = 1_000;
 
 /// Refuses unknown `TASKBOX_*` variables, suggesting the known one nearest.
 pub fn check_environment(vars: impl Iterator<Item = (String, String)>) -> Result<(), String> {
@@ -290,6 +298,7 @@ impl ServeConfig {
             webhooks: crate::webhooks::WebhookConfig::default(),
             network: crate::sandbox::NetworkConfig::default(),
             max_event_streams: DEFAULT_MAX_EVENT_STREAMS,
+            reads_per_second: DEFAULT_READS_PER_SECOND,
             metrics_listen: None,
             metrics_per_tenant: false,
             secrets_key_file: None,
@@ -451,6 +460,12 @@ impl ServeConfig {
                 u64::from(self.max_event_streams),
                 1,
                 u64::from(MAX_EVENT_STREAMS),
+            ),
+            (
+                "--reads-per-second",
+                u64::from(self.reads_per_second),
+                1,
+                u64::from(MAX_READS_PER_SECOND),
             ),
             (
                 "--outbound-max-connections-per-tenant",

@@ -173,13 +173,15 @@ struct Bucket {
     at: Instant,
 }
 
-/// Token buckets of enqueues, one per tenant, in this process.
+/// Token buckets, one per tenant, in this process: of enqueues (the
+/// admission), and of the reads that scan a tenant's records (the API's
+/// heavy reads).
 #[derive(Default)]
-pub struct EnqueueMeter {
+pub struct RateMeter {
     buckets: Mutex<HashMap<String, Bucket>>,
 }
 
-impl EnqueueMeter {
+impl RateMeter {
     /// Takes up to `n` whole tokens from the tenant's bucket of `rate` per
     /// second and `burst` deep: as many as it holds. Answers how many it
     /// took and, when fewer than `n`, how long until the next one comes
@@ -251,7 +253,7 @@ mod tests {
     /// meanwhile finds nothing.
     #[test]
     fn an_owed_token_is_paid_back_first() {
-        let m = EnqueueMeter::default();
+        let m = RateMeter::default();
         assert_eq!(m.owe_one("t", 1.0, 1.0), Duration::ZERO);
         let first = m.owe_one("t", 1.0, 1.0);
         let second = m.owe_one("t", 1.0, 1.0);
@@ -289,7 +291,7 @@ mod tests {
 
     #[test]
     fn the_bucket_refuses_past_its_burst_and_says_when() {
-        let m = EnqueueMeter::default();
+        let m = RateMeter::default();
         for _ in 0..3 {
             assert_eq!(m.take_up_to("a", 1.0, 3.0, 1).0, 1);
         }

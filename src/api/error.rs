@@ -73,6 +73,17 @@ pub enum ApiError {
         burst: u64,
         retry_after_ms: u64,
     },
+    /// Over the tenant's rate of reads that scan its records (the series,
+    /// the usage export); try again after `retry_after_ms`.
+    #[error(
+        "the tenant's rate of series and usage reads ({limit} per second, {burst} at once) is used up; try again in {} s (the server's --reads-per-second sets it)",
+        retry_after_secs(*.retry_after_ms)
+    )]
+    ReadRateLimited {
+        limit: u64,
+        burst: u64,
+        retry_after_ms: u64,
+    },
     /// Over another of the tenant's quotas.
     #[error("{0}; it refuses new work until some is done (the admin sets it with PUT /v1/tenants/{{name}})")]
     QuotaExceeded(Exceeded),
@@ -164,9 +175,9 @@ impl ApiError {
             | ApiError::InvalidSchedule(_)
             | ApiError::InvalidWorkflow(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::RateLimited { .. } | ApiError::QuotaExceeded(_) => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
+            ApiError::RateLimited { .. }
+            | ApiError::ReadRateLimited { .. }
+            | ApiError::QuotaExceeded(_) => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Execution { .. } | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -197,7 +208,9 @@ impl ApiError {
             ApiError::InvalidWorkflow(_) => ErrorCode::InvalidWorkflow,
             ApiError::WorkflowNotFound(_) => ErrorCode::WorkflowNotFound,
             ApiError::Unavailable(_) => ErrorCode::Unavailable,
-            ApiError::RateLimited { .. } => ErrorCode::RateLimited,
+            ApiError::RateLimited { .. } | ApiError::ReadRateLimited { .. } => {
+                ErrorCode::RateLimited
+            }
             ApiError::QuotaExceeded(_) => ErrorCode::QuotaExceeded,
             ApiError::Execution { .. } => ErrorCode::JobExecutionError,
             ApiError::Internal(_) => ErrorCode::InternalError,
@@ -238,6 +251,16 @@ impl ApiError {
                 "burst": burst,
                 "retry_after_ms": retry_after_ms,
             }),
+            ApiError::ReadRateLimited {
+                limit,
+                burst,
+                retry_after_ms,
+            } => json!({
+                "quota": "reads_per_second",
+                "limit": limit,
+                "burst": burst,
+                "retry_after_ms": retry_after_ms,
+            }),
             ApiError::QuotaExceeded(e) => json!({ "quota": e.quota, "limit": e.limit }),
             _ => Value::Null,
         }
@@ -251,7 +274,9 @@ impl IntoResponse for ApiError {
         }
         let body = ErrorAnswer { error: self.body() };
         let mut resp = (self.status_code(), axum::Json(body)).into_response();
-        if let ApiError::RateLimited { retry_after_ms, .. } = &self {
+        if let ApiError::RateLimited { retry_after_ms, .. }
+        | ApiError::ReadRateLimited { retry_after_ms, .. } = &self
+        {
             resp.headers_mut().insert(
                 axum::http::header::RETRY_AFTER,
                 axum::http::HeaderValue::from(retry_after_secs(*retry_after_ms)),

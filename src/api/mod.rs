@@ -8,6 +8,7 @@ pub mod bundle;
 pub mod error;
 pub mod events;
 pub mod feed;
+pub mod heavy_reads;
 pub mod jobs;
 pub mod metrics;
 mod observe;
@@ -63,6 +64,9 @@ pub struct ApiLimits {
     pub webhook_allow_private: bool,
     /// Longest a request's body takes to arrive, from its first read.
     pub body_timeout: Duration,
+    /// Each tenant's rate of reads that scan its records (series, usage
+    /// export), a second.
+    pub reads_per_second: u32,
 }
 
 impl Default for ApiLimits {
@@ -76,6 +80,7 @@ impl Default for ApiLimits {
             max_event_streams: crate::config::DEFAULT_MAX_EVENT_STREAMS,
             webhook_allow_private: false,
             body_timeout: crate::config::HttpSettings::default().body_timeout,
+            reads_per_second: heavy_reads::DEFAULT_PER_SECOND,
         }
     }
 }
@@ -100,6 +105,8 @@ pub struct ApiState {
     pub feed: Arc<Feed>,
     /// Each tenant's open event streams.
     streams: events::Streams,
+    /// The gate of reads that scan a tenant's records.
+    pub heavy_reads: heavy_reads::HeavyReads,
     /// Every webhook, as the sender reads them.
     pub hooks: Arc<crate::webhooks::Hooks>,
     /// This process's candidacy for the leader's lease, when it has one.
@@ -123,6 +130,7 @@ impl ApiState {
             feed: Feed::new(store.clone(), feed::DEFAULT_POLL),
             hooks,
             streams: events::Streams::new(limits.max_event_streams),
+            heavy_reads: heavy_reads::HeavyReads::new(limits.reads_per_second),
             store,
             registry,
             runner,

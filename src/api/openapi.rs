@@ -69,7 +69,7 @@ impl utoipa::IntoResponses for Errors {
             ("408", "The body did not arrive within the server's body timeout: `REQUEST_TIMEOUT` (the connection is closed)"),
             ("413", "The body is over its limit: `PAYLOAD_TOO_LARGE`"),
             ("422", "A definition or component is refused: `INVALID_TASK`, `INVALID_WORKFLOW`, `INVALID_SCHEDULE`, `INVALID_COMPONENT`"),
-            ("429", "Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`)"),
+            ("429", "Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`)"),
             ("500", "`JOB_EXECUTION_ERROR` (a waited-for run failed; the job is in `details`) or `INTERNAL_ERROR`"),
             ("503", "The database does not answer, or the server is stopping: `UNAVAILABLE`"),
         ]

@@ -306,7 +306,9 @@ fn build(
 
 /// The charts' series for the last hour or day: jobs, waits to start,
 /// queue depths, and fuel and wall time by tenant and task. A tenant's own
-/// with `jobs:read`; every tenant's (or one's) for the admin.
+/// with `jobs:read`; every tenant's (or one's) for the admin. Each call
+/// takes from the tenant's rate of series and usage reads (the server's
+/// `--reads-per-second`): past it, 429 with `Retry-After`.
 #[utoipa::path(get, path = "/v1/series", tag = "tenants",
     params(SeriesParams),
     responses((status = 200, body = Series), Errors))]
@@ -325,6 +327,7 @@ pub async fn series(
         to: b.to(),
         bucket_ms: b.width,
     };
+    let _admitted = state.heavy_reads.admit(&who.tenant, who.admin).await?;
     let rows = state.store.series(q.clone()).await?;
     let usage = state.store.usage_export(q).await?;
     Ok(Json(build(span, tenant, &b, rows, usage)))

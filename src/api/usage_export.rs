@@ -205,7 +205,9 @@ pub fn csv(lines: &[ExportLine]) -> String {
 
 /// What attempts cost, per task version and per hour or day, summed from
 /// the attempt records; with the jobs a result cache completed. A tenant's
-/// own with `jobs:read`; every tenant's for the admin.
+/// own with `jobs:read`; every tenant's for the admin. Each call takes from
+/// the tenant's rate of series and usage reads (the server's
+/// `--reads-per-second`): past it, 429 with `Retry-After`.
 #[utoipa::path(get, path = "/v1/usage/export", tag = "tenants",
     params(ExportParams),
     responses(
@@ -224,6 +226,7 @@ pub async fn export(
     let tenant = who.whose(p.tenant.as_deref())?;
     let by = p.by.unwrap_or_default();
     let (from, to) = range(&p, by, state.store.now())?;
+    let _admitted = state.heavy_reads.admit(&who.tenant, who.admin).await?;
     let lines: Vec<ExportLine> = state
         .store
         .usage_export(UsageExportQuery {

@@ -225,9 +225,9 @@ impl OutboundArgs {
     }
 }
 
-/// Event streams and webhooks.
+/// Event streams, webhooks, and the reads that scan a tenant's records.
 #[derive(Debug, clap::Args)]
-#[command(next_help_heading = "Events and webhooks")]
+#[command(next_help_heading = "Events, webhooks and heavy reads")]
 pub struct EventArgs {
     /// Let webhooks reach loopback, link-local and private addresses (the
     /// server's own network); off, such a webhook is refused.
@@ -245,6 +245,9 @@ pub struct EventArgs {
     /// Event streams (GET /v1/events) one tenant may have open at once.
     #[arg(long, env = "TASKBOX_MAX_EVENT_STREAMS", default_value_t = config::DEFAULT_MAX_EVENT_STREAMS)]
     pub max_event_streams: u32,
+    /// Each tenant's series and usage-export reads (GET /v1/series, GET /v1/usage/export) a second, 5 s of it at once; past it 429 (1 to 1,000).
+    #[arg(long, env = "TASKBOX_READS_PER_SECOND", default_value_t = config::DEFAULT_READS_PER_SECOND)]
+    pub reads_per_second: u32,
 }
 
 /// Every tenant's quotas unless the admin sets its own (PUT /v1/tenants/NAME); 0 is no limit.
@@ -351,6 +354,7 @@ impl NodeArgs {
             },
             network: self.outbound.config(),
             max_event_streams: self.events.max_event_streams,
+            reads_per_second: self.events.reads_per_second,
             metrics_listen: self.metrics_listen,
             metrics_per_tenant: self.metrics_per_tenant,
             secrets_key_file: self.secrets_key_file,

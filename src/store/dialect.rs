@@ -44,6 +44,18 @@ impl Dialect {
         }
     }
 
+    /// `column` is tenant ?`n`'s (`one`), or, for a read of every tenant's
+    /// rows, nothing is asked of it (?`n` is bound NULL). Two statements,
+    /// not `(?n IS NULL OR column = ?n)`: no planner reads that through an
+    /// index, so one tenant's read would cost every tenant's rows.
+    pub fn tenant_is(self, column: &str, n: usize, one: bool) -> String {
+        if one {
+            format!("{column} = {}", self.text(n))
+        } else {
+            format!("{} IS NULL", self.text(n))
+        }
+    }
+
     /// What makes a text column order as bytes, as Rust and SQLite order
     /// it (PostgreSQL's default collation does not).
     pub fn bytewise(self) -> &'static str {

@@ -2,7 +2,7 @@
 //! started (with how long each waited to start, as a histogram), jobs
 //! ended, and the queue samples the sampler keeps. Each figure is read
 //! from the job records as they stand, in buckets `?3` ms wide from the
-//! epoch, for one tenant (`?4`) or, when it is NULL, every one.
+//! epoch, for one tenant (`?4`, `one`) or, when it is NULL, every one.
 
 use super::dialect::Dialect;
 
@@ -31,37 +31,40 @@ pub fn wait_class(d: Dialect, wait: &str) -> String {
 /// Jobs whose first attempt started in [?1, ?2): bucket, wait class and
 /// count. A job waited from when it was due: its `run_at`, unless a retry
 /// has moved that past its first start (then its creation).
-pub fn started(d: Dialect) -> String {
-    let (from, to, width, tenant) = (d.param(1), d.param(2), d.param(3), d.text(4));
+pub fn started(d: Dialect, one: bool) -> String {
+    let (from, to, width) = (d.param(1), d.param(2), d.param(3));
+    let tenant = d.tenant_is("tenant", 4, one);
     let wait = "(started_at - CASE WHEN run_at <= started_at AND run_at > created_at \
                 THEN run_at ELSE created_at END)";
     format!(
         "SELECT (started_at / {width}) * {width} AS bucket, {class} AS class, count(*) \
          FROM jobs WHERE started_at >= {from} AND started_at < {to} \
-         AND ({tenant} IS NULL OR tenant = {tenant}) GROUP BY 1, 2",
+         AND {tenant} GROUP BY 1, 2",
         class = wait_class(d, wait),
     )
 }
 
 /// Jobs that completed or failed in [?1, ?2): bucket, status and count.
-pub fn ended(d: Dialect) -> String {
-    let (from, to, width, tenant) = (d.param(1), d.param(2), d.param(3), d.text(4));
+pub fn ended(d: Dialect, one: bool) -> String {
+    let (from, to, width) = (d.param(1), d.param(2), d.param(3));
+    let tenant = d.tenant_is("tenant", 4, one);
     format!(
         "SELECT (finished_at / {width}) * {width} AS bucket, status, count(*) \
          FROM jobs WHERE finished_at >= {from} AND finished_at < {to} \
          AND status IN ('completed', 'failed') \
-         AND ({tenant} IS NULL OR tenant = {tenant}) GROUP BY 1, 2"
+         AND {tenant} GROUP BY 1, 2"
     )
 }
 
 /// The queue samples taken in [?1, ?2): bucket, tenant, queue, the
 /// deepest it was and the longest its oldest job had waited.
-pub fn samples(d: Dialect) -> String {
-    let (from, to, width, tenant) = (d.param(1), d.param(2), d.param(3), d.text(4));
+pub fn samples(d: Dialect, one: bool) -> String {
+    let (from, to, width) = (d.param(1), d.param(2), d.param(3));
+    let tenant = d.tenant_is("tenant", 4, one);
     format!(
         "SELECT (at / {width}) * {width} AS bucket, tenant, queue, max(depth), max(oldest_wait_ms) \
          FROM queue_samples WHERE at >= {from} AND at < {to} \
-         AND ({tenant} IS NULL OR tenant = {tenant}) GROUP BY 1, 2, 3"
+         AND {tenant} GROUP BY 1, 2, 3"
     )
 }
 
@@ -117,8 +120,9 @@ mod tests {
             "{sqlite}"
         );
         assert!(wait_class(Dialect::Postgres, "w").ends_with("ELSE 18 END)::int8"));
-        assert!(started(Dialect::Postgres).contains("($4::text IS NULL OR tenant = $4::text)"));
-        assert!(started(Dialect::Sqlite).contains("(?4 IS NULL OR tenant = ?4)"));
+        assert!(started(Dialect::Postgres, true).contains("AND tenant = $4::text GROUP"));
+        assert!(started(Dialect::Sqlite, true).contains("AND tenant = ?4 GROUP"));
+        assert!(ended(Dialect::Sqlite, false).contains("AND ?4 IS NULL GROUP"));
         assert!(crate::store::dialect::numbered_in_order(SAMPLE_TAKE));
         assert!(crate::store::dialect::numbered_in_order(SAMPLE_CLEAR));
     }

@@ -556,7 +556,9 @@ export interface paths {
         /**
          * The charts' series for the last hour or day: jobs, waits to start,
          *     queue depths, and fuel and wall time by tenant and task. A tenant's own
-         *     with `jobs:read`; every tenant's (or one's) for the admin.
+         *     with `jobs:read`; every tenant's (or one's) for the admin. Each call
+         *     takes from the tenant's rate of series and usage reads (the server's
+         *     `--reads-per-second`): past it, 429 with `Retry-After`.
          */
         get: operations["tenants_series"];
         put?: never;
@@ -830,7 +832,9 @@ export interface paths {
         /**
          * What attempts cost, per task version and per hour or day, summed from
          *     the attempt records; with the jobs a result cache completed. A tenant's
-         *     own with `jobs:read`; every tenant's for the admin.
+         *     own with `jobs:read`; every tenant's for the admin. Each call takes from
+         *     the tenant's rate of series and usage reads (the server's
+         *     `--reads-per-second`): past it, 429 with `Retry-After`.
          */
         get: operations["tenants_export"];
         put?: never;
@@ -1245,23 +1249,24 @@ export interface components {
             type: components["schemas"]["EventType"];
         };
         /**
-         * @description One place two outputs differ: a JSON pointer, and the value at it in
-         *     each (absent: `null` with `missing` naming the side).
+         * @description The first place two outputs differ: a JSON pointer, and the JSON text
+         *     of the value at it on each side (absent: no field), redacted and cut
+         *     to [`PREVIEW_BYTES`] in all.
          */
         Difference: {
-            candidate?: unknown;
+            candidate?: string | null;
             path: string;
-            recorded?: unknown;
+            recorded?: string | null;
         };
-        /** @description A run whose outcome differs: both outcomes, and where the outputs differ. */
+        /**
+         * @description A run whose outcome differs: both outcomes, and where the outputs
+         *     first differ.
+         */
         Different: {
             candidate: components["schemas"]["Outcome"];
-            /**
-             * @description Where the outputs differ, when both completed (at most
-             *     `MAX_DIFFS_PER_RUN` places; `diff_total` counts them all).
-             */
-            diff?: components["schemas"]["Difference"][];
+            /** @description How many places they differ at in all. */
             diff_total?: number;
+            first_difference?: null | components["schemas"]["Difference"];
             job: string;
             recorded: components["schemas"]["Outcome"];
         };
@@ -1696,14 +1701,22 @@ export interface components {
          * @enum {string}
          */
         OnConflict: "error" | "use_existing";
-        /** @description How a run ended, as the report compares it. */
+        /** @description How a run ended, as a report keeps it: an output by its hash. */
         Outcome: {
-            output: unknown;
+            /** @description The canonical output's length in bytes. */
+            output_bytes: number;
+            /**
+             * @description `sha256:` and the hex sha256 of the output as canonical JSON
+             *     (keys sorted, no spaces): equal outputs have equal hashes.
+             */
+            output_sha256: string;
             /** @enum {string} */
             status: "completed";
         } | {
+            /** @description Cut to 128 bytes. */
             code: string;
             kind: string;
+            /** @description Redacted, cut to 512 bytes. */
             message: string;
             /** @enum {string} */
             status: "failed";
@@ -1908,9 +1921,13 @@ export interface components {
         /** @description One recorded job run again. */
         Run: {
             candidate_fuel: number;
+            /** @description The candidate's output's hash, when it completed. */
+            candidate_sha256?: string | null;
             /** @description The recorded job. */
             job: string;
             recorded_fuel: number;
+            /** @description The recorded output's hash (as in `Outcome`), when it completed. */
+            recorded_sha256?: string | null;
             same: boolean;
             /** @description The version the recorded job ran. */
             version: number;
@@ -2579,7 +2596,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2698,7 +2715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2883,7 +2900,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3022,7 +3039,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3153,7 +3170,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3290,7 +3307,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3418,7 +3435,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3546,7 +3563,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3667,7 +3684,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3793,7 +3810,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3917,7 +3934,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4039,7 +4056,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4164,7 +4181,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4290,7 +4307,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4424,7 +4441,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4548,7 +4565,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4669,7 +4686,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4790,7 +4807,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4914,7 +4931,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5035,7 +5052,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5170,7 +5187,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5290,7 +5307,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5411,7 +5428,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5532,7 +5549,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5654,7 +5671,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5778,7 +5795,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5913,7 +5930,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6033,7 +6050,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6159,7 +6176,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6283,7 +6300,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6404,7 +6421,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6530,7 +6547,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6652,7 +6669,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6774,7 +6791,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6900,7 +6917,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7026,7 +7043,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7144,7 +7161,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7266,7 +7283,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7387,7 +7404,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7522,7 +7539,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7643,7 +7660,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7761,7 +7778,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7883,7 +7900,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8003,7 +8020,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8121,7 +8138,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8258,7 +8275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8382,7 +8399,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8505,7 +8522,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8625,7 +8642,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8751,7 +8768,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8875,7 +8892,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8993,7 +9010,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9117,7 +9134,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9241,7 +9258,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9367,7 +9384,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorAnswer"];
                 };
             };
-            /** @description Over the tenant's enqueue rate (`RATE_LIMITED`, with `Retry-After`) or another quota (`QUOTA_EXCEEDED`) */
+            /** @description Over the tenant's enqueue rate or its rate of series and usage reads (`RATE_LIMITED`, with `Retry-After`), or another quota (`QUOTA_EXCEEDED`) */
             429: {
                 headers: {
                     [name: string]: unknown;

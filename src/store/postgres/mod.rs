@@ -377,7 +377,7 @@ impl JobStore for PgStore {
         use crate::store::dialect::Dialect;
         use crate::store::usage_sql;
         let attempts: Vec<crate::store::tenants::AttemptUsageRow> =
-            sqlx::query_as(&usage_sql::attempts(Dialect::Postgres))
+            sqlx::query_as(&usage_sql::attempts(Dialect::Postgres, q.tenant.is_some()))
                 .bind(q.from)
                 .bind(q.to)
                 .bind(q.bucket_ms)
@@ -385,15 +385,17 @@ impl JobStore for PgStore {
                 .fetch_all(&self.db.pool)
                 .await
                 .map_err(pg)?;
-        let hits: Vec<crate::store::tenants::CacheHitRow> =
-            sqlx::query_as(&usage_sql::cache_hits(Dialect::Postgres))
-                .bind(q.from)
-                .bind(q.to)
-                .bind(q.bucket_ms)
-                .bind(&q.tenant)
-                .fetch_all(&self.db.pool)
-                .await
-                .map_err(pg)?;
+        let hits: Vec<crate::store::tenants::CacheHitRow> = sqlx::query_as(&usage_sql::cache_hits(
+            Dialect::Postgres,
+            q.tenant.is_some(),
+        ))
+        .bind(q.from)
+        .bind(q.to)
+        .bind(q.bucket_ms)
+        .bind(&q.tenant)
+        .fetch_all(&self.db.pool)
+        .await
+        .map_err(pg)?;
         Ok(crate::store::tenants::usage_lines(attempts, hits))
     }
 

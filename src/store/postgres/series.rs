@@ -9,10 +9,11 @@ use crate::store::{StoreResult, UsageExportQuery};
 
 pub async fn read(db: &Db, q: &UsageExportQuery) -> StoreResult<SeriesRows> {
     let d = Dialect::Postgres;
+    let one = q.tenant.is_some();
     Ok(SeriesRows {
-        started: rows(db, &series_sql::started(d), q).await?,
-        ended: rows(db, &series_sql::ended(d), q).await?,
-        samples: rows(db, &series_sql::samples(d), q).await?,
+        started: rows(db, &series_sql::started(d, one), q).await?,
+        ended: rows(db, &series_sql::ended(d, one), q).await?,
+        samples: rows(db, &series_sql::samples(d, one), q).await?,
     })
 }
 

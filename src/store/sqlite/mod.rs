@@ -425,24 +425,26 @@ impl JobStore for SqliteStore {
 
     async fn usage_export(&self, q: UsageExportQuery) -> StoreResult<Vec<UsageLine>> {
         let mut conn = self.reader().await?;
-        let attempts: Vec<crate::store::tenants::AttemptUsageRow> =
-            sqlx::query_as(&crate::store::usage_sql::attempts(Dialect::Sqlite))
-                .bind(q.from)
-                .bind(q.to)
-                .bind(q.bucket_ms)
-                .bind(&q.tenant)
-                .fetch_all(&mut *conn)
-                .await
-                .map_err(db)?;
-        let hits: Vec<crate::store::tenants::CacheHitRow> =
-            sqlx::query_as(&crate::store::usage_sql::cache_hits(Dialect::Sqlite))
-                .bind(q.from)
-                .bind(q.to)
-                .bind(q.bucket_ms)
-                .bind(&q.tenant)
-                .fetch_all(&mut *conn)
-                .await
-                .map_err(db)?;
+        let attempts: Vec<crate::store::tenants::AttemptUsageRow> = sqlx::query_as(
+            &crate::store::usage_sql::attempts(Dialect::Sqlite, q.tenant.is_some()),
+        )
+        .bind(q.from)
+        .bind(q.to)
+        .bind(q.bucket_ms)
+        .bind(&q.tenant)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db)?;
+        let hits: Vec<crate::store::tenants::CacheHitRow> = sqlx::query_as(
+            &crate::store::usage_sql::cache_hits(Dialect::Sqlite, q.tenant.is_some()),
+        )
+        .bind(q.from)
+        .bind(q.to)
+        .bind(q.bucket_ms)
+        .bind(&q.tenant)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db)?;
         Ok(crate::store::tenants::usage_lines(attempts, hits))
     }
 

@@ -10,10 +10,11 @@ use sqlx::SqliteConnection;
 
 pub async fn read(conn: &mut SqliteConnection, q: &UsageExportQuery) -> StoreResult<SeriesRows> {
     let d = Dialect::Sqlite;
+    let one = q.tenant.is_some();
     Ok(SeriesRows {
-        started: rows(conn, &series_sql::started(d), q).await?,
-        ended: rows(conn, &series_sql::ended(d), q).await?,
-        samples: rows(conn, &series_sql::samples(d), q).await?,
+        started: rows(conn, &series_sql::started(d, one), q).await?,
+        ended: rows(conn, &series_sql::ended(d, one), q).await?,
+        samples: rows(conn, &series_sql::samples(d, one), q).await?,
     })
 }
 

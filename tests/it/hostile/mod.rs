@@ -61,6 +61,12 @@
 //!   redacted and capped, an attempt makes at most its spans, and a
 //!   request refused for its address is `refused` and takes one of
 //!   `max_requests`;
+//! - `verify_report` (2): a verification's report keeps each run's
+//!   verdict, both outputs' hashes and a cut, redacted preview of the
+//!   first difference, never an output whole;
+//! - `series_reads` (8): the charts' series and the usage export take
+//!   from their tenant's own read rate (429 past it, the other tenant's
+//!   untouched), and one tenant's read goes through an index on it;
 //! - `deterministic_sleep` (9): a deterministic task's sleep moves its
 //!   virtual clock on at once, so one that sleeps until its clock says
 //!   some time passed completes, the same every run; a plain task still
@@ -82,8 +88,10 @@ mod round_one;
 mod schema_patterns;
 mod secret_output;
 mod secret_scope;
+mod series_reads;
 mod siit;
 mod slow_clients;
 mod stream_token;
 mod token_revocation;
+mod verify_report;
 mod webhook_slots;

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -13,26 +13,35 @@ T = TypeVar("T", bound="Difference")
 
 @_attrs_define
 class Difference:
-    """One place two outputs differ: a JSON pointer, and the value at it in
-    each (absent: `null` with `missing` naming the side).
+    """The first place two outputs differ: a JSON pointer, and the JSON text
+    of the value at it on each side (absent: no field), redacted and cut
+    to [`PREVIEW_BYTES`] in all.
 
         Attributes:
             path (str):
-            candidate (Any | Unset):
-            recorded (Any | Unset):
+            candidate (None | str | Unset):
+            recorded (None | str | Unset):
     """
 
     path: str
-    candidate: Any | Unset = UNSET
-    recorded: Any | Unset = UNSET
+    candidate: None | str | Unset = UNSET
+    recorded: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         path = self.path
 
-        candidate = self.candidate
+        candidate: None | str | Unset
+        if isinstance(self.candidate, Unset):
+            candidate = UNSET
+        else:
+            candidate = self.candidate
 
-        recorded = self.recorded
+        recorded: None | str | Unset
+        if isinstance(self.recorded, Unset):
+            recorded = UNSET
+        else:
+            recorded = self.recorded
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -53,9 +62,23 @@ class Difference:
         d = dict(src_dict)
         path = d.pop("path")
 
-        candidate = d.pop("candidate", UNSET)
+        def _parse_candidate(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
 
-        recorded = d.pop("recorded", UNSET)
+        candidate = _parse_candidate(d.pop("candidate", UNSET))
+
+        def _parse_recorded(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        recorded = _parse_recorded(d.pop("recorded", UNSET))
 
         difference = cls(
             path=path,

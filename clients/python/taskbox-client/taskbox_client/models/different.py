@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -20,25 +20,28 @@ T = TypeVar("T", bound="Different")
 
 @_attrs_define
 class Different:
-    """A run whose outcome differs: both outcomes, and where the outputs differ.
+    """A run whose outcome differs: both outcomes, and where the outputs
+    first differ.
 
-    Attributes:
-        candidate (OutcomeType0 | OutcomeType1 | OutcomeType2): How a run ended, as the report compares it.
-        job (str):
-        recorded (OutcomeType0 | OutcomeType1 | OutcomeType2): How a run ended, as the report compares it.
-        diff (list[Difference] | Unset): Where the outputs differ, when both completed (at most
-            `MAX_DIFFS_PER_RUN` places; `diff_total` counts them all).
-        diff_total (int | Unset):
+        Attributes:
+            candidate (OutcomeType0 | OutcomeType1 | OutcomeType2): How a run ended, as a report keeps it: an output by its
+                hash.
+            job (str):
+            recorded (OutcomeType0 | OutcomeType1 | OutcomeType2): How a run ended, as a report keeps it: an output by its
+                hash.
+            diff_total (int | Unset): How many places they differ at in all.
+            first_difference (Difference | None | Unset):
     """
 
     candidate: OutcomeType0 | OutcomeType1 | OutcomeType2
     job: str
     recorded: OutcomeType0 | OutcomeType1 | OutcomeType2
-    diff: list[Difference] | Unset = UNSET
     diff_total: int | Unset = UNSET
+    first_difference: Difference | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.difference import Difference  # noqa: PLC0415
         from ..models.outcome_type_0 import OutcomeType0  # noqa: PLC0415
         from ..models.outcome_type_1 import OutcomeType1  # noqa: PLC0415
 
@@ -60,14 +63,15 @@ class Different:
         else:
             recorded = self.recorded.to_dict()
 
-        diff: list[dict[str, Any]] | Unset = UNSET
-        if not isinstance(self.diff, Unset):
-            diff = []
-            for diff_item_data in self.diff:
-                diff_item = diff_item_data.to_dict()
-                diff.append(diff_item)
-
         diff_total = self.diff_total
+
+        first_difference: dict[str, Any] | None | Unset
+        if isinstance(self.first_difference, Unset):
+            first_difference = UNSET
+        elif isinstance(self.first_difference, Difference):
+            first_difference = self.first_difference.to_dict()
+        else:
+            first_difference = self.first_difference
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -78,10 +82,10 @@ class Different:
                 "recorded": recorded,
             }
         )
-        if diff is not UNSET:
-            field_dict["diff"] = diff
         if diff_total is not UNSET:
             field_dict["diff_total"] = diff_total
+        if first_difference is not UNSET:
+            field_dict["first_difference"] = first_difference
 
         return field_dict
 
@@ -146,23 +150,31 @@ class Different:
 
         recorded = _parse_recorded(d.pop("recorded"))
 
-        _diff = d.pop("diff", UNSET)
-        diff: list[Difference] | Unset = UNSET
-        if _diff is not UNSET:
-            diff = []
-            for diff_item_data in _diff:
-                diff_item = Difference.from_dict(diff_item_data)
-
-                diff.append(diff_item)
-
         diff_total = d.pop("diff_total", UNSET)
+
+        def _parse_first_difference(data: object) -> Difference | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                first_difference_type_1 = Difference.from_dict(data)
+
+                return first_difference_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Difference | None | Unset, data)
+
+        first_difference = _parse_first_difference(d.pop("first_difference", UNSET))
 
         different = cls(
             candidate=candidate,
             job=job,
             recorded=recorded,
-            diff=diff,
             diff_total=diff_total,
+            first_difference=first_difference,
         )
 
         different.additional_properties = d

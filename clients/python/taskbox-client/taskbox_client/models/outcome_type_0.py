@@ -15,16 +15,21 @@ T = TypeVar("T", bound="OutcomeType0")
 class OutcomeType0:
     """
     Attributes:
-        output (Any):
+        output_bytes (int): The canonical output's length in bytes.
+        output_sha256 (str): `sha256:` and the hex sha256 of the output as canonical JSON
+            (keys sorted, no spaces): equal outputs have equal hashes.
         status (OutcomeType0Status):
     """
 
-    output: Any
+    output_bytes: int
+    output_sha256: str
     status: OutcomeType0Status
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        output = self.output
+        output_bytes = self.output_bytes
+
+        output_sha256 = self.output_sha256
 
         status = self.status.value
 
@@ -32,7 +37,8 @@ class OutcomeType0:
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
-                "output": output,
+                "output_bytes": output_bytes,
+                "output_sha256": output_sha256,
                 "status": status,
             }
         )
@@ -42,12 +48,15 @@ class OutcomeType0:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        output = d.pop("output")
+        output_bytes = d.pop("output_bytes")
+
+        output_sha256 = d.pop("output_sha256")
 
         status = OutcomeType0Status(d.pop("status"))
 
         outcome_type_0 = cls(
-            output=output,
+            output_bytes=output_bytes,
+            output_sha256=output_sha256,
             status=status,
         )
 

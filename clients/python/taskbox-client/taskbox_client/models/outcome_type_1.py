@@ -15,9 +15,9 @@ T = TypeVar("T", bound="OutcomeType1")
 class OutcomeType1:
     """
     Attributes:
-        code (str):
+        code (str): Cut to 128 bytes.
         kind (str):
-        message (str):
+        message (str): Redacted, cut to 512 bytes.
         status (OutcomeType1Status):
     """
 

@@ -13,12 +13,10 @@ T = TypeVar("T", bound="OutcomeType2")
 
 @_attrs_define
 class OutcomeType2:
-    """It neither completed nor failed (it snoozed, or waited): a
-    verification does not follow it there.
-
-        Attributes:
-            reason (str):
-            status (OutcomeType2Status):
+    """
+    Attributes:
+        reason (str):
+        status (OutcomeType2Status):
     """
 
     reason: str

@@ -143,7 +143,9 @@ def sync_detailed(
 ) -> Response[ErrorAnswer | UsageExport]:
     """What attempts cost, per task version and per hour or day, summed from
     the attempt records; with the jobs a result cache completed. A tenant's
-    own with `jobs:read`; every tenant's for the admin.
+    own with `jobs:read`; every tenant's for the admin. Each call takes from
+    the tenant's rate of series and usage reads (the server's
+    `--reads-per-second`): past it, 429 with `Retry-After`.
 
     Args:
         from_ (str | Unset):
@@ -186,7 +188,9 @@ def sync(
 ) -> ErrorAnswer | UsageExport | None:
     """What attempts cost, per task version and per hour or day, summed from
     the attempt records; with the jobs a result cache completed. A tenant's
-    own with `jobs:read`; every tenant's for the admin.
+    own with `jobs:read`; every tenant's for the admin. Each call takes from
+    the tenant's rate of series and usage reads (the server's
+    `--reads-per-second`): past it, 429 with `Retry-After`.
 
     Args:
         from_ (str | Unset):
@@ -224,7 +228,9 @@ async def asyncio_detailed(
 ) -> Response[ErrorAnswer | UsageExport]:
     """What attempts cost, per task version and per hour or day, summed from
     the attempt records; with the jobs a result cache completed. A tenant's
-    own with `jobs:read`; every tenant's for the admin.
+    own with `jobs:read`; every tenant's for the admin. Each call takes from
+    the tenant's rate of series and usage reads (the server's
+    `--reads-per-second`): past it, 429 with `Retry-After`.
 
     Args:
         from_ (str | Unset):
@@ -265,7 +271,9 @@ async def asyncio(
 ) -> ErrorAnswer | UsageExport | None:
     """What attempts cost, per task version and per hour or day, summed from
     the attempt records; with the jobs a result cache completed. A tenant's
-    own with `jobs:read`; every tenant's for the admin.
+    own with `jobs:read`; every tenant's for the admin. Each call takes from
+    the tenant's rate of series and usage reads (the server's
+    `--reads-per-second`): past it, 429 with `Retry-After`.
 
     Args:
         from_ (str | Unset):

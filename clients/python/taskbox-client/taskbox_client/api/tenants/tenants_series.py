@@ -124,7 +124,9 @@ def sync_detailed(
 ) -> Response[ErrorAnswer | Series]:
     """The charts' series for the last hour or day: jobs, waits to start,
     queue depths, and fuel and wall time by tenant and task. A tenant's own
-    with `jobs:read`; every tenant's (or one's) for the admin.
+    with `jobs:read`; every tenant's (or one's) for the admin. Each call
+    takes from the tenant's rate of series and usage reads (the server's
+    `--reads-per-second`): past it, 429 with `Retry-After`.
 
     Args:
         span (TenantsSeriesSpan | Unset): How far back the series reach.
@@ -158,7 +160,9 @@ def sync(
 ) -> ErrorAnswer | Series | None:
     """The charts' series for the last hour or day: jobs, waits to start,
     queue depths, and fuel and wall time by tenant and task. A tenant's own
-    with `jobs:read`; every tenant's (or one's) for the admin.
+    with `jobs:read`; every tenant's (or one's) for the admin. Each call
+    takes from the tenant's rate of series and usage reads (the server's
+    `--reads-per-second`): past it, 429 with `Retry-After`.
 
     Args:
         span (TenantsSeriesSpan | Unset): How far back the series reach.
@@ -187,7 +191,9 @@ async def asyncio_detailed(
 ) -> Response[ErrorAnswer | Series]:
     """The charts' series for the last hour or day: jobs, waits to start,
     queue depths, and fuel and wall time by tenant and task. A tenant's own
-    with `jobs:read`; every tenant's (or one's) for the admin.
+    with `jobs:read`; every tenant's (or one's) for the admin. Each call
+    takes from the tenant's rate of series and usage reads (the server's
+    `--reads-per-second`): past it, 429 with `Retry-After`.
 
     Args:
         span (TenantsSeriesSpan | Unset): How far back the series reach.
@@ -219,7 +225,9 @@ async def asyncio(
 ) -> ErrorAnswer | Series | None:
     """The charts' series for the last hour or day: jobs, waits to start,
     queue depths, and fuel and wall time by tenant and task. A tenant's own
-    with `jobs:read`; every tenant's (or one's) for the admin.
+    with `jobs:read`; every tenant's (or one's) for the admin. Each call
+    takes from the tenant's rate of series and usage reads (the server's
+    `--reads-per-second`): past it, 429 with `Retry-After`.
 
     Args:
         span (TenantsSeriesSpan | Unset): How far back the series reach.
