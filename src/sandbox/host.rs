@@ -75,7 +75,7 @@ pub struct ComponentHost {
     /// A deterministic attempt's clock (`None`: the real clocks).
     pub clock: Option<super::determinism::VirtualClock>,
     /// A deterministic attempt's clock subscriptions (`sleeps.rs`).
-    pub timers: super::sleeps::VirtualTimers,
+    pub timers: super::virtual_timers::VirtualTimers,
     /// The guest's own spans (`taskbox:task/trace`).
     pub spans: super::guest_spans::GuestSpans,
 }

@@ -19,6 +19,7 @@ pub mod limits;
 pub mod network;
 mod redact;
 mod sleeps;
+mod virtual_timers;
 mod ticker;
 
 pub use crate::abi::Abi;

@@ -11,70 +11,16 @@
 use super::classify::Interrupted;
 use super::determinism::{SleptPastTimeout, VirtualClock};
 use super::host::{ComponentHost, ModuleHost};
-use std::collections::HashMap;
-use wasmtime::component::{Linker, Resource, ResourceTable};
+use wasmtime::component::{Linker, Resource};
 use wasmtime::{AsContextMut, Caller, StoreContextMut};
 use wasmtime_wasi::clocks::WasiClocksView;
 use wasmtime_wasi::p2::bindings::clocks::monotonic_clock;
 use wasmtime_wasi::p2::bindings::io::poll::{Host as _, HostPollable};
-use wasmtime_wasi::p2::{subscribe, DynPollable, Pollable};
+use wasmtime_wasi::p2::DynPollable;
 
 impl From<SleptPastTimeout> for Interrupted {
     fn from(_: SleptPastTimeout) -> Interrupted {
         Interrupted::Timeout
-    }
-}
-
-/// A clock subscription of a deterministic attempt: the virtual instant it
-/// waits for, and the pollable that waits on it (to tell a reused slot).
-struct VirtualTimer {
-    at_ns: u64,
-    pollable: u32,
-}
-
-#[wasmtime_wasi::async_trait]
-impl Pollable for VirtualTimer {
-    async fn ready(&mut self) {
-        // Only this file's `poll`, `block` and `ready` wait on a virtual
-        // timer, and they read the virtual clock; a real wait never does.
-        std::future::pending::<()>().await;
-    }
-}
-
-/// One store's virtual timers: the timer each of their pollables waits on.
-/// An entry whose pollable was dropped is found out (and forgotten) when
-/// its slot is looked up again; there are never more entries than slots.
-#[derive(Default)]
-pub struct VirtualTimers(HashMap<u32, u32>);
-
-impl VirtualTimers {
-    /// A pollable for a timer that fires at `at_ns`.
-    fn push(
-        &mut self,
-        table: &mut ResourceTable,
-        at_ns: u64,
-    ) -> wasmtime::Result<Resource<DynPollable>> {
-        let timer = table.push(VirtualTimer { at_ns, pollable: 0 })?;
-        let timer_rep = timer.rep();
-        // Owned: dropping the pollable drops the timer.
-        let pollable = subscribe(table, timer)?;
-        table
-            .get_mut(&Resource::<VirtualTimer>::new_borrow(timer_rep))?
-            .pollable = pollable.rep();
-        self.0.insert(pollable.rep(), timer_rep);
-        Ok(pollable)
-    }
-
-    /// The instant `pollable` waits for, when it is a virtual timer's.
-    fn deadline(&mut self, table: &ResourceTable, pollable: u32) -> Option<u64> {
-        let timer = *self.0.get(&pollable)?;
-        match table.get(&Resource::<VirtualTimer>::new_borrow(timer)) {
-            Ok(t) if t.pollable == pollable => Some(t.at_ns),
-            _ => {
-                self.0.remove(&pollable);
-                None
-            }
-        }
     }
 }
 

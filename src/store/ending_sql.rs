@@ -15,6 +15,12 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// What every move of a job onto a task other than its own sets (a
+/// fallback, a workflow's stage): it will end with that task's output,
+/// which is not its pinned digest's on its input, so no later job may be
+/// served it from the result cache (`enqueue::cache`).
+pub const NO_CACHE_KEY: &str = "cache_key = NULL";
+
 /// One argument of the statement, borrowed where it can be.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Arg<'a> {
@@ -177,7 +183,7 @@ pub fn ending<'a>(
                         d.param(digest),
                         d.param(input),
                         d.int4(max),
-                        super::job_sql::NO_CACHE_KEY,
+                        NO_CACHE_KEY,
                     )
                 })
             }
@@ -330,7 +336,7 @@ mod tests {
         let mv = Move::of_ending(&fallback);
         for d in [Dialect::Sqlite, Dialect::Postgres] {
             let (text, _) = ending(&mv, d, 7, "j", "t");
-            assert!(text.contains(crate::store::job_sql::NO_CACHE_KEY), "{text}");
+            assert!(text.contains(NO_CACHE_KEY), "{text}");
         }
     }
 

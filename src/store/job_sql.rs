@@ -2,7 +2,7 @@
 //! that read one job or a page of them, for both backends.
 
 use super::dialect::Dialect;
-use super::ending_sql::{back_in_queue, status_in};
+use super::ending_sql::{back_in_queue, status_in, NO_CACHE_KEY};
 use crate::job::JobStatus;
 use std::sync::LazyLock;
 
@@ -221,12 +221,6 @@ pub fn resume(d: Dialect, from: &[JobStatus]) -> String {
         status_in(d, from)
     )
 }
-
-/// What every move of a job onto a task other than its own sets (a
-/// fallback, a workflow's stage): it will end with that task's output,
-/// which is not its pinned digest's on its input, so no later job may be
-/// served it from the result cache (`enqueue::cache`).
-pub const NO_CACHE_KEY: &str = "cache_key = NULL";
 
 /// Hands queued or waiting job ?7 of tenant ?8 to the next stage of its
 /// workflow at once (due ?1): its task ?2–?4 on input ?5, with ?6 attempts

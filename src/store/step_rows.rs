@@ -236,7 +236,7 @@ pub fn insert(p: [&str; 11]) -> String {
 /// insert made (no stage yet, no attempt) is changed.
 pub fn start(p: [&str; 6]) -> String {
     let [workflow, version, task, task_version, digest, id] = p;
-    let no_key = super::job_sql::NO_CACHE_KEY;
+    let no_key = super::ending_sql::NO_CACHE_KEY;
     format!(
         "UPDATE jobs SET workflow = {workflow}, workflow_version = {version}, \
          fallback_task = {task}, fallback_version = {task_version}, fallback_digest = {digest}, \
