@@ -503,11 +503,12 @@ impl Dispatch {
 
     /// An attempt started by `next` has ended, after running for `ran`
     /// (`None`: it never ran, it was given back). Answers the tenant's
-    /// waiting jobs to give back unbegun: those beyond twice what its own
-    /// cost, as it now is, allows it to hold (`Share::ahead`; twice, so
-    /// that a cost that wavers does not give back and claim again). So a
-    /// tenant whose jobs turned slow does not keep, claimed here, work
-    /// that would hold off another tenant's for long.
+    /// waiting jobs to give back unbegun: those beyond what its own cost,
+    /// as it now is, lets it keep (`Share::keeps`: twice its `ahead`, and
+    /// at least a second of runner time). So a tenant whose jobs turned
+    /// slow does not keep, claimed here, work that would hold off another
+    /// tenant's for long, and one whose short jobs' cost wavers gives
+    /// nothing back.
     #[must_use = "the jobs answered are to be given back"]
     pub fn finished(&self, tenant: &str, seat: Seat, ran: Option<Duration>) -> Vec<ClaimedJob> {
         let mut s = self.state();
@@ -535,13 +536,13 @@ impl Dispatch {
         back
     }
 
-    /// A tenant's waiting jobs beyond twice what it may hold here, taken
+    /// A tenant's waiting jobs beyond what it keeps here, taken
     /// out from the back of its line. Begun ones too: a job given back
     /// before its attempt started is not counted (`Finalize::release`),
     /// and a mark still on its way finds it gone (as `drop_stale`).
     fn beyond(s: &mut State, tenant: &str) -> Vec<ClaimedJob> {
         let running = s.running.get(tenant).copied().unwrap_or(0);
-        let keep = (2 * s.share.ahead(tenant)).saturating_sub(running);
+        let keep = s.share.keeps(tenant).saturating_sub(running);
         let mut back = Vec::new();
         let State {
             lines,

@@ -21,6 +21,13 @@ use std::time::Duration;
 /// enough that a slot never idles for a claim's round trip, small
 /// enough that what is held is gone soon when another tenant comes.
 pub const AHEAD_PER_SLOT: Duration = Duration::from_millis(50);
+/// The runner time, on all its slots, of a tenant's jobs a runner keeps
+/// however its cost wavers: what is held beyond its `ahead` is given back
+/// only past this much work (`Share::keeps`). A give-back is a write and
+/// the jobs' claim again; for short jobs it bought nothing and cost the
+/// SQLite burn-down 14 % (a no-op's cost wavers by more than twice, and
+/// one in nine jobs went back and was claimed again).
+pub const KEEP_AT_LEAST: Duration = Duration::from_secs(1);
 /// How fast a tenant's cost follows its attempts: each end moves it this
 /// part of the way.
 const DECAY: f64 = 0.125;
@@ -89,6 +96,21 @@ impl Share {
         };
         let window = self.per_slot.as_micros() as f64 * self.slots as f64;
         ((window / cost).ceil() as usize).clamp(self.slots, self.most)
+    }
+
+    /// How many of a tenant's jobs held here are kept (the rest given
+    /// back): twice its `ahead`, so that a cost that wavers does not give
+    /// back and claim again, and never fewer than make [`KEEP_AT_LEAST`]
+    /// of runner time on the slots; a tenant whose cost is not known keeps
+    /// everything.
+    pub fn keeps(&self, tenant: &str) -> usize {
+        let Some(cost) = self.accounts.get(tenant).and_then(|a| a.cost) else {
+            return usize::MAX;
+        };
+        let work = KEEP_AT_LEAST.as_micros() as f64 * self.slots as f64;
+        let least = (work / cost).ceil();
+        // `as` saturates a float past usize's range.
+        (2 * self.ahead(tenant)).max(least as usize)
     }
 
     /// What a claim may take of each tenant: its `ahead` less what of it

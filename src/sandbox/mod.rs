@@ -19,8 +19,8 @@ pub mod limits;
 pub mod network;
 mod redact;
 mod sleeps;
-mod virtual_timers;
 mod ticker;
+mod virtual_timers;
 
 pub use crate::abi::Abi;
 pub use crate::network_tally::NetworkTally;

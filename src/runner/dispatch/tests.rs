@@ -243,9 +243,10 @@ fn a_tenant_turned_slow_gives_back_what_it_holds_beyond_its_cost() {
     assert!(d.finished("a", seat, short).is_empty(), "still short");
     d.push(vec![job("a", 302)]).unwrap();
     let (_, seat) = d.try_next().unwrap().unwrap();
-    // Its next attempt took 300 ms: it may hold 3 now, and keeps
-    // twice that, from the front (the two being marked among them).
-    let back = d.finished("a", seat, Some(Duration::from_millis(300)));
+    // Its next attempt took 3 s: it may hold its 2 slots' worth now, and
+    // keeps a second of runner time on them (6 jobs, more than twice
+    // its 2), from the front (the two being marked among them).
+    let back = d.finished("a", seat, Some(Duration::from_secs(3)));
     assert_eq!(back.len(), 294);
     assert!(back.iter().all(|j| !j.begun));
     assert_eq!(back[0].id, "a-300", "from the back");
@@ -264,6 +265,30 @@ fn a_tenant_turned_slow_gives_back_what_it_holds_beyond_its_cost() {
     d.marked(&marking[2..], true);
     assert_eq!(d.load(), 4);
     assert_eq!(d.begun_waiting(), 4, "a-6's mark came after it went");
+}
+
+#[test]
+fn a_short_jobs_cost_that_wavers_gives_nothing_back() {
+    let d = Dispatch::new(2);
+    d.push(vec![job("a", 0)]).unwrap();
+    let (_, seat) = d.try_next().unwrap().unwrap();
+    assert!(d
+        .finished("a", seat, Some(Duration::from_micros(100)))
+        .is_empty());
+    let unbegun = |n| ClaimedJob {
+        begun: false,
+        ..job("a", n)
+    };
+    d.push((1..=1000).map(unbegun).collect()).unwrap();
+    d.push(vec![job("a", 1001)]).unwrap();
+    let (_, seat) = d.try_next().unwrap().unwrap();
+    // One attempt stalled for 5 ms (a sync, a page fault): the cost is
+    // 7 times what it was, and twice its `ahead` is 282, but the 1000
+    // held are 0.7 s of runner time: nothing goes back to be claimed
+    // again.
+    let back = d.finished("a", seat, Some(Duration::from_millis(5)));
+    assert!(back.is_empty(), "{} given back", back.len());
+    assert_eq!(d.load(), 1000);
 }
 
 #[test]
