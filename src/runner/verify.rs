@@ -36,11 +36,10 @@ const KEEP_AFTER: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 enum Sample {
-    Ran(Pair),
+    /// Boxed: a kept run is larger than the name of a missing one.
+    Ran(Box<Pair>),
     /// Gone (pruned) before it was run again.
-    Missing {
-        job: String,
-    },
+    Missing { job: String },
 }
 
 /// Why the verification stops before its end.
@@ -167,7 +166,7 @@ pub async fn execute(registry: &Arc<Registry>, held: &Held, job: &ClaimedJob) ->
                     _ => {}
                 }
                 let candidate = candidate(registry, &tv, &report.ending).await;
-                Sample::Ran(Pair::of(
+                Sample::Ran(Box::new(Pair::of(
                     recorded.id.clone(),
                     recorded.version,
                     Side {
@@ -179,7 +178,7 @@ pub async fn execute(registry: &Arc<Registry>, held: &Held, job: &ClaimedJob) ->
                         fuel: report.fuel_used,
                     },
                     &redactor,
-                ))
+                )))
             }
         };
         unkept.push(keeping(registry, job, i, &sample));
@@ -354,7 +353,7 @@ fn report_of(plan: &Plan, tv: &TaskVersion, kept: BTreeMap<usize, Sample>) -> Re
     let mut missing = Vec::new();
     for sample in kept.into_values() {
         match sample {
-            Sample::Ran(p) => pairs.push(p),
+            Sample::Ran(p) => pairs.push(*p),
             Sample::Missing { job } => missing.push(job),
         }
     }
@@ -430,7 +429,7 @@ mod tests {
     #[test]
     fn kept_runs_read_back_and_progress_counts_the_different() {
         let pair = |same: bool| {
-            Sample::Ran(Pair::of(
+            Sample::Ran(Box::new(Pair::of(
                 "j".into(),
                 1,
                 Side {
@@ -442,7 +441,7 @@ mod tests {
                     fuel: 1,
                 },
                 &Redactor::default(),
-            ))
+            )))
         };
         let mut kept = BTreeMap::new();
         kept.insert(0, pair(true));

@@ -144,19 +144,14 @@ pub struct Difference {
 
 /// Where two JSON values differ, depth first: the first place, whole, and
 /// how many places there are in all.
-fn diff<'a>(
-    recorded: &'a Value,
-    candidate: &'a Value,
-) -> (
-    Option<(String, Option<&'a Value>, Option<&'a Value>)>,
-    usize,
-) {
+fn diff<'a>(recorded: &'a Value, candidate: &'a Value) -> (Option<Place<'a>>, usize) {
     let mut first = None;
     let mut total = 0;
     walk("", Some(recorded), Some(candidate), &mut first, &mut total);
     (first, total)
 }
 
+/// A place two values differ: its pointer and the value on each side.
 type Place<'a> = (String, Option<&'a Value>, Option<&'a Value>);
 
 fn walk<'a>(
