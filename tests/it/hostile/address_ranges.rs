@@ -24,10 +24,16 @@ const LEADS_HOME: &[&str] = &[
 
 #[tokio::test]
 async fn a_guest_cannot_reach_home_through_an_ipv6_form() {
+    guest_is_refused(LEADS_HOME).await;
+}
+
+/// A guest granted each of `hosts` is refused a request to every one of
+/// them for its address.
+pub(super) async fn guest_is_refused(hosts: &[&str]) {
     let sandbox = small_sandbox(SandboxConfig::default());
-    let allow: Vec<String> = LEADS_HOME.iter().map(|h| h.to_string()).collect();
+    let allow: Vec<String> = hosts.iter().map(|h| h.to_string()).collect();
     let grant = NetworkGrant::resolve(&allow, None, None, &NetworkConfig::default()).unwrap();
-    let requests: Vec<_> = LEADS_HOME
+    let requests: Vec<_> = hosts
         .iter()
         .map(|h| json!({"method": "GET", "url": format!("http://{h}/latest/meta-data/")}))
         .collect();
@@ -37,7 +43,7 @@ async fn a_guest_cannot_reach_home_through_an_ipv6_form() {
     req.tenant = Arc::from("acme");
     let report = sandbox.run(&program, req).await;
     let out = expect_done(&report);
-    for (i, host) in LEADS_HOME.iter().enumerate() {
+    for (i, host) in hosts.iter().enumerate() {
         assert_eq!(
             out["results"][i]["error"], "destination-IP-prohibited",
             "{host}: {}",
@@ -50,10 +56,17 @@ async fn a_guest_cannot_reach_home_through_an_ipv6_form() {
 async fn a_webhook_cannot_aim_home_through_an_ipv6_form() {
     let s = TestServer::start(0).await;
     let t = s.tenant("acme", ALL_SCOPES).await;
-    for host in LEADS_HOME {
+    webhooks_are_refused(&s, &t, LEADS_HOME).await;
+    s.stop().await;
+}
+
+/// A webhook aimed at each of `hosts` is refused for the server's own
+/// network.
+pub(super) async fn webhooks_are_refused(s: &TestServer, token: &str, hosts: &[&str]) {
+    for host in hosts {
         let url = format!("http://{host}/hook");
         let (status, body) = s
-            .post("/v1/webhooks", &t, json!({"url": url, "events": ["*"]}))
+            .post("/v1/webhooks", token, json!({"url": url, "events": ["*"]}))
             .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {body}");
         assert!(
@@ -64,5 +77,4 @@ async fn a_webhook_cannot_aim_home_through_an_ipv6_form() {
             "{body}"
         );
     }
-    s.stop().await;
 }

@@ -5,12 +5,10 @@
 //! outbound request and for a webhook's URL alike, and one that carries a
 //! public address is not refused for its form.
 
-use crate::common::{expect_done, guest, job, roomy, small_sandbox};
+use super::address_ranges::{guest_is_refused, webhooks_are_refused};
 use crate::server::{TestServer, ALL_SCOPES};
 use axum::http::StatusCode;
 use serde_json::json;
-use std::sync::Arc;
-use taskbox::sandbox::{AttemptRequest, NetworkConfig, NetworkGrant, SandboxConfig};
 
 /// 127.0.0.1, 10.0.0.1 and 169.254.169.254, IPv4-translated.
 const TRANSLATED_HOME: &[&str] = &[
@@ -21,46 +19,14 @@ const TRANSLATED_HOME: &[&str] = &[
 
 #[tokio::test]
 async fn a_guest_cannot_reach_home_through_an_ipv4_translated_address() {
-    let sandbox = small_sandbox(SandboxConfig::default());
-    let allow: Vec<String> = TRANSLATED_HOME.iter().map(|h| h.to_string()).collect();
-    let grant = NetworkGrant::resolve(&allow, None, None, &NetworkConfig::default()).unwrap();
-    let requests: Vec<_> = TRANSLATED_HOME
-        .iter()
-        .map(|h| json!({"method": "GET", "url": format!("http://{h}/latest/meta-data/")}))
-        .collect();
-    let program = sandbox.load("test", &guest("http-probe")).await.unwrap();
-    let mut req = AttemptRequest::new(job(1), json!({"requests": requests}).to_string(), roomy());
-    req.network = Some(Arc::new(grant));
-    req.tenant = Arc::from("acme");
-    let report = sandbox.run(&program, req).await;
-    let out = expect_done(&report);
-    for (i, host) in TRANSLATED_HOME.iter().enumerate() {
-        assert_eq!(
-            out["results"][i]["error"], "destination-IP-prohibited",
-            "{host}: {}",
-            out["results"][i]
-        );
-    }
+    guest_is_refused(TRANSLATED_HOME).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_webhook_cannot_aim_home_through_an_ipv4_translated_address() {
     let s = TestServer::start(0).await;
     let t = s.tenant("acme", ALL_SCOPES).await;
-    for host in TRANSLATED_HOME {
-        let url = format!("http://{host}/hook");
-        let (status, body) = s
-            .post("/v1/webhooks", &t, json!({"url": url, "events": ["*"]}))
-            .await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {body}");
-        assert!(
-            body["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("server's own network"),
-            "{body}"
-        );
-    }
+    webhooks_are_refused(&s, &t, TRANSLATED_HOME).await;
     // A public address (8.8.8.8) in the same form is judged as itself:
     // the form alone refuses nothing. (Made, never delivered to: no
     // event happens here.)
