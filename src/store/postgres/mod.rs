@@ -58,10 +58,11 @@ const CLAIM_POOL: u32 = 4;
 /// Connections for plain enqueues' statements: two batches in flight
 /// (`group.rs`), and bulk inserts beside them.
 const ENQUEUE_POOL: u32 = 4;
-/// How the claims' connections plan their one statement, the take
-/// (`quick_claim.rs`): once, as a generic plan, which can only be the one
-/// that takes each tenant's jobs in its index's order and finds them by
-/// id. Planned with its values on every run, as before, the take spent
+/// How the claims' connections plan their two statements, the read of the
+/// contending tenants and the take (`quick_claim.rs`): once, as a generic
+/// plan, which for the take can only be the one that takes each tenant's
+/// jobs in its index's order and finds them by id, and for the read is
+/// one lookup by key for each tenant. Planned with its values on every run, as before, the take spent
 /// ~0.35 ms of the server's CPU planning, twice what running it costs
 /// (one job; ~0.9 against ~0.5 ms for 32). Left to choose from the
 /// statistics, a generic plan read a lateral `LIMIT` as a tenth of the
