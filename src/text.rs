@@ -1,16 +1,23 @@
 //! Text cut to a byte budget, for messages that come from guests or
 //! databases and must not grow a record without bound.
 
-/// Cuts `s` to at most `max` bytes on a character boundary.
+/// Cuts `s` to at most `max` bytes on a character boundary, marking the
+/// cut.
 pub fn bounded(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_owned();
     }
-    let mut end = max;
+    format!("{}…", prefix(s, max))
+}
+
+/// The longest start of `s` of at most `max` bytes that ends on a
+/// character boundary (no mark).
+pub fn prefix(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
     while !s.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}…", &s[..end])
+    &s[..end]
 }
 
 /// Cuts `s` so that, written as a JSON string, its content takes at most

@@ -111,14 +111,7 @@ impl Span {
 
 /// `s` cut at `MAX_VALUE_BYTES` (on a character's boundary).
 pub fn cut(s: &str) -> &str {
-    if s.len() <= MAX_VALUE_BYTES {
-        return s;
-    }
-    let mut end = MAX_VALUE_BYTES;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
+    crate::text::prefix(s, MAX_VALUE_BYTES)
 }
 
 impl Traces {

@@ -9,6 +9,7 @@
 
 use super::redact::Redactor;
 use crate::otel::{Span, TraceParent, Traces};
+use crate::text::prefix;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -37,6 +38,19 @@ pub struct AttemptSpans {
 }
 
 impl AttemptSpans {
+    /// Spans of a job "job" with traces off, whose one secret is
+    /// `s3cr3t-value`.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> AttemptSpans {
+        AttemptSpans::new(
+            AttemptTrace {
+                traces: Traces::off(),
+                attempt: TraceParent::for_job("job", None),
+            },
+            Redactor::new(&[("KEY".into(), "s3cr3t-value".into())]),
+        )
+    }
+
     pub fn new(trace: AttemptTrace, redactor: Redactor) -> AttemptSpans {
         AttemptSpans {
             trace,
@@ -71,27 +85,14 @@ impl AttemptSpans {
     /// the host a window of it.
     pub fn text(&self, s: &str, max: usize) -> String {
         let window = max.saturating_add(self.redactor.longest().saturating_mul(2));
+        // No mark where it is cut: the cap is the attribute's.
         if s.len() <= window {
-            return cut_to(&self.redactor.apply(s), max);
-        }
-        let mut end = window;
-        while !s.is_char_boundary(end) {
-            end -= 1;
+            return prefix(&self.redactor.apply(s), max).to_owned();
         }
         // Cut, the window's end may hold the start of a secret:
         // `apply_cut` drops what could be one.
-        cut_to(&self.redactor.apply_cut(&s[..end]), max)
+        prefix(&self.redactor.apply_cut(prefix(s, window)), max).to_owned()
     }
-}
-
-/// `s` cut to at most `max` bytes on a character boundary (no mark: the
-/// cap is the attribute's).
-fn cut_to(s: &str, max: usize) -> String {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_owned()
 }
 
 #[cfg(test)]
@@ -99,13 +100,7 @@ mod tests {
     use super::*;
 
     fn spans() -> AttemptSpans {
-        AttemptSpans::new(
-            AttemptTrace {
-                traces: Traces::off(),
-                attempt: TraceParent::for_job("job", None),
-            },
-            Redactor::new(&[("KEY".into(), "s3cr3t-value".into())]),
-        )
+        AttemptSpans::for_tests()
     }
 
     #[test]

@@ -129,11 +129,8 @@ impl Redactor {
         if self.is_empty() {
             return whole.into_owned();
         }
-        let mut keep = whole.len().saturating_sub(self.longest().saturating_sub(1));
-        while !whole.is_char_boundary(keep) {
-            keep -= 1;
-        }
-        whole[..keep].to_owned()
+        let keep = whole.len().saturating_sub(self.longest().saturating_sub(1));
+        crate::text::prefix(&whole, keep).to_owned()
     }
 
     /// Like [`apply_cut`](Self::apply_cut) for text cut at its start.

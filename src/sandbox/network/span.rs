@@ -106,18 +106,10 @@ impl RequestSpan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::otel::Traces;
-    use crate::sandbox::{AttemptTrace, Redactor};
     use http_body_util::BodyExt;
 
     fn spans() -> AttemptSpans {
-        AttemptSpans::new(
-            AttemptTrace {
-                traces: Traces::off(),
-                attempt: TraceParent::for_job("job", None),
-            },
-            Redactor::new(&[("KEY".into(), "s3cr3t-value".into())]),
-        )
+        AttemptSpans::for_tests()
     }
 
     fn request(method: &str, uri: &str) -> http::Request<WasiBody> {
