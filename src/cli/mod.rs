@@ -66,7 +66,7 @@ pub enum Command {
     Worker(serve::WorkerArgs),
     /// Migrate a database's schema to this version, then exit.
     Migrate(migrate::MigrateArgs),
-    /// Start a task project in Rust or Go, with the guest SDK, an example input and a test.
+    /// Start a task project (rust, js, ts, python or go) with the guest SDK, an example input and a test.
     Init(init::InitArgs),
     /// Build a task project into dist/task.wasm (and dist/schema.json) with its toolchain.
     Build(build::BuildArgs),
