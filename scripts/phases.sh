@@ -1,9 +1,12 @@
 # Timed phases for .ci/run and scripts/test (sourced, not run).
 #
-#   phase NAME COMMAND [ARGS...]   runs COMMAND; when TASKBOX_PHASES names a file, appends
+#   phase NAME COMMAND [ARGS...]   runs COMMAND; when CI_PHASE_TIMES names a file, appends
 #                                  "NAME<TAB>SECONDS<TAB>ok|failed" to it; answers COMMAND's status
 #   phase_table                    prints the phases recorded so far as a table, with their total
 #                                  and the machine's load, to stderr
+#
+# The file's variable is not named TASKBOX_…: the server refuses an environment variable of that
+# prefix that it does not know, and the tests' servers inherit this one.
 #
 # So that a slow CI run says where its time went, and a fast one what to keep fast. Call
 # `phase` as a statement of its own, never under `if`, `||` or `&&`: there bash ignores errexit
@@ -25,22 +28,22 @@ phase() {
     )
     rc=$?
     [ -z "$errexit" ] || set -e
-    if [ -n "${TASKBOX_PHASES:-}" ]; then
+    if [ -n "${CI_PHASE_TIMES:-}" ]; then
         local verdict=ok
         [ "$rc" -eq 0 ] || verdict=failed
-        printf '%s\t%s\t%s\n' "$name" "$((SECONDS - t0))" "$verdict" >>"$TASKBOX_PHASES"
+        printf '%s\t%s\t%s\n' "$name" "$((SECONDS - t0))" "$verdict" >>"$CI_PHASE_TIMES"
     fi
     return "$rc"
 }
 
 phase_table() {
-    [ -n "${TASKBOX_PHASES:-}" ] && [ -s "$TASKBOX_PHASES" ] || return 0
+    [ -n "${CI_PHASE_TIMES:-}" ] && [ -s "$CI_PHASE_TIMES" ] || return 0
     {
         echo
         echo "phase                                               seconds  result"
         echo "--------------------------------------------------  -------  ------"
         awk -F'\t' '{ printf "%-50s  %7d  %s\n", $1, $2, $3; total += $2 }
-                    END { printf "%-50s  %7d\n", "total", total }' "$TASKBOX_PHASES"
+                    END { printf "%-50s  %7d\n", "total", total }' "$CI_PHASE_TIMES"
         echo "load average (1, 5, 15 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown); cores: $(nproc 2>/dev/null || echo unknown)"
     } >&2
 }
