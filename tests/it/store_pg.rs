@@ -6,7 +6,7 @@
 //! run the rest.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use taskbox::quota::Quotas;
 use taskbox::store::conformance::{self, Harness};
 use taskbox::store::postgres::{admin, PgStore, PostgresOptions};
@@ -68,11 +68,12 @@ async fn sweep(c: &mut sqlx::PgConnection) {
     }
 }
 
-/// A fresh database, or `None` when no server answers and this is not CI.
-pub async fn test_db() -> Option<TestDb> {
+/// The server to make databases on, once it answers (and its databases
+/// left by killed runs are swept); `None` when none answers and this is
+/// not CI.
+async fn server() -> Option<String> {
     use sqlx::Connection;
-    static SWEPT: OnceLock<()> = OnceLock::new();
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    static SWEPT: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
     let admin = admin_url();
     let mut c = match sqlx::PgConnection::connect(&admin).await {
         Ok(c) => c,
@@ -84,15 +85,51 @@ pub async fn test_db() -> Option<TestDb> {
             return None;
         }
     };
-    if SWEPT.set(()).is_ok() {
-        sweep(&mut c).await;
-    }
-    let name = format!(
+    SWEPT.get_or_init(|| sweep(&mut c)).await;
+    Some(admin)
+}
+
+/// A name for a database of this process's, not used before.
+fn next_name() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!(
         "{PREFIX}{}_{}",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
-    );
-    drop(c);
+    )
+}
+
+/// A fresh database with this version's schema, or `None` when no server
+/// answers and this is not CI: a copy of one this process migrated once
+/// (one statement, where each of the ~250 databases a run makes took every
+/// migration). It is named like the others, so a later run sweeps it.
+pub async fn test_db() -> Option<TestDb> {
+    static TEMPLATE: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+    let admin = server().await?;
+    let template = TEMPLATE
+        .get_or_init(|| async {
+            let name = format!("{PREFIX}{}_template", std::process::id());
+            let url = admin::create_database(&admin, &name)
+                .await
+                .unwrap_or_else(|e| panic!("cannot create the template database {name}: {e}"));
+            admin::migrate(&url)
+                .await
+                .unwrap_or_else(|e| panic!("cannot migrate the template database {name}: {e}"));
+            name
+        })
+        .await;
+    let name = next_name();
+    let url = admin::create_database_from(&admin, &name, template)
+        .await
+        .unwrap_or_else(|e| panic!("cannot create the test database {name}: {e}"));
+    Some(TestDb { url, name })
+}
+
+/// A fresh database with no schema at all (for a test of the migrations
+/// themselves), or `None` as `test_db`.
+pub async fn empty_test_db() -> Option<TestDb> {
+    let admin = server().await?;
+    let name = next_name();
     let url = admin::create_database(&admin, &name)
         .await
         .unwrap_or_else(|e| panic!("cannot create the test database {name}: {e}"));
@@ -342,7 +379,9 @@ async fn a_revoke_is_heard_by_the_other_processes() {
 #[tokio::test]
 async fn tokens_made_before_ids_get_ids_from_their_hash() {
     use sqlx::Connection;
-    let Some(db) = test_db().await else { return };
+    let Some(db) = empty_test_db().await else {
+        return;
+    };
     let mut before = sqlx::migrate!("migrations/postgres");
     before.migrations = before
         .migrations
