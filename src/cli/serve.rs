@@ -404,6 +404,18 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     run(cfg)
 }
 
+/// What a first start says to do next: where the dashboard is, and a
+/// first task from nothing but rustup (the build adds its target).
+fn first_steps(addr: std::net::SocketAddr) -> String {
+    format!(
+        "taskbox: the dashboard is at http://{addr}/ (sign in with the token above)\n\
+         taskbox: a first task, in another shell, after that export:\n  \
+         export TASKBOX_URL=http://{addr}\n  \
+         taskbox init rust hello && cd hello && taskbox build\n  \
+         taskbox task push hello . && taskbox job enqueue hello --input '{{\"name\": \"Grace\"}}' --wait"
+    )
+}
+
 fn run(cfg: ServeConfig) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -440,6 +452,9 @@ fn run(cfg: ServeConfig) -> anyhow::Result<ExitCode> {
             println!("taskbox metrics at http://{addr}/metrics");
         }
         let _ = std::io::stdout().flush();
+        if let (Some(_), Some(addr)) = (&started.generated_admin_token, app.addr) {
+            eprintln!("{}", first_steps(addr));
+        }
         shutdown_signal().await;
         eprintln!(
             "taskbox: stopping (grace period {} ms)",

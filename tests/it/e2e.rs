@@ -818,6 +818,26 @@ async fn the_first_start_prints_the_admin_token_once() {
     };
     let (status, _) = Client::new(&server.url, &token).get("/v1/jobs").await;
     assert_eq!(status, 200);
+    // And what to do next: the dashboard, and a first task.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let said = loop {
+        let err = server.stderr.lock().unwrap().clone();
+        if err.contains("taskbox job enqueue hello") {
+            break err;
+        }
+        assert!(Instant::now() < deadline, "no next steps printed: {err}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let url = server.url.trim_end_matches('/');
+    assert!(
+        said.contains(&format!("the dashboard is at {url}/")),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("export TASKBOX_URL={url}")),
+        "{said}"
+    );
+    assert!(said.contains("taskbox init rust hello"), "{said}");
     assert!(server.terminate().success());
     let db = std::fs::read(dir.path().join("taskbox.db")).unwrap();
     assert!(
@@ -827,10 +847,9 @@ async fn the_first_start_prints_the_admin_token_once() {
     let again = Served::spawn(dir.path(), &[], None);
     let (status, _) = Client::new(&again.url, &token).get("/v1/jobs").await;
     assert_eq!(status, 200, "the token still works");
-    assert!(
-        !again.stderr.lock().unwrap().contains("TASKBOX_TOKEN="),
-        "it is shown only once"
-    );
+    let said = again.stderr.lock().unwrap().clone();
+    assert!(!said.contains("TASKBOX_TOKEN="), "it is shown only once");
+    assert!(!said.contains("a first task"), "{said}");
 }
 
 #[test]
