@@ -40,10 +40,10 @@ phase_table() {
     [ -n "${CI_PHASE_TIMES:-}" ] && [ -s "$CI_PHASE_TIMES" ] || return 0
     {
         echo
-        echo "phase                                               seconds  result"
-        echo "--------------------------------------------------  -------  ------"
-        awk -F'\t' '{ printf "%-50s  %7d  %s\n", $1, $2, $3; total += $2 }
-                    END { printf "%-50s  %7d\n", "total", total }' "$CI_PHASE_TIMES"
+        printf "%-62s  %7s  %s\n" phase seconds result
+        printf "%-62s  %7s  %s\n" "$(printf "%062d" 0 | tr 0 -)" ------- ------
+        awk -F'\t' '{ printf "%-62s  %7d  %s\n", $1, $2, $3; total += $2 }
+                    END { printf "%-62s  %7d\n", "total", total }' "$CI_PHASE_TIMES"
         echo "load average (1, 5, 15 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown); cores: $(nproc 2>/dev/null || echo unknown)"
     } >&2
 }
