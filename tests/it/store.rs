@@ -212,6 +212,48 @@ async fn tokens_made_before_ids_get_ids_from_their_hash() {
     store.close().await;
 }
 
+/// The jobs' result cache keys made before issue 65 (kept across a
+/// resume's new input, a redrive's newer digest, a fallback) cannot be
+/// told apart from good ones: migration 0026 drops every one, and a job
+/// without a key keeps none.
+#[tokio::test]
+async fn the_rekeying_migration_drops_every_result_cache_key() {
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("taskbox.db");
+    let mut before = sqlx::migrate!("migrations/sqlite");
+    before.migrations = before
+        .migrations
+        .iter()
+        .filter(|m| m.version < 26)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+    let opts = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true);
+    let mut c = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
+    before.run(&mut c).await.unwrap();
+    sqlx::query(CACHED_JOBS).execute(&mut c).await.unwrap();
+    c.close().await.unwrap();
+
+    sqlite(&dir, ManualClock::default()).await.close().await;
+    let mut c = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
+    let keys: Vec<(String, Option<String>)> =
+        sqlx::query_as("SELECT id, cache_key FROM jobs ORDER BY id")
+            .fetch_all(&mut c)
+            .await
+            .unwrap();
+    assert_eq!(keys, [("j1".into(), None), ("j2".into(), None)]);
+}
+
+/// Two completed jobs, one keyed in the result cache, as the schema
+/// before the rekeying migration had them (both backends' tests).
+pub const CACHED_JOBS: &str = "INSERT INTO jobs (id, tenant, task, task_version, digest, status, \
+     queue, priority, input, max_attempts, run_at, created_at, finished_at, output, cache_key) \
+     VALUES ('j1', 'acme', 't', 1, 'sha256:aa', 'completed', 'default', 0, '{}', 1, 0, 0, 5, '{}', 'k1'), \
+            ('j2', 'acme', 't', 1, 'sha256:aa', 'completed', 'default', 0, '{}', 1, 0, 0, 5, '{}', NULL)";
+
 /// What a store migrated past tokens' ids answers of a tenant's token and
 /// the admin's made before them (both backends' migration tests).
 pub async fn tokens_got_ids<S: JobStore + ?Sized>(store: &S, tenant_hash: &str, admin_hash: &str) {

@@ -413,6 +413,38 @@ async fn tokens_made_before_ids_get_ids_from_their_hash() {
     store.close().await;
 }
 
+/// Migration 0028 drops every result cache key made before issue 65
+/// (`store::the_rekeying_migration_drops_every_result_cache_key`).
+#[tokio::test]
+async fn the_rekeying_migration_drops_every_result_cache_key() {
+    use sqlx::Connection;
+    let Some(db) = empty_test_db().await else {
+        return;
+    };
+    let mut before = sqlx::migrate!("migrations/postgres");
+    before.migrations = before
+        .migrations
+        .iter()
+        .filter(|m| m.version < 28)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+    let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    before.run(&mut c).await.unwrap();
+    sqlx::query(crate::store::CACHED_JOBS)
+        .execute(&mut c)
+        .await
+        .unwrap();
+    postgres(&db, ManualClock::default()).await.close().await;
+    let keys: Vec<(String, Option<String>)> =
+        sqlx::query_as("SELECT id, cache_key FROM jobs ORDER BY id")
+            .fetch_all(&mut c)
+            .await
+            .unwrap();
+    assert_eq!(keys, [("j1".into(), None), ("j2".into(), None)]);
+    c.close().await.unwrap();
+}
+
 /// The server's default `max_queued` holds for a tenant that set none, on
 /// the one-statement insert path too (its `least` once read a quota that
 /// was not set as no limit).
