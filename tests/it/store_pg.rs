@@ -1,5 +1,5 @@
 //! The store conformance suite on PostgreSQL: every case on a database of
-//! its own, made for it and dropped after it, on the server at
+//! its own, made for it (a copy of one migrated once) and dropped after it, on the server at
 //! `TASKBOX_TEST_DATABASE_URL` or else this machine's at 127.0.0.1:5432.
 //! With `CI=true` a server that cannot be reached fails the suite; without
 //! it, each case says so and passes, so a laptop without PostgreSQL can
