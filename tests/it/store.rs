@@ -171,26 +171,44 @@ async fn an_unused_upload_is_kept_an_hour_whatever_the_retention() {
     store.close().await;
 }
 
+/// `m` cut to the migrations before `version`: the schema an older release
+/// left (both backends' migration tests).
+pub fn before(mut m: sqlx::migrate::Migrator, version: i64) -> sqlx::migrate::Migrator {
+    m.migrations = m
+        .migrations
+        .iter()
+        .filter(|m| m.version < version)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+    m
+}
+
+/// A new SQLite database in `dir` at the schema before `version`: how to
+/// connect to it, and a connection.
+async fn sqlite_before(
+    dir: &tempfile::TempDir,
+    version: i64,
+) -> (sqlx::sqlite::SqliteConnectOptions, sqlx::SqliteConnection) {
+    use sqlx::Connection;
+    let opts = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(dir.path().join("taskbox.db"))
+        .create_if_missing(true);
+    let mut c = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
+    before(sqlx::migrate!("migrations/sqlite"), version)
+        .run(&mut c)
+        .await
+        .unwrap();
+    (opts, c)
+}
+
 /// Tokens made before tokens had ids (migration 0015) keep working, each
 /// with an id derived from its hash, and can be listed and revoked.
 #[tokio::test]
 async fn tokens_made_before_ids_get_ids_from_their_hash() {
     use sqlx::Connection;
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("taskbox.db");
-    let mut before = sqlx::migrate!("migrations/sqlite");
-    before.migrations = before
-        .migrations
-        .iter()
-        .filter(|m| m.version < 15)
-        .cloned()
-        .collect::<Vec<_>>()
-        .into();
-    let opts = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(&path)
-        .create_if_missing(true);
-    let mut c = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
-    before.run(&mut c).await.unwrap();
+    let (_, mut c) = sqlite_before(&dir, 15).await;
     let (tenant_hash, admin_hash) = ("a".repeat(64), "b".repeat(64));
     sqlx::query("INSERT INTO tenants (name, created_at) VALUES ('acme', 1)")
         .execute(&mut c)
@@ -220,20 +238,7 @@ async fn tokens_made_before_ids_get_ids_from_their_hash() {
 async fn the_rekeying_migration_drops_every_result_cache_key() {
     use sqlx::Connection;
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("taskbox.db");
-    let mut before = sqlx::migrate!("migrations/sqlite");
-    before.migrations = before
-        .migrations
-        .iter()
-        .filter(|m| m.version < 26)
-        .cloned()
-        .collect::<Vec<_>>()
-        .into();
-    let opts = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(&path)
-        .create_if_missing(true);
-    let mut c = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
-    before.run(&mut c).await.unwrap();
+    let (opts, mut c) = sqlite_before(&dir, 26).await;
     sqlx::query(CACHED_JOBS).execute(&mut c).await.unwrap();
     c.close().await.unwrap();
 
