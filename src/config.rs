@@ -10,53 +10,22 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Every `TASKBOX_*` variable any part of taskbox reads.
-pub const KNOWN_VARIABLES: &[&str] = &[
-    "TASKBOX_LISTEN",
-    "TASKBOX_DATA_DIR",
-    "TASKBOX_DATABASE_URL",
-    "TASKBOX_RUNNERS",
-    "TASKBOX_DURABILITY",
-    "TASKBOX_QUEUES",
-    "TASKBOX_GRACE_MS",
-    "TASKBOX_LEASE_MS",
-    "TASKBOX_MAX_BODY_BYTES",
-    "TASKBOX_MAX_COMPONENT_BYTES",
-    "TASKBOX_ADMIN_TOKEN",
-    "TASKBOX_SECRETS_KEY_FILE",
-    "TASKBOX_QUOTA_ENQUEUE_PER_SECOND",
-    "TASKBOX_QUOTA_ENQUEUE_BURST",
-    "TASKBOX_QUOTA_MAX_QUEUED",
-    "TASKBOX_QUOTA_MAX_RUNNING",
-    "TASKBOX_QUOTA_FUEL_PER_MINUTE",
-    "TASKBOX_QUOTA_MAX_COMPONENTS",
-    "TASKBOX_QUOTA_MAX_COMPONENT_BYTES",
-    "TASKBOX_QUOTA_MAX_TASK_VERSIONS",
-    "TASKBOX_SNOOZE_FLOOR_MS",
-    "TASKBOX_MAX_SNOOZES",
-    "TASKBOX_NO_MIGRATE",
-    "TASKBOX_RETAIN_COMPLETED_HOURS",
-    "TASKBOX_RETAIN_FAILED_HOURS",
-    "TASKBOX_WEBHOOK_ALLOW_PRIVATE",
-    "TASKBOX_WEBHOOK_TIMEOUT_MS",
-    "TASKBOX_WEBHOOK_BACKOFF_MS",
-    "TASKBOX_WEBHOOK_GIVE_UP_MS",
-    "TASKBOX_MAX_EVENT_STREAMS",
-    "TASKBOX_OUTBOUND_ALLOW_PRIVATE",
-    "TASKBOX_OUTBOUND_MAX_CONNECTIONS_PER_TENANT",
-    "TASKBOX_OUTBOUND_MAX_REQUESTS",
-    "TASKBOX_OUTBOUND_MAX_RESPONSE_BYTES",
-    "TASKBOX_LOG",
-    "TASKBOX_LOG_FORMAT",
-    "TASKBOX_METRICS_LISTEN",
-    "TASKBOX_METRICS_PER_TENANT",
-    "TASKBOX_URL",
-    "TASKBOX_TOKEN",
-    "TASKBOX_TENANT",
-    // `taskbox run`'s compile cache.
-    "TASKBOX_CACHE_DIR",
-    // Where the tests find the built guests.
-    "TASKBOX_GUESTS",
+/// The `TASKBOX_*` variables read without a flag, each with what it sets. Every flag's own
+/// variable is named in the command line's parser (`cli::known_variables` joins the two), so
+/// that a flag given a variable is known without a second list to keep.
+pub const UNFLAGGED_VARIABLES: &[(&str, &str)] = &[
+    (
+        "TASKBOX_ADMIN_TOKEN",
+        "`serve`: the admin token. Absent, the first start makes one and prints it once; set, it replaces the stored one at each start.",
+    ),
+    (
+        "TASKBOX_LOG",
+        "What is logged, in `tracing`'s filter syntax (`warn` by default; `info` adds a line per API request). `RUST_LOG` is read when it is absent.",
+    ),
+    (
+        "TASKBOX_GUESTS",
+        "The test suite's: where the built example guests are (`target/guests` by default).",
+    ),
 ];
 
 /// Most attempts one process runs at once.
@@ -222,10 +191,13 @@ pub const DEFAULT_READS_PER_SECOND: u32 = 2;
 pub const MAX_READS_PER_SECOND: u32 = 1_000;
 
 /// Refuses unknown `TASKBOX_*` variables, suggesting the known one nearest.
-pub fn check_environment(vars: impl Iterator<Item = (String, String)>) -> Result<(), String> {
+pub fn check_environment(
+    vars: impl Iterator<Item = (String, String)>,
+    known: &[String],
+) -> Result<(), String> {
     for (name, _) in vars {
-        if name.starts_with("TASKBOX_") && !KNOWN_VARIABLES.contains(&name.as_str()) {
-            let nearest = KNOWN_VARIABLES
+        if name.starts_with("TASKBOX_") && !known.contains(&name) {
+            let nearest = known
                 .iter()
                 .min_by_key(|k| edit_distance(k, &name))
                 .filter(|k| edit_distance(k, &name) <= 3);
@@ -234,7 +206,7 @@ pub fn check_environment(vars: impl Iterator<Item = (String, String)>) -> Result
                 .unwrap_or_default();
             return Err(format!(
                 "unknown environment variable {name}{hint}; taskbox reads {}",
-                KNOWN_VARIABLES.join(", ")
+                known.join(", ")
             ));
         }
     }
@@ -519,14 +491,15 @@ mod tests {
 
     #[test]
     fn misspelled_variables_are_refused_with_a_suggestion() {
+        let known = ["TASKBOX_RUNNERS".to_string(), "TASKBOX_LOG".to_string()];
         let vars = [("TASKBOX_RUNNER".to_string(), "2".to_string())];
-        let err = check_environment(vars.into_iter()).unwrap_err();
+        let err = check_environment(vars.into_iter(), &known).unwrap_err();
         assert!(err.contains("did you mean TASKBOX_RUNNERS"), "{err}");
         let ok = [
             ("TASKBOX_RUNNERS".to_string(), "2".to_string()),
             ("PATH".into(), "/".into()),
         ];
-        assert!(check_environment(ok.into_iter()).is_ok());
+        assert!(check_environment(ok.into_iter(), &known).is_ok());
     }
 
     #[test]

@@ -15,7 +15,8 @@ pub struct MigrateArgs {
 }
 
 pub fn main(args: MigrateArgs) -> anyhow::Result<ExitCode> {
-    crate::config::check_environment(std::env::vars()).map_err(anyhow::Error::msg)?;
+    crate::config::check_environment(std::env::vars(), &super::known_variables())
+        .map_err(anyhow::Error::msg)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

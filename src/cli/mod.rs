@@ -113,6 +113,30 @@ pub enum Command {
     Bench(BenchArgs),
 }
 
+/// Every `TASKBOX_*` variable taskbox reads: each flag's (of every command) and those read
+/// without a flag, sorted. The server refuses any other, so a misspelling does not pass for a
+/// default.
+pub fn known_variables() -> Vec<String> {
+    fn walk(cmd: &clap::Command, names: &mut std::collections::BTreeSet<String>) {
+        names.extend(
+            cmd.get_arguments()
+                .filter_map(|arg| arg.get_env())
+                .map(|env| env.to_string_lossy().into_owned()),
+        );
+        for sub in cmd.get_subcommands() {
+            walk(sub, names);
+        }
+    }
+    let mut names = std::collections::BTreeSet::new();
+    walk(&<Cli as clap::CommandFactory>::command(), &mut names);
+    names.extend(
+        crate::config::UNFLAGGED_VARIABLES
+            .iter()
+            .map(|(name, _)| (*name).to_owned()),
+    );
+    names.into_iter().collect()
+}
+
 /// Logs to stderr, filtered by `TASKBOX_LOG`, else `RUST_LOG`, else
 /// warnings only (the benches' program sets them up the same way).
 pub fn init_logs(format: LogFormat) {
@@ -155,5 +179,37 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Health(args) => health::main(args),
         Command::Compile(args) => Ok(crate::sandbox::compiler::child_main(args)),
         Command::Bench(args) => bench::main(args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::known_variables;
+    use crate::config::check_environment;
+
+    /// Each flag's variable is known because the flag names it: one a list once forgot
+    /// (`TASKBOX_CLAIM_AHEAD_MS` was refused as unknown) passes, a misspelling of it does not.
+    #[test]
+    fn every_flags_variable_is_known_and_a_misspelling_is_not() {
+        let known = known_variables();
+        for name in [
+            "TASKBOX_CLAIM_AHEAD_MS",
+            "TASKBOX_COMPILE_SLOTS",
+            "TASKBOX_OTLP_ENDPOINT",
+            "TASKBOX_URL",
+            "TASKBOX_CACHE_DIR",
+            "TASKBOX_ADMIN_TOKEN",
+            "TASKBOX_LOG",
+        ] {
+            assert!(known.iter().any(|k| k == name), "{name} is not known");
+            let vars = [(name.to_owned(), "1".to_owned())];
+            assert!(
+                check_environment(vars.into_iter(), &known).is_ok(),
+                "{name}"
+            );
+        }
+        let vars = [("TASKBOX_CLAIM_AHEAD".to_owned(), "1".to_owned())];
+        let err = check_environment(vars.into_iter(), &known).unwrap_err();
+        assert!(err.contains("did you mean TASKBOX_CLAIM_AHEAD_MS"), "{err}");
     }
 }

@@ -313,7 +313,7 @@ impl NodeArgs {
         max_body_bytes: usize,
         http: config::HttpSettings,
     ) -> Result<ServeConfig, String> {
-        config::check_environment(std::env::vars())?;
+        config::check_environment(std::env::vars(), &super::known_variables())?;
         let database_url = self
             .database_url
             .unwrap_or_else(|| format!("sqlite://{}", self.data_dir.join("taskbox.db").display()));
