@@ -307,13 +307,14 @@ pub(crate) async fn run_script_in(
         .unwrap()
 }
 
-/// The shell block of the README that follows `marker` (an HTML comment).
-pub(crate) fn readme_block(marker: &str) -> String {
-    let readme = crate::common::repo_file("README.md");
-    let after = readme
+/// The shell block of a page (the README, a page of the book) that follows `marker` (an HTML
+/// comment); tests/it/book.rs checks that each such block has its test.
+pub(crate) fn doc_block(page: &str, marker: &str) -> String {
+    let text = crate::common::repo_file(page);
+    let after = text
         .split(marker)
         .nth(1)
-        .unwrap_or_else(|| panic!("the README has no {marker}"));
+        .unwrap_or_else(|| panic!("{page} has no {marker}"));
     let block = after
         .split("```sh\n")
         .nth(1)
@@ -322,16 +323,16 @@ pub(crate) fn readme_block(marker: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_readme_quick_start_works() {
+async fn the_books_api_walk_through_works() {
     let dir = tempfile::tempdir().unwrap();
     let server = Served::start(dir.path());
-    let script = readme_block("<!-- quick-start -->");
+    let script = doc_block("docs/book/src/api-by-hand.md", "<!-- api-by-hand -->");
     let out = run_script(&script, &server.url, ADMIN, &[]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "the quick start failed:\n{script}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+        "the walk-through failed:\n{script}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     );
     // Once through the CLI, once through curl.
     assert_eq!(

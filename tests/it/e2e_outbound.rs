@@ -1,15 +1,15 @@
-//! The README's walk through outbound HTTP and secrets, run as a user runs
+//! The book's walk through outbound HTTP and secrets (docs/book/src/outbound.md), run as a user runs
 //! it: the real binary started with `--outbound-allow-private`, the shell
 //! block after `<!-- outbound-quick-start -->` run by bash. The demo host
 //! must get the real key, and the job's log must show it redacted.
 
-use crate::e2e::{readme_block, run_script, Served, ADMIN};
+use crate::e2e::{doc_block, run_script, Served, ADMIN};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_readme_outbound_walkthrough_works() {
+async fn the_outbound_quick_start_works() {
     let dir = tempfile::tempdir().unwrap();
     let server = Served::spawn(dir.path(), &["--outbound-allow-private"], Some(ADMIN));
-    let script = readme_block("<!-- outbound-quick-start -->");
+    let script = doc_block("docs/book/src/outbound.md", "<!-- outbound-quick-start -->");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

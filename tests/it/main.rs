@@ -12,6 +12,7 @@ mod api_secrets;
 mod api_tokens;
 mod api_webhooks;
 mod api_workflows;
+mod book;
 mod browser;
 mod cli_events;
 mod cli_run;

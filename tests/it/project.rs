@@ -441,13 +441,112 @@ async fn run_page(page: &str, server: &Served) -> String {
     stdout
 }
 
-/// docs/first-task/rust.md, every step, from an empty directory against a real server; then
+/// Each directory of `path` with the other languages' toolchains taken out (symlinks to the
+/// rest, under `into`): what a machine with rustup and nothing else would have.
+fn path_without_other_toolchains(path: &str, into: &Path) -> String {
+    const EXACT: &[&str] = &[
+        "node",
+        "nodejs",
+        "npm",
+        "npx",
+        "corepack",
+        "go",
+        "gofmt",
+        "jco",
+        "deno",
+        "bun",
+        "tinygo",
+        "wasm-tools",
+        "componentize-py",
+        "esbuild",
+        "tsc",
+    ];
+    const PREFIXES: &[&str] = &["python", "pip", "pydoc", "pyenv"];
+    let mut dirs = Vec::new();
+    for (i, dir) in std::env::split_paths(path).enumerate() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mirror = into.join(i.to_string());
+        std::fs::create_dir_all(&mirror).unwrap();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if EXACT.contains(&name.as_str()) || PREFIXES.iter().any(|p| name.starts_with(p)) {
+                continue;
+            }
+            let _ = std::os::unix::fs::symlink(entry.path(), mirror.join(&name));
+        }
+        dirs.push(mirror);
+    }
+    std::env::join_paths(dirs)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The README's quick start, run as a newcomer would after `taskbox serve`: `init rust`,
+/// `build`, `task push`, `enqueue --wait`, in an empty directory, with rustup as the only
+/// toolchain on PATH (no Node, Go or Python, so nothing scripts/build-guests installs); then
+/// the dashboard it points at answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_quick_start_works_with_rustup_alone() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
+    let work = tempfile::tempdir().unwrap();
+    let shims = tempfile::tempdir().unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_taskbox"))
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let path = format!(
+        "{bin}:{}",
+        path_without_other_toolchains(&std::env::var("PATH").unwrap_or_default(), shims.path())
+    );
+    // The PATH holds what a Rust build needs and none of the others.
+    let probe = Command::new("bash")
+        .args(["-c", "command -v cargo rustup cc >/dev/null && ! command -v node && ! command -v npm && ! command -v go && ! command -v python3 && ! command -v python"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(
+        probe.status.success(),
+        "the PATH still holds another toolchain: {}",
+        String::from_utf8_lossy(&probe.stdout)
+    );
+    let script = crate::e2e::doc_block("README.md", "<!-- quick-start -->");
+    let env = [("CARGO_TARGET_DIR", cargo_target()), ("PATH", path)];
+    let out = run_script_in(work.path(), &script, &server.url, ADMIN, &env).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the quick start failed:\n{script}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    assert!(
+        stdout.contains("Hello, Grace!"),
+        "the job's output: {stdout}\n{stderr}"
+    );
+    let dashboard = taskbox::http::default_client()
+        .get(format!("{}/", server.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(dashboard.status(), 200);
+    let page = dashboard.text().await.unwrap();
+    assert!(
+        page.contains("<html") || page.contains("<!doctype") || page.contains("<!DOCTYPE"),
+        "{page}"
+    );
+}
+
+/// docs/book/src/first-task/rust.md, every step, from an empty directory against a real server; then
 /// the input schema its build derived, enforced by that server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rust_first_task_page_works_and_the_server_enforces_the_derived_schema() {
     let data = tempfile::tempdir().unwrap();
     let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
-    run_page("docs/first-task/rust.md", &server).await;
+    run_page("docs/book/src/first-task/rust.md", &server).await;
     enforces_its_schema(
         &server,
         "hello",
@@ -481,13 +580,13 @@ async fn enforces_its_schema<const N: usize>(server: &Served, task: &str, bad: [
     assert_eq!(job["output"], json!({"greeting": "Hello, Lin!"}), "{job}");
 }
 
-/// docs/first-task/python.md, every step, from an empty directory against a real server;
+/// docs/book/src/first-task/python.md, every step, from an empty directory against a real server;
 /// then the schema its build derived from the input dataclass, enforced by that server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_first_task_page_works_and_the_server_enforces_the_derived_schema() {
     let data = tempfile::tempdir().unwrap();
     let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
-    run_page("docs/first-task/python.md", &server).await;
+    run_page("docs/book/src/first-task/python.md", &server).await;
     enforces_its_schema(
         &server,
         "hello-py",
@@ -499,13 +598,13 @@ async fn the_python_first_task_page_works_and_the_server_enforces_the_derived_sc
     .await;
 }
 
-/// docs/first-task/typescript.md, every step, from an empty directory against a real server;
+/// docs/book/src/first-task/typescript.md, every step, from an empty directory against a real server;
 /// then the schema its build derived from the `Input` type, enforced by that server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_first_task_page_works_and_the_server_enforces_the_derived_schema() {
     let data = tempfile::tempdir().unwrap();
     let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
-    run_page("docs/first-task/typescript.md", &server).await;
+    run_page("docs/book/src/first-task/typescript.md", &server).await;
     enforces_its_schema(
         &server,
         "hello-ts",
@@ -517,18 +616,18 @@ async fn the_typescript_first_task_page_works_and_the_server_enforces_the_derive
     .await;
 }
 
-/// docs/first-task/javascript.md, every step, from an empty directory against a real server.
+/// docs/book/src/first-task/javascript.md, every step, from an empty directory against a real server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_javascript_first_task_page_works() {
     let data = tempfile::tempdir().unwrap();
     let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
-    run_page("docs/first-task/javascript.md", &server).await;
+    run_page("docs/book/src/first-task/javascript.md", &server).await;
 }
 
-/// docs/first-task/go.md, every step, from an empty directory against a real server.
+/// docs/book/src/first-task/go.md, every step, from an empty directory against a real server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_go_first_task_page_works() {
     let data = tempfile::tempdir().unwrap();
     let server = Served::spawn(data.path(), &["--grace-ms", "2000"], Some(ADMIN));
-    run_page("docs/first-task/go.md", &server).await;
+    run_page("docs/book/src/first-task/go.md", &server).await;
 }
