@@ -43,7 +43,8 @@ phase_table() {
         printf "%-62s  %7s  %s\n" phase seconds result
         printf "%-62s  %7s  %s\n" "$(printf "%062d" 0 | tr 0 -)" ------- ------
         awk -F'\t' '{ printf "%-62s  %7d  %s\n", $1, $2, $3; total += $2 }
-                    END { printf "%-62s  %7d\n", "total", total }' "$CI_PHASE_TIMES"
+                    END { printf "%-62s  %7d\n", "sum of the phases (some run side by side)", total }' "$CI_PHASE_TIMES"
+        printf "%-62s  %7d\n" "wall clock" "$SECONDS"
         echo "load average (1, 5, 15 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown); cores: $(nproc 2>/dev/null || echo unknown)"
     } >&2
 }
