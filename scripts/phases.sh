@@ -40,11 +40,11 @@ phase_table() {
     [ -n "${CI_PHASE_TIMES:-}" ] && [ -s "$CI_PHASE_TIMES" ] || return 0
     {
         echo
-        printf "%-62s  %7s  %s\n" phase seconds result
-        printf "%-62s  %7s  %s\n" "$(printf "%062d" 0 | tr 0 -)" ------- ------
-        awk -F'\t' '{ printf "%-62s  %7d  %s\n", $1, $2, $3; total += $2 }
-                    END { printf "%-62s  %7d\n", "sum of the phases (some run side by side)", total }' "$CI_PHASE_TIMES"
-        printf "%-62s  %7d\n" "wall clock" "$SECONDS"
+        printf "%-80s  %7s  %s\n" phase seconds result
+        printf "%-80s  %7s  %s\n" "$(printf "%080d" 0 | tr 0 -)" ------- ------
+        awk -F'\t' '{ printf "%-80s  %7d  %s\n", $1, $2, $3; total += $2 }
+                    END { printf "%-80s  %7d\n", "sum of the phases (some run side by side)", total }' "$CI_PHASE_TIMES"
+        printf "%-80s  %7d\n" "wall clock" "$SECONDS"
         echo "load average (1, 5, 15 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown); cores: $(nproc 2>/dev/null || echo unknown)"
     } >&2
 }
