@@ -139,25 +139,22 @@ fn the_configuration_reference_is_the_flags_and_their_defaults() {
          `taskbox worker` takes the server's flags except those of the HTTP API.\n\n\
          | variable | flag | default | what | read by |\n|---|---|---|---|---|\n"
     );
-    for (name, s) in settings.iter().filter(|(_, s)| server(s)) {
-        page += &format!(
+    let row = |name: &str, s: &Setting| {
+        format!(
             "| `{name}` | {} | {} | {} | {} |\n",
             s.flag,
             cell(&s.default),
             s.what,
             commands(&s.commands)
-        );
+        )
+    };
+    for (name, s) in settings.iter().filter(|(_, s)| server(s)) {
+        page += &row(name, s);
     }
     page += "\n## The client commands and `taskbox run`\n\n\
              | variable | flag | default | what | read by |\n|---|---|---|---|---|\n";
     for (name, s) in settings.iter().filter(|(_, s)| !server(s)) {
-        page += &format!(
-            "| `{name}` | {} | {} | {} | {} |\n",
-            s.flag,
-            cell(&s.default),
-            s.what,
-            commands(&s.commands)
-        );
+        page += &row(name, s);
     }
     page += "\n## Read without a flag\n\n| variable | what |\n|---|---|\n";
     for (name, what) in taskbox::config::UNFLAGGED_VARIABLES {
