@@ -9,6 +9,7 @@ pub mod call_rows;
 pub mod clock;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
+mod db_row;
 pub mod debounce;
 pub mod dialect;
 pub mod ending;
@@ -20,6 +21,7 @@ pub mod flow_key;
 pub mod insert_sql;
 pub mod job_sql;
 pub mod lease_sql;
+pub mod migrations;
 mod open;
 pub mod outbox;
 pub mod postgres;

@@ -1,6 +1,7 @@
 //! Rows as a database returns them, the same for every backend (each
 //! casts its columns to these types), and their conversion into records.
 
+use super::db_row::db_row;
 use crate::job::{JobError, JobStatus};
 use crate::store::records::*;
 use crate::store::StoreError;
@@ -28,43 +29,44 @@ pub fn log_json(job_id: &str, a: &AttemptRecord) -> Result<Option<String>, Store
     Ok(log)
 }
 
-/// A job's columns.
-#[derive(sqlx::FromRow)]
-pub struct JobRow {
-    pub(crate) id: String,
-    pub(crate) tenant: String,
-    pub(crate) task: String,
-    pub(crate) task_version: i64,
-    pub(crate) digest: String,
-    pub(crate) status: String,
-    pub(crate) queue: String,
-    pub(crate) priority: i64,
-    pub(crate) input: String,
-    pub(crate) output: Option<String>,
-    pub(crate) error: Option<String>,
-    pub(crate) attempts: i64,
-    pub(crate) max_attempts: i64,
-    pub(crate) run_at: i64,
-    pub(crate) created_at: i64,
-    pub(crate) started_at: Option<i64>,
-    pub(crate) finished_at: Option<i64>,
-    pub(crate) deadline_at: Option<i64>,
-    pub(crate) concurrency_key: Option<String>,
-    pub(crate) unique_key: Option<String>,
-    pub(crate) progress: Option<String>,
-    pub(crate) waiting_for: Option<String>,
-    pub(crate) fallback_task: Option<String>,
-    pub(crate) fallback_version: Option<i64>,
-    pub(crate) fallback_digest: Option<String>,
-    pub(crate) cancel_requested: i64,
-    pub idempotency_hash: Option<String>,
-    pub(crate) expire_after_ms: Option<i64>,
-    pub(crate) cached_from: Option<String>,
-    pub(crate) throttle: Option<String>,
-    pub(crate) debounce: Option<String>,
-    pub(crate) fairness_key: Option<String>,
-    pub(crate) fairness_weight: Option<i64>,
-    pub(crate) traceparent: Option<String>,
+db_row! {
+    /// A job's columns.
+    pub struct JobRow {
+        pub(crate) id: String,
+        pub(crate) tenant: String,
+        pub(crate) task: String,
+        pub(crate) task_version: i64,
+        pub(crate) digest: String,
+        pub(crate) status: String,
+        pub(crate) queue: String,
+        pub(crate) priority: i64,
+        pub(crate) input: String,
+        pub(crate) output: Option<String>,
+        pub(crate) error: Option<String>,
+        pub(crate) attempts: i64,
+        pub(crate) max_attempts: i64,
+        pub(crate) run_at: i64,
+        pub(crate) created_at: i64,
+        pub(crate) started_at: Option<i64>,
+        pub(crate) finished_at: Option<i64>,
+        pub(crate) deadline_at: Option<i64>,
+        pub(crate) concurrency_key: Option<String>,
+        pub(crate) unique_key: Option<String>,
+        pub(crate) progress: Option<String>,
+        pub(crate) waiting_for: Option<String>,
+        pub(crate) fallback_task: Option<String>,
+        pub(crate) fallback_version: Option<i64>,
+        pub(crate) fallback_digest: Option<String>,
+        pub(crate) cancel_requested: i64,
+        pub idempotency_hash: Option<String>,
+        pub(crate) expire_after_ms: Option<i64>,
+        pub(crate) cached_from: Option<String>,
+        pub(crate) throttle: Option<String>,
+        pub(crate) debounce: Option<String>,
+        pub(crate) fairness_key: Option<String>,
+        pub(crate) fairness_weight: Option<i64>,
+        pub(crate) traceparent: Option<String>,
+    }
 }
 
 impl JobRow {
@@ -275,21 +277,22 @@ pub fn queues_from(
     Ok(out)
 }
 
-/// An attempt's columns (`attempt_sql::PAGE`).
-#[derive(sqlx::FromRow)]
-pub struct AttemptRow {
-    attempt: i64,
-    task: String,
-    task_version: i64,
-    digest: String,
-    started_at: i64,
-    finished_at: i64,
-    outcome: String,
-    error: Option<String>,
-    fuel_used: i64,
-    peak_memory_bytes: i64,
-    log: Option<String>,
-    network: Option<String>,
+db_row! {
+    /// An attempt's columns (`attempt_sql::PAGE`).
+    pub struct AttemptRow {
+        attempt: i64,
+        task: String,
+        task_version: i64,
+        digest: String,
+        started_at: i64,
+        finished_at: i64,
+        outcome: String,
+        error: Option<String>,
+        fuel_used: i64,
+        peak_memory_bytes: i64,
+        log: Option<String>,
+        network: Option<String>,
+    }
 }
 
 impl TryFrom<AttemptRow> for AttemptRecord {

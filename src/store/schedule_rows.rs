@@ -2,6 +2,7 @@
 //! that creates or moves one on (against its `rev`), and the SQL and row
 //! conversion both backends share.
 
+use super::db_row::db_row;
 use super::{Millis, StoreError, StoreResult};
 use std::sync::LazyLock;
 
@@ -106,24 +107,25 @@ impl ScheduleRecord {
 pub const COLUMNS: &str = "tenant, name, spec, enabled, next_at, last_slot, last_job, pending, \
     pending_slot, buffered, fired, skipped, last_error, rev, created_at, updated_at";
 
-#[derive(sqlx::FromRow)]
-pub struct ScheduleRow {
-    pub tenant: String,
-    pub name: String,
-    pub spec: String,
-    pub enabled: bool,
-    pub next_at: Option<i64>,
-    pub last_slot: Option<i64>,
-    pub last_job: Option<String>,
-    pub pending: Option<String>,
-    pub pending_slot: Option<i64>,
-    pub buffered: Option<i64>,
-    pub fired: i64,
-    pub skipped: i64,
-    pub last_error: Option<String>,
-    pub rev: i64,
-    pub created_at: i64,
-    pub updated_at: i64,
+db_row! {
+    pub struct ScheduleRow {
+        pub tenant: String,
+        pub name: String,
+        pub spec: String,
+        pub enabled: bool,
+        pub next_at: Option<i64>,
+        pub last_slot: Option<i64>,
+        pub last_job: Option<String>,
+        pub pending: Option<String>,
+        pub pending_slot: Option<i64>,
+        pub buffered: Option<i64>,
+        pub fired: i64,
+        pub skipped: i64,
+        pub last_error: Option<String>,
+        pub rev: i64,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
 }
 
 impl From<ScheduleRow> for ScheduleRecord {

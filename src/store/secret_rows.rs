@@ -2,6 +2,7 @@
 //! opens (`secrets::Vault` seals and opens them), and the record a list
 //! shows, which never carries them.
 
+use super::db_row::db_row;
 use super::{Millis, StoreResult};
 
 /// Most secrets one tenant may have.
@@ -16,26 +17,28 @@ pub struct NewSecret {
     pub ciphertext: Vec<u8>,
 }
 
-/// What is shown of a secret: never its value, sealed or not.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct SecretRecord {
-    pub tenant: String,
-    pub name: String,
-    /// 1 when it was made; one more at each put of the name.
-    #[sqlx(try_from = "i64")]
-    pub version: u32,
-    pub created_at: Millis,
-    pub updated_at: Millis,
+db_row! {
+    /// What is shown of a secret: never its value, sealed or not.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SecretRecord {
+        pub tenant: String,
+        pub name: String,
+        /// 1 when it was made; one more at each put of the name.
+        pub version: u32 as i64,
+        pub created_at: Millis,
+        pub updated_at: Millis,
+    }
 }
 
-/// A secret's sealed value, for the one who opens it (`secrets::reveal`).
-#[derive(Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct SealedSecret {
-    pub name: String,
-    #[sqlx(try_from = "i64")]
-    pub version: u32,
-    pub nonce: Vec<u8>,
-    pub ciphertext: Vec<u8>,
+db_row! {
+    /// A secret's sealed value, for the one who opens it (`secrets::reveal`).
+    #[derive(Clone, PartialEq, Eq)]
+    pub struct SealedSecret {
+        pub name: String,
+        pub version: u32 as i64,
+        pub nonce: Vec<u8>,
+        pub ciphertext: Vec<u8>,
+    }
 }
 
 impl std::fmt::Debug for SealedSecret {

@@ -1,6 +1,7 @@
 //! Webhook and delivery rows as both backends read them, their
 //! conversion into records, and the statements both run.
 
+use super::db_row::db_row;
 use super::dialect::Dialect;
 use super::records::{Delivery, DeliveryStatus, NewWebhook, WebhookRecord};
 use super::{Millis, StoreError, StoreResult, MAX_WEBHOOKS};
@@ -122,14 +123,15 @@ pub fn prune(d: Dialect) -> String {
 /// The columns of a webhook row, in `WebhookRow`'s order.
 pub const WEBHOOK_COLUMNS: &str = "id, tenant, url, events, secret, created_at";
 
-#[derive(sqlx::FromRow)]
-pub struct WebhookRow {
-    pub id: String,
-    pub tenant: String,
-    pub url: String,
-    pub events: String,
-    pub secret: String,
-    pub created_at: i64,
+db_row! {
+    pub struct WebhookRow {
+        pub id: String,
+        pub tenant: String,
+        pub url: String,
+        pub events: String,
+        pub secret: String,
+        pub created_at: i64,
+    }
 }
 
 impl TryFrom<WebhookRow> for WebhookRecord {
@@ -157,22 +159,22 @@ pub fn event_types(events: &[EventType]) -> String {
 pub const DELIVERY_COLUMNS: &str = "id, webhook, tenant, seq, type, body, status, attempts, \
     created_at, next_at, last_at, last_status, last_error";
 
-#[derive(sqlx::FromRow)]
-pub struct DeliveryRow {
-    pub id: i64,
-    pub webhook: String,
-    pub tenant: String,
-    pub seq: i64,
-    #[sqlx(rename = "type")]
-    pub kind: String,
-    pub body: String,
-    pub status: String,
-    pub attempts: i64,
-    pub created_at: i64,
-    pub next_at: Option<i64>,
-    pub last_at: Option<i64>,
-    pub last_status: Option<i64>,
-    pub last_error: Option<String>,
+db_row! {
+    pub struct DeliveryRow {
+        pub id: i64,
+        pub webhook: String,
+        pub tenant: String,
+        pub seq: i64,
+        pub kind: String = "type",
+        pub body: String,
+        pub status: String,
+        pub attempts: i64,
+        pub created_at: i64,
+        pub next_at: Option<i64>,
+        pub last_at: Option<i64>,
+        pub last_status: Option<i64>,
+        pub last_error: Option<String>,
+    }
 }
 
 impl TryFrom<DeliveryRow> for Delivery {

@@ -2,6 +2,7 @@
 //! new version per PUT, counted with the tenant's task versions against
 //! `max_task_versions`), with the SQL both backends share.
 
+use super::db_row::db_row;
 use super::Millis;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,13 +13,15 @@ pub struct NewWorkflow {
     pub spec: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct WorkflowRecord {
-    pub tenant: String,
-    pub name: String,
-    pub version: i32,
-    pub spec: String,
-    pub created_at: Millis,
+db_row! {
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct WorkflowRecord {
+        pub tenant: String,
+        pub name: String,
+        pub version: i32,
+        pub spec: String,
+        pub created_at: Millis,
+    }
 }
 
 /// The columns of a workflow row, in `WorkflowRecord`'s order.

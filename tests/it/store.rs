@@ -195,7 +195,7 @@ async fn sqlite_before(
         .filename(dir.path().join("taskbox.db"))
         .create_if_missing(true);
     let mut c = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
-    before(sqlx::migrate!("migrations/sqlite"), version)
+    before(taskbox::store::migrations::sqlite().await.unwrap(), version)
         .run(&mut c)
         .await
         .unwrap();

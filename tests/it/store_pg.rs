@@ -383,7 +383,7 @@ async fn tokens_made_before_ids_get_ids_from_their_hash() {
         return;
     };
     let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
-    crate::store::before(sqlx::migrate!("migrations/postgres"), 16)
+    crate::store::before(taskbox::store::migrations::postgres().await.unwrap(), 16)
         .run(&mut c)
         .await
         .unwrap();
@@ -417,7 +417,7 @@ async fn the_rekeying_migration_drops_every_result_cache_key() {
         return;
     };
     let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
-    crate::store::before(sqlx::migrate!("migrations/postgres"), 28)
+    crate::store::before(taskbox::store::migrations::postgres().await.unwrap(), 28)
         .run(&mut c)
         .await
         .unwrap();

@@ -53,8 +53,13 @@ pub async fn create_database_from(url: &str, name: &str, template: &str) -> Stor
 /// connection, closed after (so that the database can be a template).
 pub async fn migrate(url: &str) -> StoreResult<()> {
     let mut c = sqlx::PgConnection::connect(url).await.map_err(pg)?;
-    sqlx::migrate!("migrations/postgres")
-        .run(&mut c)
+    let migrate = async {
+        crate::store::migrations::postgres()
+            .await?
+            .run(&mut c)
+            .await
+    };
+    migrate
         .await
         .map_err(|e| crate::store::StoreError::Internal(format!("cannot migrate: {e}")))?;
     c.close().await.map_err(pg)

@@ -259,13 +259,11 @@ impl PgStore {
                 source,
             })?;
         if opts.migrate {
-            sqlx::migrate!("migrations/postgres")
-                .run(&pool)
-                .await
-                .map_err(|source| OpenError::Migrate {
-                    url: shown.clone(),
-                    source,
-                })?;
+            let migrate = async { crate::store::migrations::postgres().await?.run(&pool).await };
+            migrate.await.map_err(|source| OpenError::Migrate {
+                url: shown.clone(),
+                source,
+            })?;
         }
         let store = PgStore {
             notifier: notify::Notifier::start(pool.clone()),

@@ -230,13 +230,16 @@ impl SqliteStore {
         let mut conn = SqliteConnection::connect_with(&migrate_opts)
             .await
             .map_err(open_err)?;
-        sqlx::migrate!("migrations/sqlite")
-            .run(&mut conn)
-            .await
-            .map_err(|source| OpenError::Migrate {
-                path: path.clone(),
-                source,
-            })?;
+        let migrate = async {
+            crate::store::migrations::sqlite()
+                .await?
+                .run(&mut conn)
+                .await
+        };
+        migrate.await.map_err(|source| OpenError::Migrate {
+            path: path.clone(),
+            source,
+        })?;
         conn.close().await.map_err(open_err)?;
         let writer_conn = open_writer(&path).map_err(|source| OpenError::OpenWriter {
             path: path.clone(),
