@@ -23,18 +23,18 @@ macro_rules! db_row {
                 $fvis $field: $ty,
             )*
         }
-        impl<'r> ::sqlx::FromRow<'r, ::sqlx::sqlite::SqliteRow> for $name {
-            fn from_row(row: &'r ::sqlx::sqlite::SqliteRow) -> ::sqlx::Result<Self> {
-                Ok(Self {
-                    $($field: $crate::store::db_row::db_row!(
-                        @get row, $crate::store::db_row::db_row!(@column $field $($column)?)
-                        $(, $via)?
-                    ),)*
-                })
-            }
-        }
-        impl<'r> ::sqlx::FromRow<'r, ::sqlx::postgres::PgRow> for $name {
-            fn from_row(row: &'r ::sqlx::postgres::PgRow) -> ::sqlx::Result<Self> {
+        $crate::store::db_row::db_row!(@from_row ::sqlx::sqlite::SqliteRow, $name {
+            $($field $(= $column)? $(as $via)?),*
+        });
+        $crate::store::db_row::db_row!(@from_row ::sqlx::postgres::PgRow, $name {
+            $($field $(= $column)? $(as $via)?),*
+        });
+    };
+    (@from_row $row:ty, $name:ident {
+        $($field:ident $(= $column:literal)? $(as $via:ty)?),*
+    }) => {
+        impl<'r> ::sqlx::FromRow<'r, $row> for $name {
+            fn from_row(row: &'r $row) -> ::sqlx::Result<Self> {
                 Ok(Self {
                     $($field: $crate::store::db_row::db_row!(
                         @get row, $crate::store::db_row::db_row!(@column $field $($column)?)
