@@ -2,6 +2,7 @@
 //! them, and the SQL both backends share: an `invoke`'s output or a
 //! `spawn`'s child, keyed by the call's place in the job's order of calls.
 
+use super::exec::args;
 use super::Millis;
 use serde::{Deserialize, Serialize};
 
@@ -135,4 +136,39 @@ pub fn insert(p: [&str; 6]) -> String {
         "INSERT INTO job_calls ({COLUMNS}) VALUES ({}) ON CONFLICT (job_id, call) DO NOTHING",
         p.join(", ")
     )
+}
+
+fn records(rows: Vec<CallColumns>) -> super::StoreResult<Vec<CallRecord>> {
+    rows.into_iter()
+        .map(|r| CallRecord::try_from(r).map_err(super::StoreError::Internal))
+        .collect()
+}
+
+impl dyn super::JobStore {
+    /// One orchestration call a job recorded, by its place.
+    pub async fn job_call(&self, id: &str, call: &str) -> super::StoreResult<Option<CallRecord>> {
+        let sql = get(["$1", "$2"]);
+        let rows: Vec<CallColumns> = self.read().await?.all(&sql, args![id, call]).await?;
+        Ok(records(rows)?.pop())
+    }
+
+    /// Every orchestration call a job recorded (its children are its
+    /// spawns).
+    pub async fn job_calls(&self, id: &str) -> super::StoreResult<Vec<CallRecord>> {
+        let rows: Vec<CallColumns> = self.read().await?.all(&list("$1"), args![id]).await?;
+        records(rows)
+    }
+
+    /// The job whose spawn made this one, if one did.
+    pub async fn job_parent(&self, id: &str) -> super::StoreResult<Option<String>> {
+        self.read().await?.scalar(&parent("$1"), args![id]).await
+    }
+
+    /// The call of the job whose end made this one as its callback, if
+    /// one did (`CallKind::Callback`).
+    pub async fn job_callback_of(&self, id: &str) -> super::StoreResult<Option<CallRecord>> {
+        let sql = callback_of("$1");
+        let rows: Vec<CallColumns> = self.read().await?.all(&sql, args![id]).await?;
+        Ok(records(rows)?.pop())
+    }
 }

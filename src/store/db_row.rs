@@ -29,6 +29,16 @@ macro_rules! db_row {
         $crate::store::db_row::db_row!(@from_row ::sqlx::postgres::PgRow, $name {
             $($field $(= $column)? $(as $via)?),*
         });
+        impl $crate::store::exec::FromRow for $name {
+            fn from_row(row: &$crate::store::exec::Row) -> $crate::store::StoreResult<Self> {
+                Ok(Self {
+                    $($field: $crate::store::db_row::db_row!(
+                        @exec row, $crate::store::db_row::db_row!(@column $field $($column)?)
+                        $(, $via)?
+                    ),)*
+                })
+            }
+        }
     };
     (@from_row $row:ty, $name:ident {
         $($field:ident $(= $column:literal)? $(as $via:ty)?),*
@@ -46,6 +56,13 @@ macro_rules! db_row {
     };
     (@column $field:ident) => { stringify!($field) };
     (@column $field:ident $column:literal) => { $column };
+    (@exec $row:ident, $column:expr) => { $row.get($column)? };
+    (@exec $row:ident, $column:expr, $via:ty) => {{
+        let read: $via = $row.get($column)?;
+        ::core::convert::TryFrom::try_from(read).map_err(|e| {
+            $crate::store::StoreError::Internal(format!("column {}: {e}", $column))
+        })?
+    }};
     (@get $row:ident, $column:expr) => { ::sqlx::Row::try_get($row, $column)? };
     (@get $row:ident, $column:expr, $via:ty) => {{
         let read: $via = ::sqlx::Row::try_get($row, $column)?;

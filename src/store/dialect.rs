@@ -74,6 +74,15 @@ impl Dialect {
         }
     }
 
+    /// What a read adds to lock the rows it reads until the transaction
+    /// ends (SQLite's one writer holds them all).
+    pub fn for_update(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres | Dialect::PostgresMany => " FOR UPDATE",
+        }
+    }
+
     /// A flag's literal value.
     pub fn flag(self, on: bool) -> &'static str {
         match (self, on) {
@@ -82,6 +91,53 @@ impl Dialect {
             (Dialect::Postgres | Dialect::PostgresMany, true) => "TRUE",
             (Dialect::Postgres | Dialect::PostgresMany, false) => "FALSE",
         }
+    }
+
+    /// A subquery of the texts in the JSON array parameter `n`: one
+    /// statement for a list of any length.
+    pub fn json_texts(self, n: usize) -> String {
+        match self {
+            Dialect::Sqlite => format!("SELECT value FROM json_each(${n})"),
+            Dialect::Postgres | Dialect::PostgresMany => {
+                format!("SELECT jsonb_array_elements_text(${n}::jsonb)")
+            }
+        }
+    }
+
+    /// A table `alias` of the objects in the JSON array parameter `n`: one
+    /// column of each `(name, PostgreSQL type)`, and `o`, the object's
+    /// place in the array. One statement writes a list of any length.
+    pub fn json_rows(self, n: usize, alias: &str, cols: &[(&str, &str)]) -> String {
+        match self {
+            Dialect::Sqlite => {
+                let picks: Vec<String> = cols
+                    .iter()
+                    .map(|(c, _)| format!("json_extract(value, '$.{c}') AS {c}"))
+                    .collect();
+                // `$N`, not `?N`: a `$N` is bound by its name wherever it is.
+                format!(
+                    "(SELECT {}, key AS o FROM json_each(${n})) AS {alias}",
+                    picks.join(", ")
+                )
+            }
+            Dialect::Postgres | Dialect::PostgresMany => {
+                let typed: Vec<String> = cols.iter().map(|(c, t)| format!("{c} {t}")).collect();
+                let names: Vec<&str> = cols.iter().map(|(c, _)| *c).collect();
+                format!(
+                    "ROWS FROM (jsonb_to_recordset(${n}::jsonb) AS ({})) \
+                     WITH ORDINALITY AS {alias}({}, o)",
+                    typed.join(", "),
+                    names.join(", ")
+                )
+            }
+        }
+    }
+
+    /// Whether writes that must see each other take a lock first (`hold`):
+    /// PostgreSQL's transactions run side by side; SQLite's one writer
+    /// runs them one after the other.
+    pub fn runs_writes_together(self) -> bool {
+        self != Dialect::Sqlite
     }
 
     pub fn cancel_requested(self) -> &'static str {

@@ -224,7 +224,7 @@ pub const COUNTS_SQL: &str = "SELECT status, count(*) FROM jobs GROUP BY status 
 pub const DEPTHS_SQL: &str = "SELECT queue, status, COUNT(*) FROM jobs \
     WHERE status IN ('queued', 'running', 'waiting') GROUP BY queue, status ORDER BY queue, status";
 
-/// A row of `queue_rows::depths`: tenant, queue, status, how many, the
+/// A row of `queues::depths`: tenant, queue, status, how many, the
 /// oldest due run_at.
 pub type QueueDepthRow = (String, String, String, i64, Option<i64>);
 

@@ -3,6 +3,7 @@
 //! conversion both backends share.
 
 use super::db_row::db_row;
+use super::exec::{args, Commit};
 use super::{Millis, StoreError, StoreResult};
 use std::sync::LazyLock;
 
@@ -283,4 +284,48 @@ pub fn conflict(w: &SchedulePut) -> StoreError {
 /// Refuses a new schedule past `MAX_SCHEDULES` (`have`: the tenant's now).
 pub fn check_room(have: i64) -> StoreResult<()> {
     super::tenants::within("schedules", Some(MAX_SCHEDULES), have, 1)
+}
+
+impl dyn super::JobStore {
+    pub async fn schedule_get(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> StoreResult<Option<ScheduleRecord>> {
+        let row: Option<ScheduleRow> = self
+            .read()
+            .await?
+            .optional(&GET, args![tenant, name])
+            .await?;
+        Ok(row.map(ScheduleRecord::from))
+    }
+
+    /// A tenant's schedules (`None`: every tenant's), by tenant and name.
+    pub async fn schedule_list(&self, tenant: Option<&str>) -> StoreResult<Vec<ScheduleRecord>> {
+        let sql = list(tenant.is_some());
+        let rows: Vec<ScheduleRow> = self.read().await?.all(&sql, args![tenant]).await?;
+        Ok(rows.into_iter().map(ScheduleRecord::from).collect())
+    }
+
+    /// Deletes a schedule (its jobs stay); `false` when there was none.
+    pub async fn schedule_delete(&self, tenant: &str, name: &str) -> StoreResult<bool> {
+        let (tenant, name) = (tenant.to_owned(), name.to_owned());
+        self.write(Commit::PROMPT, move |tx, _| {
+            Box::pin(async move { Ok(tx.execute(DELETE, args![&tenant, &name]).await? == 1) })
+        })
+        .await
+    }
+
+    /// Up to `limit` schedules (every tenant's) due for the firer at `at`,
+    /// the longest due first.
+    pub async fn schedule_due(&self, at: Millis, limit: u32) -> StoreResult<Vec<ScheduleRecord>> {
+        let rows: Vec<ScheduleRow> = self.read().await?.all(&DUE, args![at, limit]).await?;
+        Ok(rows.into_iter().map(ScheduleRecord::from).collect())
+    }
+
+    /// When the next schedule is due for the firer, if any is.
+    pub async fn schedule_next_due(&self) -> StoreResult<Option<Millis>> {
+        let next: Option<Option<i64>> = self.read().await?.scalar(NEXT_DUE, &[]).await?;
+        Ok(next.flatten())
+    }
 }

@@ -5,6 +5,7 @@
 //! epoch, for one tenant (`?4`, `one`) or, when it is NULL, every one.
 
 use super::dialect::Dialect;
+use super::exec::args;
 
 /// The upper edges (ms, exclusive) of the classes a job's wait to start is
 /// counted in; past the last is one more class, open above. Close steps
@@ -102,6 +103,53 @@ pub struct SeriesRows {
     pub started: Vec<StartedRow>,
     pub ended: Vec<EndedRow>,
     pub samples: Vec<SampleRow>,
+}
+
+impl dyn super::JobStore {
+    /// What the dashboard's charts read for the export's range and buckets:
+    /// jobs started (by how long they waited) and ended, and queue samples.
+    pub async fn series(&self, q: super::UsageExportQuery) -> super::StoreResult<SeriesRows> {
+        let one = q.tenant.is_some();
+        let mut c = self.read().await?;
+        let d = c.dialect();
+        // Every statement takes from, to, the bucket's width and the tenant.
+        let a = args![q.from, q.to, q.bucket_ms, &q.tenant];
+        Ok(SeriesRows {
+            started: c.all(&started(d, one), a).await?,
+            ended: c.all(&ended(d, one), a).await?,
+            samples: c.all(&samples(d, one), a).await?,
+        })
+    }
+
+    /// What attempts cost, by tenant, bucket, task and version, summed
+    /// from the attempt records, with the jobs the result cache completed.
+    pub async fn usage_export(
+        &self,
+        q: super::UsageExportQuery,
+    ) -> super::StoreResult<Vec<super::UsageLine>> {
+        use super::usage_sql;
+        let one = q.tenant.is_some();
+        let mut c = self.read().await?;
+        let d = c.dialect();
+        let a = args![q.from, q.to, q.bucket_ms, &q.tenant];
+        let attempts = c.all(&usage_sql::attempts(d, one), a).await?;
+        let hits = c.all(&usage_sql::cache_hits(d, one), a).await?;
+        Ok(super::tenants::usage_lines(attempts, hits))
+    }
+
+    /// Samples every queue's depth and oldest wait into this minute's row
+    /// (a later sample in the minute replaces it) and deletes samples older
+    /// than `keep_ms`; answers how many queues had jobs waiting.
+    pub async fn queue_sample(&self, keep_ms: i64) -> super::StoreResult<u64> {
+        self.write(super::exec::Commit::LAZY, move |tx, now| {
+            Box::pin(async move {
+                let at = minute_of(now);
+                tx.execute(SAMPLE_CLEAR, args![at, now - keep_ms]).await?;
+                Ok(tx.execute(SAMPLE_TAKE, args![at, now]).await?)
+            })
+        })
+        .await
+    }
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ async fn one_candidate_leads_at_a_time_on_sqlite() {
     // same rule.
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::default();
-    let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
+    let store: Arc<dyn JobStore> = sqlite(&dir, clock.clone()).await;
     contend(store.clone(), store.clone(), &clock).await;
     store.close().await;
 }
@@ -58,8 +58,8 @@ async fn one_candidate_leads_at_a_time_on_sqlite() {
 async fn one_candidate_leads_at_a_time_on_postgres() {
     let Some(db) = test_db().await else { return };
     let clock = ManualClock::default();
-    let a: Arc<dyn JobStore> = Arc::new(postgres(&db, clock.clone()).await);
-    let b: Arc<dyn JobStore> = Arc::new(postgres(&db, clock.clone()).await);
+    let a: Arc<dyn JobStore> = postgres(&db, clock.clone()).await;
+    let b: Arc<dyn JobStore> = postgres(&db, clock.clone()).await;
     contend(a.clone(), b.clone(), &clock).await;
     a.close().await;
     b.close().await;
@@ -87,7 +87,7 @@ async fn leader_only_maintenance_runs_on_the_leader_alone() {
     use taskbox::schedule::leader::LeaderOnly;
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::default();
-    let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
+    let store: Arc<dyn JobStore> = sqlite(&dir, clock.clone()).await;
     let a = Arc::new(Leader::new(store.clone(), "a".into(), TTL));
     let b = Arc::new(Leader::new(store.clone(), "b".into(), TTL));
     let on = |leader: &Arc<Leader>| LeaderOnly {

@@ -230,7 +230,7 @@ async fn overlap_policies_hold_while_the_last_job_is_active(rig: Rig) {
 async fn slots_fire_once_each_within_the_catchup_window_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::default();
-    let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
+    let store: Arc<dyn JobStore> = sqlite(&dir, clock.clone()).await;
     slots_fire_once_each_within_the_catchup_window(Rig::new(store.clone(), clock).await).await;
     store.close().await;
 }
@@ -239,7 +239,7 @@ async fn slots_fire_once_each_within_the_catchup_window_on_sqlite() {
 async fn slots_fire_once_each_within_the_catchup_window_on_postgres() {
     let Some(db) = test_db().await else { return };
     let clock = ManualClock::default();
-    let store: Arc<dyn JobStore> = Arc::new(postgres(&db, clock.clone()).await);
+    let store: Arc<dyn JobStore> = postgres(&db, clock.clone()).await;
     slots_fire_once_each_within_the_catchup_window(Rig::new(store.clone(), clock).await).await;
     store.close().await;
 }
@@ -248,7 +248,7 @@ async fn slots_fire_once_each_within_the_catchup_window_on_postgres() {
 async fn overlap_policies_hold_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::default();
-    let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
+    let store: Arc<dyn JobStore> = sqlite(&dir, clock.clone()).await;
     overlap_policies_hold_while_the_last_job_is_active(Rig::new(store.clone(), clock).await).await;
     store.close().await;
 }
@@ -257,7 +257,7 @@ async fn overlap_policies_hold_on_sqlite() {
 async fn overlap_policies_hold_on_postgres() {
     let Some(db) = test_db().await else { return };
     let clock = ManualClock::default();
-    let store: Arc<dyn JobStore> = Arc::new(postgres(&db, clock.clone()).await);
+    let store: Arc<dyn JobStore> = postgres(&db, clock.clone()).await;
     overlap_policies_hold_while_the_last_job_is_active(Rig::new(store.clone(), clock).await).await;
     store.close().await;
 }
@@ -279,7 +279,7 @@ async fn walk(rig: &Rig, from: &str, to: &str) {
 async fn a_schedule_in_berlin_fires_at_the_right_instants_across_dst() {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::default();
-    let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
+    let store: Arc<dyn JobStore> = sqlite(&dir, clock.clone()).await;
     let rig = Rig::new(store.clone(), clock).await;
     // Spring: 2026-03-29 02:00 CET → 03:00 CEST; 02:30 does not happen
     // that day, so the daily slot is left out; the hourly one has 23 slots.
@@ -339,7 +339,7 @@ async fn a_schedule_in_berlin_fires_at_the_right_instants_across_dst() {
 async fn a_slot_whose_key_is_taken_makes_no_second_job() {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::default();
-    let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
+    let store: Arc<dyn JobStore> = sqlite(&dir, clock.clone()).await;
     let rig = Rig::new(store.clone(), clock).await;
     let t0 = whole_second(&rig.clock);
     rig.define("tick", json!({"cron": "* * * * * *", "overlap": "allow"}))

@@ -9,8 +9,8 @@ use taskbox::store::{Durability, StoreOptions};
 use taskbox::store::{JobStore, ManualClock};
 
 /// A fresh SQLite store in its own directory, on a manual clock.
-pub async fn sqlite(dir: &tempfile::TempDir, clock: ManualClock) -> SqliteStore {
-    SqliteStore::open(
+pub async fn sqlite(dir: &tempfile::TempDir, clock: ManualClock) -> Arc<dyn JobStore> {
+    let store = SqliteStore::open(
         &SqliteOptions {
             url: format!("sqlite://{}", dir.path().join("taskbox.db").display()),
             durability: Durability::Full,
@@ -19,7 +19,8 @@ pub async fn sqlite(dir: &tempfile::TempDir, clock: ManualClock) -> SqliteStore 
         Arc::new(clock),
     )
     .await
-    .expect("open the store")
+    .expect("open the store");
+    Arc::new(store)
 }
 
 /// Makes a test of each conformance case, on a fresh store of its own.
@@ -30,7 +31,7 @@ macro_rules! on_sqlite {
             async fn $case() {
                 let dir = tempfile::tempdir().unwrap();
                 let clock = ManualClock::default();
-                let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
+                let store: Arc<dyn JobStore> = sqlite(&dir, clock.clone()).await;
                 conformance::run(stringify!($case), Harness { store: store.clone(), clock }).await;
                 store.close().await;
             }
@@ -142,7 +143,7 @@ async fn an_unused_upload_is_kept_an_hour_whatever_the_retention() {
     use taskbox::store::NewComponent;
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::default();
-    let store: Arc<dyn JobStore> = Arc::new(sqlite(&dir, clock.clone()).await);
+    let store: Arc<dyn JobStore> = sqlite(&dir, clock.clone()).await;
     store.tenant_insert("tenant-a").await.unwrap();
     store
         .component_insert(NewComponent {
@@ -226,7 +227,7 @@ async fn tokens_made_before_ids_get_ids_from_their_hash() {
     c.close().await.unwrap();
 
     let store = sqlite(&dir, ManualClock::default()).await;
-    tokens_got_ids(&store, &tenant_hash, &admin_hash).await;
+    tokens_got_ids(&*store, &tenant_hash, &admin_hash).await;
     store.close().await;
 }
 
@@ -261,7 +262,7 @@ pub const CACHED_JOBS: &str = "INSERT INTO jobs (id, tenant, task, task_version,
 
 /// What a store migrated past tokens' ids answers of a tenant's token and
 /// the admin's made before them (both backends' migration tests).
-pub async fn tokens_got_ids<S: JobStore + ?Sized>(store: &S, tenant_hash: &str, admin_hash: &str) {
+pub async fn tokens_got_ids(store: &dyn JobStore, tenant_hash: &str, admin_hash: &str) {
     use taskbox::store::Revocation;
     let t = store.token_get(tenant_hash).await.unwrap().unwrap();
     assert_eq!(t.id, format!("tok_{}", &tenant_hash[..16]));

@@ -137,8 +137,8 @@ pub async fn empty_test_db() -> Option<TestDb> {
 }
 
 /// A store on a fresh database, on a manual clock.
-pub async fn postgres(db: &TestDb, clock: ManualClock) -> PgStore {
-    PgStore::open(
+pub async fn postgres(db: &TestDb, clock: ManualClock) -> Arc<dyn JobStore> {
+    let store = PgStore::open(
         &PostgresOptions {
             url: db.url.clone(),
             durability: Durability::Full,
@@ -149,7 +149,8 @@ pub async fn postgres(db: &TestDb, clock: ManualClock) -> PgStore {
         Some(Arc::new(clock)),
     )
     .await
-    .expect("open the store")
+    .expect("open the store");
+    Arc::new(store)
 }
 
 /// Makes a test of each conformance case, on a database of its own.
@@ -160,7 +161,7 @@ macro_rules! on_postgres {
             async fn $case() {
                 let Some(db) = test_db().await else { return };
                 let clock = ManualClock::default();
-                let store: Arc<dyn JobStore> = Arc::new(postgres(&db, clock.clone()).await);
+                let store: Arc<dyn JobStore> = postgres(&db, clock.clone()).await;
                 conformance::run(stringify!($case), Harness { store: store.clone(), clock }).await;
                 store.close().await;
             }
@@ -404,7 +405,7 @@ async fn tokens_made_before_ids_get_ids_from_their_hash() {
     c.close().await.unwrap();
 
     let store = postgres(&db, ManualClock::default()).await;
-    crate::store::tokens_got_ids(&store, &tenant_hash, &admin_hash).await;
+    crate::store::tokens_got_ids(&*store, &tenant_hash, &admin_hash).await;
     store.close().await;
 }
 
@@ -456,6 +457,7 @@ async fn the_default_max_queued_holds_on_every_insert_path() {
     )
     .await
     .expect("open the store");
+    let store: Arc<dyn JobStore> = Arc::new(store);
     store.tenant_insert("t").await.unwrap();
     let task = taskbox::store::TaskRef {
         name: "x".into(),

@@ -17,8 +17,8 @@
 //! waiting for its flush (a claim).
 
 use super::pg;
-use crate::store::records::{EventColumns, EventHeads, EventRow};
-use crate::store::{Millis, StoreResult};
+use crate::store::records::EventHeads;
+use crate::store::StoreResult;
 use sqlx::PgPool;
 
 /// Most rows one pass numbers.
@@ -79,42 +79,6 @@ pub async fn sequence(pool: &PgPool) -> StoreResult<u64> {
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-fn rows(read: Vec<EventColumns>) -> Vec<EventRow> {
-    read.into_iter().map(EventRow::from).collect()
-}
-
-pub async fn read(pool: &PgPool, after: i64, limit: u32) -> StoreResult<Vec<EventRow>> {
-    let read: Vec<EventColumns> = sqlx::query_as(
-        "SELECT gseq, tenant, seq, n::int8, at, body FROM events \
-         WHERE gseq > $1 ORDER BY gseq LIMIT $2",
-    )
-    .bind(after)
-    .bind(i64::from(limit))
-    .fetch_all(pool)
-    .await
-    .map_err(pg)?;
-    Ok(rows(read))
-}
-
-pub async fn read_tenant(
-    pool: &PgPool,
-    tenant: &str,
-    after: u64,
-    limit: u32,
-) -> StoreResult<Vec<EventRow>> {
-    let read: Vec<EventColumns> = sqlx::query_as(
-        "SELECT gseq, tenant, seq, n::int8, at, body FROM events \
-         WHERE tenant = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-    )
-    .bind(tenant)
-    .bind(i64::try_from(after).unwrap_or(i64::MAX))
-    .bind(i64::from(limit))
-    .fetch_all(pool)
-    .await
-    .map_err(pg)?;
-    Ok(rows(read))
-}
-
 pub async fn heads(pool: &PgPool, tenant: Option<&str>) -> StoreResult<EventHeads> {
     let (gseq, seq, first): (i64, Option<i64>, Option<i64>) = sqlx::query_as(
         "SELECT (SELECT gseq FROM event_gseq), \
@@ -131,20 +95,4 @@ pub async fn heads(pool: &PgPool, tenant: Option<&str>) -> StoreResult<EventHead
         seq,
         first: first.and_then(|f| u64::try_from(f).ok()).unwrap_or(seq + 1),
     })
-}
-
-/// Deletes up to `limit` of the oldest numbered rows, those recorded
-/// before `before`.
-pub async fn prune(pool: &PgPool, before: Millis, limit: u32) -> StoreResult<u64> {
-    let n = sqlx::query(
-        "DELETE FROM events WHERE id = ANY(ARRAY( \
-           SELECT id FROM events WHERE gseq IS NOT NULL ORDER BY gseq LIMIT $2)) AND at < $1",
-    )
-    .bind(before)
-    .bind(i64::from(limit))
-    .execute(pool)
-    .await
-    .map_err(pg)?
-    .rows_affected();
-    Ok(n)
 }

@@ -8,24 +8,10 @@ use crate::job::JobStatus;
 use crate::store::call_rows;
 use crate::store::dialect::Dialect;
 use crate::store::expire_sql::{self, Gone};
-use crate::store::records::{Expire, ExpiringJob};
+use crate::store::records::Expire;
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
 use crate::store::StoreResult;
-
-/// Up to `limit` queued jobs past their `expire_after_ms`, by id.
-pub async fn expiring(db: &Db, limit: u32) -> StoreResult<Vec<ExpiringJob>> {
-    let (mut tx, now) = db.begin().await?;
-    let rows: Vec<(String, String, String, i64, String, i64)> =
-        sqlx::query_as(&expire_sql::expiring(Dialect::Postgres))
-            .bind(now)
-            .bind(i64::from(limit))
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(pg)?;
-    tx.commit().await.map_err(pg)?;
-    Ok(rows.into_iter().map(ExpiringJob::from_row).collect())
-}
 
 /// Fails each of `jobs` still queued past its time, with its `on_fail`
 /// job, in one transaction; answers how many.

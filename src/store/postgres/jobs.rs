@@ -16,8 +16,7 @@ use crate::store::job_sql;
 use crate::store::outbox;
 use crate::store::records::*;
 use crate::store::rows::to_json;
-use crate::store::rows::AttemptRow;
-use crate::store::rows::{counts_from, idempotent_repeat, page_push, JobRow};
+use crate::store::rows::{idempotent_repeat, JobRow};
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
 use crate::store::{Millis, StoreError, StoreResult};
@@ -53,46 +52,6 @@ pub async fn begin(pool: &PgPool, begun: Vec<(String, String)>) -> StoreResult<(
     .await
     .map_err(pg)?;
     Ok(())
-}
-
-pub async fn get(pool: &PgPool, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
-    let row: Option<JobRow> = sqlx::query_as(&job_sql::get(Dialect::Postgres, false))
-        .bind(id)
-        .bind(tenant)
-        .fetch_optional(pool)
-        .await
-        .map_err(pg)?;
-    row.map(JobRecord::try_from).transpose()
-}
-
-pub async fn list(pool: &PgPool, q: JobQuery) -> StoreResult<JobPage> {
-    use futures_util::TryStreamExt;
-    let sql = job_sql::list(Dialect::Postgres, q.tenant.is_some());
-    let mut rows = sqlx::query_as::<_, JobRow>(&sql)
-        .bind(&q.tenant)
-        .bind(q.status.map(|s| s.as_str()))
-        .bind(&q.task)
-        .bind(&q.queue)
-        .bind(&q.before)
-        .bind(i64::from(q.limit))
-        .fetch(pool);
-    // Rows one at a time, until the page's byte budget is spent.
-    let mut page = JobPage::default();
-    let mut bytes = 0usize;
-    while let Some(row) = rows.try_next().await.map_err(pg)? {
-        if !page_push(&mut page, &mut bytes, row, q.max_bytes)? {
-            break;
-        }
-    }
-    Ok(page)
-}
-
-pub async fn counts(pool: &PgPool) -> StoreResult<Vec<(JobStatus, u64)>> {
-    let rows: Vec<(String, i64)> = sqlx::query_as(crate::store::rows::COUNTS_SQL)
-        .fetch_all(pool)
-        .await
-        .map_err(pg)?;
-    counts_from(rows)
 }
 
 /// Inserts each job under its own savepoint, so one refused does not undo
@@ -643,32 +602,4 @@ pub async fn rescue(tx: &mut Tx, now: Millis, p: RescueParams) -> StoreResult<Ve
         .await
         .map_err(pg)?;
     rows.iter().map(|r| claimed_row(r).map_err(pg)).collect()
-}
-
-/// The earliest due time after `passed`. Jobs due by then but not claimed
-/// (their concurrency key runs, their tenant is at `max_running`) are left
-/// out: what frees them (an end) wakes the claimers, and counted here they
-/// would keep every claimer polling. So are jobs due when they were
-/// enqueued (migration 0004: `jobs_due` holds only the others).
-pub async fn next_run_at(pool: &PgPool, passed: Millis) -> StoreResult<Option<Millis>> {
-    sqlx::query_scalar(
-        "SELECT MIN(run_at) FROM jobs \
-         WHERE status = 'queued' AND run_at > created_at AND NOT paused AND run_at > $1",
-    )
-    .bind(passed)
-    .fetch_one(pool)
-    .await
-    .map_err(pg)
-}
-
-pub async fn attempt_list(pool: &PgPool, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
-    let rows: Vec<AttemptRow> = sqlx::query_as(&crate::store::attempt_sql::PAGE)
-        .bind(&q.job_id)
-        .bind(&q.tenant)
-        .bind(i32::try_from(q.after.unwrap_or(0)).unwrap_or(i32::MAX))
-        .bind(i64::from(q.limit))
-        .fetch_all(pool)
-        .await
-        .map_err(pg)?;
-    rows.into_iter().map(AttemptRecord::try_from).collect()
 }

@@ -10,39 +10,25 @@ mod calls;
 mod claim;
 mod db;
 mod events;
+mod exec;
 mod expire;
 mod finalize;
 mod group;
 mod jobs;
-mod leases;
 mod notify;
 mod prune;
-mod queues;
 mod quick_claim;
 mod redrive;
-mod registry;
 mod rows;
 mod schedules;
-mod secrets;
-mod series;
 mod steps;
 mod tally;
 mod tenants;
-mod tokens;
-mod webhooks;
-mod workflows;
 
 use super::fair::Fairness;
 use super::records::*;
-use super::{
-    CallRecord, Capabilities, Clock, Durability, JobStore, Millis, NewToken, NewWorkflow,
-    Revocation, Signal, StepRecord, StoreError, StoreResult, TokenInfo, TokenRecord,
-    WorkflowRecord,
-};
-use crate::job::JobStatus;
+use super::{Capabilities, Clock, Durability, JobStore, Millis, Signal, StoreError, StoreResult};
 use crate::quota::Quotas;
-use crate::store::job_sql;
-use crate::store::registry_rows::{self, TaskRow};
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Postgres, Transaction};
@@ -345,262 +331,25 @@ impl JobStore for PgStore {
         }
     }
 
-    async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant> {
-        let name = name.to_owned();
-        self.tx(move |tx, now| Box::pin(tenants::tenant_insert(tx, now, name)))
-            .await
-    }
-
-    async fn tenant_get(&self, name: &str) -> StoreResult<Option<Tenant>> {
-        tenants::tenant_get(&self.db.pool, name).await
-    }
-
-    async fn tenant_put(&self, t: TenantSettings) -> StoreResult<(Tenant, bool)> {
-        self.tx(move |tx, now| Box::pin(tenants::tenant_put(tx, now, t)))
-            .await
-    }
-
-    async fn tenant_list(&self) -> StoreResult<Vec<Tenant>> {
-        tenants::tenant_list(&self.db.pool).await
-    }
-
-    async fn tenant_usage(&self, tenant: &str) -> StoreResult<TenantUsage> {
-        let now = match &self.db.clock {
-            Some(c) => c.now(),
-            None => self.db_now().await?,
-        };
-        tenants::tenant_usage(&self.db.pool, tenant, now).await
-    }
-
-    async fn usage_export(&self, q: UsageExportQuery) -> StoreResult<Vec<UsageLine>> {
-        use crate::store::dialect::Dialect;
-        use crate::store::usage_sql;
-        let attempts: Vec<crate::store::tenants::AttemptUsageRow> =
-            sqlx::query_as(&usage_sql::attempts(Dialect::Postgres, q.tenant.is_some()))
-                .bind(q.from)
-                .bind(q.to)
-                .bind(q.bucket_ms)
-                .bind(&q.tenant)
-                .fetch_all(&self.db.pool)
-                .await
-                .map_err(pg)?;
-        let hits: Vec<crate::store::tenants::CacheHitRow> = sqlx::query_as(&usage_sql::cache_hits(
-            Dialect::Postgres,
-            q.tenant.is_some(),
-        ))
-        .bind(q.from)
-        .bind(q.to)
-        .bind(q.bucket_ms)
-        .bind(&q.tenant)
-        .fetch_all(&self.db.pool)
-        .await
-        .map_err(pg)?;
-        Ok(crate::store::tenants::usage_lines(attempts, hits))
-    }
-
-    async fn series(
+    async fn exec_write(
         &self,
-        q: UsageExportQuery,
-    ) -> StoreResult<crate::store::series_sql::SeriesRows> {
-        series::read(&self.db, &q).await
-    }
-
-    async fn queue_sample(&self, keep_ms: i64) -> StoreResult<u64> {
-        series::sample(&self.db, keep_ms).await
-    }
-
-    async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
-        self.tx(move |tx, now| Box::pin(tokens::insert(tx, now, token)))
+        _how: crate::store::exec::Commit,
+        work: crate::store::exec::WriteWork,
+    ) -> StoreResult<Box<dyn std::any::Any + Send>> {
+        self.tx(move |tx, now| Box::pin(async move { work(&mut exec::TxExec(tx), now).await }))
             .await
     }
 
-    async fn token_get(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
-        tokens::get(&self.db.pool, hash).await
+    fn defaults(&self) -> Quotas {
+        self.db.defaults
     }
 
-    async fn token_admin_exists(&self) -> StoreResult<bool> {
-        tokens::admin_exists(&self.db.pool).await
+    fn jobs_changed(&self) {
+        self.poke();
     }
 
-    async fn token_list(&self) -> StoreResult<Vec<TokenInfo>> {
-        tokens::list(&self.db.pool).await
-    }
-
-    async fn token_revoke(&self, id: &str) -> StoreResult<Revocation> {
-        let id = id.to_owned();
-        self.tx(move |tx, _| Box::pin(async move { tokens::revoke(tx, &id).await }))
-            .await
-    }
-
-    async fn token_touch(&self, id: &str) -> StoreResult<()> {
-        // This machine's clock, corrected to the database's: a time that
-        // decides nothing is not worth a round trip.
-        tokens::touch(&self.db.pool, self.now(), id).await
-    }
-
-    async fn component_insert(&self, c: NewComponent) -> StoreResult<(ComponentRecord, bool)> {
-        let defaults = self.db.defaults;
-        self.tx(move |tx, now| Box::pin(registry::component_insert(tx, now, c, defaults)))
-            .await
-    }
-
-    async fn component_get(
-        &self,
-        tenant: &str,
-        digest: &str,
-    ) -> StoreResult<Option<ComponentRecord>> {
-        registry::component_get(&self.db.pool, tenant, digest).await
-    }
-
-    async fn component_bytes(&self, digest: &str) -> StoreResult<Option<Vec<u8>>> {
-        registry::component_bytes(&self.db.pool, digest).await
-    }
-
-    async fn component_usage(&self, tenant: &str) -> StoreResult<(u64, u64)> {
-        let (count, bytes): (i64, i64) = sqlx::query_as(registry_rows::USAGE)
-            .bind(tenant)
-            .fetch_one(&self.db.pool)
-            .await
-            .map_err(pg)?;
-        Ok((count.max(0) as u64, bytes.max(0) as u64))
-    }
-
-    async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
-        let defaults = self.db.defaults;
-        self.tx(move |tx, now| Box::pin(registry::task_insert(tx, now, t, defaults)))
-            .await
-    }
-
-    async fn task_get(
-        &self,
-        tenant: &str,
-        name: &str,
-        version: Option<u32>,
-    ) -> StoreResult<Option<TaskRecord>> {
-        registry::task_get(&self.db.pool, tenant, name, version).await
-    }
-
-    async fn task_head(&self, tenant: &str, name: &str) -> StoreResult<Option<TaskHead>> {
-        let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::HEAD.as_str())
-            .bind(tenant)
-            .bind(name)
-            .fetch_all(&self.db.pool)
-            .await
-            .map_err(pg)?;
-        Ok(registry_rows::head(rows))
-    }
-
-    async fn task_rollout(
-        &self,
-        tenant: &str,
-        name: &str,
-        change: RolloutChange,
-    ) -> StoreResult<TaskRecord> {
-        let (tenant, name) = (tenant.to_owned(), name.to_owned());
-        self.tx(move |tx, now| {
-            Box::pin(async move { registry::task_rollout(tx, now, &tenant, &name, change).await })
-        })
-        .await
-    }
-
-    async fn tasks_staged(&self, tenant: Option<&str>, limit: u32) -> StoreResult<Vec<TaskRecord>> {
-        let rows: Vec<TaskRow> = sqlx::query_as(&registry_rows::staged(tenant.is_some()))
-            .bind(tenant)
-            .bind(i64::from(limit))
-            .fetch_all(&self.db.pool)
-            .await
-            .map_err(pg)?;
-        Ok(rows.into_iter().map(registry_rows::task).collect())
-    }
-
-    async fn version_figures(
-        &self,
-        tenant: &str,
-        name: &str,
-        versions: [u32; 2],
-        since: Millis,
-    ) -> StoreResult<Vec<VersionFigures>> {
-        let rows = sqlx::query_as(registry_rows::VERSION_FIGURES)
-            .bind(tenant)
-            .bind(name)
-            .bind(registry_rows::first_id_at(since))
-            .bind(i64::from(versions[0]))
-            .bind(i64::from(versions[1]))
-            .fetch_all(&self.db.pool)
-            .await
-            .map_err(pg)?;
-        Ok(registry_rows::figures(versions, rows))
-    }
-
-    async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>> {
-        registry::task_versions(&self.db.pool, tenant, name).await
-    }
-
-    async fn workflow_insert(&self, w: NewWorkflow) -> StoreResult<WorkflowRecord> {
-        let defaults = self.db.defaults;
-        self.tx(move |tx, now| Box::pin(workflows::insert(tx, now, w, defaults)))
-            .await
-    }
-
-    async fn workflow_get(
-        &self,
-        tenant: &str,
-        name: &str,
-        version: Option<u32>,
-    ) -> StoreResult<Option<WorkflowRecord>> {
-        workflows::get(&self.db.pool, tenant, name, version).await
-    }
-
-    async fn workflow_list(&self, tenant: Option<&str>) -> StoreResult<Vec<WorkflowRecord>> {
-        workflows::list(&self.db.pool, tenant).await
-    }
-
-    async fn workflow_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<(u32, Millis)>> {
-        workflows::versions(&self.db.pool, tenant, name).await
-    }
-
-    async fn job_steps(&self, id: &str) -> StoreResult<Vec<StepRecord>> {
-        steps::list(&self.db.pool, id).await
-    }
-
-    async fn job_call(&self, id: &str, call: &str) -> StoreResult<Option<CallRecord>> {
-        calls::get(&self.db.pool, id, call).await
-    }
-
-    async fn job_calls(&self, id: &str) -> StoreResult<Vec<CallRecord>> {
-        calls::list(&self.db.pool, id).await
-    }
-
-    async fn ended_sample(&self, tenant: &str, task: &str, limit: u32) -> StoreResult<Vec<String>> {
-        sqlx::query_scalar(job_sql::ENDED_SAMPLE)
-            .bind(tenant)
-            .bind(task)
-            .bind(i64::from(limit))
-            .fetch_all(&self.db.pool)
-            .await
-            .map_err(pg)
-    }
-
-    async fn recorded_run(&self, tenant: &str, id: &str) -> StoreResult<Option<RecordedRun>> {
-        let row: Option<job_sql::RecordedRow> = sqlx::query_as(job_sql::RECORDED_RUN)
-            .bind(tenant)
-            .bind(id)
-            .fetch_optional(&self.db.pool)
-            .await
-            .map_err(pg)?;
-        row.map(|r| job_sql::recorded_run(id, r)).transpose()
-    }
-
-    async fn job_parent(&self, id: &str) -> StoreResult<Option<String>> {
-        calls::parent(&self.db.pool, id).await
-    }
-
-    async fn job_callback_of(&self, id: &str) -> StoreResult<Option<CallRecord>> {
-        calls::callback_of(&self.db.pool, id).await
-    }
-
-    async fn task_list(&self, tenant: Option<&str>) -> StoreResult<Vec<TaskRecord>> {
-        registry::task_list(&self.db.pool, tenant).await
+    async fn exec_read(&self) -> StoreResult<Box<dyn crate::store::exec::Exec + '_>> {
+        Ok(Box::new(exec::PoolExec(self.db.pool.clone())))
     }
 
     async fn job_insert(&self, mut new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
@@ -640,70 +389,11 @@ impl JobStore for PgStore {
         r
     }
 
-    async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
-        jobs::get(&self.db.pool, tenant, id).await
-    }
-
-    async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage> {
-        jobs::list(&self.db.pool, q).await
-    }
-
-    async fn queue_list(&self, tenant: Option<&str>) -> StoreResult<Vec<QueueDepth>> {
-        let one = tenant.is_some();
-        let rows: Vec<crate::store::rows::QueueDepthRow> =
-            sqlx::query_as(&crate::store::queue_rows::depths(one))
-                .bind(tenant)
-                .bind(self.now())
-                .fetch_all(&self.db.pool)
-                .await
-                .map_err(pg)?;
-        let paused: Vec<(String, String)> = sqlx::query_as(&crate::store::queue_rows::paused(one))
-            .bind(tenant)
-            .fetch_all(&self.db.pool)
-            .await
-            .map_err(pg)?;
-        crate::store::rows::queues_from(rows, paused)
-    }
-
-    async fn job_depths(&self) -> StoreResult<Vec<(String, JobStatus, u64)>> {
-        let rows: Vec<(String, String, i64)> = sqlx::query_as(crate::store::rows::DEPTHS_SQL)
-            .fetch_all(&self.db.pool)
-            .await
-            .map_err(pg)?;
-        crate::store::rows::depths_from(rows)
-    }
-
-    async fn queue_pause(&self, tenant: &str, queue: &str) -> StoreResult<bool> {
-        queues::pause(&self.db, tenant, queue).await
-    }
-
-    async fn queue_resume(&self, tenant: &str, queue: &str) -> StoreResult<bool> {
-        let was = queues::resume(&self.db, tenant, queue).await?;
-        self.poke();
-        Ok(was)
-    }
-
-    async fn queue_tidy(&self) -> StoreResult<u64> {
-        let n = queues::tidy(&self.db).await?;
-        if n > 0 {
-            self.poke();
-        }
-        Ok(n)
-    }
-
-    async fn throttle_tidy(&self) -> StoreResult<u64> {
-        queues::throttle_tidy(&self.db).await
-    }
-
     async fn job_expire(&self, jobs: Vec<Expire>) -> StoreResult<u64> {
         if jobs.is_empty() {
             return Ok(0);
         }
         expire::expire(&self.db, jobs).await
-    }
-
-    async fn job_expiring(&self, limit: u32) -> StoreResult<Vec<ExpiringJob>> {
-        expire::expiring(&self.db, limit).await
     }
 
     async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned> {
@@ -712,10 +402,6 @@ impl JobStore for PgStore {
 
     async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<Collected> {
         prune::collect(&self.db, uploaded_before).await
-    }
-
-    async fn job_counts(&self) -> StoreResult<Vec<(JobStatus, u64)>> {
-        jobs::counts(&self.db.pool).await
     }
 
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Claim> {
@@ -802,102 +488,12 @@ impl JobStore for PgStore {
             .await
     }
 
-    async fn job_next_run_at(&self, passed: Millis) -> StoreResult<Option<Millis>> {
-        jobs::next_run_at(&self.db.pool, passed).await
-    }
-
-    async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
-        jobs::attempt_list(&self.db.pool, q).await
-    }
-
     async fn event_sequence(&self) -> StoreResult<u64> {
         events::sequence(&self.db.pool).await
     }
 
-    async fn event_read(&self, after_gseq: i64, limit: u32) -> StoreResult<Vec<EventRow>> {
-        events::read(&self.db.pool, after_gseq, limit).await
-    }
-
-    async fn event_read_tenant(
-        &self,
-        tenant: &str,
-        after: u64,
-        limit: u32,
-    ) -> StoreResult<Vec<EventRow>> {
-        events::read_tenant(&self.db.pool, tenant, after, limit).await
-    }
-
     async fn event_heads(&self, tenant: Option<&str>) -> StoreResult<EventHeads> {
         events::heads(&self.db.pool, tenant).await
-    }
-
-    async fn event_prune(&self, before: Millis, limit: u32) -> StoreResult<u64> {
-        events::prune(&self.db.pool, before, limit).await
-    }
-
-    async fn webhook_insert(&self, w: NewWebhook) -> StoreResult<WebhookRecord> {
-        webhooks::insert(&self.db, w).await
-    }
-
-    async fn webhook_list(&self, tenant: Option<&str>) -> StoreResult<Vec<WebhookRecord>> {
-        webhooks::list(&self.db.pool, tenant).await
-    }
-
-    async fn webhook_delete(&self, tenant: &str, id: &str) -> StoreResult<bool> {
-        webhooks::delete(&self.db.pool, tenant, id).await
-    }
-
-    async fn event_cursor(&self, name: &str) -> StoreResult<Option<i64>> {
-        webhooks::cursor(&self.db.pool, name).await
-    }
-
-    async fn delivery_insert(
-        &self,
-        name: &str,
-        from: Option<i64>,
-        to: i64,
-        deliveries: Vec<NewDelivery>,
-    ) -> StoreResult<bool> {
-        webhooks::insert_deliveries(&self.db, name, from, to, deliveries).await
-    }
-
-    async fn delivery_due_webhooks(&self, limit: u32) -> StoreResult<Vec<String>> {
-        webhooks::due_webhooks(&self.db, limit).await
-    }
-
-    async fn delivery_take(
-        &self,
-        webhook: &str,
-        limit: u32,
-        hold_ms: u64,
-    ) -> StoreResult<Vec<Delivery>> {
-        webhooks::take(&self.db, webhook, limit, hold_ms).await
-    }
-
-    async fn delivery_record(&self, tries: Vec<DeliveryTry>) -> StoreResult<()> {
-        webhooks::record(&self.db.pool, tries).await
-    }
-
-    async fn delivery_list(
-        &self,
-        tenant: &str,
-        webhook: &str,
-        before: Option<i64>,
-        limit: u32,
-    ) -> StoreResult<Vec<Delivery>> {
-        webhooks::list_deliveries(&self.db.pool, tenant, webhook, before, limit).await
-    }
-
-    async fn delivery_next_at(&self) -> StoreResult<Option<Millis>> {
-        webhooks::next_at(&self.db.pool).await
-    }
-
-    async fn delivery_redeliver(&self, tenant: &str, webhook: &str, id: i64) -> StoreResult<bool> {
-        webhooks::redeliver(&self.db.pool, tenant, webhook, id, self.now()).await
-    }
-
-    async fn delivery_prune(&self, before: Millis, limit: u32) -> StoreResult<u64> {
-        webhooks::prune(&self.db.pool, before, limit).await
     }
 
     async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>> {
@@ -907,88 +503,6 @@ impl JobStore for PgStore {
             .await;
         self.poke();
         r
-    }
-
-    async fn secret_put(
-        &self,
-        s: crate::store::NewSecret,
-    ) -> StoreResult<(crate::store::SecretRecord, bool)> {
-        secrets::put(&self.db, s).await
-    }
-
-    async fn secret_list(
-        &self,
-        tenant: Option<&str>,
-    ) -> StoreResult<Vec<crate::store::SecretRecord>> {
-        secrets::list(&self.db.pool, tenant).await
-    }
-
-    async fn secret_delete(&self, tenant: &str, name: &str) -> StoreResult<bool> {
-        secrets::delete(&self.db.pool, tenant, name).await
-    }
-
-    async fn secret_get_many(
-        &self,
-        tenant: &str,
-        names: &[String],
-    ) -> StoreResult<Vec<crate::store::SealedSecret>> {
-        secrets::get_many(&self.db.pool, tenant, names).await
-    }
-
-    async fn schedule_get(
-        &self,
-        tenant: &str,
-        name: &str,
-    ) -> StoreResult<Option<crate::store::ScheduleRecord>> {
-        schedules::get(&self.db.pool, tenant, name).await
-    }
-
-    async fn schedule_list(
-        &self,
-        tenant: Option<&str>,
-    ) -> StoreResult<Vec<crate::store::ScheduleRecord>> {
-        schedules::list(&self.db.pool, tenant).await
-    }
-
-    async fn schedule_delete(&self, tenant: &str, name: &str) -> StoreResult<bool> {
-        schedules::delete(&self.db.pool, tenant, name).await
-    }
-
-    async fn schedule_due(
-        &self,
-        at: Millis,
-        limit: u32,
-    ) -> StoreResult<Vec<crate::store::ScheduleRecord>> {
-        schedules::due(&self.db.pool, at, limit).await
-    }
-
-    async fn schedule_next_due(&self) -> StoreResult<Option<Millis>> {
-        schedules::next_due(&self.db.pool).await
-    }
-
-    async fn lease_take(
-        &self,
-        name: &str,
-        holder: &str,
-        ttl_ms: u64,
-    ) -> StoreResult<Option<Lease>> {
-        let (n, h) = (name.to_owned(), holder.to_owned());
-        self.tx(move |tx, now| {
-            Box::pin(
-                async move { leases::take(tx, now, &n, &h, crate::time::after(now, ttl_ms)).await },
-            )
-        })
-        .await
-    }
-
-    async fn lease_drop(&self, name: &str, holder: &str) -> StoreResult<bool> {
-        let (n, h) = (name.to_owned(), holder.to_owned());
-        self.tx(move |tx, now| Box::pin(async move { leases::drop(tx, now, &n, &h).await }))
-            .await
-    }
-
-    async fn lease_get(&self, name: &str) -> StoreResult<Option<Lease>> {
-        leases::get(&self.db.pool, name).await
     }
 
     async fn close(&self) {

@@ -28,7 +28,7 @@ pub const JOBS: &str = "taskbox_jobs";
 pub const CANCEL: &str = "taskbox_cancel";
 /// The channel that carries the id of a token just revoked, so that every
 /// process forgets it at once (its cache's TTL bounds a lost one).
-pub const TOKENS: &str = "taskbox_tokens";
+pub const TOKENS: &str = crate::store::tokens::REVOKED_CHANNEL;
 /// Shortest time between two of this process's NOTIFYs on `JOBS`.
 const NOTIFY_EVERY: Duration = Duration::from_millis(2);
 /// Signals kept for a slow receiver before it misses some (it then looks

@@ -4,9 +4,9 @@
 
 use super::db::Tx;
 use super::pg;
-use crate::store::schedule_rows::{self as sql, PutParams, ScheduleRow};
+use crate::store::schedule_rows::{self as sql, PutParams};
 use crate::store::{Millis, SchedulePut, ScheduleRecord, StoreResult};
-use sqlx::{PgPool, Row};
+use sqlx::Row;
 
 fn q(i: usize) -> String {
     format!("${i}")
@@ -73,51 +73,4 @@ fn bind(
         .bind(p.skipped)
         .bind(p.last_error)
         .bind(now)
-}
-
-pub async fn delete(pool: &PgPool, tenant: &str, name: &str) -> StoreResult<bool> {
-    let done = sqlx::query(sql::DELETE)
-        .bind(tenant)
-        .bind(name)
-        .execute(pool)
-        .await
-        .map_err(pg)?;
-    Ok(done.rows_affected() == 1)
-}
-
-pub async fn get(pool: &PgPool, tenant: &str, name: &str) -> StoreResult<Option<ScheduleRecord>> {
-    let row: Option<ScheduleRow> = sqlx::query_as(sql::GET.as_str())
-        .bind(tenant)
-        .bind(name)
-        .fetch_optional(pool)
-        .await
-        .map_err(pg)?;
-    Ok(row.map(ScheduleRecord::from))
-}
-
-pub async fn list(pool: &PgPool, tenant: Option<&str>) -> StoreResult<Vec<ScheduleRecord>> {
-    let rows: Vec<ScheduleRow> = sqlx::query_as(&sql::list(tenant.is_some()))
-        .bind(tenant)
-        .fetch_all(pool)
-        .await
-        .map_err(pg)?;
-    Ok(rows.into_iter().map(ScheduleRecord::from).collect())
-}
-
-pub async fn due(pool: &PgPool, at: Millis, limit: u32) -> StoreResult<Vec<ScheduleRecord>> {
-    let rows: Vec<ScheduleRow> = sqlx::query_as(sql::DUE.as_str())
-        .bind(at)
-        .bind(i64::from(limit))
-        .fetch_all(pool)
-        .await
-        .map_err(pg)?;
-    Ok(rows.into_iter().map(ScheduleRecord::from).collect())
-}
-
-pub async fn next_due(pool: &PgPool) -> StoreResult<Option<Millis>> {
-    let row: (Option<i64>,) = sqlx::query_as(sql::NEXT_DUE)
-        .fetch_one(pool)
-        .await
-        .map_err(pg)?;
-    Ok(row.0)
 }

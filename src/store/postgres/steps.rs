@@ -8,24 +8,12 @@ use crate::store::dialect::Dialect;
 use crate::store::job_sql;
 use crate::store::outbox::{self, Outbox};
 use crate::store::records::{CancelOutcome, CancelStages};
-use crate::store::step_rows::{self as sql, StepColumns, StepRecord, StepWrite, WorkflowStart};
+use crate::store::step_rows::{self as sql, StepWrite, WorkflowStart};
 use crate::store::tally::Tally;
 use crate::store::{Millis, StoreError, StoreResult};
-use sqlx::PgPool;
 
 fn int4(v: u32) -> i32 {
     i32::try_from(v).unwrap_or(i32::MAX)
-}
-
-pub async fn list(pool: &PgPool, id: &str) -> StoreResult<Vec<StepRecord>> {
-    let rows: Vec<StepColumns> = sqlx::query_as(&sql::list("$1"))
-        .bind(id)
-        .fetch_all(pool)
-        .await
-        .map_err(pg)?;
-    rows.into_iter()
-        .map(|r| StepRecord::try_from(r).map_err(StoreError::Internal))
-        .collect()
 }
 
 /// Starts the workflow job `w` names, if its insert made it: `false` when

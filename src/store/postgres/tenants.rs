@@ -3,83 +3,9 @@
 
 use super::pg;
 use crate::quota::{window_start, Quotas};
-use crate::store::records::*;
-use crate::store::tenants::{last_window, usage_from, UsageRow, TENANT_COLUMNS, USAGE_COLUMNS};
-pub use crate::store::tenants::{policy_from, tenant_from, within, Policy, TenantRow};
-use crate::store::{Millis, StoreError, StoreResult};
-use sqlx::{PgPool, Postgres, Transaction};
-
-pub async fn tenant_insert(
-    tx: &mut Transaction<'static, Postgres>,
-    now: Millis,
-    name: String,
-) -> StoreResult<Tenant> {
-    let added = sqlx::query(
-        "INSERT INTO tenants (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
-    )
-    .bind(&name)
-    .bind(now)
-    .execute(&mut **tx)
-    .await
-    .map_err(pg)?
-    .rows_affected();
-    if added == 0 {
-        return Err(StoreError::Conflict(format!(
-            "tenant {name:?} exists already"
-        )));
-    }
-    Ok(Tenant {
-        name,
-        created_at: now,
-        weight: None,
-        quotas: Quotas::default(),
-    })
-}
-
-pub async fn tenant_get(pool: &PgPool, name: &str) -> StoreResult<Option<Tenant>> {
-    let row: Option<TenantRow> = sqlx::query_as(crate::store::tenants::TENANT_GET)
-        .bind(name)
-        .fetch_optional(pool)
-        .await
-        .map_err(pg)?;
-    row.map(tenant_from).transpose()
-}
-
-pub async fn tenant_list(pool: &PgPool) -> StoreResult<Vec<Tenant>> {
-    let rows: Vec<TenantRow> = sqlx::query_as(crate::store::tenants::TENANT_LIST)
-        .fetch_all(pool)
-        .await
-        .map_err(pg)?;
-    rows.into_iter().map(tenant_from).collect()
-}
-
-pub async fn tenant_put(
-    tx: &mut Transaction<'static, Postgres>,
-    now: Millis,
-    t: TenantSettings,
-) -> StoreResult<(Tenant, bool)> {
-    let quotas = (t.quotas != Quotas::default())
-        .then(|| serde_json::to_string(&t.quotas))
-        .transpose()
-        .map_err(|e| StoreError::Internal(e.to_string()))?;
-    let weight = t.weight.map(|w| i32::try_from(w).unwrap_or(i32::MAX));
-    // xmax = 0: the row was inserted by this statement, not updated.
-    let (row, created): (TenantRow, bool) =
-        sqlx::query_as::<_, (String, i64, Option<i64>, Option<String>, bool)>(&format!(
-            "INSERT INTO tenants (name, created_at, weight, quotas) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (name) DO UPDATE SET weight = excluded.weight, quotas = excluded.quotas \
-             RETURNING {TENANT_COLUMNS}, (xmax = 0)"
-        ))
-        .bind(&t.name)
-        .bind(now)
-        .bind(weight)
-        .bind(quotas)
-        .fetch_one(&mut **tx)
-        .await
-        .map(|(n, c, w, q, created)| ((n, c, w, q), created))
-        .map_err(pg)?;
-    Ok((tenant_from(row)?, created))
-}
+pub use crate::store::tenants::{policy_from, within, Policy};
+use crate::store::{Millis, StoreResult};
+use sqlx::{Postgres, Transaction};
 
 pub async fn policy(
     tx: &mut Transaction<'static, Postgres>,
@@ -160,31 +86,4 @@ pub async fn claim_views(
             Ok((name, policy, running.unwrap_or(0), fuel.unwrap_or(0)))
         })
         .collect()
-}
-
-pub async fn tenant_usage(pool: &PgPool, tenant: &str, now: Millis) -> StoreResult<TenantUsage> {
-    let jobs: Option<(i64, i64, i64)> = sqlx::query_as(
-        "SELECT sum(queued)::int8, sum(running)::int8, sum(waiting)::int8 \
-             FROM tenant_jobs WHERE tenant = $1 HAVING count(*) > 0",
-    )
-    .bind(tenant)
-    .fetch_optional(pool)
-    .await
-    .map_err(pg)?;
-    let windows: Vec<UsageRow> = sqlx::query_as(&format!(
-        "SELECT {USAGE_COLUMNS} FROM (SELECT window_start, sum(fuel)::int8 AS fuel, \
-         sum(wall_ms)::int8 AS wall_ms, sum(attempts)::int8 AS attempts, \
-         sum(completed)::int8 AS completed, sum(failed)::int8 AS failed, \
-         sum(cancelled)::int8 AS cancelled, sum(http_requests)::int8 AS http_requests, \
-         sum(http_bytes)::int8 AS http_bytes, sum(cache_hits)::int8 AS cache_hits, \
-         sum(fuel_saved)::int8 AS fuel_saved FROM tenant_usage \
-         WHERE tenant = $1 AND window_start IN ($2, $3) GROUP BY window_start) w"
-    ))
-    .bind(tenant)
-    .bind(window_start(now))
-    .bind(last_window(now))
-    .fetch_all(pool)
-    .await
-    .map_err(pg)?;
-    Ok(usage_from(jobs, &windows, now))
 }

@@ -2,15 +2,10 @@
 //! row committed and synced, which the writer moves), so that no reader
 //! sees an event a power cut could take back; and its pruning.
 
-use super::{db, wdb};
-use crate::store::records::{EventColumns, EventHeads, EventRow};
-use crate::store::{Millis, StoreResult};
-use rusqlite::{params, Connection};
+use super::db;
+use crate::store::records::EventHeads;
+use crate::store::StoreResult;
 use sqlx::SqliteConnection;
-
-fn rows(read: Vec<EventColumns>) -> Vec<EventRow> {
-    read.into_iter().map(EventRow::from).collect()
-}
 
 /// The last row committed (readable or not yet), 0 when none was.
 pub async fn last_written(conn: &mut SqliteConnection) -> StoreResult<i64> {
@@ -20,46 +15,6 @@ pub async fn last_written(conn: &mut SqliteConnection) -> StoreResult<i64> {
             .await
             .map_err(db)?;
     Ok(last.unwrap_or(0))
-}
-
-pub async fn read(
-    conn: &mut SqliteConnection,
-    readable: i64,
-    after: i64,
-    limit: u32,
-) -> StoreResult<Vec<EventRow>> {
-    let read: Vec<EventColumns> = sqlx::query_as(
-        "SELECT gseq, tenant, seq, n, at, body FROM events \
-         WHERE gseq > ?1 AND gseq <= ?2 ORDER BY gseq LIMIT ?3",
-    )
-    .bind(after)
-    .bind(readable)
-    .bind(limit)
-    .fetch_all(conn)
-    .await
-    .map_err(db)?;
-    Ok(rows(read))
-}
-
-pub async fn read_tenant(
-    conn: &mut SqliteConnection,
-    readable: i64,
-    tenant: &str,
-    after: u64,
-    limit: u32,
-) -> StoreResult<Vec<EventRow>> {
-    let read: Vec<EventColumns> = sqlx::query_as(
-        "SELECT gseq, tenant, seq, n, at, body FROM events \
-         WHERE tenant = ?1 AND seq > ?2 AND gseq <= ?3 ORDER BY seq LIMIT ?4",
-    )
-    .bind(tenant)
-    .bind(i64::try_from(after).unwrap_or(i64::MAX))
-    .bind(readable)
-    .bind(limit)
-    .fetch_all(conn)
-    .await
-    .map_err(db)?;
-    Ok(rows(read))
 }
 
 pub async fn heads(
@@ -94,16 +49,4 @@ pub async fn heads(
         seq,
         first: first.and_then(|f| u64::try_from(f).ok()).unwrap_or(seq + 1),
     })
-}
-
-/// Deletes up to `limit` of the oldest rows, those recorded before `before`.
-pub fn prune(conn: &Connection, before: Millis, limit: u32) -> StoreResult<u64> {
-    let n = conn
-        .prepare_cached(
-            "DELETE FROM events WHERE gseq IN \
-             (SELECT gseq FROM events ORDER BY gseq LIMIT ?1) AND at < ?2",
-        )
-        .and_then(|mut s| s.execute(params![limit, before]))
-        .map_err(wdb)?;
-    Ok(n as u64)
 }

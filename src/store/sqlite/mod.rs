@@ -7,25 +7,19 @@ mod calls;
 mod checkpoint;
 mod claim;
 mod events;
+mod exec;
 mod expire;
 mod finalize;
 mod jobs;
-mod leases;
 mod prune;
 mod queues;
 mod redrive;
-mod registry;
 mod rows;
 mod schedules;
-mod secrets;
-mod series;
 mod steps;
 mod syncer;
 mod tally;
 mod tenants;
-mod tokens;
-mod webhooks;
-mod workflows;
 mod writer;
 
 use writer::Class;
@@ -33,25 +27,15 @@ use writer::Class;
 use super::fair::Fairness;
 use super::records::*;
 use super::{
-    CallRecord, Capabilities, Clock, Durability, JobStore, Millis, NewToken, NewWorkflow,
-    OnClaimed, Revocation, StepRecord, StoreError, StoreResult, TokenInfo, TokenRecord,
-    WorkflowRecord,
+    Capabilities, Clock, Durability, JobStore, Millis, OnClaimed, StoreError, StoreResult,
 };
-use crate::job::JobStatus;
-use crate::quota::{window_start, Quotas};
-use crate::store::dialect::Dialect;
-use crate::store::job_sql;
-use crate::store::registry_rows::{self, TaskRow};
-use crate::store::rows::AttemptRow;
-use crate::store::rows::{counts_from, page_push};
-use crate::store::tenants::{last_window, usage_from, UsageRow, USAGE_COLUMNS};
+use crate::quota::Quotas;
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
-use tenants::TenantRow;
 use tokio::sync::Mutex;
 use writer::Writer;
 
@@ -290,7 +274,7 @@ impl SqliteStore {
     async fn write<T, F>(&self, class: Class, durable: bool, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&rusqlite::Connection, Millis) -> StoreResult<T> + Send + 'static,
+        F: FnOnce(&mut rusqlite::Connection, Millis) -> StoreResult<T> + Send + 'static,
     {
         self.writer()?.write(class, durable, f).await
     }
@@ -373,327 +357,37 @@ impl JobStore for SqliteStore {
         }
     }
 
-    async fn tenant_insert(&self, name: &str) -> StoreResult<Tenant> {
-        let name = name.to_owned();
-        self.write(Class::Prompt, true, move |c, now| {
-            tenants::tenant_insert(c, now, name)
-        })
-        .await
-    }
-
-    async fn tenant_get(&self, name: &str) -> StoreResult<Option<Tenant>> {
-        let row: Option<TenantRow> = sqlx::query_as(tenants::TENANT_GET)
-            .bind(name)
-            .fetch_optional(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        row.map(tenants::tenant_from).transpose()
-    }
-
-    async fn tenant_put(&self, t: TenantSettings) -> StoreResult<(Tenant, bool)> {
-        self.write(Class::Prompt, true, move |c, now| {
-            tenants::tenant_put(c, now, t)
-        })
-        .await
-    }
-
-    async fn tenant_list(&self) -> StoreResult<Vec<Tenant>> {
-        let rows: Vec<TenantRow> = sqlx::query_as(tenants::TENANT_LIST)
-            .fetch_all(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        rows.into_iter().map(tenants::tenant_from).collect()
-    }
-
-    async fn tenant_usage(&self, tenant: &str) -> StoreResult<TenantUsage> {
-        let mut conn = self.reader().await?;
-        let jobs: Option<(i64, i64, i64)> =
-            sqlx::query_as("SELECT queued, running, waiting FROM tenant_jobs WHERE tenant = ?1")
-                .bind(tenant)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(db)?;
-        let now = self.now();
-        let windows: Vec<UsageRow> = sqlx::query_as(&format!(
-            "SELECT {USAGE_COLUMNS} FROM tenant_usage WHERE tenant = ?1 AND window_start IN (?2, ?3)"
-        ))
-        .bind(tenant)
-        .bind(window_start(now))
-        .bind(last_window(now))
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db)?;
-        Ok(usage_from(jobs, &windows, now))
-    }
-
-    async fn usage_export(&self, q: UsageExportQuery) -> StoreResult<Vec<UsageLine>> {
-        let mut conn = self.reader().await?;
-        let attempts: Vec<crate::store::tenants::AttemptUsageRow> = sqlx::query_as(
-            &crate::store::usage_sql::attempts(Dialect::Sqlite, q.tenant.is_some()),
-        )
-        .bind(q.from)
-        .bind(q.to)
-        .bind(q.bucket_ms)
-        .bind(&q.tenant)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db)?;
-        let hits: Vec<crate::store::tenants::CacheHitRow> = sqlx::query_as(
-            &crate::store::usage_sql::cache_hits(Dialect::Sqlite, q.tenant.is_some()),
-        )
-        .bind(q.from)
-        .bind(q.to)
-        .bind(q.bucket_ms)
-        .bind(&q.tenant)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db)?;
-        Ok(crate::store::tenants::usage_lines(attempts, hits))
-    }
-
-    async fn series(
+    async fn exec_write(
         &self,
-        q: UsageExportQuery,
-    ) -> StoreResult<crate::store::series_sql::SeriesRows> {
-        series::read(&mut *self.reader().await?, &q).await
-    }
-
-    async fn queue_sample(&self, keep_ms: i64) -> StoreResult<u64> {
-        self.write(Class::Bulk, false, move |c, now| {
-            series::sample(c, now, keep_ms)
+        how: crate::store::exec::Commit,
+        work: crate::store::exec::WriteWork,
+    ) -> StoreResult<Box<dyn std::any::Any + Send>> {
+        use futures_util::FutureExt;
+        let class = if how.prompt {
+            Class::Prompt
+        } else {
+            Class::Bulk
+        };
+        self.write(class, how.durable, move |conn, now| {
+            // Nothing on the writer's connection waits: the write runs to
+            // its end in this one poll.
+            work(&mut exec::WriterExec { conn }, now)
+                .now_or_never()
+                .unwrap_or_else(|| Err(StoreError::Internal("a write on SQLite waited".into())))
         })
         .await
     }
 
-    async fn token_insert(&self, token: NewToken) -> StoreResult<()> {
-        self.write(Class::Prompt, true, move |c, now| {
-            tokens::insert(c, now, token)
-        })
-        .await
+    fn defaults(&self) -> Quotas {
+        self.defaults
     }
 
-    async fn token_get(&self, hash: &str) -> StoreResult<Option<TokenRecord>> {
-        tokens::get(&mut *self.reader().await?, hash).await
+    fn readable_events(&self) -> i64 {
+        self.readable()
     }
 
-    async fn token_admin_exists(&self) -> StoreResult<bool> {
-        tokens::admin_exists(&mut *self.reader().await?).await
-    }
-
-    async fn token_list(&self) -> StoreResult<Vec<TokenInfo>> {
-        tokens::list(&mut *self.reader().await?).await
-    }
-
-    async fn token_revoke(&self, id: &str) -> StoreResult<Revocation> {
-        let id = id.to_owned();
-        self.write(Class::Prompt, true, move |c, _| tokens::revoke(c, &id))
-            .await
-    }
-
-    async fn token_touch(&self, id: &str) -> StoreResult<()> {
-        let id = id.to_owned();
-        // Nobody waits for it, and a use lost in a crash costs nothing.
-        self.write(Class::Bulk, false, move |c, now| tokens::touch(c, now, &id))
-            .await
-    }
-
-    async fn component_insert(&self, comp: NewComponent) -> StoreResult<(ComponentRecord, bool)> {
-        let defaults = self.defaults;
-        self.write(Class::Prompt, true, move |c, now| {
-            registry::component_insert(c, now, comp, &defaults)
-        })
-        .await
-    }
-
-    async fn component_usage(&self, tenant: &str) -> StoreResult<(u64, u64)> {
-        let (count, bytes): (i64, i64) = sqlx::query_as(registry_rows::USAGE)
-            .bind(tenant)
-            .fetch_one(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        Ok((count.max(0) as u64, bytes.max(0) as u64))
-    }
-
-    async fn component_get(
-        &self,
-        tenant: &str,
-        digest: &str,
-    ) -> StoreResult<Option<ComponentRecord>> {
-        let row = sqlx::query_as(registry_rows::COMPONENT)
-            .bind(tenant)
-            .bind(digest)
-            .fetch_optional(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        Ok(row.map(|r| registry_rows::component(digest.to_owned(), r)))
-    }
-
-    async fn component_bytes(&self, digest: &str) -> StoreResult<Option<Vec<u8>>> {
-        sqlx::query_scalar(registry_rows::BYTES)
-            .bind(digest)
-            .fetch_optional(&mut *self.reader().await?)
-            .await
-            .map_err(db)
-    }
-
-    async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
-        let defaults = self.defaults;
-        self.write(Class::Prompt, true, move |c, now| {
-            registry::task_insert(c, now, t, &defaults)
-        })
-        .await
-    }
-
-    async fn task_get(
-        &self,
-        tenant: &str,
-        name: &str,
-        version: Option<u32>,
-    ) -> StoreResult<Option<TaskRecord>> {
-        let row = sqlx::query_as(registry_rows::TASK.as_str())
-            .bind(tenant)
-            .bind(name)
-            .bind(version.map(i64::from))
-            .fetch_optional(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        Ok(row.map(registry_rows::task))
-    }
-
-    async fn task_head(&self, tenant: &str, name: &str) -> StoreResult<Option<TaskHead>> {
-        let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::HEAD.as_str())
-            .bind(tenant)
-            .bind(name)
-            .fetch_all(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        Ok(registry_rows::head(rows))
-    }
-
-    async fn task_rollout(
-        &self,
-        tenant: &str,
-        name: &str,
-        change: RolloutChange,
-    ) -> StoreResult<TaskRecord> {
-        let (tenant, name) = (tenant.to_owned(), name.to_owned());
-        self.write(Class::Prompt, true, move |c, now| {
-            registry::task_rollout(c, now, &tenant, &name, change)
-        })
-        .await
-    }
-
-    async fn tasks_staged(&self, tenant: Option<&str>, limit: u32) -> StoreResult<Vec<TaskRecord>> {
-        let rows: Vec<TaskRow> = sqlx::query_as(&registry_rows::staged(tenant.is_some()))
-            .bind(tenant)
-            .bind(i64::from(limit))
-            .fetch_all(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        Ok(rows.into_iter().map(registry_rows::task).collect())
-    }
-
-    async fn version_figures(
-        &self,
-        tenant: &str,
-        name: &str,
-        versions: [u32; 2],
-        since: Millis,
-    ) -> StoreResult<Vec<VersionFigures>> {
-        let rows = sqlx::query_as(registry_rows::VERSION_FIGURES)
-            .bind(tenant)
-            .bind(name)
-            .bind(registry_rows::first_id_at(since))
-            .bind(i64::from(versions[0]))
-            .bind(i64::from(versions[1]))
-            .fetch_all(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        Ok(registry_rows::figures(versions, rows))
-    }
-
-    async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>> {
-        let rows: Vec<TaskRow> = sqlx::query_as(registry_rows::VERSIONS.as_str())
-            .bind(tenant)
-            .bind(name)
-            .fetch_all(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        Ok(rows.into_iter().map(registry_rows::task).collect())
-    }
-
-    async fn workflow_insert(&self, w: NewWorkflow) -> StoreResult<WorkflowRecord> {
-        let defaults = self.defaults;
-        self.write(Class::Prompt, true, move |c, now| {
-            workflows::insert(c, now, w, &defaults)
-        })
-        .await
-    }
-
-    async fn workflow_get(
-        &self,
-        tenant: &str,
-        name: &str,
-        version: Option<u32>,
-    ) -> StoreResult<Option<WorkflowRecord>> {
-        workflows::get(&mut *self.reader().await?, tenant, name, version).await
-    }
-
-    async fn workflow_list(&self, tenant: Option<&str>) -> StoreResult<Vec<WorkflowRecord>> {
-        workflows::list(&mut *self.reader().await?, tenant).await
-    }
-
-    async fn workflow_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<(u32, Millis)>> {
-        workflows::versions(&mut *self.reader().await?, tenant, name).await
-    }
-
-    async fn job_steps(&self, id: &str) -> StoreResult<Vec<StepRecord>> {
-        steps::list(&mut *self.reader().await?, id).await
-    }
-
-    async fn job_call(&self, id: &str, call: &str) -> StoreResult<Option<CallRecord>> {
-        calls::get(&mut *self.reader().await?, id, call).await
-    }
-
-    async fn job_calls(&self, id: &str) -> StoreResult<Vec<CallRecord>> {
-        calls::list(&mut *self.reader().await?, id).await
-    }
-
-    async fn ended_sample(&self, tenant: &str, task: &str, limit: u32) -> StoreResult<Vec<String>> {
-        sqlx::query_scalar(job_sql::ENDED_SAMPLE)
-            .bind(tenant)
-            .bind(task)
-            .bind(i64::from(limit))
-            .fetch_all(&mut *self.reader().await?)
-            .await
-            .map_err(db)
-    }
-
-    async fn recorded_run(&self, tenant: &str, id: &str) -> StoreResult<Option<RecordedRun>> {
-        let row: Option<job_sql::RecordedRow> = sqlx::query_as(job_sql::RECORDED_RUN)
-            .bind(tenant)
-            .bind(id)
-            .fetch_optional(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        row.map(|r| job_sql::recorded_run(id, r)).transpose()
-    }
-
-    async fn job_parent(&self, id: &str) -> StoreResult<Option<String>> {
-        calls::parent(&mut *self.reader().await?, id).await
-    }
-
-    async fn job_callback_of(&self, id: &str) -> StoreResult<Option<CallRecord>> {
-        calls::callback_of(&mut *self.reader().await?, id).await
-    }
-
-    async fn task_list(&self, tenant: Option<&str>) -> StoreResult<Vec<TaskRecord>> {
-        let rows: Vec<TaskRow> = sqlx::query_as(&registry_rows::list(tenant.is_some()))
-            .bind(tenant)
-            .fetch_all(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        Ok(rows.into_iter().map(registry_rows::task).collect())
+    async fn exec_read(&self) -> StoreResult<Box<dyn crate::store::exec::Exec + '_>> {
+        Ok(Box::new(exec::ReaderExec(self.reader().await?)))
     }
 
     async fn job_insert(&self, new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {
@@ -720,131 +414,6 @@ impl JobStore for SqliteStore {
         Ok(out)
     }
 
-    async fn job_get(&self, tenant: &str, id: &str) -> StoreResult<Option<JobRecord>> {
-        let row: Option<rows::JobRow> = sqlx::query_as(&job_sql::get(Dialect::Sqlite, false))
-            .bind(id)
-            .bind(tenant)
-            .fetch_optional(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        row.map(JobRecord::try_from).transpose()
-    }
-
-    async fn job_list(&self, q: JobQuery) -> StoreResult<JobPage> {
-        use futures_util::TryStreamExt;
-        let sql = job_sql::list(Dialect::Sqlite, q.tenant.is_some());
-        let mut conn = self.reader().await?;
-        let mut rows = sqlx::query_as::<_, rows::JobRow>(&sql)
-            .bind(&q.tenant)
-            .bind(q.status.map(|s| s.as_str()))
-            .bind(&q.task)
-            .bind(&q.queue)
-            .bind(&q.before)
-            .bind(q.limit)
-            .fetch(&mut *conn);
-        // Rows one at a time, until the page's byte budget is spent.
-        let mut page = JobPage::default();
-        let mut bytes = 0usize;
-        while let Some(row) = rows.try_next().await.map_err(db)? {
-            if !page_push(&mut page, &mut bytes, row, q.max_bytes)? {
-                break;
-            }
-        }
-        Ok(page)
-    }
-
-    async fn queue_list(&self, tenant: Option<&str>) -> StoreResult<Vec<QueueDepth>> {
-        let one = tenant.is_some();
-        let rows: Vec<crate::store::rows::QueueDepthRow> =
-            sqlx::query_as(&crate::store::queue_rows::depths(one))
-                .bind(tenant)
-                .bind(self.now())
-                .fetch_all(&mut *self.reader().await?)
-                .await
-                .map_err(db)?;
-        let paused: Vec<(String, String)> = sqlx::query_as(&crate::store::queue_rows::paused(one))
-            .bind(tenant)
-            .fetch_all(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        crate::store::rows::queues_from(rows, paused)
-    }
-
-    async fn job_depths(&self) -> StoreResult<Vec<(String, JobStatus, u64)>> {
-        let rows: Vec<(String, String, i64)> = sqlx::query_as(crate::store::rows::DEPTHS_SQL)
-            .fetch_all(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        crate::store::rows::depths_from(rows)
-    }
-
-    async fn queue_pause(&self, tenant: &str, queue: &str) -> StoreResult<bool> {
-        let (t, q) = (tenant.to_owned(), queue.to_owned());
-        let newly = self
-            .write(Class::Prompt, true, move |c, now| {
-                queues::pause(c, now, &t, &q)
-            })
-            .await?;
-        // In chunks, each its own write; not durable: a park lost to a
-        // crash is made by the claim that meets the job.
-        loop {
-            let (t, q) = (tenant.to_owned(), queue.to_owned());
-            let n = self
-                .write(Class::Bulk, false, move |c, _| queues::park(c, &t, &q))
-                .await?;
-            if (n as i64) < queues::CHUNK {
-                return Ok(newly);
-            }
-        }
-    }
-
-    async fn queue_resume(&self, tenant: &str, queue: &str) -> StoreResult<bool> {
-        let (t, q) = (tenant.to_owned(), queue.to_owned());
-        let was = self
-            .write(Class::Prompt, true, move |c, _| queues::resume(c, &t, &q))
-            .await?;
-        // Durable chunks; what a crash leaves parked, `queue_tidy` unparks.
-        loop {
-            let (t, q) = (tenant.to_owned(), queue.to_owned());
-            let n = self
-                .write(Class::Bulk, true, move |c, now| {
-                    queues::unpark(c, now, &t, &q)
-                })
-                .await?;
-            if (n as i64) < queues::CHUNK {
-                return Ok(was);
-            }
-        }
-    }
-
-    async fn queue_tidy(&self) -> StoreResult<u64> {
-        let mut total = 0;
-        loop {
-            let n = self.write(Class::Bulk, true, queues::tidy).await?;
-            total += n as u64;
-            if (n as i64) < queues::CHUNK {
-                return Ok(total);
-            }
-        }
-    }
-
-    async fn throttle_tidy(&self) -> StoreResult<u64> {
-        let mut total = 0;
-        loop {
-            let n = self
-                .write(Class::Bulk, false, |c, now| {
-                    shared(c, crate::store::throttle::PRUNE_KEYS)?
-                        .execute(rusqlite::params![now, queues::CHUNK])
-                        .map_err(wdb)
-                })
-                .await?;
-            total += n as u64;
-            if (n as i64) < queues::CHUNK {
-                return Ok(total);
-            }
-        }
-    }
-
     async fn job_expire(&self, jobs: Vec<Expire>) -> StoreResult<u64> {
         if jobs.is_empty() {
             return Ok(0);
@@ -853,17 +422,6 @@ impl JobStore for SqliteStore {
             expire::expire(c, now, jobs)
         })
         .await
-    }
-
-    async fn job_expiring(&self, limit: u32) -> StoreResult<Vec<ExpiringJob>> {
-        let rows: Vec<(String, String, String, i64, String, i64)> =
-            sqlx::query_as(&crate::store::expire_sql::expiring(Dialect::Sqlite))
-                .bind(self.now())
-                .bind(limit)
-                .fetch_all(&mut *self.reader().await?)
-                .await
-                .map_err(db)?;
-        Ok(rows.into_iter().map(ExpiringJob::from_row).collect())
     }
 
     async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned> {
@@ -896,14 +454,6 @@ impl JobStore for SqliteStore {
             prune::collect(c, uploaded_before)
         })
         .await
-    }
-
-    async fn job_counts(&self) -> StoreResult<Vec<(JobStatus, u64)>> {
-        let rows: Vec<(String, i64)> = sqlx::query_as(crate::store::rows::COUNTS_SQL)
-            .fetch_all(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        counts_from(rows)
     }
 
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Claim> {
@@ -1095,18 +645,6 @@ impl JobStore for SqliteStore {
             .await
     }
 
-    async fn job_next_run_at(&self, _passed: Millis) -> StoreResult<Option<Millis>> {
-        // One seek: the first of jobs_scheduled. Those due are not staged
-        // yet (the next claim stages them), so none is left out.
-        let row: (Option<i64>,) = sqlx::query_as(
-            "SELECT MIN(run_at) FROM jobs WHERE status = 'queued' AND available = 0",
-        )
-        .fetch_one(&mut *self.reader().await?)
-        .await
-        .map_err(db)?;
-        Ok(row.0)
-    }
-
     async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>> {
         let defaults = self.defaults;
         // One write of the writer's: its savepoint undoes all of it when
@@ -1115,18 +653,6 @@ impl JobStore for SqliteStore {
             apply::apply(c, now, writes, &defaults)
         })
         .await
-    }
-
-    async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {
-        let rows: Vec<AttemptRow> = sqlx::query_as(&crate::store::attempt_sql::PAGE)
-            .bind(&q.job_id)
-            .bind(&q.tenant)
-            .bind(q.after.unwrap_or(0))
-            .bind(q.limit)
-            .fetch_all(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        rows.into_iter().map(AttemptRecord::try_from).collect()
     }
 
     /// Rows are numbered as they are written; this waits until every row
@@ -1149,230 +675,13 @@ impl JobStore for SqliteStore {
         Ok(0)
     }
 
-    async fn event_read(&self, after_gseq: i64, limit: u32) -> StoreResult<Vec<EventRow>> {
-        let readable = self.readable();
-        events::read(&mut *self.reader().await?, readable, after_gseq, limit).await
-    }
-
-    async fn event_read_tenant(
-        &self,
-        tenant: &str,
-        after: u64,
-        limit: u32,
-    ) -> StoreResult<Vec<EventRow>> {
-        let readable = self.readable();
-        events::read_tenant(&mut *self.reader().await?, readable, tenant, after, limit).await
-    }
-
     async fn event_heads(&self, tenant: Option<&str>) -> StoreResult<EventHeads> {
         let readable = self.readable();
         events::heads(&mut *self.reader().await?, readable, tenant).await
     }
 
-    async fn event_prune(&self, before: Millis, limit: u32) -> StoreResult<u64> {
-        // Not durable: a prune lost to a crash is made again.
-        self.write(Class::Bulk, false, move |c, _| {
-            events::prune(c, before, limit)
-        })
-        .await
-    }
-
     fn event_signal(&self) -> Option<tokio::sync::watch::Receiver<i64>> {
         Some(self.readable.clone())
-    }
-
-    async fn webhook_insert(&self, w: NewWebhook) -> StoreResult<WebhookRecord> {
-        self.write(Class::Prompt, true, move |c, now| {
-            webhooks::insert(c, now, w)
-        })
-        .await
-    }
-
-    async fn webhook_list(&self, tenant: Option<&str>) -> StoreResult<Vec<WebhookRecord>> {
-        webhooks::list(&mut *self.reader().await?, tenant).await
-    }
-
-    async fn webhook_delete(&self, tenant: &str, id: &str) -> StoreResult<bool> {
-        let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.write(Class::Prompt, true, move |c, _| {
-            webhooks::delete(c, &tenant, &id)
-        })
-        .await
-    }
-
-    async fn event_cursor(&self, name: &str) -> StoreResult<Option<i64>> {
-        // Read apart from the writer: the move that follows checks it again.
-        webhooks::read_cursor(&mut *self.reader().await?, name).await
-    }
-
-    async fn delivery_insert(
-        &self,
-        name: &str,
-        from: Option<i64>,
-        to: i64,
-        deliveries: Vec<NewDelivery>,
-    ) -> StoreResult<bool> {
-        let name = name.to_owned();
-        // Not durable: lost to a power cut with the cursor's move, the
-        // deliveries are made again from the outbox (each is sent at least
-        // once anyway).
-        self.write(Class::Bulk, false, move |c, now| {
-            webhooks::insert_deliveries(c, now, &name, from, to, deliveries)
-        })
-        .await
-    }
-
-    async fn delivery_due_webhooks(&self, limit: u32) -> StoreResult<Vec<String>> {
-        let now = self.clock.now();
-        webhooks::due_webhooks(&mut *self.reader().await?, now, limit).await
-    }
-
-    async fn delivery_take(
-        &self,
-        webhook: &str,
-        limit: u32,
-        hold_ms: u64,
-    ) -> StoreResult<Vec<Delivery>> {
-        let webhook = webhook.to_owned();
-        // Not durable: a take lost to a crash is taken again.
-        self.write(Class::Bulk, false, move |c, now| {
-            webhooks::take(c, now, &webhook, limit, hold_ms)
-        })
-        .await
-    }
-
-    async fn delivery_record(&self, tries: Vec<DeliveryTry>) -> StoreResult<()> {
-        // Not durable: a try lost to a power cut is made again (a delivery
-        // is sent at least once).
-        self.write(Class::Bulk, false, move |c, _| webhooks::record(c, tries))
-            .await
-    }
-
-    async fn delivery_list(
-        &self,
-        tenant: &str,
-        webhook: &str,
-        before: Option<i64>,
-        limit: u32,
-    ) -> StoreResult<Vec<Delivery>> {
-        webhooks::list_deliveries(&mut *self.reader().await?, tenant, webhook, before, limit).await
-    }
-
-    async fn delivery_next_at(&self) -> StoreResult<Option<Millis>> {
-        webhooks::next_at(&mut *self.reader().await?).await
-    }
-
-    async fn delivery_redeliver(&self, tenant: &str, webhook: &str, id: i64) -> StoreResult<bool> {
-        let (tenant, webhook) = (tenant.to_owned(), webhook.to_owned());
-        self.write(Class::Bulk, true, move |c, now| {
-            webhooks::redeliver(c, &tenant, &webhook, id, now)
-        })
-        .await
-    }
-
-    async fn delivery_prune(&self, before: Millis, limit: u32) -> StoreResult<u64> {
-        self.write(Class::Bulk, false, move |c, _| {
-            webhooks::prune(c, before, limit)
-        })
-        .await
-    }
-
-    async fn secret_put(
-        &self,
-        s: crate::store::NewSecret,
-    ) -> StoreResult<(crate::store::SecretRecord, bool)> {
-        self.write(Class::Prompt, true, move |c, now| secrets::put(c, now, s))
-            .await
-    }
-
-    async fn secret_list(
-        &self,
-        tenant: Option<&str>,
-    ) -> StoreResult<Vec<crate::store::SecretRecord>> {
-        secrets::list(&mut *self.reader().await?, tenant).await
-    }
-
-    async fn secret_delete(&self, tenant: &str, name: &str) -> StoreResult<bool> {
-        let (tenant, name) = (tenant.to_owned(), name.to_owned());
-        self.write(Class::Prompt, true, move |c, _| {
-            secrets::delete(c, &tenant, &name)
-        })
-        .await
-    }
-
-    async fn secret_get_many(
-        &self,
-        tenant: &str,
-        names: &[String],
-    ) -> StoreResult<Vec<crate::store::SealedSecret>> {
-        secrets::get_many(&mut *self.reader().await?, tenant, names).await
-    }
-
-    async fn schedule_get(
-        &self,
-        tenant: &str,
-        name: &str,
-    ) -> StoreResult<Option<crate::store::ScheduleRecord>> {
-        schedules::get(&mut *self.reader().await?, tenant, name).await
-    }
-
-    async fn schedule_list(
-        &self,
-        tenant: Option<&str>,
-    ) -> StoreResult<Vec<crate::store::ScheduleRecord>> {
-        schedules::list(&mut *self.reader().await?, tenant).await
-    }
-
-    async fn schedule_delete(&self, tenant: &str, name: &str) -> StoreResult<bool> {
-        let (tenant, name) = (tenant.to_owned(), name.to_owned());
-        self.write(Class::Prompt, true, move |c, _| {
-            schedules::delete(c, &tenant, &name)
-        })
-        .await
-    }
-
-    async fn schedule_due(
-        &self,
-        at: Millis,
-        limit: u32,
-    ) -> StoreResult<Vec<crate::store::ScheduleRecord>> {
-        schedules::due(&mut *self.reader().await?, at, limit).await
-    }
-
-    async fn schedule_next_due(&self) -> StoreResult<Option<Millis>> {
-        schedules::next_due(&mut *self.reader().await?).await
-    }
-
-    async fn lease_take(
-        &self,
-        name: &str,
-        holder: &str,
-        ttl_ms: u64,
-    ) -> StoreResult<Option<Lease>> {
-        let (n, h) = (name.to_owned(), holder.to_owned());
-        // Not durable: a renewal lost to a power cut only shortens a lease
-        // that this process, the database's only one, takes again.
-        self.write(Class::Prompt, false, move |c, now| {
-            leases::take(c, now, &n, &h, crate::time::after(now, ttl_ms))
-        })
-        .await
-    }
-
-    async fn lease_drop(&self, name: &str, holder: &str) -> StoreResult<bool> {
-        let (n, h) = (name.to_owned(), holder.to_owned());
-        self.write(Class::Prompt, true, move |c, now| {
-            leases::drop(c, now, &n, &h)
-        })
-        .await
-    }
-
-    async fn lease_get(&self, name: &str) -> StoreResult<Option<Lease>> {
-        let row: Option<LeaseRow> = sqlx::query_as(&crate::store::lease_sql::get("?1"))
-            .bind(name)
-            .fetch_optional(&mut *self.reader().await?)
-            .await
-            .map_err(db)?;
-        Ok(row.map(Lease::from))
     }
 
     async fn close(&self) {

@@ -2,11 +2,10 @@
 //! (a put is a `Write`, so a slot's job is written with it), reads on a
 //! reader's.
 
-use super::{db, shared, wdb};
-use crate::store::schedule_rows::{self as sql, PutParams, ScheduleRow};
+use super::{shared, wdb};
+use crate::store::schedule_rows::{self as sql, PutParams};
 use crate::store::{Millis, SchedulePut, ScheduleRecord, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
-use sqlx::SqliteConnection;
 
 fn q(i: usize) -> String {
     format!("?{i}")
@@ -63,59 +62,4 @@ pub fn put(conn: &Connection, now: Millis, w: SchedulePut) -> StoreResult<Schedu
             }
         }
     }
-}
-
-pub fn delete(conn: &Connection, tenant: &str, name: &str) -> StoreResult<bool> {
-    Ok(shared(conn, sql::DELETE)?
-        .execute(params![tenant, name])
-        .map_err(wdb)?
-        == 1)
-}
-
-pub async fn get(
-    conn: &mut SqliteConnection,
-    tenant: &str,
-    name: &str,
-) -> StoreResult<Option<ScheduleRecord>> {
-    let row: Option<ScheduleRow> = sqlx::query_as(sql::GET.as_str())
-        .bind(tenant)
-        .bind(name)
-        .fetch_optional(conn)
-        .await
-        .map_err(db)?;
-    Ok(row.map(ScheduleRecord::from))
-}
-
-pub async fn list(
-    conn: &mut SqliteConnection,
-    tenant: Option<&str>,
-) -> StoreResult<Vec<ScheduleRecord>> {
-    let rows: Vec<ScheduleRow> = sqlx::query_as(&sql::list(tenant.is_some()))
-        .bind(tenant)
-        .fetch_all(conn)
-        .await
-        .map_err(db)?;
-    Ok(rows.into_iter().map(ScheduleRecord::from).collect())
-}
-
-pub async fn due(
-    conn: &mut SqliteConnection,
-    at: Millis,
-    limit: u32,
-) -> StoreResult<Vec<ScheduleRecord>> {
-    let rows: Vec<ScheduleRow> = sqlx::query_as(sql::DUE.as_str())
-        .bind(at)
-        .bind(limit)
-        .fetch_all(conn)
-        .await
-        .map_err(db)?;
-    Ok(rows.into_iter().map(ScheduleRecord::from).collect())
-}
-
-pub async fn next_due(conn: &mut SqliteConnection) -> StoreResult<Option<Millis>> {
-    let row: (Option<i64>,) = sqlx::query_as(sql::NEXT_DUE)
-        .fetch_one(conn)
-        .await
-        .map_err(db)?;
-    Ok(row.0)
 }

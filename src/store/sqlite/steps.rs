@@ -3,28 +3,16 @@
 
 use super::jobs::{get, reread};
 use super::tally::Apply;
-use super::{db, wdb};
+use super::wdb;
 use crate::job::JobStatus;
 use crate::store::dialect::Dialect;
 use crate::store::job_sql;
 use crate::store::outbox::{self, Outbox};
 use crate::store::records::{CancelOutcome, CancelStages};
-use crate::store::step_rows::{self as sql, StepColumns, StepRecord, StepWrite, WorkflowStart};
+use crate::store::step_rows::{self as sql, StepWrite, WorkflowStart};
 use crate::store::tally::Tally;
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::{params, Connection};
-use sqlx::SqliteConnection;
-
-pub async fn list(conn: &mut SqliteConnection, id: &str) -> StoreResult<Vec<StepRecord>> {
-    let rows: Vec<StepColumns> = sqlx::query_as(&sql::list("?1"))
-        .bind(id)
-        .fetch_all(conn)
-        .await
-        .map_err(db)?;
-    rows.into_iter()
-        .map(|r| StepRecord::try_from(r).map_err(StoreError::Internal))
-        .collect()
-}
 
 /// Starts the workflow job `w` names, if its insert made it: `false` when
 /// the insert answered a job that was there already.

@@ -74,7 +74,7 @@ struct Ran {
 /// One write: runs against the connection inside the batch's transaction,
 /// says whether it succeeded, and keeps its answer until COMMIT.
 /// Given no connection (the transaction could not begin), it fails unrun.
-type Work = Box<dyn FnOnce(Option<&Connection>, Millis) -> Ran + Send>;
+type Work = Box<dyn FnOnce(Option<&mut Connection>, Millis) -> Ran + Send>;
 
 /// Who waits for a write, and so how soon it must be committed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +174,7 @@ impl Writer {
     pub async fn write<T, F>(&self, class: Class, durable: bool, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection, Millis) -> StoreResult<T> + Send + 'static,
+        F: FnOnce(&mut Connection, Millis) -> StoreResult<T> + Send + 'static,
     {
         self.write_early(
             class,
@@ -200,7 +200,7 @@ impl Writer {
     where
         T: Send + 'static,
         E: Send + 'static,
-        F: FnOnce(&Connection, Millis) -> StoreResult<(T, E)> + Send + 'static,
+        F: FnOnce(&mut Connection, Millis) -> StoreResult<(T, E)> + Send + 'static,
         G: FnOnce(E) + Send + 'static,
     {
         let hands_early = early.is_some();
@@ -332,7 +332,7 @@ impl Queues {
 }
 
 fn run(
-    conn: Connection,
+    mut conn: Connection,
     mut rx: mpsc::Receiver<Pending>,
     clock: Arc<dyn Clock>,
     syncer: Option<&Syncer>,
@@ -383,7 +383,7 @@ fn run(
             continue;
         }
         let t0 = Instant::now();
-        let (ran, ran_bulk) = run_batch(&conn, &mut queues, &mut rx, clock.now(), owe_bulk);
+        let (ran, ran_bulk) = run_batch(&mut conn, &mut queues, &mut rx, clock.now(), owe_bulk);
         owe_bulk = !ran_bulk;
         let run_us = t0.elapsed().as_micros() as u64;
         let committed = match exec(&conn, "COMMIT") {
@@ -470,7 +470,7 @@ fn run(
 /// claims and completions. Answers what ran (each with whether it is
 /// durable) and whether a bulk write did.
 fn run_batch(
-    conn: &Connection,
+    conn: &mut Connection,
     queues: &mut Queues,
     rx: &mut mpsc::Receiver<Pending>,
     now: Millis,
@@ -519,7 +519,7 @@ fn run_batch(
 }
 
 /// One write inside the batch's transaction, undone alone if it fails.
-fn run_one(conn: &Connection, p: Pending, single: bool, now: Millis) -> Ran {
+fn run_one(conn: &mut Connection, p: Pending, single: bool, now: Millis) -> Ran {
     // A batch of one needs no savepoint: a failed write rolls back the
     // whole transaction, which holds nothing else.
     let savepoint = !single;

@@ -214,7 +214,7 @@ async fn a_collected_components_artifact_is_deleted() {
     use taskbox::store::{JobStore, ManualClock};
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::default();
-    let store: Arc<dyn JobStore> = Arc::new(crate::store::sqlite(&dir, clock.clone()).await);
+    let store: Arc<dyn JobStore> = crate::store::sqlite(&dir, clock.clone()).await;
     store.tenant_insert("acme").await.unwrap();
     let sandbox = taskbox::sandbox::Sandbox::new(taskbox::sandbox::SandboxConfig {
         cache_dir: Some(dir.path().join("compiled")),

@@ -177,7 +177,7 @@ async fn a_callback_is_owed_to_the_enqueue_rate() {
 async fn a_slot_past_the_enqueue_rate_is_skipped_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::default();
-    let store: Arc<dyn JobStore> = Arc::new(crate::store::sqlite(&dir, clock.clone()).await);
+    let store: Arc<dyn JobStore> = crate::store::sqlite(&dir, clock.clone()).await;
     let rig = Rig::new(store.clone(), clock).await;
     let quotas = taskbox::quota::Quotas {
         enqueue_per_second: Some(1),

@@ -1,8 +1,14 @@
-//! Components and task versions as both backends keep them: the
-//! statements both run and the records their rows make.
+//! Components and task versions, for both backends: the statements, the
+//! records their rows make, and the transactions. Quota-checked writes
+//! lock their tenant's row first, so that two uploads of one tenant are
+//! checked one after the other.
 
-use super::records::{ComponentRecord, RolloutChange, TaskHead, TaskRecord, VersionFigures};
-use super::StoreError;
+use super::exec::{args, Commit, Exec};
+use super::records::{
+    ComponentRecord, NewComponent, NewTask, RolloutChange, TaskHead, TaskRecord, VersionFigures,
+};
+use super::tenants::{component_room, lock, policy, within};
+use super::{JobStore, Millis, StoreError, StoreResult};
 use std::sync::LazyLock;
 
 pub const KNOWN: &str = "SELECT 1 FROM components WHERE tenant = $1 AND digest = $2";
@@ -169,25 +175,19 @@ pub fn head(rows: Vec<TaskRow>) -> Option<TaskHead> {
     })
 }
 
-/// The statement of a rollout change and the value it binds first, if
-/// any (the percent, or `now` for a rollback); the tenant and the task
-/// follow. It answers the staged version's row as it is after, or nothing
-/// when none is staged. (Parameters are numbered in order of appearance:
-/// SQLite's writer binds by position.)
-pub fn rollout_change(change: RolloutChange, now: i64) -> (String, Option<i64>) {
+/// The statement of a rollout change and the value it binds as `$1` (the
+/// percent, or `now` for a rollback; unused by a promote); the tenant and
+/// the task are `$2` and `$3`. It answers the staged version's row as it
+/// is after, or nothing when none is staged.
+pub fn rollout_change(change: RolloutChange, now: i64) -> (String, i64) {
     let (set, bind) = match change {
-        RolloutChange::Percent(p) => ("rollout_percent = $1", Some(i64::from(p))),
-        RolloutChange::Promote => ("rollout_percent = NULL", None),
-        RolloutChange::Rollback => ("rollout_percent = NULL, rolled_back_at = $1", Some(now)),
-    };
-    let (tenant, name) = if bind.is_some() {
-        ("$2", "$3")
-    } else {
-        ("$1", "$2")
+        RolloutChange::Percent(p) => ("rollout_percent = $1", i64::from(p)),
+        RolloutChange::Promote => ("rollout_percent = NULL", 0),
+        RolloutChange::Rollback => ("rollout_percent = NULL, rolled_back_at = $1", now),
     };
     (
         format!(
-            "UPDATE tasks SET {set} WHERE tenant = {tenant} AND name = {name} \
+            "UPDATE tasks SET {set} WHERE tenant = $2 AND name = $3 \
              AND rollout_percent IS NOT NULL RETURNING {TASK_COLUMNS}"
         ),
         bind,
@@ -244,10 +244,189 @@ pub fn figures(versions: [u32; 2], rows: Vec<FiguresRow>) -> Vec<VersionFigures>
         .collect()
 }
 
+impl dyn JobStore {
+    /// Records a component for a tenant; the bytes are kept once per digest.
+    /// `created` is false when the tenant had it already. A new one counts
+    /// against `max_components` and `max_component_bytes`.
+    pub async fn component_insert(&self, c: NewComponent) -> StoreResult<(ComponentRecord, bool)> {
+        let defaults = self.defaults();
+        self.write(Commit::PROMPT, move |tx, now| {
+            Box::pin(async move {
+                lock(tx, &c.tenant).await?;
+                let known: Option<i64> = tx.scalar(KNOWN, args![&c.tenant, &c.digest]).await?;
+                if known.is_none() {
+                    let q = policy(tx, &c.tenant, &defaults).await?.quotas;
+                    let (count, bytes) = usage(tx, &c.tenant).await?;
+                    component_room(&q, count, bytes, c.bytes.len() as u64)?;
+                }
+                tx.execute(INSERT_BLOB, args![&c.digest, &c.bytes[..]])
+                    .await?;
+                let size = i64::try_from(c.bytes.len()).unwrap_or(i64::MAX);
+                let a = args![&c.tenant, &c.digest, size, &c.abi, now];
+                let added = tx.execute(INSERT_COMPONENT, a).await?;
+                let row: Option<ComponentRow> =
+                    tx.optional(COMPONENT, args![&c.tenant, &c.digest]).await?;
+                let row = row.ok_or(StoreError::NotFound)?;
+                Ok((component(c.digest, row), added == 1))
+            })
+        })
+        .await
+    }
+
+    pub async fn component_get(
+        &self,
+        tenant: &str,
+        digest: &str,
+    ) -> StoreResult<Option<ComponentRecord>> {
+        let row: Option<ComponentRow> = self
+            .read()
+            .await?
+            .optional(COMPONENT, args![tenant, digest])
+            .await?;
+        Ok(row.map(|r| component(digest.to_owned(), r)))
+    }
+
+    /// The bytes of a component, for the runner; not scoped to a tenant.
+    pub async fn component_bytes(&self, digest: &str) -> StoreResult<Option<Vec<u8>>> {
+        self.read().await?.scalar(BYTES, args![digest]).await
+    }
+
+    /// How many components the tenant keeps, and their bytes in all: what
+    /// an upload is held to before it is compiled
+    /// (`tenants::component_room`).
+    pub async fn component_usage(&self, tenant: &str) -> StoreResult<(u64, u64)> {
+        let (count, bytes) = usage(&mut *self.read().await?, tenant).await?;
+        Ok((count.max(0) as u64, bytes.max(0) as u64))
+    }
+
+    /// Adds the next version of a task (1 for a new task), within the
+    /// tenant's `max_task_versions`; staged when `t.rollout` says so
+    /// (`may_define` says when a define is refused).
+    pub async fn task_insert(&self, t: NewTask) -> StoreResult<TaskRecord> {
+        let defaults = self.defaults();
+        self.write(Commit::PROMPT, move |tx, now| {
+            Box::pin(async move {
+                // Versions are numbered one after the other, never twice.
+                lock(tx, &t.tenant).await?;
+                let q = policy(tx, &t.tenant, &defaults).await?.quotas;
+                let count = super::workflows::COUNT_VERSIONS;
+                let versions: Option<i64> = tx.scalar(count, args![&t.tenant]).await?;
+                within(
+                    "max_task_versions",
+                    q.max_task_versions,
+                    versions.unwrap_or(0),
+                    1,
+                )?;
+                let known: Option<(Option<i64>, i64)> = tx
+                    .optional(&DEFINE_CHECK, args![&t.tenant, &t.name])
+                    .await?;
+                may_define(&t.name, known.unwrap_or((None, 0)), t.rollout.is_some())?;
+                let percent = t.rollout.map(i64::from);
+                let started = t.rollout.map(|_| now);
+                let a = args![&t.tenant, &t.name, &t.digest, &t.spec, now, percent, started];
+                let row: Option<TaskRow> = tx.optional(&INSERT_TASK, a).await?;
+                row.map(task).ok_or(StoreError::NotFound)
+            })
+        })
+        .await
+    }
+
+    /// A version of a task; `version: None` is the live one (the newest
+    /// neither staged nor rolled back).
+    pub async fn task_get(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: Option<u32>,
+    ) -> StoreResult<Option<TaskRecord>> {
+        let a = args![tenant, name, version];
+        let row: Option<TaskRow> = self.read().await?.optional(&TASK, a).await?;
+        Ok(row.map(task))
+    }
+
+    /// What new jobs of a task pin: its live version and a staged one.
+    pub async fn task_head(&self, tenant: &str, name: &str) -> StoreResult<Option<TaskHead>> {
+        let rows: Vec<TaskRow> = self.read().await?.all(&HEAD, args![tenant, name]).await?;
+        Ok(head(rows))
+    }
+
+    /// Changes the rollout of a task's staged version, answering its row
+    /// as it is after; `NotFound` when none is staged. The tenant's row is
+    /// locked, as a define's is, so that a define and a change of the same
+    /// task are one after the other.
+    pub async fn task_rollout(
+        &self,
+        tenant: &str,
+        name: &str,
+        change: RolloutChange,
+    ) -> StoreResult<TaskRecord> {
+        let (tenant, name) = (tenant.to_owned(), name.to_owned());
+        self.write(Commit::PROMPT, move |tx, now| {
+            Box::pin(async move {
+                lock(tx, &tenant).await?;
+                let (sql, value) = rollout_change(change, now);
+                let row: Option<TaskRow> = tx.optional(&sql, args![value, &tenant, &name]).await?;
+                row.map(task).ok_or(StoreError::NotFound)
+            })
+        })
+        .await
+    }
+
+    /// The versions being rolled out (at most one a task), one tenant's
+    /// or (`None`) every tenant's, newest rollouts first, at most `limit`.
+    pub async fn tasks_staged(
+        &self,
+        tenant: Option<&str>,
+        limit: u32,
+    ) -> StoreResult<Vec<TaskRecord>> {
+        let sql = staged(tenant.is_some());
+        let rows: Vec<TaskRow> = self.read().await?.all(&sql, args![tenant, limit]).await?;
+        Ok(rows.into_iter().map(task).collect())
+    }
+
+    /// What each of two versions of a task did in the jobs made since
+    /// `since`, in the order given.
+    pub async fn version_figures(
+        &self,
+        tenant: &str,
+        name: &str,
+        versions: [u32; 2],
+        since: Millis,
+    ) -> StoreResult<Vec<VersionFigures>> {
+        let first = first_id_at(since);
+        let a = args![tenant, name, &first, versions[0], versions[1]];
+        let rows: Vec<FiguresRow> = self.read().await?.all(VERSION_FIGURES, a).await?;
+        Ok(figures(versions, rows))
+    }
+
+    /// Every version of a task, oldest first.
+    pub async fn task_versions(&self, tenant: &str, name: &str) -> StoreResult<Vec<TaskRecord>> {
+        let rows: Vec<TaskRow> = self
+            .read()
+            .await?
+            .all(&VERSIONS, args![tenant, name])
+            .await?;
+        Ok(rows.into_iter().map(task).collect())
+    }
+
+    /// The live version of each task: one tenant's, or (`None`) every
+    /// tenant's.
+    pub async fn task_list(&self, tenant: Option<&str>) -> StoreResult<Vec<TaskRecord>> {
+        let sql = list(tenant.is_some());
+        let rows: Vec<TaskRow> = self.read().await?.all(&sql, args![tenant]).await?;
+        Ok(rows.into_iter().map(task).collect())
+    }
+}
+
+/// A tenant's components: how many, and their bytes.
+async fn usage(c: &mut dyn Exec, tenant: &str) -> StoreResult<(i64, i64)> {
+    let row: Option<(i64, i64)> = c.optional(USAGE, args![tenant]).await?;
+    Ok(row.unwrap_or((0, 0)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::dialect::numbered_in_order;
 
     fn row(version: i64, percent: Option<i64>, rolled_back: Option<i64>) -> TaskRow {
         let t = String::from;
@@ -265,19 +444,15 @@ mod tests {
     }
 
     #[test]
-    fn writes_number_their_parameters_in_order() {
-        for change in [
-            RolloutChange::Percent(5),
-            RolloutChange::Promote,
-            RolloutChange::Rollback,
-        ] {
-            let (sql, _) = rollout_change(change, 7);
-            assert!(numbered_in_order(&sql), "{sql}");
-        }
-        assert!(numbered_in_order(&INSERT_TASK));
-        assert!(numbered_in_order(&DEFINE_CHECK));
-        assert_eq!(rollout_change(RolloutChange::Rollback, 7).1, Some(7));
-        assert_eq!(rollout_change(RolloutChange::Promote, 7).1, None);
+    fn a_rollout_change_binds_what_it_sets() {
+        let (sql, v) = rollout_change(RolloutChange::Rollback, 7);
+        assert!(sql.contains("rolled_back_at = $1"), "{sql}");
+        assert_eq!(v, 7);
+        let (sql, v) = rollout_change(RolloutChange::Percent(5), 7);
+        assert!(sql.contains("rollout_percent = $1"), "{sql}");
+        assert_eq!(v, 5);
+        let (sql, _) = rollout_change(RolloutChange::Promote, 7);
+        assert!(!sql.contains("$1"), "{sql}");
     }
 
     #[test]

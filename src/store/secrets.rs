@@ -1,9 +1,10 @@
-//! Secret rows as both backends keep them: sealed bytes the store never
-//! opens (`secrets::Vault` seals and opens them), and the record a list
-//! shows, which never carries them.
+//! Secrets as both backends keep them: sealed bytes the store never opens
+//! (`secrets::Vault` seals and opens them), and the record a list shows,
+//! which never carries them.
 
 use super::db_row::db_row;
-use super::{Millis, StoreResult};
+use super::exec::{args, Commit, Exec};
+use super::{JobStore, Millis, StoreError, StoreResult};
 
 /// Most secrets one tenant may have.
 pub const MAX_SECRETS: u64 = 1_000;
@@ -75,6 +76,14 @@ pub fn list(one: bool) -> String {
     )
 }
 
+/// The sealed rows of the tenant ($1) whose names are in the JSON array $2.
+fn sealed(d: super::dialect::Dialect) -> String {
+    format!(
+        "SELECT {SEALED_COLUMNS} FROM secrets WHERE tenant = $1 AND name IN ({}) ORDER BY name",
+        d.json_texts(2)
+    )
+}
+
 /// What a put answers (`replaced`: the version and creation time of the
 /// row it replaced; `None` when it made one).
 pub fn put_record(s: NewSecret, now: Millis, replaced: Option<(i64, i64)>) -> (SecretRecord, bool) {
@@ -92,6 +101,70 @@ pub fn put_record(s: NewSecret, now: Millis, replaced: Option<(i64, i64)>) -> (S
 /// Refuses a new secret past `MAX_SECRETS` (`have`: the tenant's now).
 pub fn check_room(have: i64) -> StoreResult<()> {
     super::tenants::within("secrets", Some(MAX_SECRETS), have, 1)
+}
+
+impl dyn JobStore {
+    /// Puts a tenant's secret, sealed: replaces the one of that name (its
+    /// version one more, `created_at` kept) or makes it at version 1,
+    /// within the tenant's `MAX_SECRETS`; `true` when it is new.
+    pub async fn secret_put(&self, s: NewSecret) -> StoreResult<(SecretRecord, bool)> {
+        self.write(Commit::PROMPT, move |tx, now| Box::pin(put(tx, now, s)))
+            .await
+    }
+
+    /// A tenant's secrets (`None`: every tenant's), by tenant and name (as
+    /// bytes): never their sealed values.
+    pub async fn secret_list(&self, tenant: Option<&str>) -> StoreResult<Vec<SecretRecord>> {
+        let sql = list(tenant.is_some());
+        self.read().await?.all(&sql, args![tenant]).await
+    }
+
+    /// Deletes a tenant's secret; `false` when it has none of that name.
+    pub async fn secret_delete(&self, tenant: &str, name: &str) -> StoreResult<bool> {
+        let (tenant, name) = (tenant.to_owned(), name.to_owned());
+        self.write(Commit::PROMPT, move |tx, _| {
+            Box::pin(async move { Ok(tx.execute(DELETE, args![&tenant, &name]).await? == 1) })
+        })
+        .await
+    }
+
+    /// The sealed values of those of `names` the tenant has, by name;
+    /// names it has not are left out.
+    pub async fn secret_get_many(
+        &self,
+        tenant: &str,
+        names: &[String],
+    ) -> StoreResult<Vec<SealedSecret>> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        // The names as one JSON array: one statement however many there are.
+        let names = serde_json::to_string(names)
+            .map_err(|e| StoreError::Internal(format!("secret names as JSON: {e}")))?;
+        let mut c = self.read().await?;
+        c.all(&sealed(c.dialect()), args![tenant, &names]).await
+    }
+}
+
+/// Replaces the tenant's secret of that name (its version one more), or
+/// makes it at version 1 within `MAX_SECRETS`; `true` when it is new.
+async fn put(tx: &mut dyn Exec, now: Millis, s: NewSecret) -> StoreResult<(SecretRecord, bool)> {
+    // Puts of one tenant's secrets one after the other: two new names at
+    // once count each other, and two puts of one new name make one row.
+    super::tenants::hold(tx, &s.tenant, "secrets").await?;
+    let replaced: Option<(i64, i64)> = tx
+        .optional(
+            REPLACE,
+            args![&s.nonce[..], &s.ciphertext[..], now, &s.tenant, &s.name],
+        )
+        .await?;
+    if replaced.is_none() {
+        let have: Option<i64> = tx.scalar(COUNT, args![&s.tenant]).await?;
+        check_room(have.unwrap_or_default())?;
+        let a = args![&s.tenant, &s.name, &s.nonce[..], &s.ciphertext[..], now];
+        tx.execute(INSERT, a).await?;
+    }
+    Ok(put_record(s, now, replaced))
 }
 
 /// A version as the row keeps it, read back (a version past `u32` would
