@@ -41,6 +41,11 @@ impl<'a> From<&'a Option<String>> for Arg<'a> {
         Arg::Text(v.as_deref())
     }
 }
+impl<'a> From<Option<&'a String>> for Arg<'a> {
+    fn from(v: Option<&'a String>) -> Self {
+        Arg::Text(v.map(String::as_str))
+    }
+}
 impl<'a> From<&'a [u8]> for Arg<'a> {
     fn from(v: &'a [u8]) -> Self {
         Arg::Blob(Some(v))
@@ -269,6 +274,16 @@ pub trait Exec: Send {
         args: &[Arg<'_>],
     ) -> Result<Option<Row>, DbError> {
         Ok(self.fetch_all(sql, args).await?.into_iter().next())
+    }
+
+    /// Writes a write's per-tenant counts and events (`store::tally`), in
+    /// this transaction: how counters and the outbox are kept is each
+    /// backend's own (PostgreSQL stripes the counters and numbers events
+    /// after they commit; SQLite numbers them as it writes).
+    async fn tally(&mut self, _tally: super::tally::Tally) -> StoreResult<()> {
+        Err(StoreError::Internal(
+            "counts written on a connection that only reads".into(),
+        ))
     }
 
     /// Tells the other processes on this database `payload` on `channel`

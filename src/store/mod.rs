@@ -21,6 +21,7 @@ pub mod fair;
 pub mod fair_keys;
 pub mod flow_key;
 pub mod insert_sql;
+pub mod job_control;
 pub mod job_reads;
 pub mod job_sql;
 pub mod leases;
@@ -226,9 +227,6 @@ pub trait JobStore: Send + Sync + 'static {
     ) -> StoreResult<Vec<StoreResult<Inserted>>> {
         insert_then_claim(self, jobs, claim, on_claimed).await
     }
-    /// Puts a queued job first in its tenant's line, due now (run now); a
-    /// runner claims it like any other.
-    async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord>;
     /// Extends the leases this owner holds and records progress; answers the
     /// jobs whose lease is gone or whose cancellation was asked for.
     async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply>;
@@ -236,16 +234,6 @@ pub trait JobStore: Send + Sync + 'static {
     /// and charges their usage. One attempt that cannot be recorded does not
     /// fail the others: it is recorded without its log, or left to rescue.
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>>;
-    /// Cancels a queued or waiting job now, or asks a running one to stop.
-    async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome>;
-    /// Queues a waiting job again, with a new input if one is given (and
-    /// its result cache key on it).
-    async fn job_resume(
-        &self,
-        tenant: &str,
-        id: &str,
-        input: Option<NewInput>,
-    ) -> StoreResult<JobRecord>;
     /// Re-drives failed jobs of a tenant's, each under its own guard: back
     /// to the queue, due now, for a new series of attempts after those
     /// made (`max_attempts` = attempts + `Redrive::attempts`), with the

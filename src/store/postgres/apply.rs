@@ -3,10 +3,12 @@
 //! transaction, counted and reported together.
 
 use super::db::Tx;
+use super::exec::TxExec;
 use super::finalize::finalize_item;
-use super::jobs::{cancel, insert_one, resume, run_now};
+use super::jobs::insert_one;
 use super::tally;
 use crate::quota::Quotas;
+use crate::store::job_control::{cancel, resume, run_now};
 use crate::store::records::*;
 use crate::store::tally::Tally;
 use crate::store::{Millis, StoreError, StoreResult};
@@ -31,13 +33,13 @@ pub async fn apply(
                 Finalized::Fenced => return Err(StoreError::Fenced),
             },
             Write::JobCancel { tenant, id } => {
-                Written::JobCancelled(cancel(tx, now, &tenant, &id).await?)
+                Written::JobCancelled(cancel(&mut TxExec(tx), now, &tenant, &id).await?)
             }
             Write::JobResume { tenant, id, input } => {
-                Written::JobResumed(resume(tx, now, &tenant, &id, input).await?)
+                Written::JobResumed(resume(&mut TxExec(tx), now, &tenant, &id, input).await?)
             }
             Write::JobRunNow { tenant, id } => {
-                Written::JobRanNow(run_now(tx, now, &tenant, &id).await?)
+                Written::JobRanNow(run_now(&mut TxExec(tx), now, &tenant, &id).await?)
             }
             Write::SchedulePut(w) => Written::SchedulePut(super::schedules::put(tx, now, w).await?),
             Write::WorkflowStart(w) => {

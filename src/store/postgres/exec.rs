@@ -124,6 +124,10 @@ impl Exec for TxExec<'_> {
         Ok(rows(row.into_iter().collect())?.pop())
     }
 
+    async fn tally(&mut self, tally: crate::store::tally::Tally) -> crate::store::StoreResult<()> {
+        super::tally::apply(self.0, tally).await
+    }
+
     async fn notify(&mut self, channel: &str, payload: &str) -> Result<(), DbError> {
         // In the transaction: sent when it commits, never without it.
         sqlx::query("SELECT pg_notify($1, $2)")

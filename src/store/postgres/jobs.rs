@@ -380,40 +380,6 @@ fn unique_taken(id: &str, key: &str) -> StoreError {
     ))
 }
 
-/// Puts a queued job first in its tenant's line, due now.
-pub async fn run_now(tx: &mut Tx, now: Millis, tenant: &str, id: &str) -> StoreResult<JobRecord> {
-    let job = get_in(tx, tenant, id).await?.ok_or(StoreError::NotFound)?;
-    if job.status != JobStatus::Queued {
-        return Err(StoreError::Conflict(format!(
-            "job {} is {}; only a queued job can be run now",
-            job.id, job.status
-        )));
-    }
-    if let Some(key) = &job.concurrency_key {
-        let busy: Option<String> = sqlx::query_scalar(job_sql::KEY_FULL)
-            .bind(&job.tenant)
-            .bind(key)
-            .bind(&job.id)
-            .fetch_optional(&mut **tx)
-            .await
-            .map_err(pg)?;
-        if let Some(other) = busy {
-            return Err(StoreError::Conflict(format!(
-                "the concurrency key {key:?} runs as many jobs as its limit allows (job {other} among them); try again when one ends"
-            )));
-        }
-    }
-    sqlx::query(
-        "UPDATE jobs SET urgent = TRUE, run_at = LEAST(run_at, $1) WHERE id = $2 AND status = 'queued'",
-    )
-    .bind(now)
-    .bind(&job.id)
-    .execute(&mut **tx)
-    .await
-    .map_err(pg)?;
-    reread(tx, tenant, id).await
-}
-
 pub async fn heartbeat(
     tx: &mut Tx,
     now: Millis,
@@ -501,90 +467,6 @@ pub(super) async fn get_for_update(tx: &mut Tx, tenant: &str, id: &str) -> Store
         .await
         .map_err(pg)?;
     JobRecord::try_from(job.ok_or(StoreError::NotFound)?)
-}
-
-pub async fn cancel(
-    tx: &mut Tx,
-    now: Millis,
-    tenant: &str,
-    id: &str,
-) -> StoreResult<CancelOutcome> {
-    let job = get_for_update(tx, tenant, id).await?;
-    let mv = Move::cancel();
-    match job.status {
-        from if mv.from.contains(&from) => {
-            sqlx::query(&job_sql::finish_if(Dialect::Postgres, mv.from))
-                .bind(mv.to.as_str())
-                .bind(now)
-                .bind(id)
-                .execute(&mut **tx)
-                .await
-                .map_err(pg)?;
-            let mut tally = Tally::new(now);
-            tally.moved(tenant, Some(job.status), Some(mv.to), 1);
-            tally
-                .outbox
-                .push(EventType::Cancelled, outbox::about(&job), None);
-            tally::apply(tx, tally).await?;
-            Ok(CancelOutcome::Cancelled(reread(tx, tenant, id).await?))
-        }
-        JobStatus::Running => {
-            sqlx::query(&job_sql::request_cancel(Dialect::Postgres))
-                .bind(id)
-                .execute(&mut **tx)
-                .await
-                .map_err(pg)?;
-            // The runner holding it may be in another process: tell it now,
-            // not at its next heartbeat (sent when this commits).
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(super::notify::CANCEL)
-                .bind(id)
-                .execute(&mut **tx)
-                .await
-                .map_err(pg)?;
-            Ok(CancelOutcome::Requested(reread(tx, tenant, id).await?))
-        }
-        _ => Ok(CancelOutcome::AlreadyEnded(job)),
-    }
-}
-
-pub async fn resume(
-    tx: &mut Tx,
-    now: Millis,
-    tenant: &str,
-    id: &str,
-    input: Option<NewInput>,
-) -> StoreResult<JobRecord> {
-    let job = get_in(tx, tenant, id).await?.ok_or(StoreError::NotFound)?;
-    let mv = Move::resume();
-    if !mv.from.contains(&job.status) {
-        return Err(StoreError::Conflict(format!(
-            "job {id} is {}; only a waiting job can be resumed",
-            job.status
-        )));
-    }
-    // A job in its fallback gets the new input as the fallback's.
-    let n = sqlx::query(&job_sql::resume(Dialect::Postgres, mv.from))
-        .bind(mv.to.as_str())
-        .bind(now)
-        .bind(input.as_ref().map(|i| &i.input))
-        .bind(id)
-        .bind(input.as_ref().and_then(|i| i.cache_key.as_ref()))
-        .execute(&mut **tx)
-        .await
-        .map_err(pg)?
-        .rows_affected();
-    if n == 1 {
-        let mut tally = Tally::new(now);
-        tally.moved(tenant, Some(job.status), Some(mv.to), 1);
-        tally.outbox.push(
-            EventType::Queued,
-            outbox::about(&job),
-            Some(&outbox::queued_again("resumed", now)),
-        );
-        tally::apply(tx, tally).await?;
-    }
-    reread(tx, tenant, id).await
 }
 
 /// Takes over the leases of running jobs without a live one (or of every

@@ -413,15 +413,6 @@ impl JobStore for PgStore {
             .await
     }
 
-    async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord> {
-        let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        let r = self
-            .tx(move |tx, now| Box::pin(async move { jobs::run_now(tx, now, &tenant, &id).await }))
-            .await;
-        self.poke();
-        r
-    }
-
     async fn job_begin(&self, begun: Vec<(String, String)>) -> StoreResult<()> {
         if begun.is_empty() {
             return Ok(());
@@ -446,12 +437,6 @@ impl JobStore for PgStore {
         r
     }
 
-    async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome> {
-        let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.tx(move |tx, now| Box::pin(async move { jobs::cancel(tx, now, &tenant, &id).await }))
-            .await
-    }
-
     async fn job_redrive(
         &self,
         tenant: &str,
@@ -461,22 +446,6 @@ impl JobStore for PgStore {
         let r = self
             .tx(move |tx, now| {
                 Box::pin(async move { redrive::redrive(tx, now, &tenant, jobs, defaults).await })
-            })
-            .await;
-        self.poke();
-        r
-    }
-
-    async fn job_resume(
-        &self,
-        tenant: &str,
-        id: &str,
-        input: Option<NewInput>,
-    ) -> StoreResult<JobRecord> {
-        let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        let r = self
-            .tx(move |tx, now| {
-                Box::pin(async move { jobs::resume(tx, now, &tenant, &id, input).await })
             })
             .await;
         self.poke();

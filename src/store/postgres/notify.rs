@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 /// The channel that says jobs may be claimable.
 pub const JOBS: &str = "taskbox_jobs";
 /// The channel that carries the id of a running job whose cancel was asked.
-pub const CANCEL: &str = "taskbox_cancel";
+pub const CANCEL: &str = crate::store::job_control::CANCEL_CHANNEL;
 /// The channel that carries the id of a token just revoked, so that every
 /// process forgets it at once (its cache's TTL bounds a lost one).
 pub const TOKENS: &str = crate::store::tokens::REVOKED_CHANNEL;

@@ -136,12 +136,18 @@ pub async fn write(tx: &mut Tx, now: Millis, id: &str, steps: &[StepWrite]) -> S
     Ok(())
 }
 
+/// The job's cancel, as any job's.
+async fn cancel_job(tx: &mut Tx, now: Millis, c: &CancelStages) -> StoreResult<CancelOutcome> {
+    let mut ex = super::exec::TxExec(tx);
+    crate::store::job_control::cancel(&mut ex, now, &c.tenant, &c.id).await
+}
+
 /// A cancel of a workflow job (`Write::JobCancelStages`): one queued or
 /// waiting settles its stages and hands over to its `on_cancel` chain, if
 /// it has one, or ends cancelled; any other is cancelled as any job is.
 pub async fn cancel(tx: &mut Tx, now: Millis, c: &CancelStages) -> StoreResult<CancelOutcome> {
     let Some((task, input, max)) = c.on_cancel.as_ref() else {
-        let out = super::jobs::cancel(tx, now, &c.tenant, &c.id).await?;
+        let out = cancel_job(tx, now, c).await?;
         if let CancelOutcome::Cancelled(j) = &out {
             write(tx, now, &c.id, &c.steps).await?;
             let mut tally = Tally::new(now);
@@ -153,7 +159,7 @@ pub async fn cancel(tx: &mut Tx, now: Millis, c: &CancelStages) -> StoreResult<C
     // Locked, as a plain cancel locks it: a runner's claim of it waits.
     let job = super::jobs::get_for_update(tx, &c.tenant, &c.id).await?;
     if !matches!(job.status, JobStatus::Queued | JobStatus::Waiting) {
-        return super::jobs::cancel(tx, now, &c.tenant, &c.id).await;
+        return cancel_job(tx, now, c).await;
     }
     sqlx::query(&job_sql::hand_over(Dialect::Postgres))
         .bind(now)

@@ -2,10 +2,12 @@
 //! write by the code that makes it alone, in one savepoint of the writer's
 //! batch, counted and reported together.
 
+use super::exec::{block, WriterExec};
 use super::finalize::finalize_item;
-use super::jobs::{cancel, insert_one, resume, run_now, Tenants};
+use super::jobs::{insert_one, Tenants};
 use super::tally::{Apply, Tally};
 use crate::quota::Quotas;
+use crate::store::job_control::{cancel, resume, run_now};
 use crate::store::records::*;
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::Connection;
@@ -13,7 +15,7 @@ use rusqlite::Connection;
 /// The writes of one transaction, in order; the first that fails fails
 /// them all (the caller's savepoint undoes what went before).
 pub fn apply(
-    conn: &Connection,
+    conn: &mut Connection,
     now: Millis,
     writes: Vec<Write>,
     defaults: &Quotas,
@@ -39,13 +41,16 @@ pub fn apply(
                 Finalized::Fenced => return Err(StoreError::Fenced),
             },
             Write::JobCancel { tenant, id } => {
-                Written::JobCancelled(cancel(conn, now, &tenant, &id)?)
+                let tx = &mut WriterExec { conn };
+                Written::JobCancelled(block(cancel(tx, now, &tenant, &id))?)
             }
             Write::JobResume { tenant, id, input } => {
-                Written::JobResumed(resume(conn, now, &tenant, &id, input)?)
+                let tx = &mut WriterExec { conn };
+                Written::JobResumed(block(resume(tx, now, &tenant, &id, input))?)
             }
             Write::JobRunNow { tenant, id } => {
-                Written::JobRanNow(run_now(conn, now, &tenant, &id)?)
+                let tx = &mut WriterExec { conn };
+                Written::JobRanNow(block(run_now(tx, now, &tenant, &id))?)
             }
             Write::SchedulePut(w) => Written::SchedulePut(super::schedules::put(conn, now, w)?),
             Write::WorkflowStart(w) => {

@@ -96,6 +96,11 @@ impl Exec for WriterExec<'_> {
         self.rows(sql, args, false)
     }
 
+    async fn tally(&mut self, tally: crate::store::tally::Tally) -> crate::store::StoreResult<()> {
+        use super::tally::Apply;
+        tally.apply(self.conn)
+    }
+
     async fn fetch_optional(
         &mut self,
         sql: &str,
@@ -103,6 +108,20 @@ impl Exec for WriterExec<'_> {
     ) -> Result<Option<Row>, DbError> {
         Ok(self.rows(sql, args, true)?.into_iter().next())
     }
+}
+
+/// Runs to its end a part of a write written over `Exec` (on a
+/// `WriterExec`, inside the write that runs now): nothing on the writer's
+/// connection waits, so it ends in this one poll.
+pub fn block<T>(
+    part: impl std::future::Future<Output = crate::store::StoreResult<T>>,
+) -> crate::store::StoreResult<T> {
+    use futures_util::FutureExt;
+    std::pin::pin!(part).now_or_never().unwrap_or_else(|| {
+        Err(crate::store::StoreError::Internal(
+            "a write on SQLite waited".into(),
+        ))
+    })
 }
 
 /// A reader's connection, from the pool of read-only ones.

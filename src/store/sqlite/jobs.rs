@@ -398,36 +398,6 @@ fn insert_cached(
     Ok(Inserted::Created(record))
 }
 
-/// Puts a queued job first in its tenant's line, due now.
-pub fn run_now(conn: &Connection, now: Millis, tenant: &str, id: &str) -> StoreResult<JobRecord> {
-    let job = get(conn, tenant, id)?.ok_or(StoreError::NotFound)?;
-    if job.status != JobStatus::Queued {
-        return Err(StoreError::Conflict(format!(
-            "job {} is {}; only a queued job can be run now",
-            job.id, job.status
-        )));
-    }
-    if let Some(key) = &job.concurrency_key {
-        let busy: Option<String> = super::shared(conn, job_sql::KEY_FULL)?
-            .query_row(params![job.tenant, key, job.id], |r| r.get(0))
-            .optional()
-            .map_err(wdb)?;
-        if let Some(other) = busy {
-            return Err(StoreError::Conflict(format!(
-                "the concurrency key {key:?} runs as many jobs as its limit allows (job {other} among them); try again when one ends"
-            )));
-        }
-    }
-    // A parked job (its queue is paused) stays parked, first in line.
-    conn.prepare_cached(
-        "UPDATE jobs SET urgent = 1, available = CASE available WHEN 2 THEN 2 ELSE 1 END, \
-         run_at = MIN(run_at, ?1) WHERE id = ?2 AND status = 'queued'",
-    )
-    .and_then(|mut s| s.execute(params![now, job.id]))
-    .map_err(wdb)?;
-    reread(conn, tenant, id)
-}
-
 pub fn heartbeat(
     conn: &Connection,
     now: Millis,
@@ -470,73 +440,8 @@ pub fn heartbeat(
     Ok(reply)
 }
 
-pub fn cancel(
-    conn: &Connection,
-    now: Millis,
-    tenant: &str,
-    id: &str,
-) -> StoreResult<CancelOutcome> {
-    let job = get(conn, tenant, id)?.ok_or(StoreError::NotFound)?;
-    let mv = Move::cancel();
-    match job.status {
-        from if mv.from.contains(&from) => {
-            conn.prepare_cached(&job_sql::finish_if(Dialect::Sqlite, mv.from))
-                .and_then(|mut s| s.execute(params![mv.to.as_str(), now, id]))
-                .map_err(wdb)?;
-            let mut tally = Tally::new(now);
-            tally.moved(tenant, Some(job.status), Some(mv.to), 1);
-            tally
-                .outbox
-                .push(EventType::Cancelled, outbox::about(&job), None);
-            tally.apply(conn)?;
-            Ok(CancelOutcome::Cancelled(reread(conn, tenant, id)?))
-        }
-        JobStatus::Running => {
-            super::shared(conn, &job_sql::request_cancel(Dialect::Sqlite))?
-                .execute(params![id])
-                .map_err(wdb)?;
-            Ok(CancelOutcome::Requested(reread(conn, tenant, id)?))
-        }
-        _ => Ok(CancelOutcome::AlreadyEnded(job)),
-    }
-}
-
 pub(super) fn reread(conn: &Connection, tenant: &str, id: &str) -> StoreResult<JobRecord> {
     get(conn, tenant, id)?.ok_or(StoreError::NotFound)
-}
-
-pub fn resume(
-    conn: &Connection,
-    now: Millis,
-    tenant: &str,
-    id: &str,
-    input: Option<NewInput>,
-) -> StoreResult<JobRecord> {
-    let job = get(conn, tenant, id)?.ok_or(StoreError::NotFound)?;
-    let mv = Move::resume();
-    if !mv.from.contains(&job.status) {
-        return Err(StoreError::Conflict(format!(
-            "job {id} is {}; only a waiting job can be resumed",
-            job.status
-        )));
-    }
-    // A job in its fallback gets the new input as the fallback's.
-    let (input, key) = match &input {
-        Some(i) => (Some(&i.input), i.cache_key.as_ref()),
-        None => (None, None),
-    };
-    conn.prepare_cached(&job_sql::resume(Dialect::Sqlite, mv.from))
-        .and_then(|mut s| s.execute(params![mv.to.as_str(), now, input, id, key]))
-        .map_err(wdb)?;
-    let mut tally = Tally::new(now);
-    tally.moved(tenant, Some(job.status), Some(mv.to), 1);
-    tally.outbox.push(
-        EventType::Queued,
-        outbox::about(&job),
-        Some(&outbox::queued_again("resumed", now)),
-    );
-    tally.apply(conn)?;
-    reread(conn, tenant, id)
 }
 
 /// Marks claimed jobs begun, each under its lease token.

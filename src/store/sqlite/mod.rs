@@ -561,14 +561,6 @@ impl JobStore for SqliteStore {
             .await
     }
 
-    async fn job_run_now(&self, tenant: &str, id: &str) -> StoreResult<JobRecord> {
-        let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.write(Class::Prompt, false, move |c, now| {
-            jobs::run_now(c, now, &tenant, &id)
-        })
-        .await
-    }
-
     async fn job_begin(&self, begun: Vec<(String, String)>) -> StoreResult<()> {
         if begun.is_empty() {
             return Ok(());
@@ -600,14 +592,6 @@ impl JobStore for SqliteStore {
         Ok(out)
     }
 
-    async fn job_cancel(&self, tenant: &str, id: &str) -> StoreResult<CancelOutcome> {
-        let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.write(Class::Prompt, true, move |c, now| {
-            jobs::cancel(c, now, &tenant, &id)
-        })
-        .await
-    }
-
     async fn job_redrive(
         &self,
         tenant: &str,
@@ -622,19 +606,6 @@ impl JobStore for SqliteStore {
         };
         self.write(class, true, move |c, now| {
             redrive::redrive(c, now, &tenant, jobs, &defaults)
-        })
-        .await
-    }
-
-    async fn job_resume(
-        &self,
-        tenant: &str,
-        id: &str,
-        input: Option<NewInput>,
-    ) -> StoreResult<JobRecord> {
-        let (tenant, id) = (tenant.to_owned(), id.to_owned());
-        self.write(Class::Prompt, true, move |c, now| {
-            jobs::resume(c, now, &tenant, &id, input)
         })
         .await
     }

@@ -126,11 +126,12 @@ pub fn write(conn: &Connection, now: Millis, id: &str, steps: &[StepWrite]) -> S
 /// A cancel of a workflow job (`Write::JobCancelStages`): one queued or
 /// waiting settles its stages and hands over to its `on_cancel` chain, if
 /// it has one, or ends cancelled; any other is cancelled as any job is.
-pub fn cancel(conn: &Connection, now: Millis, c: &CancelStages) -> StoreResult<CancelOutcome> {
+pub fn cancel(conn: &mut Connection, now: Millis, c: &CancelStages) -> StoreResult<CancelOutcome> {
     let job = get(conn, &c.tenant, &c.id)?.ok_or(StoreError::NotFound)?;
     let waiting = matches!(job.status, JobStatus::Queued | JobStatus::Waiting);
     let Some((task, input, max)) = c.on_cancel.as_ref().filter(|_| waiting) else {
-        let out = super::jobs::cancel(conn, now, &c.tenant, &c.id)?;
+        let tx = &mut super::exec::WriterExec { conn };
+        let out = super::exec::block(crate::store::job_control::cancel(tx, now, &c.tenant, &c.id))?;
         if matches!(out, CancelOutcome::Cancelled(_)) {
             write(conn, now, &c.id, &c.steps)?;
             let mut tally = Tally::new(now);
