@@ -189,13 +189,6 @@ pub trait JobStore: Send + Sync + 'static {
     /// jobs among the next `scan` (by id) that ended before their status's
     /// cutoff. Each step is one short write.
     async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned>;
-    /// Deletes components uploaded before `uploaded_before` that no task
-    /// version uses (a job pins a task version's digest, and versions are
-    /// never deleted, so no job uses them either), and bytes no component
-    /// names any longer; answers how many components, and the digests
-    /// whose bytes went (no tenant has them: their compiled artifacts may
-    /// go too).
-    async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<Collected>;
 
     /// Claims up to `limit` due jobs under a new lease, sharing them among
     /// tenants by weight (a tenant's own jobs in its order: run-now first,

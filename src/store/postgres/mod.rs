@@ -400,10 +400,6 @@ impl JobStore for PgStore {
         prune::prune(&self.db, p).await
     }
 
-    async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<Collected> {
-        prune::collect(&self.db, uploaded_before).await
-    }
-
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Claim> {
         if let Some(claimed) = quick_claim::claim(&self.db, &self.claims, &p, &self.fair).await? {
             return Ok(claimed);

@@ -3,9 +3,9 @@
 
 use super::db::Db;
 use super::pg;
-use crate::store::prune_sql::{self, prunable};
-use crate::store::records::{Collected, PruneParams, Pruned};
-use crate::store::{Millis, StoreResult};
+use crate::store::prune_sql::prunable;
+use crate::store::records::{PruneParams, Pruned};
+use crate::store::StoreResult;
 
 /// One step of a pass, in one statement: reads the next jobs by id,
 /// deletes those past their age and their attempts (an attempt the job's
@@ -42,26 +42,3 @@ pub async fn prune(db: &Db, p: PruneParams) -> StoreResult<Pruned> {
     })
 }
 
-/// Deletes components uploaded before `before` that no task version of
-/// their tenant uses, then bytes no component names.
-pub async fn collect(db: &Db, before: Millis) -> StoreResult<Collected> {
-    let mut tx = db.pool.begin().await.map_err(pg)?;
-    let n = sqlx::query(prune_sql::UNPINNED_COMPONENTS)
-        .bind(before)
-        .execute(&mut *tx)
-        .await
-        .map_err(pg)?
-        .rows_affected();
-    let mut digests = Vec::new();
-    if n > 0 {
-        digests = sqlx::query_scalar(prune_sql::ORPHAN_BLOBS)
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(pg)?;
-    }
-    tx.commit().await.map_err(pg)?;
-    Ok(Collected {
-        components: n,
-        digests,
-    })
-}

@@ -449,13 +449,6 @@ impl JobStore for SqliteStore {
         })
     }
 
-    async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<Collected> {
-        self.write(Class::Bulk, true, move |c, _| {
-            prune::collect(c, uploaded_before)
-        })
-        .await
-    }
-
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Claim> {
         if p.limit == 0 {
             return Ok(Claim {

@@ -2,8 +2,8 @@
 //! attempts, a short write at a time, and components no task uses.
 
 use super::{db, wdb};
-use crate::store::prune_sql::{self, prunable};
-use crate::store::{Collected, Millis, PruneParams, StoreResult};
+use crate::store::prune_sql::prunable;
+use crate::store::{Millis, PruneParams, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// The step's jobs in id order, each with whether it may go; read on a
@@ -67,21 +67,3 @@ pub fn delete(
     Ok((jobs, rows))
 }
 
-/// Deletes components uploaded before `before` that no task version of
-/// their tenant uses, then bytes no component names.
-pub fn collect(conn: &Connection, before: Millis) -> StoreResult<Collected> {
-    let n = super::shared(conn, prune_sql::UNPINNED_COMPONENTS)?
-        .execute([before])
-        .map_err(wdb)?;
-    let mut digests = Vec::new();
-    if n > 0 {
-        digests = super::shared(conn, prune_sql::ORPHAN_BLOBS)?
-            .query_map([], |r| r.get(0))
-            .and_then(|rows| rows.collect())
-            .map_err(wdb)?;
-    }
-    Ok(Collected {
-        components: n as u64,
-        digests,
-    })
-}
