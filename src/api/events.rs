@@ -10,9 +10,11 @@
 use super::auth::Principal;
 use super::body::QueryParams;
 use super::error::ApiError;
+use super::event_view::{EventJob, EventView};
 use super::feed::{follow, follow_every, Item};
 use super::openapi::Errors;
 use super::recheck::TokenWatch;
+use super::stream_notice::{Dropped, Gap, Refused};
 use super::ApiState;
 use crate::events::{EventFilter, EventType};
 use crate::quota::Exceeded;
@@ -23,7 +25,6 @@ use axum::response::sse::{Event as Sse, KeepAlive};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::Stream;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -122,6 +123,8 @@ fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
 
 /// One event: these fields, and what its type adds (`error`,
 /// `will_retry`, `run_at`, `reason`, `step`, …).
+// The spec's summary of `EventView`, which is what is written: it names
+// the fields every event has, as the generated clients know them.
 #[derive(ToSchema)]
 #[schema(as = Event)]
 #[allow(dead_code)]
@@ -134,15 +137,6 @@ struct EventShape {
     job: EventJob,
     /// The job's attempts so far.
     attempt: u32,
-}
-
-/// The job an event is of.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-struct EventJob {
-    id: String,
-    task: String,
-    queue: String,
 }
 
 /// One server-sent event of the stream.
@@ -169,7 +163,7 @@ struct StreamFrame {
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct EventPage {
     #[schema(value_type = Vec<EventShape>)]
-    pub events: Vec<serde_json::Value>,
+    pub events: Vec<EventView>,
     /// Where the next page starts (`after`), past events the filter left
     /// out too.
     pub next_after: u64,
@@ -323,7 +317,7 @@ async fn page(
             }
             next = e.seq;
             if filter.matches(&e) {
-                events.push(e.to_json());
+                events.push(EventView::of(&e));
             }
         }
     }
@@ -417,11 +411,11 @@ fn sse(out: Out) -> impl Stream<Item = Result<Sse, Infallible>> {
 /// that is taken).
 fn refused(e: &ApiError, last: Option<u64>) -> Sse {
     tracing::info!(error = %e, "an event stream ended: its token is no longer taken");
-    let mut data = json!({ "error": e.body() });
-    if let Some(last) = last {
-        data["last_seq"] = last.into();
-    }
-    Sse::default().event("error").data(data.to_string())
+    let data = Refused {
+        error: e.body(),
+        last_seq: last,
+    };
+    Sse::default().event("error").data(text(&data))
 }
 
 /// One item as SSE, and whether it is the stream's last.
@@ -431,55 +425,49 @@ fn frame(item: Item) -> (Sse, bool) {
             Sse::default()
                 .id(e.seq.to_string())
                 .event(e.kind.as_str())
-                .data(e.to_json().to_string()),
+                .data(text(&EventView::of(&e))),
             false,
         ),
         Item::Gap { after, first } => (
-            Sse::default().event("gap").data(
-                json!({
-                    "after": after,
-                    "first": first,
-                    "message": format!(
-                        "events {} to {} were pruned (retention); the stream goes on from {first}",
-                        after + 1,
-                        first - 1
-                    ),
-                })
-                .to_string(),
-            ),
+            Sse::default().event("gap").data(text(&Gap {
+                after,
+                first,
+                message: format!(
+                    "events {} to {} were pruned (retention); the stream goes on from {first}",
+                    after + 1,
+                    first - 1
+                ),
+            })),
             false,
         ),
-        Item::Across { tenant, event } => {
-            let mut data = event.to_json();
-            data["tenant"] = tenant.into();
-            (
-                Sse::default()
-                    .event(event.kind.as_str())
-                    .data(data.to_string()),
-                false,
-            )
-        }
+        Item::Across { tenant, event } => (
+            Sse::default()
+                .event(event.kind.as_str())
+                .data(text(&EventView::across(&event, tenant))),
+            false,
+        ),
         Item::DroppedAcross => (
-            Sse::default().event("dropped").data(
-                json!({
-                    "message": "this client read its events too slowly and is disconnected; \
-                                reconnect to follow every tenant's events from then on",
-                })
-                .to_string(),
-            ),
+            Sse::default().event("dropped").data(text(&Dropped {
+                last_seq: None,
+                message: "this client read its events too slowly and is disconnected; \
+                          reconnect to follow every tenant's events from then on"
+                    .into(),
+            })),
             true,
         ),
         Item::Dropped { last } => (
-            Sse::default().event("dropped").data(
-                json!({
-                    "last_seq": last,
-                    "message": format!(
-                        "this client read its events too slowly and is disconnected; reconnect with Last-Event-ID: {last} to go on"
-                    ),
-                })
-                .to_string(),
-            ),
+            Sse::default().event("dropped").data(text(&Dropped {
+                last_seq: Some(last),
+                message: format!(
+                    "this client read its events too slowly and is disconnected; reconnect with Last-Event-ID: {last} to go on"
+                ),
+            })),
             true,
         ),
     }
+}
+
+/// A frame's data: its JSON on one line.
+fn text(data: &impl Serialize) -> String {
+    serde_json::to_string(data).unwrap_or_default()
 }

@@ -63,7 +63,7 @@ pub struct ErrorView<'a> {
 }
 
 impl<'a> ErrorView<'a> {
-    fn of(e: &'a JobError) -> Self {
+    pub fn of(e: &'a JobError) -> Self {
         ErrorView {
             kind: e.kind,
             code: Cow::Borrowed(&e.code),

@@ -2,14 +2,16 @@
 //! one JSON object each for scripts; those up to now, or followed live.
 
 use super::client::{api_error, connect, Client, ServerArgs};
-use super::job_view::error_value_text;
+use super::job_view::job_error_text;
 use super::sse::{self, Item, Stream};
 use super::table;
+use crate::api::event_view::EventView;
 use crate::api::events::EventPage;
 use crate::events::EventType;
 use anyhow::Context;
 use clap::Args;
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -114,13 +116,19 @@ fn catch_up(
         for (key, value) in query {
             call = call.query(key, Some(value));
         }
-        let page: EventPage = call.send().map_err(no_feed)?.json()?;
+        let reply = call.send().map_err(no_feed)?;
+        let page: EventPage = reply.json()?;
         let next = page.next_after;
         // Up to where the tenant was when we began: a busy tenant's new
         // events would otherwise keep this going for ever.
         let target = *target.get_or_insert(page.head);
-        for e in &page.events {
-            let text = if args.json { e.to_string() } else { line(e) };
+        let texts: Vec<String> = if args.json {
+            let raw: RawEvents = reply.json()?;
+            raw.events.iter().map(|e| e.get().to_owned()).collect()
+        } else {
+            page.events.iter().map(line).collect()
+        };
+        for text in texts {
             if !emit(&text)? {
                 return Ok(ExitCode::SUCCESS);
             }
@@ -133,6 +141,12 @@ fn catch_up(
         }
         after = next;
     }
+}
+
+/// A page's events as the server wrote them, which `--json` prints.
+#[derive(Deserialize)]
+struct RawEvents {
+    events: Vec<Box<RawValue>>,
 }
 
 /// Streams the events as they happen until Ctrl-C, through the server's
@@ -163,7 +177,7 @@ fn follow(
                     (true, false) => e.text,
                     // Data of several lines would break the one-per-line form.
                     (true, true) => e.json.to_string(),
-                    (false, _) => line(&e.json),
+                    (false, _) => line(&e.view),
                 };
                 if !emit(&text)? {
                     break;
@@ -213,15 +227,15 @@ fn emit(text: &str) -> anyhow::Result<bool> {
 
 /// One event for people: seq, time, type, job, task, attempt, and what
 /// the type adds.
-pub(super) fn line(e: &Value) -> String {
+pub(super) fn line(e: &EventView) -> String {
     let text = format!(
         "{:>6}  {:<12}  {:<13}  {}  {:<12}  attempt {}  {}",
-        table::cell(&e["seq"]),
-        table::time_cell(e["at"].as_str()),
-        table::cell(&e["type"]),
-        table::cell(&e["job"]["id"]),
-        table::cell(&e["job"]["task"]),
-        table::cell(&e["attempt"]),
+        e.seq,
+        table::time(&e.at),
+        e.kind.as_str(),
+        e.job.id,
+        e.job.task,
+        e.attempt,
         detail(e),
     );
     text.trim_end().to_owned()
@@ -229,28 +243,29 @@ pub(super) fn line(e: &Value) -> String {
 
 /// What an event's type adds, in words: the error and whether the job goes
 /// on, when it runs next, why it was queued or cancelled, what it waits for.
-pub(super) fn detail(e: &Value) -> String {
+pub(super) fn detail(e: &EventView) -> String {
+    let d = &e.detail;
     let mut parts = Vec::new();
-    if !e["error"].is_null() {
-        parts.push(error_value_text(&e["error"]));
+    if let Some(error) = &d.error {
+        parts.push(job_error_text(error));
     }
-    match (e["will_retry"].as_bool(), e["fallback"].as_str()) {
+    match (d.will_retry, d.fallback.as_deref()) {
         (_, Some(task)) => parts.push(format!("fallback task {task} takes over")),
         (Some(true), None) => parts.push("will retry".to_owned()),
         (Some(false), None) => parts.push("failed for good".to_owned()),
         (None, None) => {}
     }
-    if let Some(reason) = e["reason"].as_str() {
-        match e["by"].as_str() {
+    if let Some(reason) = &d.reason {
+        match &d.by {
             Some(by) => parts.push(format!("{reason} by {by}")),
-            None => parts.push(reason.to_owned()),
+            None => parts.push(reason.clone()),
         }
     }
-    if let Some(at) = e["run_at"].as_str() {
+    if let Some(at) = &d.run_at {
         parts.push(format!("runs at {}", table::time(at)));
     }
-    if !e["waiting_for"].is_null() {
-        parts.push(format!("waiting for {}", table::cell(&e["waiting_for"])));
+    if let Some(waiting_for) = d.waiting_for.as_ref().filter(|w| !w.is_null()) {
+        parts.push(format!("waiting for {}", table::cell(waiting_for)));
     }
     parts.join("; ")
 }
@@ -258,18 +273,33 @@ pub(super) fn detail(e: &Value) -> String {
 /// Whether the job may have ended with this event: completed, cancelled,
 /// or failed with no retry or fallback to come (or not saying so: the
 /// caller looks at the job to be sure).
-pub(super) fn ends_job(e: &Value) -> bool {
-    match e["type"].as_str() {
-        Some("job.completed" | "job.cancelled") => true,
-        Some("job.failed") => e["will_retry"] != true,
+pub(super) fn ends_job(e: &EventView) -> bool {
+    match e.kind {
+        EventType::Completed | EventType::Cancelled => true,
+        EventType::Failed => e.detail.will_retry != Some(true),
         _ => false,
     }
+}
+
+/// An event for a test, from the fields it is about; the rest (seq, at,
+/// job, attempt) filled in when it does not name them.
+#[cfg(test)]
+pub(super) fn test_event(mut v: serde_json::Value) -> EventView {
+    let head = serde_json::json!({"seq": 1, "at": "2000-01-01T00:00:00.000Z",
+                                  "job": {"id": "01J", "task": "t", "queue": "q"}, "attempt": 0});
+    use serde_json::Value;
+    if let (Value::Object(e), Value::Object(head)) = (&mut v, head) {
+        for (k, x) in head {
+            e.entry(k).or_insert(x);
+        }
+    }
+    serde_json::from_value(v).expect("an event")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     #[test]
     fn types_are_checked_and_tidied() {
@@ -294,30 +324,33 @@ mod tests {
                        "error": {"kind": "task_failed", "code": "E_SIZE", "message": "too big"},
                        "will_retry": true});
         assert_eq!(
-            line(&e),
+            line(&test_event(e)),
             "    12  2000-01-01T00:00:00.000Z  job.failed     01J  resize        attempt 2  \
              task_failed E_SIZE: too big; will retry"
         );
         let e = json!({"type": "job.cancelled", "reason": "superseded", "by": "01K"});
-        assert_eq!(detail(&e), "superseded by 01K");
+        assert_eq!(detail(&test_event(e)), "superseded by 01K");
         let e = json!({"type": "job.waiting", "waiting_for": {"approval": "alice"}});
-        assert_eq!(detail(&e), "waiting for {\"approval\":\"alice\"}");
+        assert_eq!(
+            detail(&test_event(e)),
+            "waiting for {\"approval\":\"alice\"}"
+        );
         let e = json!({"type": "job.failed", "will_retry": true, "fallback": "slow",
                        "error": {"kind": "timeout", "code": "timeout", "message": "late"}});
-        assert_eq!(detail(&e), "timeout: late; fallback task slow takes over");
+        assert_eq!(
+            detail(&test_event(e)),
+            "timeout: late; fallback task slow takes over"
+        );
     }
 
     #[test]
     fn which_events_end_a_job() {
-        assert!(ends_job(&json!({"type": "job.completed"})));
-        assert!(ends_job(&json!({"type": "job.cancelled"})));
-        assert!(ends_job(
-            &json!({"type": "job.failed", "will_retry": false})
-        ));
-        assert!(!ends_job(
-            &json!({"type": "job.failed", "will_retry": true})
-        ));
-        assert!(ends_job(&json!({"type": "job.failed"})));
-        assert!(!ends_job(&json!({"type": "job.retrying"})));
+        let ends = |v: Value| ends_job(&test_event(v));
+        assert!(ends(json!({"type": "job.completed"})));
+        assert!(ends(json!({"type": "job.cancelled"})));
+        assert!(ends(json!({"type": "job.failed", "will_retry": false})));
+        assert!(!ends(json!({"type": "job.failed", "will_retry": true})));
+        assert!(ends(json!({"type": "job.failed"})));
+        assert!(!ends(json!({"type": "job.retrying"})));
     }
 }

@@ -6,7 +6,7 @@ use super::format::{bytes, duration, thousands};
 use super::table::{self, Table};
 use crate::api::views::{AttemptView, DebounceView, ErrorView, JobDetail, JobView, StepView};
 use crate::attempt_log::{LogLine, Source};
-use crate::job::JobStatus;
+use crate::job::{JobError, JobStatus};
 use crate::network_tally::NetworkTally;
 use crate::store::TaskRef;
 
@@ -54,12 +54,9 @@ pub(super) fn error_text(error: &ErrorView) -> String {
     }
 }
 
-/// An event's error, which has the job's error's shape, as `error_text` says it.
-pub(super) fn error_value_text(error: &serde_json::Value) -> String {
-    match serde_json::from_value::<ErrorView>(error.clone()) {
-        Ok(e) => error_text(&e),
-        Err(_) => table::cell(error),
-    }
+/// An event's error (the error its row kept) as `error_text` says the job's.
+pub(super) fn job_error_text(error: &JobError) -> String {
+    error_text(&ErrorView::of(error))
 }
 
 /// What the CLI says right after enqueueing, or after `job run`.

@@ -5,6 +5,9 @@
 
 use super::client::Client;
 use super::table;
+use crate::api::event_view::EventView;
+use crate::api::stream_notice::{Dropped, Gap, Refused};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -128,21 +131,22 @@ impl Parser {
 /// A job event as the stream carried it.
 #[derive(Debug, Clone)]
 pub struct Event {
-    /// `job.completed`, …
-    pub kind: String,
     /// The event's JSON exactly as sent (what `--json` prints).
     pub text: String,
+    /// The same, as a value: `--json` prints it on one line when the
+    /// data came in several; never read field by field.
     pub json: Value,
+    /// The event read as the API writes it: what people are shown.
+    pub view: EventView,
 }
 
 /// What the stream hands out.
 #[derive(Debug, Clone)]
 pub enum Item {
-    Event(Event),
+    /// Boxed: an event's fields dwarf a gap's message.
+    Event(Box<Event>),
     /// Events the reader asked for were pruned; the stream goes on after them.
-    Gap {
-        message: String,
-    },
+    Gap { message: String },
 }
 
 /// What became of one wait for the next chunk.
@@ -259,21 +263,19 @@ impl<'a> Stream<'a> {
     fn take(&mut self, frame: Frame) -> Option<Item> {
         match frame.event.as_str() {
             "gap" => {
-                let v: Value = serde_json::from_str(&frame.data).unwrap_or(Value::Null);
-                if let Some(first) = v["first"].as_u64() {
-                    self.last = self.last.max(first.saturating_sub(1));
+                let gap = serde_json::from_str::<Gap>(&frame.data).ok();
+                if let Some(gap) = &gap {
+                    self.last = self.last.max(gap.first.saturating_sub(1));
                 }
-                let message = v["message"]
-                    .as_str()
-                    .unwrap_or("older events were pruned")
-                    .to_owned();
+                let message =
+                    gap.map_or_else(|| "older events were pruned".to_owned(), |g| g.message);
                 Some(Item::Gap { message })
             }
             "dropped" => {
-                let v: Value = serde_json::from_str(&frame.data).unwrap_or(Value::Null);
                 // Every event up to last_seq was sent before this frame, or
                 // left out by the filter: none is lost by resuming after it.
-                if let Some(last) = v["last_seq"].as_u64() {
+                let dropped = serde_json::from_str::<Dropped>(&frame.data).ok();
+                if let Some(last) = dropped.and_then(|d| d.last_seq) {
                     self.last = self.last.max(last);
                 }
                 self.lose("the server dropped this stream: it read too slowly", true);
@@ -283,21 +285,21 @@ impl<'a> Stream<'a> {
                 // The server ended the stream: its token was revoked or
                 // expired (opening it again is refused, and says so), or
                 // could not be checked (opening it again goes on once it can).
-                let v: Value = serde_json::from_str(&frame.data).unwrap_or(Value::Null);
-                if let Some(last) = v["last_seq"].as_u64() {
+                let refused = serde_json::from_str::<Refused>(&frame.data).ok();
+                if let Some(last) = refused.as_ref().and_then(|r| r.last_seq) {
                     self.last = self.last.max(last);
                 }
-                let why = v["error"]["message"].as_str().unwrap_or("no reason given");
+                let why = refused.map_or_else(|| "no reason given".to_owned(), |r| r.error.message);
                 self.lose(
                     &format!(
                         "the server ended the event stream ({})",
-                        crate::text::bounded(why, 200)
+                        crate::text::bounded(&why, 200)
                     ),
                     true,
                 );
                 None
             }
-            kind => {
+            _ => {
                 let json: Value = match serde_json::from_str(&frame.data) {
                     Ok(v) => v,
                     Err(e) => {
@@ -305,28 +307,29 @@ impl<'a> Stream<'a> {
                         return None;
                     }
                 };
+                let view = match EventView::deserialize(&json) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        note(&format!(
+                            "skipped an event this taskbox does not read ({e})"
+                        ));
+                        return None;
+                    }
+                };
                 let seq = frame
                     .id
                     .as_deref()
                     .and_then(|id| id.trim().parse::<u64>().ok())
-                    .or_else(|| json["seq"].as_u64());
-                let Some(seq) = seq else {
-                    note("skipped an event without a sequence number");
-                    return None;
-                };
+                    .unwrap_or(view.seq);
                 if seq <= self.last {
                     return None; // seen before the stream was opened again
                 }
                 self.last = seq;
-                let kind = match kind {
-                    "" | "message" => json["type"].as_str().unwrap_or("message").to_owned(),
-                    k => k.to_owned(),
-                };
-                Some(Item::Event(Event {
-                    kind,
+                Some(Item::Event(Box::new(Event {
                     text: frame.data,
                     json,
-                }))
+                    view,
+                })))
             }
         }
     }

@@ -11,7 +11,7 @@ use crate::job::JobStatus;
 use crate::verify::report::{Outcome, Report};
 use anyhow::{bail, Context};
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -76,8 +76,8 @@ pub fn verify(mut args: VerifyArgs) -> anyhow::Result<ExitCode> {
             last.job.status.as_str()
         );
     }
-    let answer: Value = last.reply.json()?;
-    let report: Report = serde_json::from_value(answer["output"].clone())
+    let output = last.job.output.as_ref().map(|o| o.value());
+    let report: Report = serde_json::from_value(output.unwrap_or_default())
         .context("the verification's output is not a report")?;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
@@ -171,6 +171,7 @@ mod tests {
     use super::*;
     use crate::sandbox::Redactor;
     use crate::verify::report::{Ended, Pair, Side, Subject};
+    use serde_json::Value;
 
     #[test]
     fn a_report_renders_its_figures_and_differences() {

@@ -1,8 +1,9 @@
-//! Job events as users see them (DESIGN §3.5): their types, the one JSON
-//! shape that server-sent events, webhooks and the CLI all carry, and the
-//! reading of the rows the store's outbox wrote (`store::outbox`).
+//! Job events as users see them (DESIGN §3.5): their types, and the
+//! reading of the rows the store's outbox wrote (`store::outbox`). The one
+//! JSON shape that server-sent events, webhooks and the CLI all carry is
+//! `api::event_view::EventView`.
 
-use crate::time::{rfc3339, Millis};
+use crate::time::Millis;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -189,33 +190,6 @@ pub fn decode(rows: &[EventRow]) -> Result<Vec<Event>, String> {
     Ok(out)
 }
 
-impl Event {
-    /// The event as SSE, webhooks and the CLI carry it:
-    /// `{seq, type, at, job: {id, task, queue}, attempt, …detail}`.
-    pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("seq".into(), self.seq.into());
-        m.insert("type".into(), self.kind.as_str().into());
-        m.insert("at".into(), rfc3339(self.at).into());
-        m.insert(
-            "job".into(),
-            serde_json::json!({"id": self.job, "task": self.task, "queue": self.queue}),
-        );
-        m.insert("attempt".into(), self.attempt.into());
-        if let Some(d) = &self.detail {
-            for (k, v) in d {
-                // Times are Unix ms inside the store, RFC 3339 outside.
-                let v = match (k.as_str(), v.as_i64()) {
-                    ("run_at", Some(ms)) => rfc3339(ms).into(),
-                    _ => v.clone(),
-                };
-                m.insert(k.clone(), v);
-            }
-        }
-        Value::Object(m)
-    }
-}
-
 /// Which of a tenant's events a reader wants; `None` fields match all.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EventFilter {
@@ -264,10 +238,10 @@ mod tests {
         }];
         let e = &decode(&rows).unwrap()[0];
         assert_eq!(e.seq, 7);
-        let v = e.to_json();
-        assert_eq!(v["type"], "job.retrying");
-        assert_eq!(v["job"]["task"], "echo");
-        assert_eq!(v["run_at"], "1970-01-01T00:00:01.000Z");
+        let v = crate::api::event_view::EventView::of(e);
+        assert_eq!(v.kind, EventType::Retrying);
+        assert_eq!(v.job.task, "echo");
+        assert_eq!(v.detail.run_at.as_deref(), Some("1970-01-01T00:00:01.000Z"));
         assert!(EventFilter {
             types: Some(vec![EventType::Retrying]),
             queue: Some("q".into()),

@@ -5,6 +5,7 @@
 //! this one reads again from there.
 
 use super::Hooks;
+use crate::api::event_view::EventView;
 use crate::events::decode;
 use crate::maintenance::Service;
 use crate::store::{JobStore, NewDelivery, StoreResult};
@@ -88,7 +89,9 @@ impl Dispatcher {
                         if !w.events.contains(&e.kind) || e.at < w.created_at {
                             continue;
                         }
-                        let body = body.get_or_insert_with(|| e.to_json().to_string());
+                        let body = body.get_or_insert_with(|| {
+                            serde_json::to_string(&EventView::of(e)).unwrap_or_default()
+                        });
                         deliveries.push(NewDelivery {
                             webhook: w.id.clone(),
                             tenant: r.tenant.clone(),

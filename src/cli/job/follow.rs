@@ -1,15 +1,16 @@
 //! Following a job to its end: through its events, or by polling a server
 //! older than events, each change a line on stderr; and the end's exit status.
 
+use crate::api::event_view::EventView;
 use crate::api::views::JobView;
 use crate::cli::client::{api_error, is_transient, print_json, Client, PrintReply, Reply};
 use crate::cli::events::ends_job;
 use crate::cli::job_view::*;
 use crate::cli::sse::{self, Item, Stream};
 use crate::cli::table;
+use crate::events::EventType;
 use crate::job::JobStatus;
 use anyhow::Context;
-use serde_json::Value;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -132,18 +133,19 @@ pub(super) fn follow_events(
                 true
             }
             Some(Item::Event(e)) => {
-                if let Some(line) = event_line(&e.json, max_attempts) {
+                let e = &e.view;
+                if let Some(line) = event_line(e, max_attempts) {
                     eprintln!("{} {line}", table::clock());
                 }
-                if e.kind == "job.waiting" && !told_resume {
+                if e.kind == EventType::Waiting && !told_resume {
                     resume_note();
                     told_resume = true;
                 }
-                if moves_max_attempts(&e.json) {
+                if moves_max_attempts(e) {
                     let seen = get_job(client, id).with_context(lost)?;
                     max_attempts = Some(u64::from(seen.job.max_attempts));
                 }
-                ends_job(&e.json)
+                ends_job(e)
             }
         };
         if !look {
@@ -164,54 +166,59 @@ pub(super) fn follow_events(
 /// An event of the job as a line for people, in the words of `changes`;
 /// none for its end (the job, read once, says it) or for the enqueue
 /// (said already).
-fn event_line(e: &Value, max_attempts: Option<u64>) -> Option<String> {
+fn event_line(e: &EventView, max_attempts: Option<u64>) -> Option<String> {
     if ends_job(e) {
         return None;
     }
-    let attempt = e["attempt"].as_u64().unwrap_or(0);
+    let d = &e.detail;
+    let attempt = u64::from(e.attempt);
     let of = |n: u64| match max_attempts {
         Some(max) => format!("{n}/{max}"),
         None => n.to_string(),
     };
     let runs_at = || {
-        e["run_at"]
-            .as_str()
+        d.run_at
+            .as_deref()
             .filter(|at| table::is_future(at))
             .map(|at| format!(", runs at {}", table::time(at)))
             .unwrap_or_default()
     };
-    Some(match e["type"].as_str().unwrap_or("?") {
-        "job.queued" => match e["reason"].as_str() {
+    // A field the event lacks reads `-`, as a missing cell does.
+    let text = |t: &Option<String>| t.clone().unwrap_or_else(|| "-".to_owned());
+    Some(match e.kind {
+        EventType::Queued => match d.reason.as_deref() {
             // A workflow's next stage: its step lines say so.
             Some("next_step") => return None,
             Some(reason) => format!("queued again ({reason}){}", runs_at()),
             None => return None,
         },
-        "job.started" => format!("running (attempt {})", of(attempt)),
-        "job.failed" => format!(
+        EventType::Started => format!("running (attempt {})", of(attempt)),
+        EventType::Failed => format!(
             "attempt {} failed: {}",
             of(attempt),
-            error_value_text(&e["error"])
+            d.error
+                .as_ref()
+                .map_or_else(|| "-".to_owned(), job_error_text)
         ),
-        "job.retrying" => match e["fallback"].as_str() {
+        EventType::Retrying => match &d.fallback {
             Some(task) => format!("fallback task {task} took over"),
             None => format!("queued for attempt {}{}", of(attempt + 1), runs_at()),
         },
-        "job.waiting" => format!("waiting for {}", table::cell(&e["waiting_for"])),
-        "job.step_started" => format!(
+        EventType::Waiting => format!(
+            "waiting for {}",
+            d.waiting_for
+                .as_ref()
+                .map_or_else(|| "-".to_owned(), table::cell)
+        ),
+        EventType::StepStarted => format!(
             "{} {} started (task {})",
             step_kind(e),
-            table::cell(&e["step"]),
-            table::cell(&e["task"])
+            text(&d.step),
+            text(&d.task)
         ),
-        "job.step_ended" => {
-            let mut line = format!(
-                "{} {} {}",
-                step_kind(e),
-                table::cell(&e["step"]),
-                table::cell(&e["status"])
-            );
-            if let Some(n) = e["attempts"].as_u64().filter(|n| *n > 0) {
+        EventType::StepEnded => {
+            let mut line = format!("{} {} {}", step_kind(e), text(&d.step), text(&d.status));
+            if let Some(n) = d.attempts.filter(|n| *n > 0) {
                 line.push_str(&format!(
                     " after {n} attempt{}",
                     if n == 1 { "" } else { "s" }
@@ -219,13 +226,13 @@ fn event_line(e: &Value, max_attempts: Option<u64>) -> Option<String> {
             }
             line
         }
-        other => other.to_owned(),
+        EventType::Completed | EventType::Cancelled => e.kind.as_str().to_owned(),
     })
 }
 
 /// How a stage's line names it: `step`, `fallback`, `on_error step`, …
-fn step_kind(e: &Value) -> String {
-    match e["kind"].as_str().unwrap_or("step") {
+fn step_kind(e: &EventView) -> String {
+    match e.detail.step_kind.as_deref().unwrap_or("step") {
         "step" => "step".into(),
         "fallback" => "fallback of".into(),
         other => format!("{other} step"),
@@ -235,11 +242,11 @@ fn step_kind(e: &Value) -> String {
 /// Whether the job's attempts allowed may have changed with this event: a
 /// wait or a snooze spares the attempt it used, a fallback brings its own.
 /// Rare, so the job is read again rather than the server's rules copied.
-fn moves_max_attempts(e: &Value) -> bool {
-    match e["type"].as_str() {
-        Some("job.waiting") => true,
-        Some("job.queued") => e["reason"].is_string(),
-        Some("job.retrying") => e["fallback"].is_string(),
+fn moves_max_attempts(e: &EventView) -> bool {
+    match e.kind {
+        EventType::Waiting => true,
+        EventType::Queued => e.detail.reason.is_some(),
+        EventType::Retrying => e.detail.fallback.is_some(),
         _ => false,
     }
 }
@@ -302,26 +309,27 @@ pub(super) fn finish(last: &Seen, as_json: bool) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::cli::events::test_event;
+    use serde_json::{json, Value};
 
     #[test]
     fn stage_events_name_their_kind() {
         let started =
             json!({"type": "job.step_started", "step": "price", "kind": "step", "task": "pricing"});
         assert_eq!(
-            event_line(&started, None).as_deref(),
+            event_line(&test_event(started), None).as_deref(),
             Some("step price started (task pricing)")
         );
         let ended = json!({"type": "job.step_ended", "step": "tell", "kind": "on_error", "status": "completed", "attempts": 1});
         assert_eq!(
-            event_line(&ended, None).as_deref(),
+            event_line(&test_event(ended), None).as_deref(),
             Some("on_error step tell completed after 1 attempt")
         );
     }
 
     #[test]
     fn events_read_as_the_changes_polling_printed() {
-        let line = |e: Value| event_line(&e, Some(3));
+        let line = |e: Value| event_line(&test_event(e), Some(3));
         let failed = json!({"type": "job.failed", "attempt": 1, "will_retry": true,
                             "error": {"kind": "task_failed", "code": "E", "message": "boom"}});
         assert_eq!(
@@ -333,7 +341,11 @@ mod tests {
         let started = json!({"type": "job.started", "attempt": 2});
         assert_eq!(line(started).as_deref(), Some("running (attempt 2/3)"));
         assert_eq!(
-            event_line(&json!({"type": "job.started", "attempt": 2}), None).as_deref(),
+            event_line(
+                &test_event(json!({"type": "job.started", "attempt": 2})),
+                None
+            )
+            .as_deref(),
             Some("running (attempt 2)")
         );
         let resumed = json!({"type": "job.queued", "attempt": 1, "reason": "resumed"});
@@ -341,13 +353,13 @@ mod tests {
             line(resumed.clone()).as_deref(),
             Some("queued again (resumed)")
         );
-        assert!(moves_max_attempts(&resumed));
+        assert!(moves_max_attempts(&test_event(resumed)));
         let fallback = json!({"type": "job.retrying", "attempt": 3, "fallback": "slow"});
         assert_eq!(
             line(fallback.clone()).as_deref(),
             Some("fallback task slow took over")
         );
-        assert!(moves_max_attempts(&fallback));
+        assert!(moves_max_attempts(&test_event(fallback)));
         // The enqueue and the end are said from the job itself.
         for quiet in [
             json!({"type": "job.queued", "attempt": 0}),
@@ -356,7 +368,7 @@ mod tests {
             json!({"type": "job.cancelled", "attempt": 0}),
         ] {
             assert_eq!(line(quiet.clone()), None, "{quiet}");
-            assert!(!moves_max_attempts(&quiet), "{quiet}");
+            assert!(!moves_max_attempts(&test_event(quiet.clone())), "{quiet}");
         }
     }
 }
