@@ -425,23 +425,38 @@ fn http_cell(n: Option<&NetworkTally>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::views::Embedded;
+    use crate::job::ErrorKind;
+    use crate::store::ProgressRecord;
     use serde_json::{json, Value};
+    use std::borrow::Cow;
 
-    fn job(status: &str, attempts: u64) -> Value {
-        json!({"id": "01J", "task": {"name": "echo", "version": 2, "digest": "sha256:ab"},
+    /// A job as the API answers it, to be changed field by field.
+    fn job(status: &str, attempts: u64) -> JobView<'static> {
+        serde_json::from_value(json!({"id": "01J", "task": {"name": "echo", "version": 2, "digest": "sha256:ab"},
                "status": status, "queue": "default", "priority": 0, "input": {}, "output": null,
                "attempts": attempts, "max_attempts": 3, "run_at": "2000-01-01T00:00:00.000Z",
                "created_at": "2000-01-01T00:00:00.000Z", "started_at": null, "finished_at": null,
                "concurrency_key": null, "unique_key": null, "error": null, "progress": null,
-               "waiting_for": null, "fallback": null, "deadline_at": null, "cancel_requested": false})
+               "waiting_for": null, "fallback": null, "deadline_at": null, "cancel_requested": false}))
+        .unwrap()
     }
 
-    fn view(v: &Value) -> JobView<'static> {
-        serde_json::from_value(v.clone()).unwrap()
+    fn changes_of(prev: Option<&JobView>, job: &JobView) -> Vec<String> {
+        changes(prev, job)
     }
 
-    fn changes_of(prev: Option<&Value>, job: &Value) -> Vec<String> {
-        changes(prev.map(view).as_ref(), &view(job))
+    /// A job's page, for one that has no stages nor callbacks.
+    fn detail(job: JobView<'static>) -> JobDetail<'static> {
+        JobDetail {
+            job,
+            parent: None,
+            children: Vec::new(),
+            callbacks: Vec::new(),
+            callback_of: None,
+            workflow: None,
+            steps: Vec::new(),
+        }
     }
 
     #[test]
@@ -456,7 +471,11 @@ mod tests {
         );
 
         let mut retry = job("queued", 1);
-        retry["error"] = json!({"kind": "trap", "code": "trap", "message": "unreachable"});
+        retry.error = Some(ErrorView {
+            kind: ErrorKind::Trap,
+            code: "trap".into(),
+            message: "unreachable".into(),
+        });
         assert_eq!(
             changes_of(Some(&running), &retry),
             vec!["queued for attempt 2/3 (last: trap: unreachable)"]
@@ -467,23 +486,30 @@ mod tests {
             vec!["running (attempt 2/3)"]
         );
 
-        let mut progressed = running.clone();
-        progressed["progress"] = json!({"percent": 40, "note": "resizing"});
+        let mut progressed = job("running", 1);
+        progressed.progress = Some(Cow::Owned(ProgressRecord {
+            percent: 40,
+            note: "resizing".into(),
+        }));
         assert_eq!(
             changes_of(Some(&running), &progressed),
             vec!["progress 40% resizing"]
         );
 
         let mut done = job("completed", 1);
-        done["started_at"] = json!("2000-01-01T00:00:00.000Z");
-        done["finished_at"] = json!("2000-01-01T00:00:00.250Z");
+        done.started_at = Some("2000-01-01T00:00:00.000Z".into());
+        done.finished_at = Some("2000-01-01T00:00:00.250Z".into());
         assert_eq!(
             changes_of(Some(&progressed), &done),
             vec!["completed (attempt 1/3, 250.00 ms)"]
         );
 
         let mut fell_back = job("running", 3);
-        fell_back["fallback"] = json!({"name": "echo-slow", "version": 1, "digest": "d"});
+        fell_back.fallback = Some(Cow::Owned(TaskRef {
+            name: "echo-slow".into(),
+            version: 1,
+            digest: "d".into(),
+        }));
         assert_eq!(
             changes_of(Some(&running), &fell_back),
             vec![
@@ -492,15 +518,15 @@ mod tests {
             ]
         );
 
-        let mut cancelling = running.clone();
-        cancelling["cancel_requested"] = json!(true);
+        let mut cancelling = job("running", 1);
+        cancelling.cancel_requested = true;
         assert_eq!(
             changes_of(Some(&running), &cancelling),
             vec!["cancel requested; interrupting the running attempt"]
         );
 
         let mut waiting = job("waiting", 1);
-        waiting["waiting_for"] = json!({"approval": "alice"});
+        waiting.waiting_for = Some(Embedded::Read(json!({"approval": "alice"})));
         assert_eq!(
             changes_of(Some(&running), &waiting),
             vec!["waiting for {\"approval\":\"alice\"}"]
@@ -522,7 +548,7 @@ mod tests {
 
     #[test]
     fn tables_of_jobs_and_attempts() {
-        let lines = jobs_table(&[view(&job("failed", 3))], false).lines();
+        let lines = jobs_table(&[job("failed", 3)], false).lines();
         assert_eq!(
             lines,
             vec![
@@ -531,9 +557,9 @@ mod tests {
             ]
         );
         let mut theirs = job("failed", 3);
-        theirs["tenant"] = json!("acme");
+        theirs.tenant = "acme".into();
         assert_eq!(
-            jobs_table(&[view(&theirs)], true).lines(),
+            jobs_table(&[theirs], true).lines(),
             vec![
                 "ID   TENANT  TASK     STATUS  ATTEMPTS  QUEUE    CREATED",
                 "01J  acme    echo v2  failed       3/3  default  2000-01-01T00:00:00.000Z",
@@ -570,9 +596,9 @@ mod tests {
     #[test]
     fn details_skip_what_is_empty() -> anyhow::Result<()> {
         let mut j = job("completed", 1);
-        j["input"] = json!(null);
-        j["output"] = json!({"ok": true});
-        let text = job_details(&serde_json::from_value(j)?)?;
+        j.input = Embedded::Read(Value::Null);
+        j.output = Some(Embedded::Read(json!({"ok": true})));
+        let text = job_details(&detail(j))?;
         assert!(
             text.starts_with("id        01J\ntask      echo v2 (sha256:ab)\nstatus    completed\n"),
             "{text}"
@@ -590,10 +616,20 @@ mod tests {
     #[test]
     fn details_say_a_jobs_throttle_and_its_place_in_a_debounce_chain() -> anyhow::Result<()> {
         let mut j = job("cancelled", 0);
-        j["throttle"] = json!({"key": "acct-1", "limit": 10, "period_ms": 60000});
-        j["debounce"] = json!({"key": "doc-7", "period_ms": 2000, "max_wait_ms": 30000,
-            "since": "2000-01-01T00:00:00.000Z", "replaced": "01A", "successor": "01C"});
-        let text = job_details(&serde_json::from_value(j)?)?;
+        j.throttle = Some(Cow::Owned(crate::store::throttle::Throttle {
+            key: "acct-1".into(),
+            limit: 10,
+            period_ms: 60000,
+        }));
+        j.debounce = Some(DebounceView {
+            key: "doc-7".into(),
+            period_ms: 2000,
+            max_wait_ms: 30000,
+            since: "2000-01-01T00:00:00.000Z".into(),
+            replaced: Some("01A".into()),
+            successor: Some("01C".into()),
+        });
+        let text = job_details(&detail(j))?;
         assert!(
             text.contains("throttle  key acct-1: 10 a 60000 ms\n"),
             "{text}"
