@@ -193,3 +193,25 @@ pub(crate) async fn run_now(
         .await?;
     reread(tx, tenant, id).await
 }
+
+impl dyn JobStore {
+    /// Takes over the leases of running jobs whose lease expired (their
+    /// runner died), without counting a new attempt: the caller decides the
+    /// lost attempt like any failed one and finalizes it under the new
+    /// lease, so the dead runner's token is fenced out. Rows another
+    /// transaction holds are left for the next round.
+    pub async fn job_rescue(&self, p: super::RescueParams) -> StoreResult<Vec<super::ClaimedJob>> {
+        // Not durable: a take-over lost to a power cut is taken over again.
+        self.write(Commit::LAZY, move |tx, now| {
+            Box::pin(async move {
+                let sql = job_sql::rescue(tx.dialect());
+                let token = super::transition::random_token();
+                let until = crate::time::after(now, p.lease_ms);
+                let a = args![&p.owner, &token, until, p.all_running, now, p.limit];
+                let rows: Vec<super::rows::ClaimRow> = tx.all(&sql, a).await?;
+                Ok(rows.into_iter().map(super::ClaimedJob::from).collect())
+            })
+        })
+        .await
+    }
+}

@@ -239,11 +239,6 @@ pub trait JobStore: Send + Sync + 'static {
         tenant: &str,
         jobs: Vec<Redrive>,
     ) -> StoreResult<Vec<StoreResult<JobRecord>>>;
-    /// Takes over the leases of running jobs whose lease expired (their
-    /// runner died), without counting a new attempt: the caller decides the
-    /// lost attempt like any failed one and finalizes it under the new
-    /// lease, so the dead runner's token is fenced out.
-    async fn job_rescue(&self, p: RescueParams) -> StoreResult<Vec<ClaimedJob>>;
 
     /// Makes the event rows committed so far readable, in order: where the
     /// backend numbers them after their writes (PostgreSQL, whose writers

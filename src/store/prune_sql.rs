@@ -34,7 +34,9 @@ impl dyn JobStore {
     pub async fn component_collect(&self, uploaded_before: Millis) -> StoreResult<Collected> {
         self.write(Commit::BULK, move |tx, _| {
             Box::pin(async move {
-                let n = tx.execute(UNPINNED_COMPONENTS, args![uploaded_before]).await?;
+                let n = tx
+                    .execute(UNPINNED_COMPONENTS, args![uploaded_before])
+                    .await?;
                 let mut digests = Vec::new();
                 if n > 0 {
                     let rows: Vec<(String,)> = tx.all(ORPHAN_BLOBS, &[]).await?;

@@ -317,3 +317,96 @@ impl TryFrom<AttemptRow> for AttemptRecord {
         })
     }
 }
+
+db_row! {
+    /// A row of `job_sql::CLAIM_COLUMNS`.
+    pub struct ClaimRow {
+        pub(crate) id: String,
+        pub(crate) tenant: String,
+        pub(crate) task: String,
+        pub(crate) task_version: i64,
+        pub(crate) digest: String,
+        pub(crate) input: String,
+        pub(crate) queue: String,
+        pub(crate) attempts: i64,
+        pub(crate) max_attempts: i64,
+        pub(crate) deadline_at: Option<i64>,
+        pub(crate) fallback_task: Option<String>,
+        pub(crate) fallback_version: Option<i64>,
+        pub(crate) fallback_digest: Option<String>,
+        pub(crate) fallback_input: Option<String>,
+        pub(crate) fallback_depth: i64,
+        pub(crate) stage_offset: i64,
+        pub(crate) attempt_started_at: Option<i64>,
+        pub(crate) lease_token: Option<String>,
+        pub(crate) snoozes: i64,
+        pub(crate) begun: bool,
+        pub(crate) run_at: i64,
+        pub(crate) callback_depth: i64,
+        pub(crate) fair_key: Option<String>,
+        pub(crate) traceparent: Option<String>,
+    }
+}
+
+impl ClaimRow {
+    pub fn tenant(&self) -> &str {
+        &self.tenant
+    }
+
+    /// What the claim's `job.started` names.
+    pub fn about(&self) -> crate::store::outbox::About<'_> {
+        crate::store::outbox::About {
+            id: &self.id,
+            tenant: &self.tenant,
+            task: &self.task,
+            queue: &self.queue,
+            attempt: u32_col(self.attempts),
+        }
+    }
+}
+
+impl From<ClaimRow> for ClaimedJob {
+    fn from(r: ClaimRow) -> Self {
+        let fallback = match (
+            r.fallback_task,
+            r.fallback_version,
+            r.fallback_digest,
+            r.fallback_input,
+        ) {
+            (Some(name), Some(version), Some(digest), Some(input)) => Some((
+                TaskRef {
+                    name,
+                    version: u32_col(version),
+                    digest,
+                },
+                input,
+            )),
+            _ => None,
+        };
+        ClaimedJob::from(crate::store::transition::ClaimedRow {
+            id: r.id,
+            tenant: r.tenant,
+            task: TaskRef {
+                name: r.task,
+                version: u32_col(r.task_version),
+                digest: r.digest,
+            },
+            input: r.input,
+            fallback,
+            queue: r.queue,
+            attempts: u32_col(r.attempts),
+            stage_offset: u32_col(r.stage_offset),
+            max_attempts: u32_col(r.max_attempts),
+            deadline_at: r.deadline_at,
+            fallback_depth: u32_col(r.fallback_depth),
+            snoozes: u32_col(r.snoozes),
+            started_at: r.attempt_started_at.unwrap_or_default(),
+            lease_token: r.lease_token.unwrap_or_default(),
+            begun: r.begun,
+            due_at: r.run_at,
+            callback_depth: u32_col(r.callback_depth),
+            fair_key: r.fair_key,
+            traceparent: r.traceparent,
+        })
+    }
+}

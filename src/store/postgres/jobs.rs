@@ -2,7 +2,6 @@
 //! of a job is one of `store::transition`'s moves, guarded by its
 //! from-statuses and, for a runner's writes, by the lease token.
 
-use super::rows::claimed_row;
 use super::tally;
 use super::tenants::{hold, policy, queued_now, within};
 use super::{pg, violated, Violation};
@@ -467,21 +466,4 @@ pub(super) async fn get_for_update(tx: &mut Tx, tenant: &str, id: &str) -> Store
         .await
         .map_err(pg)?;
     JobRecord::try_from(job.ok_or(StoreError::NotFound)?)
-}
-
-/// Takes over the leases of running jobs without a live one (or of every
-/// running job), leaving their attempt count as it is. Rows another
-/// transaction holds are left for the next round.
-pub async fn rescue(tx: &mut Tx, now: Millis, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
-    let rows = sqlx::query(&job_sql::rescue(Dialect::Postgres))
-        .bind(&p.owner)
-        .bind(crate::store::transition::random_token())
-        .bind(crate::time::after(now, p.lease_ms))
-        .bind(p.all_running)
-        .bind(now)
-        .bind(i64::from(p.limit))
-        .fetch_all(&mut **tx)
-        .await
-        .map_err(pg)?;
-    rows.iter().map(|r| claimed_row(r).map_err(pg)).collect()
 }

@@ -448,11 +448,6 @@ impl JobStore for PgStore {
         r
     }
 
-    async fn job_rescue(&self, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
-        self.tx(move |tx, now| Box::pin(jobs::rescue(tx, now, p)))
-            .await
-    }
-
     async fn event_sequence(&self) -> StoreResult<u64> {
         events::sequence(&self.db.pool).await
     }

@@ -41,4 +41,3 @@ pub async fn prune(db: &Db, p: PruneParams) -> StoreResult<Pruned> {
         last_id,
     })
 }
-

@@ -5,7 +5,7 @@
 //! is prepared once and run per job: on the writer's own thread that costs
 //! less than any batching trick.
 
-use super::rows::{ClaimRow, JobRow};
+use super::rows::JobRow;
 use super::tally::{Apply, Tally};
 use super::tenants::{self, policy, within};
 use super::writer::exec;
@@ -21,7 +21,6 @@ use crate::store::outbox::{self, About};
 use crate::store::records::*;
 use crate::store::rows::idempotent_repeat;
 use crate::store::rows::to_json;
-use crate::store::transition::random_token;
 use crate::store::transition::Move;
 use crate::store::{Millis, StoreError, StoreResult};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -456,23 +455,4 @@ pub fn begin(conn: &Connection, begun: &[(String, String)]) -> StoreResult<()> {
         stmt.execute(params![id, token]).map_err(wdb)?;
     }
     Ok(())
-}
-
-/// Takes over the leases of running jobs without a live one (or of every
-/// running job), leaving their attempt count as it is.
-pub fn rescue(conn: &Connection, now: Millis, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
-    super::shared(conn, &job_sql::rescue(Dialect::Sqlite))?
-        .query_map(
-            params![
-                p.owner,
-                random_token(),
-                crate::time::after(now, p.lease_ms),
-                p.all_running,
-                now,
-                p.limit
-            ],
-            ClaimRow::read,
-        )
-        .and_then(|rows| rows.map(|r| r.map(ClaimedJob::from)).collect())
-        .map_err(wdb)
 }

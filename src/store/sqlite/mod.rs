@@ -603,12 +603,6 @@ impl JobStore for SqliteStore {
         .await
     }
 
-    async fn job_rescue(&self, p: RescueParams) -> StoreResult<Vec<ClaimedJob>> {
-        // Not durable: a take-over lost to a power cut is taken over again.
-        self.write(Class::Bulk, false, move |c, now| jobs::rescue(c, now, p))
-            .await
-    }
-
     async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>> {
         let defaults = self.defaults;
         // One write of the writer's: its savepoint undoes all of it when

@@ -66,4 +66,3 @@ pub fn delete(
     }
     Ok((jobs, rows))
 }
-
