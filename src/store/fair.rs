@@ -24,6 +24,11 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Mutex;
 
+/// The name the group of a tenant's jobs without a key contends under (a
+/// key is never empty): fair_keys names its groups by it, and a charge of
+/// a job without one goes to it.
+pub const UNKEYED: &str = "";
+
 /// Tenants whose virtual time is remembered; past it, those not ahead of
 /// the current time are forgotten (they would start there anyway).
 const MAX_REMEMBERED: usize = 10_000;
@@ -301,7 +306,7 @@ impl Fairness {
     pub fn charge_end(&mut self, tenant: &str, key: Option<&str>, ran_us: Option<u64>) {
         self.charge(tenant, ran_us);
         if let Some(keys) = self.within.get_mut(tenant) {
-            keys.charge(key.unwrap_or(super::fair_keys::UNKEYED), ran_us);
+            keys.charge(key.unwrap_or(UNKEYED), ran_us);
         }
     }
 

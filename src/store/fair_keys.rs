@@ -18,9 +18,7 @@ pub const MAX_KEYS_PER_CLAIM: usize = 256;
 pub const MAX_FAIRNESS_KEY_LEN: usize = 64;
 /// Greatest fairness weight.
 pub const MAX_FAIRNESS_WEIGHT: u32 = 1_000;
-/// The name the group of a tenant's jobs without a key contends under (a
-/// key is never empty).
-pub const UNKEYED: &str = "";
+pub use super::fair::UNKEYED;
 
 /// Which of a tenant's jobs a claim reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

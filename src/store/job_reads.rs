@@ -9,6 +9,7 @@ use super::records::{
     AttemptQuery, AttemptRecord, ExpiringJob, JobPage, JobQuery, JobRecord, RecordedRun,
 };
 use super::rows::{page_push, AttemptRow, JobRow};
+use super::step_rows::{self, StepColumns, StepRecord};
 use super::{JobStore, Millis, StoreResult};
 
 /// When the next queued job waiting for its time is due. SQLite seeks the
@@ -96,6 +97,17 @@ impl dyn JobStore {
         let mut c = self.read().await?;
         let next: Option<Option<i64>> = c.scalar(next_run_at(c.dialect()), args![passed]).await?;
         Ok(next.flatten())
+    }
+
+    /// A job's stages, in order: a workflow job's steps, fallbacks and
+    /// chains; none for a job of one task. The caller has checked whose
+    /// job it is.
+    pub async fn job_steps(&self, id: &str) -> StoreResult<Vec<StepRecord>> {
+        let mut c = self.read().await?;
+        let rows: Vec<StepColumns> = c.all(&step_rows::list("$1"), args![id]).await?;
+        rows.into_iter()
+            .map(|r| StepRecord::try_from(r).map_err(super::StoreError::Internal))
+            .collect()
     }
 
     pub async fn attempt_list(&self, q: AttemptQuery) -> StoreResult<Vec<AttemptRecord>> {

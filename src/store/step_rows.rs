@@ -366,16 +366,3 @@ impl StepRecord {
         }
     }
 }
-
-impl dyn super::JobStore {
-    /// A job's stages, in order: a workflow job's steps, fallbacks and
-    /// chains; none for a job of one task. The caller has checked whose
-    /// job it is.
-    pub async fn job_steps(&self, id: &str) -> super::StoreResult<Vec<StepRecord>> {
-        let mut c = self.read().await?;
-        let rows: Vec<StepColumns> = c.all(&list("$1"), super::exec::args![id]).await?;
-        rows.into_iter()
-            .map(|r| StepRecord::try_from(r).map_err(super::StoreError::Internal))
-            .collect()
-    }
-}
