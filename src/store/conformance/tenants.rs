@@ -3,9 +3,9 @@
 //! the window refills, usage, and attempts that cannot be recorded.
 
 use super::*;
-use crate::attempt_log::{Level, LogLine, Source};
+use crate::attempt_log::{AttemptLog, Level, LogLine, Source};
+use crate::network_tally::NetworkTally;
 use crate::quota::{Exceeded, Quotas, WINDOW_MS};
-use crate::sandbox::{AttemptLog, NetworkTally};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
