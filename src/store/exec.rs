@@ -103,6 +103,33 @@ macro_rules! args {
 }
 pub(crate) use args;
 
+/// A statement with its arguments bound, for a backend driven by sqlx
+/// (SQLite's readers, PostgreSQL).
+pub(crate) fn sqlx_query<'q, DB>(
+    sql: &'q str,
+    args: &'q [Arg<'q>],
+) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
+where
+    DB: sqlx::Database,
+    Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<f64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<&'q [u8]>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<bool>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    let mut q = sqlx::query(sql);
+    for a in args {
+        q = match *a {
+            Arg::Int(v) => q.bind(v),
+            Arg::Real(v) => q.bind(v),
+            Arg::Text(v) => q.bind(v),
+            Arg::Blob(v) => q.bind(v),
+            Arg::Bool(v) => q.bind(v),
+        };
+    }
+    q
+}
+
 /// A column's value as the backend handed it back.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {

@@ -3,7 +3,7 @@
 //! transaction, counted and reported together.
 
 use super::db::Tx;
-use super::exec::TxExec;
+use super::exec::PgExec;
 use super::finalize::finalize_item;
 use super::jobs::insert_one;
 use super::tally;
@@ -33,13 +33,13 @@ pub async fn apply(
                 Finalized::Fenced => return Err(StoreError::Fenced),
             },
             Write::JobCancel { tenant, id } => {
-                Written::JobCancelled(cancel(&mut TxExec(tx), now, &tenant, &id).await?)
+                Written::JobCancelled(cancel(&mut PgExec(&mut *tx), now, &tenant, &id).await?)
             }
             Write::JobResume { tenant, id, input } => {
-                Written::JobResumed(resume(&mut TxExec(tx), now, &tenant, &id, input).await?)
+                Written::JobResumed(resume(&mut PgExec(&mut *tx), now, &tenant, &id, input).await?)
             }
             Write::JobRunNow { tenant, id } => {
-                Written::JobRanNow(run_now(&mut TxExec(tx), now, &tenant, &id).await?)
+                Written::JobRanNow(run_now(&mut PgExec(&mut *tx), now, &tenant, &id).await?)
             }
             Write::SchedulePut(w) => Written::SchedulePut(super::schedules::put(tx, now, w).await?),
             Write::WorkflowStart(w) => {

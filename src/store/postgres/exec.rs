@@ -1,20 +1,51 @@
-//! `Exec` on PostgreSQL: inside a transaction, or on the pool (each
-//! statement on whichever connection is free).
+//! `Exec` on PostgreSQL: on a transaction's connection, or on one of the
+//! pool's for reads.
 
 use super::{pg, violated, Violation};
 use crate::store::dialect::Dialect;
-use crate::store::exec::{Arg, DbError, Exec, Row, Value};
+use crate::store::exec::{sqlx_query, Arg, DbError, Exec, Row, Value};
 use crate::store::StoreError;
 use async_trait::async_trait;
-use sqlx::postgres::{PgArguments, PgRow};
-use sqlx::{Column, PgPool, Postgres, Row as _, Transaction, TypeInfo, ValueRef as _};
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::PgRow;
+use sqlx::{Column, PgConnection, Postgres, Row as _, Transaction, TypeInfo, ValueRef as _};
 use std::sync::Arc;
 
-/// A write transaction.
-pub struct TxExec<'t>(pub &'t mut Transaction<'static, Postgres>);
+/// A connection statements run on: a write transaction's, or one taken
+/// from the pool for reads.
+pub struct PgExec<C>(pub C);
 
-/// The pool, for reads that need no transaction.
-pub struct PoolExec(pub PgPool);
+/// What `PgExec` runs its statements on.
+pub trait Conn: Send {
+    /// A transaction's: what it writes commits or rolls back together.
+    const IN_TRANSACTION: bool;
+    fn conn(&mut self) -> &mut PgConnection;
+}
+
+impl Conn for &mut Transaction<'static, Postgres> {
+    const IN_TRANSACTION: bool = true;
+    fn conn(&mut self) -> &mut PgConnection {
+        self
+    }
+}
+
+impl Conn for PoolConnection<Postgres> {
+    const IN_TRANSACTION: bool = false;
+    fn conn(&mut self) -> &mut PgConnection {
+        self
+    }
+}
+
+/// A write's counts or a NOTIFY outside a transaction would not go with
+/// what they describe: refused.
+fn in_transaction<C: Conn>() -> Result<(), DbError> {
+    match C::IN_TRANSACTION {
+        true => Ok(()),
+        false => Err(DbError::Other(
+            "a write's counts or notice on a connection that only reads".into(),
+        )),
+    }
+}
 
 fn err(e: sqlx::Error) -> DbError {
     match violated(&e) {
@@ -25,20 +56,6 @@ fn err(e: sqlx::Error) -> DbError {
             other => DbError::Other(other.to_string()),
         },
     }
-}
-
-fn query<'q>(sql: &'q str, args: &'q [Arg<'q>]) -> sqlx::query::Query<'q, Postgres, PgArguments> {
-    let mut q = sqlx::query(sql);
-    for a in args {
-        q = match *a {
-            Arg::Int(v) => q.bind(v),
-            Arg::Real(v) => q.bind(v),
-            Arg::Text(v) => q.bind(v),
-            Arg::Blob(v) => q.bind(v),
-            Arg::Bool(v) => q.bind(v),
-        };
-    }
-    q
 }
 
 fn value(r: &PgRow, i: usize) -> Result<Value, sqlx::Error> {
@@ -93,20 +110,23 @@ fn rows(rows: Vec<PgRow>) -> Result<Vec<Row>, DbError> {
 }
 
 #[async_trait]
-impl Exec for TxExec<'_> {
+impl<C: Conn> Exec for PgExec<C> {
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
     }
 
     async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64, DbError> {
-        let done = query(sql, args).execute(&mut **self.0).await.map_err(err)?;
+        let done = sqlx_query(sql, args)
+            .execute(self.0.conn())
+            .await
+            .map_err(err)?;
         Ok(done.rows_affected())
     }
 
     async fn fetch_all(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>, DbError> {
         rows(
-            query(sql, args)
-                .fetch_all(&mut **self.0)
+            sqlx_query(sql, args)
+                .fetch_all(self.0.conn())
                 .await
                 .map_err(err)?,
         )
@@ -117,53 +137,27 @@ impl Exec for TxExec<'_> {
         sql: &str,
         args: &[Arg<'_>],
     ) -> Result<Option<Row>, DbError> {
-        let row = query(sql, args)
-            .fetch_optional(&mut **self.0)
+        let row = sqlx_query(sql, args)
+            .fetch_optional(self.0.conn())
             .await
             .map_err(err)?;
         Ok(rows(row.into_iter().collect())?.pop())
     }
 
     async fn tally(&mut self, tally: crate::store::tally::Tally) -> crate::store::StoreResult<()> {
-        super::tally::apply(self.0, tally).await
+        in_transaction::<C>()?;
+        super::tally::apply_on(self.0.conn(), tally).await
     }
 
     async fn notify(&mut self, channel: &str, payload: &str) -> Result<(), DbError> {
+        in_transaction::<C>()?;
         // In the transaction: sent when it commits, never without it.
         sqlx::query("SELECT pg_notify($1, $2)")
             .bind(channel)
             .bind(payload)
-            .execute(&mut **self.0)
+            .execute(self.0.conn())
             .await
             .map_err(err)?;
         Ok(())
-    }
-}
-
-#[async_trait]
-impl Exec for PoolExec {
-    fn dialect(&self) -> Dialect {
-        Dialect::Postgres
-    }
-
-    async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64, DbError> {
-        let done = query(sql, args).execute(&self.0).await.map_err(err)?;
-        Ok(done.rows_affected())
-    }
-
-    async fn fetch_all(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>, DbError> {
-        rows(query(sql, args).fetch_all(&self.0).await.map_err(err)?)
-    }
-
-    async fn fetch_optional(
-        &mut self,
-        sql: &str,
-        args: &[Arg<'_>],
-    ) -> Result<Option<Row>, DbError> {
-        let row = query(sql, args)
-            .fetch_optional(&self.0)
-            .await
-            .map_err(err)?;
-        Ok(rows(row.into_iter().collect())?.pop())
     }
 }

@@ -336,7 +336,7 @@ impl JobStore for PgStore {
         _how: crate::store::exec::Commit,
         work: crate::store::exec::WriteWork,
     ) -> StoreResult<Box<dyn std::any::Any + Send>> {
-        self.tx(move |tx, now| Box::pin(async move { work(&mut exec::TxExec(tx), now).await }))
+        self.tx(move |tx, now| Box::pin(async move { work(&mut exec::PgExec(tx), now).await }))
             .await
     }
 
@@ -349,7 +349,8 @@ impl JobStore for PgStore {
     }
 
     async fn exec_read(&self) -> StoreResult<Box<dyn crate::store::exec::Exec + '_>> {
-        Ok(Box::new(exec::PoolExec(self.db.pool.clone())))
+        let conn = self.db.pool.acquire().await.map_err(pg)?;
+        Ok(Box::new(exec::PgExec(conn)))
     }
 
     async fn job_insert(&self, mut new: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>> {

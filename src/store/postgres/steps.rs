@@ -138,7 +138,7 @@ pub async fn write(tx: &mut Tx, now: Millis, id: &str, steps: &[StepWrite]) -> S
 
 /// The job's cancel, as any job's.
 async fn cancel_job(tx: &mut Tx, now: Millis, c: &CancelStages) -> StoreResult<CancelOutcome> {
-    let mut ex = super::exec::TxExec(tx);
+    let mut ex = super::exec::PgExec(&mut *tx);
     crate::store::job_control::cancel(&mut ex, now, &c.tenant, &c.id).await
 }
 

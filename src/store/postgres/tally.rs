@@ -170,6 +170,11 @@ pub fn ctes(first: usize) -> String {
 pub const CTE_ARGS: usize = 20;
 
 pub async fn apply(tx: &mut Transaction<'static, Postgres>, tally: Tally) -> StoreResult<()> {
+    apply_on(tx, tally).await
+}
+
+/// `apply`, on a transaction's connection.
+pub async fn apply_on(conn: &mut sqlx::PgConnection, tally: Tally) -> StoreResult<()> {
     let counts = Counts::of(&tally);
     if counts.is_empty() {
         return Ok(());
@@ -177,7 +182,7 @@ pub async fn apply(tx: &mut Transaction<'static, Postgres>, tally: Tally) -> Sto
     let sql = format!("WITH {} SELECT 1", ctes(1));
     counts
         .bind(sqlx::query(&sql))
-        .execute(&mut **tx)
+        .execute(conn)
         .await
         .map_err(pg)?;
     Ok(())

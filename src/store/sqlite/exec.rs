@@ -3,7 +3,7 @@
 
 use super::{constraint, Constraint};
 use crate::store::dialect::Dialect;
-use crate::store::exec::{Arg, DbError, Exec, Row, Value};
+use crate::store::exec::{sqlx_query, Arg, DbError, Exec, Row, Value};
 use async_trait::async_trait;
 use rusqlite::types::ValueRef;
 use sqlx::{Column, Row as _, TypeInfo, ValueRef as _};
@@ -131,23 +131,6 @@ fn rexec(e: sqlx::Error) -> DbError {
     DbError::Other(e.to_string())
 }
 
-fn query<'q>(
-    sql: &'q str,
-    args: &'q [Arg<'q>],
-) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
-    let mut q = sqlx::query(sql);
-    for a in args {
-        q = match *a {
-            Arg::Int(v) => q.bind(v),
-            Arg::Real(v) => q.bind(v),
-            Arg::Text(v) => q.bind(v),
-            Arg::Blob(v) => q.bind(v),
-            Arg::Bool(v) => q.bind(v),
-        };
-    }
-    q
-}
-
 fn reader_row(r: &sqlx::sqlite::SqliteRow, names: &Arc<[String]>) -> Result<Row, DbError> {
     let mut values = Vec::with_capacity(names.len());
     for i in 0..names.len() {
@@ -174,7 +157,7 @@ impl Exec for ReaderExec {
     }
 
     async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64, DbError> {
-        let done = query(sql, args)
+        let done = sqlx_query(sql, args)
             .execute(&mut *self.0)
             .await
             .map_err(rexec)?;
@@ -182,7 +165,7 @@ impl Exec for ReaderExec {
     }
 
     async fn fetch_all(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>, DbError> {
-        let rows = query(sql, args)
+        let rows = sqlx_query(sql, args)
             .fetch_all(&mut *self.0)
             .await
             .map_err(rexec)?;
