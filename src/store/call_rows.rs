@@ -138,6 +138,20 @@ pub fn insert(p: [&str; 6]) -> String {
     )
 }
 
+/// Records a call in the write `tx`; answers whether it was the first.
+pub async fn record(tx: &mut dyn super::exec::Exec, c: &CallRecord) -> super::StoreResult<bool> {
+    let sql = insert(["$1", "$2", "$3", "$4", "$5", "$6"]);
+    let args = args![
+        &c.job_id,
+        &c.call,
+        c.kind.as_str(),
+        &c.task,
+        &c.result,
+        c.created_at
+    ];
+    Ok(tx.execute(&sql, args).await? == 1)
+}
+
 fn records(rows: Vec<CallColumns>) -> super::StoreResult<Vec<CallRecord>> {
     rows.into_iter()
         .map(|r| CallRecord::try_from(r).map_err(super::StoreError::Internal))

@@ -83,6 +83,15 @@ impl Dialect {
         }
     }
 
+    /// What a read adds to lock the rows of table `alias` it reads until
+    /// the transaction ends (SQLite's one writer holds them all).
+    pub fn lock_rows_of(self, alias: &str) -> String {
+        match self {
+            Dialect::Sqlite => String::new(),
+            Dialect::Postgres | Dialect::PostgresMany => format!(" FOR UPDATE OF {alias}"),
+        }
+    }
+
     /// A flag's literal value.
     pub fn flag(self, on: bool) -> &'static str {
         match (self, on) {

@@ -4,10 +4,12 @@
 
 use super::dialect::Dialect;
 use super::ending_sql::status_in;
+use super::exec::{args, Commit, Exec};
+use super::records::Expire;
 use super::tally::Tally;
 use super::transition::Move;
-use super::{StoreError, StoreResult};
-use crate::job::JobError;
+use super::{insert, Millis, StoreError, StoreResult};
+use crate::job::{JobError, JobStatus};
 
 /// A job the expiry failed, as its statement answers it: id, tenant, task,
 /// queue, attempts.
@@ -55,36 +57,46 @@ pub fn expiring(d: Dialect) -> String {
     )
 }
 
-/// Fails the jobs of ?4 still past their time at ?2, with ?1 the expiry's
-/// status and ?3 its error, out of the claim's reach (parked no more):
-/// SQLite one id at a time on its one writer, PostgreSQL an array of them,
-/// locked in id order and skipping any another process holds. Answers
-/// each as a `Gone`.
+/// Fails the jobs of the JSON array ?4 still past their time at ?2, with
+/// ?1 the expiry's status and ?3 its error, out of the claim's reach
+/// (parked no more), locked in id order and skipping any another process
+/// holds. Answers each as a `Gone`.
 pub fn expire(d: Dialect) -> String {
-    let (unparked, which, attempts) = match d {
-        Dialect::Sqlite => (
-            "available = 0, urgent = 0",
-            format!("id = ?4 AND {}", past_its_time("?2")),
-            "attempts",
-        ),
-        Dialect::Postgres | Dialect::PostgresMany => (
-            "urgent = FALSE, paused = FALSE",
-            format!(
-                "id IN (SELECT id FROM jobs WHERE id = ANY($4) AND {} \
-                 ORDER BY id FOR UPDATE SKIP LOCKED) AND {}",
-                past_its_time("$2"),
-                status_in(d, Move::expire().from)
-            ),
-            "attempts::int8",
-        ),
+    let unparked = match d {
+        Dialect::Sqlite => "available = 0, urgent = 0",
+        Dialect::Postgres | Dialect::PostgresMany => "urgent = FALSE, paused = FALSE",
     };
     format!(
-        "UPDATE jobs SET status = {}, finished_at = {}, error = {}, {unparked} \
-         WHERE {which} RETURNING id, tenant, task, queue, {attempts}",
-        d.param(1),
-        d.param(2),
-        d.param(3)
+        "UPDATE jobs SET status = $1, finished_at = $2, error = $3, {unparked} \
+         WHERE id IN (SELECT id FROM jobs WHERE id IN ({}) AND {} ORDER BY id{}) AND {} \
+         RETURNING id, tenant, task, queue, CAST(attempts AS BIGINT)",
+        d.json_texts(4),
+        past_its_time("$2"),
+        d.skip_locked(),
+        status_in(d, Move::expire().from)
     )
+}
+
+/// Fails each of `jobs` still queued past its time, with its `on_fail`
+/// job, in one transaction; answers how many.
+pub async fn run(tx: &mut dyn Exec, now: Millis, jobs: Vec<Expire>) -> StoreResult<u64> {
+    let ids = serde_json::to_string(&jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>())
+        .map_err(|e| StoreError::Internal(e.to_string()))?;
+    let sql = expire(tx.dialect());
+    let to = Move::expire().to;
+    let gone: Vec<Gone> = tx
+        .all(&sql, args![to.as_str(), now, &error()?, &ids])
+        .await?;
+    let mut tally = Tally::new(now);
+    self::tally(&mut tally, &gone);
+    let failed: std::collections::HashSet<&str> = gone.iter().map(|g| g.0.as_str()).collect();
+    for job in &jobs {
+        if let (true, Some(cb)) = (failed.contains(job.id.as_str()), &job.on_fail) {
+            insert::callback(tx, now, &job.id, JobStatus::Failed, cb, &mut tally).await?;
+        }
+    }
+    tx.tally(tally).await?;
+    Ok(gone.len() as u64)
 }
 
 /// The error an expired job ends with, as the statement binds it.
@@ -100,6 +112,23 @@ pub fn tally(tally: &mut Tally, gone: &[Gone]) {
         tally.moved(tenant, Some(mv.from[0]), Some(mv.to), 1);
     }
     tally.outbox.expired(gone);
+}
+
+impl dyn super::JobStore {
+    /// Fails these jobs, each only if it is still queued `expire_after_ms`
+    /// after it came due, with kind `expired`, in one write; the `on_fail`
+    /// job of each that fails is inserted with it, so exactly once.
+    /// Answers how many failed.
+    pub async fn job_expire(&self, jobs: Vec<Expire>) -> StoreResult<u64> {
+        if jobs.is_empty() {
+            return Ok(0);
+        }
+        let n = self
+            .write(Commit::BULK, move |tx, now| Box::pin(run(tx, now, jobs)))
+            .await?;
+        self.jobs_changed();
+        Ok(n)
+    }
 }
 
 #[cfg(test)]
@@ -119,7 +148,7 @@ mod tests {
         );
         let pg = expire(Dialect::Postgres);
         assert!(
-            pg.contains("WHERE id = ANY($4) AND status = 'queued' AND"),
+            pg.contains("WHERE id IN (SELECT jsonb_array_elements_text($4::jsonb)) AND status = 'queued' AND"),
             "{pg}"
         );
         assert!(
@@ -127,7 +156,7 @@ mod tests {
             "{pg}"
         );
         assert!(
-            pg.ends_with("RETURNING id, tenant, task, queue, attempts::int8"),
+            pg.ends_with("RETURNING id, tenant, task, queue, CAST(attempts AS BIGINT)"),
             "{pg}"
         );
     }

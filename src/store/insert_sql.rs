@@ -89,9 +89,9 @@ pub fn supersede(d: Dialect) -> String {
 /// idempotency key, ?16 its body's hash, ?17 expiry, ?18 concurrency
 /// limit, ?19 callback depth, ?20 its result cache key, ?21 its throttle,
 /// ?22 its debounce key, ?23 its debounce, ?24 its fairness key, ?25 its
-/// weight; on SQLite ?26 whether it is due now. A job of a paused queue
-/// goes in parked. PostgreSQL answers the row; SQLite's
-/// writer needs nothing back, and fails without writing (`OR FAIL`).
+/// weight, ?26 its traceparent. A job of a paused queue goes in parked.
+/// Nothing comes back (the record is the job as sent); SQLite's fails
+/// without writing (`OR FAIL`).
 /// Built once per dialect: every enqueue runs it.
 pub fn insert_one(d: Dialect) -> &'static str {
     static SQLITE: LazyLock<String> = LazyLock::new(|| insert_one_sql(Dialect::Sqlite));
@@ -108,27 +108,23 @@ fn insert_one_sql(d: Dialect) -> String {
         d.param(2),
         d.param(6)
     );
-    let (or_fail, flag, flag_value, returning) = match d {
+    let (or_fail, flag, flag_value) = match d {
+        // Due now (run at ?10 no later than now, ?11) or not.
         Dialect::Sqlite => (
             " OR FAIL",
             "available",
             format!(
-                "CASE WHEN {parked} THEN 2 ELSE {} END",
-                d.param(NEW_JOB_PARAMS + 1)
+                "CASE WHEN {parked} THEN 2 ELSE ({} <= {}) END",
+                d.param(10),
+                d.param(11)
             ),
-            String::new(),
         ),
-        Dialect::Postgres | Dialect::PostgresMany => (
-            "",
-            "paused",
-            parked,
-            format!(" RETURNING {}", job_sql::job_columns(d)),
-        ),
+        Dialect::Postgres | Dialect::PostgresMany => ("", "paused", parked),
     };
     let values: Vec<String> = (1..=NEW_JOB_PARAMS).map(|n| d.param(n)).collect();
     format!(
         "INSERT{or_fail} INTO jobs (status, {NEW_JOB_COLUMNS}, {flag}) \
-         VALUES ('{}', {}, {flag_value}){returning}",
+         VALUES ('{}', {}, {flag_value})",
         JobStatus::Queued.as_str(),
         values.join(", ")
     )
@@ -167,18 +163,11 @@ pub fn cache_source(d: Dialect) -> String {
 /// A job a cache hit completes at once: ?1 to ?26 as `insert_one`'s, ?27
 /// the output, ?28 the source's id, ?29 the fuel it saved; started and
 /// finished at its creation (?11). It made no attempt and is in no line.
-/// PostgreSQL answers the row, as `insert_one` does.
 pub fn insert_cached(d: Dialect) -> String {
     let values: Vec<String> = (1..=NEW_JOB_PARAMS + 3).map(|n| d.param(n)).collect();
-    let returning = match d {
-        Dialect::Sqlite => String::new(),
-        Dialect::Postgres | Dialect::PostgresMany => {
-            format!(" RETURNING {}", job_sql::job_columns(d))
-        }
-    };
     format!(
         "INSERT INTO jobs (status, {NEW_JOB_COLUMNS}, output, cached_from, cached_fuel, \
-         started_at, finished_at) VALUES ('{}', {}, {now}, {now}){returning}",
+         started_at, finished_at) VALUES ('{}', {}, {now}, {now})",
         JobStatus::Completed.as_str(),
         values.join(", "),
         now = d.param(11)
@@ -212,18 +201,20 @@ mod tests {
             lite.starts_with("INSERT OR FAIL INTO jobs (status, id,"),
             "{lite}"
         );
-        let (last, due) = (NEW_JOB_PARAMS, NEW_JOB_PARAMS + 1);
+        let last = NEW_JOB_PARAMS;
         assert!(
             lite.contains(&format!("?{last}, CASE WHEN EXISTS")),
             "{lite}"
         );
-        assert!(
-            lite.ends_with(&format!("THEN 2 ELSE ?{due} END)")),
-            "{lite}"
-        );
+        assert!(lite.ends_with("THEN 2 ELSE (?10 <= ?11) END)"), "{lite}");
         let pg = insert_one(Dialect::Postgres);
         assert!(pg.contains(", paused) VALUES ('queued', $1, $2,"), "{pg}");
-        assert!(pg.contains(&format!("${last}, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6)) RETURNING id, tenant,")), "{pg}");
+        assert!(
+            pg.contains(&format!(
+                "${last}, EXISTS (SELECT 1 FROM paused_queues WHERE tenant = $2 AND queue = $6))"
+            )),
+            "{pg}"
+        );
     }
 
     #[test]
@@ -232,7 +223,7 @@ mod tests {
         assert!(hit.contains("callback_depth, cache_key, throttle, debounce_key, debounce, fairness_key, fairness_weight, traceparent, output, cached_from, cached_fuel, started_at, finished_at) VALUES ('completed', $1,"), "{hit}");
         let (source, fuel) = (NEW_JOB_PARAMS + 2, NEW_JOB_PARAMS + 3);
         assert!(
-            hit.contains(&format!("${source}, ${fuel}, $11, $11) RETURNING id,")),
+            hit.ends_with(&format!("${source}, ${fuel}, $11, $11)")),
             "{hit}"
         );
         let source = cache_source(Dialect::Sqlite);

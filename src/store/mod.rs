@@ -3,9 +3,11 @@
 //! embedded backend; PostgreSQL implements the same trait and runs the same
 //! conformance suite.
 
+pub mod apply;
 pub mod attempt_sql;
 pub mod begun;
 pub mod call_rows;
+pub mod claim;
 pub mod clock;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -19,7 +21,10 @@ pub mod exec;
 pub mod expire_sql;
 pub mod fair;
 pub mod fair_keys;
+pub mod finalize;
 pub mod flow_key;
+pub mod heartbeat;
+pub mod insert;
 pub mod insert_sql;
 pub mod job_control;
 pub mod job_reads;
@@ -32,12 +37,14 @@ pub mod postgres;
 pub mod prune_sql;
 pub mod queues;
 pub mod records;
+pub mod redrive;
 pub mod registry;
 pub mod rows;
 pub mod schedule_rows;
 pub mod secrets;
 pub mod series_sql;
 pub mod sqlite;
+pub mod stages;
 pub mod step_rows;
 pub mod tally;
 pub mod tenants;
@@ -180,15 +187,6 @@ pub trait JobStore: Send + Sync + 'static {
     /// and within its tenant's `max_queued`; one failing does not fail the
     /// others. A `run_at` in the past is now.
     async fn job_insert(&self, jobs: Vec<NewJob>) -> StoreResult<Vec<StoreResult<Inserted>>>;
-    /// Fails these jobs, each only if it is still queued `expire_after_ms`
-    /// after it came due, with kind `expired`, in one write; the `on_fail`
-    /// job of each that fails is inserted with it, so exactly once.
-    /// Answers how many failed.
-    async fn job_expire(&self, jobs: Vec<Expire>) -> StoreResult<u64>;
-    /// One step of a pruning pass: deletes, with their attempts, the ended
-    /// jobs among the next `scan` (by id) that ended before their status's
-    /// cutoff. Each step is one short write.
-    async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned>;
 
     /// Claims up to `limit` due jobs under a new lease, sharing them among
     /// tenants by weight (a tenant's own jobs in its order: run-now first,
@@ -220,25 +218,10 @@ pub trait JobStore: Send + Sync + 'static {
     ) -> StoreResult<Vec<StoreResult<Inserted>>> {
         insert_then_claim(self, jobs, claim, on_claimed).await
     }
-    /// Extends the leases this owner holds and records progress; answers the
-    /// jobs whose lease is gone or whose cancellation was asked for.
-    async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply>;
     /// Ends attempts, each fenced by its lease token; records the attempts
     /// and charges their usage. One attempt that cannot be recorded does not
     /// fail the others: it is recorded without its log, or left to rescue.
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>>;
-    /// Re-drives failed jobs of a tenant's, each under its own guard: back
-    /// to the queue, due now, for a new series of attempts after those
-    /// made (`max_attempts` = attempts + `Redrive::attempts`), with the
-    /// error, output, deadline's clock and fallback of the last series
-    /// cleared, within the tenant's `max_queued`. A job that is not failed
-    /// answers `Conflict`, one that is not the tenant's `NotFound`; a
-    /// unique key another unfinished job holds, `Conflict`.
-    async fn job_redrive(
-        &self,
-        tenant: &str,
-        jobs: Vec<Redrive>,
-    ) -> StoreResult<Vec<StoreResult<JobRecord>>>;
 
     /// Makes the event rows committed so far readable, in order: where the
     /// backend numbers them after their writes (PostgreSQL, whose writers
@@ -257,27 +240,6 @@ pub trait JobStore: Send + Sync + 'static {
     fn event_signal(&self) -> Option<tokio::sync::watch::Receiver<i64>> {
         None
     }
-
-    /// Creates or replaces a schedule (`SchedulePut`, against its rev),
-    /// within the tenant's `MAX_SCHEDULES`; a slot's job goes with the
-    /// put through `apply`.
-    async fn schedule_put(&self, w: SchedulePut) -> StoreResult<ScheduleRecord> {
-        match self.apply(vec![Write::SchedulePut(w)]).await?.pop() {
-            Some(Written::SchedulePut(r)) => Ok(r),
-            _ => Err(StoreError::Internal(
-                "a schedule put answered no schedule".into(),
-            )),
-        }
-    }
-
-    /// Applies the writes in order, in one transaction: all of them, or
-    /// none when one fails (its error is the answer). What needs "these
-    /// changes together" (a callback enqueued with the state it reports, a
-    /// workflow step's result with its child jobs) is a list of writes.
-    /// Unlike the batch calls above, nothing here is partial: an insert
-    /// refused, or a finalize fenced out (`StoreError::Fenced`), undoes
-    /// every write before it.
-    async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>>;
 
     /// Flushes and stops the writer; later writes answer `Unavailable`.
     async fn close(&self);

@@ -3,7 +3,7 @@
 //! conversion both backends share.
 
 use super::db_row::db_row;
-use super::exec::{args, Commit};
+use super::exec::{args, Arg, Commit, Exec};
 use super::{Millis, StoreError, StoreResult};
 use std::sync::LazyLock;
 
@@ -271,6 +271,49 @@ impl From<&SchedulePut> for PutParams {
 }
 
 /// What a refused put says.
+fn dollar(i: usize) -> String {
+    format!("${i}")
+}
+
+/// Creates or replaces a schedule (`SchedulePut`), in the write `tx` (a
+/// put is a `Write`, so a slot's job is written with it).
+pub async fn put(tx: &mut dyn Exec, now: Millis, w: SchedulePut) -> StoreResult<ScheduleRecord> {
+    let p = PutParams::from(&w);
+    let mut values = vec![
+        Arg::from(&p.tenant),
+        Arg::from(&p.name),
+        Arg::from(&p.spec),
+        Arg::from(p.enabled),
+        Arg::from(p.due_at),
+        Arg::from(p.next_at),
+        Arg::from(p.last_slot),
+        Arg::from(&p.last_job),
+        Arg::from(&p.pending),
+        Arg::from(p.pending_slot),
+        Arg::from(p.buffered),
+        Arg::from(p.fired),
+        Arg::from(p.skipped),
+        Arg::from(&p.last_error),
+        Arg::from(now),
+    ];
+    let Some(rev) = w.rev else {
+        // Two creates for one tenant count one after the other.
+        super::tenants::hold(tx, &w.tenant, "schedules").await?;
+        let have: i64 = tx.scalar(COUNT, args![&w.tenant]).await?.unwrap_or(0);
+        check_room(have)?;
+        if tx.execute(&insert(dollar), &values).await? == 0 {
+            return Err(conflict(&w));
+        }
+        return Ok(w.into_record(1, now, now));
+    };
+    values.push(Arg::from(rev));
+    let row: Option<(i64, i64)> = tx.optional(&update(dollar), &values).await?;
+    match row {
+        Some((rev, created_at)) => Ok(w.into_record(rev, created_at, now)),
+        None => Err(conflict(&w)),
+    }
+}
+
 pub fn conflict(w: &SchedulePut) -> StoreError {
     match w.rev {
         None => StoreError::Conflict(format!("the schedule {:?} exists already", w.name)),

@@ -13,7 +13,6 @@
 
 use super::db::Db;
 use super::tally::SHARD;
-use super::tenants::{policy_from, within};
 use super::{pg, tally, violated};
 use crate::events::EventType;
 use crate::job::JobStatus;
@@ -24,6 +23,7 @@ use crate::store::outbox;
 use crate::store::records::{Inserted, JobRecord, NewJob, RunAt};
 use crate::store::rows::JobRow;
 use crate::store::tally::Tally;
+use crate::store::tenants::{policy_from, within};
 use crate::store::{Millis, StoreResult};
 use sqlx::postgres::PgArguments;
 use sqlx::query::QueryAs;

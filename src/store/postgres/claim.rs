@@ -1,36 +1,28 @@
-//! Claims on PostgreSQL: due jobs shared among tenants by weight
-//! (`Fairness`, this process's own), each tenant's taken with
-//! `FOR UPDATE SKIP LOCKED` in its own order, so that many claimers on
-//! one database never wait for each other's rows and never take a job
-//! twice.
+//! Claims on PostgreSQL, as the one claim (`store::claim`) asks its
+//! driver: each tenant's due jobs taken with `FOR UPDATE SKIP LOCKED` in
+//! its own order, so that many claimers on one database never wait for
+//! each other's rows and never take a job twice; a concurrency or
+//! throttle key held by an advisory lock while a claim decides its jobs.
 
+use super::exec::PgExec;
 use super::pg;
 use super::rows::claimed_row;
-use super::tally;
-use super::tenants::claim_views;
 use crate::job::{JobStatus, Transition};
-use crate::quota::Quotas;
-use crate::store::begun::Begun;
-use crate::store::dialect::Dialect;
+use crate::store::claim::{self as shared, ClaimDriver, Held, Lease};
 use crate::store::ending_sql::PG_STATUS;
-use crate::store::fair::{given, Fairness};
-use crate::store::fair_keys::{self, Group, KEY, MAX_KEYS_PER_CLAIM};
+use crate::store::fair_keys::{self, Group, KEY};
 use crate::store::job_sql::{self, CLAIM_COLUMNS};
 use crate::store::records::*;
 use crate::store::tally::Tally;
-use crate::store::throttle::{self, ClaimKeys, Decision, KeyState, Throttle};
+use crate::store::throttle::{self, Decision, KeyState, Throttle};
 use crate::store::{Millis, StoreResult};
-use sqlx::{Postgres, Row, Transaction};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use async_trait::async_trait;
+use sqlx::{PgConnection, Postgres, Row, Transaction};
+use std::collections::{HashMap, HashSet};
 
-type Tx = Transaction<'static, Postgres>;
-
-/// Most tenants one claim looks at; past it, claims go round them in turn.
-pub(super) const MAX_TENANTS_PER_CLAIM: i64 = 256;
-/// Rounds of picking in one claim (a tenant with fewer jobs than it was
-/// given leaves its picks to the others).
-pub(super) const CLAIM_ROUNDS: usize = 3;
+pub(super) use crate::store::claim::{fairness, CLAIM_ROUNDS};
+/// Most tenants one claim looks at, as its statements bind it.
+pub(super) const MAX_TENANTS_PER_CLAIM: i64 = shared::MAX_TENANTS_PER_CLAIM as i64;
 
 /// What else a due, unparked job (row `t`) must be for a claim at `now`
 /// (a parameter): not expired (the queue keeper fails it; till then this
@@ -45,130 +37,47 @@ pub(super) fn claimable(t: &str, now: &str) -> String {
     )
 }
 
-pub(super) fn fairness(fair: &Mutex<Fairness>) -> std::sync::MutexGuard<'_, Fairness> {
-    fair.lock().unwrap_or_else(|p| p.into_inner())
-}
+#[async_trait]
+impl<'t> ClaimDriver for PgExec<&mut Transaction<'t, Postgres>> {
+    type Row = (String, Option<i64>);
 
-/// Claims due jobs, shared among tenants by weight: each tenant's jobs in
-/// its own order, run-now first. Tenants at their `max_running` or out of
-/// fuel for the window are passed over; so are jobs whose concurrency key
-/// is running, and a second job of a key taken in the same claim. A
-/// throttled job whose key has started its limit for the period is parked
-/// until its turn. It always says it may have passed some over: its keyed
-/// jobs are left out by its query, unseen.
-pub async fn claim(
-    tx: &mut Tx,
-    now: Millis,
-    p: ClaimParams,
-    fair: Arc<Mutex<Fairness>>,
-    defaults: Quotas,
-) -> StoreResult<Claim> {
-    let passed_over = |jobs| Claim {
-        jobs,
-        passed_over: true,
-    };
-    if p.limit == 0 {
-        return Ok(passed_over(Vec::new()));
-    }
-    let cursor = fairness(&fair).cursor.take().unwrap_or_default();
-    let tenants = active_tenants(tx, &cursor).await?;
-    if tenants.len() as i64 >= MAX_TENANTS_PER_CLAIM {
-        fairness(&fair).cursor = tenants.last().cloned();
-    }
-    let tenants: Vec<String> = tenants
-        .into_iter()
-        .filter(|t| p.only_tenants.as_ref().is_none_or(|o| o.contains(t)))
-        .collect();
-    let views = claim_views(tx, &tenants, now, &defaults).await?;
-    let (mut contenders, budgets, _) = crate::store::tenants::contenders(views, &p.caps, now);
-    // Set after the reads above, which are planned once and kept. A
-    // generic plan of the claim's query (PostgreSQL's choice after five
-    // runs of a prepared statement) sorts every due job of the tenant and
-    // stalled claims for 150-230 ms; planned with its values, it reads the
-    // claim index in order. Only here: planning every statement costs the
-    // enqueues ~15 %.
-    sqlx::query("SET LOCAL plan_cache_mode = force_custom_plan")
-        .execute(&mut **tx)
-        .await
-        .map_err(pg)?;
-    let queues: Option<Vec<String>> = p.queues.clone();
-    let token = crate::store::transition::random_token();
-    let expires = crate::time::after(now, p.lease_ms);
-    let mut tally = Tally::new(now);
-    let mut claimed = Vec::new();
-    let mut keys = HashMap::new();
-    let mut throttled = ClaimKeys::default();
-    let mut begun = Begun::new(p.begin_each);
-    for _ in 0..CLAIM_ROUNDS {
-        let want = (p.limit as usize).saturating_sub(claimed.len());
-        let picks = fairness(&fair).pick_for(&contenders, want, p.only_tenants.is_some(), now);
-        if picks.is_empty() {
-            break;
-        }
-        let given = given(&picks, contenders.len());
-        let mut rows = Vec::with_capacity(contenders.len());
-        for (c, &n) in contenders.iter().zip(&given) {
-            rows.push(if n == 0 {
-                Vec::new()
-            } else {
-                let mut held = Held {
-                    keys: &mut keys,
-                    throttled: &mut throttled,
-                };
-                let found =
-                    fair_rows(tx, now, &c.tenant, queues.as_deref(), n, &mut held, &fair).await?;
-                begun.mark(&c.tenant, found)
-            });
-        }
-        let ordered = fairness(&fair).settle(&mut contenders, &picks, &given, rows);
-        if ordered.is_empty() {
-            break;
-        }
-        for mut job in take(tx, now, &ordered, &p.owner, &token, expires, &mut tally).await? {
-            budgets.stamp(&mut job);
-            claimed.push(job);
-        }
-    }
-    write_keys(tx, &throttled).await?;
-    tally::apply(tx, tally).await?;
-    Ok(passed_over(claimed))
-}
-
-/// Tenants with queued jobs: all of them, or the next
-/// `MAX_TENANTS_PER_CLAIM` after `after`, going round from the start. Each
-/// is one index seek (a skip scan of `jobs_claim`).
-async fn active_tenants(tx: &mut Tx, after: &str) -> StoreResult<Vec<String>> {
-    let scan = "WITH RECURSIVE t(name) AS ( \
-           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND NOT paused \
-                   AND tenant > $1) \
-           UNION ALL \
-           SELECT (SELECT MIN(tenant) FROM jobs WHERE status = 'queued' AND NOT paused \
-                   AND tenant > t.name) \
-           FROM t WHERE t.name IS NOT NULL) \
-         SELECT name FROM t WHERE name IS NOT NULL LIMIT $2";
-    let mut names: Vec<String> = sqlx::query_scalar(scan)
-        .bind(after)
-        .bind(MAX_TENANTS_PER_CLAIM)
-        .fetch_all(&mut **tx)
-        .await
-        .map_err(pg)?;
-    if (names.len() as i64) < MAX_TENANTS_PER_CLAIM && !after.is_empty() {
-        let more: Vec<String> = sqlx::query_scalar(scan)
-            .bind("")
-            .bind(MAX_TENANTS_PER_CLAIM - names.len() as i64)
-            .fetch_all(&mut **tx)
+    /// A generic plan of the claim's query (PostgreSQL's choice after five
+    /// runs of a prepared statement) sorts every due job of the tenant and
+    /// stalled claims for 150-230 ms; planned with its values, it reads the
+    /// claim index in order. Only in a claim: planning every statement
+    /// costs the enqueues ~15 %.
+    async fn ready(&mut self, _now: Millis) -> StoreResult<()> {
+        sqlx::query("SET LOCAL plan_cache_mode = force_custom_plan")
+            .execute(&mut **self.0)
             .await
             .map_err(pg)?;
-        names.extend(more.into_iter().take_while(|n| n.as_str() <= after));
+        Ok(())
     }
-    Ok(names)
-}
 
-/// What a claim holds of the keys it met: each concurrency key's taken
-/// slots, and each throttle key's state.
-struct Held<'a> {
-    keys: &'a mut HashMap<(String, String), Vec<i32>>,
-    throttled: &'a mut ClaimKeys,
+    /// It always says it may have passed some over: its keyed jobs are
+    /// left out by its query, unseen.
+    async fn rows(
+        &mut self,
+        now: Millis,
+        group: (&str, Group<'_>),
+        queues: Option<&HashSet<String>>,
+        n: usize,
+        held: &mut Held,
+    ) -> StoreResult<(Vec<Self::Row>, bool)> {
+        let queues: Option<Vec<&str>> = queues.map(|q| q.iter().map(String::as_str).collect());
+        let rows = tenant_rows(self.0, now, group, queues.as_deref(), n, held).await?;
+        Ok((rows, true))
+    }
+
+    async fn take(
+        &mut self,
+        now: Millis,
+        picks: &[(Self::Row, bool)],
+        lease: &Lease<'_>,
+        tally: &mut Tally,
+    ) -> StoreResult<Vec<ClaimedJob>> {
+        take(self.0, now, picks, lease, tally).await
+    }
 }
 
 /// Most times one tenant's rows are read again in a claim because the
@@ -197,21 +106,21 @@ type DueRow = (
 /// key is held the same way), and the tenant's next rows are read in its
 /// place, so a throttled key at the head of the line holds nothing up.
 async fn tenant_rows(
-    tx: &mut Tx,
+    conn: &mut PgConnection,
     now: Millis,
     (tenant, group): (&str, Group<'_>),
-    queues: Option<&[String]>,
+    queues: Option<&[&str]>,
     n: usize,
-    held: &mut Held<'_>,
-) -> StoreResult<Vec<(String, Option<i32>)>> {
+    held: &mut Held,
+) -> StoreResult<Vec<(String, Option<i64>)>> {
     let mut out = Vec::with_capacity(n);
     let mut more = 0;
     for _ in 0..PARK_ROUNDS {
         // Past the first read, some more: a parked key's jobs are many.
         let want = n - out.len() + more;
-        let rows = due_rows(tx, now, (tenant, group), queues, want).await?;
+        let rows = due_rows(conn, now, (tenant, group), queues, want).await?;
         let read = rows.len();
-        let parked = decide(tx, now, tenant, rows, n, held, &mut out).await?;
+        let parked = decide(conn, now, tenant, rows, n, held, &mut out).await?;
         if parked == 0 || read < want || out.len() >= n {
             break;
         }
@@ -224,10 +133,10 @@ async fn tenant_rows(
 /// key's are read from `jobs_fair`; the unkeyed ones are those without a
 /// key among the first `$5` of the tenant's line.
 async fn due_rows(
-    tx: &mut Tx,
+    conn: &mut PgConnection,
     now: Millis,
     (tenant, group): (&str, Group<'_>),
-    queues: Option<&[String]>,
+    queues: Option<&[&str]>,
     n: usize,
 ) -> StoreResult<Vec<DueRow>> {
     let of_group = match group {
@@ -259,107 +168,20 @@ async fn due_rows(
         Group::Key(key) => q.bind(key),
         Group::Unkeyed => q.bind(i64::try_from(fair_keys::head_of_line(n)).unwrap_or(i64::MAX)),
     };
-    q.fetch_all(&mut **tx).await.map_err(pg)
-}
-
-/// Up to `n` of a tenant's due jobs that can run now: shared among its
-/// fairness keys, and its jobs without one, when it has keyed jobs
-/// (`fair_keys`), else in its order.
-async fn fair_rows(
-    tx: &mut Tx,
-    now: Millis,
-    tenant: &str,
-    queues: Option<&[String]>,
-    n: usize,
-    held: &mut Held<'_>,
-    fair: &Mutex<Fairness>,
-) -> StoreResult<Vec<(String, Option<i32>)>> {
-    let active = active_keys(tx, tenant, fair).await?;
-    if active.is_empty() {
-        return tenant_rows(tx, now, (tenant, Group::All), queues, n, held).await;
-    }
-    let unkeyed: bool = sqlx::query_scalar(fair_keys::has_unkeyed(Dialect::Postgres))
-        .bind(tenant)
-        .bind(i64::try_from(fair_keys::head_of_line(n)).unwrap_or(i64::MAX))
-        .fetch_one(&mut **tx)
-        .await
-        .map_err(pg)?;
-    let mut groups = fair_keys::contenders(active, unkeyed, n as u64);
-    let mut out = Vec::with_capacity(n);
-    // Each round fills the claim or finds a group out of jobs, which the
-    // next leaves out: at most one round more than there are groups.
-    while out.len() < n {
-        let picks = fairness(fair).within(tenant).pick(&groups, n - out.len());
-        if picks.is_empty() {
-            break;
-        }
-        let given = given(&picks, groups.len());
-        let mut rows = Vec::with_capacity(groups.len());
-        for (g, &k) in groups.iter().zip(&given) {
-            rows.push(if k == 0 {
-                Vec::new()
-            } else {
-                let group = (tenant, Group::of(&g.tenant));
-                tenant_rows(tx, now, group, queues, k, held).await?
-            });
-        }
-        let ordered = fairness(fair)
-            .within(tenant)
-            .settle(&mut groups, &picks, &given, rows);
-        out.extend(ordered);
-    }
-    Ok(out)
-}
-
-/// A tenant's keys with due jobs and their weights: all of them, or the
-/// next `MAX_KEYS_PER_CLAIM` after where its last claim stopped.
-async fn active_keys(
-    tx: &mut Tx,
-    tenant: &str,
-    fair: &Mutex<Fairness>,
-) -> StoreResult<Vec<(String, Option<i64>)>> {
-    let sql = fair_keys::active_keys(Dialect::Postgres);
-    let after = fairness(fair)
-        .within(tenant)
-        .cursor
-        .take()
-        .unwrap_or_default();
-    let scan = |after: String, limit: usize| {
-        sqlx::query_as::<_, (String, Option<i32>)>(sql)
-            .bind(tenant.to_owned())
-            .bind(after)
-            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-    };
-    let mut keys = scan(after.clone(), MAX_KEYS_PER_CLAIM)
-        .fetch_all(&mut **tx)
-        .await
-        .map_err(pg)?;
-    if let Some(limit) = fair_keys::wrap_limit(keys.len(), &after) {
-        let more = scan(String::new(), limit)
-            .fetch_all(&mut **tx)
-            .await
-            .map_err(pg)?;
-        keys = fair_keys::wrapped(keys, more, &after);
-    }
-    let keys: Vec<(String, Option<i64>)> = keys
-        .into_iter()
-        .map(|(k, w)| (k, w.map(i64::from)))
-        .collect();
-    fairness(fair).within(tenant).cursor = fair_keys::next_cursor(&keys);
-    Ok(keys)
+    q.fetch_all(&mut *conn).await.map_err(pg)
 }
 
 /// Which of `rows` start (added to `out` with their concurrency slots,
 /// up to `n` in all), and which are parked by their throttle (written
 /// here); answers how many were parked.
 async fn decide(
-    tx: &mut Tx,
+    conn: &mut PgConnection,
     now: Millis,
     tenant: &str,
     rows: Vec<DueRow>,
     n: usize,
-    held: &mut Held<'_>,
-    out: &mut Vec<(String, Option<i32>)>,
+    held: &mut Held,
+    out: &mut Vec<(String, Option<i64>)>,
 ) -> StoreResult<usize> {
     let mut waits: Vec<(String, Millis, i32)> = Vec::new();
     for (id, key, limit, throttle, throttle_slot) in rows {
@@ -373,12 +195,12 @@ async fn decide(
             // claim's own added as it takes them.
             let taken = match held.keys.get_mut(&pair) {
                 Some(t) => t,
-                None => match hold_key(tx, &pair.0, &pair.1).await? {
+                None => match hold_key(conn, &pair.0, &pair.1).await? {
                     Some(running) => held.keys.entry(pair.clone()).or_insert(running),
                     None => continue,
                 },
             };
-            match (0..limit.unwrap_or(1)).find(|s| !taken.contains(s)) {
+            match shared::free_slot(taken, limit.map_or(1, i64::from)) {
                 Some(s) => slot = Some((s, pair)),
                 None => continue,
             }
@@ -386,7 +208,7 @@ async fn decide(
         if let Some(t) = throttle.as_deref().and_then(Throttle::from_text) {
             let state = match held.throttled.get(tenant, &t.key) {
                 Some(s) => s,
-                None => match hold_throttle(tx, tenant, &t.key).await? {
+                None => match hold_throttle(conn, tenant, &t.key).await? {
                     Some(s) => held.throttled.insert(tenant, &t.key, s),
                     // Another claimer decides the key's jobs now.
                     None => continue,
@@ -418,7 +240,7 @@ async fn decide(
         .bind(waits.iter().map(|w| w.0.as_str()).collect::<Vec<_>>())
         .bind(waits.iter().map(|w| w.1).collect::<Vec<_>>())
         .bind(waits.iter().map(|w| w.2).collect::<Vec<_>>())
-        .execute(&mut **tx)
+        .execute(&mut *conn)
         .await
         .map_err(pg)?;
     }
@@ -428,14 +250,18 @@ async fn decide(
 /// Takes a throttle key for this transaction if no other claimer holds
 /// it, and answers its state (read after the lock, so after the commit of
 /// any claimer that held it before); `None` when another claimer holds it.
-async fn hold_throttle(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<Option<KeyState>> {
-    if !try_hold(tx, &format!("throttle/{tenant}"), key).await? {
+async fn hold_throttle(
+    conn: &mut PgConnection,
+    tenant: &str,
+    key: &str,
+) -> StoreResult<Option<KeyState>> {
+    if !try_hold(conn, &format!("throttle/{tenant}"), key).await? {
         return Ok(None);
     }
     let text: Option<String> = sqlx::query_scalar(throttle::READ_KEY)
         .bind(tenant)
         .bind(key)
-        .fetch_optional(&mut **tx)
+        .fetch_optional(&mut *conn)
         .await
         .map_err(pg)?;
     Ok(Some(
@@ -446,56 +272,48 @@ async fn hold_throttle(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<Opti
 /// Takes the advisory lock of `space`/`key` for this transaction unless
 /// another transaction holds it: a concurrency key's space is its tenant,
 /// a throttle key's `throttle/<tenant>`.
-async fn try_hold(tx: &mut Tx, space: &str, key: &str) -> StoreResult<bool> {
+async fn try_hold(conn: &mut PgConnection, space: &str, key: &str) -> StoreResult<bool> {
     sqlx::query_scalar("SELECT pg_try_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))")
         .bind(space)
         .bind(key)
-        .fetch_one(&mut **tx)
+        .fetch_one(&mut *conn)
         .await
         .map_err(pg)
-}
-
-/// Writes back the throttle keys a claim decided jobs of.
-async fn write_keys(tx: &mut Tx, keys: &ClaimKeys) -> StoreResult<()> {
-    for (tenant, key, slots, held_until) in keys.rows() {
-        sqlx::query(throttle::WRITE_KEY)
-            .bind(tenant)
-            .bind(key)
-            .bind(slots)
-            .bind(held_until)
-            .execute(&mut **tx)
-            .await
-            .map_err(pg)?;
-    }
-    Ok(())
 }
 
 /// Takes a concurrency key for this transaction if no other claimer holds
 /// it, and answers the slots its running jobs hold (read after the lock,
 /// so after the commit of any claimer that held it before); `None` when
 /// another claimer holds it.
-async fn hold_key(tx: &mut Tx, tenant: &str, key: &str) -> StoreResult<Option<Vec<i32>>> {
-    if !try_hold(tx, tenant, key).await? {
+async fn hold_key(
+    conn: &mut PgConnection,
+    tenant: &str,
+    key: &str,
+) -> StoreResult<Option<Vec<i64>>> {
+    if !try_hold(conn, tenant, key).await? {
         return Ok(None);
     }
     let running: Vec<Option<i32>> = sqlx::query_scalar(job_sql::KEY_SLOTS)
         .bind(tenant)
         .bind(key)
-        .fetch_all(&mut **tx)
+        .fetch_all(&mut *conn)
         .await
         .map_err(pg)?;
-    Ok(Some(running.into_iter().map(|s| s.unwrap_or(0)).collect()))
+    Ok(Some(
+        running
+            .into_iter()
+            .map(|s| s.map_or(0, i64::from))
+            .collect(),
+    ))
 }
 
 /// Moves the given queued jobs to running under one lease token, each in
 /// its concurrency key's slot, in the order given.
 async fn take(
-    tx: &mut Tx,
+    conn: &mut PgConnection,
     now: Millis,
-    picked: &[((String, Option<i32>), bool)],
-    owner: &str,
-    token: &str,
-    expires: Millis,
+    picked: &[((String, Option<i64>), bool)],
+    lease: &Lease<'_>,
     tally: &mut Tally,
 ) -> StoreResult<Vec<ClaimedJob>> {
     let running = JobStatus::Queued
@@ -511,14 +329,19 @@ async fn take(
          WHERE jobs.id = s.pick_id AND {PG_STATUS} = 'queued' RETURNING {CLAIM_COLUMNS}"
     ))
     .bind(running.as_str())
-    .bind(owner)
-    .bind(token)
-    .bind(expires)
+    .bind(lease.owner)
+    .bind(lease.token)
+    .bind(lease.expires)
     .bind(now)
     .bind(&ids)
-    .bind(picked.iter().map(|p| p.0 .1).collect::<Vec<Option<i32>>>())
+    .bind(
+        picked
+            .iter()
+            .map(|p| p.0 .1.and_then(|s| i32::try_from(s).ok()))
+            .collect::<Vec<Option<i32>>>(),
+    )
     .bind(picked.iter().map(|p| p.1).collect::<Vec<bool>>())
-    .fetch_all(&mut **tx)
+    .fetch_all(&mut *conn)
     .await
     .map_err(pg)?;
     let mut by_id = HashMap::with_capacity(rows.len());

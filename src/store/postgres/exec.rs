@@ -22,7 +22,7 @@ pub trait Conn: Send {
     fn conn(&mut self) -> &mut PgConnection;
 }
 
-impl Conn for &mut Transaction<'static, Postgres> {
+impl Conn for &mut Transaction<'_, Postgres> {
     const IN_TRANSACTION: bool = true;
     fn conn(&mut self) -> &mut PgConnection {
         self

@@ -8,11 +8,10 @@
 //! twice, a transaction's writes (`apply`) and an end written again on its
 //! own.
 
-use super::jobs::insert_one;
+use super::exec::PgExec;
 use super::{pg, tally};
 use crate::job::JobStatus;
 use crate::store::attempt_sql;
-use crate::store::call_rows;
 use crate::store::ending::Ending;
 use crate::store::ending_sql::{ending, Arg, Dialect};
 use crate::store::records::{AttemptRecord, Finalize, Finalized};
@@ -20,6 +19,7 @@ use crate::store::rows::to_json;
 use crate::store::step_rows::landing;
 use crate::store::tally::Tally;
 use crate::store::transition::Move;
+use crate::store::{finalize, insert, stages};
 use crate::store::{Millis, StoreError, StoreResult};
 use sqlx::Row;
 use std::collections::HashMap;
@@ -171,12 +171,11 @@ pub async fn many(
     }
     for (f, s) in batch.iter().zip(&status) {
         if let (Some(s), false) = (s, f.steps.is_empty()) {
-            super::steps::write(tx, now, &f.id, &landing(&f.steps, *s)).await?;
+            stages::write(&mut PgExec(&mut *tx), now, &f.id, &landing(&f.steps, *s)).await?;
         }
         let landed = s.and_then(|s| Some((s, f.callbacks.as_ref()?.landing(s)?)));
         if let Some((s, cb)) = landed {
-            super::jobs::insert_one(tx, now, cb.clone(), None, &mut tally).await?;
-            super::calls::insert(tx, &call_rows::callback(&f.id, s, cb, now)).await?;
+            insert::callback(&mut PgExec(&mut *tx), now, &f.id, s, cb, &mut tally).await?;
         }
     }
     insert_attempts(tx, &attempts, tally).await?;
@@ -273,116 +272,12 @@ async fn insert_attempts(
 }
 
 /// Writes each attempt's end, fenced by its lease token, the attempt rows
-/// of those written, and what each attempt cost its tenant.
+/// of those written, and what each attempt cost its tenant: a batch that
+/// names each job once in a few statements (`many`), else each on its own
+/// (`store::finalize`).
 pub async fn finalize(tx: &mut Tx, now: Millis, batch: &[Finalize]) -> StoreResult<Vec<Finalized>> {
     if let Some(out) = many(tx, now, batch).await? {
         return Ok(out);
     }
-    let mut tally = Tally::new(now);
-    let mut out = Vec::with_capacity(batch.len());
-    for f in batch {
-        out.push(finalize_item(tx, now, f, &mut tally, true).await?);
-    }
-    tally::apply(tx, tally).await?;
-    Ok(out)
-}
-
-/// One attempt's end in its own transaction, with its log or without.
-pub async fn finalize_one(
-    tx: &mut Tx,
-    now: Millis,
-    f: Finalize,
-    with_log: bool,
-) -> StoreResult<Finalized> {
-    let mut tally = Tally::new(now);
-    let r = finalize_item(tx, now, &f, &mut tally, with_log).await?;
-    tally::apply(tx, tally).await?;
-    Ok(r)
-}
-
-pub(super) async fn finalize_item(
-    tx: &mut Tx,
-    now: Millis,
-    f: &Finalize,
-    tally: &mut Tally,
-    with_log: bool,
-) -> StoreResult<Finalized> {
-    if let Some(u) = &f.usage {
-        tally.charge(&f.tenant, u);
-    }
-    let end = Ending::of(f, with_log)?;
-    let mv = end.job_move();
-    let Some(status) = bind_ending(tx, now, f, &mv).await? else {
-        return Ok(Finalized::Fenced);
-    };
-    if !f.steps.is_empty() {
-        super::steps::write(tx, now, &f.id, &landing(&f.steps, status)).await?;
-    }
-    tally.landed(f, status);
-    if let Some(cb) = f.callbacks.as_ref().and_then(|c| c.landing(status)) {
-        insert_one(tx, now, cb.clone(), None, tally).await?;
-        super::calls::insert(tx, &call_rows::callback(&f.id, status, cb, now)).await?;
-    }
-    if let Some((a, log)) = end.attempt_row(&mv) {
-        insert_attempt(tx, &f.id, a, log).await?;
-    }
-    Ok(Finalized::Done(status))
-}
-
-async fn insert_attempt(
-    tx: &mut Tx,
-    job_id: &str,
-    a: &AttemptRecord,
-    log: Option<&str>,
-) -> StoreResult<()> {
-    sqlx::query(&attempt_sql::INSERT)
-        .bind(job_id)
-        .bind(i32::try_from(a.attempt).unwrap_or(i32::MAX))
-        .bind(&a.task.name)
-        .bind(i32::try_from(a.task.version).unwrap_or(i32::MAX))
-        .bind(&a.task.digest)
-        .bind(a.started_at)
-        .bind(a.finished_at)
-        .bind(&a.outcome)
-        .bind(a.error.as_ref().map(to_json))
-        .bind(i64::try_from(a.fuel_used).unwrap_or(i64::MAX))
-        .bind(i64::try_from(a.peak_memory_bytes).unwrap_or(i64::MAX))
-        .bind(log)
-        .bind(a.network.as_ref().map(to_json))
-        .execute(&mut **tx)
-        .await
-        .map_err(pg)?;
-    Ok(())
-}
-
-/// Writes an attempt's end as its move says (`store::ending_sql`): the
-/// job's new status, or `None` when the lease or its status fenced it out.
-async fn bind_ending(
-    tx: &mut Tx,
-    now: Millis,
-    f: &Finalize,
-    mv: &Move<'_>,
-) -> StoreResult<Option<JobStatus>> {
-    let (sql, args) = ending(mv, Dialect::Postgres, now, &f.id, &f.lease_token);
-    let mut q = sqlx::query(&sql);
-    for a in args {
-        q = match a {
-            Arg::Text(t) => q.bind(t),
-            Arg::Owned(t) => q.bind(t),
-            Arg::Int(i) => q.bind(i),
-            Arg::Bool(b) => q.bind(b),
-            Arg::OptText(t) => q.bind(t.map(|t| t.into_owned())),
-        };
-    }
-    if !mv.cancel_wins {
-        let n = q.execute(&mut **tx).await.map_err(pg)?.rows_affected();
-        return Ok((n == 1).then_some(mv.to));
-    }
-    let status: Option<String> = match q.fetch_optional(&mut **tx).await.map_err(pg)? {
-        Some(row) => Some(row.try_get(0).map_err(pg)?),
-        None => None,
-    };
-    status
-        .map(|s| s.parse::<JobStatus>().map_err(StoreError::Internal))
-        .transpose()
+    finalize::all(&mut PgExec(tx), now, batch).await
 }

@@ -6,7 +6,9 @@
 //! per commit; a flood of API enqueues now costs a few per batch.
 
 use super::db::Db;
+use super::exec::PgExec;
 use super::{bulk, jobs};
+use crate::store::insert;
 use crate::store::records::{Inserted, NewJob};
 use crate::store::{StoreError, StoreResult};
 use std::sync::{Arc, Mutex};
@@ -96,7 +98,8 @@ async fn write(db: &Db, batch: Vec<Waiting>) {
         let (mut tx, now) = db.begin().await?;
         let r = if n == 1 {
             let job = jobs.into_iter().next().ok_or(StoreError::NotFound)?;
-            match jobs::insert_alone(&mut tx, now, job, db.defaults).await {
+            let alone = insert::alone(&mut PgExec(&mut tx), now, job, &db.defaults).await;
+            match alone {
                 Ok(i) => vec![Ok(i)],
                 Err(e) => {
                     let _ = tx.rollback().await;

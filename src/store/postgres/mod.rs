@@ -4,28 +4,21 @@
 //! database's clock. All of its SQL lives in this directory.
 
 pub mod admin;
-mod apply;
 mod bulk;
-mod calls;
 mod claim;
 mod db;
 mod events;
 mod exec;
-mod expire;
 mod finalize;
 mod group;
 mod jobs;
 mod notify;
-mod prune;
 mod quick_claim;
-mod redrive;
 mod rows;
-mod schedules;
-mod steps;
 mod tally;
-mod tenants;
 
 use super::fair::Fairness;
+use super::insert;
 use super::records::*;
 use super::{Capabilities, Clock, Durability, JobStore, Millis, Signal, StoreError, StoreResult};
 use crate::quota::Quotas;
@@ -369,8 +362,12 @@ impl JobStore for PgStore {
                 || job.debounce.is_some()
                 || job.concurrency_limit.is_some();
             let r = if keyed {
-                self.tx(move |tx, now| Box::pin(jobs::insert_alone(tx, now, job, defaults)))
-                    .await
+                self.tx(move |tx, now| {
+                    Box::pin(async move {
+                        insert::alone(&mut exec::PgExec(tx), now, job, &defaults).await
+                    })
+                })
+                .await
             } else {
                 self.group.insert(&self.db, job).await
             };
@@ -390,24 +387,17 @@ impl JobStore for PgStore {
         r
     }
 
-    async fn job_expire(&self, jobs: Vec<Expire>) -> StoreResult<u64> {
-        if jobs.is_empty() {
-            return Ok(0);
-        }
-        expire::expire(&self.db, jobs).await
-    }
-
-    async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned> {
-        prune::prune(&self.db, p).await
-    }
-
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Claim> {
         if let Some(claimed) = quick_claim::claim(&self.db, &self.claims, &p, &self.fair).await? {
             return Ok(claimed);
         }
         let (fair, defaults) = (self.fair.clone(), self.db.defaults);
-        self.tx(move |tx, now| Box::pin(claim::claim(tx, now, p, fair, defaults)))
-            .await
+        self.tx(move |tx, now| {
+            Box::pin(async move {
+                super::claim::claim(&mut exec::PgExec(tx), now, p, &fair, &defaults).await
+            })
+        })
+        .await
     }
 
     async fn job_begin(&self, begun: Vec<(String, String)>) -> StoreResult<()> {
@@ -417,11 +407,6 @@ impl JobStore for PgStore {
         // On the claims' connections: committed without waiting for its
         // WAL flush, as a claim is.
         jobs::begin(&self.claims, begun).await
-    }
-
-    async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
-        self.tx(move |tx, now| Box::pin(jobs::heartbeat(tx, now, p)))
-            .await
     }
 
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
@@ -434,36 +419,12 @@ impl JobStore for PgStore {
         r
     }
 
-    async fn job_redrive(
-        &self,
-        tenant: &str,
-        jobs: Vec<Redrive>,
-    ) -> StoreResult<Vec<StoreResult<JobRecord>>> {
-        let (tenant, defaults) = (tenant.to_owned(), self.db.defaults);
-        let r = self
-            .tx(move |tx, now| {
-                Box::pin(async move { redrive::redrive(tx, now, &tenant, jobs, defaults).await })
-            })
-            .await;
-        self.poke();
-        r
-    }
-
     async fn event_sequence(&self) -> StoreResult<u64> {
         events::sequence(&self.db.pool).await
     }
 
     async fn event_heads(&self, tenant: Option<&str>) -> StoreResult<EventHeads> {
         events::heads(&self.db.pool, tenant).await
-    }
-
-    async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>> {
-        let defaults = self.db.defaults;
-        let r = self
-            .tx(move |tx, now| Box::pin(apply::apply(tx, now, writes, defaults)))
-            .await;
-        self.poke();
-        r
     }
 
     async fn close(&self) {
@@ -515,7 +476,11 @@ impl PgStore {
         for with_log in [true, false] {
             let one = f.clone();
             let r = self
-                .tx(move |tx, now| Box::pin(finalize::finalize_one(tx, now, one, with_log)))
+                .tx(move |tx, now| {
+                    Box::pin(async move {
+                        super::finalize::alone(&mut exec::PgExec(tx), now, &one, with_log).await
+                    })
+                })
                 .await;
             match r {
                 Ok(r) => return Ok(r),

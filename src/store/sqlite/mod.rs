@@ -2,29 +2,21 @@
 //! group-committing writer thread (rusqlite), read through a pool of read-only
 //! connections (sqlx). All of its SQL lives in this directory.
 
-mod apply;
-mod calls;
 mod checkpoint;
 mod claim;
 mod events;
 mod exec;
-mod expire;
-mod finalize;
 mod jobs;
-mod prune;
 mod queues;
-mod redrive;
 mod rows;
-mod schedules;
-mod steps;
 mod syncer;
 mod tally;
-mod tenants;
 mod writer;
 
 use writer::Class;
 
 use super::fair::Fairness;
+use super::insert;
 use super::records::*;
 use super::{
     Capabilities, Clock, Durability, JobStore, Millis, OnClaimed, StoreError, StoreResult,
@@ -404,7 +396,12 @@ impl JobStore for SqliteStore {
         // change with the jobs, so none makes only one change.
         let writes = chunks(new, BULK_JOBS_PER_WRITE).map(|chunk| {
             self.write(class, true, move |c, now| {
-                jobs::insert(c, now, chunk, &defaults)
+                exec::block(insert::insert(
+                    &mut exec::WriterExec { conn: c },
+                    now,
+                    chunk,
+                    &defaults,
+                ))
             })
         });
         let mut out = Vec::new();
@@ -412,41 +409,6 @@ impl JobStore for SqliteStore {
             out.extend(r?);
         }
         Ok(out)
-    }
-
-    async fn job_expire(&self, jobs: Vec<Expire>) -> StoreResult<u64> {
-        if jobs.is_empty() {
-            return Ok(0);
-        }
-        self.write(Class::Bulk, true, move |c, now| {
-            expire::expire(c, now, jobs)
-        })
-        .await
-    }
-
-    async fn job_prune(&self, p: PruneParams) -> StoreResult<Pruned> {
-        // Read on a reader, so that the writer only deletes.
-        let rows = prune::candidates(&mut *self.reader().await?, &p).await?;
-        let last_id = rows.last().map(|r| r.0.clone());
-        let ids: Vec<String> = rows.into_iter().filter(|r| r.1).map(|r| r.0).collect();
-        if ids.is_empty() {
-            return Ok(Pruned {
-                last_id,
-                ..Pruned::default()
-            });
-        }
-        let (c, f) = (p.completed_before, p.failed_before);
-        // Not durable: a prune lost to a crash is made again.
-        let (jobs, attempts) = self
-            .write(Class::Bulk, false, move |conn, _| {
-                prune::delete(conn, &ids, c, f)
-            })
-            .await?;
-        Ok(Pruned {
-            jobs,
-            attempts,
-            last_id,
-        })
     }
 
     async fn job_claim(&self, p: ClaimParams) -> StoreResult<Claim> {
@@ -489,10 +451,10 @@ impl JobStore for SqliteStore {
                 if exhausted.load(Relaxed) {
                     return Ok(None);
                 }
-                let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
                 let mut caps = caps.lock().unwrap_or_else(|p| p.into_inner());
                 p.caps = caps.clone();
-                let got = claim::claim(c, now, p, &mut fair, &defaults)?;
+                let tx = &mut exec::WriterExec { conn: c };
+                let got = exec::block(super::claim::claim(tx, now, p, &fair, &defaults))?;
                 caps.took(&got.jobs);
                 if got.jobs.len() < limit {
                     exhausted.store(true, Relaxed);
@@ -528,13 +490,18 @@ impl JobStore for SqliteStore {
                 Class::Prompt,
                 true,
                 move |c, now| {
-                    let inserted = jobs::insert(c, now, new, &defaults)?;
+                    let inserted = exec::block(insert::insert(
+                        &mut exec::WriterExec { conn: &mut *c },
+                        now,
+                        new,
+                        &defaults,
+                    ))?;
                     // The claim in a savepoint of its own: one that fails is
                     // undone alone, and the jobs stay inserted for the claim
                     // loop.
                     writer::exec(c, "SAVEPOINT insert_claim").map_err(wdb)?;
-                    let mut fair = fair.lock().unwrap_or_else(|p| p.into_inner());
-                    let claimed = match claim::claim(c, now, p, &mut fair, &defaults) {
+                    let tx = &mut exec::WriterExec { conn: &mut *c };
+                    let claimed = match exec::block(super::claim::claim(tx, now, p, &fair, &defaults)) {
                         Ok(claimed) => {
                             writer::exec(c, "RELEASE insert_claim").map_err(wdb)?;
                             claimed.jobs
@@ -566,16 +533,12 @@ impl JobStore for SqliteStore {
             .await
     }
 
-    async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
-        self.write(Class::Bulk, false, move |c, now| jobs::heartbeat(c, now, p))
-            .await
-    }
-
     async fn job_finalize(&self, batch: Vec<Finalize>) -> StoreResult<Vec<Finalized>> {
         super::fair::charge_ends(&self.fair, &batch);
         let writes = chunks(batch, FINALIZES_PER_WRITE).map(|chunk| {
             self.write(Class::Bulk, true, move |c, now| {
-                finalize::finalize(c, now, chunk)
+                let tx = &mut exec::WriterExec { conn: c };
+                exec::block(super::finalize::in_savepoints(tx, now, &chunk))
             })
         });
         let mut out = Vec::new();
@@ -583,34 +546,6 @@ impl JobStore for SqliteStore {
             out.extend(r?);
         }
         Ok(out)
-    }
-
-    async fn job_redrive(
-        &self,
-        tenant: &str,
-        jobs: Vec<Redrive>,
-    ) -> StoreResult<Vec<StoreResult<JobRecord>>> {
-        let defaults = self.defaults;
-        let tenant = tenant.to_owned();
-        let class = if jobs.len() <= JOBS_PER_WRITE {
-            Class::Prompt
-        } else {
-            Class::Bulk
-        };
-        self.write(class, true, move |c, now| {
-            redrive::redrive(c, now, &tenant, jobs, &defaults)
-        })
-        .await
-    }
-
-    async fn apply(&self, writes: Vec<Write>) -> StoreResult<Vec<Written>> {
-        let defaults = self.defaults;
-        // One write of the writer's: its savepoint undoes all of it when
-        // any part fails.
-        self.write(Class::Prompt, true, move |c, now| {
-            apply::apply(c, now, writes, &defaults)
-        })
-        .await
     }
 
     /// Rows are numbered as they are written; this waits until every row
