@@ -32,20 +32,6 @@ pub enum Arg<'a> {
     OptText(Option<Cow<'a, str>>),
 }
 
-impl Arg<'_> {
-    /// The argument as `Exec` binds it.
-    pub fn bound(&self) -> super::exec::Arg<'_> {
-        use super::exec::Arg as E;
-        match self {
-            Arg::Text(t) => E::Text(Some(t)),
-            Arg::Owned(t) => E::Text(Some(t)),
-            Arg::Int(i) => E::Int(Some(*i)),
-            Arg::Bool(b) => E::Bool(Some(*b)),
-            Arg::OptText(t) => E::Text(t.as_deref()),
-        }
-    }
-}
-
 /// `status IN (…)` for a move's from-statuses: its guard, on the row
 /// the statement names by id.
 ///

@@ -6,8 +6,8 @@
 
 use super::attempt_sql;
 use super::ending::Ending;
-use super::ending_sql::ending;
-use super::exec::{args, Exec};
+use super::ending_sql::{self, ending};
+use super::exec::{args, Arg, Exec};
 use super::records::{AttemptRecord, Finalize, Finalized};
 use super::rows::to_json;
 use super::step_rows::landing;
@@ -147,6 +147,17 @@ async fn attempt(
     Ok(())
 }
 
+/// An argument of `ending_sql` as `Exec` binds it.
+fn bound<'a>(a: &'a ending_sql::Arg<'_>) -> Arg<'a> {
+    match a {
+        ending_sql::Arg::Text(t) => Arg::Text(Some(t)),
+        ending_sql::Arg::Owned(t) => Arg::Text(Some(t)),
+        ending_sql::Arg::Int(i) => Arg::Int(Some(*i)),
+        ending_sql::Arg::Bool(b) => Arg::Bool(Some(*b)),
+        ending_sql::Arg::OptText(t) => Arg::Text(t.as_deref()),
+    }
+}
+
 /// Writes an attempt's end as its move says (`ending_sql`): the job's new
 /// status, or `None` when the lease or its status fenced it out.
 async fn move_job(
@@ -156,7 +167,7 @@ async fn move_job(
     mv: &Move<'_>,
 ) -> StoreResult<Option<JobStatus>> {
     let (sql, args) = ending(mv, tx.dialect(), now, &f.id, &f.lease_token);
-    let args: Vec<_> = args.iter().map(|a| a.bound()).collect();
+    let args: Vec<_> = args.iter().map(bound).collect();
     if !mv.cancel_wins {
         let n = tx.execute(&sql, &args).await?;
         return Ok((n == 1).then_some(mv.to));

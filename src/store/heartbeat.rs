@@ -94,11 +94,7 @@ impl dyn JobStore {
     /// the jobs whose lease is gone or whose cancellation was asked for.
     /// Its loss in a power cut costs nothing: the next beat writes it again.
     pub async fn job_heartbeat(&self, p: HeartbeatParams) -> StoreResult<HeartbeatReply> {
-        let how = Commit {
-            prompt: false,
-            durable: false,
-        };
-        self.write(how, move |tx, now| Box::pin(beat(tx, now, p)))
+        self.write(Commit::LAZY, move |tx, now| Box::pin(beat(tx, now, p)))
             .await
     }
 }

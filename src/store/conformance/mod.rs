@@ -3,7 +3,8 @@
 //! moves, and panics with what broke. Every backend's test file runs every
 //! case, from the one list in [`conformance_cases!`]. Built for tests only
 //! (the `conformance` feature, which the integration tests turn on), never
-//! into the release binary. The cases are by subject: `inserts` (what is
+//! into the release binary. The cases are by subject: `driver` (each of
+//! `Exec`'s primitives once), `inserts` (what is
 //! written before a job runs), `jobs` (the life of a queued job),
 //! `attempts` (each read back as written, wherever it is kept),
 //! `queues` (paused queues, expiry), `prune` (retention), `redrive`,
@@ -17,6 +18,7 @@
 mod attempts;
 mod cache;
 mod debounce;
+mod driver;
 mod events;
 mod inserts;
 mod jobs;
@@ -38,6 +40,7 @@ mod workflows;
 use attempts::*;
 use cache::*;
 use debounce::*;
+use driver::*;
 use events::*;
 use inserts::*;
 use jobs::*;
@@ -241,6 +244,11 @@ pub(crate) async fn attempts(h: &Harness, tenant: &str, id: &str) -> Vec<Attempt
 macro_rules! conformance_cases {
     ($cb:ident) => {
         $cb!(
+            the_driver_binds_each_kind_and_typed_nulls,
+            the_driver_binds_parameters_by_number,
+            the_driver_tells_unique_and_foreign_key_refusals_apart,
+            a_write_that_fails_leaves_nothing,
+            a_json_array_reads_as_a_table_in_its_order,
             registry_records,
             a_staged_version_is_promoted_or_rolled_back,
             a_rollouts_figures_count_each_versions_jobs_since_it_began,
