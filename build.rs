@@ -31,17 +31,22 @@ fn main() {
             let version: i64 = version
                 .parse()
                 .unwrap_or_else(|_| panic!("migrations/{dir}/{file}: the version is not a number"));
-            files.push((version, description.replace('_', " "), path));
+            files.push((version, description.replace('_', " "), file));
         }
         files.sort_by_key(|(version, ..)| *version);
         if let Some(w) = files.windows(2).find(|w| w[0].0 == w[1].0) {
             panic!("migrations/{dir}: version {} appears twice", w[0].0);
         }
         writeln!(out, "pub const {name}: &[(i64, &str, &str)] = &[").unwrap();
-        for (version, description, path) in files {
+        // Named from the manifest dir of the crate being compiled, not of
+        // the checkout this script ran in: two checkouts sharing a target
+        // dir (`scripts/bench-ab`) share this output while their migrations
+        // are the same files, and the other checkout may be gone.
+        for (version, description, file) in files {
+            let path = format!("/migrations/{dir}/{file}");
             writeln!(
                 out,
-                "    ({version}, {description:?}, include_str!({path:?})),"
+                "    ({version}, {description:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), {path:?}))),"
             )
             .unwrap();
         }

@@ -9,7 +9,7 @@ use super::outbox::{self, About};
 use super::records::*;
 use super::rows::{idempotent_repeat, to_json, JobRow};
 use super::tally::Tally;
-use super::tenants::{hold, policy, within};
+use super::tenants::{hold, policy_from, within};
 use super::transition::Move;
 use super::{call_rows, debounce, Millis, StoreError, StoreResult};
 use crate::events::EventType;
@@ -134,17 +134,22 @@ impl<'a> Room<'a> {
         if let Some(t) = self.seen.get(tenant) {
             return Ok(*t);
         }
-        let quotas = policy(tx, tenant, self.defaults).await?.quotas;
-        let queued: Option<i64> = tx.scalar(QUEUED, args![tenant]).await?;
+        let (weight, quotas, queued): (Option<i64>, Option<String>, Option<i64>) =
+            tx.optional(ROOM, args![tenant]).await?.unwrap_or_default();
+        let quotas = policy_from(tenant, Some((weight, quotas)), self.defaults)?.quotas;
         let t = (quotas, queued.unwrap_or(0));
         self.seen.insert(tenant.to_owned(), t);
         Ok(t)
     }
 }
 
-/// A tenant's queued and waiting jobs, its counters' stripes summed.
-const QUEUED: &str = "SELECT CAST(coalesce(sum(queued + waiting), 0) AS BIGINT) \
-                      FROM tenant_jobs WHERE tenant = $1";
+/// A tenant's settings (`tenants::POLICY`'s columns, NULL where it has
+/// none) and its queued and waiting jobs, its counters' stripes summed, in
+/// one statement.
+const ROOM: &str = "SELECT CAST(t.weight AS BIGINT), t.quotas, \
+       (SELECT CAST(coalesce(sum(queued + waiting), 0) AS BIGINT) \
+        FROM tenant_jobs WHERE tenant = $1) \
+     FROM (SELECT 1 AS one) o LEFT JOIN tenants t ON t.name = $1";
 
 /// One job under its rules, its counts and events into `tally`. `room`
 /// holds it to its tenant's `max_queued` (with the batch's counts so far);

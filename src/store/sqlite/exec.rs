@@ -24,12 +24,23 @@ fn wexec(e: rusqlite::Error) -> DbError {
 
 /// Binds each parameter by its number (`$N` or `?N`), so that a statement
 /// may name its parameters in any order; an unnumbered `?` takes the next.
-fn bind(stmt: &mut rusqlite::CachedStatement<'_>, args: &[Arg<'_>]) -> Result<(), DbError> {
+/// SQLite gives a `?N` the index N itself, so only a statement with a `$`
+/// in it needs its parameters' names read (a `$N` is indexed by its first
+/// appearance).
+fn bind(
+    stmt: &mut rusqlite::CachedStatement<'_>,
+    sql: &str,
+    args: &[Arg<'_>],
+) -> Result<(), DbError> {
+    let named = sql.contains('$');
     for i in 1..=stmt.parameter_count() {
-        let n = stmt
-            .parameter_name(i)
-            .and_then(|name| name.get(1..)?.parse::<usize>().ok())
-            .unwrap_or(i);
+        let n = if named {
+            stmt.parameter_name(i)
+                .and_then(|name| name.get(1..)?.parse::<usize>().ok())
+                .unwrap_or(i)
+        } else {
+            i
+        };
         let arg = args.get(n - 1).ok_or_else(|| {
             DbError::Other(format!(
                 "the statement wants parameter {n}; {} given",
@@ -61,7 +72,7 @@ fn value(v: ValueRef<'_>) -> Value {
 impl WriterExec<'_> {
     fn rows(&mut self, sql: &str, args: &[Arg<'_>], first: bool) -> Result<Vec<Row>, DbError> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(wexec)?;
-        bind(&mut stmt, args)?;
+        bind(&mut stmt, sql, args)?;
         let names: Arc<[String]> = stmt.column_names().into_iter().map(String::from).collect();
         let width = names.len();
         let mut rows = stmt.raw_query();
@@ -88,7 +99,7 @@ impl Exec for WriterExec<'_> {
 
     async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64, DbError> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(wexec)?;
-        bind(&mut stmt, args)?;
+        bind(&mut stmt, sql, args)?;
         Ok(stmt.raw_execute().map_err(wexec)? as u64)
     }
 
