@@ -1,7 +1,10 @@
-//! The one storage seam: everything the queue keeps goes through `JobStore`,
-//! whose methods are noun-first and take params structs. SQLite is the
-//! embedded backend; PostgreSQL implements the same trait and runs the same
-//! conformance suite.
+//! The one storage seam. `JobStore` is the driver each backend implements
+//! (SQLite embedded, PostgreSQL shared): its clock, its write and read
+//! connections as `exec::Exec`, the hot path's batch entry points and its
+//! events' numbering. Every transaction is written once over `Exec`, as
+//! `impl dyn JobStore` in its own file (insert.rs, finalize.rs, claim.rs,
+//! apply.rs, the nouns' files), and both backends run the one conformance
+//! suite.
 
 pub mod apply;
 pub mod attempt_sql;
