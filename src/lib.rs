@@ -4,41 +4,36 @@ pub mod abi;
 pub mod admission;
 pub mod api;
 pub mod app;
-pub mod attempt_log;
-pub mod bounds;
 pub mod canonical;
 pub mod cli;
 pub mod config;
 pub mod dashboard;
 pub mod digest;
 pub mod enqueue;
-pub mod events;
 pub mod figures;
 pub mod http;
-pub mod job;
 pub mod lanes;
-pub mod limits_spec;
 pub mod listen;
 pub mod maintenance;
 pub mod metrics;
 pub mod netguard;
-pub mod network_tally;
 pub mod otel;
-pub mod parent_close;
 pub mod priority;
 pub mod project;
-pub mod quota;
 pub mod redrive;
 pub mod registry;
-pub mod retry;
 pub mod runner;
 pub mod sandbox;
 pub mod schedule;
 pub mod secrets;
 pub mod store;
-pub mod strict;
 pub mod text;
-pub mod time;
 pub mod verify;
 pub mod webhooks;
 pub mod workflow;
+
+// The lowest floor, its own crate (DESIGN §8); its modules keep their paths here.
+pub use taskbox_core::{
+    attempt_log, bounds, events, job, limits_spec, network_tally, parent_close, quota, retry,
+    strict, time,
+};

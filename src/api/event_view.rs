@@ -137,7 +137,7 @@ impl EventDetail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{decode_body, EventRow};
+    use crate::events::{decode, decode_body, EventFilter, EventRow, EventType};
     use crate::job::{ErrorKind, JobStatus};
     use crate::store::outbox::{self, About, Outbox};
     use crate::store::Action;
@@ -263,5 +263,34 @@ mod tests {
         assert_eq!(back, view);
         assert_eq!(back.detail.step_kind.as_deref(), Some("step"));
         assert_eq!(back.kind, EventType::StepEnded);
+    }
+
+    #[test]
+    fn an_event_renders_its_detail_beside_its_fields() {
+        let rows = [EventRow {
+            gseq: 1,
+            tenant: "t".into(),
+            seq: 7,
+            n: 1,
+            at: 0,
+            body: r#"[["retrying","j","echo","q",2,{"run_at":1000}]]"#.into(),
+        }];
+        let e = &decode(&rows).unwrap()[0];
+        assert_eq!(e.seq, 7);
+        let v = EventView::of(e);
+        assert_eq!(v.kind, EventType::Retrying);
+        assert_eq!(v.job.task, "echo");
+        assert_eq!(v.detail.run_at.as_deref(), Some("1970-01-01T00:00:01.000Z"));
+        assert!(EventFilter {
+            types: Some(vec![EventType::Retrying]),
+            queue: Some("q".into()),
+            ..Default::default()
+        }
+        .matches(e));
+        assert!(!EventFilter {
+            job: Some("other".into()),
+            ..Default::default()
+        }
+        .matches(e));
     }
 }

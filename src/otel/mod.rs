@@ -8,7 +8,8 @@
 //! built. On, a span goes to a batch processor on the runtime and out to
 //! the collector in batches: a full queue drops spans, never waits.
 
-pub mod context;
+/// A trace's context as W3C `traceparent` carries it, in the lowest floor.
+pub use taskbox_core::trace_context as context;
 mod export;
 
 pub use context::{BadTraceParent, TraceParent};

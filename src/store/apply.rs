@@ -77,8 +77,8 @@ impl dyn JobStore {
     /// put through `apply`.
     pub async fn schedule_put(
         &self,
-        w: schedule_rows::SchedulePut,
-    ) -> StoreResult<schedule_rows::ScheduleRecord> {
+        w: super::records::SchedulePut,
+    ) -> StoreResult<super::records::ScheduleRecord> {
         match self.apply(vec![Write::SchedulePut(w)]).await?.pop() {
             Some(Written::SchedulePut(r)) => Ok(r),
             _ => Err(StoreError::Internal(

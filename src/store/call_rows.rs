@@ -3,77 +3,33 @@
 //! `spawn`'s child, keyed by the call's place in the job's order of calls.
 
 use super::exec::args;
+use super::records::{CallKind, CallRecord};
 use super::Millis;
-use serde::{Deserialize, Serialize};
-
-/// Which import made the call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallKind {
-    Invoke,
-    Spawn,
-    /// One recorded job a verification ran again: the run's result, kept
-    /// so that the verification's next attempt goes on from it.
-    Verify,
-    /// A callback the job's end made (its task's `on_success` or
-    /// `on_fail`): written with the end, so a job's page can name it.
-    Callback,
-}
-
-impl CallKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallKind::Invoke => "invoke",
-            CallKind::Spawn => "spawn",
-            CallKind::Verify => "verify",
-            CallKind::Callback => "callback",
-        }
-    }
-}
-
-/// One recorded call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallRecord {
-    pub job_id: String,
-    /// Its place in the job's order of calls: `"3"`, or `"3/1"` for the
-    /// first call of the sub-task that call 3 ran.
-    pub call: String,
-    pub kind: CallKind,
-    pub task: String,
-    /// An invoke's output (JSON text); a spawn's child job id; a
-    /// verification's run (`verify::report::Pair` as JSON); a callback's
-    /// job id.
-    pub result: String,
-    pub created_at: Millis,
-}
 
 /// A row's columns as both backends read them, in `COLUMNS`' order.
 pub type CallColumns = (String, String, String, String, String, i64);
 
 pub const COLUMNS: &str = "job_id, call, kind, task, result, created_at";
 
-impl TryFrom<CallColumns> for CallRecord {
-    type Error = String;
-
-    fn try_from(
-        (job_id, call, kind, task, result, created_at): CallColumns,
-    ) -> Result<Self, String> {
-        let kind = match kind.as_str() {
-            "invoke" => CallKind::Invoke,
-            "spawn" => CallKind::Spawn,
-            "verify" => CallKind::Verify,
-            "callback" => CallKind::Callback,
-            other => return Err(format!("call kind {other:?}")),
-        };
-        Ok(CallRecord {
-            job_id,
-            call,
-            kind,
-            task,
-            result,
-            created_at,
-        })
-    }
+/// A row's record.
+fn of_row(
+    (job_id, call, kind, task, result, created_at): CallColumns,
+) -> Result<CallRecord, String> {
+    let kind = match kind.as_str() {
+        "invoke" => CallKind::Invoke,
+        "spawn" => CallKind::Spawn,
+        "verify" => CallKind::Verify,
+        "callback" => CallKind::Callback,
+        other => return Err(format!("call kind {other:?}")),
+    };
+    Ok(CallRecord {
+        job_id,
+        call,
+        kind,
+        task,
+        result,
+        created_at,
+    })
 }
 
 /// One call of a job: job_id, call.
@@ -120,15 +76,6 @@ pub fn callback(
     }
 }
 
-impl CallRecord {
-    /// A callback's place says which: `on_success` or `on_fail`.
-    pub fn callback_kind(&self) -> &str {
-        self.call
-            .split_once(':')
-            .map_or(self.call.as_str(), |(k, _)| k)
-    }
-}
-
 /// Records a call, unless its place is taken (the first record stands):
 /// job_id, call, kind, task, result, created_at.
 pub fn insert(p: [&str; 6]) -> String {
@@ -154,7 +101,7 @@ pub async fn record(tx: &mut dyn super::exec::Exec, c: &CallRecord) -> super::St
 
 fn records(rows: Vec<CallColumns>) -> super::StoreResult<Vec<CallRecord>> {
     rows.into_iter()
-        .map(|r| CallRecord::try_from(r).map_err(super::StoreError::Internal))
+        .map(|r| of_row(r).map_err(super::StoreError::Internal))
         .collect()
 }
 

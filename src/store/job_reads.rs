@@ -5,11 +5,12 @@
 use super::dialect::Dialect;
 use super::exec::args;
 use super::job_sql::{self, RecordedRow, ENDED_SAMPLE, RECORDED_RUN};
+use super::records::StepRecord;
 use super::records::{
     AttemptQuery, AttemptRecord, ExpiringJob, JobPage, JobQuery, JobRecord, RecordedRun,
 };
 use super::rows::{page_push, AttemptRow, JobRow};
-use super::step_rows::{self, StepColumns, StepRecord};
+use super::step_rows::{self, StepColumns};
 use super::{JobStore, Millis, StoreResult};
 
 /// When the next queued job waiting for its time is due. SQLite seeks the
@@ -106,7 +107,7 @@ impl dyn JobStore {
         let mut c = self.read().await?;
         let rows: Vec<StepColumns> = c.all(&step_rows::list("$1"), args![id]).await?;
         rows.into_iter()
-            .map(|r| StepRecord::try_from(r).map_err(super::StoreError::Internal))
+            .map(|r| step_rows::record(r).map_err(super::StoreError::Internal))
             .collect()
     }
 

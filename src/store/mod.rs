@@ -11,7 +11,6 @@ pub mod attempt_sql;
 pub mod begun;
 pub mod call_rows;
 pub mod claim;
-pub mod clock;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 mod db_row;
@@ -22,7 +21,6 @@ pub mod ending_sql;
 pub mod events;
 pub mod exec;
 pub mod expire_sql;
-pub mod fair;
 pub mod fair_keys;
 pub mod finalize;
 pub mod flow_key;
@@ -39,7 +37,6 @@ pub mod outbox;
 pub mod postgres;
 pub mod prune_sql;
 pub mod queues;
-pub mod records;
 pub mod redrive;
 pub mod registry;
 pub mod rows;
@@ -53,49 +50,23 @@ pub mod tally;
 pub mod tenants;
 pub mod throttle;
 pub mod tokens;
-pub mod transition;
 pub mod usage_sql;
 pub mod webhooks;
 pub mod whose;
 pub mod workflows;
 
-pub use call_rows::{CallKind, CallRecord};
 pub use clock::{Clock, ManualClock, Millis, SystemClock};
+// The store's vocabulary and its pure rules live in the core crate, below
+// every backend (DESIGN §8); they keep their paths here.
 pub use open::{open, Backend, Capabilities, Durability, OpenError, StoreOptions};
 pub use records::*;
-pub use schedule_rows::{SchedulePut, ScheduleRecord, ScheduleState, MAX_SCHEDULES};
 pub use secrets::{NewSecret, SealedSecret, SecretRecord, MAX_SECRETS};
-pub use step_rows::{StepConfig, StepKind, StepRecord, StepStatus, StepWrite, WorkflowStart};
+pub use taskbox_core::store_error::{StoreError, StoreResult};
+pub use taskbox_core::{clock, fair, records, transition};
 pub use tokens::{NewToken, Revocation, TokenInfo, TokenRecord};
 pub use workflows::{NewWorkflow, WorkflowRecord};
 
 use async_trait::async_trait;
-
-/// What a store call can fail with. Callers map these to their own errors;
-/// `Internal` details are logged, never shown to users.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// A uniqueness rule refused the write; the message says which.
-    #[error("{0}")]
-    Conflict(String),
-    #[error("not found")]
-    NotFound,
-    /// A runner's write whose lease is gone (another holds the job, or it
-    /// ended): nothing was written.
-    #[error("the job's lease is no longer this runner's; nothing was written")]
-    Fenced,
-    /// A tenant's quota refused new work; nothing was written.
-    #[error(transparent)]
-    QuotaExceeded(#[from] crate::quota::Exceeded),
-    /// The store is shutting down or its writer is gone.
-    #[error("the store is unavailable: {0}")]
-    Unavailable(String),
-    /// A database error: logged, and reported to users without its text.
-    #[error("database error: {0}")]
-    Internal(String),
-}
-
-pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Most webhooks one tenant may have.
 pub const MAX_WEBHOOKS: u64 = 32;

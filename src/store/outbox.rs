@@ -301,16 +301,14 @@ pub fn about(job: &crate::store::JobRecord) -> About<'_> {
     }
 }
 
-impl crate::store::JobNames {
-    /// What an event of job `id` of `tenant` names.
-    pub fn about<'a>(&'a self, id: &'a str, tenant: &'a str) -> About<'a> {
-        About {
-            id,
-            tenant,
-            task: &self.task,
-            queue: &self.queue,
-            attempt: self.attempts,
-        }
+/// What an event of job `id` of `tenant`, named `n`, names.
+pub fn named<'a>(n: &'a crate::store::JobNames, id: &'a str, tenant: &'a str) -> About<'a> {
+    About {
+        id,
+        tenant,
+        task: &n.task,
+        queue: &n.queue,
+        attempt: n.attempts,
     }
 }
 

@@ -7,7 +7,8 @@ use super::job_control::{self, reread};
 use super::job_sql;
 use super::outbox::{self, Outbox};
 use super::records::{CancelOutcome, CancelStages};
-use super::step_rows::{self as sql, StepWrite, WorkflowStart};
+use super::records::{StepWrite, WorkflowStart};
+use super::step_rows as sql;
 use super::tally::Tally;
 use super::{Millis, StoreError, StoreResult};
 use crate::job::JobStatus;
@@ -78,7 +79,7 @@ pub async fn start(
     );
     let rows = serde_json::to_string(&rows).map_err(|e| StoreError::Internal(e.to_string()))?;
     tx.execute(&insert, args![&w.id, &rows]).await?;
-    outbox.steps(w.about(), &[first.activate()], now);
+    outbox.steps(super::step_rows::about(w), &[first.activate()], now);
     Ok(true)
 }
 

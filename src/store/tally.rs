@@ -6,8 +6,8 @@
 //! is decided here, for every backend.
 
 use super::outbox::Outbox;
+use super::records::{landing, StepWrite};
 use super::records::{Finalize, JobRecord, Usage};
-use super::step_rows::{landing, StepWrite};
 use super::Millis;
 use crate::job::JobStatus;
 use crate::quota::window_start;
@@ -107,10 +107,10 @@ impl Tally {
 
     /// An attempt's end that landed its job in `status`: the job counted
     /// out of running, its stages' ends reported before its own (they come
-    /// first). The backend writes the stage rows (`step_rows::landing`).
+    /// first). The backend writes the stage rows (`records::landing`).
     pub fn landed(&mut self, f: &Finalize, status: JobStatus) {
         self.moved(&f.tenant, Some(JobStatus::Running), Some(status), 1);
-        let job = f.names.about(&f.id, &f.tenant);
+        let job = super::outbox::named(&f.names, &f.id, &f.tenant);
         if !f.steps.is_empty() {
             let steps = landing(&f.steps, status);
             self.outbox.steps(job, &steps, self.now);

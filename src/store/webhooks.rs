@@ -34,20 +34,6 @@ pub fn check_room(have: i64) -> StoreResult<()> {
     super::tenants::within("webhooks", Some(MAX_WEBHOOKS), have, 1)
 }
 
-impl NewWebhook {
-    /// The webhook as inserted at `now`.
-    pub fn record(self, now: Millis) -> WebhookRecord {
-        WebhookRecord {
-            id: self.id,
-            tenant: self.tenant,
-            url: self.url,
-            events: self.events,
-            secret: self.secret,
-            created_at: now,
-        }
-    }
-}
-
 /// The webhooks with due deliveries by `$1`, at most
 /// `$2`: a walk of `webhook_deliveries_pending` from one webhook to the
 /// next (a seek each), then a seek for its first due (a scalar subquery:

@@ -122,23 +122,8 @@ async fn write(db: &Db, batch: Vec<Waiting>) {
         }
         Err(e) => {
             for caller in callers {
-                let _ = caller.send(Err(e.duplicate()));
+                let _ = caller.send(Err(e.clone()));
             }
-        }
-    }
-}
-
-impl StoreError {
-    /// The same error for another caller (the driver's errors are kept as
-    /// their text).
-    fn duplicate(&self) -> StoreError {
-        match self {
-            StoreError::Conflict(m) => StoreError::Conflict(m.clone()),
-            StoreError::NotFound => StoreError::NotFound,
-            StoreError::Fenced => StoreError::Fenced,
-            StoreError::QuotaExceeded(e) => StoreError::QuotaExceeded(e.clone()),
-            StoreError::Unavailable(m) => StoreError::Unavailable(m.clone()),
-            StoreError::Internal(m) => StoreError::Internal(m.clone()),
         }
     }
 }

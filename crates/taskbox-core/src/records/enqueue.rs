@@ -36,17 +36,17 @@ pub struct NewJob {
     /// A deterministic task's result cache, which the insert consults.
     pub cache: Option<CacheProbe>,
     /// At most so many of its key's jobs start a period.
-    pub throttle: Option<crate::store::throttle::Throttle>,
+    pub throttle: Option<crate::throttle::Throttle>,
     /// It replaces its key's pending job; the insert settles its chain.
     /// Boxed: most jobs have none, and a new job travels in `Write`.
-    pub debounce: Option<Box<crate::store::debounce::Debounced>>,
+    pub debounce: Option<Box<crate::debounce::Debounced>>,
     /// The key its tenant's claims share by (`fair_keys`) when it is not
     /// its concurrency key, and the key's weight (`None`: 1).
     pub fairness_key: Option<String>,
     pub fairness_weight: Option<u32>,
     /// The trace it continues, as its own context (`otel::TraceParent::
     /// stored_for`); `None`: its trace is its own, made from its id.
-    pub traceparent: Option<Box<crate::otel::TraceParent>>,
+    pub traceparent: Option<Box<crate::trace_context::TraceParent>>,
 }
 
 /// What an insert looks for in a deterministic task's result cache: the
@@ -135,14 +135,14 @@ impl NewJob {
         &self,
         holder: Option<JobRecord>,
         finished: FinishedWithKey,
-    ) -> Result<Option<Inserted>, crate::store::StoreError> {
+    ) -> Result<Option<Inserted>, crate::store_error::StoreError> {
         let Some(key) = &self.unique_key else {
             return Ok(None);
         };
         if let Some(h) = holder {
             return match self.on_conflict {
                 OnConflict::UseExisting => Ok(Some(Inserted::Existing(h))),
-                OnConflict::Error => Err(crate::store::StoreError::Conflict(format!(
+                OnConflict::Error => Err(crate::store_error::StoreError::Conflict(format!(
                     "job {} with unique_key {key:?} has not finished yet; a unique key admits one unfinished job at a time (\"on_conflict\": \"use_existing\" answers that job instead)",
                     h.id
                 ))),
@@ -157,7 +157,7 @@ impl NewJob {
             _ => None,
         };
         match refused {
-            Some(why) => Err(crate::store::StoreError::Conflict(format!(
+            Some(why) => Err(crate::store_error::StoreError::Conflict(format!(
                 "unique_key {key:?} cannot be used again: {why}"
             ))),
             None => Ok(None),
@@ -286,7 +286,7 @@ pub struct Redrive {
     pub attempts: u32,
     /// A workflow job's stage to start again at, with its input, and the
     /// stage rows that go back to pending (`workflow::plan::restart`).
-    pub stage: Option<Box<(TaskRef, String, Vec<crate::store::StepWrite>)>>,
+    pub stage: Option<Box<(TaskRef, String, Vec<crate::records::StepWrite>)>>,
     /// Its result cache key on the task it runs now (`enqueue::cache::
     /// key_of`), in place of the one it had: a redrive onto the newest
     /// version runs another digest, and the output it ends with must not

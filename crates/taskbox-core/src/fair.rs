@@ -18,8 +18,8 @@
 //! thread) and charged by its finalize; with many claimers each keeps its
 //! own, which is fair per claimer.
 
-use super::records::Finalize;
-use super::Millis;
+use crate::records::Finalize;
+use crate::time::Millis;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Mutex;

@@ -133,3 +133,17 @@ pub struct DeliveryTry {
     /// When to try again after a failure; `None` after a failure: dead.
     pub next_at: Option<Millis>,
 }
+
+impl NewWebhook {
+    /// The webhook as inserted at `now`.
+    pub fn record(self, now: Millis) -> WebhookRecord {
+        WebhookRecord {
+            id: self.id,
+            tenant: self.tenant,
+            url: self.url,
+            events: self.events,
+            secret: self.secret,
+            created_at: now,
+        }
+    }
+}

@@ -83,7 +83,7 @@ pub struct Finalize {
     /// What the end's events name.
     pub names: JobNames,
     /// A workflow job's stages the end changes, written with it.
-    pub steps: Vec<crate::store::StepWrite>,
+    pub steps: Vec<crate::records::StepWrite>,
     /// What becomes of the job's unfinished children if the end ends it
     /// (`None`: they go on).
     pub close_children: Option<crate::parent_close::ParentClose>,
@@ -119,7 +119,7 @@ pub struct Callbacks {
     pub on_fail: Option<NewJob>,
     /// The span of the attempt that made them, when traces are on: they
     /// continue its trace, and their enqueue's span is under it.
-    pub made_under: Option<crate::otel::TraceParent>,
+    pub made_under: Option<crate::trace_context::TraceParent>,
 }
 
 impl Callbacks {
@@ -177,5 +177,5 @@ pub struct CancelStages {
     pub tenant: String,
     pub id: String,
     pub on_cancel: Option<(TaskRef, String, u32)>,
-    pub steps: Vec<crate::store::StepWrite>,
+    pub steps: Vec<crate::records::StepWrite>,
 }

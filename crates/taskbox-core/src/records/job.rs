@@ -34,9 +34,9 @@ pub struct JobRecord {
     /// The job whose output a cache hit took (it made no attempt).
     pub cached_from: Option<String>,
     /// At most so many of its key's jobs start a period.
-    pub throttle: Option<crate::store::throttle::Throttle>,
+    pub throttle: Option<crate::throttle::Throttle>,
     /// Its debounce: its chain, the job it replaced, its successor.
-    pub debounce: Option<crate::store::debounce::Debounced>,
+    pub debounce: Option<crate::debounce::Debounced>,
     /// The fairness key it named (else its concurrency key is its key),
     /// and that key's weight.
     pub fairness_key: Option<String>,

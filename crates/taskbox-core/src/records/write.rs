@@ -27,16 +27,16 @@ pub enum Write {
     /// As `schedule_put`: a refused one (its rev moved on) fails the whole,
     /// so a slot's job is written only by the write that moves its
     /// schedule past the slot.
-    SchedulePut(crate::store::SchedulePut),
+    SchedulePut(crate::records::SchedulePut),
     /// Starts the workflow job the `JobInsert` before it made: its stages'
     /// rows, and the first of them as its stage. A job that insert did not
     /// make (an idempotent repeat) is left as it is.
-    WorkflowStart(crate::store::WorkflowStart),
+    WorkflowStart(crate::records::WorkflowStart),
     /// As `job_cancel`, for a workflow job: answers `JobCancelled`.
     JobCancelStages(CancelStages),
     /// Records an orchestration call; a place already taken keeps its
     /// first record. Answers `JobCallRecorded`.
-    JobCall(crate::store::CallRecord),
+    JobCall(crate::records::CallRecord),
 }
 
 /// What one write of a transaction did, in the order of the writes.
@@ -48,7 +48,7 @@ pub enum Written {
     JobCancelled(CancelOutcome),
     JobResumed(JobRecord),
     JobRanNow(JobRecord),
-    SchedulePut(crate::store::ScheduleRecord),
+    SchedulePut(crate::records::ScheduleRecord),
     /// Whether the job was started (false: the insert answered a job that
     /// existed).
     WorkflowStarted(bool),

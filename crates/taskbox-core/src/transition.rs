@@ -6,9 +6,9 @@
 //! cancellation turns an ending into, and which task a claim runs are
 //! decided here and nowhere else.
 
-use super::records::{Action, AttemptRecord, ClaimedJob, TaskRef};
-use super::Millis;
 use crate::job::{JobError, JobStatus, Transition};
+use crate::records::{Action, AttemptRecord, ClaimedJob, TaskRef};
+use crate::time::Millis;
 
 /// One change a move makes besides the job's status, borrowing its values
 /// from the ending it was made from.

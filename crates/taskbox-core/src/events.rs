@@ -227,35 +227,6 @@ mod tests {
     }
 
     #[test]
-    fn an_event_renders_its_detail_beside_its_fields() {
-        let rows = [EventRow {
-            gseq: 1,
-            tenant: "t".into(),
-            seq: 7,
-            n: 1,
-            at: 0,
-            body: r#"[["retrying","j","echo","q",2,{"run_at":1000}]]"#.into(),
-        }];
-        let e = &decode(&rows).unwrap()[0];
-        assert_eq!(e.seq, 7);
-        let v = crate::api::event_view::EventView::of(e);
-        assert_eq!(v.kind, EventType::Retrying);
-        assert_eq!(v.job.task, "echo");
-        assert_eq!(v.detail.run_at.as_deref(), Some("1970-01-01T00:00:01.000Z"));
-        assert!(EventFilter {
-            types: Some(vec![EventType::Retrying]),
-            queue: Some("q".into()),
-            ..Default::default()
-        }
-        .matches(e));
-        assert!(!EventFilter {
-            job: Some("other".into()),
-            ..Default::default()
-        }
-        .matches(e));
-    }
-
-    #[test]
     fn a_row_that_does_not_add_up_is_an_error() {
         assert!(decode_body(r#"[["queued","j","t","q",0,null]]"#, 5, 2, 0).is_err());
         assert!(decode_body(r#"[["nope","j","t","q",0,null]]"#, 5, 1, 0).is_err());
