@@ -34,6 +34,6 @@ pub mod workflow;
 
 // The lowest floor, its own crate (DESIGN §8); its modules keep their paths here.
 pub use taskbox_core::{
-    attempt_log, bounds, events, job, limits_spec, network_tally, parent_close, quota, retry,
-    strict, time,
+    attempt_log, bounds, event_view, events, job, limits_spec, network_tally, parent_close, quota,
+    retry, strict, time,
 };

@@ -6,7 +6,8 @@ pub mod batch;
 pub mod body;
 pub mod bundle;
 pub mod error;
-pub mod event_view;
+/// An event as the API carries it: a wire type of the core crate.
+pub use taskbox_core::event_view;
 pub mod events;
 pub mod feed;
 pub mod heavy_reads;

@@ -5,8 +5,8 @@
 
 use super::client::Client;
 use super::table;
-use crate::api::event_view::EventView;
 use crate::api::stream_notice::{Dropped, Gap, Refused};
+use crate::event_view::EventView;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::VecDeque;

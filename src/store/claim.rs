@@ -336,8 +336,3 @@ async fn active_keys(
     fairness(fair).within(tenant).cursor = fair_keys::next_cursor(&keys);
     Ok(keys)
 }
-
-/// The lowest of a key's `limit` slots not taken, if any is free.
-pub fn free_slot(taken: &[i64], limit: i64) -> Option<i64> {
-    (0..limit).find(|s| !taken.contains(s))
-}

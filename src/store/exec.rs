@@ -21,80 +21,33 @@ pub enum Arg<'a> {
     Bool(Option<bool>),
 }
 
-impl<'a> From<&'a str> for Arg<'a> {
-    fn from(v: &'a str) -> Self {
-        Arg::Text(Some(v))
-    }
+/// `From` for each kind a statement binds: `type => |v| arg` each.
+macro_rules! arg_from {
+    ($($t:ty => |$v:ident| $e:expr;)*) => {
+        $(impl<'a> From<$t> for Arg<'a> {
+            fn from($v: $t) -> Self {
+                $e
+            }
+        })*
+    };
 }
-impl<'a> From<&'a String> for Arg<'a> {
-    fn from(v: &'a String) -> Self {
-        Arg::Text(Some(v))
-    }
-}
-impl<'a> From<Option<&'a str>> for Arg<'a> {
-    fn from(v: Option<&'a str>) -> Self {
-        Arg::Text(v)
-    }
-}
-impl<'a> From<&'a Option<String>> for Arg<'a> {
-    fn from(v: &'a Option<String>) -> Self {
-        Arg::Text(v.as_deref())
-    }
-}
-impl<'a> From<Option<&'a String>> for Arg<'a> {
-    fn from(v: Option<&'a String>) -> Self {
-        Arg::Text(v.map(String::as_str))
-    }
-}
-impl<'a> From<&'a [u8]> for Arg<'a> {
-    fn from(v: &'a [u8]) -> Self {
-        Arg::Blob(Some(v))
-    }
-}
-impl From<i64> for Arg<'_> {
-    fn from(v: i64) -> Self {
-        Arg::Int(Some(v))
-    }
-}
-impl From<Option<i64>> for Arg<'_> {
-    fn from(v: Option<i64>) -> Self {
-        Arg::Int(v)
-    }
-}
-impl From<i32> for Arg<'_> {
-    fn from(v: i32) -> Self {
-        Arg::Int(Some(v.into()))
-    }
-}
-impl From<u32> for Arg<'_> {
-    fn from(v: u32) -> Self {
-        Arg::Int(Some(v.into()))
-    }
-}
-impl From<Option<u32>> for Arg<'_> {
-    fn from(v: Option<u32>) -> Self {
-        Arg::Int(v.map(i64::from))
-    }
-}
-impl From<f64> for Arg<'_> {
-    fn from(v: f64) -> Self {
-        Arg::Real(Some(v))
-    }
-}
-impl From<Option<f64>> for Arg<'_> {
-    fn from(v: Option<f64>) -> Self {
-        Arg::Real(v)
-    }
-}
-impl From<bool> for Arg<'_> {
-    fn from(v: bool) -> Self {
-        Arg::Bool(Some(v))
-    }
-}
-impl From<Option<bool>> for Arg<'_> {
-    fn from(v: Option<bool>) -> Self {
-        Arg::Bool(v)
-    }
+
+arg_from! {
+    &'a str => |v| Arg::Text(Some(v));
+    &'a String => |v| Arg::Text(Some(v));
+    Option<&'a str> => |v| Arg::Text(v);
+    &'a Option<String> => |v| Arg::Text(v.as_deref());
+    Option<&'a String> => |v| Arg::Text(v.map(String::as_str));
+    &'a [u8] => |v| Arg::Blob(Some(v));
+    i64 => |v| Arg::Int(Some(v));
+    Option<i64> => |v| Arg::Int(v);
+    i32 => |v| Arg::Int(Some(v.into()));
+    u32 => |v| Arg::Int(Some(v.into()));
+    Option<u32> => |v| Arg::Int(v.map(i64::from));
+    f64 => |v| Arg::Real(Some(v));
+    Option<f64> => |v| Arg::Real(v);
+    bool => |v| Arg::Bool(Some(v));
+    Option<bool> => |v| Arg::Bool(v);
 }
 
 /// The arguments of a statement, each converted by `Arg::from`.

@@ -7,7 +7,7 @@ use super::exec::{args, Arg, DbError, Exec};
 use super::insert_sql;
 use super::outbox::{self, About};
 use super::records::*;
-use super::rows::{idempotent_repeat, to_json, JobRow};
+use super::rows::{to_json, JobRow};
 use super::tally::Tally;
 use super::tenants::{hold, policy_from, within};
 use super::transition::Move;
@@ -168,7 +168,8 @@ pub async fn one(
             .optional(&insert_sql::idempotent(d), args![&job.tenant, &idem.key])
             .await?;
         if let Some(row) = seen {
-            return idempotent_repeat(row, idem);
+            let hash = row.idempotency_hash.clone();
+            return idem.repeat(hash.as_deref(), row.try_into()?);
         }
     }
     if let Some(key) = &job.unique_key {

@@ -8,7 +8,6 @@
 
 pub mod apply;
 pub mod attempt_sql;
-pub mod begun;
 pub mod call_rows;
 pub mod claim;
 #[cfg(any(test, feature = "conformance"))]
@@ -23,7 +22,6 @@ pub mod exec;
 pub mod expire_sql;
 pub mod fair_keys;
 pub mod finalize;
-pub mod flow_key;
 pub mod heartbeat;
 pub mod insert;
 pub mod insert_sql;
@@ -62,8 +60,7 @@ pub use open::{open, Backend, Capabilities, Durability, OpenError, StoreOptions}
 pub use records::*;
 pub use secrets::{NewSecret, SealedSecret, SecretRecord, MAX_SECRETS};
 pub use taskbox_core::store_error::{StoreError, StoreResult};
-pub use taskbox_core::{clock, fair, records, transition};
-pub use tokens::{NewToken, Revocation, TokenInfo, TokenRecord};
+pub use taskbox_core::{begun, clock, fair, flow_key, records, transition};
 pub use workflows::{NewWorkflow, WorkflowRecord};
 
 use async_trait::async_trait;

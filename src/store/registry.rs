@@ -5,7 +5,8 @@
 
 use super::exec::{args, Commit, Exec};
 use super::records::{
-    ComponentRecord, NewComponent, NewTask, RolloutChange, TaskHead, TaskRecord, VersionFigures,
+    may_define, ComponentRecord, NewComponent, NewTask, RolloutChange, TaskHead, TaskRecord,
+    VersionFigures,
 };
 use super::tenants::{component_room, lock, policy, within};
 use super::{JobStore, Millis, StoreError, StoreResult};
@@ -131,48 +132,9 @@ pub static DEFINE_CHECK: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// Whether task `name` may take a new version now: not while another is
-/// being rolled out (promote it or roll it back first), and a rollout
-/// needs a live version to share the jobs with.
-pub fn may_define(
-    name: &str,
-    (staged, live): (Option<i64>, i64),
-    rollout: bool,
-) -> Result<(), StoreError> {
-    if let Some(v) = staged {
-        return Err(StoreError::Conflict(format!(
-            "version {v} of task {name:?} is being rolled out; promote it (POST \
-             /v1/tasks/{name}/promote) or roll it back (POST /v1/tasks/{name}/rollback) before \
-             defining another"
-        )));
-    }
-    if rollout && live == 0 {
-        return Err(StoreError::Conflict(format!(
-            "task {name:?} has no live version to roll a new one out beside; define it without \
-             \"rollout\""
-        )));
-    }
-    Ok(())
-}
-
-/// The rows of `HEAD` as what new jobs pin: the newest is staged (then
-/// the next is live) or live.
+/// The rows of `HEAD` as what new jobs pin (`TaskHead::of`).
 pub fn head(rows: Vec<TaskRow>) -> Option<TaskHead> {
-    let mut rows = rows.into_iter().map(task);
-    let first = rows.next()?;
-    if first.is_live() {
-        return Some(TaskHead {
-            live: first,
-            staged: None,
-        });
-    }
-    // A staged version without a live one beside it cannot be made (a
-    // define checks); were one found, its jobs pin nothing rather than it.
-    let live = rows.next().filter(TaskRecord::is_live)?;
-    Some(TaskHead {
-        live,
-        staged: Some(first),
-    })
+    TaskHead::of(rows.into_iter().map(task))
 }
 
 /// The statement of a rollout change and the value it binds as `$1` (the

@@ -175,18 +175,6 @@ pub fn page_push(
     Ok(true)
 }
 
-/// A repeated enqueue under an `Idempotency-Key`: the job the key made, if
-/// the request's body is the same, else a conflict that says so.
-pub fn idempotent_repeat(seen: JobRow, idem: &Idempotency) -> Result<Inserted, StoreError> {
-    if seen.idempotency_hash.as_deref() == Some(idem.body_hash.as_str()) {
-        return Ok(Inserted::Existing(seen.try_into()?));
-    }
-    Err(StoreError::Conflict(format!(
-        "Idempotency-Key {:?} was already used with a different request body; send the same body to get the same job, or use a new key",
-        idem.key
-    )))
-}
-
 /// Counts of jobs by status from `(status, count)` rows.
 pub fn counts_from(rows: Vec<(String, i64)>) -> Result<Vec<(JobStatus, u64)>, StoreError> {
     rows.into_iter()
@@ -199,11 +187,6 @@ pub fn counts_from(rows: Vec<(String, i64)>) -> Result<Vec<(JobStatus, u64)>, St
         .collect()
 }
 
-/// Queues from rows of (queue, status, count, oldest due run_at), in the
-/// queues' order.
-/// Queues from rows of (queue, status, count, oldest due run_at) ordered
-/// by queue, with the tenant's paused queues marked (and listed, with no
-/// jobs, when they have none).
 /// Rows of (queue, status, count) as `JobStore::job_depths` answers them.
 pub fn depths_from(
     rows: Vec<(String, String, i64)>,
@@ -228,6 +211,9 @@ pub const DEPTHS_SQL: &str = "SELECT queue, status, COUNT(*) FROM jobs \
 /// oldest due run_at.
 pub type QueueDepthRow = (String, String, String, i64, Option<i64>);
 
+/// Queues from rows of (tenant, queue, status, count, oldest due run_at)
+/// ordered by queue, with the tenant's paused queues marked (and listed,
+/// with no jobs, when they have none).
 pub fn queues_from(
     rows: Vec<QueueDepthRow>,
     paused: Vec<(String, String)>,

@@ -204,7 +204,7 @@ pub async fn put(tx: &mut dyn Exec, now: Millis, w: SchedulePut) -> StoreResult<
         // Two creates for one tenant count one after the other.
         super::tenants::hold(tx, &w.tenant, "schedules").await?;
         let have: i64 = tx.scalar(COUNT, args![&w.tenant]).await?.unwrap_or(0);
-        check_room(have)?;
+        super::tenants::within("schedules", Some(MAX_SCHEDULES), have, 1)?;
         if tx.execute(&insert(dollar), &values).await? == 0 {
             return Err(conflict(&w));
         }
@@ -226,11 +226,6 @@ pub fn conflict(w: &SchedulePut) -> StoreError {
             w.name
         )),
     }
-}
-
-/// Refuses a new schedule past `MAX_SCHEDULES` (`have`: the tenant's now).
-pub fn check_room(have: i64) -> StoreResult<()> {
-    super::tenants::within("schedules", Some(MAX_SCHEDULES), have, 1)
 }
 
 impl dyn super::JobStore {

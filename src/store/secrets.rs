@@ -63,7 +63,7 @@ pub const SEALED_COLUMNS: &str = "name, version, nonce, ciphertext";
 pub const REPLACE: &str = "UPDATE secrets SET version = version + 1, nonce = $1, ciphertext = $2, \
      updated_at = $3 WHERE tenant = $4 AND name = $5 RETURNING version, created_at";
 pub const COUNT: &str = "SELECT count(*) FROM secrets WHERE tenant = $1";
-/// A put of a new name (after `check_room`).
+/// A put of a new name (after its room under `MAX_SECRETS`).
 pub const INSERT: &str = "INSERT INTO secrets (tenant, name, version, nonce, ciphertext, \
      created_at, updated_at) VALUES ($1, $2, 1, $3, $4, $5, $5)";
 pub const DELETE: &str = "DELETE FROM secrets WHERE tenant = $1 AND name = $2";
@@ -96,11 +96,6 @@ pub fn put_record(s: NewSecret, now: Millis, replaced: Option<(i64, i64)>) -> (S
         updated_at: now,
     };
     (record, replaced.is_none())
-}
-
-/// Refuses a new secret past `MAX_SECRETS` (`have`: the tenant's now).
-pub fn check_room(have: i64) -> StoreResult<()> {
-    super::tenants::within("secrets", Some(MAX_SECRETS), have, 1)
 }
 
 impl dyn JobStore {
@@ -160,7 +155,7 @@ async fn put(tx: &mut dyn Exec, now: Millis, s: NewSecret) -> StoreResult<(Secre
         .await?;
     if replaced.is_none() {
         let have: Option<i64> = tx.scalar(COUNT, args![&s.tenant]).await?;
-        check_room(have.unwrap_or_default())?;
+        super::tenants::within("secrets", Some(MAX_SECRETS), have.unwrap_or_default(), 1)?;
         let a = args![&s.tenant, &s.name, &s.nonce[..], &s.ciphertext[..], now];
         tx.execute(INSERT, a).await?;
     }

@@ -1,17 +1,14 @@
-//! What every backend decides the same way about tenants, from the rows it
-//! reads: a tenant's record, its policy (weight and quotas, the server's
-//! defaults where unset), whether a quota admits more, its usage, and
-//! whether a claim may give it jobs.
+//! Tenants' rows for both backends: a tenant's record, its policy's row,
+//! its usage, and their transactions. What a policy admits and how usage
+//! adds up are decided in the core (`taskbox_core::tenancy`, `usage`).
 
 use super::exec::{args, Commit, Exec};
-use super::fair::Contender;
 use super::records::TenantSettings;
-use super::records::{
-    ClaimedJob, FuelWindow, JobGauges, Tenant, TenantCaps, TenantUsage, UsageLine, UsageWindow,
-};
+use super::records::{Tenant, TenantUsage};
 use super::{Millis, StoreError, StoreResult};
-use crate::quota::{window_start, Exceeded, Quotas, DEFAULT_WEIGHT, WINDOW_MS};
-use std::collections::HashMap;
+use crate::quota::{window_start, Quotas};
+pub use taskbox_core::tenancy::*;
+pub use taskbox_core::usage::*;
 
 /// Holds `what` of `tenant` until the transaction ends: writes that must
 /// see each other (enqueues of one idempotency key or one superseding
@@ -60,14 +57,6 @@ pub const TENANT_LIST: &str = concat!("SELECT ", tenant_columns!(), " FROM tenan
 /// name, created_at, weight, quotas (JSON).
 pub type TenantRow = (String, i64, Option<i64>, Option<String>);
 
-fn quotas_col(tenant: &str, text: Option<String>) -> StoreResult<Quotas> {
-    text.map_or(Ok(Quotas::default()), |q| {
-        serde_json::from_str(&q).map_err(|e| {
-            StoreError::Internal(format!("unreadable quotas of tenant {tenant:?}: {e}"))
-        })
-    })
-}
-
 pub fn tenant_from((name, created_at, weight, quotas): TenantRow) -> StoreResult<Tenant> {
     Ok(Tenant {
         quotas: quotas_col(&name, quotas)?,
@@ -77,236 +66,12 @@ pub fn tenant_from((name, created_at, weight, quotas): TenantRow) -> StoreResult
     })
 }
 
-/// A tenant's weight (as a 64-bit integer) and quotas ($1 its name).
-pub const POLICY: &str = "SELECT CAST(weight AS BIGINT), quotas FROM tenants WHERE name = $1";
-
-/// A tenant's weight and quotas, the server's defaults where unset.
-#[derive(Debug, Clone, Copy)]
-pub struct Policy {
-    pub weight: u32,
-    pub quotas: Quotas,
-}
-
-/// The policy of `tenant` from its row's `weight` and `quotas` (none: a
-/// tenant without a row gets the defaults).
-pub fn policy_from(
-    tenant: &str,
-    row: Option<(Option<i64>, Option<String>)>,
-    defaults: &Quotas,
-) -> StoreResult<Policy> {
-    let (weight, quotas) = row.unwrap_or((None, None));
-    Ok(Policy {
-        weight: weight
-            .and_then(|w| u32::try_from(w).ok())
-            .filter(|w| *w > 0)
-            .unwrap_or(DEFAULT_WEIGHT),
-        quotas: quotas_col(tenant, quotas)?.or(defaults),
-    })
-}
-
-/// Refuses `adding` more of something of which `used` are taken, past `limit`.
-pub fn within(quota: &'static str, limit: Option<u64>, used: i64, adding: i64) -> StoreResult<()> {
-    match limit {
-        Some(limit) if used.saturating_add(adding) > i64::try_from(limit).unwrap_or(i64::MAX) => {
-            Err(StoreError::QuotaExceeded(Exceeded { quota, limit }))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Whether a tenant holding `count` components of `bytes` in all may add
-/// one of `size` bytes: the rule an upload is held to before it is
-/// compiled (`JobStore::component_room`) and when it is stored.
-pub fn component_room(q: &Quotas, count: i64, bytes: i64, size: u64) -> StoreResult<()> {
-    within("max_components", q.max_components, count, 1)?;
-    within(
-        "max_component_bytes",
-        q.max_component_bytes,
-        bytes,
-        i64::try_from(size).unwrap_or(i64::MAX),
-    )
-}
-
-/// What a claim read of a tenant: its name, policy, jobs running and fuel
-/// used in the window.
-pub type TenantView = (String, Policy, i64, i64);
-
-/// The claim's contenders from what it read of the tenants (each by
-/// [`contender`]), the budgets to stamp their jobs with, and whether a
-/// tenant was left out for want of room or fuel. Every backend's claim
-/// makes them here.
-pub fn contenders(
-    views: impl IntoIterator<Item = TenantView>,
-    caps: &TenantCaps,
-    now: Millis,
-) -> (Vec<Contender>, Budgets, bool) {
-    let (mut contenders, mut budgets, mut left_out) = (Vec::new(), Budgets::default(), false);
-    for (tenant, policy, running, fuel_used) in views {
-        let cap = caps.of(&tenant);
-        match contender(tenant, &policy, (running, fuel_used), cap, now) {
-            Some((c, fuel)) => {
-                budgets.insert(&c, fuel);
-                contenders.push(c);
-            }
-            None => left_out = true,
-        }
-    }
-    (contenders, budgets, left_out)
-}
-
-/// A tenant as a claim sees it: its room under `max_running` and under
-/// the claim's cap for it (`TenantCaps`), and its fuel in the window, or
-/// `None` when it may be given no job now.
-pub fn contender(
-    tenant: String,
-    policy: &Policy,
-    (running, fuel_used): (i64, i64),
-    cap: u64,
-    now: Millis,
-) -> Option<(Contender, Option<FuelWindow>)> {
-    let room = policy
-        .quotas
-        .max_running
-        .map_or(u64::MAX, |m| {
-            m.saturating_sub(u64::try_from(running).unwrap_or(0))
-        })
-        .min(cap);
-    let fuel = policy.quotas.fuel_per_minute.map(|budget| FuelWindow {
-        start: window_start(now),
-        budget,
-        used: u64::try_from(fuel_used).unwrap_or(0),
-    });
-    if room == 0 || fuel.is_some_and(|f| f.used >= f.budget) {
-        return None;
-    }
-    Some((
-        Contender {
-            tenant,
-            weight: policy.weight,
-            room,
-            ran_out: false,
-        },
-        fuel,
-    ))
-}
-
-/// What a claim read of each tenant it gave jobs to, told to each of
-/// their jobs: the fuel window (the runner's ledger starts from it) and the
-/// weight (the runner's dispatch shares its slots by it).
-#[derive(Debug, Default)]
-pub struct Budgets(HashMap<String, (Option<FuelWindow>, u32)>);
-
-impl Budgets {
-    pub fn insert(&mut self, c: &Contender, fuel: Option<FuelWindow>) {
-        self.0.insert(c.tenant.clone(), (fuel, c.weight.max(1)));
-    }
-
-    /// Tells a claimed job what the claim read of its tenant.
-    pub fn stamp(&self, job: &mut ClaimedJob) {
-        if let Some(&(fuel, weight)) = self.0.get(&job.tenant) {
-            job.fuel = fuel;
-            job.weight = weight;
-        }
-    }
-}
-
-/// window_start, fuel, wall_ms, attempts, completed, failed, cancelled,
-/// http_requests, http_bytes, cache_hits, fuel_saved.
-pub type UsageRow = (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64);
-
 /// The columns of `UsageRow`.
 pub const USAGE_COLUMNS: &str = "window_start, fuel, wall_ms, attempts, completed, failed, \
     cancelled, http_requests, http_bytes, cache_hits, fuel_saved";
 
-/// A row of `usage_sql::attempts`: tenant, bucket, task, version, attempts,
-/// fuel, wall ms, MiB·ms, requests, bytes.
-pub type AttemptUsageRow = (String, i64, String, i64, i64, i64, i64, f64, i64, i64);
-
-/// A row of `usage_sql::cache_hits`: tenant, bucket, task, version, hits,
-/// fuel saved.
-pub type CacheHitRow = (String, i64, String, i64, i64, i64);
-
-type LineKey = (String, i64, String, i64);
-
-/// The line of a tenant's task version in a bucket, made when missing.
-fn line_of(
-    lines: &mut std::collections::BTreeMap<LineKey, UsageLine>,
-    (tenant, bucket, task, version): LineKey,
-) -> &mut UsageLine {
-    lines
-        .entry((tenant.clone(), bucket, task.clone(), version))
-        .or_insert_with(|| UsageLine {
-            tenant,
-            bucket_start: bucket,
-            task,
-            version: u32::try_from(version).unwrap_or(0),
-            ..UsageLine::default()
-        })
-}
-
-/// The export's lines from both statements' rows, one per tenant, bucket,
-/// task and version, in that order.
-pub fn usage_lines(attempts: Vec<AttemptUsageRow>, hits: Vec<CacheHitRow>) -> Vec<UsageLine> {
-    let n = |v: i64| u64::try_from(v).unwrap_or(0);
-    let mut lines = std::collections::BTreeMap::new();
-    for (tenant, bucket, task, version, count, fuel, wall, mem, req, bytes) in attempts {
-        let l = line_of(&mut lines, (tenant, bucket, task, version));
-        l.attempts += n(count);
-        l.fuel += n(fuel);
-        l.wall_ms += n(wall);
-        l.memory_mib_ms += mem;
-        l.http_requests += n(req);
-        l.http_bytes += n(bytes);
-    }
-    for (tenant, bucket, task, version, count, saved) in hits {
-        let l = line_of(&mut lines, (tenant, bucket, task, version));
-        l.cache_hits += n(count);
-        l.fuel_saved += n(saved);
-    }
-    lines.into_values().collect()
-}
-
-/// The start of the window before the current one, which `usage_from`
-/// also wants.
-pub fn last_window(now: Millis) -> Millis {
-    window_start(now) - WINDOW_MS
-}
-
-/// A tenant's usage from its gauges (queued, running, waiting) and the rows
-/// of its current and last windows.
-pub fn usage_from(jobs: Option<(i64, i64, i64)>, windows: &[UsageRow], now: Millis) -> TenantUsage {
-    let n = |v: i64| u64::try_from(v).unwrap_or(0);
-    let window = |start: Millis| {
-        windows.iter().find(|w| w.0 == start).map_or(
-            UsageWindow {
-                start,
-                ..UsageWindow::default()
-            },
-            |w| UsageWindow {
-                start,
-                fuel: n(w.1),
-                wall_ms: n(w.2),
-                attempts: n(w.3),
-                completed: n(w.4),
-                failed: n(w.5),
-                cancelled: n(w.6),
-                http_requests: n(w.7),
-                http_bytes: n(w.8),
-                cache_hits: n(w.9),
-                fuel_saved: n(w.10),
-            },
-        )
-    };
-    TenantUsage {
-        jobs: jobs.map_or(JobGauges::default(), |(q, r, w)| JobGauges {
-            queued: n(q),
-            running: n(r),
-            waiting: n(w),
-        }),
-        current: window(window_start(now)),
-        last: window(last_window(now)),
-    }
-}
+/// A tenant's weight (as a 64-bit integer) and quotas ($1 its name).
+pub const POLICY: &str = "SELECT CAST(weight AS BIGINT), quotas FROM tenants WHERE name = $1";
 
 /// A tenant made with no settings, unless one of that name exists.
 const TENANT_INSERT: &str =

@@ -29,11 +29,6 @@ pub const NEXT_AT: &str = "SELECT min(next_at) FROM webhook_deliveries WHERE sta
 pub const REDELIVER: &str = "UPDATE webhook_deliveries SET status = 'pending', next_at = $1 \
      WHERE id = $2 AND webhook = $3 AND tenant = $4";
 
-/// Refuses a new webhook past `MAX_WEBHOOKS` (`have`: the tenant's now).
-pub fn check_room(have: i64) -> StoreResult<()> {
-    super::tenants::within("webhooks", Some(MAX_WEBHOOKS), have, 1)
-}
-
 /// The webhooks with due deliveries by `$1`, at most
 /// `$2`: a walk of `webhook_deliveries_pending` from one webhook to the
 /// next (a seek each), then a seek for its first due (a scalar subquery:
@@ -165,15 +160,6 @@ impl TryFrom<DeliveryRow> for Delivery {
     }
 }
 
-/// Where a try leaves its delivery: status, next_at.
-pub fn after_try(error: Option<&str>, next_at: Option<Millis>) -> (DeliveryStatus, Option<Millis>) {
-    match (error, next_at) {
-        (None, _) => (DeliveryStatus::Delivered, None),
-        (Some(_), Some(t)) => (DeliveryStatus::Pending, Some(t)),
-        (Some(_), None) => (DeliveryStatus::Dead, None),
-    }
-}
-
 /// Makes each delivery of the JSON array `$1` pending, due at `$2`.
 fn insert_deliveries(d: Dialect) -> String {
     let rows = d.json_rows(
@@ -222,7 +208,7 @@ impl dyn JobStore {
                 // Two inserts for one tenant count one after the other.
                 super::tenants::hold(tx, &w.tenant, "webhooks").await?;
                 let have: Option<i64> = tx.scalar(COUNT, args![&w.tenant]).await?;
-                check_room(have.unwrap_or(0))?;
+                super::tenants::within("webhooks", Some(MAX_WEBHOOKS), have.unwrap_or(0), 1)?;
                 let events = event_types(&w.events);
                 let a = args![&w.id, &w.tenant, &w.url, &events, &w.secret, now];
                 tx.execute(INSERT, a).await?;
@@ -353,7 +339,7 @@ impl dyn JobStore {
         let rows: Vec<serde_json::Value> = tries
             .into_iter()
             .map(|t| {
-                let (status, next_at) = after_try(t.error.as_deref(), t.next_at);
+                let (status, next_at) = DeliveryStatus::after_try(t.error.as_deref(), t.next_at);
                 serde_json::json!({
                     "id": t.id, "s": status.as_str(), "n": next_at, "a": t.at,
                     "c": t.status, "e": t.error,

@@ -5,7 +5,7 @@
 //! this one reads again from there.
 
 use super::Hooks;
-use crate::api::event_view::EventView;
+use crate::event_view::EventView;
 use crate::events::decode;
 use crate::maintenance::Service;
 use crate::store::{JobStore, NewDelivery, StoreResult};

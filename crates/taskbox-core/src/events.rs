@@ -1,7 +1,7 @@
 //! Job events as users see them (DESIGN §3.5): their types, and the
 //! reading of the rows the store's outbox wrote (`store::outbox`). The one
 //! JSON shape that server-sent events, webhooks and the CLI all carry is
-//! `api::event_view::EventView`.
+//! `event_view::EventView`.
 
 use crate::time::Millis;
 use serde::{Deserialize, Serialize};

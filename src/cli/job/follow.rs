@@ -1,13 +1,13 @@
 //! Following a job to its end: through its events, or by polling a server
 //! older than events, each change a line on stderr; and the end's exit status.
 
-use crate::api::event_view::EventView;
 use crate::api::views::JobView;
 use crate::cli::client::{api_error, is_transient, print_json, Client, PrintReply, Reply};
 use crate::cli::events::ends_job;
 use crate::cli::job_view::*;
 use crate::cli::sse::{self, Item, Stream};
 use crate::cli::table;
+use crate::event_view::EventView;
 use crate::events::EventType;
 use crate::job::JobStatus;
 use anyhow::Context;

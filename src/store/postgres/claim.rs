@@ -200,7 +200,7 @@ async fn decide(
                     None => continue,
                 },
             };
-            match shared::free_slot(taken, limit.map_or(1, i64::from)) {
+            match crate::store::records::free_slot(taken, limit.map_or(1, i64::from)) {
                 Some(s) => slot = Some((s, pair)),
                 None => continue,
             }

@@ -186,3 +186,8 @@ pub struct RescueParams {
     /// on it runs out, or another process's rescuer takes it over again.
     pub limit: u32,
 }
+
+/// The lowest of a key's `limit` slots not taken, if any is free.
+pub fn free_slot(taken: &[i64], limit: i64) -> Option<i64> {
+    (0..limit).find(|s| !taken.contains(s))
+}

@@ -322,6 +322,25 @@ pub struct Idempotency {
     pub body_hash: String,
 }
 
+impl Idempotency {
+    /// A repeated enqueue under this key, of the job `seen` made with a
+    /// body of hash `seen_hash`: that job, if the request's body is the
+    /// same, else a conflict that says so.
+    pub fn repeat(
+        &self,
+        seen_hash: Option<&str>,
+        seen: JobRecord,
+    ) -> Result<Inserted, crate::store_error::StoreError> {
+        if seen_hash == Some(self.body_hash.as_str()) {
+            return Ok(Inserted::Existing(seen));
+        }
+        Err(crate::store_error::StoreError::Conflict(format!(
+            "Idempotency-Key {:?} was already used with a different request body; send the same body to get the same job, or use a new key",
+            self.key
+        )))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum Inserted {
     Created(JobRecord),

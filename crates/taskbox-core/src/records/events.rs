@@ -147,3 +147,17 @@ impl NewWebhook {
         }
     }
 }
+
+/// Where a try leaves its delivery: status, next_at.
+impl DeliveryStatus {
+    pub fn after_try(
+        error: Option<&str>,
+        next_at: Option<Millis>,
+    ) -> (DeliveryStatus, Option<Millis>) {
+        match (error, next_at) {
+            (None, _) => (DeliveryStatus::Delivered, None),
+            (Some(_), Some(t)) => (DeliveryStatus::Pending, Some(t)),
+            (Some(_), None) => (DeliveryStatus::Dead, None),
+        }
+    }
+}

@@ -12,6 +12,7 @@ mod registry;
 mod schedule;
 mod steps;
 mod tenant;
+mod token;
 mod upkeep;
 mod write;
 
@@ -25,6 +26,7 @@ pub use registry::*;
 pub use schedule::*;
 pub use steps::*;
 pub use tenant::*;
+pub use token::*;
 pub use upkeep::*;
 pub use write::*;
 

@@ -102,3 +102,49 @@ pub struct TaskRef {
     pub version: u32,
     pub digest: String,
 }
+
+/// Whether task `name` may take a new version now: not while another is
+/// being rolled out (promote it or roll it back first), and a rollout
+/// needs a live version to share the jobs with.
+pub fn may_define(
+    name: &str,
+    (staged, live): (Option<i64>, i64),
+    rollout: bool,
+) -> Result<(), crate::store_error::StoreError> {
+    if let Some(v) = staged {
+        return Err(crate::store_error::StoreError::Conflict(format!(
+            "version {v} of task {name:?} is being rolled out; promote it (POST \
+             /v1/tasks/{name}/promote) or roll it back (POST /v1/tasks/{name}/rollback) before \
+             defining another"
+        )));
+    }
+    if rollout && live == 0 {
+        return Err(crate::store_error::StoreError::Conflict(format!(
+            "task {name:?} has no live version to roll a new one out beside; define it without \
+             \"rollout\""
+        )));
+    }
+    Ok(())
+}
+
+/// The versions of `HEAD`, newest first, as what new jobs pin: the newest is staged (then
+/// the next is live) or live.
+impl TaskHead {
+    pub fn of(rows: impl IntoIterator<Item = TaskRecord>) -> Option<TaskHead> {
+        let mut rows = rows.into_iter();
+        let first = rows.next()?;
+        if first.is_live() {
+            return Some(TaskHead {
+                live: first,
+                staged: None,
+            });
+        }
+        // A staged version without a live one beside it cannot be made (a
+        // define checks); were one found, its jobs pin nothing rather than it.
+        let live = rows.next().filter(TaskRecord::is_live)?;
+        Some(TaskHead {
+            live,
+            staged: Some(first),
+        })
+    }
+}

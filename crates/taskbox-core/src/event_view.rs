@@ -139,8 +139,8 @@ mod tests {
     use super::*;
     use crate::events::{decode, decode_body, EventFilter, EventRow, EventType};
     use crate::job::{ErrorKind, JobStatus};
-    use crate::store::outbox::{self, About, Outbox};
-    use crate::store::Action;
+    use crate::outbox::{self, About, Outbox};
+    use crate::records::Action;
 
     fn about(id: &str) -> About<'_> {
         About {

@@ -14,26 +14,26 @@ pub trait FlowKey: Clone {
     fn with_key(self, key: String) -> Self;
 }
 
-impl FlowKey for super::throttle::Throttle {
+impl FlowKey for crate::throttle::Throttle {
     const FIELD: &'static str = "throttle";
     fn key(&self) -> &str {
         &self.key
     }
     fn problems(&self) -> Vec<String> {
-        super::throttle::Throttle::problems(self)
+        crate::throttle::Throttle::problems(self)
     }
     fn with_key(self, key: String) -> Self {
         Self { key, ..self }
     }
 }
 
-impl FlowKey for super::debounce::Debounce {
+impl FlowKey for crate::debounce::Debounce {
     const FIELD: &'static str = "debounce";
     fn key(&self) -> &str {
         &self.key
     }
     fn problems(&self) -> Vec<String> {
-        super::debounce::Debounce::problems(self)
+        crate::debounce::Debounce::problems(self)
     }
     fn with_key(self, key: String) -> Self {
         Self { key, ..self }
