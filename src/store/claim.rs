@@ -107,11 +107,18 @@ pub async fn claim<D: ClaimDriver>(
         });
     }
     tx.ready(now).await?;
-    let tenants: Vec<String> = active_tenants(tx, fair)
-        .await?
-        .into_iter()
-        .filter(|t| p.only_tenants.as_ref().is_none_or(|o| o.contains(t)))
-        .collect();
+    let tenants: Vec<String> = match &p.only_tenants {
+        // An enqueue's claim names its tenants: no scan of every tenant's
+        // line, and the other claims' place among the tenants (the
+        // cursor) stays theirs; a tenant with nothing due just gets none.
+        Some(only) => {
+            let mut named = only.clone();
+            named.sort_unstable();
+            named.dedup();
+            named
+        }
+        None => active_tenants(tx, fair).await?,
+    };
     let views = views(tx, &tenants, now, defaults).await?;
     let (mut contenders, budgets, left_out) = contenders(views, &p.caps, now);
     // Claims go round the tenants: some were not looked at, or had no room.
