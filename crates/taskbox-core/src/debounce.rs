@@ -9,7 +9,7 @@
 //! `cancelled` (code `debounced`) and names its successor, so whoever waits
 //! on it can follow; the successor names the job it replaced.
 
-use crate::job::{ErrorKind, JobError, JobStatus};
+use crate::job::{ErrorKind, JobError, JobStatus, Transition};
 use crate::time::Millis;
 use serde::{Deserialize, Serialize};
 use std::sync::LazyLock;
@@ -106,9 +106,13 @@ pub struct Replace {
 
 impl Replace {
     /// The status it ends in and the status it must still be in, as the
-    /// transition table has a cancel.
+    /// transition table (`job.rs`) has a cancel of a queued job.
     pub fn statuses() -> (JobStatus, JobStatus) {
-        (crate::transition::Move::cancel().to, JobStatus::Queued)
+        let from = JobStatus::Queued;
+        let to = from
+            .after(Transition::Cancel)
+            .unwrap_or(JobStatus::Cancelled);
+        (to, from)
     }
 }
 

@@ -381,6 +381,13 @@ mod tests {
     /// an `on_cancel` chain is to answer it; the handover to that chain
     /// clears the request; a chain's end stands whatever is pending.
     #[test]
+    fn a_debounce_ends_the_job_it_replaces_as_a_cancel_does() {
+        let (to, from) = crate::debounce::Replace::statuses();
+        assert_eq!(to, Move::cancel().to);
+        assert!(Move::cancel().from.contains(&from));
+    }
+
+    #[test]
     fn a_workflows_moves_answer_a_pending_cancellation_as_their_chains_say() {
         let task = TaskRef {
             name: "next".into(),
