@@ -30,7 +30,7 @@ pub const UNFLAGGED_VARIABLES: &[(&str, &str)] = &[
 
 /// Most attempts one process runs at once.
 pub const MAX_RUNNERS: usize = 1024;
-pub use crate::sandbox::inspect::MAX_COMPONENT_BYTES_CEILING;
+pub use crate::bounds::MAX_COMPONENT_BYTES_CEILING;
 /// Largest JSON body the server can be told to accept.
 pub const MAX_BODY_BYTES_CEILING: usize = 64 << 20;
 /// Longest grace period on stop.
@@ -259,7 +259,7 @@ impl ServeConfig {
             lease: Duration::from_millis(crate::runner::LEASE_MS),
             claim_ahead: crate::runner::share::AHEAD_PER_SLOT,
             max_body_bytes: 1 << 20,
-            max_component_bytes: crate::sandbox::inspect::DEFAULT_MAX_COMPONENT_BYTES,
+            max_component_bytes: crate::bounds::DEFAULT_MAX_COMPONENT_BYTES,
             admin_token: None,
             max_instances: crate::sandbox::engine::DEFAULT_MAX_INSTANCES,
             compile_cache: None,

@@ -6,7 +6,6 @@ use crate::enqueue::EnqueueError;
 use crate::quota::Exceeded;
 use crate::registry::schema::{CheckError, Violation};
 use crate::registry::RegistryError;
-use crate::sandbox::Invalid;
 use crate::store::StoreError;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -360,10 +359,12 @@ fn retry_after_secs(ms: u64) -> u64 {
 
 impl From<RegistryError> for ApiError {
     fn from(e: RegistryError) -> Self {
+        if let Some(m) = e.busy() {
+            return ApiError::Unavailable(m.to_owned());
+        }
         match e {
             RegistryError::ComponentNotFound(d) => ApiError::ComponentNotFound(d),
             RegistryError::TaskNotFound(t) => ApiError::TaskNotFound(t),
-            RegistryError::InvalidComponent(Invalid::Busy(m)) => ApiError::Unavailable(m),
             RegistryError::InvalidComponent(i) => ApiError::InvalidComponent(i.to_string()),
             RegistryError::InvalidTask(p) => ApiError::InvalidTask(p),
             RegistryError::InvalidWorkflow(p) => ApiError::InvalidWorkflow(p),

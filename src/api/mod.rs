@@ -76,7 +76,7 @@ impl Default for ApiLimits {
     fn default() -> Self {
         ApiLimits {
             max_json_bytes: 1 << 20,
-            max_component_bytes: crate::sandbox::inspect::DEFAULT_MAX_COMPONENT_BYTES,
+            max_component_bytes: crate::bounds::DEFAULT_MAX_COMPONENT_BYTES,
             cancel_wait: Duration::from_secs(2),
             max_list_bytes: 8 << 20,
             max_batch_bytes: 16 << 20,

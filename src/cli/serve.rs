@@ -142,7 +142,7 @@ pub struct NodeArgs {
     #[arg(long, env = "TASKBOX_COMPILE_CACHE_MAX_MB", default_value_t = crate::sandbox::ArtifactCache::DEFAULT_MAX_BYTES >> 20)]
     pub compile_cache_max_mb: u64,
     /// Largest component, in bytes (uploads, and what a worker compiles).
-    #[arg(long, env = "TASKBOX_MAX_COMPONENT_BYTES", default_value_t = crate::sandbox::inspect::DEFAULT_MAX_COMPONENT_BYTES)]
+    #[arg(long, env = "TASKBOX_MAX_COMPONENT_BYTES", default_value_t = crate::bounds::DEFAULT_MAX_COMPONENT_BYTES)]
     pub max_component_bytes: usize,
     #[command(flatten)]
     pub quotas: QuotaArgs,

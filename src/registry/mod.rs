@@ -81,6 +81,17 @@ pub enum RegistryError {
     Store(#[from] StoreError),
 }
 
+impl RegistryError {
+    /// Why an upload may be sent again later: the compile slots were full
+    /// (`Invalid::Busy`). The API answers it 503 without knowing the sandbox.
+    pub fn busy(&self) -> Option<&str> {
+        match self {
+            RegistryError::InvalidComponent(Invalid::Busy(m)) => Some(m),
+            _ => None,
+        }
+    }
+}
+
 /// Which of a task version's schemas to check a value against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Which {

@@ -125,10 +125,8 @@ pub fn component_import_offered(name: &str) -> bool {
     })
 }
 
-/// Largest component a server takes unless told otherwise (`--max-component-bytes`).
-pub const DEFAULT_MAX_COMPONENT_BYTES: usize = 64 << 20;
-/// Largest component a server can be told to take.
-pub const MAX_COMPONENT_BYTES_CEILING: usize = 512 << 20;
+/// The component size bounds, which the API and the CLI name too.
+pub use crate::bounds::{DEFAULT_MAX_COMPONENT_BYTES, MAX_COMPONENT_BYTES_CEILING};
 
 /// Looks at the bytes without compiling them: size, magic, ABI, imports.
 /// `module_imports_offered` says whether a core-module import is linked.

@@ -12,3 +12,9 @@ pub const MAX_FALLBACK_DEPTH: u32 = 8;
 /// whose own callback enqueues another, …): what ends a loop that two
 /// definitions made at once (each checked against the other's old version).
 pub const MAX_CALLBACK_DEPTH: u32 = 16;
+/// Largest component a server takes unless told otherwise
+/// (`--max-component-bytes`): the sandbox checks an upload against it, and
+/// `taskbox build` warns before an upload would be refused.
+pub const DEFAULT_MAX_COMPONENT_BYTES: usize = 64 << 20;
+/// Largest component a server can be told to take.
+pub const MAX_COMPONENT_BYTES_CEILING: usize = 512 << 20;
