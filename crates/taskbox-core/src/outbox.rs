@@ -50,6 +50,20 @@ pub struct About<'a> {
     pub attempt: u32,
 }
 
+impl<'a> About<'a> {
+    /// A job as a statement's row names it, its attempts as the row's
+    /// integer.
+    fn of_row(id: &'a str, tenant: &'a str, task: &'a str, queue: &'a str, attempts: i64) -> Self {
+        About {
+            id,
+            tenant,
+            task,
+            queue,
+            attempt: u32::try_from(attempts).unwrap_or(0),
+        }
+    }
+}
+
 /// Appends `s` as a JSON string.
 pub fn json_str(out: &mut String, s: &str) {
     out.push('"');
@@ -136,13 +150,7 @@ impl Outbox {
 
     fn replaced(&mut self, tenant: &str, detail: &str, gone: &[(String, String, String, i64)]) {
         for (id, task, queue, attempts) in gone {
-            let job = About {
-                id,
-                tenant,
-                task,
-                queue,
-                attempt: u32::try_from(*attempts).unwrap_or(0),
-            };
+            let job = About::of_row(id, tenant, task, queue, *attempts);
             self.push(EventType::Cancelled, job, Some(detail));
         }
     }
@@ -152,13 +160,7 @@ impl Outbox {
     pub fn expired(&mut self, gone: &[(String, String, String, String, i64)]) {
         let detail = failed(&JobError::expired(), false, None);
         for (id, tenant, task, queue, attempts) in gone {
-            let job = About {
-                id,
-                tenant,
-                task,
-                queue,
-                attempt: u32::try_from(*attempts).unwrap_or(0),
-            };
+            let job = About::of_row(id, tenant, task, queue, *attempts);
             self.push(EventType::Failed, job, Some(&detail));
         }
     }
